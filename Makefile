@@ -1,0 +1,125 @@
+# stvm: `make` builds the libraries, tools and examples; `make check` installs what is
+# missing, builds and runs every test (assembly and ucontext back ends, then ASan+UBSan);
+# `make demo` runs the main job. See README.md.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+DESTDIR ?=
+
+B       := build
+WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+OPT     ?= -O2 -g
+CFLAGS_LIB = $(WARN) $(OPT) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
+LDLIBS  := -lpthread -lm
+
+LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
+LIB_ASM := scheduler/switch_x86_64.S
+TEST_SRC := $(wildcard tests/test_*.c)
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+BENCH_SRC := $(wildcard bench/*.c)
+
+# Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm).
+define variant
+$(1)_DIR := $(B)/$(1)
+$(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$(B)/$(1)/obj/scheduler/switch_x86_64.o)
+$(B)/$(1)/obj/%.o: %.c $$(wildcard include/*.h */*.h) | $(B)/$(1)/obj
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
+$(B)/$(1)/obj/%.o: %.S | $(B)/$(1)/obj
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
+$(B)/$(1)/obj:
+	@mkdir -p $$@
+$(B)/$(1)/libstvm.a: $$($(1)_OBJ)
+	rm -f $$@ && ar rcs $$@ $$^
+$(B)/$(1)/stvm-tests: $(TEST_SRC) tests/helpers.h $(B)/$(1)/libstvm.a
+	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
+endef
+
+$(eval $(call variant,asm,))
+$(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
+$(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all))
+
+.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro
+all: lib tools examples
+
+lib: $(B)/libstvm.a $(B)/libstvm.so $(B)/stvm.pc
+
+$(B)/libstvm.a: $(B)/asm/libstvm.a
+	cp $< $@
+
+$(B)/libstvm.so: $(asm_OBJ)
+	$(CC) -shared -Wl,-soname,libstvm.so.0 -o $@ $^ $(LDLIBS)
+
+$(B)/stvm.pc: stvm.pc.in Makefile
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)|' $< > $@
+
+tools: $(B)/stvm-bench
+
+$(B)/stvm-bench: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/libstvm.a
+	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/libstvm.a $(B)/uctx/libstvm.a $(LDLIBS) -o $@ 2>/dev/null || \
+	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/libstvm.a $(LDLIBS) -o $@
+
+examples: $(EXAMPLES)
+$(B)/examples/%: examples/%.c $(B)/libstvm.a include/stvm.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -Iinclude $< $(B)/libstvm.a $(LDLIBS) -o $@
+
+deps:
+	@sh scripts/install-deps.sh
+
+# The tests: both back ends, then the sanitizer build; any failure or crash fails make.
+check: deps
+	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests
+	$(MAKE) layering symbols
+	@echo "== tests: assembly back end" && $(B)/asm/stvm-tests --jobs 2
+	@echo "== tests: ucontext back end" && $(B)/uctx/stvm-tests --jobs 2
+	@echo "== tests: ASan+UBSan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/asan/stvm-tests --jobs 2
+	$(MAKE) install-smoke
+	@for e in $(EXAMPLES); do echo "== example $$e"; $$e > /dev/null || exit 1; done
+	@echo "check: all passed"
+
+test: check
+
+# Includes point down only: vm < scheduler < primitives < image-stubs < bench/examples.
+layering:
+	@sh scripts/check-layering.sh
+
+# Only stvm_ symbols may leave the shared library.
+symbols: $(B)/libstvm.so
+	@bad=$$(nm -D --defined-only $(B)/libstvm.so | awk '{print $$3}' | grep -v '^stvm_' | grep -v '^_' ); \
+	if [ -n "$$bad" ]; then echo "exported non-stvm symbols: $$bad"; exit 1; fi; \
+	echo "symbols: only stvm_ exported"
+
+# Install into a scratch prefix and build an outside program with pkg-config.
+install-smoke: lib
+	@sh scripts/install-smoke.sh
+
+demo: deps all
+	$(B)/stvm-bench delay --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
+
+bench-micro: all
+	$(B)/stvm-bench micro
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/stvm.h $(DESTDIR)$(INCLUDEDIR)/stvm.h
+	install -m 644 $(B)/libstvm.a $(DESTDIR)$(LIBDIR)/libstvm.a
+	install -m 755 $(B)/libstvm.so $(DESTDIR)$(LIBDIR)/libstvm.so.$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)
+	ln -sf libstvm.so.$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h) $(DESTDIR)$(LIBDIR)/libstvm.so.0
+	ln -sf libstvm.so.0 $(DESTDIR)$(LIBDIR)/libstvm.so
+	install -m 644 $(B)/stvm.pc $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc
+	if [ -f $(B)/stvm-bench ]; then install -m 755 $(B)/stvm-bench $(DESTDIR)$(BINDIR)/stvm-bench; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/stvm.h $(DESTDIR)$(LIBDIR)/libstvm.a $(DESTDIR)$(LIBDIR)/libstvm.so* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc $(DESTDIR)$(BINDIR)/stvm-bench
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,420 @@
+/*
+ * stvm.h -- the public contract of stvm, a Smalltalk-style green-thread VM core.
+ *
+ * One header, declarations only. Every entry point takes the VM it acts on; there is
+ * no global state, so several VMs may live in one program (one OS thread per VM).
+ *
+ * Conventions used by every function below:
+ *  - int results are STVM_OK (0) or a negative STVM_E* code; stvm_strerror() names it.
+ *  - A call that fails changes nothing (no half-done state), unless its comment says so.
+ *  - "Switches" means the call may run other green processes before it returns
+ *    (it is a scheduling point). "Allocates" means it may take memory from the VM.
+ *  - Unless a comment says "any thread", a function must be called on the thread that
+ *    created the VM or, while stvm_run() is active, from a green process of that VM.
+ */
+#ifndef STVM_H
+#define STVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define STVM_API __attribute__((visibility("default")))
+#else
+#define STVM_API
+#endif
+
+/* ---- Version ------------------------------------------------------------------- */
+#define STVM_VERSION_MAJOR 0
+#define STVM_VERSION_MINOR 1
+#define STVM_VERSION_PATCH 0
+#define STVM_VERSION_STRING "0.1.0"
+/* 0xMMmmpp: compare with stvm_version() to catch a header/library mismatch. */
+#define STVM_VERSION_HEX \
+    ((STVM_VERSION_MAJOR << 16) | (STVM_VERSION_MINOR << 8) | STVM_VERSION_PATCH)
+
+/* The version of the linked library, as STVM_VERSION_HEX and as text. Never fail. */
+STVM_API unsigned stvm_version(void);
+STVM_API const char *stvm_version_string(void);
+
+/* "asm-x86_64" or "ucontext": the context-switch back end the library was built with. */
+STVM_API const char *stvm_context_backend(void);
+
+/* ---- Errors -------------------------------------------------------------------- */
+#define STVM_OK 0
+#define STVM_EINVAL (-1)      /* an argument is NULL, of the wrong kind or out of range */
+#define STVM_ENOMEM (-2)      /* memory (heap, stack mapping) could not be obtained */
+#define STVM_EDEADLOCK (-3)   /* stvm_run: no process can ever run again */
+#define STVM_ESTATE (-4)      /* the object is not in a state that allows the call */
+#define STVM_EPERM (-5)       /* the caller does not own the mutex */
+#define STVM_ETIMEDOUT (-6)   /* a timed wait ran out of time */
+#define STVM_ERANGE (-7)      /* a number does not fit (duration, integer result) */
+#define STVM_ENOTPROC (-8)    /* must be called from a green process of this VM */
+#define STVM_EBUSY (-9)       /* stvm_run is already running on this VM */
+#define STVM_EFULL (-10)      /* the external semaphore table is full */
+#define STVM_ESYS (-11)       /* an operating system call failed */
+#define STVM_EPRIM (-12)      /* a primitive failed; see stvm_primitive_call */
+
+/* Static text for any code (unknown codes get a generic text). Never NULL. */
+STVM_API const char *stvm_strerror(int err);
+/* The symbolic name ("STVM_EINVAL"), or "STVM_E?" for an unknown code. */
+STVM_API const char *stvm_err_name(int err);
+
+/* ---- Handles ------------------------------------------------------------------- */
+typedef struct stvm_vm stvm_vm;
+typedef struct stvm_process stvm_process;
+typedef struct stvm_semaphore stvm_semaphore;
+typedef struct stvm_mutex stvm_mutex;
+
+/* An object pointer: a tagged machine word. SmallIntegers are immediates; everything
+ * else (LargePositiveInteger, Semaphore, Mutex, Process) points into object memory.
+ * STVM_NIL is nil. */
+typedef uintptr_t stvm_oop;
+#define STVM_NIL ((stvm_oop)0)
+/* The two Booleans, answered by comparison and critical-section primitives. Neither
+ * can be mistaken for a SmallInteger (bit 0 clear) or an object (not 16-aligned). */
+#define STVM_FALSE ((stvm_oop)2)
+#define STVM_TRUE ((stvm_oop)6)
+
+/* ---- Priorities (Pharo's named levels) ------------------------------------------ */
+#define STVM_PRIORITY_MIN 1
+#define STVM_PRIORITY_MAX 80
+#define STVM_PRIORITY_IDLE 10              /* SystemRockBottomPriority: the idle process */
+#define STVM_PRIORITY_SYSTEM_BACKGROUND 20
+#define STVM_PRIORITY_USER_BACKGROUND 30
+#define STVM_PRIORITY_USER_SCHEDULING 40   /* the UI process in Pharo */
+#define STVM_PRIORITY_USER_INTERRUPT 50
+#define STVM_PRIORITY_LOW_IO 60
+#define STVM_PRIORITY_HIGH_IO 70
+#define STVM_PRIORITY_TIMING 80            /* the Delay scheduling process */
+
+/* ---- Configuration ------------------------------------------------------------- */
+#define STVM_DELAY_CLOCK_MS 0   /* Delays on primitives 135/136 (Pharo before 2015) */
+#define STVM_DELAY_CLOCK_US 1   /* Delays on primitives 240/242 (Pharo 4 and later) */
+#define STVM_CLOCK_REAL 0       /* monotonic time, anchored to UTC when the VM starts */
+#define STVM_CLOCK_SIMULATED 1  /* virtual time: jumps to the next deadline when idle */
+
+typedef struct stvm_config {
+    int smallint_bits;          /* 31 (V3/Spur32) or 61 (Spur64); default 61 */
+    bool preemption_yields;     /* preempted process to the back (true) or front of its
+                                   queue; default true, as in Pharo */
+    size_t stack_size;          /* bytes per process stack, 0 = default (16 KiB); rounded
+                                   up to pages; 8 KiB .. 64 MiB */
+    bool stack_guard;           /* a PROT_NONE guard page below each stack; default true */
+    int delay_clock;            /* STVM_DELAY_CLOCK_MS or _US; default _US */
+    int clock;                  /* STVM_CLOCK_REAL or _SIMULATED; default _REAL */
+    uint64_t sim_start_us;      /* simulated clock: UTC microseconds since 1901 at start;
+                                   0 = the real UTC time when the VM is created */
+    uint32_t ms_clock_start;    /* initial millisecond-clock value (masked 0x1FFFFFFF);
+                                   both clocks; default 0 */
+    uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
+                                   default 1000 (Pharo 4/5); 1 .. 10,000,000 */
+    int external_table_size;    /* slots for stvm_register_external; default 256,
+                                   1 .. 65536 */
+} stvm_config;
+
+/* Fill cfg with the defaults above. cfg must not be NULL (a NULL cfg is ignored). */
+STVM_API void stvm_config_init(stvm_config *cfg);
+
+/* ---- VM lifetime --------------------------------------------------------------- */
+
+/* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults.
+ * Errors: EINVAL (out NULL, a config field out of range), ENOMEM, ESYS.
+ * Allocates. On error *out is left unchanged. */
+STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
+
+/* Release the VM and everything it allocated: processes (their stacks), semaphores,
+ * mutexes, boxed integers. Handles into the VM become invalid. NULL is ignored.
+ * Must not be called from inside stvm_run. */
+STVM_API void stvm_vm_free(stvm_vm *vm);
+
+/* The configuration the VM runs with (defaults filled in). */
+STVM_API int stvm_vm_config(const stvm_vm *vm, stvm_config *out);
+
+/* ---- Processes ----------------------------------------------------------------- */
+typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
+
+/* Create a process running fn(vm, arg) at priority 1..80 on its own stack and make it
+ * runnable, like Pharo's forkAt:. Called from a process, a new process of strictly
+ * higher priority runs before stvm_spawn returns (switches); one of equal or lower
+ * priority waits its turn at the back of its run queue. Called from the embedding
+ * thread (outside stvm_run) it only queues the process. name is copied (NULL = "").
+ * The handle stays valid until stvm_vm_free, also after the process has finished.
+ * out may be NULL. Errors: EINVAL, ENOMEM (stack or record). Allocates. */
+STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
+                        void *arg, stvm_process **out);
+
+/* As stvm_spawn with a stack of stack_size bytes (0 = the VM's default). */
+STVM_API int stvm_spawn_sized(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
+                              void *arg, size_t stack_size, stvm_process **out);
+
+/* As stvm_spawn, but the process is created suspended (Pharo's newProcess): it runs
+ * only after stvm_process_resume. */
+STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
+                                  stvm_fn fn, void *arg, size_t stack_size,
+                                  stvm_process **out);
+
+/* Run the VM's processes on the calling thread until every process other than the
+ * VM's own (idle, timing) has finished: then STVM_OK. If nothing can ever run again
+ * (no runnable process, no pending delay or timed wait, no waiter on a registered
+ * external semaphore) it returns STVM_EDEADLOCK; stvm_blocked_report() then tells who
+ * waits on what, and the VM may be given more work and run again.
+ * Errors: EBUSY (already running, or called from a process). */
+STVM_API int stvm_run(stvm_vm *vm);
+
+/* Let the other runnable processes of the caller's priority run first (primitive 167);
+ * a no-op when there are none. Errors: ENOTPROC. Switches. */
+STVM_API int stvm_yield(stvm_vm *vm);
+
+/* The running green process, or NULL on the embedding thread outside stvm_run. */
+STVM_API stvm_process *stvm_active_process(stvm_vm *vm);
+
+/* A preemption checkpoint for long-running C code in a process: handles due timers and
+ * external signals and lets a strictly higher priority process that became runnable
+ * preempt the caller. Cheap when nothing is due (a flag and a clock compare).
+ * Returns 1 if another process ran, 0 if not, or ENOTPROC. Switches. */
+STVM_API int stvm_checkpoint(stvm_vm *vm);
+
+/* Primitive 87: make a suspended process runnable; preempts the caller if strictly
+ * higher. Errors: EINVAL, ESTATE (the process is running, already on a run queue or
+ * waiting list, or finished). Switches. */
+STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
+
+/* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
+ * mutex) and leave it suspended; suspending the active process switches away.
+ * A process taken off a semaphore does not consume a signal; resumed later, its
+ * stvm_semaphore_wait returns STVM_ESTATE. Errors: EINVAL, ESTATE (already
+ * suspended or finished), ENOTPROC. Switches. */
+STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
+
+/* End a process. Terminating the active process does not return. Terminating another:
+ * it is taken off its list, any delay or timed wait it had is unscheduled, mutexes it
+ * owns pass to their next waiter, and its stack is released. Its C code is not resumed
+ * (no unwinding). Errors: EINVAL, ESTATE (already finished; the VM's own processes).
+ * Switches. */
+STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
+
+/* Change a process's priority (1..80) as Pharo's Process>>priority: does: a ready
+ * process moves to the back of its new queue and preempts the caller if now strictly
+ * higher; the active process lowered below a runnable one yields to it.
+ * Errors: EINVAL, ESTATE (finished; the VM's own processes). Switches. */
+STVM_API int stvm_process_set_priority(stvm_vm *vm, stvm_process *p, int priority);
+
+typedef enum stvm_process_state {
+    STVM_PROCESS_ACTIVE,      /* running now */
+    STVM_PROCESS_READY,       /* on a run queue */
+    STVM_PROCESS_WAITING,     /* on a semaphore's or mutex's waiting list */
+    STVM_PROCESS_SUSPENDED,   /* on no list */
+    STVM_PROCESS_TERMINATED   /* finished */
+} stvm_process_state;
+
+typedef struct stvm_process_info {
+    const char *name;              /* valid while the VM lives */
+    int priority;
+    stvm_process_state state;
+    const char *waiting_on;        /* "semaphore", "mutex", "delay", "timed wait" or NULL */
+    const void *waiting_object;    /* the semaphore or mutex, or NULL */
+    uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
+    bool vm_own;                   /* the idle or timing process */
+} stvm_process_info;
+
+/* Describe a process. Errors: EINVAL. */
+STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
+                                   stvm_process_info *out);
+
+/* Write one line per unfinished user process that is not runnable ("name (priority
+ * P) waits on semaphore 0x...") into buf, NUL-terminated and truncated to size.
+ * Returns the length the full report needs (like snprintf), or EINVAL. buf may be
+ * NULL when size is 0. */
+STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
+
+/* Check the scheduler's invariants (each process on at most one list, back-pointers,
+ * FIFO links, priority bitmap, semaphore excess/waiters, mutex owners). Returns
+ * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
+STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
+
+/* ---- Semaphores (Pharo's Semaphore) --------------------------------------------- */
+
+/* A new semaphore with no waiters and no excess signals. Errors: EINVAL, ENOMEM. */
+STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
+
+/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (has waiters, or is
+ * registered as an external semaphore). */
+STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
+
+/* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
+ * higher; with no waiter count one excess signal. Errors: EINVAL. Switches. */
+STVM_API int stvm_semaphore_signal(stvm_vm *vm, stvm_semaphore *sem);
+
+/* Primitive 86: consume an excess signal, or wait at the end of the waiting list.
+ * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the list, see
+ * stvm_process_suspend). Switches. */
+STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
+
+/* Excess signals (>= 0), or EINVAL. */
+STVM_API int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *sem);
+
+/* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
+
+STVM_API int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out);
+/* Errors: EINVAL, ESTATE (owned or has waiters). */
+STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
+
+/* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
+ * Waiters queue FIFO and get the mutex handed to them directly by exit (no barging).
+ * Errors: EINVAL, ENOTPROC. Switches. */
+STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
+
+/* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
+ * caller if strictly higher. Errors: EINVAL, EPERM (the caller is not the owner).
+ * Switches. */
+STVM_API int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m);
+
+/* Primitive 187: take the mutex if free (1), or if the caller owns it (re-entry, 1);
+ * 0 when another process owns it. Never blocks. Errors: EINVAL, ENOTPROC. */
+STVM_API int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m);
+
+/* The owner, or NULL. */
+STVM_API stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m);
+
+/* Run fn(vm, arg) holding the mutex (enter, fn, exit). Errors: those of enter. */
+STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg);
+
+/* ---- External signals ---------------------------------------------------------- */
+
+/* Register sem in the external table and store its index (1-based, as Pharo's
+ * ExternalSemaphoreTable) in *index_out. Errors: EINVAL, EFULL, ESTATE (already
+ * registered). */
+STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
+/* Free the slot; signals still pending for it are dropped. Errors: EINVAL. */
+STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
+
+/* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
+ * once, at the VM's next scheduling point; wakes an idle VM at once. N calls become N
+ * signals, never merged. Errors: EINVAL (vm NULL, index out of range; an unused slot
+ * is not an error: the request is dropped when the VM sees it). */
+STVM_API int stvm_signal_external(stvm_vm *vm, int index);
+
+/* ---- Time and delays ----------------------------------------------------------- */
+
+/* The VM clock: UTC microseconds since 1901-01-01 (real or simulated). 0 if vm NULL. */
+STVM_API uint64_t stvm_now_us(stvm_vm *vm);
+/* Primitive 135's value: ms since VM start plus ms_clock_start, masked 0x1FFFFFFF. */
+STVM_API uint32_t stvm_millisecond_clock(stvm_vm *vm);
+
+/* Wait ms (or us) on a Delay handed to the VM's Delay scheduler (started on first
+ * use). 0 returns at the next timing pass. The millisecond scheduler counts whole
+ * ticks (it may end up to 1 ms early by the microsecond clock, as Pharo's did); the
+ * microsecond scheduler never ends early. Errors: EINVAL (negative), ERANGE (longer
+ * than the scheduler allows: 0x0FFFFFFF ms for the millisecond scheduler, 2^52 us for
+ * the microsecond one), ENOTPROC, ESTATE (the process was suspended meanwhile).
+ * Allocates (boxed timestamps); switches. */
+STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
+STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
+
+/* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
+ * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
+ * on every exit path. Errors: as stvm_semaphore_wait and stvm_delay_wait_ms. */
+STVM_API int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms);
+
+/* ---- Counters ------------------------------------------------------------------ */
+typedef struct stvm_stats {
+    uint64_t context_switches;
+    uint64_t semaphore_signals;
+    uint64_t semaphore_waits;
+    uint64_t delays_scheduled;      /* schedule requests taken by the timing process */
+    uint64_t delays_expired;        /* delays signalled on time */
+    uint64_t delays_unscheduled;    /* removed before expiry (timed wait, terminate) */
+    uint64_t timing_loop_passes;
+    uint64_t clock_reads;           /* primitives 135 and 240 */
+    uint64_t timer_fires;           /* the one-shot timer deadline was reached */
+    uint64_t boxed_allocated;       /* LargePositive/NegativeIntegers made */
+    uint64_t large_int_ops;         /* integer operations with a boxed operand/result */
+    uint64_t external_signals;      /* external requests turned into signals */
+    uint64_t idle_sleeps;           /* times the idle process slept in the kernel */
+    uint64_t objects_allocated;     /* all objects ever allocated */
+    uint64_t bytes_allocated;
+    uint64_t objects_live;
+    uint64_t bytes_live;
+    uint64_t processes_live;        /* unfinished processes, the VM's own included */
+} stvm_stats;
+
+/* Copy the counters. Errors: EINVAL. */
+STVM_API int stvm_get_stats(stvm_vm *vm, stvm_stats *out);
+/* Zero the cumulative counters (not the live ones). */
+STVM_API void stvm_reset_stats(stvm_vm *vm);
+
+/* ---- Integers and oops --------------------------------------------------------- */
+
+/* The SmallInteger range of this VM: [-2^30, 2^30-1] or [-2^60, 2^60-1]. */
+STVM_API int64_t stvm_smallint_max(const stvm_vm *vm);
+STVM_API int64_t stvm_smallint_min(const stvm_vm *vm);
+STVM_API bool stvm_is_smallint(stvm_oop oop);
+/* True for a SmallInteger or a boxed integer of this VM. */
+STVM_API bool stvm_is_integer(stvm_vm *vm, stvm_oop oop);
+
+/* Make an integer oop: a SmallInteger when it fits, else a boxed Large(Positive|
+ * Negative)Integer (allocates). Errors: EINVAL, ENOMEM. */
+STVM_API int stvm_int_from_i64(stvm_vm *vm, int64_t v, stvm_oop *out);
+STVM_API int stvm_int_from_u64(stvm_vm *vm, uint64_t v, stvm_oop *out);
+/* Read an integer oop exactly. Errors: EINVAL (not an integer), ERANGE. */
+STVM_API int stvm_int_to_i64(stvm_vm *vm, stvm_oop oop, int64_t *out);
+STVM_API int stvm_int_to_u64(stvm_vm *vm, stvm_oop oop, uint64_t *out);
+
+/* Arithmetic across both representations; results normalised to SmallIntegers when
+ * they fit, boxed otherwise (allocates). Magnitudes up to 64 bits.
+ * Errors: EINVAL (an operand is not an integer), ERANGE (result beyond 64 bits), ENOMEM. */
+STVM_API int stvm_int_add(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
+STVM_API int stvm_int_sub(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
+STVM_API int stvm_int_mul(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
+/* Compare: *out = -1, 0 or 1. Errors: EINVAL. */
+STVM_API int stvm_int_compare(stvm_vm *vm, stvm_oop a, stvm_oop b, int *out);
+
+/* Give a boxed integer back to object memory (stvm has no garbage collector: whoever
+ * made a box releases it). SmallIntegers and nil are ignored. Errors: EINVAL. */
+STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
+
+/* The oop of a handle, for primitives. */
+STVM_API stvm_oop stvm_semaphore_oop(stvm_semaphore *sem);
+STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
+STVM_API stvm_oop stvm_process_oop(stvm_process *p);
+/* The class name of an oop ("SmallInteger", "LargePositiveInteger", "Semaphore",
+ * "Mutex", "Process", "UndefinedObject") or NULL if the oop is not this VM's. */
+STVM_API const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop);
+
+/* ---- Primitives ---------------------------------------------------------------- */
+
+/* Pharo's primitive failure codes (the VM's primitive error table). */
+#define STVM_PRIM_ERR_GENERIC 1
+#define STVM_PRIM_ERR_BAD_RECEIVER 2
+#define STVM_PRIM_ERR_BAD_ARGUMENT 3
+#define STVM_PRIM_ERR_BAD_INDEX 4
+#define STVM_PRIM_ERR_BAD_NUM_ARGS 5
+#define STVM_PRIM_ERR_INAPPROPRIATE 6
+#define STVM_PRIM_ERR_UNSUPPORTED 7
+#define STVM_PRIM_ERR_NO_MEMORY 9
+
+/* Call primitive `number` with a receiver and nargs arguments. On success returns
+ * STVM_OK and stores the answer in *result (result may be NULL). On failure returns
+ * STVM_EPRIM, stores Pharo's failure code in *fail_code (may be NULL) and changes
+ * nothing. EINVAL for an unknown number or a NULL args with nargs > 0.
+ * Process primitives switch like their C counterparts. */
+STVM_API int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver,
+                                 const stvm_oop *args, int nargs, stvm_oop *result,
+                                 int *fail_code);
+/* "primitiveSignal" etc., or NULL for a number the table does not have. */
+STVM_API const char *stvm_primitive_name(int number);
+/* Numbers in the table, ascending: writes up to cap into out, returns the total. */
+STVM_API int stvm_primitive_numbers(int *out, int cap);
+/* Text of a failure code ("bad receiver"), never NULL. */
+STVM_API const char *stvm_prim_error_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STVM_H */

@@ -1,0 +1,320 @@
+/*
+ * Process stacks and the switch between them.
+ *
+ * Each stack is its own mapping with a PROT_NONE guard page below it, so an overflow
+ * faults instead of silently corrupting the neighbour; a SIGSEGV handler running on an
+ * alternate signal stack recognises a fault in the running process's guard page and
+ * reports the process by name and stack size. Only touched pages become resident, so
+ * a blocked process with a shallow stack costs one page plus its record.
+ */
+#include "context.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef STVM_CTX_UCONTEXT
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define STVM_ASAN 1
+#include <sanitizer/common_interface_defs.h>
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STVM_ASAN 1
+#include <sanitizer/common_interface_defs.h>
+#endif
+#endif
+
+#define STACK_CACHE_MAX 4096
+
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t guard_size(const stvm_vm *vm)
+{
+    return vm->cfg.stack_guard ? page_size() : 0;
+}
+
+static int map_stack(stvm_vm *vm, stvm_process *p, size_t stack_size)
+{
+    size_t map_size = stack_size + guard_size(vm);
+    stvm_stack_cache *c = &vm->stacks;
+    if (stack_size == vm->cfg.stack_size && c->count) {
+        p->map_base = c->bases[--c->count];
+    } else {
+        void *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        if (m == MAP_FAILED)
+            return STVM_ENOMEM;
+        if (guard_size(vm) && mprotect(m, guard_size(vm), PROT_NONE) != 0) {
+            munmap(m, map_size);
+            return STVM_ENOMEM;
+        }
+        p->map_base = m;
+    }
+    p->map_size = map_size;
+    p->stack_size = stack_size;
+    return STVM_OK;
+}
+
+static void unmap_stack(stvm_vm *vm, stvm_process *p)
+{
+    if (!p->map_base)
+        return;
+    stvm_stack_cache *c = &vm->stacks;
+    if (p->stack_size == vm->cfg.stack_size && c->count < STACK_CACHE_MAX) {
+        if (c->count == c->cap) {
+            size_t ncap = c->cap ? c->cap * 2 : 64;
+            unsigned char **nb = realloc(c->bases, ncap * sizeof *nb);
+            if (nb) {
+                c->bases = nb;
+                c->cap = ncap;
+            }
+        }
+        if (c->count < c->cap) {
+            c->bases[c->count++] = p->map_base;
+            p->map_base = NULL;
+            return;
+        }
+    }
+    munmap(p->map_base, p->map_size);
+    p->map_base = NULL;
+}
+
+void stvm__stack_cache_destroy(stvm_vm *vm)
+{
+    size_t map_size = vm->cfg.stack_size + guard_size(vm);
+    for (size_t i = 0; i < vm->stacks.count; i++)
+        munmap(vm->stacks.bases[i], map_size);
+    free(vm->stacks.bases);
+    memset(&vm->stacks, 0, sizeof vm->stacks);
+}
+
+static inline unsigned char *stack_lo(const stvm_vm *vm, const stvm_process *p)
+{
+    return p->map_base + guard_size(vm);
+}
+
+#ifdef STVM_CTX_UCONTEXT
+/* makecontext passes ints only: the process pointer travels as two halves. */
+static void uc_start(unsigned hi, unsigned lo)
+{
+    stvm__process_entry((void *)(((uintptr_t)hi << 32) | (uintptr_t)lo));
+}
+#endif
+
+int stvm__ctx_prepare(stvm_vm *vm, stvm_process *p, size_t stack_size)
+{
+    int err = map_stack(vm, p, stack_size);
+    if (err)
+        return err;
+    unsigned char *top = p->map_base + p->map_size;
+#ifdef STVM_CTX_UCONTEXT
+    ucontext_t *uc = calloc(1, sizeof *uc);
+    if (!uc || getcontext(uc) != 0) {
+        free(uc);
+        unmap_stack(vm, p);
+        return STVM_ENOMEM;
+    }
+    uc->uc_stack.ss_sp = stack_lo(vm, p);
+    uc->uc_stack.ss_size = p->stack_size;
+    uc->uc_link = NULL;
+    uintptr_t v = (uintptr_t)p;
+    makecontext(uc, (void (*)(void))uc_start, 2, (unsigned)(v >> 32), (unsigned)v);
+    p->uctx = uc;
+    (void)top;
+#else
+    /* Frame popped by stvm__switch_asm: mxcsr|fpucw, r15, r14, r13, r12=entry,
+     * rbx=p, rbp=0, return address = trampoline; rsp ends 16-byte aligned. */
+    uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
+    extern void stvm__trampoline_asm(void);
+    *--sp = (uint64_t)(uintptr_t)stvm__trampoline_asm;
+    *--sp = 0;                                  /* rbp */
+    *--sp = (uint64_t)(uintptr_t)p;             /* rbx */
+    *--sp = (uint64_t)(uintptr_t)stvm__process_entry; /* r12 */
+    *--sp = 0;                                  /* r13 */
+    *--sp = 0;                                  /* r14 */
+    *--sp = 0;                                  /* r15 */
+    *--sp = 0x037Full << 32 | 0x1F80;           /* x87 control word, MXCSR defaults */
+    p->ctx_sp = sp;
+#endif
+    return STVM_OK;
+}
+
+void stvm__ctx_release(stvm_vm *vm, stvm_process *p)
+{
+    unmap_stack(vm, p);
+    free(p->uctx);
+    p->uctx = NULL;
+    p->ctx_sp = NULL;
+}
+
+#ifndef STVM_CTX_UCONTEXT
+void stvm__switch_asm(void **save_sp, void *new_sp);
+#endif
+
+void stvm__ctx_switch(stvm_vm *vm, stvm_process *from, stvm_process *to)
+{
+#ifdef STVM_ASAN
+    void *fake = NULL;
+    bool dying = from && (from->flags & STVM_PF_TERMINATED);
+    const void *bottom = to ? (const void *)stack_lo(vm, to) : vm->host_stack_bottom;
+    size_t size = to ? to->stack_size : vm->host_stack_size;
+    __sanitizer_start_switch_fiber(dying ? NULL : &fake, bottom, size);
+#endif
+#ifdef STVM_CTX_UCONTEXT
+    swapcontext(from ? from->uctx : vm->host_uctx, to ? to->uctx : vm->host_uctx);
+#else
+    stvm__switch_asm(from ? &from->ctx_sp : &vm->host_sp, to ? to->ctx_sp : vm->host_sp);
+#endif
+#ifdef STVM_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+void stvm__ctx_entered(stvm_vm *vm)
+{
+    (void)vm;
+#ifdef STVM_ASAN
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+}
+
+int stvm__ctx_vm_init(stvm_vm *vm)
+{
+#ifdef STVM_CTX_UCONTEXT
+    vm->host_uctx = calloc(1, sizeof(ucontext_t));
+    if (!vm->host_uctx)
+        return STVM_ENOMEM;
+#else
+    (void)vm;
+#endif
+    return STVM_OK;
+}
+
+const char *stvm_context_backend(void) { return stvm__ctx_backend(); }
+
+const char *stvm__ctx_backend(void)
+{
+#ifdef STVM_CTX_UCONTEXT
+    return "ucontext";
+#else
+    return "asm-x86_64";
+#endif
+}
+
+/* ---- stack overflow reporting ---------------------------------------------------- */
+
+/* The VM running on this OS thread, for the SIGSEGV handler: per thread, so two VMs on
+ * two threads each see their own. */
+static _Thread_local stvm_vm *tls_vm;
+static _Thread_local void *tls_altstack;
+
+#ifndef STVM_ASAN   /* AddressSanitizer reports faults itself */
+static struct sigaction old_segv;   /* written once under pthread_once */
+static pthread_once_t segv_once = PTHREAD_ONCE_INIT;
+
+static void put_str(const char *s)
+{
+    ssize_t n = write(2, s, strlen(s));
+    (void)n;
+}
+
+static void put_num(size_t v)
+{
+    char buf[24], *e = buf + sizeof buf, *q = e;
+    do
+        *--q = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    ssize_t n = write(2, q, (size_t)(e - q));
+    (void)n;
+}
+
+static void segv_handler(int sig, siginfo_t *si, void *uc)
+{
+    stvm_vm *vm = tls_vm;
+    stvm_process *p = vm ? vm->active : NULL;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (p && p->map_base && a >= (uintptr_t)p->map_base &&
+        a < (uintptr_t)p->map_base + guard_size(vm) + 256) {
+        put_str("stvm: stack overflow in process '");
+        put_str(p->name ? p->name : "");
+        put_str("' (stack size ");
+        put_num(p->stack_size);
+        put_str(" bytes)\n");
+        signal(SIGABRT, SIG_DFL);
+        abort();
+    }
+    /* Not ours: hand the fault to whoever had it before (default: die with SIGSEGV). */
+    if (old_segv.sa_flags & SA_SIGINFO && old_segv.sa_sigaction) {
+        old_segv.sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old_segv.sa_handler != SIG_IGN && old_segv.sa_handler != SIG_DFL &&
+        old_segv.sa_handler) {
+        old_segv.sa_handler(sig);
+        return;
+    }
+    signal(SIGSEGV, SIG_DFL);   /* returning re-executes the access and dies */
+}
+
+static void install_segv(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = segv_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old_segv);
+}
+#endif
+
+int stvm__ctx_host_enter(stvm_vm *vm)
+{
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *addr;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+            vm->host_stack_bottom = addr;
+            vm->host_stack_size = size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    tls_vm = vm;
+#ifndef STVM_ASAN
+    if (vm->cfg.stack_guard) {
+        stack_t cur;
+        if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+            size_t sz = 64 * 1024;
+            stack_t ss = {.ss_sp = malloc(sz), .ss_size = sz, .ss_flags = 0};
+            if (ss.ss_sp && sigaltstack(&ss, NULL) == 0)
+                tls_altstack = ss.ss_sp;
+            else
+                free(ss.ss_sp);
+        }
+        pthread_once(&segv_once, install_segv);
+    }
+#endif
+    return STVM_OK;
+}
+
+void stvm__ctx_host_leave(stvm_vm *vm)
+{
+    (void)vm;
+    tls_vm = NULL;
+    if (tls_altstack) {
+        stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+        sigaltstack(&ss, NULL);
+        free(tls_altstack);
+        tls_altstack = NULL;
+    }
+}

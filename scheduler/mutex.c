@@ -1,0 +1,160 @@
+/*
+ * Mutexes with the VM critical-section semantics (primitives 185-187): an owner,
+ * re-entry by the owner, FIFO waiters, and a direct hand-off on exit: the first
+ * waiter becomes the owner before it even runs, so no later arrival can barge in.
+ * The C API adds a re-entry depth so that enter/exit pairs nest.
+ */
+#include "../vm/objmem.h"
+#include "sched.h"
+
+static void add_owned(stvm_process *p, stvm_mutex *m)
+{
+    m->owner = p;
+    m->next_owned = p->owned;
+    p->owned = m;
+}
+
+static void remove_owned(stvm_process *p, stvm_mutex *m)
+{
+    for (stvm_mutex **q = &p->owned; *q; q = &(*q)->next_owned) {
+        if (*q == m) {
+            *q = m->next_owned;
+            break;
+        }
+    }
+    m->next_owned = NULL;
+    m->owner = NULL;
+}
+
+/* Give m to its first waiter (or nobody). Answers the new owner. */
+static stvm_process *hand_off(stvm_vm *vm, stvm_mutex *m)
+{
+    remove_owned(m->owner, m);
+    stvm_process *next = stvm__list_pop(&m->list);
+    if (next) {
+        add_owned(next, m);
+        m->depth = 1;
+    } else {
+        m->depth = 0;
+    }
+    (void)vm;
+    return next;
+}
+
+int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m)
+{
+    stvm_process *a = vm->active;
+    if (!m->owner) {
+        add_owned(a, m);
+        m->depth = 1;
+        return 0;
+    }
+    if (m->owner == a)
+        return 1;
+    a->flags &= ~(uint32_t)STVM_PF_WAIT_ABORTED;
+    stvm__list_append(&m->list, a);
+    stvm__switch_to_next(vm);
+    return (a->flags & STVM_PF_WAIT_ABORTED) ? STVM_ESTATE : 0;
+}
+
+void stvm__mutex_exit_prim(stvm_vm *vm, stvm_mutex *m)
+{
+    if (!m->owner)
+        return;
+    stvm_process *next = hand_off(vm, m);
+    if (next)
+        stvm__resume(vm, next);
+}
+
+void stvm__mutex_release_all(stvm_vm *vm, stvm_process *p)
+{
+    while (p->owned) {
+        stvm_process *next = hand_off(vm, p->owned);
+        if (next)
+            stvm__make_ready(vm, next);
+    }
+}
+
+int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out)
+{
+    if (!vm || !out)
+        return STVM_EINVAL;
+    stvm_mutex *m = stvm__objmem_alloc(vm, STVM_CLASS_MUTEX, sizeof *m);
+    if (!m)
+        return STVM_ENOMEM;
+    m->list.kind = STVM_LIST_MUTEX;
+    m->vm = vm;
+    *out = m;
+    return STVM_OK;
+}
+
+int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    if (m->owner || m->list.first)
+        return STVM_ESTATE;
+    stvm__objmem_free(vm, m);
+    return STVM_OK;
+}
+
+int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    int r = stvm__mutex_enter_prim(vm, m);
+    if (r == 1) {
+        if (m->depth == UINT32_MAX)
+            return STVM_ERANGE;
+        m->depth++;
+        return STVM_OK;
+    }
+    return r;
+}
+
+int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    if (!vm->active || m->owner != vm->active)
+        return STVM_EPERM;
+    if (--m->depth > 0)
+        return STVM_OK;
+    stvm__mutex_exit_prim(vm, m);
+    return STVM_OK;
+}
+
+int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    if (m->owner && m->owner != vm->active)
+        return 0;
+    if (!m->owner) {
+        add_owned(vm->active, m);
+        m->depth = 1;
+    } else {
+        m->depth++;
+    }
+    return 1;
+}
+
+stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m)
+{
+    return vm && stvm__is_mutex(vm, m) ? m->owner : NULL;
+}
+
+int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg)
+{
+    if (!fn)
+        return STVM_EINVAL;
+    int err = stvm_mutex_enter(vm, m);
+    if (err)
+        return err;
+    fn(vm, arg);
+    return stvm_mutex_exit(vm, m);
+}

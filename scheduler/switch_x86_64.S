@@ -1,0 +1,46 @@
+/*
+ * stvm__switch_asm(void **save_sp, void *new_sp): save the callee-saved registers
+ * (System V x86-64: rbx, rbp, r12-r15), MXCSR and the x87 control word on the current
+ * stack, store the stack pointer in *save_sp, load new_sp and restore the same set.
+ * Nothing else needs saving: the switch is an ordinary call, so the caller has already
+ * spilled everything the ABI lets a callee clobber.
+ */
+    .text
+    .globl stvm__switch_asm
+    .hidden stvm__switch_asm
+    .type stvm__switch_asm, @function
+stvm__switch_asm:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size stvm__switch_asm, .-stvm__switch_asm
+
+/* First return address of a new stack: call entry (r12) with its argument (rbx). */
+    .globl stvm__trampoline_asm
+    .hidden stvm__trampoline_asm
+    .type stvm__trampoline_asm, @function
+stvm__trampoline_asm:
+    movq %rbx, %rdi
+    callq *%r12
+    ud2
+    .size stvm__trampoline_asm, .-stvm__trampoline_asm
+
+    .section .note.GNU-stack,"",@progbits

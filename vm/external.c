@@ -1,0 +1,98 @@
+/*
+ * External signals. Any thread bumps requests[i]; the VM thread answers each request
+ * with one signal and bumps responses[i]. The counters never share a lock with the
+ * requester, so stvm_signal_external is safe in a signal handler, and N requests are
+ * N signals however they interleave (the design of Cog's sqExternalSemaphores.c).
+ */
+#include "external.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+
+int stvm__external_init(stvm_vm *vm)
+{
+    stvm_external_table *t = &vm->ext;
+    t->size = vm->cfg.external_table_size;
+    t->requests = calloc((size_t)t->size, sizeof *t->requests);
+    t->responses = calloc((size_t)t->size, sizeof *t->responses);
+    t->sems = calloc((size_t)t->size, sizeof *t->sems);
+    atomic_init(&t->pending, 0);
+    atomic_init(&t->sleeping, 0);
+    t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (!t->requests || !t->responses || !t->sems || t->wake_fd < 0) {
+        int err = t->wake_fd < 0 ? STVM_ESYS : STVM_ENOMEM;
+        stvm__external_destroy(vm);
+        return err;
+    }
+    for (int i = 0; i < t->size; i++)
+        atomic_init(&t->requests[i], 0);
+    return STVM_OK;
+}
+
+void stvm__external_destroy(stvm_vm *vm)
+{
+    stvm_external_table *t = &vm->ext;
+    free((void *)t->requests);
+    free(t->responses);
+    free(t->sems);
+    if (t->wake_fd >= 0)
+        close(t->wake_fd);
+    t->requests = NULL;
+    t->responses = NULL;
+    t->sems = NULL;
+    t->wake_fd = -1;
+}
+
+void stvm__external_wake(stvm_vm *vm)
+{
+    uint64_t one = 1;
+    int saved = errno;             /* a signal handler must leave errno as it found it */
+    ssize_t n = write(vm->ext.wake_fd, &one, sizeof one);
+    (void)n;                       /* EAGAIN: the counter is already non-zero, fine */
+    errno = saved;
+}
+
+int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
+{
+    if (!vm || !sem || !index_out || sem->hdr.class_index != STVM_CLASS_SEMAPHORE ||
+        sem->vm != vm)
+        return STVM_EINVAL;
+    if (sem->external_index)
+        return STVM_ESTATE;
+    stvm_external_table *t = &vm->ext;
+    for (int i = 0; i < t->size; i++) {
+        if (t->sems[i])
+            continue;
+        /* Requests made for a previous owner of the slot are forgotten. */
+        t->responses[i] = atomic_load(&t->requests[i]);
+        t->sems[i] = sem;
+        sem->external_index = i + 1;
+        *index_out = i + 1;
+        return STVM_OK;
+    }
+    return STVM_EFULL;
+}
+
+int stvm_unregister_external(stvm_vm *vm, int index)
+{
+    if (!vm || index < 1 || index > vm->ext.size || !vm->ext.sems[index - 1])
+        return STVM_EINVAL;
+    vm->ext.sems[index - 1]->external_index = 0;
+    vm->ext.sems[index - 1] = NULL;
+    return STVM_OK;
+}
+
+int stvm_signal_external(stvm_vm *vm, int index)
+{
+    if (!vm || index < 1 || index > vm->ext.size)
+        return STVM_EINVAL;
+    atomic_fetch_add(&vm->ext.requests[index - 1], 1);
+    atomic_store(&vm->ext.pending, 1);
+    /* Dekker pair with the VM's sleep: it sets sleeping then re-reads pending. */
+    if (atomic_load(&vm->ext.sleeping))
+        stvm__external_wake(vm);
+    return STVM_OK;
+}

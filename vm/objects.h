@@ -1,0 +1,100 @@
+/*
+ * Object layouts the VM relies on. Every non-immediate oop points at an stvm_object
+ * header; the fields after it mirror Pharo's slots (Link>>nextLink, Process>>priority,
+ * myList, name; Semaphore>>firstLink, lastLink, excessSignals; Mutex owner) so that
+ * the scheduler can be read side by side with the Smalltalk it models.
+ */
+#ifndef STVM_VM_OBJECTS_H
+#define STVM_VM_OBJECTS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stvm.h"
+
+/* Class indices. 0 marks a freed cell, so a stale oop never passes a class test. */
+enum {
+    STVM_CLASS_FREE = 0,
+    STVM_CLASS_LARGE_POSITIVE_INTEGER = 1,
+    STVM_CLASS_LARGE_NEGATIVE_INTEGER = 2,
+    STVM_CLASS_SEMAPHORE = 3,
+    STVM_CLASS_MUTEX = 4,
+    STVM_CLASS_PROCESS = 5,
+    STVM_CLASS_DELAY = 6,
+};
+
+/* Header of every object: class and the byte size of what follows the header. */
+typedef struct stvm_object {
+    uint32_t class_index;
+    uint32_t byte_size;
+} stvm_object;
+
+/* A boxed integer: a header and the magnitude in little-endian digit bytes. stvm keeps
+ * magnitudes up to 64 bits (Pharo's in-VM LargeInteger primitives 21-37 stop there). */
+typedef struct stvm_large_int {
+    stvm_object hdr;                 /* byte_size = number of digit bytes, 1..8 */
+    uint8_t digits[8];
+} stvm_large_int;
+
+/* Which kind of list a process's myList points at. */
+enum { STVM_LIST_RUNQ = 1, STVM_LIST_SEMAPHORE = 2, STVM_LIST_MUTEX = 3 };
+
+/* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink. */
+typedef struct stvm_list {
+    stvm_process *first;
+    stvm_process *last;
+    uint8_t kind;
+} stvm_list;
+
+struct stvm_semaphore {
+    stvm_object hdr;
+    stvm_list list;                  /* waiting processes, FIFO */
+    int64_t excess_signals;          /* Pharo's excessSignals, >= 0 */
+    stvm_vm *vm;
+    int external_index;              /* 1-based slot in the external table, or 0 */
+};
+
+struct stvm_mutex {
+    stvm_object hdr;
+    stvm_list list;                  /* waiting processes, FIFO */
+    stvm_process *owner;             /* Pharo's owner; NULL when free */
+    stvm_vm *vm;
+    uint32_t depth;                  /* re-entry count of the C API (prim 186 keeps 1) */
+    stvm_mutex *next_owned;          /* the owner's list of mutexes it holds */
+};
+
+/* Process flags. */
+enum {
+    STVM_PF_TERMINATED = 1u << 0,
+    STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
+    STVM_PF_STARTED = 1u << 2,       /* its C function has been entered */
+    STVM_PF_WAIT_ABORTED = 1u << 3,  /* taken off a semaphore by suspend */
+};
+
+struct stvm_process {
+    stvm_object hdr;
+    /* Pharo's slots */
+    stvm_process *next_link;         /* Link>>nextLink */
+    stvm_list *my_list;              /* the list it is on, or NULL */
+    int priority;                    /* 1..80 */
+    char *name;
+    /* the C side */
+    stvm_vm *vm;
+    uint32_t flags;
+    uint64_t id;
+    stvm_fn fn;
+    void *arg;
+    void *ctx_sp;                    /* saved stack pointer (assembly back end) */
+    void *uctx;                      /* ucontext_t (portable back end) */
+    unsigned char *map_base;         /* the stack mapping, guard page included */
+    size_t map_size;
+    size_t stack_size;
+    stvm_mutex *owned;               /* mutexes this process owns */
+    void *delay;                     /* the Delay it waits on (image side), or NULL */
+    const char *wait_label;          /* "delay" / "timed wait" while in one */
+    stvm_process *all_prev, *all_next;  /* every unfinished process of the VM */
+};
+
+#endif

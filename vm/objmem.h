@@ -1,0 +1,25 @@
+/* Object memory: allocation, release and validation of objects (see vm.h). */
+#ifndef STVM_VM_OBJMEM_H
+#define STVM_VM_OBJMEM_H
+
+#include "vm.h"
+
+/* Set up / tear down. destroy releases every object still allocated. */
+int stvm__objmem_init(stvm_vm *vm);
+void stvm__objmem_destroy(stvm_vm *vm);
+
+/* A zeroed object of `size` bytes (header included) with the given class, registered
+ * for stvm__objmem_is_object. NULL when out of memory. */
+void *stvm__objmem_alloc(stvm_vm *vm, uint32_t class_index, size_t size);
+/* Unregister and free an object made by stvm__objmem_alloc. */
+void stvm__objmem_free(stvm_vm *vm, void *obj);
+
+/* A boxed-integer cell (uninitialised digits), NULL when out of memory. */
+stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm);
+void stvm__objmem_free_large(stvm_vm *vm, stvm_large_int *li);
+
+/* Is oop a live object of this VM (registered object or allocated boxed integer)?
+ * Safe for any value: it never dereferences an address it does not own. */
+bool stvm__objmem_is_object(stvm_vm *vm, stvm_oop oop);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * The VM struct. One per VM and no mutable globals anywhere: everything a VM needs is
+ * reached from here, so two VMs on two OS threads never share state.
+ * Layers above (scheduler, primitives, image stubs) keep their state here too; the
+ * image side hangs its Delay scheduler off `delay` through hooks, so that this layer
+ * need not know its types.
+ */
+#ifndef STVM_VM_VM_H
+#define STVM_VM_VM_H
+
+#include <stdatomic.h>
+
+#include "objects.h"
+
+#define STVM_NUM_PRIORITIES 80
+#define STVM_MS_CLOCK_MASK 0x1FFFFFFFu
+#define STVM_US_FROM_1901_TO_1970 2177452800000000ull
+
+typedef struct stvm_clock {
+    int kind;                       /* STVM_CLOCK_REAL or STVM_CLOCK_SIMULATED */
+    uint64_t start_us;              /* UTC us since 1901 when the VM started */
+    int64_t mono_start_ns;          /* CLOCK_MONOTONIC at start (real clock) */
+    uint64_t sim_now_us;            /* current simulated time */
+    uint32_t ms_start;              /* the millisecond clock's value at start */
+} stvm_clock;
+
+/* The external semaphore table: Cog's lock-free requests/responses counters, so that
+ * N requests from any threads become exactly N signals. */
+typedef struct stvm_external_table {
+    int size;
+    _Atomic uint32_t *requests;     /* bumped by any thread */
+    uint32_t *responses;            /* VM thread only */
+    stvm_semaphore **sems;          /* VM thread only; NULL = free slot */
+    atomic_int pending;             /* some request not yet answered */
+    atomic_int sleeping;            /* the VM thread is (about to be) asleep in ppoll */
+    int wake_fd;                    /* eventfd that wakes the sleeping VM */
+} stvm_external_table;
+
+/* Object memory: boxed integers come from slabs of fixed cells (cheap to allocate,
+ * as Spur's eden is); other objects are registered in an address set so that an oop
+ * handed to a primitive can be validated without trusting it. */
+typedef struct stvm_slab {
+    struct stvm_slab *next;
+    stvm_large_int *cells;
+    size_t count;
+} stvm_slab;
+
+typedef struct stvm_objmem {
+    stvm_slab *slabs;
+    stvm_large_int *free_cells;     /* free list threaded through the digit bytes */
+    uintptr_t *set;                 /* open addressing; 0 empty, 1 tombstone */
+    size_t set_cap, set_used, set_tombs;
+} stvm_objmem;
+
+typedef struct stvm_stack_cache {
+    unsigned char **bases;          /* mappings of the default size, ready for reuse */
+    size_t count, cap;
+} stvm_stack_cache;
+
+/* Hooks the image side installs when its Delay scheduler starts. */
+typedef struct stvm_delay_hooks {
+    void *state;
+    stvm_semaphore *timing_sem;     /* the timing process's semaphore */
+    uint64_t (*pending)(stvm_vm *vm);              /* delays scheduled, not yet fired */
+    void (*process_terminated)(stvm_vm *vm, stvm_process *p);
+    void (*destroy)(stvm_vm *vm);
+} stvm_delay_hooks;
+
+struct stvm_vm {
+    stvm_config cfg;
+    int64_t si_min, si_max;
+
+    /* scheduler */
+    stvm_process *active;           /* NULL: the embedding thread (outside stvm_run) */
+    stvm_list runq[STVM_NUM_PRIORITIES];
+    uint64_t ready_bits[2];         /* bit p-1 set <=> runq[p-1] non-empty */
+    stvm_process *idle;
+    stvm_process *all;              /* unfinished processes */
+    uint64_t next_pid;
+    uint32_t live_user;             /* unfinished processes that are not the VM's own */
+    uint32_t live_total;
+    stvm_process *zombie;           /* finished; its stack is released after the switch */
+    void *host_sp;                  /* the embedding thread's context inside stvm_run */
+    void *host_uctx;
+    const void *host_stack_bottom;  /* for AddressSanitizer's fiber annotations */
+    size_t host_stack_size;
+    bool running;
+    int run_result;
+    stvm_stack_cache stacks;
+
+    /* the one-shot timer (primitives 136 and 242) */
+    uint64_t next_wakeup_us;        /* absolute VM clock; 0 = disarmed */
+    stvm_semaphore *timer_sem;
+
+    stvm_clock clock;
+    stvm_external_table ext;
+    stvm_objmem mem;
+    stvm_stats stats;
+    stvm_delay_hooks delay;
+};
+
+#endif
