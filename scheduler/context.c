@@ -9,6 +9,8 @@
  */
 #include "context.h"
 
+#include "../vm/clock.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,49 +106,58 @@ static inline unsigned char *stack_lo(const stvm_vm *vm, const stvm_process *p)
 }
 
 #ifdef STVM_CTX_UCONTEXT
-/* makecontext passes ints only: the process pointer travels as two halves. */
-static void uc_start(unsigned hi, unsigned lo)
+/* makecontext passes ints only: the entry and its argument travel as 32-bit halves. */
+static void uc_trampoline(unsigned eh, unsigned el, unsigned ah, unsigned al)
 {
-    stvm__process_entry((void *)(((uintptr_t)hi << 32) | (uintptr_t)lo));
+    void (*entry)(void *) = (void (*)(void *))(((uintptr_t)eh << 32) | (uintptr_t)el);
+    entry((void *)(((uintptr_t)ah << 32) | (uintptr_t)al));
 }
+#else
+void stvm__trampoline_asm(void);
 #endif
 
-int stvm__ctx_prepare(stvm_vm *vm, stvm_process *p, size_t stack_size)
+/* Lay out p's first frame so that switching to it calls entry(arg). ENOMEM. */
+static int first_frame(stvm_vm *vm, stvm_process *p, void (*entry)(void *), void *arg)
 {
-    int err = map_stack(vm, p, stack_size);
-    if (err)
-        return err;
-    unsigned char *top = p->map_base + p->map_size;
 #ifdef STVM_CTX_UCONTEXT
     ucontext_t *uc = calloc(1, sizeof *uc);
     if (!uc || getcontext(uc) != 0) {
         free(uc);
-        unmap_stack(vm, p);
         return STVM_ENOMEM;
     }
     uc->uc_stack.ss_sp = stack_lo(vm, p);
     uc->uc_stack.ss_size = p->stack_size;
     uc->uc_link = NULL;
-    uintptr_t v = (uintptr_t)p;
-    makecontext(uc, (void (*)(void))uc_start, 2, (unsigned)(v >> 32), (unsigned)v);
+    uintptr_t e = (uintptr_t)entry, a = (uintptr_t)arg;
+    makecontext(uc, (void (*)(void))uc_trampoline, 4, (unsigned)(e >> 32), (unsigned)e,
+                (unsigned)(a >> 32), (unsigned)a);
     p->uctx = uc;
-    (void)top;
 #else
-    /* Frame popped by stvm__switch_asm: mxcsr|fpucw, r15, r14, r13, r12=entry,
-     * rbx=p, rbp=0, return address = trampoline; rsp ends 16-byte aligned. */
-    uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
-    extern void stvm__trampoline_asm(void);
+    /* Popped by stvm__switch_asm: [mxcsr|fpucw,] r15, r14, r13, r12 = entry, rbx = arg,
+     * rbp = 0, then the return address = the trampoline; rsp ends 16-byte aligned. */
+    (void)vm;
+    uint64_t *sp = (uint64_t *)((uintptr_t)(p->map_base + p->map_size) & ~(uintptr_t)15);
     *--sp = (uint64_t)(uintptr_t)stvm__trampoline_asm;
-    *--sp = 0;                                  /* rbp */
-    *--sp = (uint64_t)(uintptr_t)p;             /* rbx */
-    *--sp = (uint64_t)(uintptr_t)stvm__process_entry; /* r12 */
-    *--sp = 0;                                  /* r13 */
-    *--sp = 0;                                  /* r14 */
-    *--sp = 0;                                  /* r15 */
-    *--sp = 0x037Full << 32 | 0x1F80;           /* x87 control word, MXCSR defaults */
+    *--sp = 0;
+    *--sp = (uint64_t)(uintptr_t)arg;
+    *--sp = (uint64_t)(uintptr_t)entry;
+    *--sp = 0;
+    *--sp = 0;
+    *--sp = 0;
+#ifdef STVM_SWITCH_SAVE_FPU
+    *--sp = 0x037Full << 32 | 0x1F80;   /* x87 control word, MXCSR: the defaults */
+#endif
     p->ctx_sp = sp;
 #endif
     return STVM_OK;
+}
+
+int stvm__ctx_prepare(stvm_vm *vm, stvm_process *p, size_t stack_size)
+{
+    int err = map_stack(vm, p, stack_size);
+    if (!err && (err = first_frame(vm, p, stvm__process_entry, p)))
+        unmap_stack(vm, p);
+    return err;
 }
 
 void stvm__ctx_release(stvm_vm *vm, stvm_process *p)
@@ -317,4 +328,54 @@ void stvm__ctx_host_leave(stvm_vm *vm)
         free(tls_altstack);
         tls_altstack = NULL;
     }
+}
+
+/* ---- raw switch measurement ------------------------------------------------------- */
+
+typedef struct raw_pair {
+    stvm_vm vm;                 /* only the fields the switch uses */
+    stvm_process a;
+    uint64_t left;
+} raw_pair;
+
+static void raw_entry(void *arg)
+{
+    raw_pair *r = arg;
+    stvm__ctx_entered(&r->vm);
+    for (;;) {
+        r->left--;
+        stvm__ctx_switch(&r->vm, &r->a, NULL);
+    }
+}
+
+int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
+{
+    if (!iterations || !ns_per_switch)
+        return STVM_EINVAL;
+    raw_pair *r = calloc(1, sizeof *r);
+    if (!r)
+        return STVM_ENOMEM;
+    r->vm.cfg.stack_guard = true;
+    r->vm.cfg.stack_size = 0;   /* never matches: the stack is not cached */
+    int err = stvm__ctx_vm_init(&r->vm);
+    if (!err && !(err = map_stack(&r->vm, &r->a, 64 * 1024)) &&
+        (err = first_frame(&r->vm, &r->a, raw_entry, r)))
+        unmap_stack(&r->vm, &r->a);
+    if (err) {
+        free(r->vm.host_uctx);
+        free(r);
+        return err;
+    }
+    stvm__ctx_host_enter(&r->vm);
+    r->left = iterations;
+    int64_t t0 = stvm__mono_ns();
+    while (r->left)
+        stvm__ctx_switch(&r->vm, NULL, &r->a);
+    int64_t t1 = stvm__mono_ns();
+    *ns_per_switch = (double)(t1 - t0) / (double)(2 * iterations);
+    stvm__ctx_host_leave(&r->vm);
+    stvm__ctx_release(&r->vm, &r->a);
+    free(r->vm.host_uctx);
+    free(r);
+    return STVM_OK;
 }

@@ -1,10 +1,23 @@
 /*
  * stvm__switch_asm(void **save_sp, void *new_sp): save the callee-saved registers
- * (System V x86-64: rbx, rbp, r12-r15), MXCSR and the x87 control word on the current
- * stack, store the stack pointer in *save_sp, load new_sp and restore the same set.
- * Nothing else needs saving: the switch is an ordinary call, so the caller has already
- * spilled everything the ABI lets a callee clobber.
+ * (System V x86-64: rbx, rbp, r12-r15) on the current stack, store the stack pointer in
+ * *save_sp, load new_sp and restore the same set. Nothing else needs saving: the switch
+ * is an ordinary call, so the caller has already spilled what a callee may clobber.
+ *
+ * MXCSR and the x87 control word (rounding modes, exception masks) are per thread by
+ * default, shared by all processes: saving and reloading them costs about a third of
+ * the switch. Build with -DSTVM_SWITCH_SAVE_FPU to give each process its own.
  */
+#ifdef STVM_SWITCH_SAVE_FPU
+#define FPU_SAVE subq $8, %rsp; stmxcsr (%rsp); fnstcw 4(%rsp)
+#define FPU_LOAD ldmxcsr (%rsp); fldcw 4(%rsp); addq $8, %rsp
+#define FPU_INIT_SLOTS 1
+#else
+#define FPU_SAVE
+#define FPU_LOAD
+#define FPU_INIT_SLOTS 0
+#endif
+
     .text
     .globl stvm__switch_asm
     .hidden stvm__switch_asm
@@ -16,14 +29,10 @@ stvm__switch_asm:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
+    FPU_SAVE
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
+    FPU_LOAD
     popq %r15
     popq %r14
     popq %r13
