@@ -10,6 +10,7 @@
 #include "../scheduler/sched.h"
 #include "../vm/integer.h"
 #include "../vm/objmem.h"
+#include "prims.h"
 
 typedef int (*prim_fn)(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, stvm_oop *result);
 
@@ -263,12 +264,23 @@ static int p_test_and_set(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *
 
 /* ---- clocks and the timer ---- */
 
+stvm_oop stvm__prim_ms_clock(stvm_vm *vm)
+{
+    vm->stats.clock_reads++;
+    return stvm__si_make(stvm__clock_ms_at(vm, stvm__clock_now_us(vm)));
+}
+
+int stvm__prim_us_clock(stvm_vm *vm, stvm_oop *out)
+{
+    vm->stats.clock_reads++;
+    return stvm__int_from_i128(vm, stvm__clock_now_us(vm), out);
+}
+
 static int p_ms_clock(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)r;
     (void)a;
-    vm->stats.clock_reads++;
-    *res = stvm__si_make(stvm__clock_ms_at(vm, stvm__clock_now_us(vm)));
+    *res = stvm__prim_ms_clock(vm);
     return OK;
 }
 
@@ -276,9 +288,7 @@ static int p_us_clock(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)r;
     (void)a;
-    vm->stats.clock_reads++;
-    return stvm__int_from_i128(vm, stvm__clock_now_us(vm), res) ? STVM_PRIM_ERR_NO_MEMORY
-                                                                 : OK;
+    return stvm__prim_us_clock(vm, res) ? STVM_PRIM_ERR_NO_MEMORY : OK;
 }
 
 /* The timer's semaphore argument: a Semaphore (exact class) or nil. */
@@ -292,16 +302,10 @@ static int timer_sem_arg(stvm_vm *vm, stvm_oop o, stvm_semaphore **out)
     return *out ? OK : STVM_PRIM_ERR_BAD_ARGUMENT;
 }
 
-static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
+int stvm__prim_signal_at_ms(stvm_vm *vm, stvm_semaphore *s, stvm_oop tick)
 {
-    stvm_semaphore *s;
-    int e = timer_sem_arg(vm, a[0], &s);
-    if (e)
-        return e;
-    if (!stvm__is_si(a[1]) || stvm__si_value(a[1]) < 0 ||
-        stvm__si_value(a[1]) > (int64_t)STVM_MS_CLOCK_MASK)
+    if (!stvm__is_si(tick) || stvm__si_value(tick) < 0)
         return STVM_PRIM_ERR_BAD_ARGUMENT;
-    *res = r;
     if (!s) {
         stvm__timer_arm(vm, NULL, 0);
         return OK;
@@ -310,7 +314,7 @@ static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *
      * more than half the range ahead means the tick is in the past: fire at once. */
     uint64_t now = stvm__clock_now_us(vm);
     uint32_t ms_now = stvm__clock_ms_at(vm, now);
-    uint32_t d = ((uint32_t)stvm__si_value(a[1]) - ms_now) & STVM_MS_CLOCK_MASK;
+    uint32_t d = ((uint32_t)stvm__si_value(tick) - ms_now) & STVM_MS_CLOCK_MASK;
     uint64_t deadline = d > STVM_MS_CLOCK_MASK / 2
                             ? now
                             : stvm__clock_tick_start_us(vm, now) + (uint64_t)d * 1000;
@@ -318,22 +322,41 @@ static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *
     return OK;
 }
 
+int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
+{
+    if (!stvm__is_si(usecs) && !stvm__is_boxed(usecs))
+        return STVM_PRIM_ERR_BAD_ARGUMENT;
+    __int128 v = stvm__int_value(usecs);
+    if (v < 0 || v > (__int128)UINT64_MAX)
+        return STVM_PRIM_ERR_BAD_ARGUMENT;
+    if (stvm__is_boxed(usecs))
+        vm->stats.large_int_ops++;   /* positive64BitValueOf: walks the digits */
+    stvm__timer_arm(vm, s, s ? (uint64_t)v : 0);
+    return OK;
+}
+
+static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
+{
+    stvm_semaphore *s;
+    int e = timer_sem_arg(vm, a[0], &s);
+    if (!e)
+        e = stvm__prim_signal_at_ms(vm, s, a[1]);
+    if (!e)
+        *res = r;
+    return e;
+}
+
 static int p_signal_at_us(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     stvm_semaphore *s;
     int e = timer_sem_arg(vm, a[0], &s);
-    if (e)
-        return e;
-    if (!stvm__is_int(vm, a[1]))
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    __int128 v = stvm__int_value(a[1]);
-    if (v < 0 || v > (__int128)UINT64_MAX)
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    if (stvm__is_boxed(a[1]))
-        vm->stats.large_int_ops++;   /* positive64BitValueOf: walks the digits */
-    *res = r;
-    stvm__timer_arm(vm, s, s ? (uint64_t)v : 0);
-    return OK;
+    if (!e && !stvm__is_int(vm, a[1]))
+        e = STVM_PRIM_ERR_BAD_ARGUMENT;
+    if (!e)
+        e = stvm__prim_signal_at_us(vm, s, a[1]);
+    if (!e)
+        *res = r;
+    return e;
 }
 
 static int p_relinquish(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
@@ -383,9 +406,17 @@ static const prim_row table[] = {
 
 static const prim_row *find(int number)
 {
-    for (int i = 0; i < NPRIMS; i++)
-        if (table[i].number == number)
-            return &table[i];
+    /* The table is sorted by number: a binary search keeps dispatch cheap. */
+    int lo = 0, hi = NPRIMS - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (table[mid].number == number)
+            return &table[mid];
+        if (table[mid].number < number)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
     return NULL;
 }
 

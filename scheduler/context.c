@@ -25,12 +25,14 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #define STVM_ASAN 1
-#include <sanitizer/common_interface_defs.h>
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define STVM_ASAN 1
-#include <sanitizer/common_interface_defs.h>
 #endif
+#endif
+#ifdef STVM_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
 #endif
 
 #define STACK_CACHE_MAX 4096
@@ -64,6 +66,11 @@ static int map_stack(stvm_vm *vm, stvm_process *p, size_t stack_size)
     }
     p->map_size = map_size;
     p->stack_size = stack_size;
+#ifdef STVM_ASAN
+    /* A reused stack still carries the poisoned redzones of frames that never
+     * returned (a finished or terminated process abandons them). */
+    __asan_unpoison_memory_region(p->map_base + guard_size(vm), stack_size);
+#endif
     return STVM_OK;
 }
 

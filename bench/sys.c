@@ -1,0 +1,227 @@
+/*
+ * stvm-bench: what the tool needs from the operating system (clocks, pinning, /proc,
+ * running the twin binary and gnuplot). Nothing here touches a VM.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t bench_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+int64_t bench_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+
+int bench_pin_cpu(int cpu)
+{
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return -EINVAL;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    /* pid 0 is the calling thread on Linux. */
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : -errno;
+}
+
+uint64_t bench_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, resident = 0;
+    int n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    if (n != 2)
+        return 0;
+    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+long bench_max_map_count(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (!f)
+        return -1;
+    long v = -1;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+int bench_ncpu(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void bench_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\n")] = 0;
+        snprintf(buf, size, "%s", v);
+        break;
+    }
+    fclose(f);
+}
+
+void bench_kernel(char *buf, size_t size)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(buf, size, "%s %s", u.sysname, u.release);
+    else
+        snprintf(buf, size, "unknown");
+}
+
+void bench_date_utc(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+bool bench_exe_dir(char *buf, size_t size)
+{
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return false;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return false;
+    *slash = 0;
+    return (size_t)snprintf(buf, size, "%s", path[0] ? path : "/") < size;
+}
+
+bool bench_is_executable(const char *path)
+{
+    return access(path, X_OK) == 0;
+}
+
+int bench_run_capture(char *const argv[], bool search, char **out)
+{
+    int fds[2];
+    if (out) {
+        *out = NULL;
+        if (pipe2(fds, O_CLOEXEC) != 0)
+            return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (out)
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    pid_t pid;
+    int err = search ? posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ)
+                     : posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (out)
+        close(fds[1]);
+    if (err != 0) {
+        if (out)
+            close(fds[0]);
+        return 127;
+    }
+    if (out) {
+        /* Keep reading to the end even if memory runs out, so the child never blocks. */
+        size_t len = 0, cap = 0;
+        char *buf = NULL;
+        bool oom = false;
+        for (;;) {
+            char chunk[4096];
+            ssize_t n = read(fds[0], chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            if (oom)
+                continue;
+            if (len + (size_t)n + 1 > cap) {
+                size_t ncap = cap ? cap * 2 : 8192;
+                while (ncap < len + (size_t)n + 1)
+                    ncap *= 2;
+                char *nb = realloc(buf, ncap);
+                if (!nb) {
+                    oom = true;
+                    continue;
+                }
+                buf = nb;
+                cap = ncap;
+            }
+            memcpy(buf + len, chunk, (size_t)n);
+            len += (size_t)n;
+        }
+        close(fds[0]);
+        if (oom) {
+            free(buf);
+            buf = NULL;
+        } else if (!buf) {
+            buf = calloc(1, 1);
+        } else {
+            buf[len] = 0;
+        }
+        *out = buf;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void watchdog_fired(int sig)
+{
+    static const char msg[] =
+        "\nstvm-bench: a run did not finish in time (watchdog); the VM hangs or the "
+        "machine is overloaded\n";
+    ssize_t n = write(2, msg, sizeof msg - 1);
+    (void)n;
+    (void)sig;
+    _exit(BENCH_EXIT_FAIL);
+}
+
+void bench_watchdog(unsigned seconds)
+{
+    if (seconds) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = watchdog_fired;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+    }
+    alarm(seconds);
+}
