@@ -47,43 +47,82 @@ typedef struct delay {
     bool timed_out;
     enum delay_state state;
     stvm_process *process;      /* the waiting process */
-    stvm_oop resumption;        /* owned integer oop, valid while scheduled */
-    uint64_t seq;               /* scheduling order: ties fire first-scheduled first */
-    size_t heap_slot;           /* index + 1 in the heap, 0 when not there */
+    uint32_t ticket;            /* its slot in the ticket table while scheduled */
     struct delay *next_req;
 } delay;
 
+/* A scheduled delay as the scheduler keeps it: its resumption time (an integer oop
+ * the entry owns), the scheduling order for ties, and a ticket naming the Delay.
+ *
+ * The heap never touches a Delay while it sifts: with tens of thousands of sleepers
+ * each Delay sits on its own process's stack, and writing a back-pointer into it at
+ * every move cost a cache and TLB miss per heap level. Instead a cancelled Delay's
+ * ticket is emptied and its entry is dropped lazily when it reaches the top (or when
+ * dead entries outnumber live ones, by a rebuild). */
 typedef struct heap_entry {
     stvm_oop key;
     uint64_t seq;
-    delay *d;
+    uint32_t ticket;
 } heap_entry;
 
 typedef struct delay_sched {
     stvm_semaphore *timing_sem;
     stvm_process *timing_process;
     bool ms;                    /* the millisecond scheduler (135/136) */
-    delay *active;
-    heap_entry *heap;
-    size_t count, cap;
+    bool has_active;
+    heap_entry active;          /* the earliest delay, kept apart as Pharo does */
+    heap_entry *heap;           /* 4-ary min-heap of the other scheduled delays */
+    size_t count, cap, dead;    /* dead: cancelled entries still in the heap */
+    delay **tickets;            /* ticket -> Delay, NULL once cancelled */
+    uint32_t *free_tickets;
+    size_t nfree, ntickets;
     delay *req_head, *req_tail; /* schedule requests not yet taken */
     stvm_oop last_tick;         /* ms scheduler: activeDelayStartTime */
     uint64_t seq;
     uint64_t pending;           /* requested or scheduled, not yet expired */
 } delay_sched;
 
+/* ---- tickets ------------------------------------------------------------------- */
+
+static bool ticket_take(delay_sched *ds, delay *d)
+{
+    if (!ds->nfree) {
+        size_t n = ds->ntickets ? ds->ntickets * 2 : 256;
+        delay **t = realloc(ds->tickets, n * sizeof *t);
+        if (!t)
+            return false;
+        ds->tickets = t;
+        uint32_t *f = realloc(ds->free_tickets, n * sizeof *f);
+        if (!f)
+            return false;
+        ds->free_tickets = f;
+        for (size_t i = n; i-- > ds->ntickets;)
+            ds->free_tickets[ds->nfree++] = (uint32_t)i;
+        ds->ntickets = n;
+    }
+    d->ticket = ds->free_tickets[--ds->nfree];
+    ds->tickets[d->ticket] = d;
+    return true;
+}
+
+static void ticket_return(delay_sched *ds, uint32_t t)
+{
+    ds->tickets[t] = NULL;
+    ds->free_tickets[ds->nfree++] = t;
+}
+
 /* ---- the heap of suspended delays ------------------------------------------------ */
 
 static inline bool before(stvm_vm *vm, const heap_entry *a, const heap_entry *b)
 {
-    int c = stvm__int_cmp(vm, a->key, b->key);
+    if (stvm__is_si(a->key & b->key)) {
+        /* Tagged SmallIntegers order as their values do: compare the words. */
+        if (a->key != b->key)
+            return (intptr_t)a->key < (intptr_t)b->key;
+        return a->seq < b->seq;
+    }
+    int c = stvm__int_cmp_slow(vm, a->key, b->key);
     return c < 0 || (c == 0 && a->seq < b->seq);
-}
-
-static inline void heap_set(delay_sched *ds, size_t i, heap_entry e)
-{
-    ds->heap[i] = e;
-    e.d->heap_slot = i + 1;
 }
 
 static void heap_up(stvm_vm *vm, delay_sched *ds, size_t i)
@@ -93,10 +132,10 @@ static void heap_up(stvm_vm *vm, delay_sched *ds, size_t i)
         size_t parent = (i - 1) / 4;
         if (!before(vm, &e, &ds->heap[parent]))
             break;
-        heap_set(ds, i, ds->heap[parent]);
+        ds->heap[i] = ds->heap[parent];
         i = parent;
     }
-    heap_set(ds, i, e);
+    ds->heap[i] = e;
 }
 
 static void heap_down(stvm_vm *vm, delay_sched *ds, size_t i)
@@ -113,13 +152,13 @@ static void heap_down(stvm_vm *vm, delay_sched *ds, size_t i)
         }
         if (best == i)
             break;
-        heap_set(ds, i, ds->heap[best]);
+        ds->heap[i] = ds->heap[best];
         i = best;
     }
-    heap_set(ds, i, e);
+    ds->heap[i] = e;
 }
 
-static bool heap_push(stvm_vm *vm, delay_sched *ds, delay *d)
+static bool heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     if (ds->count == ds->cap) {
         size_t ncap = ds->cap ? ds->cap * 2 : 256;
@@ -129,60 +168,108 @@ static bool heap_push(stvm_vm *vm, delay_sched *ds, delay *d)
         ds->heap = n;
         ds->cap = ncap;
     }
-    heap_set(ds, ds->count++, (heap_entry){d->resumption, d->seq, d});
+    ds->heap[ds->count++] = e;
     heap_up(vm, ds, ds->count - 1);
     return true;
 }
 
-static delay *heap_remove_at(stvm_vm *vm, delay_sched *ds, size_t i)
+/* Remove the top. The hole left at the root travels down along the smallest children
+ * to a leaf, then the last entry moves into it and climbs: the last entry is usually
+ * among the largest, so this saves the comparison against it at every level. */
+static heap_entry heap_pop_raw(stvm_vm *vm, delay_sched *ds)
 {
-    delay *d = ds->heap[i].d;
-    d->heap_slot = 0;
-    if (--ds->count > i) {
-        heap_set(ds, i, ds->heap[ds->count]);
-        heap_down(vm, ds, i);
-        heap_up(vm, ds, i);
+    heap_entry top = ds->heap[0];
+    size_t n = --ds->count, hole = 0;
+    if (n == 0)
+        return top;
+    for (;;) {
+        size_t first = 4 * hole + 1;
+        if (first >= n)
+            break;
+        size_t best = first;
+        for (size_t c = first + 1; c < first + 4 && c < n; c++)
+            if (before(vm, &ds->heap[c], &ds->heap[best]))
+                best = c;
+        ds->heap[hole] = ds->heap[best];
+        hole = best;
     }
-    return d;
+    ds->heap[hole] = ds->heap[n];
+    heap_up(vm, ds, hole);
+    return top;
 }
 
-static delay *heap_pop(stvm_vm *vm, delay_sched *ds)
+/* Drop an entry whose Delay was cancelled: its timestamp and ticket go back. */
+static void discard(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
-    return ds->count ? heap_remove_at(vm, ds, 0) : NULL;
+    stvm__int_release(vm, e.key);
+    ticket_return(ds, e.ticket);
+}
+
+/* The earliest live entry, cancelled ones dropped on the way. */
+static bool heap_pop(stvm_vm *vm, delay_sched *ds, heap_entry *out)
+{
+    while (ds->count) {
+        heap_entry e = heap_pop_raw(vm, ds);
+        if (ds->tickets[e.ticket]) {
+            *out = e;
+            return true;
+        }
+        ds->dead--;
+        discard(vm, ds, e);
+    }
+    return false;
+}
+
+/* When cancelled entries outnumber live ones, rebuild the heap without them. */
+static void heap_compact(stvm_vm *vm, delay_sched *ds)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < ds->count; i++) {
+        if (ds->tickets[ds->heap[i].ticket])
+            ds->heap[j++] = ds->heap[i];
+        else
+            discard(vm, ds, ds->heap[i]);
+    }
+    ds->count = j;
+    ds->dead = 0;
+    for (size_t i = j / 4 + 1; i-- > 0;)
+        if (i < j)
+            heap_down(vm, ds, i);
 }
 
 /* ---- the timing process's side ------------------------------------------------- */
 
-static void schedule_delay(stvm_vm *vm, delay_sched *ds, delay *d)
+static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
-    d->state = D_SCHEDULED;
-    d->seq = ++ds->seq;
     vm->stats.delays_scheduled++;
-    if (!ds->active) {
-        ds->active = d;
-    } else if (stvm__int_cmp(vm, d->resumption, ds->active->resumption) < 0) {
-        delay *old = ds->active;
-        ds->active = d;
-        if (!heap_push(vm, ds, old))
-            abort();   /* out of memory in the timing process: nothing sane remains */
-    } else if (!heap_push(vm, ds, d)) {
-        abort();
+    if (!ds->has_active) {
+        ds->active = e;
+        ds->has_active = true;
+        return;
     }
+    if (before(vm, &e, &ds->active)) {
+        heap_entry old = ds->active;
+        ds->active = e;
+        e = old;
+    }
+    if (!heap_push(vm, ds, e))
+        abort();   /* out of memory in the timing process: nothing sane remains */
 }
 
-static void release_resumption(stvm_vm *vm, delay *d)
+/* The next active delay after the current one expired or was cancelled. */
+static void next_active(stvm_vm *vm, delay_sched *ds)
 {
-    stvm__int_release(vm, d->resumption);
-    d->resumption = STVM_NIL;
+    ds->has_active = heap_pop(vm, ds, &ds->active);
 }
 
 /* The timing process signals an expired delay (never preempted: it is at 80). */
-static void signal_expired(stvm_vm *vm, delay_sched *ds, delay *d)
+static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
+    delay *d = ds->tickets[e.ticket];
+    discard(vm, ds, e);
     d->state = D_EXPIRED;
     ds->pending--;
     vm->stats.delays_expired++;
-    release_resumption(vm, d);
     if (!d->timed_wait) {
         stvm__sem_signal_noswitch(vm, d->sem);
         return;
@@ -197,16 +284,15 @@ static void signal_expired(stvm_vm *vm, delay_sched *ds, delay *d)
 }
 
 /* When the millisecond clock wraps, every pending resumption time moves back by one
- * period (the heap's order is unchanged by a uniform shift). */
+ * period; a uniform shift keeps the heap's order. (Millisecond timestamps are always
+ * SmallIntegers, so nothing is allocated or released here.) */
 static void rebase_after_wrap(stvm_vm *vm, delay_sched *ds)
 {
     stvm_oop period = stvm__si_make((int64_t)STVM_MS_CLOCK_MASK + 1);
-    if (ds->active)
-        stvm__int_sub(vm, ds->active->resumption, period, &ds->active->resumption);
-    for (size_t i = 0; i < ds->count; i++) {
+    if (ds->has_active)
+        stvm__int_sub(vm, ds->active.key, period, &ds->active.key);
+    for (size_t i = 0; i < ds->count; i++)
         stvm__int_sub(vm, ds->heap[i].key, period, &ds->heap[i].key);
-        ds->heap[i].d->resumption = ds->heap[i].key;
-    }
 }
 
 /* handleTimerEvent: take requests, expire what is due, answer the next wake-up time
@@ -227,22 +313,25 @@ static stvm_oop handle_timer_event(stvm_vm *vm, delay_sched *ds, stvm_oop now, b
         } else {
             stvm__int_from_i128(vm, d->duration, &duration);
         }
-        if (stvm__int_add(vm, now, duration, &d->resumption) != STVM_OK)
+        heap_entry e = {.seq = ++ds->seq};
+        if (stvm__int_add(vm, now, duration, &e.key) != STVM_OK || !ticket_take(ds, d))
             abort();
         stvm__int_release(vm, duration);
-        schedule_delay(vm, ds, d);
+        e.ticket = d->ticket;
+        d->state = D_SCHEDULED;
+        schedule_delay(vm, ds, e);
     }
-    while (ds->active && stvm__int_cmp(vm, now, ds->active->resumption) >= 0) {
-        delay *d = ds->active;
-        ds->active = heap_pop(vm, ds);
-        signal_expired(vm, ds, d);
+    while (ds->has_active && stvm__int_cmp(vm, now, ds->active.key) >= 0) {
+        heap_entry e = ds->active;
+        next_active(vm, ds);
+        signal_expired(vm, ds, e);
     }
     stvm_oop next;
     stvm__int_add(vm, now, stvm__si_make(ds->ms ? 1000 : 1000000), &next);
     *owned = true;
-    if (ds->active && stvm__int_cmp(vm, ds->active->resumption, next) < 0) {
+    if (ds->has_active && stvm__int_cmp(vm, ds->active.key, next) < 0) {
         stvm__int_release(vm, next);
-        next = ds->active->resumption;
+        next = ds->active.key;
         *owned = false;
     }
     return next;
@@ -300,11 +389,15 @@ static void unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
                 ds->req_tail = prev;
         }
     } else if (d->state == D_SCHEDULED) {
-        if (ds->active == d)
-            ds->active = heap_pop(vm, ds);
-        else if (d->heap_slot)
-            heap_remove_at(vm, ds, d->heap_slot - 1);
-        release_resumption(vm, d);
+        if (ds->has_active && ds->active.ticket == d->ticket) {
+            heap_entry e = ds->active;
+            next_active(vm, ds);
+            discard(vm, ds, e);
+        } else {
+            ds->tickets[d->ticket] = NULL;   /* its heap entry is now dead */
+            if (++ds->dead > ds->count / 2 + 64)
+                heap_compact(vm, ds);
+        }
     } else {
         return;
     }
@@ -325,6 +418,8 @@ static void hook_destroy(stvm_vm *vm)
 {
     delay_sched *ds = vm->delay.state;
     free(ds->heap);
+    free(ds->tickets);
+    free(ds->free_tickets);
     free(ds);
     memset(&vm->delay, 0, sizeof vm->delay);
 }

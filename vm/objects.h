@@ -74,25 +74,27 @@ enum {
 };
 
 struct stvm_process {
+    /* What every switch, signal and wait touches fits the first cache line (object
+     * memory aligns objects to 64 bytes): with tens of thousands of processes woken
+     * in random order, each extra line is a cache miss. */
     stvm_object hdr;
-    /* Pharo's slots */
-    stvm_process *next_link;         /* Link>>nextLink */
-    stvm_list *my_list;              /* the list it is on, or NULL */
-    int priority;                    /* 1..80 */
-    char *name;
-    /* the C side */
-    stvm_vm *vm;
+    stvm_process *next_link;         /* Pharo's Link>>nextLink */
+    stvm_list *my_list;              /* Pharo's myList: the list it is on, or NULL */
+    int priority;                    /* Pharo's priority, 1..80 */
     uint32_t flags;
+    void *ctx_sp;                    /* saved stack pointer (assembly back end) */
+    stvm_vm *vm;
+    void *delay;                     /* the Delay it waits on (image side), or NULL */
+    stvm_mutex *owned;               /* mutexes this process owns */
+    /* colder */
+    char *name;                      /* Pharo's name */
     uint64_t id;
     stvm_fn fn;
     void *arg;
-    void *ctx_sp;                    /* saved stack pointer (assembly back end) */
     void *uctx;                      /* ucontext_t (portable back end) */
     unsigned char *map_base;         /* the stack mapping, guard page included */
     size_t map_size;
     size_t stack_size;
-    stvm_mutex *owned;               /* mutexes this process owns */
-    void *delay;                     /* the Delay it waits on (image side), or NULL */
     const char *wait_label;          /* "delay" / "timed wait" while in one */
     stvm_process *all_prev, *all_next;  /* every unfinished process of the VM */
 };

@@ -14,8 +14,8 @@
 
 static size_t set_hash(uintptr_t a, size_t cap)
 {
-    /* Objects are at least 16-byte aligned; mix the high bits down (Fibonacci hash). */
-    return (size_t)(((a >> 4) * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+    /* Objects are 64-byte aligned; mix the high bits down (Fibonacci hash). */
+    return (size_t)(((a >> 6) * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
 }
 
 static bool set_grow(stvm_objmem *m)
@@ -110,7 +110,8 @@ static void count_free(stvm_vm *vm, size_t bytes)
 
 void *stvm__objmem_alloc(stvm_vm *vm, uint32_t class_index, size_t size)
 {
-    stvm_object *o = aligned_alloc(16, (size + 15) & ~(size_t)15);
+    /* 64-byte aligned: a process's scheduling fields then share one cache line. */
+    stvm_object *o = aligned_alloc(64, (size + 63) & ~(size_t)63);
     if (!o)
         return NULL;
     memset(o, 0, size);
