@@ -46,7 +46,7 @@ typedef struct delay {
     bool timed_wait;            /* DelayWaitTimeout: expiry takes the waiter off sem */
     bool timed_out;
     enum delay_state state;
-    stvm_process *process;      /* the waiting process */
+    stvm_proc *process;      /* the waiting process */
     uint32_t ticket;            /* its slot in the ticket table while scheduled */
     struct delay *next_req;
 } delay;
@@ -275,7 +275,7 @@ static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
         return;
     }
     /* DelayWaitTimeout: only a waiter still on the semaphore has timed out. */
-    stvm_process *p = d->process;
+    stvm_proc *p = d->process;
     if (p && p->my_list == &d->sem->list) {
         d->timed_out = true;
         stvm__unlink(vm, p);
@@ -406,7 +406,7 @@ static void unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
     vm->stats.delays_unscheduled++;
 }
 
-static void hook_process_terminated(stvm_vm *vm, stvm_process *p)
+static void hook_process_terminated(stvm_vm *vm, stvm_proc *p)
 {
     delay *d = p->delay;
     p->delay = NULL;

@@ -41,12 +41,14 @@ static stvm_mutex *as_mutex(stvm_vm *vm, stvm_oop o)
     return stvm__is_mutex(vm, m) ? m : NULL;
 }
 
-static stvm_process *as_proc(stvm_vm *vm, stvm_oop o)
+/* The running state of a Process oop; NULL for anything else or a finished process
+ * (Pharo fails such a receiver: its suspendedContext is nil). */
+static stvm_proc *as_proc(stvm_vm *vm, stvm_oop o)
 {
     if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
         return NULL;
-    stvm_process *p = (stvm_process *)o;
-    return stvm__is_proc(vm, p) ? p : NULL;
+    stvm_process *h = (stvm_process *)o;
+    return stvm__is_proc(vm, h) ? h->core : NULL;
 }
 
 /* ---- SmallInteger primitives 1-9: both operands immediate, result must fit ---- */
@@ -183,7 +185,7 @@ static int p_wait(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_process *p = as_proc(vm, r);
+    stvm_proc *p = as_proc(vm, r);
     if (!p)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     *res = r;
@@ -193,7 +195,7 @@ static int p_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_process *p = as_proc(vm, r);
+    stvm_proc *p = as_proc(vm, r);
     if (!p || (p->flags & STVM_PF_VM_OWN))
         return STVM_PRIM_ERR_BAD_RECEIVER;
     /* Answer the list it was on (Pharo answers the old myList); run queues are not

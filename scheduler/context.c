@@ -47,39 +47,46 @@ static size_t guard_size(const stvm_vm *vm)
     return vm->cfg.stack_guard ? page_size() : 0;
 }
 
-static int map_stack(stvm_vm *vm, stvm_process *p, size_t stack_size)
+/* Map (or take from the cache) a stack with room for `stack_size` bytes including the
+ * running-state record at its top, and answer that zeroed record. */
+static int map_stack(stvm_vm *vm, size_t stack_size, stvm_proc **out)
 {
     size_t map_size = stack_size + guard_size(vm);
     stvm_stack_cache *c = &vm->stacks;
+    unsigned char *m;
     if (stack_size == vm->cfg.stack_size && c->count) {
-        p->map_base = c->bases[--c->count];
+        m = c->bases[--c->count];
     } else {
-        void *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        m = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
         if (m == MAP_FAILED)
             return STVM_ENOMEM;
         if (guard_size(vm) && mprotect(m, guard_size(vm), PROT_NONE) != 0) {
             munmap(m, map_size);
             return STVM_ENOMEM;
         }
-        p->map_base = m;
     }
-    p->map_size = map_size;
-    p->stack_size = stack_size;
 #ifdef STVM_ASAN
     /* A reused stack still carries the poisoned redzones of frames that never
      * returned (a finished or terminated process abandons them). */
-    __asan_unpoison_memory_region(p->map_base + guard_size(vm), stack_size);
+    __asan_unpoison_memory_region(m + guard_size(vm), stack_size);
 #endif
+    stvm_proc *p = (stvm_proc *)(m + map_size - STVM_PROC_AREA);
+    memset(p, 0, sizeof *p);
+    p->map_base = m;
+    p->map_size = map_size;
+    p->stack_size = stack_size - STVM_PROC_AREA;
+    *out = p;
     return STVM_OK;
 }
 
-static void unmap_stack(stvm_vm *vm, stvm_process *p)
+/* Give the mapping back; p lives inside it and is gone afterwards. */
+static void unmap_stack(stvm_vm *vm, stvm_proc *p)
 {
-    if (!p->map_base)
-        return;
+    unsigned char *base = p->map_base;
+    size_t map_size = p->map_size;
     stvm_stack_cache *c = &vm->stacks;
-    if (p->stack_size == vm->cfg.stack_size && c->count < STACK_CACHE_MAX) {
+    if (map_size == vm->cfg.stack_size + guard_size(vm) && c->count < STACK_CACHE_MAX) {
         if (c->count == c->cap) {
             size_t ncap = c->cap ? c->cap * 2 : 64;
             unsigned char **nb = realloc(c->bases, ncap * sizeof *nb);
@@ -89,13 +96,11 @@ static void unmap_stack(stvm_vm *vm, stvm_process *p)
             }
         }
         if (c->count < c->cap) {
-            c->bases[c->count++] = p->map_base;
-            p->map_base = NULL;
+            c->bases[c->count++] = base;
             return;
         }
     }
-    munmap(p->map_base, p->map_size);
-    p->map_base = NULL;
+    munmap(base, map_size);
 }
 
 void stvm__stack_cache_destroy(stvm_vm *vm)
@@ -107,7 +112,7 @@ void stvm__stack_cache_destroy(stvm_vm *vm)
     memset(&vm->stacks, 0, sizeof vm->stacks);
 }
 
-static inline unsigned char *stack_lo(const stvm_vm *vm, const stvm_process *p)
+static inline unsigned char *stack_lo(const stvm_vm *vm, const stvm_proc *p)
 {
     return p->map_base + guard_size(vm);
 }
@@ -124,7 +129,7 @@ void stvm__trampoline_asm(void);
 #endif
 
 /* Lay out p's first frame so that switching to it calls entry(arg). ENOMEM. */
-static int first_frame(stvm_vm *vm, stvm_process *p, void (*entry)(void *), void *arg)
+static int first_frame(stvm_vm *vm, stvm_proc *p, void (*entry)(void *), void *arg)
 {
 #ifdef STVM_CTX_UCONTEXT
     ucontext_t *uc = calloc(1, sizeof *uc);
@@ -143,7 +148,7 @@ static int first_frame(stvm_vm *vm, stvm_process *p, void (*entry)(void *), void
     /* Popped by stvm__switch_asm: [mxcsr|fpucw,] r15, r14, r13, r12 = entry, rbx = arg,
      * rbp = 0, then the return address = the trampoline; rsp ends 16-byte aligned. */
     (void)vm;
-    uint64_t *sp = (uint64_t *)((uintptr_t)(p->map_base + p->map_size) & ~(uintptr_t)15);
+    uint64_t *sp = (uint64_t *)((uintptr_t)p & ~(uintptr_t)15);   /* just below p */
     *--sp = (uint64_t)(uintptr_t)stvm__trampoline_asm;
     *--sp = 0;
     *--sp = (uint64_t)(uintptr_t)arg;
@@ -159,27 +164,31 @@ static int first_frame(stvm_vm *vm, stvm_process *p, void (*entry)(void *), void
     return STVM_OK;
 }
 
-int stvm__ctx_prepare(stvm_vm *vm, stvm_process *p, size_t stack_size)
+int stvm__ctx_prepare(stvm_vm *vm, size_t stack_size, stvm_proc **out)
 {
-    int err = map_stack(vm, p, stack_size);
-    if (!err && (err = first_frame(vm, p, stvm__process_entry, p)))
+    stvm_proc *p;
+    int err = map_stack(vm, stack_size, &p);
+    if (err)
+        return err;
+    if ((err = first_frame(vm, p, stvm__process_entry, p))) {
         unmap_stack(vm, p);
-    return err;
+        return err;
+    }
+    *out = p;
+    return STVM_OK;
 }
 
-void stvm__ctx_release(stvm_vm *vm, stvm_process *p)
+void stvm__ctx_release(stvm_vm *vm, stvm_proc *p)
 {
-    unmap_stack(vm, p);
     free(p->uctx);
-    p->uctx = NULL;
-    p->ctx_sp = NULL;
+    unmap_stack(vm, p);
 }
 
 #ifndef STVM_CTX_UCONTEXT
 void stvm__switch_asm(void **save_sp, void *new_sp);
 #endif
 
-void stvm__ctx_switch(stvm_vm *vm, stvm_process *from, stvm_process *to)
+void stvm__ctx_switch(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
 {
 #ifdef STVM_ASAN
     void *fake = NULL;
@@ -259,12 +268,12 @@ static void put_num(size_t v)
 static void segv_handler(int sig, siginfo_t *si, void *uc)
 {
     stvm_vm *vm = tls_vm;
-    stvm_process *p = vm ? vm->active : NULL;
+    stvm_proc *p = vm ? vm->active : NULL;
     uintptr_t a = (uintptr_t)si->si_addr;
     if (p && p->map_base && a >= (uintptr_t)p->map_base &&
         a < (uintptr_t)p->map_base + guard_size(vm) + 256) {
         put_str("stvm: stack overflow in process '");
-        put_str(p->name ? p->name : "");
+        put_str(p->handle->name);
         put_str("' (stack size ");
         put_num(p->stack_size);
         put_str(" bytes)\n");
@@ -341,7 +350,7 @@ void stvm__ctx_host_leave(stvm_vm *vm)
 
 typedef struct raw_pair {
     stvm_vm vm;                 /* only the fields the switch uses */
-    stvm_process a;
+    stvm_proc *a;
     uint64_t left;
 } raw_pair;
 
@@ -351,7 +360,7 @@ static void raw_entry(void *arg)
     stvm__ctx_entered(&r->vm);
     for (;;) {
         r->left--;
-        stvm__ctx_switch(&r->vm, &r->a, NULL);
+        stvm__ctx_switch(&r->vm, r->a, NULL);
     }
 }
 
@@ -365,9 +374,9 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     r->vm.cfg.stack_guard = true;
     r->vm.cfg.stack_size = 0;   /* never matches: the stack is not cached */
     int err = stvm__ctx_vm_init(&r->vm);
-    if (!err && !(err = map_stack(&r->vm, &r->a, 64 * 1024)) &&
-        (err = first_frame(&r->vm, &r->a, raw_entry, r)))
-        unmap_stack(&r->vm, &r->a);
+    if (!err && !(err = map_stack(&r->vm, 64 * 1024, &r->a)) &&
+        (err = first_frame(&r->vm, r->a, raw_entry, r)))
+        unmap_stack(&r->vm, r->a);
     if (err) {
         free(r->vm.host_uctx);
         free(r);
@@ -377,11 +386,11 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     r->left = iterations;
     int64_t t0 = stvm__mono_ns();
     while (r->left)
-        stvm__ctx_switch(&r->vm, NULL, &r->a);
+        stvm__ctx_switch(&r->vm, NULL, r->a);
     int64_t t1 = stvm__mono_ns();
     *ns_per_switch = (double)(t1 - t0) / (double)(2 * iterations);
     stvm__ctx_host_leave(&r->vm);
-    stvm__ctx_release(&r->vm, &r->a);
+    stvm__ctx_release(&r->vm, r->a);
     free(r->vm.host_uctx);
     free(r);
     return STVM_OK;

@@ -14,19 +14,20 @@
 /* What a new process runs first, with the process as argument (scheduler.c). */
 void stvm__process_entry(void *p);
 
-/* Map a stack of stack_size bytes (plus a guard page when configured) for p and lay
- * out its first frame so that switching to it calls stvm__process_entry(p). ENOMEM
- * when the mapping (or the guard page's mprotect, e.g. past vm.max_map_count) fails. */
-int stvm__ctx_prepare(stvm_vm *vm, stvm_process *p, size_t stack_size);
-/* Give p's stack and context back (to the VM's stack cache when it has the default
- * size). p must not be running. */
-void stvm__ctx_release(stvm_vm *vm, stvm_process *p);
+/* Map a stack of stack_size bytes (plus a guard page when configured), place a zeroed
+ * running-state record in its top STVM_PROC_AREA bytes and lay out the first frame so
+ * that switching to it calls stvm__process_entry(record). ENOMEM when the mapping (or
+ * the guard page's mprotect, e.g. past vm.max_map_count) fails. */
+int stvm__ctx_prepare(stvm_vm *vm, size_t stack_size, stvm_proc **out);
+/* Give p's stack, and with it p itself, back (to the VM's stack cache when it has the
+ * default size). p must not be running. */
+void stvm__ctx_release(stvm_vm *vm, stvm_proc *p);
 /* Unmap the stack cache (stvm_vm_free). */
 void stvm__stack_cache_destroy(stvm_vm *vm);
 
 /* Switch from `from` to `to` (NULL = the embedding thread). Returns when something
  * switches back to `from`. A finished `from` never comes back. */
-void stvm__ctx_switch(stvm_vm *vm, stvm_process *from, stvm_process *to);
+void stvm__ctx_switch(stvm_vm *vm, stvm_proc *from, stvm_proc *to);
 /* First thing a new process does on its stack (sanitizer bookkeeping). */
 void stvm__ctx_entered(stvm_vm *vm);
 

@@ -7,14 +7,14 @@
 #include "../vm/objmem.h"
 #include "sched.h"
 
-static void add_owned(stvm_process *p, stvm_mutex *m)
+static void add_owned(stvm_proc *p, stvm_mutex *m)
 {
     m->owner = p;
     m->next_owned = p->owned;
     p->owned = m;
 }
 
-static void remove_owned(stvm_process *p, stvm_mutex *m)
+static void remove_owned(stvm_proc *p, stvm_mutex *m)
 {
     for (stvm_mutex **q = &p->owned; *q; q = &(*q)->next_owned) {
         if (*q == m) {
@@ -27,10 +27,10 @@ static void remove_owned(stvm_process *p, stvm_mutex *m)
 }
 
 /* Give m to its first waiter (or nobody). Answers the new owner. */
-static stvm_process *hand_off(stvm_vm *vm, stvm_mutex *m)
+static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
 {
     remove_owned(m->owner, m);
-    stvm_process *next = stvm__list_pop(&m->list);
+    stvm_proc *next = stvm__list_pop(&m->list);
     if (next) {
         add_owned(next, m);
         m->depth = 1;
@@ -43,7 +43,7 @@ static stvm_process *hand_off(stvm_vm *vm, stvm_mutex *m)
 
 int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m)
 {
-    stvm_process *a = vm->active;
+    stvm_proc *a = vm->active;
     if (!m->owner) {
         add_owned(a, m);
         m->depth = 1;
@@ -61,15 +61,15 @@ void stvm__mutex_exit_prim(stvm_vm *vm, stvm_mutex *m)
 {
     if (!m->owner)
         return;
-    stvm_process *next = hand_off(vm, m);
+    stvm_proc *next = hand_off(vm, m);
     if (next)
         stvm__resume(vm, next);
 }
 
-void stvm__mutex_release_all(stvm_vm *vm, stvm_process *p)
+void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p)
 {
     while (p->owned) {
-        stvm_process *next = hand_off(vm, p->owned);
+        stvm_proc *next = hand_off(vm, p->owned);
         if (next)
             stvm__make_ready(vm, next);
     }
@@ -145,7 +145,7 @@ int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
 
 stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m)
 {
-    return vm && stvm__is_mutex(vm, m) ? m->owner : NULL;
+    return vm && stvm__is_mutex(vm, m) && m->owner ? m->owner->handle : NULL;
 }
 
 int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg)

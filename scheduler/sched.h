@@ -10,7 +10,7 @@
 #include "../vm/vm.h"
 
 /* ---- lists (FIFO through nextLink) ---- */
-static inline void stvm__list_append(stvm_list *l, stvm_process *p)
+static inline void stvm__list_append(stvm_list *l, stvm_proc *p)
 {
     p->next_link = NULL;
     if (l->last)
@@ -21,9 +21,9 @@ static inline void stvm__list_append(stvm_list *l, stvm_process *p)
     p->my_list = l;
 }
 
-static inline stvm_process *stvm__list_pop(stvm_list *l)
+static inline stvm_proc *stvm__list_pop(stvm_list *l)
 {
-    stvm_process *p = l->first;
+    stvm_proc *p = l->first;
     if (p) {
         l->first = p->next_link;
         if (!l->first)
@@ -35,10 +35,10 @@ static inline stvm_process *stvm__list_pop(stvm_list *l)
 }
 
 /* Remove p from l (linear, as Pharo's removeProcess:fromList:); false if absent. */
-bool stvm__list_remove(stvm_list *l, stvm_process *p);
+bool stvm__list_remove(stvm_list *l, stvm_proc *p);
 
 /* ---- run queues ---- */
-void stvm__runq_put(stvm_vm *vm, stvm_process *p, bool at_back);
+void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back);
 /* Highest priority with a runnable process, 0 if none. O(1). */
 static inline int stvm__runq_highest(const stvm_vm *vm)
 {
@@ -49,21 +49,21 @@ static inline int stvm__runq_highest(const stvm_vm *vm)
     return 0;
 }
 /* Take p off whatever list it is on (run queue included); no-op if on none. */
-void stvm__unlink(stvm_vm *vm, stvm_process *p);
+void stvm__unlink(stvm_vm *vm, stvm_proc *p);
 
 /* ---- switching ---- */
 /* Make next the active process (transferTo:). The caller decides where the old
  * active process went (run queue, waiting list, nowhere). */
-void stvm__transfer_to(stvm_vm *vm, stvm_process *next);
+void stvm__transfer_to(stvm_vm *vm, stvm_proc *next);
 /* Handle due timers and external signals, then transfer to the highest runnable
  * process (wakeHighestPriority); the active process must already be off the CPU's
  * books (on a list, or suspended). */
 void stvm__switch_to_next(stvm_vm *vm);
 /* resume: p preemptedYieldingIf: preemptionYields. True if p now runs (the caller
  * was preempted and has been switched back in since). */
-bool stvm__resume(stvm_vm *vm, stvm_process *p);
+bool stvm__resume(stvm_vm *vm, stvm_proc *p);
 /* Make p runnable at the back of its queue, never switching. */
-static inline void stvm__make_ready(stvm_vm *vm, stvm_process *p)
+static inline void stvm__make_ready(stvm_vm *vm, stvm_proc *p)
 {
     stvm__runq_put(vm, p, true);
 }
@@ -89,13 +89,13 @@ int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s);
 int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m);
 void stvm__mutex_exit_prim(stvm_vm *vm, stvm_mutex *m);
 /* Release every mutex p owns, handing each to its first waiter without switching. */
-void stvm__mutex_release_all(stvm_vm *vm, stvm_process *p);
+void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
 
 /* ---- processes ---- */
 int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
                 size_t stack_size, bool start, uint32_t flags, stvm_process **out);
-int stvm__process_resume(stvm_vm *vm, stvm_process *p);    /* prim 87 rules */
-int stvm__process_suspend(stvm_vm *vm, stvm_process *p);   /* prim 88 rules */
+int stvm__process_resume(stvm_vm *vm, stvm_proc *p);    /* prim 87 rules */
+int stvm__process_suspend(stvm_vm *vm, stvm_proc *p);   /* prim 88 rules */
 int stvm__yield(stvm_vm *vm);                              /* prim 167 */
 /* Sleep for at most us (primitive 230): until then, the next deadline, or an external
  * signal. On the simulated clock, the idle process jumps time to the deadline. */
@@ -114,9 +114,10 @@ static inline bool stvm__is_mutex(const stvm_vm *vm, const stvm_mutex *m)
 {
     return m && m->hdr.class_index == STVM_CLASS_MUTEX && m->vm == vm;
 }
-static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *p)
+/* A process handle of this VM (finished or not). */
+static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *h)
 {
-    return p && p->hdr.class_index == STVM_CLASS_PROCESS && p->vm == vm;
+    return h && h->hdr.class_index == STVM_CLASS_PROCESS && h->vm == vm;
 }
 
 #endif

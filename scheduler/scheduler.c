@@ -26,10 +26,10 @@
 
 /* ---- lists and run queues ---------------------------------------------------------- */
 
-bool stvm__list_remove(stvm_list *l, stvm_process *p)
+bool stvm__list_remove(stvm_list *l, stvm_proc *p)
 {
-    stvm_process *prev = NULL;
-    for (stvm_process *q = l->first; q; prev = q, q = q->next_link) {
+    stvm_proc *prev = NULL;
+    for (stvm_proc *q = l->first; q; prev = q, q = q->next_link) {
         if (q != p)
             continue;
         if (prev)
@@ -56,7 +56,7 @@ static inline void clear_ready_bit_if_empty(stvm_vm *vm, int prio)
         vm->ready_bits[(prio - 1) >> 6] &= ~(1ull << ((prio - 1) & 63));
 }
 
-void stvm__runq_put(stvm_vm *vm, stvm_process *p, bool at_back)
+void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back)
 {
     stvm_list *l = &vm->runq[p->priority - 1];
     if (at_back || !l->first) {
@@ -69,17 +69,17 @@ void stvm__runq_put(stvm_vm *vm, stvm_process *p, bool at_back)
     set_ready_bit(vm, p->priority);
 }
 
-static stvm_process *runq_pop_highest(stvm_vm *vm)
+static stvm_proc *runq_pop_highest(stvm_vm *vm)
 {
     int h = stvm__runq_highest(vm);
     if (!h)
         return NULL;
-    stvm_process *p = stvm__list_pop(&vm->runq[h - 1]);
+    stvm_proc *p = stvm__list_pop(&vm->runq[h - 1]);
     clear_ready_bit_if_empty(vm, h);
     return p;
 }
 
-void stvm__unlink(stvm_vm *vm, stvm_process *p)
+void stvm__unlink(stvm_vm *vm, stvm_proc *p)
 {
     stvm_list *l = p->my_list;
     if (!l)
@@ -95,16 +95,16 @@ void stvm__unlink(stvm_vm *vm, stvm_process *p)
  * way out cannot free the stack it was running on, so its successor does. */
 static inline void after_switch(stvm_vm *vm)
 {
-    stvm_process *z = vm->zombie;
+    stvm_proc *z = vm->zombie;
     if (z) {
         vm->zombie = NULL;
         stvm__ctx_release(vm, z);
     }
 }
 
-void stvm__transfer_to(stvm_vm *vm, stvm_process *next)
+void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
 {
-    stvm_process *from = vm->active;
+    stvm_proc *from = vm->active;
     next->my_list = NULL;
     vm->active = next;
     if (from == next)
@@ -116,7 +116,7 @@ void stvm__transfer_to(stvm_vm *vm, stvm_process *next)
 
 static void transfer_to_host(stvm_vm *vm)
 {
-    stvm_process *from = vm->active;
+    stvm_proc *from = vm->active;
     vm->active = NULL;
     vm->stats.context_switches++;
     stvm__ctx_switch(vm, from, NULL);
@@ -164,9 +164,9 @@ void stvm__switch_to_next(stvm_vm *vm)
     stvm__transfer_to(vm, runq_pop_highest(vm));   /* never NULL: idle is runnable */
 }
 
-bool stvm__resume(stvm_vm *vm, stvm_process *p)
+bool stvm__resume(stvm_vm *vm, stvm_proc *p)
 {
-    stvm_process *a = vm->active;
+    stvm_proc *a = vm->active;
     if (!a || p->priority <= a->priority) {
         stvm__runq_put(vm, p, true);
         return false;
@@ -178,7 +178,7 @@ bool stvm__resume(stvm_vm *vm, stvm_process *p)
 
 bool stvm__preempt_if_needed(stvm_vm *vm)
 {
-    stvm_process *a = vm->active;
+    stvm_proc *a = vm->active;
     if (!a || stvm__runq_highest(vm) <= a->priority)
         return false;
     stvm__runq_put(vm, a, vm->cfg.preemption_yields);
@@ -196,7 +196,7 @@ void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 
 /* ---- processes ------------------------------------------------------------------- */
 
-static void link_all(stvm_vm *vm, stvm_process *p)
+static void link_all(stvm_vm *vm, stvm_proc *p)
 {
     p->all_prev = NULL;
     p->all_next = vm->all;
@@ -205,7 +205,7 @@ static void link_all(stvm_vm *vm, stvm_process *p)
     vm->all = p;
 }
 
-static void unlink_all(stvm_vm *vm, stvm_process *p)
+static void unlink_all(stvm_vm *vm, stvm_proc *p)
 {
     if (p->all_prev)
         p->all_prev->all_next = p->all_next;
@@ -216,8 +216,8 @@ static void unlink_all(stvm_vm *vm, stvm_process *p)
     p->all_prev = p->all_next = NULL;
 }
 
-/* Everything that ends a process except giving up its stack. */
-static void finish_process(stvm_vm *vm, stvm_process *p)
+/* Everything that ends a process except giving up its stack (and with it p). */
+static void finish_process(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
     p->flags |= STVM_PF_TERMINATED;
@@ -228,11 +228,15 @@ static void finish_process(stvm_vm *vm, stvm_process *p)
     if (p->delay && vm->delay.process_terminated)
         vm->delay.process_terminated(vm, p);
     stvm__mutex_release_all(vm, p);
+    stvm_process *h = p->handle;
+    h->priority = p->priority;
+    h->flags |= STVM_PF_TERMINATED;
+    h->core = NULL;
 }
 
 static void terminate_active(stvm_vm *vm)
 {
-    stvm_process *p = vm->active;
+    stvm_proc *p = vm->active;
     finish_process(vm, p);
     vm->zombie = p;
     stvm__switch_to_next(vm);
@@ -242,11 +246,10 @@ static void terminate_active(stvm_vm *vm)
 
 void stvm__process_entry(void *arg)
 {
-    stvm_process *p = arg;
+    stvm_proc *p = arg;
     stvm_vm *vm = p->vm;
     stvm__ctx_entered(vm);
     after_switch(vm);
-    p->flags |= STVM_PF_STARTED;
     p->fn(vm, p->arg);
     terminate_active(vm);
 }
@@ -267,35 +270,41 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
     if (stack_size < 8192 || stack_size > ((size_t)64 << 20))
         return STVM_EINVAL;
     stack_size = (stack_size + page - 1) & ~(page - 1);
-    stvm_process *p = stvm__objmem_alloc(vm, STVM_CLASS_PROCESS, sizeof *p);
-    if (!p)
+    stvm_process *h = stvm__objmem_alloc(vm, STVM_CLASS_PROCESS, sizeof *h);
+    if (!h)
         return STVM_ENOMEM;
-    p->name = strdup(name ? name : "");
-    int err = p->name ? stvm__ctx_prepare(vm, p, stack_size) : STVM_ENOMEM;
+    h->name = strdup(name ? name : "");
+    stvm_proc *p = NULL;
+    int err = h->name ? stvm__ctx_prepare(vm, stack_size, &p) : STVM_ENOMEM;
     if (err) {
-        free(p->name);
-        stvm__objmem_free(vm, p);
+        free(h->name);
+        stvm__objmem_free(vm, h);
         return err;
     }
+    h->core = p;
+    h->vm = vm;
+    h->id = ++vm->next_pid;
+    h->priority = priority;
+    h->flags = flags;
+    p->handle = h;
     p->vm = vm;
     p->priority = priority;
     p->fn = fn;
     p->arg = arg;
     p->flags = flags;
-    p->id = ++vm->next_pid;
     link_all(vm, p);
     vm->live_total++;
     if (!(flags & STVM_PF_VM_OWN))
         vm->live_user++;
     vm->stats.processes_live = vm->live_total;
     if (out)
-        *out = p;
+        *out = h;
     if (start)
         stvm__resume(vm, p);
     return STVM_OK;
 }
 
-int stvm__process_resume(stvm_vm *vm, stvm_process *p)
+int stvm__process_resume(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED || p == vm->active || p->my_list)
         return STVM_ESTATE;
@@ -303,7 +312,7 @@ int stvm__process_resume(stvm_vm *vm, stvm_process *p)
     return STVM_OK;
 }
 
-int stvm__process_suspend(stvm_vm *vm, stvm_process *p)
+int stvm__process_suspend(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED)
         return STVM_ESTATE;
@@ -322,7 +331,7 @@ int stvm__process_suspend(stvm_vm *vm, stvm_process *p)
 
 int stvm__yield(stvm_vm *vm)
 {
-    stvm_process *a = vm->active;
+    stvm_proc *a = vm->active;
     stvm__poll_events(vm);
     if (stvm__preempt_if_needed(vm))
         return STVM_OK;
@@ -408,7 +417,7 @@ static void idle_main(stvm_vm *vm, void *arg)
             /* Something can run. Below the idle priority it borrows the processor
              * (Pharo would starve it; see docs/differences-from-pharo.md). */
             stvm__runq_put(vm, vm->idle, true);
-            stvm_process *next = runq_pop_highest(vm);
+            stvm_proc *next = runq_pop_highest(vm);
             if (next == vm->idle) {   /* only a lower process besides us */
                 stvm__runq_put(vm, vm->idle, true);
                 int lo = stvm__runq_highest(vm);
@@ -507,10 +516,12 @@ int stvm_vm_new(stvm_vm **out, const stvm_config *cfg)
         goto fail;
     if ((err = stvm__ctx_vm_init(vm)))
         goto fail;
+    stvm_process *idle;
     err = stvm__spawn(vm, STVM_PRIORITY_IDLE, "Idle Process", idle_main, NULL, 0, true,
-                      STVM_PF_VM_OWN, &vm->idle);
+                      STVM_PF_VM_OWN, &idle);
     if (err)
         goto fail;
+    vm->idle = idle->core;
     *out = vm;
     return STVM_OK;
 fail:
@@ -524,17 +535,21 @@ void stvm_vm_free(stvm_vm *vm)
         return;
     if (vm->delay.destroy)
         vm->delay.destroy(vm);
-    /* Every process record, finished ones too, is an object: give back its stack and
-     * name before object memory goes. */
+    /* Every process handle, finished ones too, is an object: give back the stacks of
+     * unfinished ones and the names before object memory goes. */
     for (size_t i = 0; i < vm->mem.set_cap; i++) {
         uintptr_t a = vm->mem.set[i];
         if (a > 1 && ((stvm_object *)a)->class_index == STVM_CLASS_PROCESS) {
-            stvm_process *p = (stvm_process *)a;
-            stvm__ctx_release(vm, p);
-            free(p->name);
-            p->name = NULL;
+            stvm_process *h = (stvm_process *)a;
+            if (h->core)
+                stvm__ctx_release(vm, h->core);
+            h->core = NULL;
+            free(h->name);
+            h->name = NULL;
         }
     }
+    if (vm->zombie)
+        stvm__ctx_release(vm, vm->zombie);
     stvm__stack_cache_destroy(vm);
     stvm__external_destroy(vm);
     stvm__objmem_destroy(vm);
@@ -572,7 +587,7 @@ int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name, stvm_fn fn
 
 stvm_process *stvm_active_process(stvm_vm *vm)
 {
-    return vm ? vm->active : NULL;
+    return vm && vm->active ? vm->active->handle : NULL;
 }
 
 int stvm_yield(stvm_vm *vm)
@@ -590,27 +605,43 @@ int stvm_checkpoint(stvm_vm *vm)
     return stvm__preempt_if_needed(vm) ? 1 : 0;
 }
 
-int stvm_process_resume(stvm_vm *vm, stvm_process *p)
+/* The running state of a handle handed in by a caller: EINVAL for something that is
+ * not a process of this VM, ESTATE once it has finished. */
+static int core_of(stvm_vm *vm, const stvm_process *h, stvm_proc **out)
 {
-    if (!vm || !stvm__is_proc(vm, p))
+    if (!vm || !stvm__is_proc(vm, h))
         return STVM_EINVAL;
-    return stvm__process_resume(vm, p);
+    if (!h->core)
+        return STVM_ESTATE;
+    *out = h->core;
+    return STVM_OK;
 }
 
-int stvm_process_suspend(stvm_vm *vm, stvm_process *p)
+int stvm_process_resume(stvm_vm *vm, stvm_process *h)
 {
-    if (!vm || !stvm__is_proc(vm, p))
-        return STVM_EINVAL;
+    stvm_proc *p;
+    int err = core_of(vm, h, &p);
+    return err ? err : stvm__process_resume(vm, p);
+}
+
+int stvm_process_suspend(stvm_vm *vm, stvm_process *h)
+{
+    stvm_proc *p;
+    int err = core_of(vm, h, &p);
+    if (err)
+        return err;
     if (p->flags & STVM_PF_VM_OWN)
         return STVM_ESTATE;
     return stvm__process_suspend(vm, p);
 }
 
-int stvm_process_terminate(stvm_vm *vm, stvm_process *p)
+int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 {
-    if (!vm || !stvm__is_proc(vm, p))
-        return STVM_EINVAL;
-    if (p->flags & (STVM_PF_TERMINATED | STVM_PF_VM_OWN))
+    stvm_proc *p;
+    int err = core_of(vm, h, &p);
+    if (err)
+        return err;
+    if (p->flags & STVM_PF_VM_OWN)
         return STVM_ESTATE;
     if (p == vm->active)
         terminate_active(vm);
@@ -622,13 +653,18 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *p)
     return STVM_OK;
 }
 
-int stvm_process_set_priority(stvm_vm *vm, stvm_process *p, int priority)
+int stvm_process_set_priority(stvm_vm *vm, stvm_process *h, int priority)
 {
-    if (!vm || !stvm__is_proc(vm, p) || !priority_ok(priority))
+    stvm_proc *p;
+    int err = core_of(vm, h, &p);
+    if (err)
+        return err;
+    if (!priority_ok(priority))
         return STVM_EINVAL;
-    if (p->flags & (STVM_PF_TERMINATED | STVM_PF_VM_OWN))
+    if (p->flags & STVM_PF_VM_OWN)
         return STVM_ESTATE;
     stvm_list *l = p->my_list;
+    h->priority = priority;
     if (l && l->kind == STVM_LIST_RUNQ) {
         stvm__unlink(vm, p);
         p->priority = priority;
@@ -641,16 +677,17 @@ int stvm_process_set_priority(stvm_vm *vm, stvm_process *p, int priority)
     return STVM_OK;
 }
 
-int stvm_process_info_get(stvm_vm *vm, const stvm_process *p, stvm_process_info *out)
+int stvm_process_info_get(stvm_vm *vm, const stvm_process *h, stvm_process_info *out)
 {
-    if (!vm || !stvm__is_proc(vm, p) || !out)
+    if (!vm || !stvm__is_proc(vm, h) || !out)
         return STVM_EINVAL;
     memset(out, 0, sizeof *out);
-    out->name = p->name;
-    out->priority = p->priority;
-    out->id = p->id;
-    out->vm_own = (p->flags & STVM_PF_VM_OWN) != 0;
-    if (p->flags & STVM_PF_TERMINATED)
+    out->name = h->name;
+    out->id = h->id;
+    out->vm_own = (h->flags & STVM_PF_VM_OWN) != 0;
+    stvm_proc *p = h->core;
+    out->priority = p ? p->priority : h->priority;
+    if (!p)
         out->state = STVM_PROCESS_TERMINATED;
     else if (p == vm->active)
         out->state = STVM_PROCESS_ACTIVE;
@@ -679,9 +716,9 @@ int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size)
     size_t len = 0;
     if (size)
         buf[0] = 0;
-    for (stvm_process *p = vm->all; p; p = p->all_next) {
+    for (stvm_proc *p = vm->all; p; p = p->all_next) {
         stvm_process_info info;
-        stvm_process_info_get(vm, p, &info);
+        stvm_process_info_get(vm, p->handle, &info);
         if (info.vm_own || info.state == STVM_PROCESS_READY ||
             info.state == STVM_PROCESS_ACTIVE)
             continue;
@@ -744,12 +781,12 @@ uint32_t stvm_millisecond_clock(stvm_vm *vm)
 static int check_list(stvm_list *l, char *buf, size_t size, size_t limit)
 {
     size_t n = 0;
-    stvm_process *prev = NULL;
-    for (stvm_process *p = l->first; p; prev = p, p = p->next_link) {
+    stvm_proc *prev = NULL;
+    for (stvm_proc *p = l->first; p; prev = p, p = p->next_link) {
         if (p->my_list != l)
-            FAIL("process '%s' is on a list its myList does not name", p->name);
+            FAIL("process '%s' is on a list its myList does not name", p->handle->name);
         if (p->flags & STVM_PF_TERMINATED)
-            FAIL("finished process '%s' is still on a list", p->name);
+            FAIL("finished process '%s' is still on a list", p->handle->name);
         if (++n > limit)
             FAIL("a list is cyclic or holds a process twice");
     }
@@ -770,26 +807,26 @@ int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
             FAIL("priority bitmap disagrees with run queue %d", i + 1);
         if (check_list(l, buf, size, limit))
             return STVM_ESTATE;
-        for (stvm_process *p = l->first; p; p = p->next_link)
+        for (stvm_proc *p = l->first; p; p = p->next_link)
             if (p->priority != i + 1)
-                FAIL("process '%s' of priority %d is on run queue %d", p->name, p->priority,
+                FAIL("process '%s' of priority %d is on run queue %d", p->handle->name, p->priority,
                      i + 1);
     }
     uint32_t total = 0, user = 0;
-    for (stvm_process *p = vm->all; p; p = p->all_next) {
+    for (stvm_proc *p = vm->all; p; p = p->all_next) {
         total++;
         if (!(p->flags & STVM_PF_VM_OWN))
             user++;
         if (p == vm->active && p->my_list)
-            FAIL("the active process '%s' is on a list", p->name);
+            FAIL("the active process '%s' is on a list", p->handle->name);
         if (p->my_list) {
             if (check_list(p->my_list, buf, size, limit))
                 return STVM_ESTATE;
             size_t seen = 0;
-            for (stvm_process *q = p->my_list->first; q; q = q->next_link)
+            for (stvm_proc *q = p->my_list->first; q; q = q->next_link)
                 seen += q == p;
             if (seen != 1)
-                FAIL("process '%s' is not exactly once on its list", p->name);
+                FAIL("process '%s' is not exactly once on its list", p->handle->name);
         }
         if (p->my_list && p->my_list->kind == STVM_LIST_SEMAPHORE) {
             stvm_semaphore *s = (stvm_semaphore *)((char *)p->my_list -
@@ -804,7 +841,7 @@ int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
         }
         for (stvm_mutex *m = p->owned; m; m = m->next_owned)
             if (m->owner != p)
-                FAIL("process '%s' lists a mutex it does not own", p->name);
+                FAIL("process '%s' lists a mutex it does not own", p->handle->name);
     }
     if (total != vm->live_total || user != vm->live_user)
         FAIL("process counts disagree (%u/%u listed, %u/%u counted)", total, user,

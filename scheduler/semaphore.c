@@ -14,7 +14,7 @@ void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
 void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
 {
     vm->stats.semaphore_signals++;
-    stvm_process *p = stvm__list_pop(&s->list);
+    stvm_proc *p = stvm__list_pop(&s->list);
     if (!p) {
         s->excess_signals++;
         return;
@@ -25,7 +25,7 @@ void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
 void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s)
 {
     vm->stats.semaphore_signals++;
-    stvm_process *p = stvm__list_pop(&s->list);
+    stvm_proc *p = stvm__list_pop(&s->list);
     if (!p) {
         s->excess_signals++;
         return;
@@ -40,7 +40,7 @@ int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s)
         s->excess_signals--;
         return STVM_OK;
     }
-    stvm_process *a = vm->active;
+    stvm_proc *a = vm->active;
     a->flags &= ~(uint32_t)STVM_PF_WAIT_ABORTED;
     stvm__list_append(&s->list, a);
     stvm__switch_to_next(vm);

@@ -38,13 +38,15 @@ typedef struct stvm_large_int {
     uint8_t digits[8];
 } stvm_large_int;
 
+typedef struct stvm_proc stvm_proc;
+
 /* Which kind of list a process's myList points at. */
 enum { STVM_LIST_RUNQ = 1, STVM_LIST_SEMAPHORE = 2, STVM_LIST_MUTEX = 3 };
 
 /* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink. */
 typedef struct stvm_list {
-    stvm_process *first;
-    stvm_process *last;
+    stvm_proc *first;
+    stvm_proc *last;
     uint8_t kind;
 } stvm_list;
 
@@ -59,7 +61,7 @@ struct stvm_semaphore {
 struct stvm_mutex {
     stvm_object hdr;
     stvm_list list;                  /* waiting processes, FIFO */
-    stvm_process *owner;             /* Pharo's owner; NULL when free */
+    stvm_proc *owner;                /* Pharo's owner; NULL when free */
     stvm_vm *vm;
     uint32_t depth;                  /* re-entry count of the C API (prim 186 keeps 1) */
     stvm_mutex *next_owned;          /* the owner's list of mutexes it holds */
@@ -69,16 +71,36 @@ struct stvm_mutex {
 enum {
     STVM_PF_TERMINATED = 1u << 0,
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
-    STVM_PF_STARTED = 1u << 2,       /* its C function has been entered */
     STVM_PF_WAIT_ABORTED = 1u << 3,  /* taken off a semaphore by suspend */
 };
 
+/* A process is two records.
+ *
+ * The handle (struct stvm_process) is what stvm_spawn answers and what a Process oop
+ * points at: small, in object memory, valid until stvm_vm_free, finished or not.
+ *
+ * The running state (stvm_proc) holds Pharo's slots (nextLink, myList, priority) and
+ * the C context. It lives in the top bytes of the process's own stack mapping, so
+ * that waking a process touches one page for its record, its stack top and the
+ * Delay it waited on: with tens of thousands of sleepers woken in random order, that
+ * page (a TLB miss and a few cache misses) is most of what a wake-up costs. It goes
+ * away with the stack when the process finishes. */
 struct stvm_process {
-    /* What every switch, signal and wait touches fits the first cache line (object
-     * memory aligns objects to 64 bytes): with tens of thousands of processes woken
-     * in random order, each extra line is a cache miss. */
     stvm_object hdr;
-    stvm_process *next_link;         /* Pharo's Link>>nextLink */
+    stvm_proc *core;                 /* NULL once finished */
+    stvm_vm *vm;
+    char *name;                      /* Pharo's name */
+    uint64_t id;
+    int priority;                    /* the last priority, kept after finishing */
+    uint32_t flags;                  /* STVM_PF_VM_OWN, STVM_PF_TERMINATED */
+};
+
+/* Bytes at the top of every stack mapping taken by the running state. */
+#define STVM_PROC_AREA 256
+
+struct stvm_proc {
+    /* touched by every switch, signal and wait: the first cache line */
+    stvm_proc *next_link;            /* Pharo's Link>>nextLink */
     stvm_list *my_list;              /* Pharo's myList: the list it is on, or NULL */
     int priority;                    /* Pharo's priority, 1..80 */
     uint32_t flags;
@@ -86,17 +108,18 @@ struct stvm_process {
     stvm_vm *vm;
     void *delay;                     /* the Delay it waits on (image side), or NULL */
     stvm_mutex *owned;               /* mutexes this process owns */
+    stvm_process *handle;
     /* colder */
-    char *name;                      /* Pharo's name */
-    uint64_t id;
     stvm_fn fn;
     void *arg;
     void *uctx;                      /* ucontext_t (portable back end) */
     unsigned char *map_base;         /* the stack mapping, guard page included */
     size_t map_size;
-    size_t stack_size;
+    size_t stack_size;               /* usable stack below this record */
     const char *wait_label;          /* "delay" / "timed wait" while in one */
-    stvm_process *all_prev, *all_next;  /* every unfinished process of the VM */
+    stvm_proc *all_prev, *all_next;  /* every unfinished process of the VM */
 };
+
+_Static_assert(sizeof(struct stvm_proc) <= STVM_PROC_AREA, "stvm_proc outgrew its area");
 
 #endif

@@ -62,7 +62,7 @@ typedef struct stvm_delay_hooks {
     void *state;
     stvm_semaphore *timing_sem;     /* the timing process's semaphore */
     uint64_t (*pending)(stvm_vm *vm);              /* delays scheduled, not yet fired */
-    void (*process_terminated)(stvm_vm *vm, stvm_process *p);
+    void (*process_terminated)(stvm_vm *vm, stvm_proc *p);
     void (*destroy)(stvm_vm *vm);
 } stvm_delay_hooks;
 
@@ -71,15 +71,15 @@ struct stvm_vm {
     int64_t si_min, si_max;
 
     /* scheduler */
-    stvm_process *active;           /* NULL: the embedding thread (outside stvm_run) */
+    stvm_proc *active;           /* NULL: the embedding thread (outside stvm_run) */
     stvm_list runq[STVM_NUM_PRIORITIES];
     uint64_t ready_bits[2];         /* bit p-1 set <=> runq[p-1] non-empty */
-    stvm_process *idle;
-    stvm_process *all;              /* unfinished processes */
+    stvm_proc *idle;
+    stvm_proc *all;              /* unfinished processes */
     uint64_t next_pid;
     uint32_t live_user;             /* unfinished processes that are not the VM's own */
     uint32_t live_total;
-    stvm_process *zombie;           /* finished; its stack is released after the switch */
+    stvm_proc *zombie;           /* finished; its stack is released after the switch */
     void *host_sp;                  /* the embedding thread's context inside stvm_run */
     void *host_uctx;
     const void *host_stack_bottom;  /* for AddressSanitizer's fiber annotations */
