@@ -46,7 +46,7 @@ $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address,undefi
 .PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro
 all: lib tools examples
 
-lib: $(B)/libstvm.a $(B)/libstvm.so $(B)/stvm.pc
+lib: $(B)/libstvm.a $(B)/libstvm.so
 
 $(B)/libstvm.a: $(B)/asm/libstvm.a
 	cp $< $@
@@ -54,10 +54,7 @@ $(B)/libstvm.a: $(B)/asm/libstvm.a
 $(B)/libstvm.so: $(asm_OBJ)
 	$(CC) -shared -Wl,-soname,libstvm.so.0 -o $@ $^ $(LDLIBS)
 
-$(B)/stvm.pc: stvm.pc.in Makefile
-	@mkdir -p $(B)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)|' $< > $@
+VERSION := $(shell sed -n 's/\#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)
 
 # stvm-bench is linked with the assembly back end; its twin stvm-bench-ucontext with the
 # portable one (`stvm-bench micro` runs the twin to report both back ends).
@@ -115,10 +112,11 @@ install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/stvm.h $(DESTDIR)$(INCLUDEDIR)/stvm.h
 	install -m 644 $(B)/libstvm.a $(DESTDIR)$(LIBDIR)/libstvm.a
-	install -m 755 $(B)/libstvm.so $(DESTDIR)$(LIBDIR)/libstvm.so.$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)
-	ln -sf libstvm.so.$(shell sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h) $(DESTDIR)$(LIBDIR)/libstvm.so.0
+	install -m 755 $(B)/libstvm.so $(DESTDIR)$(LIBDIR)/libstvm.so.$(VERSION)
+	ln -sf libstvm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstvm.so.0
 	ln -sf libstvm.so.0 $(DESTDIR)$(LIBDIR)/libstvm.so
-	install -m 644 $(B)/stvm.pc $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' stvm.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc
 	if [ -f $(B)/stvm-bench ]; then install -m 755 $(B)/stvm-bench $(DESTDIR)$(BINDIR)/stvm-bench; fi
 
 uninstall:

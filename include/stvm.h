@@ -172,8 +172,10 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
  * Errors: EBUSY (already running, or called from a process). */
 STVM_API int stvm_run(stvm_vm *vm);
 
-/* Let the other runnable processes of the caller's priority run first (primitive 167);
- * a no-op when there are none. Errors: ENOTPROC. Switches. */
+/* Let the other runnable processes of the caller's priority run first (primitive 167).
+ * Like every scheduling point it first handles due timers and external signals, so a
+ * strictly higher process they woke runs first; with nothing else runnable it returns
+ * at once. Errors: ENOTPROC. Switches. */
 STVM_API int stvm_yield(stvm_vm *vm);
 
 /* The running green process, or NULL on the embedding thread outside stvm_run. */
@@ -194,7 +196,7 @@ STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
  * stvm_semaphore_wait returns STVM_ESTATE. Errors: EINVAL, ESTATE (already
- * suspended or finished), ENOTPROC. Switches. */
+ * suspended or finished; the VM's own processes). Switches. */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Terminating the active process does not return. Terminating another:
@@ -232,8 +234,8 @@ typedef struct stvm_process_info {
 STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
                                    stvm_process_info *out);
 
-/* Write one line per unfinished user process that is not runnable ("name (priority
- * P) waits on semaphore 0x...") into buf, NUL-terminated and truncated to size.
+/* Write one line per unfinished user process that is not runnable ("'name' (priority
+ * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and truncated to size.
  * Returns the length the full report needs (like snprintf), or EINVAL. buf may be
  * NULL when size is 0. */
 STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
@@ -272,7 +274,8 @@ STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
 
 /* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
  * Waiters queue FIFO and get the mutex handed to them directly by exit (no barging).
- * Errors: EINVAL, ENOTPROC. Switches. */
+ * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the waiting list and
+ * resumed: it does not own the mutex), ERANGE (re-entered 2^32-1 times). Switches. */
 STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
@@ -388,8 +391,9 @@ STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
 STVM_API stvm_oop stvm_semaphore_oop(stvm_semaphore *sem);
 STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
 STVM_API stvm_oop stvm_process_oop(stvm_process *p);
-/* The class name of an oop ("SmallInteger", "LargePositiveInteger", "Semaphore",
- * "Mutex", "Process", "UndefinedObject") or NULL if the oop is not this VM's. */
+/* The class name of an oop ("SmallInteger", "LargePositiveInteger",
+ * "LargeNegativeInteger", "Semaphore", "Mutex", "Process", "UndefinedObject", "True",
+ * "False") or NULL if the oop is not this VM's. */
 STVM_API const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop);
 
 /* ---- Primitives ---------------------------------------------------------------- */

@@ -242,8 +242,10 @@ static int p_enter_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop
         return STVM_PRIM_ERR_BAD_RECEIVER;
     if (!vm->active)
         return STVM_PRIM_ERR_INAPPROPRIATE;
-    int was_owner = stvm__mutex_enter_prim(vm, m);
-    *res = boolean(was_owner == 1);
+    int got = stvm__mutex_enter_prim(vm, m);
+    /* false: acquired; true: already the owner; nil: the wait was cut short by a
+     * suspend, so the caller does not own it (Pharo would answer false here). */
+    *res = got == 1 ? STVM_TRUE : got == 0 ? STVM_FALSE : STVM_NIL;
     return OK;
 }
 
@@ -333,7 +335,7 @@ int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
         return STVM_PRIM_ERR_BAD_ARGUMENT;
     if (stvm__is_boxed(usecs))
         vm->stats.large_int_ops++;   /* positive64BitValueOf: walks the digits */
-    stvm__timer_arm(vm, s, s ? (uint64_t)v : 0);
+    stvm__timer_arm(vm, s, (uint64_t)v);   /* 0 means no deadline, as in Pharo */
     return OK;
 }
 

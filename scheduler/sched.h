@@ -102,7 +102,8 @@ int stvm__yield(stvm_vm *vm);                              /* prim 167 */
 void stvm__relinquish(stvm_vm *vm, uint64_t us);
 
 /* ---- the one-shot timer (primitives 136/242) ---- */
-/* Arm (sem non-NULL, deadline in VM-clock us, 0 treated as 1) or disarm (sem NULL). */
+/* Arm (sem non-NULL, deadline in VM-clock us) or disarm (sem NULL, or deadline 0,
+ * which Pharo's VM also reads as "no timer"). */
 void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us);
 
 /* ---- validation of untrusted handles ---- */

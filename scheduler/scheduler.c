@@ -75,6 +75,8 @@ static stvm_proc *runq_pop_highest(stvm_vm *vm)
     if (!h)
         return NULL;
     stvm_proc *p = stvm__list_pop(&vm->runq[h - 1]);
+    if (vm->runq[h - 1].first)   /* likely to run next: start fetching its page */
+        __builtin_prefetch(vm->runq[h - 1].first, 1);
     clear_ready_bit_if_empty(vm, h);
     return p;
 }
@@ -191,7 +193,7 @@ bool stvm__preempt_if_needed(stvm_vm *vm)
 void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
     vm->timer_sem = sem;
-    vm->next_wakeup_us = sem ? (deadline_us ? deadline_us : 1) : 0;
+    vm->next_wakeup_us = sem ? deadline_us : 0;
 }
 
 /* ---- processes ------------------------------------------------------------------- */
@@ -413,17 +415,19 @@ static void idle_main(stvm_vm *vm, void *arg)
     for (;;) {
         stvm__poll_events(vm);
         int h = stvm__runq_highest(vm);
-        if (h) {
-            /* Something can run. Below the idle priority it borrows the processor
-             * (Pharo would starve it; see docs/differences-from-pharo.md). */
+        if (h >= STVM_PRIORITY_IDLE) {
             stvm__runq_put(vm, vm->idle, true);
-            stvm_proc *next = runq_pop_highest(vm);
-            if (next == vm->idle) {   /* only a lower process besides us */
-                stvm__runq_put(vm, vm->idle, true);
-                int lo = stvm__runq_highest(vm);
-                next = stvm__list_pop(&vm->runq[lo - 1]);
-                clear_ready_bit_if_empty(vm, lo);
-            }
+            stvm__transfer_to(vm, runq_pop_highest(vm));
+            continue;
+        }
+        if (h) {
+            /* Only processes below the idle priority can run: they borrow the
+             * processor (Pharo would starve them; docs/differences-from-pharo.md).
+             * Idle waits on its run queue and takes it back at the next scheduling
+             * point, where it preempts them. */
+            stvm_proc *next = stvm__list_pop(&vm->runq[h - 1]);
+            clear_ready_bit_if_empty(vm, h);
+            stvm__runq_put(vm, vm->idle, true);
             stvm__transfer_to(vm, next);
             continue;
         }
@@ -848,6 +852,10 @@ int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
              vm->live_total, vm->live_user);
     if (vm->idle && (vm->idle->flags & STVM_PF_TERMINATED))
         FAIL("the idle process has finished");
+    stvm_proc *a = vm->active;
+    if (a && a->priority >= STVM_PRIORITY_IDLE && stvm__runq_highest(vm) > a->priority)
+        FAIL("'%s' runs at priority %d while priority %d is runnable", a->handle->name,
+             a->priority, stvm__runq_highest(vm));
     if (buf && size)
         buf[0] = 0;
     return STVM_OK;

@@ -22,7 +22,6 @@ enum {
     STVM_CLASS_SEMAPHORE = 3,
     STVM_CLASS_MUTEX = 4,
     STVM_CLASS_PROCESS = 5,
-    STVM_CLASS_DELAY = 6,
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
