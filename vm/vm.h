@@ -91,6 +91,8 @@ struct stvm_vm {
     /* the one-shot timer (primitives 136 and 242) */
     uint64_t next_wakeup_us;        /* absolute VM clock; 0 = disarmed */
     stvm_semaphore *timer_sem;
+    uint64_t clock_seen_us;         /* the clock as a scheduling point last read it */
+    int clock_countdown;            /* switches left before the next clock read */
 
     stvm_clock clock;
     stvm_external_table ext;
