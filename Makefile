@@ -39,6 +39,9 @@ $(B)/$(1)/stvm-tests: $(TEST_SRC) tests/helpers.h $(B)/$(1)/libstvm.a
 	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
 endef
 
+$(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
+	$(CC) $(WARN) -O1 -fsanitize=address,undefined -Iinclude $< $(B)/asan/libstvm.a $(LDLIBS) -o $@
+
 $(eval $(call variant,asm,))
 $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all))
@@ -76,12 +79,15 @@ deps:
 
 # The tests: both back ends, then the sanitizer build; any failure or crash fails make.
 check: deps
-	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests
+	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary
 	$(MAKE) layering symbols
 	@echo "== tests: assembly back end" && $(B)/asm/stvm-tests --jobs 2
 	@echo "== tests: ucontext back end" && $(B)/uctx/stvm-tests --jobs 2
-	@echo "== tests: ASan+UBSan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/asan/stvm-tests --jobs 2
+	@echo "== tests: ASan+UBSan (leaks, memory errors and undefined behaviour fail)" && \
+	    sh scripts/run-sanitized.sh $(B)/asan/stvm-tests --jobs 2
+	@echo "== leak canary: a leaking program must be caught" && \
+	    if sh scripts/run-sanitized.sh $(B)/asan/leak-canary > /dev/null 2>&1; then \
+	        echo "the leak check is not live"; exit 1; else echo "canary caught"; fi
 	$(MAKE) install-smoke
 	@for e in $(EXAMPLES); do echo "== example $$e"; $$e > /dev/null || exit 1; done
 	@echo "check: all passed"
