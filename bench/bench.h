@@ -25,7 +25,8 @@ typedef enum bench_format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_MARKDOWN } bench_f
 /* ---- main.c: option helpers --------------------------------------------------------- */
 
 /* "--name value" or "--name=value": true if argv[*i] is the flag `name`; stores its
- * value (NULL if missing: the caller reports it) and advances *i past it. */
+ * value and advances *i past it. A missing value ends the tool with a message and
+ * status 2. */
 bool bench_flag(int argc, char **argv, int *i, const char *name, const char **value);
 /* Parse a decimal integer in [lo, hi]; false (and nothing stored) if it is not one. */
 bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out);
@@ -136,6 +137,8 @@ typedef struct delay_sample {
     double scheduled_per_delay;
     double expired_per_delay;
     double switches_per_delay;
+    double idle_sleeps_per_delay;  /* times the idle process slept in the kernel */
+    double timer_fires_per_delay;
     double late_p50_us;            /* from the histogram (clamped at 0) */
     double late_p99_us;
     double late_max_us;
@@ -163,7 +166,7 @@ typedef struct delay_cell {
     delay_sample *samples;      /* repeat of them */
     delay_sample median;
     bool failed;
-    char error[160];
+    char error[400];
 } delay_cell;
 
 typedef struct delay_report {

@@ -1,0 +1,129 @@
+/*
+ * stvm-bench: command-line dispatch and option helpers.
+ *
+ *   stvm-bench micro [--cpu N] [--repeat K] [--iterations N] [--processes N] [--format F]
+ *   stvm-bench delay [--repr LIST] [--concurrency LIST] [--clock real|sim] [--repeat K]
+ *                    [--window-ms W] [--cpu N] [--format F] [--plot FILE] [--report FILE]
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool bench_flag(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(a, name, len) != 0)
+        return false;
+    if (a[len] == '=') {
+        *value = a + len + 1;
+        (*i)++;
+        return true;
+    }
+    if (a[len] != 0)
+        return false;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "stvm-bench: option %s needs a value\n", name);
+        exit(BENCH_EXIT_USAGE);
+    }
+    *value = argv[*i + 1];
+    *i += 2;
+    return true;
+}
+
+bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static const char *const format_names[] = {"table", "csv", "json", "markdown"};
+
+bool bench_parse_format(const char *s, bench_format *out)
+{
+    for (int i = 0; i < 4; i++) {
+        if (s && strcmp(s, format_names[i]) == 0) {
+            *out = (bench_format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *bench_format_name(bench_format f)
+{
+    return format_names[f];
+}
+
+int bench_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stvm-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fprintf(stderr, "Try 'stvm-bench %s--help'.\n", command ? command : "");
+    return BENCH_EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: stvm-bench COMMAND [OPTIONS]\n"
+            "\n"
+            "Commands:\n"
+            "  micro   semaphore hand-off, raw context switch, memory per blocked process\n"
+            "          and a pthread semaphore reference, for both context-switch back ends\n"
+            "  delay   Pharo's DelayBenchmark: delays per second against concurrency for\n"
+            "          each Delay timestamp representation\n"
+            "  version print the tool and library versions and the back end\n"
+            "\n"
+            "'stvm-bench COMMAND --help' lists a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (stvm_version() != STVM_VERSION_HEX) {
+        fprintf(stderr, "stvm-bench: built against stvm %s but linked with %s\n",
+                STVM_VERSION_STRING, stvm_version_string());
+        return BENCH_EXIT_FAIL;
+    }
+    /* The DelayBenchmark's durations must be Pharo's; checked before anything runs. */
+    int table[DELAY_TABLE_SIZE];
+    delay_table_generate(table);
+    if (!delay_table_verify(table))
+        abort();
+
+    if (argc < 2) {
+        usage(stderr);
+        return BENCH_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "micro") == 0)
+        return micro_main(argc - 1, argv + 1, argv[0]);
+    if (strcmp(cmd, "delay") == 0)
+        return delay_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("stvm-bench %s (library %s, back end %s)\n", STVM_VERSION_STRING,
+               stvm_version_string(), stvm_context_backend());
+        return BENCH_EXIT_OK;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    fprintf(stderr, "stvm-bench: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return BENCH_EXIT_USAGE;
+}

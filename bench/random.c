@@ -1,0 +1,79 @@
+/*
+ * stvm-bench: Pharo 4/5's Random (David N. Smith's Float adaptation of the Park-Miller
+ * minimal standard generator, a = 16807, m = 2^31 - 1) and DelayBenchmark's table of
+ * 1000 durations drawn from it with seed 42.
+ *
+ * The arithmetic is the image's, in doubles, step for step: after the first draw the
+ * seed is a Float, and nextInt: scales `next` (a Float in [0, 1)) and truncates.
+ */
+#include "bench.h"
+
+#include <math.h>
+
+void pharo_random_init(pharo_random *g, long seed)
+{
+    /* Random>>initialize, then seed: */
+    g->a = 16807.0;                    /* 16r000041A7 asFloat */
+    g->m = 2147483647.0;               /* 16r7FFFFFFF asFloat */
+    g->q = trunc(g->m / g->a);         /* (m quo: a) asFloat = 127773 */
+    g->r = fmod(g->m, g->a);           /* (m \\ a) asFloat = 2836 */
+    g->seed = (double)seed;
+}
+
+double pharo_random_next_value(const pharo_random *g)
+{
+    /* hi := (seed quo: q) asFloat. lo := seed - (hi * q). aLoRHi := (a * lo) - (r * hi).
+     * answer := aLoRHi > 0.0 ifTrue: [aLoRHi] ifFalse: [aLoRHi + m] */
+    double hi = trunc(g->seed / g->q);
+    double lo = g->seed - hi * g->q;
+    double alorhi = g->a * lo - g->r * hi;
+    return alorhi > 0.0 ? alorhi : alorhi + g->m;
+}
+
+double pharo_random_next(pharo_random *g)
+{
+    g->seed = pharo_random_next_value(g);   /* ^ (seed := self nextValue) / m */
+    return g->seed / g->m;
+}
+
+long pharo_random_next_int(pharo_random *g, long n)
+{
+    return (long)trunc(pharo_random_next(g) * (double)n) + 1;   /* [1, n] */
+}
+
+void delay_table_generate(int table[DELAY_TABLE_SIZE])
+{
+    pharo_random g;
+    pharo_random_init(&g, DELAY_SEED);
+    for (int i = 0; i < DELAY_TABLE_SIZE; i++)
+        table[i] = (int)pharo_random_next_int(&g, DELAY_MAX_MS);
+}
+
+bool delay_table_verify(const int table[DELAY_TABLE_SIZE])
+{
+    static const int first[] = {1, 27, 37, 14, 19, 10, 49};
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        if (table[i] != first[i]) {
+            fprintf(stderr,
+                    "stvm-bench: Park-Miller self-check failed: draw %zu is %d, expected %d\n",
+                    i + 1, table[i], first[i]);
+            return false;
+        }
+    }
+    long sum = 0;
+    for (int i = 0; i < DELAY_TABLE_SIZE; i++) {
+        if (table[i] < 1 || table[i] > DELAY_MAX_MS) {
+            fprintf(stderr, "stvm-bench: Park-Miller self-check failed: draw %d is %d\n",
+                    i + 1, table[i]);
+            return false;
+        }
+        sum += table[i];
+    }
+    if (sum != 24686) {
+        fprintf(stderr,
+                "stvm-bench: Park-Miller self-check failed: mean %.3f ms, expected 24.686\n",
+                sum / 1000.0);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,109 @@
+/*
+ * stvm-bench: robust summaries (median, min, max) and a log-linear histogram for
+ * wake-up lateness, which records millions of samples in a fixed 15 KiB.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double small[64];
+    double *c = n <= 64 ? small : malloc(n * sizeof *c);
+    if (!c)
+        return NAN;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    if (c != small)
+        free(c);
+    return m;
+}
+
+double bench_min(const double *v, size_t n)
+{
+    double m = n ? v[0] : NAN;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] < m)
+            m = v[i];
+    return m;
+}
+
+double bench_max(const double *v, size_t n)
+{
+    double m = n ? v[0] : NAN;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* ---- histogram ------------------------------------------------------------------------
+ * Values 0..63 have a bucket each. A value v >= 64 with highest set bit e (6..63) falls
+ * into the group of e, split into 32 equal sub-buckets by the 5 bits below bit e. */
+
+static size_t hist_index(uint64_t v)
+{
+    if (v < 64)
+        return (size_t)v;
+    int e = 63 - __builtin_clzll(v);
+    size_t sub = (size_t)((v >> (e - 5)) & (BENCH_HIST_SUB - 1));
+    return 64 + (size_t)(e - 6) * BENCH_HIST_SUB + sub;
+}
+
+/* The largest value that lands in bucket i. */
+static uint64_t hist_upper(size_t i)
+{
+    if (i < 64)
+        return i;
+    size_t g = (i - 64) / BENCH_HIST_SUB, sub = (i - 64) % BENCH_HIST_SUB;
+    int e = (int)g + 6;
+    uint64_t width = 1ull << (e - 5);
+    uint64_t lo = (1ull << e) + sub * width;
+    return lo + (width - 1);
+}
+
+void bench_hist_clear(bench_hist *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void bench_hist_record(bench_hist *h, uint64_t v)
+{
+    h->buckets[hist_index(v)]++;
+    h->count++;
+    if (v > h->max)
+        h->max = v;
+}
+
+uint64_t bench_hist_quantile(const bench_hist *h, double q)
+{
+    if (!h->count)
+        return 0;
+    if (q <= 0)
+        q = 0;
+    if (q >= 1)
+        return h->max;
+    uint64_t rank = (uint64_t)ceil(q * (double)h->count);
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (size_t i = 0; i < BENCH_HIST_BUCKETS; i++) {
+        seen += h->buckets[i];
+        if (seen >= rank) {
+            uint64_t u = hist_upper(i);
+            return u < h->max ? u : h->max;
+        }
+    }
+    return h->max;
+}
