@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,11 @@ int stvm__ctx_host_enter(stvm_vm *vm)
         pthread_attr_destroy(&attr);
     }
     tls_vm = vm;
+    /* The idle process's sleep ends at the next deadline; Linux would otherwise let it
+     * run late by the thread's timer slack (50 us by default). */
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > 1 && prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0)
+        vm->host_timer_slack = slack;
 #ifndef STVM_ASAN
     if (vm->cfg.stack_guard) {
         stack_t cur;
@@ -336,8 +342,11 @@ int stvm__ctx_host_enter(stvm_vm *vm)
 
 void stvm__ctx_host_leave(stvm_vm *vm)
 {
-    (void)vm;
     tls_vm = NULL;
+    if (vm->host_timer_slack) {
+        prctl(PR_SET_TIMERSLACK, (unsigned long)vm->host_timer_slack, 0, 0, 0);
+        vm->host_timer_slack = 0;
+    }
     if (tls_altstack) {
         stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
         sigaltstack(&ss, NULL);

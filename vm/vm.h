@@ -84,6 +84,7 @@ struct stvm_vm {
     void *host_uctx;
     const void *host_stack_bottom;  /* for AddressSanitizer's fiber annotations */
     size_t host_stack_size;
+    int host_timer_slack;           /* the thread's timer slack to restore, or 0 */
     bool running;
     int run_result;
     stvm_stack_cache stacks;
