@@ -44,7 +44,8 @@ $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
 
 $(eval $(call variant,asm,))
 $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
-$(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all))
+comma := ,
+$(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
 .PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro
 all: lib tools examples

@@ -478,9 +478,10 @@ static int prepare(stvm_vm *vm, int64_t duration, bool from_ms, delay_sched **ds
         return STVM_ENOTPROC;
     if (duration < 0)
         return STVM_EINVAL;
-    bool ms_sched = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
+    if (from_ms ? duration > MAX_US / 1000 : duration > MAX_US)
+        return STVM_ERANGE;
     int64_t ms = from_ms ? duration : (duration + 999) / 1000;
-    if ((ms_sched && ms > MAX_MS) || (from_ms ? duration > MAX_US / 1000 : duration > MAX_US))
+    if (vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS && ms > MAX_MS)
         return STVM_ERANGE;
     return start_scheduler(vm, ds);
 }

@@ -250,8 +250,9 @@ STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 /* A new semaphore with no waiters and no excess signals. Errors: EINVAL, ENOMEM. */
 STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
 
-/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (has waiters, or is
- * registered as an external semaphore). */
+/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (has waiters, is
+ * registered as an external semaphore, is the semaphore of an armed timer deadline, or
+ * is the Delay scheduler's own). */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly

@@ -211,8 +211,9 @@ bool stvm__preempt_if_needed(stvm_vm *vm)
 
 void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
-    vm->timer_sem = sem;
-    vm->next_wakeup_us = sem ? deadline_us : 0;
+    bool armed = sem && deadline_us;
+    vm->timer_sem = armed ? sem : NULL;
+    vm->next_wakeup_us = armed ? deadline_us : 0;
 }
 
 /* ---- processes ------------------------------------------------------------------- */
@@ -354,9 +355,10 @@ int stvm__yield(stvm_vm *vm)
 {
     stvm_proc *a = vm->active;
     stvm__poll_events(vm);
-    if (stvm__preempt_if_needed(vm))
-        return STVM_OK;
-    if (!vm->runq[a->priority - 1].first)
+    /* Nothing of equal priority waiting and nothing higher woken: no-op. Otherwise the
+     * caller goes to the back of its queue, whoever runs next (a process below the
+     * idle priority thereby lets its peers have the borrowed processor first). */
+    if (!vm->runq[a->priority - 1].first && stvm__runq_highest(vm) <= a->priority)
         return STVM_OK;
     stvm__runq_put(vm, a, true);
     stvm__transfer_to(vm, runq_pop_highest(vm));

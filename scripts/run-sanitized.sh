@@ -6,6 +6,8 @@
 set -u
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+here=$(cd "$(dirname "$0")/.." && pwd)
+LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/lsan.supp:print_suppressions=0} \
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$@" > "$log" 2>&1
