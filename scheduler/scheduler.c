@@ -75,8 +75,16 @@ static stvm_proc *runq_pop_highest(stvm_vm *vm)
     if (!h)
         return NULL;
     stvm_proc *p = stvm__list_pop(&vm->runq[h - 1]);
-    if (vm->runq[h - 1].first)   /* likely to run next: start fetching its page */
-        __builtin_prefetch(vm->runq[h - 1].first, 1);
+    stvm_proc *next = vm->runq[h - 1].first;
+    if (next) {
+        /* Likely to run next, each on a page of its own that has gone cold while it
+         * waited: start fetching the next one's stack top (its record was fetched when
+         * it became the head) and the record of the one after it. */
+        __builtin_prefetch(next->ctx_sp, 0);
+        __builtin_prefetch((char *)next->ctx_sp + 64, 0);
+        if (next->next_link)
+            __builtin_prefetch(next->next_link, 1);
+    }
     clear_ready_bit_if_empty(vm, h);
     return p;
 }

@@ -1,0 +1,479 @@
+/*
+ * External semaphores: the 1-based table, its limits, signals from the host and from
+ * other OS threads (N requests become exactly N signals), waking an idle VM, the
+ * checkpoint that delivers them, and unregistering.
+ *
+ * The threaded tests use no sleeps: signalling threads run as fast as they can, and the
+ * VM's processes wait; a thread that must signal "after the VM went idle" spins on an
+ * atomic flag set by the green process, then busy-waits on the real clock.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "helpers.h"
+
+/* Every test of the suite fails after 30 s instead of hanging the runner. */
+TestSuite(external, .timeout = 30);
+
+#define GCHECK(w, cond)                        \
+    do {                                       \
+        if (!(cond) && !(w)->bad_line)         \
+            (w)->bad_line = __LINE__;          \
+    } while (0)
+
+static stvm_vm *vm_table(int size)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.external_table_size = size;
+    return vm_make(&cfg);
+}
+
+static stvm_stats stats_of(stvm_vm *vm)
+{
+    stvm_stats s;
+    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
+    return s;
+}
+
+static stvm_semaphore *new_sem(stvm_vm *vm)
+{
+    stvm_semaphore *s = NULL;
+    cr_assert_eq(stvm_semaphore_new(vm, &s), STVM_OK);
+    return s;
+}
+
+static int reg(stvm_vm *vm, stvm_semaphore *s)
+{
+    int idx = -77;
+    int err = stvm_register_external(vm, s, &idx);
+    cr_assert_eq(err, STVM_OK, "register: %s", stvm_err_name(err));
+    return idx;
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+Test(external, register_answers_one_based_indices_and_reuses_freed_slots)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm), *c = new_sem(vm), *d = new_sem(vm);
+    cr_assert_eq(reg(vm, a), 1);
+    cr_assert_eq(reg(vm, b), 2);
+    cr_assert_eq(reg(vm, c), 3);
+    cr_assert_eq(stvm_unregister_external(vm, 2), STVM_OK);
+    cr_assert_eq(reg(vm, d), 2, "the lowest free slot");
+    cr_assert_eq(reg(vm, b), 4, "b may be registered again");
+    for (int i = 1; i <= 4; i++)
+        cr_assert_eq(stvm_unregister_external(vm, i), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, a), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, b), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, c), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, d), STVM_OK);
+    vm_done(vm);
+}
+
+Test(external, register_is_efull_when_the_configured_table_is_full)
+{
+    stvm_vm *vm = vm_table(2);
+    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm), *c = new_sem(vm);
+    cr_assert_eq(reg(vm, a), 1);
+    cr_assert_eq(reg(vm, b), 2);
+    int idx = -77;
+    cr_assert_eq(stvm_register_external(vm, c, &idx), STVM_EFULL);
+    cr_assert_eq(idx, -77, "index untouched");
+    cr_assert_eq(stvm_semaphore_free(vm, c), STVM_OK, "c was not registered");
+    cr_assert_eq(stvm_signal_external(vm, 3), STVM_EINVAL, "beyond the table");
+    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_OK);
+    c = new_sem(vm);
+    cr_assert_eq(reg(vm, c), 1);
+    vm_done(vm);
+}
+
+Test(external, registering_the_same_semaphore_twice_is_estate)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm);
+    cr_assert_eq(reg(vm, a), 1);
+    int idx = -77;
+    cr_assert_eq(stvm_register_external(vm, a, &idx), STVM_ESTATE);
+    cr_assert_eq(idx, -77);
+    cr_assert_eq(reg(vm, b), 2, "the refused call took no slot");
+    vm_done(vm);
+}
+
+Test(external, register_and_unregister_reject_bad_arguments)
+{
+    stvm_vm *vm = vm_table(4);
+    stvm_semaphore *a = new_sem(vm);
+    stvm_mutex *m;
+    cr_assert_eq(stvm_mutex_new(vm, &m), STVM_OK);
+    int idx = -77;
+    cr_assert_eq(stvm_register_external(vm, NULL, &idx), STVM_EINVAL);
+    cr_assert_eq(stvm_register_external(vm, a, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_register_external(NULL, a, &idx), STVM_EINVAL);
+    cr_assert_eq(stvm_register_external(vm, (stvm_semaphore *)m, &idx), STVM_EINVAL);
+    stvm_vm *other = vm_make(NULL);
+    cr_assert_eq(stvm_register_external(other, a, &idx), STVM_EINVAL, "another VM's semaphore");
+    vm_done(other);
+    cr_assert_eq(idx, -77);
+    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_EINVAL, "slot not in use");
+    cr_assert_eq(stvm_unregister_external(vm, 0), STVM_EINVAL);
+    cr_assert_eq(stvm_unregister_external(vm, 5), STVM_EINVAL);
+    cr_assert_eq(stvm_unregister_external(NULL, 1), STVM_EINVAL);
+    cr_assert_eq(reg(vm, a), 1);
+    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_OK);
+    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_EINVAL, "already free");
+    vm_done(vm);
+}
+
+Test(external, signal_external_with_a_bad_index_is_einval)
+{
+    stvm_vm *vm = vm_table(8);
+    cr_assert_eq(stvm_signal_external(vm, 0), STVM_EINVAL);
+    cr_assert_eq(stvm_signal_external(vm, -1), STVM_EINVAL);
+    cr_assert_eq(stvm_signal_external(vm, 9), STVM_EINVAL);
+    cr_assert_eq(stvm_signal_external(vm, INT32_MIN), STVM_EINVAL);
+    cr_assert_eq(stvm_signal_external(NULL, 1), STVM_EINVAL);
+    cr_assert_eq(stvm_signal_external(vm, 8), STVM_OK, "an unused slot: dropped later");
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(stats_of(vm).external_signals, 0);
+    vm_done(vm);
+}
+
+Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_semaphore *a = new_sem(vm);
+    int idx = reg(vm, a);
+    cr_assert_eq(stvm_semaphore_free(vm, a), STVM_ESTATE);
+    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, a), STVM_OK);
+    vm_done(vm);
+}
+
+/* ---- signals from the host --------------------------------------------------------- */
+
+typedef struct world {
+    stvm_semaphore *sem;
+    int index;
+    int rc[8];
+    int64_t x[4];
+    trace_log t;
+    atomic_int flag;
+    int bad_line;
+    long waits;
+} world;
+
+static void wait_three(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    for (int i = 0; i < 3; i++)
+        w->rc[i] = stvm_semaphore_wait(vm, w->sem);
+    trace_add(&w->t, 1);
+}
+
+Test(external, host_requests_become_exactly_that_many_signals_when_the_vm_runs)
+{
+    stvm_vm *vm = vm_make(NULL);
+    world w;
+    memset(&w, 0, sizeof w);
+    w.sem = new_sem(vm);
+    w.index = reg(vm, w.sem);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0, "delivered at a scheduling point");
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_three, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(w.rc[i], STVM_OK);
+    static const int want[] = {1};
+    trace_expect(&w.t, want, 1);
+    cr_assert_eq(stats_of(vm).external_signals, 3);
+    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0);
+    vm_done(vm);
+}
+
+Test(external, requests_made_before_registration_are_forgotten)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_semaphore *old = new_sem(vm), *fresh = new_sem(vm);
+    int idx = reg(vm, old);
+    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);   /* unused slot */
+    cr_assert_eq(reg(vm, fresh), idx);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(vm, old), 0, "dropped at unregister");
+    cr_assert_eq(stvm_semaphore_excess(vm, fresh), 0, "not inherited");
+    cr_assert_eq(stats_of(vm).external_signals, 0);
+    /* a request after registration does arrive */
+    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(vm, fresh), 1);
+    cr_assert_eq(stats_of(vm).external_signals, 1);
+    vm_done(vm);
+}
+
+static void wait_once_logged(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
+    trace_add(&w->t, 1);
+}
+
+Test(external, a_waiter_on_an_unregistered_semaphore_is_a_deadlock)
+{
+    stvm_vm *vm = vm_make(NULL);
+    world w;
+    memset(&w, 0, sizeof w);
+    w.sem = new_sem(vm);
+    int idx = reg(vm, w.sem);
+    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_once_logged, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "nothing can signal it any more");
+    cr_assert_eq(w.t.n, 0);
+    cr_assert_eq(stvm_semaphore_signal(vm, w.sem), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(w.rc[0], STVM_OK);
+    vm_done(vm);
+}
+
+/* ---- checkpoint --------------------------------------------------------------------- */
+
+static void ext_high_waiter(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
+    trace_add(&w->t, 2);
+}
+
+static void ext_low_worker(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    trace_add(&w->t, 1);
+    w->rc[1] = stvm_signal_external(vm, w->index);   /* as an interrupt handler would */
+    w->rc[2] = stvm_checkpoint(vm);                  /* delivers it: the waiter preempts */
+    trace_add(&w->t, 3);
+    w->rc[3] = stvm_checkpoint(vm);
+}
+
+Test(external, checkpoint_delivers_a_pending_external_signal_and_lets_the_waiter_preempt)
+{
+    stvm_vm *vm = vm_make(NULL);
+    world w;
+    memset(&w, 0, sizeof w);
+    w.sem = new_sem(vm);
+    w.index = reg(vm, w.sem);
+    cr_assert_eq(stvm_spawn(vm, 50, "high", ext_high_waiter, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 30, "low", ext_low_worker, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(w.rc[0], STVM_OK);
+    cr_assert_eq(w.rc[1], STVM_OK);
+    cr_assert_eq(w.rc[2], 1, "checkpoint answered %d", w.rc[2]);
+    cr_assert_eq(w.rc[3], 0);
+    static const int want[] = {1, 2, 3};
+    trace_expect(&w.t, want, 3);
+    cr_assert_eq(stats_of(vm).external_signals, 1);
+    vm_done(vm);
+}
+
+/* stvm_signal_external is async-signal-safe: a signal handler may call it. raise()
+ * runs the handler on this thread before it returns. */
+static stvm_vm *handler_vm;
+static int handler_index;
+
+static void on_sigusr1(int sig)
+{
+    (void)sig;
+    stvm_signal_external(handler_vm, handler_index);
+}
+
+static void raiser(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    trace_add(&w->t, 1);
+    w->rc[1] = raise(SIGUSR1);
+    w->rc[2] = raise(SIGUSR1);
+    w->rc[3] = stvm_checkpoint(vm);   /* both delivered: the waiter preempts */
+    trace_add(&w->t, 3);
+}
+
+static void double_waiter(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
+    w->rc[4] = stvm_semaphore_wait(vm, w->sem);   /* the second signal is an excess one */
+    trace_add(&w->t, 2);
+}
+
+Test(external, a_signal_handler_may_signal_an_external_semaphore)
+{
+    stvm_vm *vm = vm_make(NULL);
+    world w;
+    memset(&w, 0, sizeof w);
+    w.sem = new_sem(vm);
+    w.index = reg(vm, w.sem);
+    handler_vm = vm;
+    handler_index = w.index;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigusr1;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGUSR1, &sa, &old), 0);
+    cr_assert_eq(stvm_spawn(vm, 50, "waiter", double_waiter, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 30, "raiser", raiser, &w, NULL), STVM_OK);
+    int err = stvm_run(vm);
+    sigaction(SIGUSR1, &old, NULL);
+    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
+    cr_assert_eq(w.rc[1], 0);
+    cr_assert_eq(w.rc[2], 0);
+    cr_assert_eq(w.rc[3], 1);
+    cr_assert_eq(w.rc[0], STVM_OK);
+    cr_assert_eq(w.rc[4], STVM_OK);
+    static const int want[] = {1, 2, 3};
+    trace_expect(&w.t, want, 3);
+    cr_assert_eq(stats_of(vm).external_signals, 2);
+    vm_done(vm);
+}
+
+/* ---- other OS threads ---------------------------------------------------------------- */
+
+enum { SIGNALLERS = 4, PER_THREAD = 100000 };
+
+typedef struct hammer {
+    stvm_vm *vm;
+    int index;
+    atomic_int *go;
+    int errors;
+} hammer;
+
+static void *hammer_thread(void *arg)
+{
+    hammer *h = arg;
+    while (!atomic_load(h->go))
+        sched_yield();
+    for (int i = 0; i < PER_THREAD; i++)
+        if (stvm_signal_external(h->vm, h->index) != STVM_OK)
+            h->errors++;
+    return NULL;
+}
+
+static void many_waits(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    atomic_store(&w->flag, 1);   /* start the signalling threads */
+    for (long i = 0; i < (long)SIGNALLERS * PER_THREAD; i++) {
+        if (stvm_semaphore_wait(vm, w->sem) != STVM_OK)
+            w->bad_line = __LINE__;
+        w->waits++;
+    }
+}
+
+Test(external, four_threads_signalling_100000_times_each_wake_400000_waits_exactly)
+{
+    stvm_vm *vm = vm_make(NULL);
+    world w;
+    memset(&w, 0, sizeof w);
+    atomic_init(&w.flag, 0);
+    w.sem = new_sem(vm);
+    w.index = reg(vm, w.sem);
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", many_waits, &w, NULL), STVM_OK);
+    hammer h[SIGNALLERS];
+    pthread_t th[SIGNALLERS];
+    for (int i = 0; i < SIGNALLERS; i++) {
+        h[i] = (hammer){vm, w.index, &w.flag, 0};
+        cr_assert_eq(pthread_create(&th[i], NULL, hammer_thread, &h[i]), 0);
+    }
+    int err = stvm_run(vm);
+    for (int i = 0; i < SIGNALLERS; i++)
+        cr_assert_eq(pthread_join(th[i], NULL), 0);
+    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
+    cr_assert_eq(w.bad_line, 0, "a wait failed");
+    for (int i = 0; i < SIGNALLERS; i++)
+        cr_assert_eq(h[i].errors, 0);
+    cr_assert_eq(w.waits, (long)SIGNALLERS * PER_THREAD);
+    stvm_stats s = stats_of(vm);
+    cr_assert_eq(s.external_signals, (uint64_t)SIGNALLERS * PER_THREAD);
+    cr_assert_eq(s.semaphore_waits, (uint64_t)SIGNALLERS * PER_THREAD);
+    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0, "no signal lost or invented");
+    vm_done(vm);
+}
+
+typedef struct late_signal {
+    stvm_vm *vm;
+    int index;
+    atomic_int *ready;
+} late_signal;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits until the green process is about to block, lets the VM go idle (busy-waiting
+ * 20 ms on the real clock), then signals once. */
+static void *late_signaller(void *arg)
+{
+    late_signal *ls = arg;
+    while (!atomic_load(ls->ready))
+        sched_yield();
+    int64_t until = mono_ns() + 20 * 1000000;
+    while (mono_ns() < until)
+        sched_yield();
+    stvm_signal_external(ls->vm, ls->index);
+    return NULL;
+}
+
+static void flag_then_wait(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    atomic_store(&w->flag, 1);
+    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
+    trace_add(&w->t, 1);
+}
+
+static void idle_wakeup_on(int clock_kind)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.clock = clock_kind;
+    stvm_vm *vm = vm_make(&cfg);
+    world w;
+    memset(&w, 0, sizeof w);
+    atomic_init(&w.flag, 0);
+    w.sem = new_sem(vm);
+    w.index = reg(vm, w.sem);
+    cr_assert_eq(stvm_spawn(vm, 40, "sleeper", flag_then_wait, &w, NULL), STVM_OK);
+    late_signal ls = {vm, w.index, &w.flag};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, late_signaller, &ls), 0);
+    int err = stvm_run(vm);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
+    cr_assert_eq(w.rc[0], STVM_OK);
+    static const int want[] = {1};
+    trace_expect(&w.t, want, 1);
+    stvm_stats s = stats_of(vm);
+    cr_assert_eq(s.external_signals, 1);
+    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0);
+    vm_done(vm);
+}
+
+Test(external, an_idle_vm_wakes_when_another_thread_signals, .timeout = 20)
+{
+    idle_wakeup_on(STVM_CLOCK_REAL);
+}
+
+/* On the simulated clock with no timer armed the idle VM sleeps without a timeout:
+ * only the external signal's wake-up can end the sleep (a lost wake-up hangs). */
+Test(external, an_idle_vm_on_the_simulated_clock_sleeps_until_the_signal_wakes_it,
+     .timeout = 20)
+{
+    idle_wakeup_on(STVM_CLOCK_SIMULATED);
+}
