@@ -26,23 +26,20 @@
 
 /* ---- lists and run queues ---------------------------------------------------------- */
 
-bool stvm__list_remove(stvm_list *l, stvm_proc *p)
+void stvm__list_remove(stvm_list *l, stvm_proc *p)
 {
-    stvm_proc *prev = NULL;
-    for (stvm_proc *q = l->first; q; prev = q, q = q->next_link) {
-        if (q != p)
-            continue;
-        if (prev)
-            prev->next_link = p->next_link;
-        else
-            l->first = p->next_link;
-        if (l->last == p)
-            l->last = prev;
-        p->next_link = NULL;
-        p->my_list = NULL;
-        return true;
+    if (l->first == p) {
+        stvm__list_pop(l);
+        return;
     }
-    return false;
+    stvm_proc *prev = p->prev_link, *next = p->next_link;   /* p is not the head */
+    prev->next_link = next;
+    if (next)
+        next->prev_link = prev;
+    else
+        l->last = prev;
+    p->next_link = NULL;
+    p->my_list = NULL;
 }
 
 static inline void set_ready_bit(stvm_vm *vm, int prio)
@@ -63,6 +60,7 @@ void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back)
         stvm__list_append(l, p);
     } else {
         p->next_link = l->first;
+        l->first->prev_link = p;
         l->first = p;
         p->my_list = l;
     }
@@ -818,6 +816,8 @@ static int check_list(stvm_list *l, char *buf, size_t size, size_t limit)
     for (stvm_proc *p = l->first; p; prev = p, p = p->next_link) {
         if (p->my_list != l)
             FAIL("process '%s' is on a list its myList does not name", p->handle->name);
+        if (prev && p->prev_link != prev)
+            FAIL("process '%s' has a wrong prevLink", p->handle->name);
         if (p->flags & STVM_PF_TERMINATED)
             FAIL("finished process '%s' is still on a list", p->handle->name);
         if (++n > limit)

@@ -100,6 +100,7 @@ struct stvm_process {
 struct stvm_proc {
     /* touched by every switch, signal and wait: the first cache line */
     stvm_proc *next_link;            /* Pharo's Link>>nextLink */
+    stvm_proc *prev_link;            /* ours: valid unless it heads its list */
     stvm_list *my_list;              /* Pharo's myList: the list it is on, or NULL */
     int priority;                    /* Pharo's priority, 1..80 */
     uint32_t flags;
@@ -107,8 +108,8 @@ struct stvm_proc {
     stvm_vm *vm;
     void *delay;                     /* the Delay it waits on (image side), or NULL */
     stvm_mutex *owned;               /* mutexes this process owns */
-    stvm_process *handle;
     /* colder */
+    stvm_process *handle;
     stvm_fn fn;
     void *arg;
     void *uctx;                      /* ucontext_t (portable back end) */
