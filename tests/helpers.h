@@ -2,12 +2,35 @@
  * Shared helpers for the Criterion suites. Every test that makes a VM ends with
  * vm_done(vm), which checks the scheduler's invariants and frees the VM, so that a
  * broken list, bitmap or count fails the test that caused it.
+ *
+ * Everything here is static inline (or a macro), so a suite that does not use a helper
+ * pays nothing and -Wall does not complain; a helper used by one suite only stays in
+ * that suite's file.
  */
 #ifndef STVM_TESTS_HELPERS_H
 #define STVM_TESTS_HELPERS_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
 #include <criterion/criterion.h>
 #include <stvm.h>
+
+/* ---- constants ------------------------------------------------------------------- */
+
+/* Simulated clocks start here unless a test says otherwise, so that microsecond
+ * timestamps are realistic (boxed on 31-bit VMs): 2025-01-01 00:00 UTC in us since 1901. */
+#define SIM_START 3913056000000000ull
+/* The millisecond clock (primitive 135) wraps at this mask. */
+#define MS_MASK 0x1FFFFFFFu
+/* Out-parameters are preset to SENTINEL to prove a call wrote (or did not write) them;
+ * GARBAGE is an oop no VM hands out. */
+#define SENTINEL ((stvm_oop)0xDEADBEE0u)
+#define GARBAGE ((stvm_oop)0x12345670u)
+
+/* ---- making VMs ------------------------------------------------------------------ */
 
 static inline stvm_vm *vm_make(const stvm_config *cfg)
 {
@@ -17,16 +40,64 @@ static inline stvm_vm *vm_make(const stvm_config *cfg)
     return vm;
 }
 
-/* A VM on the simulated clock (deterministic time; no wall-clock sleeps). */
-static inline stvm_vm *vm_make_sim(int smallint_bits, int delay_clock)
+/* A VM on the simulated clock (deterministic time; no wall-clock sleeps), starting at
+ * sim_start_us with the millisecond clock at ms_clock_start. 0 and 0 are the config's
+ * defaults, so every simulated-clock maker below is this one with some values fixed. */
+static inline stvm_vm *vm_make_sim_at(int smallint_bits, int delay_clock, uint64_t sim_start_us,
+                                      uint32_t ms_clock_start)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.clock = STVM_CLOCK_SIMULATED;
     cfg.smallint_bits = smallint_bits;
     cfg.delay_clock = delay_clock;
+    cfg.sim_start_us = sim_start_us;
+    cfg.ms_clock_start = ms_clock_start;
     return vm_make(&cfg);
 }
+
+static inline stvm_vm *vm_make_sim(int smallint_bits, int delay_clock)
+{
+    return vm_make_sim_at(smallint_bits, delay_clock, 0, 0);
+}
+
+/* The clock and primitive suites vary the start times but keep the default
+ * (microsecond) Delay scheduler. */
+static inline stvm_vm *sim_vm(int smallint_bits, uint64_t sim_start_us, uint32_t ms_clock_start)
+{
+    return vm_make_sim_at(smallint_bits, STVM_DELAY_CLOCK_US, sim_start_us, ms_clock_start);
+}
+
+/* The four integer/clock representations the Delay suites run every scenario in:
+ * which Delay scheduler (ms: 135/136, us: 240/242) and how wide SmallIntegers are
+ * (us-largeint31 is the one whose timestamps are boxes). */
+typedef struct rep {
+    const char *name;
+    int bits;
+    int dclock;
+} rep;
+
+static const rep REPS[] = {
+    {"ms-smallint31", 31, STVM_DELAY_CLOCK_MS},
+    {"us-largeint31", 31, STVM_DELAY_CLOCK_US},
+    {"us-smallint61", 61, STVM_DELAY_CLOCK_US},
+    {"ms-smallint61", 61, STVM_DELAY_CLOCK_MS},
+};
+#define NREPS ((int)(sizeof REPS / sizeof REPS[0]))
+/* By name, for the suites that pick one representation per test. */
+#define MS31 (REPS[0])
+#define US31 (REPS[1])
+#define US61 (REPS[2])
+#define MS61 (REPS[3])
+
+static inline bool is_ms(const rep *r) { return r->dclock == STVM_DELAY_CLOCK_MS; }
+
+static inline stvm_vm *rep_vm_at(const rep *r, uint64_t sim_start_us, uint32_t ms_clock_start)
+{
+    return vm_make_sim_at(r->bits, r->dclock, sim_start_us, ms_clock_start);
+}
+
+static inline stvm_vm *rep_vm(const rep *r) { return rep_vm_at(r, SIM_START, 0); }
 
 static inline void vm_check(stvm_vm *vm)
 {
@@ -39,6 +110,92 @@ static inline void vm_done(stvm_vm *vm)
 {
     vm_check(vm);
     stvm_vm_free(vm);
+}
+
+/* ---- objects and processes, asserting success ----------------------------------- */
+
+static inline stvm_stats stats_of(stvm_vm *vm)
+{
+    stvm_stats s;
+    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
+    return s;
+}
+
+/* Unchecked: callable from a green process, where Criterion's asserts must not run. */
+static inline uint64_t switches(stvm_vm *vm)
+{
+    stvm_stats s;
+    stvm_get_stats(vm, &s);
+    return s.context_switches;
+}
+
+static inline stvm_semaphore *sem_make(stvm_vm *vm)
+{
+    stvm_semaphore *s = NULL;
+    cr_assert_eq(stvm_semaphore_new(vm, &s), STVM_OK);
+    return s;
+}
+
+static inline stvm_process *spawn(stvm_vm *vm, int prio, const char *name, stvm_fn fn, void *arg)
+{
+    stvm_process *p = NULL;
+    int err = stvm_spawn(vm, prio, name, fn, arg, &p);
+    cr_assert_eq(err, STVM_OK, "spawn %s: %s", name, stvm_err_name(err));
+    cr_assert_not_null(p);
+    return p;
+}
+
+/* A process's state, or -1 if the VM does not know it. Unchecked, like switches(). */
+static inline stvm_process_state gstate(stvm_vm *vm, stvm_process *p)
+{
+    stvm_process_info info;
+    if (stvm_process_info_get(vm, p, &info) != STVM_OK)
+        return (stvm_process_state)-1;
+    return info.state;
+}
+
+/* Integers of the VM; the SENTINEL check proves the out-parameter was written. */
+static inline stvm_oop mk_i(stvm_vm *vm, int64_t v)
+{
+    stvm_oop o = SENTINEL;
+    int err = stvm_int_from_i64(vm, v, &o);
+    cr_assert_eq(err, STVM_OK, "stvm_int_from_i64(%lld): %s", (long long)v, stvm_err_name(err));
+    cr_assert_neq(o, SENTINEL);
+    return o;
+}
+
+static inline stvm_oop mk_u(stvm_vm *vm, uint64_t v)
+{
+    stvm_oop o = SENTINEL;
+    int err = stvm_int_from_u64(vm, v, &o);
+    cr_assert_eq(err, STVM_OK, "stvm_int_from_u64(%llu): %s", (unsigned long long)v,
+                 stvm_err_name(err));
+    cr_assert_neq(o, SENTINEL);
+    return o;
+}
+
+static inline int64_t val_i(stvm_vm *vm, stvm_oop o)
+{
+    int64_t v = 0;
+    int err = stvm_int_to_i64(vm, o, &v);
+    cr_assert_eq(err, STVM_OK, "stvm_int_to_i64: %s", stvm_err_name(err));
+    return v;
+}
+
+static inline uint64_t val_u(stvm_vm *vm, stvm_oop o)
+{
+    uint64_t v = 0;
+    int err = stvm_int_to_u64(vm, o, &v);
+    cr_assert_eq(err, STVM_OK, "stvm_int_to_u64: %s", stvm_err_name(err));
+    return v;
+}
+
+/* A small deterministic generator for pseudo-random durations: the same seed gives the
+ * same run on every machine and back end. */
+static inline uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
 }
 
 /* An ordered log of small integers, for asserting who ran when. */
@@ -58,6 +215,66 @@ static inline void trace_expect(const trace_log *t, const int *want, int n)
     cr_assert_eq(t->n, n, "trace has %d events, expected %d", t->n, n);
     for (int i = 0; i < n; i++)
         cr_assert_eq(t->ev[i], want[i], "event %d is %d, expected %d", i, t->ev[i], want[i]);
+}
+
+/* ---- the world of a green-process test ------------------------------------------ */
+
+/* Green processes never call Criterion's asserts (they may run on small stacks): they
+ * record what they see in a world, and GCHECK notes the first line whose condition
+ * failed; the host asserts after stvm_run returns. One struct serves every suite (each
+ * uses the fields it needs), so the helpers below work on any of them. */
+typedef struct world {
+    stvm_vm *vm;
+    trace_log t;
+    stvm_semaphore *sem, *sem2;
+    stvm_mutex *m, *m2;
+    stvm_process *p[8];
+    stvm_process *owner[8];
+    stvm_process_info info[8];
+    stvm_process_state st[8];
+    stvm_oop res[16];
+    int rc[16];
+    int64_t x[8];
+    uint64_t u[4];
+    int index;          /* an external semaphore's index */
+    atomic_int flag;    /* set by a green process, read by another OS thread */
+    int bad_line;
+    long count, waits;
+} world;
+
+/* What a process body gets when several processes share a world and differ by tag. */
+typedef struct actor {
+    world *w;
+    int tag;
+} actor;
+
+#define GCHECK(w, cond)                        \
+    do {                                       \
+        if (!(cond) && !(w)->bad_line)         \
+            (w)->bad_line = __LINE__;          \
+    } while (0)
+
+#define ASSERT_GREEN_OK(w) \
+    cr_assert_eq((w)->bad_line, 0, "a check inside a green process failed at line %d", (w)->bad_line)
+
+static inline void run_ok(world *w)
+{
+    int err = stvm_run(w->vm);
+    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
+}
+
+/* run_ok, then fail at once if a green process noted a failed check (the scheduler
+ * suite's tests inspect the world straight after running it). */
+static inline void run_ok_green(world *w)
+{
+    run_ok(w);
+    ASSERT_GREEN_OK(w);
+}
+
+static inline void world_done(world *w)
+{
+    ASSERT_GREEN_OK(w);
+    vm_done(w->vm);
 }
 
 #endif

@@ -24,58 +24,7 @@
  * blocked VM going forever. */
 TestSuite(clock, .timeout = 30);
 
-#define MS_MASK 0x1FFFFFFFu
-#define SIM_START 3913056000000000ull   /* 2025-01-01 00:00 UTC in us since 1901 */
-#define SENTINEL ((stvm_oop)0xDEADBEE0u)
-#define GARBAGE ((stvm_oop)0x12345670u)
-
 /* ---- helpers --------------------------------------------------------------------- */
-
-static stvm_vm *sim_vm(int bits, uint64_t sim_start, uint32_t ms_start)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.clock = STVM_CLOCK_SIMULATED;
-    cfg.smallint_bits = bits;
-    cfg.sim_start_us = sim_start;
-    cfg.ms_clock_start = ms_start;
-    return vm_make(&cfg);
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_semaphore *sem_make(stvm_vm *vm)
-{
-    stvm_semaphore *s = NULL;
-    cr_assert_eq(stvm_semaphore_new(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_oop int_u(stvm_vm *vm, uint64_t v)
-{
-    stvm_oop o = SENTINEL;
-    cr_assert_eq(stvm_int_from_u64(vm, v, &o), STVM_OK);
-    return o;
-}
-
-static stvm_oop int_i(stvm_vm *vm, int64_t v)
-{
-    stvm_oop o = SENTINEL;
-    cr_assert_eq(stvm_int_from_i64(vm, v, &o), STVM_OK);
-    return o;
-}
-
-static uint64_t oop_u(stvm_vm *vm, stvm_oop o)
-{
-    uint64_t v = 0;
-    cr_assert_eq(stvm_int_to_u64(vm, o, &v), STVM_OK);
-    return v;
-}
 
 /* The receiver handed to 136/242/230; a primitive that succeeds answers it. */
 #define RCVR ((stvm_oop)((42u << 1) | 1u))   /* SmallInteger 42 */
@@ -110,7 +59,7 @@ static uint32_t ms_prim(stvm_vm *vm)
 /* Arm the timer with 242 for an absolute microsecond time (boxed when it must be). */
 static void arm_us(stvm_vm *vm, stvm_semaphore *s, uint64_t at)
 {
-    stvm_oop t = int_u(vm, at);
+    stvm_oop t = mk_u(vm, at);
     stvm_oop res = SENTINEL;
     int fc = 0;
     int rc = prim2(vm, 242, stvm_semaphore_oop(s), t, &res, &fc);
@@ -124,7 +73,7 @@ static void arm_ms(stvm_vm *vm, stvm_semaphore *s, int64_t tick)
 {
     stvm_oop res = SENTINEL;
     int fc = 0;
-    int rc = prim2(vm, 136, s ? stvm_semaphore_oop(s) : STVM_NIL, int_i(vm, tick), &res, &fc);
+    int rc = prim2(vm, 136, s ? stvm_semaphore_oop(s) : STVM_NIL, mk_i(vm, tick), &res, &fc);
     cr_assert_eq(rc, STVM_OK, "136 failed: %s (code %d)", stvm_err_name(rc), fc);
     cr_assert_eq(res, RCVR, "136 must answer its receiver");
 }
@@ -239,7 +188,7 @@ Test(clock, sim_start_us_sets_the_simulated_clock_which_stands_still_without_wor
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
-    cr_assert_eq(oop_u(vm, r), 1ull << 62);
+    cr_assert_eq(val_u(vm, r), 1ull << 62);
     cr_assert_eq(stvm_oop_release(vm, r), STVM_OK);
     vm_done(vm);
     /* ... beyond is not */
@@ -263,14 +212,14 @@ Test(clock, us_clock_240_answers_now_us_as_smallint_on_61_bit_and_7_byte_large_p
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert(stvm_is_smallint(r));
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "SmallInteger");
-    cr_assert_eq(oop_u(vm, r), SIM_START);
-    cr_assert_eq(oop_u(vm, r), stvm_now_us(vm));
+    cr_assert_eq(val_u(vm, r), SIM_START);
+    cr_assert_eq(val_u(vm, r), stvm_now_us(vm));
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.boxed_allocated, before.boxed_allocated);
     cr_assert_eq(after.objects_live, before.objects_live);
     sim_advance(vm, 1234567);
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
-    cr_assert_eq(oop_u(vm, r), SIM_START + 1234567);
+    cr_assert_eq(val_u(vm, r), SIM_START + 1234567);
     vm_done(vm);
 
     /* 31-bit: a LargePositiveInteger of 7 digit bytes, released by the caller */
@@ -281,7 +230,7 @@ Test(clock, us_clock_240_answers_now_us_as_smallint_on_61_bit_and_7_byte_large_p
     cr_assert_not(stvm_is_smallint(r));
     cr_assert(stvm_is_integer(vm, r));
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
-    uint64_t v = oop_u(vm, r);
+    uint64_t v = val_u(vm, r);
     cr_assert_eq(v, SIM_START);
     cr_assert_eq(v, stvm_now_us(vm));
     /* 7 digit bytes: 2^48 <= v < 2^56 */
@@ -302,15 +251,15 @@ Test(clock, us_clock_240_on_31_bit_vm_turns_into_a_box_past_smallint_max)
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert(stvm_is_smallint(r));
-    cr_assert_eq(oop_u(vm, r), (1ull << 30) - 2);
+    cr_assert_eq(val_u(vm, r), (1ull << 30) - 2);
     sim_advance(vm, 1);
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert(stvm_is_smallint(r), "2^30-1 is SmallInteger maxVal on a 31-bit VM");
-    cr_assert_eq(oop_u(vm, r), (1ull << 30) - 1);
+    cr_assert_eq(val_u(vm, r), (1ull << 30) - 1);
     sim_advance(vm, 1);
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
-    cr_assert_eq(oop_u(vm, r), 1ull << 30);
+    cr_assert_eq(val_u(vm, r), 1ull << 30);
     cr_assert_eq(stvm_oop_release(vm, r), STVM_OK);
     vm_done(vm);
 }
@@ -406,7 +355,7 @@ Test(clock, timer_242_and_136_with_nil_disarm_so_a_lone_waiter_deadlocks)
     stvm_semaphore *s = sem_make(vm);
     arm_us(vm, s, SIM_START + 5000);
     stvm_oop res = SENTINEL;
-    cr_assert_eq(prim2(vm, 242, STVM_NIL, int_u(vm, 0), &res, NULL), STVM_OK);
+    cr_assert_eq(prim2(vm, 242, STVM_NIL, mk_u(vm, 0), &res, NULL), STVM_OK);
     cr_assert_eq(res, RCVR);
     waiter w;
     spawn_waiter(vm, &w, s, 40);
@@ -646,17 +595,17 @@ Test(clock, timer_prims_reject_a_non_semaphore_first_argument_and_keep_the_timer
     cr_assert_eq(stvm_mutex_new(vm, &m), STVM_OK);
     stvm_process *p = NULL;
     cr_assert_eq(stvm_spawn_suspended(vm, 30, "p", idle_fn, NULL, 0, &p), STVM_OK);
-    stvm_oop box = int_u(vm, 1ull << 40);
-    stvm_oop when_us = int_u(vm, SIM_START + 1000);
+    stvm_oop box = mk_u(vm, 1ull << 40);
+    stvm_oop when_us = mk_u(vm, SIM_START + 1000);
     const struct { stvm_oop o; const char *what; } bad[] = {
-        {int_i(vm, 7), "SmallInteger"},       {stvm_mutex_oop(m), "Mutex"},
+        {mk_i(vm, 7), "SmallInteger"},       {stvm_mutex_oop(m), "Mutex"},
         {stvm_process_oop(p), "Process"},     {box, "LargePositiveInteger"},
         {STVM_TRUE, "true"},                  {GARBAGE, "a stray pointer"},
     };
     arm_us(vm, s, SIM_START + 5000);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         expect_bad_argument(vm, 242, bad[i].o, when_us, bad[i].what);
-        expect_bad_argument(vm, 136, bad[i].o, int_i(vm, 1), bad[i].what);
+        expect_bad_argument(vm, 136, bad[i].o, mk_i(vm, 1), bad[i].what);
     }
     cr_assert_eq(stvm_process_terminate(vm, p), STVM_OK);   /* a suspended one blocks run */
     waiter w;
@@ -675,22 +624,22 @@ Test(clock, timer_prims_reject_a_bad_time_argument_and_keep_the_timer)
     stvm_vm *vm = sim_vm(31, SIM_START, 0);
     stvm_semaphore *s = sem_make(vm);
     stvm_oop so = stvm_semaphore_oop(s);
-    stvm_oop neg_box = int_i(vm, -((int64_t)1 << 40));
-    stvm_oop pos_box = int_u(vm, 1ull << 31);
+    stvm_oop neg_box = mk_i(vm, -((int64_t)1 << 40));
+    stvm_oop pos_box = mk_u(vm, 1ull << 31);
     arm_us(vm, s, SIM_START + 5000);
     /* 242: a non-negative integer of at most 64 bits */
-    expect_bad_argument(vm, 242, so, int_i(vm, -1), "a negative SmallInteger");
+    expect_bad_argument(vm, 242, so, mk_i(vm, -1), "a negative SmallInteger");
     expect_bad_argument(vm, 242, so, neg_box, "a LargeNegativeInteger");
     expect_bad_argument(vm, 242, so, STVM_NIL, "nil");
     expect_bad_argument(vm, 242, so, so, "a Semaphore");
     expect_bad_argument(vm, 242, so, GARBAGE, "a stray pointer");
     expect_bad_argument(vm, 242, STVM_NIL, STVM_TRUE, "nil and true (no disarm)");
     /* 136: a non-negative SmallInteger */
-    expect_bad_argument(vm, 136, so, int_i(vm, -1), "a negative SmallInteger");
+    expect_bad_argument(vm, 136, so, mk_i(vm, -1), "a negative SmallInteger");
     expect_bad_argument(vm, 136, so, pos_box, "a LargePositiveInteger");
     expect_bad_argument(vm, 136, so, STVM_NIL, "nil");
     expect_bad_argument(vm, 136, so, so, "a Semaphore");
-    expect_bad_argument(vm, 136, STVM_NIL, int_i(vm, -5), "nil and -5 (no disarm)");
+    expect_bad_argument(vm, 136, STVM_NIL, mk_i(vm, -5), "nil and -5 (no disarm)");
     waiter w;
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -707,10 +656,10 @@ Test(clock, failed_timer_prims_arm_nothing)
     stvm_semaphore *s = sem_make(vm);
     stvm_mutex *m = NULL;
     cr_assert_eq(stvm_mutex_new(vm, &m), STVM_OK);
-    expect_bad_argument(vm, 242, stvm_semaphore_oop(s), int_i(vm, -1), "a negative deadline");
-    expect_bad_argument(vm, 136, stvm_semaphore_oop(s), int_i(vm, -1), "a negative tick");
-    expect_bad_argument(vm, 242, stvm_mutex_oop(m), int_u(vm, SIM_START + 10), "a Mutex");
-    expect_bad_argument(vm, 136, int_i(vm, 3), int_i(vm, 10), "a SmallInteger");
+    expect_bad_argument(vm, 242, stvm_semaphore_oop(s), mk_i(vm, -1), "a negative deadline");
+    expect_bad_argument(vm, 136, stvm_semaphore_oop(s), mk_i(vm, -1), "a negative tick");
+    expect_bad_argument(vm, 242, stvm_mutex_oop(m), mk_u(vm, SIM_START + 10), "a Mutex");
+    expect_bad_argument(vm, 136, mk_i(vm, 3), mk_i(vm, 10), "a SmallInteger");
     waiter w;
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "nothing may have been armed");
@@ -768,7 +717,7 @@ Test(clock, relinquish_230_from_a_user_process_on_the_sim_clock_does_not_advance
 
     /* not a non-negative SmallInteger: bad argument */
     vm = sim_vm(31, SIM_START, 0);
-    stvm_oop box = int_u(vm, 1ull << 40);
+    stvm_oop box = mk_u(vm, 1ull << 40);
     stvm_oop res = SENTINEL;
     int fc = 0;
     cr_assert_eq(prim1(vm, 230, box, &res, &fc), STVM_EPRIM);

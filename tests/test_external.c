@@ -19,32 +19,12 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(external, .timeout = 30);
 
-#define GCHECK(w, cond)                        \
-    do {                                       \
-        if (!(cond) && !(w)->bad_line)         \
-            (w)->bad_line = __LINE__;          \
-    } while (0)
-
 static stvm_vm *vm_table(int size)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.external_table_size = size;
     return vm_make(&cfg);
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_semaphore *new_sem(stvm_vm *vm)
-{
-    stvm_semaphore *s = NULL;
-    cr_assert_eq(stvm_semaphore_new(vm, &s), STVM_OK);
-    return s;
 }
 
 static int reg(stvm_vm *vm, stvm_semaphore *s)
@@ -60,7 +40,7 @@ static int reg(stvm_vm *vm, stvm_semaphore *s)
 Test(external, register_answers_one_based_indices_and_reuses_freed_slots)
 {
     stvm_vm *vm = vm_make(NULL);
-    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm), *c = new_sem(vm), *d = new_sem(vm);
+    stvm_semaphore *a = sem_make(vm), *b = sem_make(vm), *c = sem_make(vm), *d = sem_make(vm);
     cr_assert_eq(reg(vm, a), 1);
     cr_assert_eq(reg(vm, b), 2);
     cr_assert_eq(reg(vm, c), 3);
@@ -79,7 +59,7 @@ Test(external, register_answers_one_based_indices_and_reuses_freed_slots)
 Test(external, register_is_efull_when_the_configured_table_is_full)
 {
     stvm_vm *vm = vm_table(2);
-    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm), *c = new_sem(vm);
+    stvm_semaphore *a = sem_make(vm), *b = sem_make(vm), *c = sem_make(vm);
     cr_assert_eq(reg(vm, a), 1);
     cr_assert_eq(reg(vm, b), 2);
     int idx = -77;
@@ -88,7 +68,7 @@ Test(external, register_is_efull_when_the_configured_table_is_full)
     cr_assert_eq(stvm_semaphore_free(vm, c), STVM_OK, "c was not registered");
     cr_assert_eq(stvm_signal_external(vm, 3), STVM_EINVAL, "beyond the table");
     cr_assert_eq(stvm_unregister_external(vm, 1), STVM_OK);
-    c = new_sem(vm);
+    c = sem_make(vm);
     cr_assert_eq(reg(vm, c), 1);
     vm_done(vm);
 }
@@ -96,7 +76,7 @@ Test(external, register_is_efull_when_the_configured_table_is_full)
 Test(external, registering_the_same_semaphore_twice_is_estate)
 {
     stvm_vm *vm = vm_make(NULL);
-    stvm_semaphore *a = new_sem(vm), *b = new_sem(vm);
+    stvm_semaphore *a = sem_make(vm), *b = sem_make(vm);
     cr_assert_eq(reg(vm, a), 1);
     int idx = -77;
     cr_assert_eq(stvm_register_external(vm, a, &idx), STVM_ESTATE);
@@ -108,7 +88,7 @@ Test(external, registering_the_same_semaphore_twice_is_estate)
 Test(external, register_and_unregister_reject_bad_arguments)
 {
     stvm_vm *vm = vm_table(4);
-    stvm_semaphore *a = new_sem(vm);
+    stvm_semaphore *a = sem_make(vm);
     stvm_mutex *m;
     cr_assert_eq(stvm_mutex_new(vm, &m), STVM_OK);
     int idx = -77;
@@ -147,7 +127,7 @@ Test(external, signal_external_with_a_bad_index_is_einval)
 Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
 {
     stvm_vm *vm = vm_make(NULL);
-    stvm_semaphore *a = new_sem(vm);
+    stvm_semaphore *a = sem_make(vm);
     int idx = reg(vm, a);
     cr_assert_eq(stvm_semaphore_free(vm, a), STVM_ESTATE);
     cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
@@ -156,17 +136,6 @@ Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
 }
 
 /* ---- signals from the host --------------------------------------------------------- */
-
-typedef struct world {
-    stvm_semaphore *sem;
-    int index;
-    int rc[8];
-    int64_t x[4];
-    trace_log t;
-    atomic_int flag;
-    int bad_line;
-    long waits;
-} world;
 
 static void wait_three(stvm_vm *vm, void *arg)
 {
@@ -181,7 +150,7 @@ Test(external, host_requests_become_exactly_that_many_signals_when_the_vm_runs)
     stvm_vm *vm = vm_make(NULL);
     world w;
     memset(&w, 0, sizeof w);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     w.index = reg(vm, w.sem);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
@@ -200,7 +169,7 @@ Test(external, host_requests_become_exactly_that_many_signals_when_the_vm_runs)
 Test(external, requests_made_before_registration_are_forgotten)
 {
     stvm_vm *vm = vm_make(NULL);
-    stvm_semaphore *old = new_sem(vm), *fresh = new_sem(vm);
+    stvm_semaphore *old = sem_make(vm), *fresh = sem_make(vm);
     int idx = reg(vm, old);
     cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);
     cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
@@ -230,7 +199,7 @@ Test(external, a_waiter_on_an_unregistered_semaphore_is_a_deadlock)
     stvm_vm *vm = vm_make(NULL);
     world w;
     memset(&w, 0, sizeof w);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     int idx = reg(vm, w.sem);
     cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_once_logged, &w, NULL), STVM_OK);
@@ -266,7 +235,7 @@ Test(external, checkpoint_delivers_a_pending_external_signal_and_lets_the_waiter
     stvm_vm *vm = vm_make(NULL);
     world w;
     memset(&w, 0, sizeof w);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     w.index = reg(vm, w.sem);
     cr_assert_eq(stvm_spawn(vm, 50, "high", ext_high_waiter, &w, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 30, "low", ext_low_worker, &w, NULL), STVM_OK);
@@ -315,7 +284,7 @@ Test(external, a_signal_handler_may_signal_an_external_semaphore)
     stvm_vm *vm = vm_make(NULL);
     world w;
     memset(&w, 0, sizeof w);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     w.index = reg(vm, w.sem);
     handler_vm = vm;
     handler_index = w.index;
@@ -379,7 +348,7 @@ Test(external, four_threads_signalling_100000_times_each_wake_400000_waits_exact
     world w;
     memset(&w, 0, sizeof w);
     atomic_init(&w.flag, 0);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     w.index = reg(vm, w.sem);
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", many_waits, &w, NULL), STVM_OK);
     hammer h[SIGNALLERS];
@@ -447,7 +416,7 @@ static void idle_wakeup_on(int clock_kind)
     world w;
     memset(&w, 0, sizeof w);
     atomic_init(&w.flag, 0);
-    w.sem = new_sem(vm);
+    w.sem = sem_make(vm);
     w.index = reg(vm, w.sem);
     cr_assert_eq(stvm_spawn(vm, 40, "sleeper", flag_then_wait, &w, NULL), STVM_OK);
     late_signal ls = {vm, w.index, &w.flag};

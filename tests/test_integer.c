@@ -11,57 +11,12 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(integer, .timeout = 30);
 
-#define GARBAGE ((stvm_oop)0x12345670u)
-#define SENTINEL ((stvm_oop)0xDEADBEE0u)
-
 static stvm_vm *vm_bits(int bits)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.smallint_bits = bits;
     return vm_make(&cfg);
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_oop mk_i(stvm_vm *vm, int64_t v)
-{
-    stvm_oop o = SENTINEL;
-    int err = stvm_int_from_i64(vm, v, &o);
-    cr_assert_eq(err, STVM_OK, "stvm_int_from_i64(%lld): %s", (long long)v, stvm_err_name(err));
-    cr_assert_neq(o, SENTINEL);
-    return o;
-}
-
-static stvm_oop mk_u(stvm_vm *vm, uint64_t v)
-{
-    stvm_oop o = SENTINEL;
-    int err = stvm_int_from_u64(vm, v, &o);
-    cr_assert_eq(err, STVM_OK, "stvm_int_from_u64(%llu): %s", (unsigned long long)v,
-                 stvm_err_name(err));
-    cr_assert_neq(o, SENTINEL);
-    return o;
-}
-
-static int64_t val_i(stvm_vm *vm, stvm_oop o)
-{
-    int64_t v = 0;
-    int err = stvm_int_to_i64(vm, o, &v);
-    cr_assert_eq(err, STVM_OK, "stvm_int_to_i64: %s", stvm_err_name(err));
-    return v;
-}
-
-static uint64_t val_u(stvm_vm *vm, stvm_oop o)
-{
-    uint64_t v = 0;
-    int err = stvm_int_to_u64(vm, o, &v);
-    cr_assert_eq(err, STVM_OK, "stvm_int_to_u64: %s", stvm_err_name(err));
-    return v;
 }
 
 static void expect_class(stvm_vm *vm, stvm_oop o, const char *cls)

@@ -9,29 +9,6 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(mutex, .timeout = 30);
 
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_mutex *m;
-    stvm_semaphore *sem;
-    stvm_process *p[8];
-    stvm_process *owner[8];
-    int rc[16];
-    stvm_process_info info[4];
-    int bad_line;
-} world;
-
-typedef struct actor {
-    world *w;
-    int tag;
-} actor;
-
-#define GCHECK(w, cond)                        \
-    do {                                       \
-        if (!(cond) && !(w)->bad_line)         \
-            (w)->bad_line = __LINE__;          \
-    } while (0)
-
 static world world_new(void)
 {
     world w;
@@ -40,33 +17,6 @@ static world world_new(void)
     cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     return w;
-}
-
-static void world_done(world *w)
-{
-    cr_assert_eq(w->bad_line, 0, "a check inside a green process failed at line %d", w->bad_line);
-    vm_done(w->vm);
-}
-
-static stvm_process *spawn(world *w, int prio, const char *name, stvm_fn fn, void *arg)
-{
-    stvm_process *p = NULL;
-    cr_assert_eq(stvm_spawn(w->vm, prio, name, fn, arg, &p), STVM_OK);
-    return p;
-}
-
-static void run_ok(world *w)
-{
-    int err = stvm_run(w->vm);
-    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
-}
-
-static stvm_process_state gstate(world *w, stvm_process *p)
-{
-    stvm_process_info info;
-    if (stvm_process_info_get(w->vm, p, &info) != STVM_OK)
-        return (stvm_process_state)-1;
-    return info.state;
 }
 
 /* ---- owner and re-entrancy -------------------------------------------------------- */
@@ -93,7 +43,7 @@ Test(mutex, enter_twice_needs_two_exits_and_a_third_exit_is_eperm)
 {
     world w = world_new();
     cr_assert_null(stvm_mutex_owner(w.vm, w.m));
-    spawn(&w, 40, "user", reentrant_user, &w);
+    spawn(w.vm, 40, "user", reentrant_user, &w);
     run_ok(&w);
     stvm_process *self = w.p[0];
     cr_assert_null(w.owner[0]);
@@ -126,7 +76,7 @@ static void handoff_owner(stvm_vm *vm, void *arg)
     trace_add(&w->t, 3);
     w->rc[0] = stvm_mutex_exit(vm, w->m);
     w->owner[0] = stvm_mutex_owner(vm, w->m);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     w->rc[1] = stvm_mutex_try_enter(vm, w->m);
     w->rc[2] = stvm_mutex_enter(vm, w->m);           /* waits behind W */
     w->owner[1] = stvm_mutex_owner(vm, w->m);
@@ -146,8 +96,8 @@ static void handoff_waiter(stvm_vm *vm, void *arg)
 Test(mutex, exit_hands_the_mutex_to_the_first_waiter_before_it_runs_and_nobody_barges)
 {
     world w = world_new();
-    w.p[0] = spawn(&w, 30, "O", handoff_owner, &w);
-    w.p[1] = spawn(&w, 30, "W", handoff_waiter, &w);
+    w.p[0] = spawn(w.vm, 30, "O", handoff_owner, &w);
+    w.p[1] = spawn(w.vm, 30, "W", handoff_waiter, &w);
     run_ok(&w);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_WAITING);
     cr_assert_str_eq(w.info[0].waiting_on, "mutex");
@@ -194,7 +144,7 @@ static void fifo_owner(stvm_vm *vm, void *arg)
 Test(mutex, waiters_get_the_mutex_in_arrival_order_whatever_their_priority)
 {
     world w = world_new();
-    spawn(&w, 20, "owner", fifo_owner, &w);
+    spawn(w.vm, 20, "owner", fifo_owner, &w);
     run_ok(&w);
     /* 35 gets it first (preempting the owner) and hands it to 45 on exit, which
      * preempts 35 at once; 45 hands it to 40, which runs after 45 finishes. */
@@ -225,7 +175,7 @@ static void low_mutex_owner(stvm_vm *vm, void *arg)
 Test(mutex, exit_to_a_higher_priority_waiter_preempts_the_caller)
 {
     world w = world_new();
-    spawn(&w, 30, "low", low_mutex_owner, &w);
+    spawn(w.vm, 30, "low", low_mutex_owner, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
@@ -267,8 +217,8 @@ static void intruder(stvm_vm *vm, void *arg)
 Test(mutex, exit_by_a_non_owner_is_eperm_and_try_enter_answers_1_or_0)
 {
     world w = world_new();
-    w.p[0] = spawn(&w, 50, "holder", holder_waits, &w);
-    spawn(&w, 40, "intruder", intruder, &w);
+    w.p[0] = spawn(w.vm, 50, "holder", holder_waits, &w);
+    spawn(w.vm, 40, "intruder", intruder, &w);
     run_ok(&w);
     stvm_process *me = w.p[1];
     cr_assert_eq(w.rc[0], STVM_EPERM);
@@ -328,8 +278,8 @@ Test(mutex, critical_runs_the_function_holding_the_mutex_one_process_at_a_time)
 {
     world w = world_new();
     actor a = {&w, 0}, b = {&w, 10};
-    w.p[0] = spawn(&w, 30, "A", critical_user, &a);
-    w.p[1] = spawn(&w, 30, "B", critical_user, &b);
+    w.p[0] = spawn(w.vm, 30, "A", critical_user, &a);
+    w.p[1] = spawn(w.vm, 30, "B", critical_user, &b);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[10], STVM_OK);
@@ -375,9 +325,9 @@ Test(mutex, terminating_the_owner_passes_the_mutex_to_the_next_waiter)
 {
     world w = world_new();
     actor nx = {&w, 3};
-    w.p[0] = spawn(&w, 60, "owner", owner_stuck, &w);
-    w.p[1] = spawn(&w, 50, "next", next_in_line, &nx);
-    spawn(&w, 30, "killer", killer, &w);
+    w.p[0] = spawn(w.vm, 60, "owner", owner_stuck, &w);
+    w.p[1] = spawn(w.vm, 50, "next", next_in_line, &nx);
+    spawn(w.vm, 30, "killer", killer, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[3], STVM_OK, "the waiter's enter succeeded");
@@ -403,8 +353,8 @@ Test(mutex, a_process_that_finishes_while_owning_hands_the_mutex_on)
 {
     world w = world_new();
     actor nx = {&w, 3};
-    spawn(&w, 30, "careless", finishes_holding, &w);
-    w.p[1] = spawn(&w, 30, "next", next_in_line, &nx);
+    spawn(w.vm, 30, "careless", finishes_holding, &w);
+    w.p[1] = spawn(w.vm, 30, "next", next_in_line, &nx);
     run_ok(&w);
     cr_assert_eq(w.rc[3], STVM_OK);
     cr_assert_eq(w.rc[4], STVM_OK);
@@ -427,10 +377,10 @@ Test(mutex, terminating_a_waiter_takes_it_out_of_the_queue)
 {
     world w = world_new();
     actor first = {&w, 3}, second = {&w, 5};
-    w.p[0] = spawn(&w, 60, "holder", holder_waits, &w);
-    w.p[1] = spawn(&w, 50, "first", next_in_line, &first);
-    w.p[2] = spawn(&w, 50, "second", next_in_line, &second);
-    spawn(&w, 30, "killer", waiter_killer, &w);
+    w.p[0] = spawn(w.vm, 60, "holder", holder_waits, &w);
+    w.p[1] = spawn(w.vm, 50, "first", next_in_line, &first);
+    w.p[2] = spawn(w.vm, 50, "second", next_in_line, &second);
+    spawn(w.vm, 30, "killer", waiter_killer, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {5, 9};
@@ -454,7 +404,7 @@ static void mutex_waiter_suspender(stvm_vm *vm, void *arg)
 {
     world *w = arg;
     w->rc[2] = stvm_process_suspend(vm, w->p[1]);
-    w->info[0].state = gstate(w, w->p[1]);
+    w->info[0].state = gstate(w->vm, w->p[1]);
     trace_add(&w->t, 1);
     w->rc[3] = stvm_process_resume(vm, w->p[1]);   /* 50 > 30: runs now */
     trace_add(&w->t, 3);
@@ -465,9 +415,9 @@ static void mutex_waiter_suspender(stvm_vm *vm, void *arg)
 Test(mutex, a_waiter_suspended_off_the_queue_gets_estate_and_never_the_mutex)
 {
     world w = world_new();
-    w.p[0] = spawn(&w, 60, "holder", holder_waits, &w);
-    w.p[1] = spawn(&w, 50, "waiter", aborted_mutex_waiter, &w);
-    spawn(&w, 30, "suspender", mutex_waiter_suspender, &w);
+    w.p[0] = spawn(w.vm, 60, "holder", holder_waits, &w);
+    w.p[1] = spawn(w.vm, 50, "waiter", aborted_mutex_waiter, &w);
+    spawn(w.vm, 30, "suspender", mutex_waiter_suspender, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[2], STVM_OK);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_SUSPENDED);
@@ -494,7 +444,7 @@ static void hold_forever(stvm_vm *vm, void *arg)
 Test(mutex, free_of_an_owned_mutex_is_estate)
 {
     world w = world_new();
-    stvm_process *p = spawn(&w, 40, "holder", hold_forever, &w);
+    stvm_process *p = spawn(w.vm, 40, "holder", hold_forever, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_mutex_owner(w.vm, w.m), p);
     cr_assert_eq(stvm_mutex_free(w.vm, w.m), STVM_ESTATE);

@@ -11,47 +11,6 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(primitives, .timeout = 30);
 
-#define GARBAGE ((stvm_oop)0x12345670u)
-#define SENTINEL ((stvm_oop)0xDEADBEE0u)
-
-#define GCHECK(c, cond)                        \
-    do {                                       \
-        if (!(cond) && !(c)->bad_line)         \
-            (c)->bad_line = __LINE__;          \
-    } while (0)
-
-static stvm_oop si(stvm_vm *vm, int64_t v)
-{
-    stvm_oop o;
-    cr_assert_eq(stvm_int_from_i64(vm, v, &o), STVM_OK);
-    return o;
-}
-
-static int64_t ival(stvm_vm *vm, stvm_oop o)
-{
-    int64_t v = 0;
-    cr_assert_eq(stvm_int_to_i64(vm, o, &v), STVM_OK);
-    return v;
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_vm *vm_sim(int bits, uint64_t start_us, uint32_t ms_start)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.smallint_bits = bits;
-    cfg.clock = STVM_CLOCK_SIMULATED;
-    cfg.sim_start_us = start_us;
-    cfg.ms_clock_start = ms_start;
-    return vm_make(&cfg);
-}
-
 /* ---- the table ------------------------------------------------------------------- */
 
 static const struct {
@@ -121,18 +80,18 @@ Test(primitives, every_reported_number_is_named_and_the_table_is_pharos)
 Test(primitives, unknown_numbers_and_null_arguments_are_einval)
 {
     stvm_vm *vm = vm_make(NULL);
-    stvm_oop args[3] = {si(vm, 1), si(vm, 2), si(vm, 3)}, res = SENTINEL;
+    stvm_oop args[3] = {mk_i(vm, 1), mk_i(vm, 2), mk_i(vm, 3)}, res = SENTINEL;
     int code = 77;
     const int unknown[] = {0, -1, 10, 84, 89, 241, 100000};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
-        cr_assert_eq(stvm_primitive_call(vm, unknown[i], si(vm, 1), args, 1, &res, &code),
+        cr_assert_eq(stvm_primitive_call(vm, unknown[i], mk_i(vm, 1), args, 1, &res, &code),
                      STVM_EINVAL, "%d", unknown[i]);
-    cr_assert_eq(stvm_primitive_call(vm, 1, si(vm, 1), NULL, 1, &res, &code), STVM_EINVAL);
-    cr_assert_eq(stvm_primitive_call(NULL, 1, si(vm, 1), args, 1, &res, &code), STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call(vm, 1, mk_i(vm, 1), NULL, 1, &res, &code), STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call(NULL, 1, mk_i(vm, 1), args, 1, &res, &code), STVM_EINVAL);
     cr_assert_eq(res, SENTINEL);
     cr_assert_eq(code, 77);
     /* result and fail_code may be NULL */
-    cr_assert_eq(stvm_primitive_call(vm, 1, si(vm, 1), args, 1, NULL, NULL), STVM_OK);
+    cr_assert_eq(stvm_primitive_call(vm, 1, mk_i(vm, 1), args, 1, NULL, NULL), STVM_OK);
     cr_assert_eq(stvm_primitive_call(vm, 1, STVM_NIL, args, 1, NULL, NULL), STVM_EPRIM);
     vm_done(vm);
 }
@@ -163,7 +122,7 @@ Test(primitives, a_wrong_argument_count_fails_every_primitive_with_bad_num_args)
     stvm_semaphore *sem;
     cr_assert_eq(stvm_semaphore_new(vm, &sem), STVM_OK);
     stvm_oop s = stvm_semaphore_oop(sem);
-    stvm_oop args[4] = {s, si(vm, 1), si(vm, 2), si(vm, 3)};
+    stvm_oop args[4] = {s, mk_i(vm, 1), mk_i(vm, 2), mk_i(vm, 3)};
     stvm_stats before = stats_of(vm);
     for (int i = 0; i < NEXPECTED; i++) {
         int num = expected_table[i].number, want = expected_table[i].nargs;
@@ -297,22 +256,15 @@ typedef struct snapshot {
     stvm_process_state st[3];
 } snapshot;
 
-static stvm_process_state st_of(stvm_vm *vm, stvm_process *p)
-{
-    stvm_process_info info;
-    return stvm_process_info_get(vm, p, &info) == STVM_OK ? info.state
-                                                          : (stvm_process_state)-1;
-}
-
 static void take(sweep *c, snapshot *s)
 {
     memset(s, 0, sizeof *s);
     stvm_get_stats(c->vm, &s->stats);
     s->excess = stvm_semaphore_excess(c->vm, c->sem);
     s->owner = stvm_mutex_owner(c->vm, c->m);
-    s->st[0] = st_of(c->vm, c->suspended);
-    s->st[1] = st_of(c->vm, c->ready);
-    s->st[2] = st_of(c->vm, c->done);
+    s->st[0] = gstate(c->vm, c->suspended);
+    s->st[1] = gstate(c->vm, c->ready);
+    s->st[2] = gstate(c->vm, c->done);
 }
 
 static void sweep_body(stvm_vm *vm, void *arg)
@@ -350,7 +302,7 @@ Test(primitives, bad_receivers_and_arguments_fail_with_pharo_codes_and_change_no
     sweep c;
     memset(&c, 0, sizeof c);
     c.failed_index = -1;
-    c.vm = vm_sim(61, 0, 0);
+    c.vm = sim_vm(61, 0, 0);
     cr_assert_eq(stvm_semaphore_new(c.vm, &c.sem), STVM_OK);
     cr_assert_eq(stvm_mutex_new(c.vm, &c.m), STVM_OK);
     cr_assert_eq(stvm_spawn_suspended(c.vm, 30, "suspended", nothing, NULL, 0, &c.suspended),
@@ -467,7 +419,7 @@ static void check_si_prims(int bits)
     for (int i = 0; i < N; i++) {
         for (int j = 0; j < N; j++) {
             int64_t x = vals[i], y = vals[j];
-            stvm_oop a = si(vm, x), b = si(vm, y);
+            stvm_oop a = mk_i(vm, x), b = mk_i(vm, y);
             cr_assert_eq(call1(vm, 3, a, b), boolean(x < y));
             cr_assert_eq(call1(vm, 4, a, b), boolean(x > y));
             cr_assert_eq(call1(vm, 5, a, b), boolean(x <= y));
@@ -476,18 +428,18 @@ static void check_si_prims(int bits)
             cr_assert_eq(call1(vm, 8, a, b), boolean(x != y));
             int64_t sum = x + y, diff = x - y;   /* |x|,|y| <= 2^60: no C overflow */
             if (sum >= min && sum <= max)
-                cr_assert_eq(call1(vm, 1, a, b), si(vm, sum));
+                cr_assert_eq(call1(vm, 1, a, b), mk_i(vm, sum));
             else
                 cr_assert_eq(fail1(vm, 1, a, b), STVM_PRIM_ERR_GENERIC, "%lld + %lld",
                              (long long)x, (long long)y);
             if (diff >= min && diff <= max)
-                cr_assert_eq(call1(vm, 2, a, b), si(vm, diff));
+                cr_assert_eq(call1(vm, 2, a, b), mk_i(vm, diff));
             else
                 cr_assert_eq(fail1(vm, 2, a, b), STVM_PRIM_ERR_GENERIC, "%lld - %lld",
                              (long long)x, (long long)y);
             __int128 prod = (__int128)x * y;
             if (prod >= min && prod <= max)
-                cr_assert_eq(call1(vm, 9, a, b), si(vm, (int64_t)prod));
+                cr_assert_eq(call1(vm, 9, a, b), mk_i(vm, (int64_t)prod));
             else
                 cr_assert_eq(fail1(vm, 9, a, b), STVM_PRIM_ERR_GENERIC, "%lld * %lld",
                              (long long)x, (long long)y);
@@ -514,18 +466,18 @@ Test(primitives, smallinteger_overflow_fails_with_generic_code_and_allocates_not
     stvm_vm *vm = vm_make(&cfg);
     int64_t max = stvm_smallint_max(vm), min = stvm_smallint_min(vm);
     stvm_stats before = stats_of(vm);
-    cr_assert_eq(fail1(vm, 1, si(vm, max), si(vm, 1)), STVM_PRIM_ERR_GENERIC);
-    cr_assert_eq(fail1(vm, 2, si(vm, min), si(vm, 1)), STVM_PRIM_ERR_GENERIC);
-    cr_assert_eq(fail1(vm, 9, si(vm, max), si(vm, 2)), STVM_PRIM_ERR_GENERIC);
-    cr_assert_eq(fail1(vm, 9, si(vm, min), si(vm, -1)), STVM_PRIM_ERR_GENERIC);
-    cr_assert_eq(fail1(vm, 9, si(vm, 1 << 16), si(vm, 1 << 16)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 1, mk_i(vm, max), mk_i(vm, 1)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 2, mk_i(vm, min), mk_i(vm, 1)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 9, mk_i(vm, max), mk_i(vm, 2)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 9, mk_i(vm, min), mk_i(vm, -1)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 9, mk_i(vm, 1 << 16), mk_i(vm, 1 << 16)), STVM_PRIM_ERR_GENERIC);
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.boxed_allocated, before.boxed_allocated);
     cr_assert_eq(after.objects_live, before.objects_live);
     /* the same sums through the LargeInteger primitives succeed with boxes */
-    stvm_oop r = call1(vm, 21, si(vm, max), si(vm, 1));
+    stvm_oop r = call1(vm, 21, mk_i(vm, max), mk_i(vm, 1));
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
-    cr_assert_eq(ival(vm, r), max + 1);
+    cr_assert_eq(val_i(vm, r), max + 1);
     cr_assert_eq(stvm_oop_release(vm, r), STVM_OK);
     vm_done(vm);
 }
@@ -535,43 +487,43 @@ Test(primitives, large_integer_primitives_21_to_29_work_across_boxes)
     stvm_vm *vm = vm_make(NULL);   /* 61 bits */
     int64_t max = stvm_smallint_max(vm);
     stvm_stats before = stats_of(vm);
-    stvm_oop one = si(vm, 1);
+    stvm_oop one = mk_i(vm, 1);
 
-    stvm_oop big = call1(vm, 21, si(vm, max), one);   /* 2^60: a box */
+    stvm_oop big = call1(vm, 21, mk_i(vm, max), one);   /* 2^60: a box */
     cr_assert_str_eq(stvm_oop_class_name(vm, big), "LargePositiveInteger");
-    cr_assert_eq(ival(vm, big), max + 1);
+    cr_assert_eq(val_i(vm, big), max + 1);
     stvm_oop back = call1(vm, 22, big, one);          /* normalised */
-    cr_assert_eq(back, si(vm, max));
-    cr_assert_eq(call1(vm, 21, si(vm, 3), si(vm, 4)), si(vm, 7), "immediates too");
-    cr_assert_eq(call1(vm, 22, si(vm, 3), si(vm, 4)), si(vm, -1));
+    cr_assert_eq(back, mk_i(vm, max));
+    cr_assert_eq(call1(vm, 21, mk_i(vm, 3), mk_i(vm, 4)), mk_i(vm, 7), "immediates too");
+    cr_assert_eq(call1(vm, 22, mk_i(vm, 3), mk_i(vm, 4)), mk_i(vm, -1));
 
-    stvm_oop big4 = call1(vm, 29, big, si(vm, 4));    /* 2^62 */
-    cr_assert_eq(ival(vm, big4), (int64_t)1 << 62);
-    stvm_oop neg = call1(vm, 29, big, si(vm, -2));    /* -2^61 */
+    stvm_oop big4 = call1(vm, 29, big, mk_i(vm, 4));    /* 2^62 */
+    cr_assert_eq(val_i(vm, big4), (int64_t)1 << 62);
+    stvm_oop neg = call1(vm, 29, big, mk_i(vm, -2));    /* -2^61 */
     cr_assert_str_eq(stvm_oop_class_name(vm, neg), "LargeNegativeInteger");
-    cr_assert_eq(ival(vm, neg), -((int64_t)1 << 61));
-    cr_assert_eq(call1(vm, 29, si(vm, 1 << 20), si(vm, 1 << 20)), si(vm, (int64_t)1 << 40));
-    stvm_oop pos = call1(vm, 29, si(vm, (int64_t)1 << 30), si(vm, (int64_t)1 << 31));
+    cr_assert_eq(val_i(vm, neg), -((int64_t)1 << 61));
+    cr_assert_eq(call1(vm, 29, mk_i(vm, 1 << 20), mk_i(vm, 1 << 20)), mk_i(vm, (int64_t)1 << 40));
+    stvm_oop pos = call1(vm, 29, mk_i(vm, (int64_t)1 << 30), mk_i(vm, (int64_t)1 << 31));
     cr_assert_str_eq(stvm_oop_class_name(vm, pos), "LargePositiveInteger");
-    cr_assert_eq(call1(vm, 21, neg, pos), si(vm, 0), "-2^61 + 2^61 = 0, an immediate");
+    cr_assert_eq(call1(vm, 21, neg, pos), mk_i(vm, 0), "-2^61 + 2^61 = 0, an immediate");
 
     /* beyond 64 bits: generic failure, nothing allocated */
     stvm_stats mid = stats_of(vm);
     cr_assert_eq(fail1(vm, 29, big4, big4), STVM_PRIM_ERR_GENERIC);
-    cr_assert_eq(fail1(vm, 29, big4, si(vm, 8)), STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(fail1(vm, 29, big4, mk_i(vm, 8)), STVM_PRIM_ERR_GENERIC);
     stvm_stats mid2 = stats_of(vm);
     cr_assert_eq(mid2.boxed_allocated, mid.boxed_allocated);
 
     /* comparisons */
-    stvm_oop big_again = call1(vm, 21, si(vm, max), one);
+    stvm_oop big_again = call1(vm, 21, mk_i(vm, max), one);
     cr_assert_neq(big_again, big, "a fresh box");
     struct {
         stvm_oop a, b;
         int cmp;
     } cases[] = {
-        {big, big_again, 0}, {big, si(vm, max), 1},  {si(vm, max), big, -1},
-        {neg, si(vm, -1), -1}, {neg, big, -1},       {big4, big, 1},
-        {si(vm, 5), si(vm, 5), 0}, {si(vm, -5), si(vm, 5), -1},
+        {big, big_again, 0}, {big, mk_i(vm, max), 1},  {mk_i(vm, max), big, -1},
+        {neg, mk_i(vm, -1), -1}, {neg, big, -1},       {big4, big, 1},
+        {mk_i(vm, 5), mk_i(vm, 5), 0}, {mk_i(vm, -5), mk_i(vm, 5), -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int c = cases[i].cmp;
@@ -594,32 +546,11 @@ Test(primitives, large_integer_primitives_21_to_29_work_across_boxes)
 
 /* ---- process primitives ------------------------------------------------------------- */
 
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_semaphore *sem;
-    stvm_mutex *m;
-    stvm_process *p[4];
-    stvm_oop res[16];
-    int rc[16];
-    int64_t x[8];
-    stvm_process_state st[8];
-    stvm_process *owner[8];
-    int bad_line;
-} world;
-
 static int prim0(stvm_vm *vm, int prim, stvm_oop rcv, stvm_oop *res)
 {
     int code = 0;
     int err = stvm_primitive_call(vm, prim, rcv, NULL, 0, res, &code);
     return err == STVM_OK ? 0 : err == STVM_EPRIM ? code : 1000 + err;
-}
-
-static uint64_t switches(stvm_vm *vm)
-{
-    stvm_stats s;
-    stvm_get_stats(vm, &s);
-    return s.context_switches;
 }
 
 static void prim_waiter_high(stvm_vm *vm, void *arg)
@@ -689,11 +620,11 @@ static void suspend_resume_prims(stvm_vm *vm, void *arg)
     world *w = arg;
     stvm_oop b = stvm_process_oop(w->p[1]), wt = stvm_process_oop(w->p[2]);
     w->rc[0] = prim0(vm, 88, b, &w->res[0]);    /* ready -> suspended, answers nil */
-    w->st[0] = st_of(vm, w->p[1]);
+    w->st[0] = gstate(vm, w->p[1]);
     w->rc[1] = prim0(vm, 87, b, &w->res[1]);    /* -> ready, answers the receiver */
-    w->st[1] = st_of(vm, w->p[1]);
+    w->st[1] = gstate(vm, w->p[1]);
     w->rc[2] = prim0(vm, 88, wt, &w->res[2]);   /* off the semaphore: answers it */
-    w->st[2] = st_of(vm, w->p[2]);
+    w->st[2] = gstate(vm, w->p[2]);
     w->x[0] = stvm_semaphore_excess(vm, w->sem);
     trace_add(&w->t, 1);
     w->rc[3] = prim0(vm, 87, wt, &w->res[3]);   /* the 50 preempts; its wait -> ESTATE */
@@ -744,7 +675,7 @@ static void suspend_mutex_waiter(stvm_vm *vm, void *arg)
 {
     world *w = arg;
     w->rc[0] = prim0(vm, 88, stvm_process_oop(w->p[1]), &w->res[0]);
-    w->st[0] = st_of(vm, w->p[1]);
+    w->st[0] = gstate(vm, w->p[1]);
     w->rc[1] = stvm_process_terminate(vm, w->p[1]);
     stvm_semaphore_signal(vm, w->sem);
 }
@@ -909,21 +840,21 @@ Test(primitives, enter_critical_186_cut_short_by_suspend_answers_nil_without_own
 
 Test(primitives, millisecond_clock_135_answers_a_masked_smallinteger)
 {
-    stvm_vm *vm = vm_sim(61, 0, 0x1FFFFFFF);
+    stvm_vm *vm = sim_vm(61, 0, 0x1FFFFFFF);
     stvm_reset_stats(vm);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 135, STVM_NIL, &r), 0);
     cr_assert(stvm_is_smallint(r));
-    cr_assert_eq(ival(vm, r), 0x1FFFFFFF);
+    cr_assert_eq(val_i(vm, r), 0x1FFFFFFF);
     cr_assert_eq(stats_of(vm).clock_reads, 1);
     vm_done(vm);
 
     vm = vm_make(NULL);
     for (int i = 0; i < 100; i++) {
-        cr_assert_eq(prim0(vm, 135, si(vm, 3), &r), 0, "any receiver");
+        cr_assert_eq(prim0(vm, 135, mk_i(vm, 3), &r), 0, "any receiver");
         cr_assert(stvm_is_smallint(r));
-        cr_assert_geq(ival(vm, r), 0);
-        cr_assert_leq(ival(vm, r), 0x1FFFFFFF);
+        cr_assert_geq(val_i(vm, r), 0);
+        cr_assert_leq(val_i(vm, r), 0x1FFFFFFF);
     }
     vm_done(vm);
 }
@@ -931,7 +862,7 @@ Test(primitives, millisecond_clock_135_answers_a_masked_smallinteger)
 static void check_us_clock(int bits, const char *cls)
 {
     const uint64_t start = 3900000000000123ull;   /* 2024-ish, microseconds since 1901 */
-    stvm_vm *vm = vm_sim(bits, start, 0);
+    stvm_vm *vm = sim_vm(bits, start, 0);
     stvm_stats before = stats_of(vm);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, STVM_NIL, &r), 0);
@@ -992,7 +923,7 @@ static void timer_user(stvm_vm *vm, void *arg)
 static void check_timer_242(int bits)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = vm_sim(bits, start, 0)};
+    world w = {.vm = sim_vm(bits, start, 0)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", timer_user, &w, NULL), STVM_OK);
     stvm_stats before = stats_of(w.vm);   /* the process handle is an object too */
@@ -1039,7 +970,7 @@ static void arm_then_disarm(stvm_vm *vm, void *arg)
 Test(primitives, signal_at_utc_microseconds_242_with_nil_or_0_disarms_the_timer)
 {
     for (int variant = 0; variant < 2; variant++) {
-        world w = {.vm = vm_sim(61, 0, 0)};
+        world w = {.vm = sim_vm(61, 0, 0)};
         w.x[7] = variant;
         cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
         stvm_process *p = NULL;
@@ -1073,7 +1004,7 @@ static void arm_then_zero(stvm_vm *vm, void *arg)
 
 Test(primitives, a_semaphore_whose_timer_was_disarmed_with_0_can_be_freed)
 {
-    world w = {.vm = vm_sim(61, 0, 0)};
+    world w = {.vm = sim_vm(61, 0, 0)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     cr_assert_eq(stvm_spawn(w.vm, 40, "disarmer", arm_then_zero, &w, NULL), STVM_OK);
     cr_assert_eq(stvm_run(w.vm), STVM_OK, "no timer left to wait for");
@@ -1104,7 +1035,7 @@ static void ms_timer_user(stvm_vm *vm, void *arg)
 Test(primitives, signal_at_milliseconds_136_wakes_the_waiter_at_the_tick)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = vm_sim(31, start, 100)};
+    world w = {.vm = sim_vm(31, start, 100)};
     w.x[6] = 7;   /* 7 ms ahead */
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", ms_timer_user, &w, NULL), STVM_OK);
@@ -1122,7 +1053,7 @@ Test(primitives, signal_at_milliseconds_136_wakes_the_waiter_at_the_tick)
 Test(primitives, signal_at_milliseconds_136_with_a_past_tick_fires_at_once)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = vm_sim(61, start, 100)};
+    world w = {.vm = sim_vm(61, start, 100)};
     w.x[6] = -1;   /* one tick in the past */
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", ms_timer_user, &w, NULL), STVM_OK);
@@ -1147,7 +1078,7 @@ static void relinquisher(stvm_vm *vm, void *arg)
 
 Test(primitives, relinquish_230_accepts_non_negative_smallintegers)
 {
-    world w = {.vm = vm_sim(61, 0, 0)};
+    world w = {.vm = sim_vm(61, 0, 0)};
     cr_assert_eq(stvm_spawn(w.vm, 40, "busy", relinquisher, &w, NULL), STVM_OK);
     cr_assert_eq(stvm_run(w.vm), STVM_OK);
     cr_assert_eq(w.rc[0], STVM_OK);

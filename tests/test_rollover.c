@@ -20,53 +20,9 @@
  * blocked VM going forever. */
 TestSuite(rollover, .timeout = 30);
 
-#define MS_MASK 0x1FFFFFFFu
-#define SIM_START 3913056000000000ull   /* 2025-01-01 00:00 UTC in us since 1901 */
 #define FIVE_MIN_MS 300000u
 #define FIVE_MIN_US 300000000ull
 #define TEN_MIN_US 600000000ull
-
-typedef struct rep {
-    const char *name;
-    int bits;
-    int dclock;
-} rep;
-
-static const rep MS31 = {"ms-smallint31", 31, STVM_DELAY_CLOCK_MS};
-static const rep MS61 = {"ms-smallint61", 61, STVM_DELAY_CLOCK_MS};
-static const rep US31 = {"us-largeint31", 31, STVM_DELAY_CLOCK_US};
-static const rep US61 = {"us-smallint61", 61, STVM_DELAY_CLOCK_US};
-
-static stvm_vm *rep_vm(const rep *r, uint64_t sim_start, uint32_t ms_start)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.clock = STVM_CLOCK_SIMULATED;
-    cfg.smallint_bits = r->bits;
-    cfg.delay_clock = r->dclock;
-    cfg.sim_start_us = sim_start;
-    cfg.ms_clock_start = ms_start;
-    return vm_make(&cfg);
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static void spawn(stvm_vm *vm, int prio, const char *name, stvm_fn fn, void *arg)
-{
-    int err = stvm_spawn(vm, prio, name, fn, arg, NULL);
-    cr_assert_eq(err, STVM_OK, "stvm_spawn: %s", stvm_err_name(err));
-}
-
-static uint32_t lcg(uint32_t *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return *s >> 8;
-}
 
 /* A process that keeps waiting for pseudo-random durations until `until_us`, checking
  * every wait: on the us scheduler (durations in us) the clock moves by exactly the
@@ -165,7 +121,7 @@ static void probe_fn(stvm_vm *vm, void *arg)
 
 static void ms_wrap_run(const rep *rp)
 {
-    stvm_vm *vm = rep_vm(rp, SIM_START, MS_START_5MIN_BEFORE_WRAP);
+    stvm_vm *vm = rep_vm_at(rp, SIM_START, MS_START_5MIN_BEFORE_WRAP);
     enum { NR = 2 };
     roller r[NR];
     for (int i = 0; i < NR; i++) {
@@ -208,7 +164,7 @@ Test(rollover, ms_scheduler_delays_spanning_the_millisecond_clock_wrap_fire_on_t
 
 Test(rollover, ms_scheduler_single_long_delay_across_the_wrap_fires_once_exactly)
 {
-    stvm_vm *vm = rep_vm(&MS31, SIM_START, MS_START_5MIN_BEFORE_WRAP);
+    stvm_vm *vm = rep_vm_at(&MS31, SIM_START, MS_START_5MIN_BEFORE_WRAP);
     long_wait l = {.amount = 400000, .ms = true, .rc = -999};
     spawn(vm, 40, "long", long_wait_fn, &l);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -248,7 +204,7 @@ Test(rollover, ms_scheduler_delays_started_next_to_the_wrap_end_on_their_tick)
     static const rep *reps[] = {&MS31, &MS61};
     for (int k = 0; k < 2; k++) {
         /* the wrap happens 12 ms after start */
-        stvm_vm *vm = rep_vm(reps[k], SIM_START, MS_MASK - 11);
+        stvm_vm *vm = rep_vm_at(reps[k], SIM_START, MS_MASK - 11);
         enum { N = 16 * 4 };
         near_wrap n[N];
         for (int i = 0; i < N; i++) {
@@ -300,7 +256,7 @@ Test(rollover, ms_scheduler_delay_requested_after_an_unobserved_wrap_fires_on_ti
 {
     static const rep *reps[] = {&MS31, &MS61};
     for (int k = 0; k < 2; k++) {
-        stvm_vm *vm = rep_vm(reps[k], SIM_START, MS_START_5MIN_BEFORE_WRAP);
+        stvm_vm *vm = rep_vm_at(reps[k], SIM_START, MS_START_5MIN_BEFORE_WRAP);
         late_request l = {.rc1 = -999, .rc2 = -999};
         cr_assert_eq(stvm_semaphore_new(vm, &l.sem), STVM_OK);
         spawn(vm, 40, "late", late_request_fn, &l);
@@ -324,7 +280,7 @@ static void us_boundary_run(const rep *rp, uint64_t boundary, bool boxes_before,
                             bool boxes_after)
 {
     uint64_t start = boundary - FIVE_MIN_US;
-    stvm_vm *vm = rep_vm(rp, start, 0);
+    stvm_vm *vm = rep_vm_at(rp, start, 0);
     enum { NR = 2 };
     roller r[NR];
     for (int i = 0; i < NR; i++) {
@@ -384,7 +340,7 @@ Test(rollover, a_long_us_delay_across_each_boundary_ends_exactly_on_time)
     };
     for (int k = 0; k < 3; k++) {
         uint64_t start = cases[k].boundary - FIVE_MIN_US;
-        stvm_vm *vm = rep_vm(cases[k].r, start, 0);
+        stvm_vm *vm = rep_vm_at(cases[k].r, start, 0);
         long_wait a = {.amount = 400000, .ms = true, .rc = -999};
         long_wait b = {.amount = 400000000 + 777, .ms = false, .rc = -999};
         spawn(vm, 40, "long-ms", long_wait_fn, &a);

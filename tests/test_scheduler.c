@@ -14,33 +14,6 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(scheduler, .timeout = 30);
 
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_semaphore *sem, *sem2;
-    stvm_mutex *m, *m2;
-    stvm_process *p[8];
-    int rc[8];
-    stvm_process_info info[8];
-    uint64_t u[4];
-    int bad_line;
-    long count;
-} world;
-
-typedef struct actor {
-    world *w;
-    int tag;
-} actor;
-
-#define GCHECK(w, cond)                                  \
-    do {                                                 \
-        if (!(cond) && !(w)->bad_line)                   \
-            (w)->bad_line = __LINE__;                    \
-    } while (0)
-
-#define ASSERT_GREEN_OK(w) \
-    cr_assert_eq((w)->bad_line, 0, "a check inside a green process failed at line %d", (w)->bad_line)
-
 static stvm_vm *vm_yields(bool yields)
 {
     stvm_config cfg;
@@ -49,50 +22,12 @@ static stvm_vm *vm_yields(bool yields)
     return vm_make(&cfg);
 }
 
-static stvm_process *spawn(world *w, int prio, const char *name, stvm_fn fn, void *arg)
-{
-    stvm_process *p = NULL;
-    int err = stvm_spawn(w->vm, prio, name, fn, arg, &p);
-    cr_assert_eq(err, STVM_OK, "spawn %s: %s", name, stvm_err_name(err));
-    cr_assert_not_null(p);
-    return p;
-}
-
 static stvm_process_state state_of(stvm_vm *vm, stvm_process *p)
 {
     stvm_process_info info;
     int err = stvm_process_info_get(vm, p, &info);
     cr_assert_eq(err, STVM_OK);
     return info.state;
-}
-
-static stvm_process_state gstate(world *w, stvm_process *p)
-{
-    stvm_process_info info;
-    if (stvm_process_info_get(w->vm, p, &info) != STVM_OK)
-        return (stvm_process_state)-1;
-    return info.state;
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static uint64_t switches(stvm_vm *vm)
-{
-    stvm_stats s;
-    stvm_get_stats(vm, &s);
-    return s.context_switches;
-}
-
-static void run_ok(world *w)
-{
-    int err = stvm_run(w->vm);
-    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
-    ASSERT_GREEN_OK(w);
 }
 
 /* A process that only logs its tag. */
@@ -109,15 +44,15 @@ Test(scheduler, spawn_from_host_only_queues_until_run)
 {
     world w = {.vm = vm_make(NULL)};
     actor a30 = {&w, 30}, a50 = {&w, 50}, a40 = {&w, 40}, a41 = {&w, 41};
-    stvm_process *p30 = spawn(&w, 30, "p30", log_tag, &a30);
-    stvm_process *p50 = spawn(&w, 50, "p50", log_tag, &a50);
-    stvm_process *p40 = spawn(&w, 40, "p40", log_tag, &a40);
-    stvm_process *p41 = spawn(&w, 40, "p41", log_tag, &a41);
+    stvm_process *p30 = spawn(w.vm, 30, "p30", log_tag, &a30);
+    stvm_process *p50 = spawn(w.vm, 50, "p50", log_tag, &a50);
+    stvm_process *p40 = spawn(w.vm, 40, "p40", log_tag, &a40);
+    stvm_process *p41 = spawn(w.vm, 40, "p41", log_tag, &a41);
     cr_assert_eq(w.t.n, 0, "nothing runs before stvm_run");
     cr_assert_eq(state_of(w.vm, p30), STVM_PROCESS_READY);
     cr_assert_eq(state_of(w.vm, p50), STVM_PROCESS_READY);
     cr_assert_null(stvm_active_process(w.vm));
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {50, 40, 41, 30};
     trace_expect(&w.t, want, 4);
     cr_assert_eq(state_of(w.vm, p30), STVM_PROCESS_TERMINATED);
@@ -135,14 +70,14 @@ static void spawner_higher(stvm_vm *vm, void *arg)
     trace_add(&w->t, 1);
     w->rc[0] = stvm_spawn(vm, 50, "high", log_tag, &h, &w->p[1]);
     trace_add(&w->t, 3);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
 }
 
 Test(scheduler, strictly_higher_priority_preempts_at_spawn)
 {
     world w = {.vm = vm_make(NULL)};
-    spawn(&w, 30, "spawner", spawner_higher, &w);
-    run_ok(&w);
+    spawn(w.vm, 30, "spawner", spawner_higher, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&w.t, want, 3);
@@ -157,7 +92,7 @@ static void spawner_equal(stvm_vm *vm, void *arg)
     b = (actor){w, 5};
     trace_add(&w->t, 1);
     w->rc[0] = stvm_spawn(vm, 30, "B", log_tag, &b, &w->p[1]);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     trace_add(&w->t, 2);
 }
 
@@ -165,9 +100,9 @@ Test(scheduler, equal_priority_spawn_waits_at_the_back_of_its_queue)
 {
     world w = {.vm = vm_make(NULL)};
     actor x = {&w, 4};
-    spawn(&w, 30, "A", spawner_equal, &w);
-    spawn(&w, 30, "X", log_tag, &x);
-    run_ok(&w);
+    spawn(w.vm, 30, "A", spawner_equal, &w);
+    spawn(w.vm, 30, "X", log_tag, &x);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.info[1].state, STVM_PROCESS_READY);
     static const int want[] = {1, 2, 4, 5};   /* B behind X, which was queued first */
@@ -188,8 +123,8 @@ static void spawner_lower(stvm_vm *vm, void *arg)
 Test(scheduler, lower_priority_spawn_waits_until_the_spawner_is_done)
 {
     world w = {.vm = vm_make(NULL)};
-    spawn(&w, 40, "A", spawner_lower, &w);
-    run_ok(&w);
+    spawn(w.vm, 40, "A", spawner_lower, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&w.t, want, 3);
@@ -202,9 +137,9 @@ Test(scheduler, processes_of_one_priority_run_first_in_first_out)
     actor a[8];
     for (int i = 0; i < 8; i++) {
         a[i] = (actor){&w, i};
-        spawn(&w, 40, "fifo", log_tag, &a[i]);
+        spawn(w.vm, 40, "fifo", log_tag, &a[i]);
     }
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {0, 1, 2, 3, 4, 5, 6, 7};
     trace_expect(&w.t, want, 8);
     vm_done(w.vm);
@@ -229,9 +164,9 @@ static void preemption_scenario(bool yields, const int want[4])
 {
     world w = {.vm = vm_yields(yields)};
     actor b = {&w, 4};
-    spawn(&w, 30, "A", preempted_a, &w);
-    spawn(&w, 30, "B", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 30, "A", preempted_a, &w);
+    spawn(w.vm, 30, "B", log_tag, &b);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     trace_expect(&w.t, want, 4);
     vm_done(w.vm);
@@ -270,10 +205,10 @@ static void signal_preemption_scenario(bool yields, const int want[4])
     world w = {.vm = vm_yields(yields)};
     actor b = {&w, 4};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    spawn(&w, 50, "H", high_waiter, &w);
-    spawn(&w, 30, "A", signalling_a, &w);
-    spawn(&w, 30, "B", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 50, "H", high_waiter, &w);
+    spawn(w.vm, 30, "A", signalling_a, &w);
+    spawn(w.vm, 30, "B", log_tag, &b);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     trace_expect(&w.t, want, 4);
@@ -306,10 +241,10 @@ Test(scheduler, yield_runs_the_other_processes_of_equal_priority_only)
 {
     world w = {.vm = vm_make(NULL)};
     actor b = {&w, 2}, low = {&w, 4};
-    spawn(&w, 30, "A", yielder, &w);
-    spawn(&w, 20, "L", log_tag, &low);
-    spawn(&w, 30, "B", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 30, "A", yielder, &w);
+    spawn(w.vm, 20, "L", log_tag, &low);
+    spawn(w.vm, 30, "B", log_tag, &b);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3, 4};
     trace_expect(&w.t, want, 4);
@@ -330,9 +265,9 @@ Test(scheduler, yield_without_equal_priority_peers_is_a_noop)
 {
     world w = {.vm = vm_make(NULL)};
     actor low = {&w, 3};
-    spawn(&w, 40, "alone", lonely_yielder, &w);
-    spawn(&w, 30, "lower", log_tag, &low);
-    run_ok(&w);
+    spawn(w.vm, 40, "alone", lonely_yielder, &w);
+    spawn(w.vm, 30, "lower", log_tag, &low);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.u[0], 0, "yield switched %llu times", (unsigned long long)w.u[0]);
     static const int want[] = {1, 2, 3};
@@ -345,12 +280,12 @@ Test(scheduler, idle_process_exists_at_priority_10_as_a_yield_peer)
 {
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stats_of(w.vm).processes_live, 1, "the idle process");
-    stvm_process *p = spawn(&w, STVM_PRIORITY_IDLE, "at10", lonely_yielder, &w);
+    stvm_process *p = spawn(w.vm, STVM_PRIORITY_IDLE, "at10", lonely_yielder, &w);
     stvm_process_info info;
     cr_assert_eq(stvm_process_info_get(w.vm, p, &info), STVM_OK);
     cr_assert_eq(info.id, 2, "the idle process is 1");
     cr_assert_eq(info.vm_own, false);
-    run_ok(&w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.u[0], 2, "to the idle process and back, got %llu",
                  (unsigned long long)w.u[0]);
@@ -362,10 +297,10 @@ Test(scheduler, processes_below_idle_priority_run_when_nothing_else_can, .timeou
 {
     world w = {.vm = vm_make(NULL)};
     actor a = {&w, 5}, b = {&w, 1}, c = {&w, 30};
-    spawn(&w, 5, "p5", log_tag, &a);
-    spawn(&w, 1, "p1", log_tag, &b);
-    spawn(&w, 30, "p30", log_tag, &c);
-    run_ok(&w);
+    spawn(w.vm, 5, "p5", log_tag, &a);
+    spawn(w.vm, 1, "p1", log_tag, &b);
+    spawn(w.vm, 30, "p30", log_tag, &c);
+    run_ok_green(&w);
     static const int want[] = {30, 5, 1};
     trace_expect(&w.t, want, 3);
     vm_done(w.vm);
@@ -386,9 +321,9 @@ static void below_idle_yield(bool yields)
 {
     world w = {.vm = vm_yields(yields)};
     actor b = {&w, 2};
-    spawn(&w, 5, "A", below_idle_yielder, &w);
-    spawn(&w, 5, "B", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 5, "A", below_idle_yielder, &w);
+    spawn(w.vm, 5, "B", log_tag, &b);
+    run_ok_green(&w);
     vm_done(w.vm);   /* before the trace check: a failure must not leak the VM */
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3};
@@ -441,8 +376,8 @@ static void nested_runner(stvm_vm *vm, void *arg)
 Test(scheduler, run_from_inside_a_process_is_ebusy)
 {
     world w = {.vm = vm_make(NULL)};
-    stvm_process *p = spawn(&w, 40, "nested", nested_runner, &w);
-    run_ok(&w);
+    stvm_process *p = spawn(w.vm, 40, "nested", nested_runner, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_EBUSY);
     cr_assert_eq(w.p[0], p, "still the same process after the refused run");
     static const int want[] = {1};
@@ -467,8 +402,8 @@ static void tree_root(stvm_vm *vm, void *arg)
 Test(scheduler, run_returns_ok_when_every_user_process_has_finished)
 {
     world w = {.vm = vm_make(NULL)};
-    spawn(&w, 40, "root", tree_root, &w);
-    run_ok(&w);
+    spawn(w.vm, 40, "root", tree_root, &w);
+    run_ok_green(&w);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(w.rc[i], STVM_OK);
     static const int want[] = {40, 60, 41, 40, 20};
@@ -490,8 +425,8 @@ Test(scheduler, run_is_edeadlock_when_all_wait_and_the_report_names_them)
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     actor a = {&w, 1}, b = {&w, 2};
-    stvm_process *pa = spawn(&w, 40, "waiter", sem_waiter, &a);
-    spawn(&w, 35, "other one", sem_waiter, &b);
+    stvm_process *pa = spawn(w.vm, 40, "waiter", sem_waiter, &a);
+    spawn(w.vm, 35, "other one", sem_waiter, &b);
     int err = stvm_run(w.vm);
     cr_assert_eq(err, STVM_EDEADLOCK, "stvm_run: %s", stvm_err_name(err));
     cr_assert_eq(w.t.n, 0);
@@ -534,7 +469,7 @@ Test(scheduler, run_is_edeadlock_when_all_wait_and_the_report_names_them)
 
     /* and the last one */
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want2[] = {1, 2};
     trace_expect(&w.t, want2, 2);
     cr_assert_eq(w.rc[2], STVM_OK);
@@ -568,8 +503,8 @@ Test(scheduler, two_processes_locking_two_mutexes_crosswise_are_a_reported_deadl
     cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
     cr_assert_eq(stvm_mutex_new(w.vm, &w.m2), STVM_OK);
     stvm_mutex *mb = w.m2;
-    stvm_process *a = spawn(&w, 40, "first", lock_a_then_b, &w);
-    stvm_process *b = spawn(&w, 40, "second", lock_b_then_a, &w);
+    stvm_process *a = spawn(w.vm, 40, "first", lock_a_then_b, &w);
+    stvm_process *b = spawn(w.vm, 40, "second", lock_b_then_a, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     ASSERT_GREEN_OK(&w);
     cr_assert_eq(w.t.n, 0);
@@ -582,7 +517,7 @@ Test(scheduler, two_processes_locking_two_mutexes_crosswise_are_a_reported_deadl
     /* breaking the cycle: terminating one hands its mutex to the other */
     cr_assert_eq(stvm_process_terminate(w.vm, a), STVM_OK);
     cr_assert_eq(stvm_mutex_owner(w.vm, w.m), b);
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {2};
     trace_expect(&w.t, want, 1);
     cr_assert_null(stvm_mutex_owner(w.vm, w.m), "released when b finished");
@@ -594,10 +529,10 @@ Test(scheduler, run_again_after_adding_processes_runs_them)
 {
     world w = {.vm = vm_make(NULL)};
     actor a = {&w, 1}, b = {&w, 2};
-    spawn(&w, 40, "first", log_tag, &a);
-    run_ok(&w);
-    spawn(&w, 40, "second", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 40, "first", log_tag, &a);
+    run_ok_green(&w);
+    spawn(w.vm, 40, "second", log_tag, &b);
+    run_ok_green(&w);
     static const int want[] = {1, 2};
     trace_expect(&w.t, want, 2);
     vm_done(w.vm);
@@ -608,11 +543,11 @@ Test(scheduler, terminating_blocked_processes_after_deadlock_lets_run_finish)
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     actor a = {&w, 1};
-    stvm_process *p = spawn(&w, 40, "stuck", sem_waiter, &a);
+    stvm_process *p = spawn(w.vm, 40, "stuck", sem_waiter, &a);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_process_terminate(w.vm, p), STVM_OK);
     cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_TERMINATED);
-    run_ok(&w);
+    run_ok_green(&w);
     cr_assert_eq(w.t.n, 0, "its C code never resumed");
     cr_assert_eq(stvm_semaphore_free(w.vm, w.sem), STVM_OK, "no waiter left");
     vm_done(w.vm);
@@ -624,10 +559,10 @@ static void suspend_resume_controller(stvm_vm *vm, void *arg)
 {
     world *w = arg;
     w->rc[0] = stvm_process_suspend(vm, w->p[1]);
-    w->info[0].state = gstate(w, w->p[1]);
+    w->info[0].state = gstate(w->vm, w->p[1]);
     trace_add(&w->t, 1);
     w->rc[1] = stvm_process_resume(vm, w->p[1]);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     trace_add(&w->t, 2);
 }
 
@@ -635,9 +570,9 @@ Test(scheduler, suspend_takes_a_ready_process_off_its_queue_until_resumed)
 {
     world w = {.vm = vm_make(NULL)};
     actor b = {&w, 3};
-    spawn(&w, 40, "controller", suspend_resume_controller, &w);
-    w.p[1] = spawn(&w, 30, "B", log_tag, &b);
-    run_ok(&w);
+    spawn(w.vm, 40, "controller", suspend_resume_controller, &w);
+    w.p[1] = spawn(w.vm, 30, "B", log_tag, &b);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_SUSPENDED);
     cr_assert_eq(w.rc[1], STVM_OK);
@@ -658,7 +593,7 @@ static void suspends_itself(stvm_vm *vm, void *arg)
 Test(scheduler, suspended_process_left_at_the_end_is_a_deadlock)
 {
     world w = {.vm = vm_make(NULL)};
-    stvm_process *p = spawn(&w, 30, "sleeper", suspends_itself, &w);
+    stvm_process *p = spawn(w.vm, 30, "sleeper", suspends_itself, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_SUSPENDED);
     char buf[256];
@@ -667,7 +602,7 @@ Test(scheduler, suspended_process_left_at_the_end_is_a_deadlock)
     cr_assert_not_null(strstr(buf, "suspended"), "report: %s", buf);
     cr_assert_eq(stvm_process_resume(w.vm, p), STVM_OK, "resume from the host");
     cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_READY);
-    run_ok(&w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2};
     trace_expect(&w.t, want, 2);
@@ -686,16 +621,16 @@ static void resume_refuser(stvm_vm *vm, void *arg)
     stvm_process *self = stvm_active_process(vm);
     stvm_process *done = NULL;
     GCHECK(w, stvm_spawn(vm, 60, "done", finisher, NULL, &done) == STVM_OK);
-    GCHECK(w, gstate(w, done) == STVM_PROCESS_TERMINATED);
+    GCHECK(w, gstate(w->vm, done) == STVM_PROCESS_TERMINATED);
     uint64_t before = switches(vm);
     w->rc[0] = stvm_process_resume(vm, w->p[1]);   /* ready */
     w->rc[1] = stvm_process_resume(vm, w->p[2]);   /* waiting on sem */
     w->rc[2] = stvm_process_resume(vm, self);      /* active */
     w->rc[3] = stvm_process_resume(vm, done);      /* terminated */
     w->u[0] = switches(vm) - before;
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     stvm_process_info_get(vm, w->p[2], &w->info[2]);
-    w->info[3].state = gstate(w, self);
+    w->info[3].state = gstate(w->vm, self);
     trace_add(&w->t, 1);
     stvm_semaphore_signal(vm, w->sem);   /* W (50) preempts */
     trace_add(&w->t, 3);
@@ -713,10 +648,10 @@ Test(scheduler, resume_of_a_process_that_is_not_suspended_is_estate_and_changes_
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     actor r = {&w, 4};
-    w.p[2] = spawn(&w, 50, "W", wake_logger, &w);
-    spawn(&w, 40, "C", resume_refuser, &w);
-    w.p[1] = spawn(&w, 30, "R", log_tag, &r);
-    run_ok(&w);
+    w.p[2] = spawn(w.vm, 50, "W", wake_logger, &w);
+    spawn(w.vm, 40, "C", resume_refuser, &w);
+    w.p[1] = spawn(w.vm, 30, "R", log_tag, &r);
+    run_ok_green(&w);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(w.rc[i], STVM_ESTATE, "resume #%d: %s", i, stvm_err_name(w.rc[i]));
     cr_assert_eq(w.u[0], 0, "no switch");
@@ -743,7 +678,7 @@ static void waiter_suspender(stvm_vm *vm, void *arg)
     world *w = arg;
     trace_add(&w->t, 2);
     w->rc[1] = stvm_process_suspend(vm, w->p[0]);
-    w->info[0].state = gstate(w, w->p[0]);
+    w->info[0].state = gstate(w->vm, w->p[0]);
     w->rc[2] = stvm_semaphore_signal(vm, w->sem);   /* nobody waits: an excess signal */
     w->u[0] = (uint64_t)stvm_semaphore_excess(vm, w->sem);
     w->rc[3] = stvm_process_resume(vm, w->p[0]);    /* W (40) preempts, wait -> ESTATE */
@@ -755,9 +690,9 @@ Test(scheduler, suspending_a_waiter_makes_its_wait_return_estate_once_resumed)
 {
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    w.p[0] = spawn(&w, 40, "W", aborted_waiter, &w);
-    spawn(&w, 30, "C", waiter_suspender, &w);
-    run_ok(&w);
+    w.p[0] = spawn(w.vm, 40, "W", aborted_waiter, &w);
+    spawn(w.vm, 30, "C", waiter_suspender, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[1], STVM_OK);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_SUSPENDED);
     cr_assert_eq(w.rc[2], STVM_OK);
@@ -780,8 +715,8 @@ Test(scheduler, suspend_of_a_suspended_or_finished_process_is_estate)
     cr_assert_eq(state_of(w.vm, s), STVM_PROCESS_SUSPENDED);
     cr_assert_eq(stvm_process_terminate(w.vm, s), STVM_OK);
     cr_assert_eq(stvm_process_suspend(w.vm, s), STVM_ESTATE);
-    f = spawn(&w, 30, "f", finisher, NULL);
-    run_ok(&w);
+    f = spawn(w.vm, 30, "f", finisher, NULL);
+    run_ok_green(&w);
     cr_assert_eq(stvm_process_suspend(w.vm, f), STVM_ESTATE);
     cr_assert_eq(state_of(w.vm, f), STVM_PROCESS_TERMINATED);
     cr_assert_eq(stvm_process_suspend(w.vm, NULL), STVM_EINVAL);
@@ -800,7 +735,7 @@ static void self_suspender(stvm_vm *vm, void *arg)
 static void self_resumer(stvm_vm *vm, void *arg)
 {
     world *w = arg;
-    w->info[0].state = gstate(w, w->p[0]);
+    w->info[0].state = gstate(w->vm, w->p[0]);
     trace_add(&w->t, 2);
     w->rc[1] = stvm_process_resume(vm, w->p[0]);   /* 40 > 30: runs before this returns */
     trace_add(&w->t, 4);
@@ -809,9 +744,9 @@ static void self_resumer(stvm_vm *vm, void *arg)
 Test(scheduler, a_process_suspending_itself_runs_again_only_after_resume)
 {
     world w = {.vm = vm_make(NULL)};
-    w.p[0] = spawn(&w, 40, "S", self_suspender, &w);
-    spawn(&w, 30, "R", self_resumer, &w);
-    run_ok(&w);
+    w.p[0] = spawn(w.vm, 40, "S", self_suspender, &w);
+    spawn(w.vm, 30, "R", self_resumer, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_SUSPENDED);
@@ -835,9 +770,9 @@ Test(scheduler, terminating_the_active_process_does_not_return)
     world w = {.vm = vm_make(NULL)};
     actor b = {&w, 2};
     w.rc[0] = 12345;
-    stvm_process *p = spawn(&w, 40, "self", self_terminator, &w);
-    spawn(&w, 40, "next", log_tag, &b);
-    run_ok(&w);
+    stvm_process *p = spawn(w.vm, 40, "self", self_terminator, &w);
+    spawn(w.vm, 40, "next", log_tag, &b);
+    run_ok_green(&w);
     static const int want[] = {1, 2};
     trace_expect(&w.t, want, 2);
     cr_assert_eq(w.rc[0], 12345, "terminate returned");
@@ -853,8 +788,8 @@ static void terminator(stvm_vm *vm, void *arg)
     trace_add(&w->t, 1);
     w->rc[0] = stvm_process_terminate(vm, w->p[1]);   /* ready */
     w->rc[1] = stvm_process_terminate(vm, w->p[2]);   /* waiting on sem */
-    w->info[1].state = gstate(w, w->p[1]);
-    w->info[2].state = gstate(w, w->p[2]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
+    w->info[2].state = gstate(w->vm, w->p[2]);
     w->rc[2] = stvm_process_terminate(vm, w->p[1]);   /* again */
     w->rc[3] = stvm_semaphore_signal(vm, w->sem);
     w->u[0] = (uint64_t)stvm_semaphore_excess(vm, w->sem);
@@ -866,10 +801,10 @@ Test(scheduler, terminating_ready_and_waiting_processes_removes_them_for_good)
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     actor r = {&w, 7}, ww = {&w, 6};
-    w.p[2] = spawn(&w, 50, "waiter", sem_waiter, &ww);
-    spawn(&w, 40, "T", terminator, &w);
-    w.p[1] = spawn(&w, 30, "ready", log_tag, &r);
-    run_ok(&w);
+    w.p[2] = spawn(w.vm, 50, "waiter", sem_waiter, &ww);
+    spawn(w.vm, 40, "T", terminator, &w);
+    w.p[1] = spawn(w.vm, 30, "ready", log_tag, &r);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     cr_assert_eq(w.info[1].state, STVM_PROCESS_TERMINATED);
@@ -886,8 +821,8 @@ Test(scheduler, terminate_from_the_host_before_run)
 {
     world w = {.vm = vm_make(NULL)};
     actor a = {&w, 1}, b = {&w, 2};
-    stvm_process *pa = spawn(&w, 40, "a", log_tag, &a);
-    spawn(&w, 40, "b", log_tag, &b);
+    stvm_process *pa = spawn(w.vm, 40, "a", log_tag, &a);
+    spawn(w.vm, 40, "b", log_tag, &b);
     cr_assert_eq(stats_of(w.vm).processes_live, 3);
     cr_assert_eq(stvm_process_terminate(w.vm, pa), STVM_OK);
     cr_assert_eq(stats_of(w.vm).processes_live, 2);
@@ -898,7 +833,7 @@ Test(scheduler, terminate_from_the_host_before_run)
     cr_assert_eq(stvm_process_terminate(w.vm, (stvm_process *)sem), STVM_EINVAL,
                  "a semaphore is no process");
     cr_assert_eq(stvm_process_resume(w.vm, (stvm_process *)sem), STVM_EINVAL);
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {2};
     trace_expect(&w.t, want, 1);
     vm_done(w.vm);
@@ -918,9 +853,9 @@ Test(scheduler, raising_a_ready_process_above_the_caller_preempts_it)
 {
     world w = {.vm = vm_make(NULL)};
     actor r = {&w, 2};
-    spawn(&w, 30, "A", raiser, &w);
-    w.p[1] = spawn(&w, 20, "R", log_tag, &r);
-    run_ok(&w);
+    spawn(w.vm, 30, "A", raiser, &w);
+    w.p[1] = spawn(w.vm, 20, "R", log_tag, &r);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&w.t, want, 3);
@@ -942,10 +877,10 @@ Test(scheduler, lowering_the_active_process_below_a_ready_one_yields_to_it)
 {
     world w = {.vm = vm_make(NULL)};
     actor b = {&w, 2}, c = {&w, 4};
-    spawn(&w, 40, "A", lowerer, &w);
-    spawn(&w, 30, "B", log_tag, &b);
-    spawn(&w, 10, "C", log_tag, &c);
-    run_ok(&w);
+    spawn(w.vm, 40, "A", lowerer, &w);
+    spawn(w.vm, 30, "B", log_tag, &b);
+    spawn(w.vm, 10, "C", log_tag, &c);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1, 2, 3, 4};
     trace_expect(&w.t, want, 4);
@@ -956,13 +891,13 @@ Test(scheduler, changing_the_priority_of_a_ready_process_moves_it_to_the_back)
 {
     world w = {.vm = vm_make(NULL)};
     actor y = {&w, 1}, x = {&w, 2}, z = {&w, 3};
-    stvm_process *py = spawn(&w, 30, "Y", log_tag, &y);
-    spawn(&w, 30, "X", log_tag, &x);
-    stvm_process *pz = spawn(&w, 20, "Z", log_tag, &z);
+    stvm_process *py = spawn(w.vm, 30, "Y", log_tag, &y);
+    spawn(w.vm, 30, "X", log_tag, &x);
+    stvm_process *pz = spawn(w.vm, 20, "Z", log_tag, &z);
     cr_assert_eq(stvm_process_set_priority(w.vm, py, 30), STVM_OK);   /* behind X */
     cr_assert_eq(stvm_process_set_priority(w.vm, pz, 30), STVM_OK);   /* behind Y */
     cr_assert_eq(state_of(w.vm, pz), STVM_PROCESS_READY);
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {2, 1, 3};
     trace_expect(&w.t, want, 3);
     vm_done(w.vm);
@@ -972,7 +907,7 @@ static void raise_waiter_then_signal(stvm_vm *vm, void *arg)
 {
     world *w = arg;
     w->rc[0] = stvm_process_set_priority(vm, w->p[1], 50);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     trace_add(&w->t, 1);
     stvm_semaphore_signal(vm, w->sem);   /* the waiter is now higher: preempts */
     trace_add(&w->t, 3);
@@ -989,10 +924,10 @@ Test(scheduler, a_waiting_process_runs_at_its_new_priority_when_woken)
 {
     world w = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    w.p[1] = spawn(&w, 45, "W", waiter_logs_2, &w);
-    spawn(&w, 40, "C", raise_waiter_then_signal, &w);
+    w.p[1] = spawn(w.vm, 45, "W", waiter_logs_2, &w);
+    spawn(w.vm, 40, "C", raise_waiter_then_signal, &w);
     /* W at 45 runs first and waits; C raises it from 45 to 50 */
-    run_ok(&w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.info[1].state, STVM_PROCESS_WAITING, "still waiting after the change");
     cr_assert_eq(w.rc[1], STVM_OK);
@@ -1005,7 +940,7 @@ Test(scheduler, set_priority_rejects_bad_priorities_and_finished_processes)
 {
     world w = {.vm = vm_make(NULL)};
     actor a = {&w, 1};
-    stvm_process *p = spawn(&w, 30, "p", log_tag, &a);
+    stvm_process *p = spawn(w.vm, 30, "p", log_tag, &a);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, 0), STVM_EINVAL);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, 81), STVM_EINVAL);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, -5), STVM_EINVAL);
@@ -1017,7 +952,7 @@ Test(scheduler, set_priority_rejects_bad_priorities_and_finished_processes)
     cr_assert_eq(stvm_process_set_priority(w.vm, p, STVM_PRIORITY_MAX), STVM_OK);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, STVM_PRIORITY_MIN), STVM_OK);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, 30), STVM_OK);
-    run_ok(&w);
+    run_ok_green(&w);
     cr_assert_eq(stvm_process_set_priority(w.vm, p, 40), STVM_ESTATE);
     cr_assert_eq(stvm_process_info_get(w.vm, p, &info), STVM_OK);
     cr_assert_eq(info.priority, 30);
@@ -1030,11 +965,11 @@ Test(scheduler, a_priority_set_while_suspended_applies_when_resumed)
     actor a = {&w, 1}, b = {&w, 2};
     stvm_process *pa = NULL;
     cr_assert_eq(stvm_spawn_suspended(w.vm, 20, "A", log_tag, &a, 0, &pa), STVM_OK);
-    spawn(&w, 40, "B", log_tag, &b);
+    spawn(w.vm, 40, "B", log_tag, &b);
     cr_assert_eq(stvm_process_set_priority(w.vm, pa, 60), STVM_OK);
     cr_assert_eq(state_of(w.vm, pa), STVM_PROCESS_SUSPENDED, "still suspended");
     cr_assert_eq(stvm_process_resume(w.vm, pa), STVM_OK);
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {1, 2};   /* A now outranks B */
     trace_expect(&w.t, want, 2);
     vm_done(w.vm);
@@ -1078,14 +1013,14 @@ Test(scheduler, process_info_reports_every_state)
     stvm_mutex *m = w.m;
     char name[16] = "observer";
     actor ww = {&w, 5}, rr = {&w, 6}, ss = {&w, 7};
-    stvm_process *obs = spawn(&w, 40, name, observer, &w);
+    stvm_process *obs = spawn(w.vm, 40, name, observer, &w);
     strcpy(name, "clobbered");
-    w.p[1] = spawn(&w, 30, "ready one", log_tag, &rr);
-    w.p[2] = spawn(&w, 60, "sem waiter", sem_waiter, &ww);
-    spawn(&w, 55, "holder", mutex_holder, &w);
-    w.p[3] = spawn(&w, 50, "mutex waiter", mutex_waiter, &w);
+    w.p[1] = spawn(w.vm, 30, "ready one", log_tag, &rr);
+    w.p[2] = spawn(w.vm, 60, "sem waiter", sem_waiter, &ww);
+    spawn(w.vm, 55, "holder", mutex_holder, &w);
+    w.p[3] = spawn(w.vm, 50, "mutex waiter", mutex_waiter, &w);
     cr_assert_eq(stvm_spawn_suspended(w.vm, 20, NULL, log_tag, &ss, 0, &w.p[4]), STVM_OK);
-    run_ok(&w);
+    run_ok_green(&w);
 
     cr_assert_str_eq(w.info[0].name, "observer", "the name was copied");
     cr_assert_eq(w.info[0].state, STVM_PROCESS_ACTIVE);
@@ -1152,8 +1087,8 @@ Test(scheduler, active_process_is_the_caller_inside_and_null_on_the_host)
     world w = {.vm = vm_make(NULL)};
     cr_assert_null(stvm_active_process(w.vm));
     cr_assert_null(stvm_active_process(NULL));
-    stvm_process *p = spawn(&w, 40, "me", who_am_i, &w);
-    run_ok(&w);
+    stvm_process *p = spawn(w.vm, 40, "me", who_am_i, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.p[0], p);
     cr_assert_null(stvm_active_process(w.vm));
     vm_done(w.vm);
@@ -1175,10 +1110,10 @@ Test(scheduler, checkpoint_returns_0_when_nothing_is_due)
 {
     world w = {.vm = vm_make(NULL)};
     actor same = {&w, 2}, low = {&w, 3};
-    spawn(&w, 40, "cp", checkpointer, &w);
-    spawn(&w, 40, "same", log_tag, &same);   /* equal priority: no preemption */
-    spawn(&w, 30, "low", log_tag, &low);
-    run_ok(&w);
+    spawn(w.vm, 40, "cp", checkpointer, &w);
+    spawn(w.vm, 40, "same", log_tag, &same);   /* equal priority: no preemption */
+    spawn(w.vm, 30, "low", log_tag, &low);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], 0);
     cr_assert_eq(w.rc[1], 0);
     cr_assert_eq(w.u[0], 0);
@@ -1214,9 +1149,9 @@ Test(scheduler, checkpoint_delivers_a_due_timer_and_lets_a_higher_process_run)
 {
     world w = {.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US)};
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    spawn(&w, 50, "waiter", timer_waiter, &w);
-    spawn(&w, 30, "worker", timer_checkpointer, &w);
-    run_ok(&w);
+    spawn(w.vm, 50, "waiter", timer_waiter, &w);
+    spawn(w.vm, 30, "worker", timer_checkpointer, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], 1, "checkpoint answered %d", w.rc[0]);
     cr_assert_eq(w.rc[1], 0);
     cr_assert_eq(w.rc[2], STVM_OK);
@@ -1316,7 +1251,7 @@ Test(scheduler, spawn_sized_rejects_bad_stack_sizes_and_accepts_good_ones)
     cr_assert_eq(stvm_spawn_sized(w.vm, 30, "default", log_tag, &a[3], 0, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn_sized(w.vm, 30, "64m", finisher, NULL, (size_t)64 << 20, NULL),
                  STVM_OK, "the upper limit is allowed");
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {1, 2, 3, 4};
     trace_expect(&w.t, want, 4);
     vm_done(w.vm);
@@ -1336,7 +1271,7 @@ Test(scheduler, spawn_rejects_bad_arguments_and_creates_nothing)
     cr_assert_eq(stats_of(w.vm).processes_live, 1);
     cr_assert_eq(stvm_spawn(w.vm, STVM_PRIORITY_MAX, "max", log_tag, &a, NULL), STVM_OK,
                  "out may be NULL");
-    run_ok(&w);
+    run_ok_green(&w);
     static const int want[] = {1};
     trace_expect(&w.t, want, 1);
     vm_done(w.vm);
@@ -1349,7 +1284,7 @@ static void spawn_suspended_then_resume(stvm_vm *vm, void *arg)
     h = (actor){w, 2};
     w->rc[0] = stvm_spawn_suspended(vm, 50, "later", log_tag, &h, 0, &w->p[1]);
     trace_add(&w->t, 1);
-    w->info[1].state = gstate(w, w->p[1]);
+    w->info[1].state = gstate(w->vm, w->p[1]);
     w->rc[1] = stvm_process_resume(vm, w->p[1]);   /* higher: runs now */
     trace_add(&w->t, 3);
 }
@@ -1357,8 +1292,8 @@ static void spawn_suspended_then_resume(stvm_vm *vm, void *arg)
 Test(scheduler, spawn_suspended_runs_only_after_resume)
 {
     world w = {.vm = vm_make(NULL)};
-    spawn(&w, 30, "starter", spawn_suspended_then_resume, &w);
-    run_ok(&w);
+    spawn(w.vm, 30, "starter", spawn_suspended_then_resume, &w);
+    run_ok_green(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     cr_assert_eq(w.info[1].state, STVM_PROCESS_SUSPENDED);

@@ -9,28 +9,6 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(semaphore, .timeout = 30);
 
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_semaphore *sem, *sem2;
-    int rc[16];
-    int64_t x[8];
-    uint64_t u[4];
-    int bad_line;
-    long count;
-} world;
-
-typedef struct actor {
-    world *w;
-    int tag;
-} actor;
-
-#define GCHECK(w, cond)                        \
-    do {                                       \
-        if (!(cond) && !(w)->bad_line)         \
-            (w)->bad_line = __LINE__;          \
-    } while (0)
-
 static world world_new(void)
 {
     world w;
@@ -39,32 +17,6 @@ static world world_new(void)
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
     cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem2), STVM_OK);
     return w;
-}
-
-static void world_done(world *w)
-{
-    cr_assert_eq(w->bad_line, 0, "a check inside a green process failed at line %d", w->bad_line);
-    vm_done(w->vm);
-}
-
-static stvm_process *spawn(world *w, int prio, const char *name, stvm_fn fn, void *arg)
-{
-    stvm_process *p = NULL;
-    cr_assert_eq(stvm_spawn(w->vm, prio, name, fn, arg, &p), STVM_OK);
-    return p;
-}
-
-static uint64_t switches(stvm_vm *vm)
-{
-    stvm_stats s;
-    stvm_get_stats(vm, &s);
-    return s.context_switches;
-}
-
-static void run_ok(world *w)
-{
-    int err = stvm_run(w->vm);
-    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
 }
 
 /* ---- excess signals ----------------------------------------------------------------- */
@@ -91,7 +43,7 @@ Test(semaphore, excess_signals_are_counted_and_consumed_one_per_wait)
         cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
         cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), i);
     }
-    spawn(&w, 40, "consumer", consume_three, &w);
+    spawn(w.vm, 40, "consumer", consume_three, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(w.rc[i], STVM_OK);
@@ -134,7 +86,7 @@ Test(semaphore, waiters_of_one_priority_wake_in_fifo_order)
     actor a[8];
     for (int i = 0; i < 8; i++) {
         a[i] = (actor){&w, i};
-        spawn(&w, 40, "waiter", logging_waiter, &a[i]);
+        spawn(w.vm, 40, "waiter", logging_waiter, &a[i]);
     }
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(w.t.n, 0);
@@ -169,7 +121,7 @@ static void fifo_controller(stvm_vm *vm, void *arg)
 Test(semaphore, waiters_wake_in_arrival_order_whatever_their_priority)
 {
     world w = world_new();
-    spawn(&w, 20, "controller", fifo_controller, &w);
+    spawn(w.vm, 20, "controller", fifo_controller, &w);
     run_ok(&w);
     static const int want[] = {1, 35, 2, 45, 3, 40, 4};
     trace_expect(&w.t, want, 7);
@@ -200,9 +152,9 @@ static void single_signaller(stvm_vm *vm, void *arg)
 Test(semaphore, one_signal_wakes_only_the_first_waiter)
 {
     world w = world_new();
-    spawn(&w, 50, "first", first_of_two, &w);
-    stvm_process *second = spawn(&w, 50, "second", second_of_two, &w);
-    spawn(&w, 30, "signaller", single_signaller, &w);
+    spawn(w.vm, 50, "first", first_of_two, &w);
+    stvm_process *second = spawn(w.vm, 50, "second", second_of_two, &w);
+    spawn(w.vm, 30, "signaller", single_signaller, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     static const int want[] = {1, 3};
     trace_expect(&w.t, want, 2);
@@ -231,7 +183,7 @@ Test(semaphore, a_signal_from_the_host_before_run_is_kept_for_the_first_wait)
 {
     world w = world_new();
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    spawn(&w, 40, "waiter", wait_once, &w);
+    spawn(w.vm, 40, "waiter", wait_once, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.u[0], 0, "did not block");
@@ -242,7 +194,7 @@ Test(semaphore, a_signal_from_the_host_before_run_is_kept_for_the_first_wait)
 Test(semaphore, a_signal_from_the_host_between_runs_readies_the_waiter_without_running_it)
 {
     world w = world_new();
-    stvm_process *p = spawn(&w, 40, "waiter", wait_once, &w);
+    stvm_process *p = spawn(w.vm, 40, "waiter", wait_once, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
     stvm_process_info info;
@@ -276,8 +228,8 @@ static void low_signaller(stvm_vm *vm, void *arg)
 Test(semaphore, signal_waking_a_higher_priority_process_preempts_the_signaller)
 {
     world w = world_new();
-    spawn(&w, 50, "high", high_waiter, &w);
-    spawn(&w, 30, "low", low_signaller, &w);
+    spawn(w.vm, 50, "high", high_waiter, &w);
+    spawn(w.vm, 30, "low", low_signaller, &w);
     run_ok(&w);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
@@ -289,17 +241,17 @@ Test(semaphore, signal_waking_a_higher_priority_process_preempts_the_signaller)
 Test(semaphore, signal_waking_an_equal_or_lower_process_does_not_preempt)
 {
     world w = world_new();
-    spawn(&w, 30, "equal", high_waiter, &w);   /* logs 2 */
-    spawn(&w, 30, "signaller", low_signaller, &w);
+    spawn(w.vm, 30, "equal", high_waiter, &w);   /* logs 2 */
+    spawn(w.vm, 30, "signaller", low_signaller, &w);
     run_ok(&w);
     static const int want[] = {1, 3, 2};
     trace_expect(&w.t, want, 3);
 
     /* a lower waiter (20) queued in an earlier run */
     world w2 = world_new();
-    spawn(&w2, 20, "lower", high_waiter, &w2);
+    spawn(w2.vm, 20, "lower", high_waiter, &w2);
     cr_assert_eq(stvm_run(w2.vm), STVM_EDEADLOCK);
-    spawn(&w2, 30, "signaller", low_signaller, &w2);
+    spawn(w2.vm, 30, "signaller", low_signaller, &w2);
     run_ok(&w2);
     trace_expect(&w2.t, want, 3);
     world_done(&w);
@@ -334,8 +286,8 @@ Test(semaphore, ping_pong_alternates_exactly_and_counts_signals_and_waits)
 {
     world w = world_new();
     stvm_reset_stats(w.vm);
-    spawn(&w, 40, "ping", ping, &w);
-    spawn(&w, 40, "pong", pong, &w);
+    spawn(w.vm, 40, "ping", ping, &w);
+    spawn(w.vm, 40, "pong", pong, &w);
     run_ok(&w);
     cr_assert_eq(w.count, ROUNDS);
     stvm_stats s;
@@ -352,7 +304,7 @@ Test(semaphore, ping_pong_alternates_exactly_and_counts_signals_and_waits)
 Test(semaphore, free_with_waiters_is_estate_and_free_without_is_ok)
 {
     world w = world_new();
-    spawn(&w, 40, "waiter", wait_once, &w);
+    spawn(w.vm, 40, "waiter", wait_once, &w);
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_semaphore_free(w.vm, w.sem), STVM_ESTATE);
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK, "still a live semaphore");

@@ -19,57 +19,6 @@
  * blocked VM going forever. */
 TestSuite(timed_wait, .timeout = 30);
 
-#define SIM_START 3913056000000000ull   /* 2025-01-01 00:00 UTC in us since 1901 */
-
-typedef struct rep {
-    const char *name;
-    int bits;
-    int dclock;
-} rep;
-
-static const rep REPS[] = {
-    {"ms-smallint31", 31, STVM_DELAY_CLOCK_MS},
-    {"us-largeint31", 31, STVM_DELAY_CLOCK_US},
-    {"us-smallint61", 61, STVM_DELAY_CLOCK_US},
-    {"ms-smallint61", 61, STVM_DELAY_CLOCK_MS},
-};
-#define NREPS ((int)(sizeof REPS / sizeof REPS[0]))
-
-static bool is_ms(const rep *r) { return r->dclock == STVM_DELAY_CLOCK_MS; }
-
-static stvm_vm *rep_vm(const rep *r)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.clock = STVM_CLOCK_SIMULATED;
-    cfg.smallint_bits = r->bits;
-    cfg.delay_clock = r->dclock;
-    cfg.sim_start_us = SIM_START;
-    return vm_make(&cfg);
-}
-
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_semaphore *sem_make(stvm_vm *vm)
-{
-    stvm_semaphore *s = NULL;
-    cr_assert_eq(stvm_semaphore_new(vm, &s), STVM_OK);
-    return s;
-}
-
-static stvm_process *spawn(stvm_vm *vm, int prio, const char *name, stvm_fn fn, void *arg)
-{
-    stvm_process *p = NULL;
-    int err = stvm_spawn(vm, prio, name, fn, arg, &p);
-    cr_assert_eq(err, STVM_OK, "stvm_spawn: %s", stvm_err_name(err));
-    return p;
-}
-
 /* A waiter: optionally a delay first, then a timed wait (ms >= 0) or a plain wait
  * (ms < 0); optionally a final wait on a semaphore nobody signals. */
 typedef struct tw {
@@ -547,12 +496,6 @@ Test(timed_wait, a_suspended_timed_waiter_gets_estate_on_resume_and_its_delay_is
 }
 
 /* ---- many cancellations ---------------------------------------------------------------- */
-
-static uint32_t lcg(uint32_t *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return *s >> 8;
-}
 
 typedef struct canceller {
     stvm_semaphore **sems;

@@ -12,13 +12,6 @@
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(vm, .timeout = 30);
 
-static stvm_stats stats_of(stvm_vm *vm)
-{
-    stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
-    return s;
-}
-
 Test(vm, config_init_fills_pharo_defaults)
 {
     stvm_config cfg;
