@@ -637,12 +637,13 @@ int stvm_checkpoint(stvm_vm *vm)
 }
 
 /* The running state of a handle handed in by a caller: EINVAL for something that is
- * not a process of this VM, ESTATE once it has finished. */
-static int core_of(stvm_vm *vm, const stvm_process *h, stvm_proc **out)
+ * not a process of this VM, ESTATE once it has finished or, when user_only, for the
+ * VM's own processes (idle, timing), which callers may not suspend, end or reprioritise. */
+static int core_of(stvm_vm *vm, const stvm_process *h, bool user_only, stvm_proc **out)
 {
     if (!vm || !stvm__is_proc(vm, h))
         return STVM_EINVAL;
-    if (!h->core)
+    if (!h->core || (user_only && (h->flags & STVM_PF_VM_OWN)))
         return STVM_ESTATE;
     *out = h->core;
     return STVM_OK;
@@ -651,29 +652,23 @@ static int core_of(stvm_vm *vm, const stvm_process *h, stvm_proc **out)
 int stvm_process_resume(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, &p);
+    int err = core_of(vm, h, false, &p);
     return err ? err : stvm__process_resume(vm, p);
 }
 
 int stvm_process_suspend(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, &p);
-    if (err)
-        return err;
-    if (p->flags & STVM_PF_VM_OWN)
-        return STVM_ESTATE;
-    return stvm__process_suspend(vm, p);
+    int err = core_of(vm, h, true, &p);
+    return err ? err : stvm__process_suspend(vm, p);
 }
 
 int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, &p);
+    int err = core_of(vm, h, true, &p);
     if (err)
         return err;
-    if (p->flags & STVM_PF_VM_OWN)
-        return STVM_ESTATE;
     if (p == vm->active)
         terminate_active(vm);
     finish_process(vm, p);
@@ -687,13 +682,11 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 int stvm_process_set_priority(stvm_vm *vm, stvm_process *h, int priority)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, &p);
+    int err = core_of(vm, h, true, &p);
     if (err)
         return err;
     if (!priority_ok(priority))
         return STVM_EINVAL;
-    if (p->flags & STVM_PF_VM_OWN)
-        return STVM_ESTATE;
     stvm_list *l = p->my_list;
     h->priority = priority;
     if (l && l->kind == STVM_LIST_RUNQ) {
