@@ -773,6 +773,50 @@ Test(delay, real_clock_20_ms_delay_then_lone_waiter_deadlocks_promptly, .timeout
     vm_done(vm);
 }
 
+/* Real clock: a busy process that only calls stvm_checkpoint is preempted when a
+ * higher priority process's delay comes due; it does not have to block first. */
+typedef struct busy {
+    bool woke;
+    uint64_t start, woke_at, spins_after;
+    long checkpoints_answering_1;
+} busy;
+
+static void busy_sleeper(stvm_vm *vm, void *arg)
+{
+    busy *b = arg;
+    stvm_delay_wait_ms(vm, 20);
+    b->woke_at = stvm_now_us(vm);
+    b->woke = true;
+}
+
+static void busy_spinner(stvm_vm *vm, void *arg)
+{
+    busy *b = arg;
+    /* Spin for at most 2 s of wall time, so a broken checkpoint fails, not hangs. */
+    while (!b->woke && stvm_now_us(vm) - b->start < 2000000u)
+        if (stvm_checkpoint(vm) == 1)
+            b->checkpoints_answering_1++;
+    b->spins_after = stvm_now_us(vm);
+}
+
+Test(delay, a_due_delay_preempts_a_busy_process_at_its_next_checkpoint, .timeout = 10)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    stvm_vm *vm = vm_make(&cfg);
+    busy b = {.start = stvm_now_us(vm)};
+    spawn(vm, 50, "sleeper", busy_sleeper, &b);   /* runs first, then sleeps 20 ms */
+    spawn(vm, 40, "spinner", busy_spinner, &b);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert(b.woke, "the sleeper never woke while the spinner ran");
+    cr_assert_geq(b.woke_at - b.start, 20000u, "the delay ended early");
+    cr_assert_lt(b.woke_at - b.start, 1000000u, "woke %llu us after the start",
+                 (unsigned long long)(b.woke_at - b.start));
+    cr_assert_geq(b.checkpoints_answering_1, 1, "no checkpoint let another process run");
+    cr_assert_lt(b.spins_after - b.start, 2000000u, "the spinner ran out its 2 s");
+    vm_done(vm);
+}
+
 /* ---- termination and suspension ----------------------------------------------------- */
 
 Test(delay, terminating_a_delay_waiter_unschedules_its_delay_and_leaves_no_pending_work)
