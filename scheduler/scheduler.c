@@ -146,7 +146,7 @@ static void drain_external(stvm_vm *vm)
 {
     stvm_external_table *t = &vm->ext;
     atomic_store(&t->pending, 0);
-    for (int i = 0; i < t->size; i++) {
+    for (int i = 0; i < t->high; i++) {
         uint32_t r = atomic_load(&t->requests[i]);
         while (t->responses[i] != r) {
             t->responses[i]++;
@@ -389,7 +389,7 @@ static bool external_can_wake(stvm_vm *vm)
 {
     if (atomic_load(&vm->ext.pending))
         return true;
-    for (int i = 0; i < vm->ext.size; i++)
+    for (int i = 0; i < vm->ext.high; i++)
         if (vm->ext.sems[i] && vm->ext.sems[i]->list.first)
             return true;
     return false;

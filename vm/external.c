@@ -69,6 +69,8 @@ int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
         /* Requests made for a previous owner of the slot are forgotten. */
         t->responses[i] = atomic_load(&t->requests[i]);
         t->sems[i] = sem;
+        if (i + 1 > t->high)
+            t->high = i + 1;
         sem->external_index = i + 1;
         *index_out = i + 1;
         return STVM_OK;

@@ -28,6 +28,7 @@ typedef struct stvm_clock {
  * N requests from any threads become exactly N signals. */
 typedef struct stvm_external_table {
     int size;
+    int high;                       /* slots above this were never used: not scanned */
     _Atomic uint32_t *requests;     /* bumped by any thread */
     uint32_t *responses;            /* VM thread only */
     stvm_semaphore **sems;          /* VM thread only; NULL = free slot */
