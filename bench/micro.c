@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -417,6 +418,44 @@ static double parse_samples(const char *s, double *out, int max)
     return n;
 }
 
+/* The twin's numeric CSV columns and where they go in a micro_result. */
+static const struct {
+    const char *column;
+    size_t offset;
+    char type;                      /* 'd' double, 'l' long, 'u' uint64_t */
+} number_columns[] = {
+    {"handoff_ns", offsetof(micro_result, handoff_ns), 'd'},
+    {"handoff_ns_min", offsetof(micro_result, handoff_min), 'd'},
+    {"handoff_ns_max", offsetof(micro_result, handoff_max), 'd'},
+    {"raw_switch_ns", offsetof(micro_result, raw_ns), 'd'},
+    {"raw_switch_ns_min", offsetof(micro_result, raw_min), 'd'},
+    {"raw_switch_ns_max", offsetof(micro_result, raw_max), 'd'},
+    {"processes", offsetof(micro_result, processes), 'l'},
+    {"processes_asked", offsetof(micro_result, processes_asked), 'l'},
+    {"kib_per_process", offsetof(micro_result, kib_per_process), 'd'},
+    {"vm_bytes_per_process", offsetof(micro_result, vm_bytes_per_process), 'd'},
+    {"rss_before_bytes", offsetof(micro_result, rss_before), 'u'},
+    {"rss_after_bytes", offsetof(micro_result, rss_after), 'u'},
+};
+
+/* Store a numeric column into r; false if `column` is not one of them. */
+static bool set_number(micro_result *r, const char *column, double d)
+{
+    for (size_t i = 0; i < sizeof number_columns / sizeof number_columns[0]; i++) {
+        if (strcmp(column, number_columns[i].column))
+            continue;
+        char *field = (char *)r + number_columns[i].offset;
+        if (number_columns[i].type == 'd')
+            *(double *)(void *)field = d;
+        else if (number_columns[i].type == 'l')
+            *(long *)(void *)field = (long)d;
+        else
+            *(uint64_t *)(void *)field = (uint64_t)d;
+        return true;
+    }
+    return false;
+}
+
 /* Fill r from the twin's CSV row for its own back end; false if there is none. */
 static bool parse_twin_csv(char *text, micro_result *r)
 {
@@ -436,31 +475,8 @@ static bool parse_twin_csv(char *text, micro_result *r)
             if (!strcmp(k, "backend")) {
                 snprintf(r->backend, sizeof r->backend, "%s", v);
                 pthread_row = !strcmp(v, "pthread-sem");
-            } else if (!strcmp(k, "handoff_ns")) {
-                r->handoff_ns = d;
-            } else if (!strcmp(k, "handoff_ns_min")) {
-                r->handoff_min = d;
-            } else if (!strcmp(k, "handoff_ns_max")) {
-                r->handoff_max = d;
-            } else if (!strcmp(k, "raw_switch_ns")) {
-                r->raw_ns = d;
-            } else if (!strcmp(k, "raw_switch_ns_min")) {
-                r->raw_min = d;
-            } else if (!strcmp(k, "raw_switch_ns_max")) {
-                r->raw_max = d;
-            } else if (!strcmp(k, "processes")) {
-                r->processes = (long)d;
-            } else if (!strcmp(k, "processes_asked")) {
-                r->processes_asked = (long)d;
-            } else if (!strcmp(k, "kib_per_process")) {
-                r->kib_per_process = d;
-            } else if (!strcmp(k, "vm_bytes_per_process")) {
-                r->vm_bytes_per_process = d;
-            } else if (!strcmp(k, "rss_before_bytes")) {
-                r->rss_before = (uint64_t)d;
-            } else if (!strcmp(k, "rss_after_bytes")) {
-                r->rss_after = (uint64_t)d;
-            } else if (!strcmp(k, "handoff_ns_samples")) {
+            } else if (set_number(r, k, d)) {
+                continue;            } else if (!strcmp(k, "handoff_ns_samples")) {
                 r->nsamples = (int)parse_samples(v, r->handoff, MICRO_MAX_REPEAT);
             } else if (!strcmp(k, "raw_switch_ns_samples")) {
                 parse_samples(v, r->raw, MICRO_MAX_REPEAT);
