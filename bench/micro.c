@@ -571,18 +571,12 @@ static void print_csv(FILE *f, const micro_opts *o, const micro_result *rs, int 
     for (int i = 0; i < nr; i++) {
         const micro_result *r = &rs[i];
         csv_field(f, r->backend);
-        fputc(',', f);
-        csv_num(f, r->handoff_ns);
-        fputc(',', f);
-        csv_num(f, r->handoff_min);
-        fputc(',', f);
-        csv_num(f, r->handoff_max);
-        fputc(',', f);
-        csv_num(f, r->raw_ns);
-        fputc(',', f);
-        csv_num(f, r->raw_min);
-        fputc(',', f);
-        csv_num(f, r->raw_max);
+        const double timings[] = {r->handoff_ns, r->handoff_min, r->handoff_max,
+                                  r->raw_ns, r->raw_min, r->raw_max};
+        for (size_t k = 0; k < sizeof timings / sizeof timings[0]; k++) {
+            fputc(',', f);
+            csv_num(f, timings[k]);
+        }
         fprintf(f, ",%ld,%ld,", r->processes_asked, r->processes);
         csv_num(f, r->kib_per_process);
         fputc(',', f);

@@ -228,9 +228,7 @@ int stvm__ctx_vm_init(stvm_vm *vm)
     return STVM_OK;
 }
 
-const char *stvm_context_backend(void) { return stvm__ctx_backend(); }
-
-const char *stvm__ctx_backend(void)
+const char *stvm_context_backend(void)
 {
 #ifdef STVM_CTX_UCONTEXT
     return "ucontext";

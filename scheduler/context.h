@@ -39,7 +39,4 @@ void stvm__ctx_host_leave(stvm_vm *vm);
 /* Per-VM set-up of the back end (the host context for ucontext). ENOMEM. */
 int stvm__ctx_vm_init(stvm_vm *vm);
 
-/* The back end's name: "asm-x86_64" or "ucontext". */
-const char *stvm__ctx_backend(void);
-
 #endif

@@ -158,17 +158,6 @@ static void drain_external(stvm_vm *vm)
     }
 }
 
-void stvm__poll_events(stvm_vm *vm)
-{
-    if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
-        drain_external(vm);
-    if (vm->next_wakeup_us) {
-        vm->clock_seen_us = stvm__clock_now_us(vm);
-        if (vm->clock_seen_us >= vm->next_wakeup_us)
-            fire_timer(vm);
-    }
-}
-
 /* How many process switches may pass on a clock value read earlier. Under load a
  * switch takes well under a microsecond while a real clock read costs tens of
  * nanoseconds, so reading at every switch would be a tenth of a hand-off; the few
@@ -176,18 +165,31 @@ void stvm__poll_events(stvm_vm *vm)
  * granularity. Checkpoints, yields and the idle process always read the clock. */
 #define SWITCHES_PER_CLOCK_READ 8
 
-void stvm__switch_to_next(stvm_vm *vm)
+/* External requests and the timer deadline. A stale clock value can only make the
+ * timer fire later, never early. */
+static inline void check_events(stvm_vm *vm, bool fresh_clock)
 {
     if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
         drain_external(vm);
     if (vm->next_wakeup_us) {
-        if (vm->clock.kind == STVM_CLOCK_SIMULATED || --vm->clock_countdown <= 0) {
+        if (fresh_clock || vm->clock.kind == STVM_CLOCK_SIMULATED ||
+            --vm->clock_countdown <= 0) {
             vm->clock_countdown = SWITCHES_PER_CLOCK_READ;
             vm->clock_seen_us = stvm__clock_now_us(vm);
         }
         if (vm->clock_seen_us >= vm->next_wakeup_us)
             fire_timer(vm);
     }
+}
+
+void stvm__poll_events(stvm_vm *vm)
+{
+    check_events(vm, true);
+}
+
+void stvm__switch_to_next(stvm_vm *vm)
+{
+    check_events(vm, false);
     stvm__transfer_to(vm, runq_pop_highest(vm));   /* never NULL: idle is runnable */
 }
 
@@ -324,7 +326,6 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
     vm->live_total++;
     if (!(flags & STVM_PF_VM_OWN))
         vm->live_user++;
-    vm->stats.processes_live = vm->live_total;
     if (out)
         *out = h;
     if (start)
@@ -399,11 +400,10 @@ void stvm__relinquish(stvm_vm *vm, uint64_t us)
 {
     bool is_idle = vm->active == vm->idle;
     uint64_t now = stvm__clock_now_us(vm);
-    bool armed = timer_is_work(vm) || (vm->next_wakeup_us && !is_idle);
     if (vm->clock.kind == STVM_CLOCK_SIMULATED) {
         if (!is_idle)
             return;   /* simulated time moves only when every process is blocked */
-        if (armed) {
+        if (timer_is_work(vm)) {
             if (vm->next_wakeup_us > now)
                 vm->clock.sim_now_us = vm->next_wakeup_us;
             return;
@@ -673,7 +673,6 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
         terminate_active(vm);
     finish_process(vm, p);
     stvm__ctx_release(vm, p);
-    vm->stats.processes_live = vm->live_total;
     /* Mutexes it held may have gone to higher-priority waiters. */
     stvm__preempt_if_needed(vm);
     return STVM_OK;
@@ -767,8 +766,8 @@ int stvm_get_stats(stvm_vm *vm, stvm_stats *out)
 {
     if (!vm || !out)
         return STVM_EINVAL;
-    vm->stats.processes_live = vm->live_total;
     *out = vm->stats;
+    out->processes_live = vm->live_total;   /* derived, never stored */
     return STVM_OK;
 }
 
@@ -780,7 +779,6 @@ void stvm_reset_stats(stvm_vm *vm)
     memset(&vm->stats, 0, sizeof vm->stats);
     vm->stats.objects_live = keep.objects_live;
     vm->stats.bytes_live = keep.bytes_live;
-    vm->stats.processes_live = vm->live_total;
 }
 
 uint64_t stvm_now_us(stvm_vm *vm)
