@@ -9,6 +9,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 DESTDIR ?=
 
+.DEFAULT_GOAL := all
+
 B       := build
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
@@ -22,20 +24,23 @@ EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 
 # Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm).
+# Library objects carry the headers they include as dependencies (-MMD), so a
+# changed header rebuilds exactly what includes it.
 define variant
 $(1)_DIR := $(B)/$(1)
 $(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$(B)/$(1)/obj/scheduler/switch_x86_64.o)
-$(B)/$(1)/obj/%.o: %.c $$(wildcard include/*.h */*.h) | $(B)/$(1)/obj
+$(B)/$(1)/obj/%.o: %.c | $(B)/$(1)/obj
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
+	$$(CC) $$(CFLAGS_LIB) $(2) -MMD -MP -c $$< -o $$@
 $(B)/$(1)/obj/%.o: %.S | $(B)/$(1)/obj
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
+	$$(CC) $$(CFLAGS_LIB) $(2) -MMD -MP -c $$< -o $$@
+-include $$($(1)_OBJ:.o=.d)
 $(B)/$(1)/obj:
 	@mkdir -p $$@
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/$(1)/stvm-tests: $(TEST_SRC) tests/helpers.h $(B)/$(1)/libstvm.a
+$(B)/$(1)/stvm-tests: $(TEST_SRC) tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
 	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
 endef
 

@@ -51,19 +51,28 @@ STVM_API const char *stvm_context_backend(void);
 STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch);
 
 /* ---- Errors -------------------------------------------------------------------- */
-#define STVM_OK 0
-#define STVM_EINVAL (-1)      /* an argument is NULL, of the wrong kind or out of range */
-#define STVM_ENOMEM (-2)      /* memory (heap, stack mapping) could not be obtained */
-#define STVM_EDEADLOCK (-3)   /* stvm_run: no process can ever run again */
-#define STVM_ESTATE (-4)      /* the object is not in a state that allows the call */
-#define STVM_EPERM (-5)       /* the caller does not own the mutex */
-#define STVM_ETIMEDOUT (-6)   /* a timed wait ran out of time */
-#define STVM_ERANGE (-7)      /* a number does not fit (duration, integer result) */
-#define STVM_ENOTPROC (-8)    /* must be called from a green process of this VM */
-#define STVM_EBUSY (-9)       /* stvm_run is already running on this VM */
-#define STVM_EFULL (-10)      /* the external semaphore table is full */
-#define STVM_ESYS (-11)       /* an operating system call failed */
-#define STVM_EPRIM (-12)      /* a primitive failed; see stvm_primitive_call */
+/* Every error is one row: name, code, text. The constants, stvm_strerror() and
+ * stvm_err_name() are all made from this list, so a new error is one line here. */
+#define STVM_ERRNO_MAP(XX)                                                              \
+    XX(OK, 0, "success")                                                                \
+    XX(EINVAL, -1, "invalid argument")           /* NULL, wrong kind or out of range */ \
+    XX(ENOMEM, -2, "out of memory")              /* heap or stack memory */            \
+    XX(EDEADLOCK, -3, "deadlock: no process can ever run again")                        \
+    XX(ESTATE, -4, "object not in a state that allows the operation")                   \
+    XX(EPERM, -5, "caller does not own the mutex")                                      \
+    XX(ETIMEDOUT, -6, "timed out")                                                      \
+    XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
+    XX(ENOTPROC, -8, "must be called from a green process of this VM")                  \
+    XX(EBUSY, -9, "the VM is already running")                                          \
+    XX(EFULL, -10, "external semaphore table full")                                     \
+    XX(ESYS, -11, "operating system call failed")                                       \
+    XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */
+
+typedef enum stvm_errno {
+#define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
+    STVM_ERRNO_MAP(STVM__ERRNO_ENUM)
+#undef STVM__ERRNO_ENUM
+} stvm_errno;
 
 /* Static text for any code (unknown codes get a generic text). Never NULL. */
 STVM_API const char *stvm_strerror(int err);
@@ -104,27 +113,52 @@ typedef uintptr_t stvm_oop;
 #define STVM_CLOCK_REAL 0       /* monotonic time, anchored to UTC when the VM starts */
 #define STVM_CLOCK_SIMULATED 1  /* virtual time: jumps to the next deadline when idle */
 
+/* How a stack overflow is caught (docs/scheduler.md, "Stacks"). AUTO takes the first
+ * that works: MADVISE guard regions (Linux 6.13 and later: no kernel map entry per
+ * stack), MPROTECT guard regions while they fit half of the free vm.max_map_count
+ * budget, then CANARY. A guard region faults on the first touch and the process is
+ * named before the program aborts; a canary is checked whenever the process switches
+ * away and at stvm_checkpoint, so the overflow is named later and may already have
+ * written into the guard region (never into another stack, for frames smaller than
+ * the guard). */
+#define STVM_GUARD_AUTO 0
+#define STVM_GUARD_MADVISE 1    /* if the kernel lacks it, as MPROTECT */
+#define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
+#define STVM_GUARD_CANARY 3
+
 typedef struct stvm_config {
     int smallint_bits;          /* 31 (V3/Spur32) or 61 (Spur64); default 61 */
     bool preemption_yields;     /* preempted process to the back (true) or front of its
                                    queue; default true, as in Pharo */
     size_t stack_size;          /* bytes per process stack, 0 = default (16 KiB); rounded
-                                   up to pages; 8 KiB .. 64 MiB */
-    bool stack_guard;           /* a PROT_NONE guard page below each stack; default true */
+                                   up to pages; 8 KiB .. 64 MiB. The top 512 bytes hold
+                                   the process's record, handle and name */
+    bool stack_guard;           /* detect stack overflow (see STVM_GUARD_*); default
+                                   true. false: stacks lie side by side, unchecked */
     int delay_clock;            /* STVM_DELAY_CLOCK_MS or _US; default _US */
     int clock;                  /* STVM_CLOCK_REAL or _SIMULATED; default _REAL */
     uint64_t sim_start_us;      /* simulated clock: UTC microseconds since 1901 at start;
                                    0 = the real UTC time when the VM is created */
-    uint32_t ms_clock_start;    /* initial millisecond-clock value (masked 0x1FFFFFFF);
+    uint32_t ms_clock_start;    /* initial millisecond-clock value, 0 .. 0x1FFFFFFF;
                                    both clocks; default 0 */
     uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
                                    default 1000 (Pharo 4/5); 1 .. 10,000,000 */
     int external_table_size;    /* slots for stvm_register_external; default 256,
                                    1 .. 65536 */
+    size_t stack_guard_size;    /* bytes of guard region below each stack, 0 = default
+                                   (64 KiB); rounded up to pages; 4 KiB .. 64 MiB.
+                                   Address space only, never resident. Frames up to
+                                   this size are caught whatever their layout */
+    int stack_guard_method;     /* STVM_GUARD_*; default STVM_GUARD_AUTO */
 } stvm_config;
 
 /* Fill cfg with the defaults above. cfg must not be NULL (a NULL cfg is ignored). */
 STVM_API void stvm_config_init(stvm_config *cfg);
+
+/* Check a configuration as stvm_vm_new will: STVM_OK, or EINVAL with the first bad
+ * field, its value and its allowed range written into why (NUL-terminated, truncated
+ * to size; why may be NULL when size is 0). A NULL cfg is EINVAL. Never allocates. */
+STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
 
 /* ---- VM lifetime --------------------------------------------------------------- */
 
@@ -149,8 +183,13 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * higher priority runs before stvm_spawn returns (switches); one of equal or lower
  * priority waits its turn at the back of its run queue. Called from the embedding
  * thread (outside stvm_run) it only queues the process. name is copied (NULL = "").
- * The handle stays valid until stvm_vm_free, also after the process has finished.
- * out may be NULL. Errors: EINVAL, ENOMEM (stack or record). Allocates. */
+ *
+ * Lifetime: a finished process gives its stack back at once. With out NULL nobody
+ * holds its handle: the handle (what stvm_active_process answers inside it) is valid
+ * while the process lives and goes with it. With out given, the caller holds the
+ * handle: it stays valid after the process finished (state TERMINATED) until the
+ * caller gives it back with stvm_process_release or stvm_process_join.
+ * Errors: EINVAL, ENOMEM (stack or handle). Allocates. */
 STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
                         void *arg, stvm_process **out);
 
@@ -199,12 +238,47 @@ STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
  * suspended or finished; the VM's own processes). Switches. */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
-/* End a process. Terminating the active process does not return. Terminating another:
- * it is taken off its list, any delay or timed wait it had is unscheduled, mutexes it
- * owns pass to their next waiter, and its stack is released. Its C code is not resumed
- * (no unwinding). Errors: EINVAL, ESTATE (already finished; the VM's own processes).
+/* End a process. Its C code is not resumed (no unwinding of C frames), but its
+ * cleanups (stvm_ensure) run, newest first, in the process itself, like Pharo's
+ * ensure: blocks; then mutexes it still owns pass to their next waiter, its joiners
+ * wake and its stack is released. Terminating the active process does not return.
+ * Terminating another: it is taken off its list and any delay or timed wait it had is
+ * unscheduled. Without cleanups it finishes before this call returns. With cleanups it
+ * runs them at once, at least at the caller's priority (the caller waits at the front
+ * of its run queue), so they have run when this returns unless one of them waits;
+ * called from the embedding thread outside stvm_run, they run at the next stvm_run.
+ * A process terminated while its cleanups run abandons the cleanup it is in and goes
+ * on with the rest. Errors: EINVAL, ESTATE (already finished; the VM's own processes).
  * Switches. */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
+
+/* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
+ * has finished, else when it finishes. The handle must not be used afterwards.
+ * Errors: EINVAL (not a process of this VM), ESTATE (nobody holds this handle: spawned
+ * without out, already released, or a VM's own process). Never switches. */
+STVM_API int stvm_process_release(stvm_vm *vm, stvm_process *p);
+
+/* Wait until the process has finished, then give its handle back as
+ * stvm_process_release does. timeout_ms: -1 forever, 0 = only check, else at most that
+ * long (through the Delay scheduler, as every timed wait). Several processes may join
+ * the same process; the handle goes when the last of them returns.
+ * Errors: EINVAL (not a process of this VM; the caller itself), ESTATE (the handle is
+ * not held, see stvm_process_release; the wait was cut short by a suspend), ETIMEDOUT
+ * (still running; the handle stays held), ENOTPROC, ERANGE (timeout too long).
+ * Switches. */
+STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms);
+
+/* Register a cleanup for the running process: fn(vm, arg) runs when the process
+ * finishes, returns from its function or is terminated, newest first, in the process
+ * itself (so it may wait). Cleanups of processes still unfinished at stvm_vm_free run
+ * there, on the calling thread with no active process (they must not wait).
+ * Errors: EINVAL (fn NULL), ENOTPROC, ENOMEM. Allocates. */
+STVM_API int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg);
+
+/* Remove the newest cleanup of the running process, running it first when run is true
+ * (the end of Pharo's ensure: block on the normal path).
+ * Errors: ESTATE (no cleanup registered), ENOTPROC, EINVAL. Switches if fn does. */
+STVM_API int stvm_ensure_pop(stvm_vm *vm, bool run);
 
 /* Change a process's priority (1..80) as Pharo's Process>>priority: does: a ready
  * process moves to the back of its new queue and preempts the caller if now strictly
@@ -221,13 +295,18 @@ typedef enum stvm_process_state {
 } stvm_process_state;
 
 typedef struct stvm_process_info {
-    const char *name;              /* valid while the VM lives */
+    const char *name;              /* valid while the handle is */
     int priority;
     stvm_process_state state;
-    const char *waiting_on;        /* "semaphore", "mutex", "delay", "timed wait" or NULL */
-    const void *waiting_object;    /* the semaphore or mutex, or NULL */
+    const char *waiting_on;        /* "semaphore", "mutex", "delay", "timed wait",
+                                      "process" (a join) or NULL */
+    const void *waiting_object;    /* the semaphore, mutex or joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
+    bool terminating;              /* terminated, still running its cleanups */
+    bool held;                     /* a caller holds the handle (stvm_process_release) */
+    const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
+                                      once finished */
 } stvm_process_info;
 
 /* Describe a process. Errors: EINVAL. */
@@ -250,9 +329,10 @@ STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 /* A new semaphore with no waiters and no excess signals. Errors: EINVAL, ENOMEM. */
 STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
 
-/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (has waiters, is
- * registered as an external semaphore, is the semaphore of an armed timer deadline, or
- * is the Delay scheduler's own). */
+/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (a process waits on it
+ * or is committed to wait on it: inside a timed wait on it, even before it joined the
+ * list; it is registered as an external semaphore, is the semaphore of an armed timer
+ * deadline, or is the Delay scheduler's own). */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
@@ -264,13 +344,18 @@ STVM_API int stvm_semaphore_signal(stvm_vm *vm, stvm_semaphore *sem);
  * stvm_process_suspend). Switches. */
 STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
 
+/* Consume an excess signal if there is one (STVM_OK), else answer STVM_ETIMEDOUT at
+ * once without waiting. Errors: EINVAL, ENOTPROC. Never switches. */
+STVM_API int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *sem);
+
 /* Excess signals (>= 0), or EINVAL. */
 STVM_API int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *sem);
 
 /* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
 
 STVM_API int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out);
-/* Errors: EINVAL, ESTATE (owned or has waiters). */
+/* Errors: EINVAL, ESTATE (owned, has waiters, or a process is committed to wait on
+ * it in a timed enter). */
 STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
 
 /* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
@@ -278,6 +363,12 @@ STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
  * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the waiting list and
  * resumed: it does not own the mutex), ERANGE (re-entered 2^32-1 times). Switches. */
 STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
+
+/* stvm_mutex_enter waiting at most ms (through the Delay scheduler): STVM_OK when the
+ * mutex is the caller's, STVM_ETIMEDOUT when the time ran out first (the caller does
+ * not own it). 0 only tries. Errors: those of stvm_mutex_enter, EINVAL (negative ms),
+ * ERANGE (see stvm_delay_wait_ms). Switches. */
+STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
  * caller if strictly higher. Errors: EINVAL, EPERM (the caller is not the owner).
@@ -330,6 +421,8 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
  * on every exit path. Errors: as stvm_semaphore_wait and stvm_delay_wait_ms. */
 STVM_API int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms);
+/* The same in microseconds (the microsecond Delay scheduler never ends it early). */
+STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, int64_t us);
 
 /* ---- Counters ------------------------------------------------------------------ */
 typedef struct stvm_stats {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../scheduler/sched.h"
+#include "../scheduler/timer.h"
 #include "../vm/integer.h"
 #include "../vm/objmem.h"
 #include "prims.h"

@@ -51,10 +51,31 @@ int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m)
     }
     if (m->owner == a)
         return 1;
-    a->flags &= ~(uint32_t)STVM_PF_WAIT_ABORTED;
-    stvm__list_append(&m->list, a);
-    stvm__switch_to_next(vm);
-    return (a->flags & STVM_PF_WAIT_ABORTED) ? STVM_ESTATE : 0;
+    return stvm__wait(vm, &m->list);   /* OK (0): handed to us by the exit */
+}
+
+int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m)
+{
+    int r = stvm__mutex_try(vm, m);
+    if (r != 0)
+        return r == 1 ? STVM_OK : r;
+    return stvm__wait(vm, &m->list);   /* OK: handed to us by the exit */
+}
+
+int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
+{
+    stvm_proc *a = vm->active;
+    if (!m->owner) {
+        add_owned(a, m);
+        m->depth = 1;
+        return 1;
+    }
+    if (m->owner != a)
+        return 0;
+    if (m->depth == UINT32_MAX)
+        return STVM_ERANGE;
+    m->depth++;
+    return 1;
 }
 
 void stvm__mutex_exit_prim(stvm_vm *vm, stvm_mutex *m)
@@ -92,7 +113,7 @@ int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m)
 {
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
-    if (m->owner || m->list.first)
+    if (m->owner || !stvm__list_idle(&m->list))
         return STVM_ESTATE;
     stvm__objmem_free(vm, m);
     return STVM_OK;
@@ -104,14 +125,7 @@ int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m)
         return STVM_EINVAL;
     if (!vm->active)
         return STVM_ENOTPROC;
-    int r = stvm__mutex_enter_prim(vm, m);
-    if (r == 1) {
-        if (m->depth == UINT32_MAX)
-            return STVM_ERANGE;
-        m->depth++;
-        return STVM_OK;
-    }
-    return r;
+    return stvm__mutex_enter(vm, m);
 }
 
 int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m)
@@ -132,15 +146,7 @@ int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
         return STVM_EINVAL;
     if (!vm->active)
         return STVM_ENOTPROC;
-    if (m->owner && m->owner != vm->active)
-        return 0;
-    if (!m->owner) {
-        add_owned(vm->active, m);
-        m->depth = 1;
-    } else {
-        m->depth++;
-    }
-    return 1;
+    return stvm__mutex_try(vm, m);
 }
 
 stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m)

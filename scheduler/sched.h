@@ -1,7 +1,7 @@
 /*
- * The scheduler's internal interface, used by the primitives and the image side.
- * The names follow Pharo's VM where one exists (resume:preemptedYieldingIf:,
- * wakeHighestPriority, transferTo:, synchronousSignal:).
+ * The scheduler's internal interface, used by the primitives and the image side. One
+ * section per file of this folder. The names follow Pharo's VM where one exists
+ * (resume:preemptedYieldingIf:, wakeHighestPriority, transferTo:, synchronousSignal:).
  */
 #ifndef STVM_SCHEDULER_SCHED_H
 #define STVM_SCHEDULER_SCHED_H
@@ -9,7 +9,7 @@
 #include "../vm/clock.h"
 #include "../vm/vm.h"
 
-/* ---- lists (FIFO through nextLink) ----
+/* ---- runq.c: lists, run queues and switching ---------------------------------------
  * Pharo's lists are singly linked, so removing a process from the middle of one (a
  * suspend or terminate) scans it; with 100,000 processes on a run queue that made a
  * teardown quadratic. A prevLink, kept valid for every process but the head (whose
@@ -43,7 +43,6 @@ static inline stvm_proc *stvm__list_pop(stvm_list *l)
 /* Remove p, which must be on l, from l in O(1). */
 void stvm__list_remove(stvm_list *l, stvm_proc *p);
 
-/* ---- run queues ---- */
 void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back);
 /* Highest priority with a runnable process, 0 if none. O(1). */
 static inline int stvm__runq_highest(const stvm_vm *vm)
@@ -54,13 +53,25 @@ static inline int stvm__runq_highest(const stvm_vm *vm)
         return 64 - __builtin_clzll(vm->ready_bits[0]);
     return 0;
 }
+/* Take the first process of the highest non-empty run queue, or NULL. */
+stvm_proc *stvm__runq_pop_highest(stvm_vm *vm);
 /* Take p off whatever list it is on (run queue included); no-op if on none. */
 void stvm__unlink(stvm_vm *vm, stvm_proc *p);
+/* Make p runnable at the back of its queue, never switching. */
+static inline void stvm__make_ready(stvm_vm *vm, stvm_proc *p)
+{
+    stvm__runq_put(vm, p, true);
+}
 
-/* ---- switching ---- */
 /* Make next the active process (transferTo:). The caller decides where the old
- * active process went (run queue, waiting list, nowhere). */
+ * active process went (run queue, waiting list, nowhere). A process terminated by
+ * another while it was off the processor does not return from here: it exits. */
 void stvm__transfer_to(stvm_vm *vm, stvm_proc *next);
+/* stvm_run: the embedding thread hands the processor to the highest runnable process
+ * and gets it back when stvm__transfer_to_host is called. */
+void stvm__transfer_from_host(stvm_vm *vm);
+/* Switch to the embedding thread (stvm_run returns). */
+void stvm__transfer_to_host(stvm_vm *vm);
 /* Handle due timers and external signals, then transfer to the highest runnable
  * process (wakeHighestPriority); the active process must already be off the CPU's
  * books (on a list, or suspended). */
@@ -68,63 +79,95 @@ void stvm__switch_to_next(stvm_vm *vm);
 /* resume: p preemptedYieldingIf: preemptionYields. True if p now runs (the caller
  * was preempted and has been switched back in since). */
 bool stvm__resume(stvm_vm *vm, stvm_proc *p);
-/* Make p runnable at the back of its queue, never switching. */
-static inline void stvm__make_ready(stvm_vm *vm, stvm_proc *p)
-{
-    stvm__runq_put(vm, p, true);
-}
 /* If a strictly higher priority process is runnable, preempt the active one. */
 bool stvm__preempt_if_needed(stvm_vm *vm);
 /* Process due timers and external requests: the processes they wake are queued, no
  * switch happens here. */
 void stvm__poll_events(stvm_vm *vm);
+/* Primitive 167: the caller goes to the back of its queue if anyone else can run. */
+int stvm__yield(stvm_vm *vm);
 
-/* ---- semaphores ---- */
+/* ---- wait.c: the one way to block ---------------------------------------------------
+ * Every wait (semaphore, mutex, join, Delay, timed wait) is the active process put at
+ * the end of a waiting list, switched away, and told on return how the wait ended:
+ * STVM_OK (signalled: whoever ended it took it off the list), STVM_ETIMEDOUT (its
+ * timed wait ran out) or STVM_ESTATE (cut short: suspended off the list). A process
+ * terminated while waiting never returns from here. */
+int stvm__wait(stvm_vm *vm, stvm_list *l);
+/* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT also makes
+ * it ready (never switching), ABORTED leaves it suspended. */
+void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);
+/* The active process commits to wait on l before it joins it (a timed wait hands its
+ * Delay to the timing process first) and to touch l's object after it left it: l's
+ * object may not be freed until stvm__wait_uncommit. At most one commitment at a time. */
+void stvm__wait_commit(stvm_vm *vm, stvm_list *l);
+void stvm__wait_uncommit(stvm_proc *p);
+/* Pin l for good: its object is waited on by a process that lives as long as the VM
+ * (the timing process's semaphore). */
+static inline void stvm__list_pin(stvm_list *l)
+{
+    l->pins++;
+}
+/* May l's object be freed? (No process waits on it or is committed to.) */
+static inline bool stvm__list_idle(const stvm_list *l)
+{
+    return !l->first && !l->pins;
+}
+
+/* ---- semaphore.c ---- */
 void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s);
 /* signal with preemption (primitive 85). */
 void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s);
 /* signal without switching: the woken process is queued (used inside event checks and
  * by the timing process, which nothing preempts). */
 void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s);
-/* wait (primitive 86) by the active process. STVM_OK, or ESTATE if it was suspended
- * off the list meanwhile. */
+/* wait (primitive 86) by the active process: STVM_OK, or as stvm__wait. */
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s);
+/* Take an excess signal if there is one (true, counting a wait). */
+bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s);
 
-/* ---- mutexes ---- */
+/* ---- mutex.c ---- */
 /* Primitives 186 (enter: 1 = already owner), 185 (exit), 187 (test-and-set). */
 int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m);
 void stvm__mutex_exit_prim(stvm_vm *vm, stvm_mutex *m);
+/* stvm_mutex_enter by the active process: take, re-enter (ERANGE past 2^32-1) or
+ * wait (as stvm__wait). */
+int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m);
+/* Take m if it is free (1), re-enter it if the caller owns it (1, counting depth;
+ * ERANGE past 2^32-1), or 0 when another process owns it. */
+int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m);
 /* Release every mutex p owns, handing each to its first waiter without switching. */
 void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
 
-/* ---- processes ---- */
+/* ---- process.c, process_info.c ---- */
 int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
                 size_t stack_size, bool start, uint32_t flags, stvm_process **out);
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p);    /* prim 87 rules */
 int stvm__process_suspend(stvm_vm *vm, stvm_proc *p);   /* prim 88 rules */
-int stvm__yield(stvm_vm *vm);                              /* prim 167 */
+/* The active process runs its cleanups and finishes. */
+_Noreturn void stvm__process_exit(stvm_vm *vm);
+/* Give back a finished process's handle when nobody holds or joins it any more. */
+void stvm__handle_release_if_unused(stvm_vm *vm, stvm_process *h);
+/* stvm_vm_free: run the cleanups of unfinished processes, release their stacks and
+ * the handles that live in them. */
+void stvm__processes_destroy(stvm_vm *vm);
+/* What a process waits on, for info and the blocked report. */
+const char *stvm__waiting_on(const stvm_proc *p, const void **object);
+
+/* ---- run.c: the idle process and stvm_run ---- */
+/* The idle process's body (priority 10). */
+void stvm__idle_main(stvm_vm *vm, void *arg);
 /* Sleep for at most us (primitive 230): until then, the next deadline, or an external
  * signal. On the simulated clock, the idle process jumps time to the deadline. */
 void stvm__relinquish(stvm_vm *vm, uint64_t us);
 
-/* ---- the one-shot timer (primitives 136/242) ---- */
-/* Arm (sem non-NULL, deadline in VM-clock us) or disarm (sem NULL, or deadline 0,
- * which Pharo's VM also reads as "no timer"). */
-void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us);
-
-/* ---- validation of untrusted handles ---- */
-static inline bool stvm__is_sem(const stvm_vm *vm, const stvm_semaphore *s)
-{
-    return s && s->hdr.class_index == STVM_CLASS_SEMAPHORE && s->vm == vm;
-}
-static inline bool stvm__is_mutex(const stvm_vm *vm, const stvm_mutex *m)
-{
-    return m && m->hdr.class_index == STVM_CLASS_MUTEX && m->vm == vm;
-}
-/* A process handle of this VM (finished or not). */
-static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *h)
-{
-    return h && h->hdr.class_index == STVM_CLASS_PROCESS && h->vm == vm;
-}
+/* ---- external.c: the external semaphore table and its drain ---- */
+int stvm__external_init(stvm_vm *vm);     /* ENOMEM, ESYS */
+void stvm__external_destroy(stvm_vm *vm);
+/* Turn every pending request into a signal (no switch). */
+void stvm__external_drain(stvm_vm *vm);
+/* Could a request ever wake a process? (one is pending, or someone waits on a
+ * registered semaphore) */
+bool stvm__external_can_wake(stvm_vm *vm);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "../vm/objmem.h"
 #include "sched.h"
+#include "timer.h"
 
 void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
 {
@@ -33,18 +34,21 @@ void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s)
     stvm__make_ready(vm, p);
 }
 
+bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
+{
+    if (s->excess_signals <= 0)
+        return false;
+    vm->stats.semaphore_waits++;
+    s->excess_signals--;
+    return true;
+}
+
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s)
 {
-    vm->stats.semaphore_waits++;
-    if (s->excess_signals > 0) {
-        s->excess_signals--;
+    if (stvm__sem_try(vm, s))
         return STVM_OK;
-    }
-    stvm_proc *a = vm->active;
-    a->flags &= ~(uint32_t)STVM_PF_WAIT_ABORTED;
-    stvm__list_append(&s->list, a);
-    stvm__switch_to_next(vm);
-    return (a->flags & STVM_PF_WAIT_ABORTED) ? STVM_ESTATE : STVM_OK;
+    vm->stats.semaphore_waits++;
+    return stvm__wait(vm, &s->list);
 }
 
 int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out)
@@ -63,8 +67,7 @@ int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *s)
 {
     if (!vm || !stvm__is_sem(vm, s))
         return STVM_EINVAL;
-    if (s->list.first || s->external_index || vm->timer_sem == s ||
-        vm->delay.timing_sem == s)
+    if (!stvm__list_idle(&s->list) || s->external_index || stvm__timer_uses(vm, s))
         return STVM_ESTATE;
     stvm__objmem_free(vm, s);
     return STVM_OK;
@@ -85,6 +88,15 @@ int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *s)
     if (!vm->active)
         return STVM_ENOTPROC;
     return stvm__sem_wait(vm, s);
+}
+
+int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *s)
+{
+    if (!vm || !stvm__is_sem(vm, s))
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    return stvm__sem_try(vm, s) ? STVM_OK : STVM_ETIMEDOUT;
 }
 
 int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *s)

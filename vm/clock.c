@@ -25,3 +25,13 @@ int stvm__clock_init(stvm_vm *vm)
     vm->clock.sim_now_us = utc;
     return STVM_OK;
 }
+
+uint64_t stvm_now_us(stvm_vm *vm)
+{
+    return vm ? stvm__clock_now_us(vm) : 0;
+}
+
+uint32_t stvm_millisecond_clock(stvm_vm *vm)
+{
+    return vm ? stvm__clock_ms_at(vm, stvm__clock_now_us(vm)) : 0;
+}

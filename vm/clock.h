@@ -1,4 +1,5 @@
-/* The VM clock: real (monotonic, anchored to UTC at start) or simulated. */
+/* The VM clock: real (monotonic, anchored to UTC at start) or simulated, and its
+ * public readers (stvm_now_us, stvm_millisecond_clock in clock.c). */
 #ifndef STVM_VM_CLOCK_H
 #define STVM_VM_CLOCK_H
 

@@ -94,6 +94,13 @@ int stvm__int_cmp_slow(stvm_vm *vm, stvm_oop a, stvm_oop b)
     return (x > y) - (x < y);
 }
 
+void stvm__int_init(stvm_vm *vm)
+{
+    int64_t bits = vm->cfg.smallint_bits;
+    vm->si_max = ((int64_t)1 << (bits - 1)) - 1;
+    vm->si_min = -((int64_t)1 << (bits - 1));
+}
+
 /* ---- public API ---- */
 
 int64_t stvm_smallint_max(const stvm_vm *vm) { return vm ? vm->si_max : 0; }

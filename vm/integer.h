@@ -12,6 +12,9 @@
 
 #include "vm.h"
 
+/* Set the SmallInteger range from cfg.smallint_bits (31 or 61, already checked). */
+void stvm__int_init(stvm_vm *vm);
+
 static inline bool stvm__is_si(stvm_oop o) { return (o & 1) != 0; }
 static inline int64_t stvm__si_value(stvm_oop o) { return (int64_t)(intptr_t)o >> 1; }
 static inline stvm_oop stvm__si_make(int64_t v) { return ((stvm_oop)v << 1) | 1; }

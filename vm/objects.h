@@ -1,8 +1,9 @@
 /*
- * Object layouts the VM relies on. Every non-immediate oop points at an stvm_object
- * header; the fields after it mirror Pharo's slots (Link>>nextLink, Process>>priority,
- * myList, name; Semaphore>>firstLink, lastLink, excessSignals; Mutex owner) so that
- * the scheduler can be read side by side with the Smalltalk it models.
+ * Object layouts the VM relies on, and the checks that tell them apart. Every
+ * non-immediate oop points at an stvm_object header; the fields after it mirror
+ * Pharo's slots (Link>>nextLink, Process>>priority, myList, name; Semaphore>>firstLink,
+ * lastLink, excessSignals; Mutex owner) so that the scheduler can be read side by side
+ * with the Smalltalk it models.
  */
 #ifndef STVM_VM_OBJECTS_H
 #define STVM_VM_OBJECTS_H
@@ -39,14 +40,23 @@ typedef struct stvm_large_int {
 
 typedef struct stvm_proc stvm_proc;
 
-/* Which kind of list a process's myList points at. */
-enum { STVM_LIST_RUNQ = 1, STVM_LIST_SEMAPHORE = 2, STVM_LIST_MUTEX = 3 };
+/* What a list is, which is also why a process on it waits. */
+enum {
+    STVM_LIST_RUNQ = 1,
+    STVM_LIST_SEMAPHORE = 2,
+    STVM_LIST_MUTEX = 3,
+    STVM_LIST_JOIN = 4,              /* processes waiting for a process to finish */
+};
 
-/* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink. */
+/* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink.
+ * A waiting list's object may not be freed while `pins` is not 0: it counts processes
+ * committed to wait on it, on it or not (yet, or any more), such as a timed waiter
+ * preempted by the timing process before it joined (scheduler/wait.c). */
 typedef struct stvm_list {
     stvm_proc *first;
     stvm_proc *last;
     uint8_t kind;
+    uint32_t pins;
 } stvm_list;
 
 struct stvm_semaphore {
@@ -66,17 +76,27 @@ struct stvm_mutex {
     stvm_mutex *next_owned;          /* the owner's list of mutexes it holds */
 };
 
-/* Process flags. */
+/* Process flags, kept in the handle and (the first three) in the running state. */
 enum {
-    STVM_PF_TERMINATED = 1u << 0,
+    STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
-    STVM_PF_WAIT_ABORTED = 1u << 3,  /* taken off a semaphore by suspend */
+    STVM_PF_TERMINATE = 1u << 2,     /* terminated by another: exits when it next runs */
+    STVM_PF_EXITING = 1u << 3,       /* running its cleanups on the way out */
+    STVM_PF_CANARY = 1u << 4,        /* its stack is checked by canary, not a guard */
+    STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
+    STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
+    STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
 };
+
+/* How a wait ended (stvm_proc.wait_end). */
+enum { STVM_WAIT_SIGNALLED = 0, STVM_WAIT_TIMED_OUT = 1, STVM_WAIT_ABORTED = 2 };
 
 /* A process is two records.
  *
  * The handle (struct stvm_process) is what stvm_spawn answers and what a Process oop
- * points at: small, in object memory, valid until stvm_vm_free, finished or not.
+ * points at. A handle the caller holds is an object of its own that outlives the
+ * process until released; a handle nobody holds lives in the top of the process's
+ * stack mapping and goes with it, so a blocked process costs one page in all.
  *
  * The running state (stvm_proc) holds Pharo's slots (nextLink, myList, priority) and
  * the C context. It lives in the top bytes of the process's own stack mapping, so
@@ -88,14 +108,19 @@ struct stvm_process {
     stvm_object hdr;
     stvm_proc *core;                 /* NULL once finished */
     stvm_vm *vm;
-    char *name;                      /* Pharo's name */
+    char *name;                      /* Pharo's name; inline after the handle */
     uint64_t id;
     int priority;                    /* the last priority, kept after finishing */
-    uint32_t flags;                  /* STVM_PF_VM_OWN, STVM_PF_TERMINATED */
+    uint32_t flags;                  /* STVM_PF_* */
+    stvm_list joiners;               /* processes in stvm_process_join */
 };
 
-/* Bytes at the top of every stack mapping taken by the running state. */
-#define STVM_PROC_AREA 256
+/* A cleanup registered with stvm_ensure. */
+typedef struct stvm_ensure_node {
+    stvm_fn fn;
+    void *arg;
+    struct stvm_ensure_node *next;
+} stvm_ensure_node;
 
 struct stvm_proc {
     /* touched by every switch, signal and wait: the first cache line */
@@ -103,23 +128,55 @@ struct stvm_proc {
     stvm_proc *prev_link;            /* ours: valid unless it heads its list */
     stvm_list *my_list;              /* Pharo's myList: the list it is on, or NULL */
     int priority;                    /* Pharo's priority, 1..80 */
-    uint32_t flags;
+    uint16_t flags;                  /* STVM_PF_* below 1 << 8 */
+    uint8_t wait_end;                /* STVM_WAIT_*: how the last wait ended */
     void *ctx_sp;                    /* saved stack pointer (assembly back end) */
-    stvm_vm *vm;
     void *delay;                     /* the Delay it waits on (image side), or NULL */
     stvm_mutex *owned;               /* mutexes this process owns */
+    stvm_list *pinned;               /* the list it is committed to wait on, or NULL */
     /* colder */
+    stvm_vm *vm;
     stvm_process *handle;
     stvm_fn fn;
     void *arg;
     void *uctx;                      /* ucontext_t (portable back end) */
-    unsigned char *map_base;         /* the stack mapping, guard page included */
-    size_t map_size;
-    size_t stack_size;               /* usable stack below this record */
+    unsigned char *stack_lo;         /* lowest usable byte of the stack */
+    size_t stack_size;               /* usable stack below the top area */
     const char *wait_label;          /* "delay" / "timed wait" while in one */
+    stvm_ensure_node *ensures;       /* cleanups, newest first */
     stvm_proc *all_prev, *all_next;  /* every unfinished process of the VM */
+    uint8_t guard;                   /* STVM_GUARD_* that protects its stack, 0 = none */
 };
 
-_Static_assert(sizeof(struct stvm_proc) <= STVM_PROC_AREA, "stvm_proc outgrew its area");
+/* The top of every stack mapping: the running state, the handle (when nobody holds
+ * it) and its name, each on a 64-byte boundary; the first frame starts below. */
+#define STVM_PROC_AREA 512
+#define STVM_PROC_HANDLE_OFFSET 256
+#define STVM_PROC_NAME_OFFSET 384
+#define STVM_PROC_NAME_INLINE (STVM_PROC_AREA - STVM_PROC_NAME_OFFSET)
+
+_Static_assert(sizeof(struct stvm_proc) <= STVM_PROC_HANDLE_OFFSET, "stvm_proc outgrew its area");
+_Static_assert(offsetof(struct stvm_proc, vm) == 64, "the hot fields fill one cache line");
+_Static_assert(STVM_PROC_HANDLE_OFFSET + sizeof(struct stvm_process) <= STVM_PROC_NAME_OFFSET,
+               "stvm_process outgrew its area");
+
+/* ---- telling untrusted handles apart (they must point at readable memory) ---- */
+
+static inline bool stvm__is_sem(const stvm_vm *vm, const stvm_semaphore *s)
+{
+    return s && s->hdr.class_index == STVM_CLASS_SEMAPHORE && s->vm == vm;
+}
+static inline bool stvm__is_mutex(const stvm_vm *vm, const stvm_mutex *m)
+{
+    return m && m->hdr.class_index == STVM_CLASS_MUTEX && m->vm == vm;
+}
+/* A process handle of this VM (finished or not). */
+static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *h)
+{
+    return h && h->hdr.class_index == STVM_CLASS_PROCESS && h->vm == vm;
+}
+
+/* The object whose waiting list l is. */
+#define STVM_CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include "objmem.h"
 
+#include "stack.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,5 +191,12 @@ bool stvm__objmem_is_object(stvm_vm *vm, stvm_oop oop)
             return (oop - lo) % sizeof(stvm_large_int) == 0 &&
                    ((stvm_large_int *)oop)->hdr.class_index != STVM_CLASS_FREE;
     }
-    return set_find(&vm->mem, oop) != (size_t)-1;
+    if (set_find(&vm->mem, oop) != (size_t)-1)
+        return true;
+    /* The handle of a process nobody holds lives at a fixed place in its stack. */
+    stvm_stack st;
+    bool in_guard;
+    return stvm__stack_find(vm, oop, &st, &in_guard) && !in_guard &&
+           oop == (uintptr_t)(st.lo + st.size - STVM_PROC_AREA + STVM_PROC_HANDLE_OFFSET) &&
+           ((const stvm_object *)oop)->class_index == STVM_CLASS_PROCESS;
 }

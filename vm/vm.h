@@ -53,17 +53,50 @@ typedef struct stvm_objmem {
     size_t set_cap, set_used, set_tombs;
 } stvm_objmem;
 
-typedef struct stvm_stack_cache {
-    unsigned char **bases;          /* mappings of the default size, ready for reuse */
-    size_t count, cap;
-} stvm_stack_cache;
+/* Stack memory (stack.c): arenas of equal slots, one size class per stack size. */
+typedef struct stvm_stack_arena {
+    unsigned char *base;            /* nslots slots of slot_size bytes */
+    size_t slot_size;
+    uint32_t nslots;
+    uint32_t used;                  /* slots handed out at least once (from the bottom) */
+    uint8_t *guard;                 /* per used slot: STVM_GUARD_* in force, 0 = none */
+} stvm_stack_arena;
+
+typedef struct stvm_stack_class {
+    size_t stack_size;              /* usable bytes, record area included */
+    size_t slot_size;               /* guard + stack */
+    stvm_stack_arena *current;      /* where never-used slots come from */
+    unsigned char **warm;           /* free slots whose pages may still be resident */
+    unsigned char **cold;           /* free slots given back to the kernel */
+    size_t nwarm, ncold, cap_warm, cap_cold;
+    struct stvm_stack_class *next;
+} stvm_stack_class;
+
+typedef struct stvm_stackmem {
+    stvm_stack_class *classes;
+    stvm_stack_arena **arenas;      /* sorted by base, for finding a slot by address */
+    size_t narenas, cap_arenas;
+    size_t guard_size;              /* bytes below each stack (0: no guard) */
+    int method;                     /* STVM_GUARD_* asked for */
+    int madvise_ok;                 /* guard install: 1 works, -1 the kernel lacks it */
+    long mprotect_budget;           /* guards mprotect may still make, -1 = not known */
+} stvm_stackmem;
+
+/* The one-shot timer (scheduler/timer.c is the only reader of these fields). */
+typedef struct stvm_timer {
+    uint64_t deadline_us;           /* absolute VM clock; 0 = disarmed */
+    stvm_semaphore *sem;            /* signalled at the deadline */
+    bool keeps_alive;               /* the deadline is work stvm_run waits for */
+    uint64_t seen_us;               /* the clock as a scheduling point last read it */
+    int countdown;                  /* switches left before the next clock read */
+} stvm_timer;
 
 /* Hooks the image side installs when its Delay scheduler starts. */
 typedef struct stvm_delay_hooks {
     void *state;
-    stvm_semaphore *timing_sem;     /* the timing process's semaphore */
-    uint64_t (*pending)(stvm_vm *vm);              /* delays scheduled, not yet fired */
-    void (*process_terminated)(stvm_vm *vm, stvm_proc *p);
+    /* A process stops waiting on its Delay without returning to the code that waits
+     * (it was terminated): the Delay must be unscheduled now. */
+    void (*abandon)(stvm_vm *vm, stvm_proc *p);
     void (*destroy)(stvm_vm *vm);
 } stvm_delay_hooks;
 
@@ -76,11 +109,11 @@ struct stvm_vm {
     stvm_list runq[STVM_NUM_PRIORITIES];
     uint64_t ready_bits[2];         /* bit p-1 set <=> runq[p-1] non-empty */
     stvm_proc *idle;
-    stvm_proc *all;              /* unfinished processes */
+    stvm_proc *all;                 /* unfinished processes */
     uint64_t next_pid;
     uint32_t live_user;             /* unfinished processes that are not the VM's own */
     uint32_t live_total;
-    stvm_proc *zombie;           /* finished; its stack is released after the switch */
+    stvm_proc *zombie;              /* finished; its stack is released after the switch */
     void *host_sp;                  /* the embedding thread's context inside stvm_run */
     void *host_uctx;
     const void *host_stack_bottom;  /* for AddressSanitizer's fiber annotations */
@@ -88,13 +121,8 @@ struct stvm_vm {
     int host_timer_slack;           /* the thread's timer slack to restore, or 0 */
     bool running;
     int run_result;
-    stvm_stack_cache stacks;
-
-    /* the one-shot timer (primitives 136 and 242) */
-    uint64_t next_wakeup_us;        /* absolute VM clock; 0 = disarmed */
-    stvm_semaphore *timer_sem;
-    uint64_t clock_seen_us;         /* the clock as a scheduling point last read it */
-    int clock_countdown;            /* switches left before the next clock read */
+    stvm_stackmem stacks;
+    stvm_timer timer;               /* primitives 136 and 242 */
 
     stvm_clock clock;
     stvm_external_table ext;

@@ -3,14 +3,16 @@
  * with one signal and bumps responses[i]. The counters never share a lock with the
  * requester, so stvm_signal_external is safe in a signal handler, and N requests are
  * N signals however they interleave (the design of Cog's sqExternalSemaphores.c).
+ * The table lives in vm.h; here are its set-up, the public calls and the drain that a
+ * scheduling point runs.
  */
-#include "external.h"
+#include "sched.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
 
 int stvm__external_init(stvm_vm *vm)
 {
@@ -46,7 +48,8 @@ void stvm__external_destroy(stvm_vm *vm)
     t->wake_fd = -1;
 }
 
-void stvm__external_wake(stvm_vm *vm)
+/* Wake the VM thread if it sleeps (async-signal-safe). */
+static void wake(stvm_vm *vm)
 {
     uint64_t one = 1;
     int saved = errno;             /* a signal handler must leave errno as it found it */
@@ -55,10 +58,35 @@ void stvm__external_wake(stvm_vm *vm)
     errno = saved;
 }
 
+void stvm__external_drain(stvm_vm *vm)
+{
+    stvm_external_table *t = &vm->ext;
+    atomic_store(&t->pending, 0);
+    for (int i = 0; i < t->high; i++) {
+        uint32_t r = atomic_load(&t->requests[i]);
+        while (t->responses[i] != r) {
+            t->responses[i]++;
+            if (t->sems[i]) {
+                vm->stats.external_signals++;
+                stvm__sem_signal_noswitch(vm, t->sems[i]);
+            }
+        }
+    }
+}
+
+bool stvm__external_can_wake(stvm_vm *vm)
+{
+    if (atomic_load(&vm->ext.pending))
+        return true;
+    for (int i = 0; i < vm->ext.high; i++)
+        if (vm->ext.sems[i] && vm->ext.sems[i]->list.first)
+            return true;
+    return false;
+}
+
 int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
 {
-    if (!vm || !sem || !index_out || sem->hdr.class_index != STVM_CLASS_SEMAPHORE ||
-        sem->vm != vm)
+    if (!vm || !index_out || !stvm__is_sem(vm, sem))
         return STVM_EINVAL;
     if (sem->external_index)
         return STVM_ESTATE;
@@ -95,6 +123,6 @@ int stvm_signal_external(stvm_vm *vm, int index)
     atomic_store(&vm->ext.pending, 1);
     /* Dekker pair with the VM's sleep: it sets sleeping then re-reads pending. */
     if (atomic_load(&vm->ext.sleeping))
-        stvm__external_wake(vm);
+        wake(vm);
     return STVM_OK;
 }

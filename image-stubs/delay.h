@@ -1,0 +1,100 @@
+/*
+ * Delay and DelayScheduler, the "image side" of Pharo's delays, written in C on the
+ * primitives: the types the three files share. delay_heap.c keeps scheduled Delays in
+ * order, delay_scheduler.c is the timing process, timed_wait.c is what user processes
+ * call (Delay>>wait, DelayWaitTimeout, and the timed waits built on it).
+ */
+#ifndef STVM_IMAGE_STUBS_DELAY_H
+#define STVM_IMAGE_STUBS_DELAY_H
+
+#include "../scheduler/sched.h"
+#include "../vm/integer.h"
+
+enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
+
+/* A Delay, on the stack of the process that waits on it. */
+typedef struct delay {
+    stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
+    stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
+    int64_t duration;           /* in ms (from_ms) or us */
+    bool from_ms;
+    enum delay_state state;
+    stvm_proc *process;         /* the waiting process */
+    uint32_t ticket;            /* its slot in the ticket table while scheduled */
+    struct delay *next_req;
+} delay;
+
+/* A scheduled delay as the scheduler keeps it: its resumption time (an integer oop
+ * the entry owns), the scheduling order for ties, and a ticket naming the Delay.
+ *
+ * The heap never touches a Delay while it sifts: with tens of thousands of sleepers
+ * each Delay sits on its own process's stack, and writing a back-pointer into it at
+ * every move cost a cache and TLB miss per heap level. Instead a cancelled Delay's
+ * ticket is emptied and its entry is dropped lazily when it reaches the top (or when
+ * dead entries outnumber live ones, by a rebuild). */
+typedef struct heap_entry {
+    stvm_oop key;
+    uint64_t seq;
+    delay *d;                   /* only to be followed while its ticket still names it */
+    uint32_t ticket;
+} heap_entry;
+
+typedef struct delay_sched {
+    stvm_semaphore *timing_sem;
+    stvm_process *timing_process;
+    bool ms;                    /* the millisecond scheduler (135/136) */
+    bool has_active;
+    heap_entry active;          /* the earliest delay, kept apart as Pharo does */
+    heap_entry *heap;           /* 4-ary min-heap of the other scheduled delays */
+    size_t count, cap, dead;    /* dead: cancelled entries still in the heap */
+    delay **tickets;            /* ticket -> Delay, NULL once cancelled */
+    uint32_t *free_tickets;
+    size_t nfree, ntickets;
+    delay *req_head, *req_tail; /* schedule requests not yet taken */
+    stvm_oop last_tick;         /* ms scheduler: activeDelayStartTime */
+    uint64_t seq;
+    uint64_t pending;           /* requested or scheduled, not yet expired */
+} delay_sched;
+
+/* ---- delay_heap.c ---- */
+/* Give d a ticket (false: out of memory). */
+bool stvm__delay_ticket_take(delay_sched *ds, delay *d);
+/* Does the ticket of e still name its Delay? */
+static inline bool stvm__delay_live(const delay_sched *ds, const heap_entry *e)
+{
+    /* With nothing cancelled (the common case) the ticket table stays untouched. */
+    return ds->dead == 0 || ds->tickets[e->ticket] == e->d;
+}
+/* a before b: earlier resumption, ties in scheduling order. */
+static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const heap_entry *b)
+{
+    if (stvm__is_si(a->key & b->key)) {
+        /* Tagged SmallIntegers order as their values do: compare the words. */
+        if (a->key != b->key)
+            return (intptr_t)a->key < (intptr_t)b->key;
+        return a->seq < b->seq;
+    }
+    int c = stvm__int_cmp_slow(vm, a->key, b->key);
+    return c < 0 || (c == 0 && a->seq < b->seq);
+}
+bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e);
+/* The earliest live entry, cancelled ones dropped on the way; false when empty. */
+bool stvm__delay_heap_pop(stvm_vm *vm, delay_sched *ds, heap_entry *out);
+/* Drop an entry: its timestamp and ticket go back. */
+void stvm__delay_discard(stvm_vm *vm, delay_sched *ds, heap_entry e);
+/* d's entry is now dead (its ticket emptied); rebuilds the heap when the dead
+ * outnumber the live. */
+void stvm__delay_cancel_in_heap(stvm_vm *vm, delay_sched *ds, delay *d);
+void stvm__delay_heap_destroy(delay_sched *ds);
+
+/* ---- delay_scheduler.c ---- */
+/* The VM's Delay scheduler, started on first use. ENOMEM. */
+int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
+/* Hand d to the timing process (the front half of Delay>>schedule): the timing
+ * process preempts the caller here. */
+void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d);
+/* Take d out of the scheduler wherever it is (request queue, active, heap); no-op
+ * once it expired. */
+void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * The Delay scheduler, following Pharo 4/5's of 2015 (the code the seed measured):
+ *
+ *  - a timing process at priority 80 loops: wait on the timing semaphore; read the
+ *    clock (primitive 240, or 135); take the schedule requests handed over by user
+ *    processes; expire every delay that is due; consume the semaphore's extra signals;
+ *    arm the VM's one-shot timer (242, or 136) for the earlier of now + 1 s and the
+ *    earliest resumption time;
+ *  - the earliest delay is kept apart as the active delay, the others in a heap;
+ *  - a user process hands a Delay over by queueing it and signalling the timing
+ *    semaphore, which preempts it at once (priority 80).
+ *
+ * Every timestamp is an integer oop and every operation on one goes through the VM's
+ * integer operations, so a 31-bit VM pays for boxed microsecond timestamps exactly
+ * where Pharo did: the clock read, now + duration, now + 1 s, and each comparison.
+ *
+ * Deliberate differences (docs/differences-from-pharo.md): started on first use;
+ * unschedule is done at once by the caller rather than handed to the timing process
+ * (a C frame holding the Delay may vanish right after); the heap is 4-ary and breaks
+ * ties by scheduling order; when the millisecond clock wraps, resumption times are
+ * moved back by exactly one clock period instead of being rebased on the last tick seen.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../primitives/prims.h"
+#include "../scheduler/timer.h"
+#include "delay.h"
+
+/* ---- the timing process's side ------------------------------------------------- */
+
+/* The re-arm every second with nothing pending is not work stvm_run waits for. */
+static void pending_changed(stvm_vm *vm, delay_sched *ds)
+{
+    stvm__timer_keep_alive(vm, ds->timing_sem, ds->pending > 0);
+}
+
+static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
+{
+    vm->stats.delays_scheduled++;
+    if (!ds->has_active) {
+        ds->active = e;
+        ds->has_active = true;
+        return;
+    }
+    if (stvm__delay_before(vm, &e, &ds->active)) {
+        heap_entry old = ds->active;
+        ds->active = e;
+        e = old;
+    }
+    if (!stvm__delay_heap_push(vm, ds, e))
+        abort();   /* out of memory in the timing process: nothing sane remains */
+}
+
+/* The next active delay after the current one expired or was cancelled. */
+static void next_active(stvm_vm *vm, delay_sched *ds)
+{
+    ds->has_active = stvm__delay_heap_pop(vm, ds, &ds->active);
+}
+
+/* The timing process signals an expired delay (never preempted: it is at 80). */
+static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
+{
+    delay *d = e.d;
+    stvm__delay_discard(vm, ds, e);
+    d->state = D_EXPIRED;
+    ds->pending--;
+    vm->stats.delays_expired++;
+    if (!d->timed_list) {
+        stvm__sem_signal_noswitch(vm, &d->own_sem);
+        return;
+    }
+    /* DelayWaitTimeout: only a waiter still on the list has timed out. */
+    stvm_proc *p = d->process;
+    if (p && p->my_list == d->timed_list)
+        stvm__wait_end(vm, p, STVM_WAIT_TIMED_OUT);
+}
+
+/* When the millisecond clock wraps, every pending resumption time moves back by one
+ * period; a uniform shift keeps the heap's order. (Millisecond timestamps are always
+ * SmallIntegers, so nothing is allocated or released here.) */
+static void rebase_after_wrap(stvm_vm *vm, delay_sched *ds)
+{
+    stvm_oop period = stvm__si_make((int64_t)STVM_MS_CLOCK_MASK + 1);
+    if (ds->has_active)
+        stvm__int_sub(vm, ds->active.key, period, &ds->active.key);
+    for (size_t i = 0; i < ds->count; i++)
+        stvm__int_sub(vm, ds->heap[i].key, period, &ds->heap[i].key);
+}
+
+/* A request's duration in the scheduler's unit, as an integer oop. */
+static stvm_oop duration_oop(stvm_vm *vm, const delay_sched *ds, const delay *d)
+{
+    stvm_oop duration;
+    if (ds->ms) {
+        int64_t ms = d->from_ms ? d->duration : (d->duration + 999) / 1000;
+        duration = stvm__si_make(ms);
+    } else if (d->from_ms) {
+        stvm__int_mul(vm, stvm__si_make(1000), stvm__si_make(d->duration), &duration);
+    } else {
+        stvm__int_from_i128(vm, d->duration, &duration);
+    }
+    return duration;
+}
+
+/* Take the requests handed over since the last pass. */
+static void take_requests(stvm_vm *vm, delay_sched *ds, stvm_oop now)
+{
+    for (delay *d; (d = ds->req_head) != NULL;) {
+        ds->req_head = d->next_req;
+        if (!ds->req_head)
+            ds->req_tail = NULL;
+        d->next_req = NULL;
+        stvm_oop duration = duration_oop(vm, ds, d);
+        heap_entry e = {.seq = ++ds->seq};
+        if (stvm__int_add(vm, now, duration, &e.key) != STVM_OK ||
+            !stvm__delay_ticket_take(ds, d))
+            abort();
+        stvm__int_release(vm, duration);
+        e.ticket = d->ticket;
+        e.d = d;
+        d->state = D_SCHEDULED;
+        schedule_delay(vm, ds, e);
+    }
+}
+
+/* handleTimerEvent: take requests, expire what is due, answer the next wake-up time
+ * (an owned oop when *owned is set, else the active delay's resumption). */
+static stvm_oop handle_timer_event(stvm_vm *vm, delay_sched *ds, stvm_oop now, bool *owned)
+{
+    take_requests(vm, ds, now);
+    while (ds->has_active && stvm__int_cmp(vm, now, ds->active.key) >= 0) {
+        heap_entry e = ds->active;
+        next_active(vm, ds);
+        /* The next Delay sits on another cold stack: start fetching it now. */
+        if (ds->has_active)
+            __builtin_prefetch(ds->active.d, 1);
+        signal_expired(vm, ds, e);
+    }
+    stvm_oop next;
+    stvm__int_add(vm, now, stvm__si_make(ds->ms ? 1000 : 1000000), &next);
+    *owned = true;
+    if (ds->has_active && stvm__int_cmp(vm, ds->active.key, next) < 0) {
+        stvm__int_release(vm, next);
+        next = ds->active.key;
+        *owned = false;
+    }
+    return next;
+}
+
+/* The clock as this scheduler reads it, rebasing after a millisecond-clock wrap. */
+static stvm_oop read_clock(stvm_vm *vm, delay_sched *ds)
+{
+    stvm_oop now;
+    if (!ds->ms) {
+        if (stvm__prim_us_clock(vm, &now) != STVM_OK)
+            abort();
+        return now;
+    }
+    now = stvm__prim_ms_clock(vm);
+    if (ds->last_tick != STVM_NIL && stvm__int_cmp(vm, now, ds->last_tick) < 0)
+        rebase_after_wrap(vm, ds);
+    ds->last_tick = now;
+    return now;
+}
+
+static void timing_loop(stvm_vm *vm, void *arg)
+{
+    delay_sched *ds = arg;
+    for (;;) {
+        stvm__sem_wait(vm, ds->timing_sem);
+        vm->stats.timing_loop_passes++;
+        stvm_oop now = read_clock(vm, ds);
+        bool owned;
+        stvm_oop next = handle_timer_event(vm, ds, now, &owned);
+        ds->timing_sem->excess_signals = 0;   /* consumeAllSignals, right before arming */
+        if (ds->ms) {
+            stvm__prim_signal_at_ms(vm, ds->timing_sem, next);
+            /* The clock wrapped while we worked: go round again at once. */
+            if (stvm__int_cmp(vm, stvm__prim_ms_clock(vm), now) < 0)
+                stvm__sem_signal_noswitch(vm, ds->timing_sem);
+        } else {
+            stvm__prim_signal_at_us(vm, ds->timing_sem, next);
+        }
+        pending_changed(vm, ds);
+        if (owned)
+            stvm__int_release(vm, next);
+        stvm__int_release(vm, now);
+    }
+}
+
+/* ---- the user's side ------------------------------------------------------------- */
+
+void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
+{
+    if (d->state == D_REQUESTED) {
+        delay **q = &ds->req_head, *prev = NULL;
+        for (; *q && *q != d; prev = *q, q = &(*q)->next_req)
+            ;
+        if (*q) {
+            *q = d->next_req;
+            if (ds->req_tail == d)
+                ds->req_tail = prev;
+        }
+    } else if (d->state == D_SCHEDULED) {
+        if (ds->has_active && ds->active.ticket == d->ticket) {
+            heap_entry e = ds->active;
+            next_active(vm, ds);
+            stvm__delay_discard(vm, ds, e);
+        } else {
+            stvm__delay_cancel_in_heap(vm, ds, d);
+        }
+    } else {
+        return;
+    }
+    d->state = D_IDLE;
+    ds->pending--;
+    pending_changed(vm, ds);
+    vm->stats.delays_unscheduled++;
+}
+
+void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
+{
+    d->state = D_REQUESTED;
+    d->process = vm->active;
+    ds->pending++;
+    if (ds->req_tail)
+        ds->req_tail->next_req = d;
+    else
+        ds->req_head = d;
+    ds->req_tail = d;
+    vm->active->delay = d;
+    stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
+}
+
+/* ---- hooks and start ------------------------------------------------------------- */
+
+static void hook_abandon(stvm_vm *vm, stvm_proc *p)
+{
+    delay *d = p->delay;
+    p->delay = NULL;
+    p->wait_label = NULL;
+    stvm__delay_unschedule(vm, vm->delay.state, d);
+}
+
+static void hook_destroy(stvm_vm *vm)
+{
+    delay_sched *ds = vm->delay.state;
+    stvm__delay_heap_destroy(ds);
+    free(ds);
+    memset(&vm->delay, 0, sizeof vm->delay);
+}
+
+int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out)
+{
+    if (vm->delay.state) {
+        *out = vm->delay.state;
+        return STVM_OK;
+    }
+    delay_sched *ds = calloc(1, sizeof *ds);
+    if (!ds)
+        return STVM_ENOMEM;
+    ds->ms = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
+    ds->last_tick = STVM_NIL;
+    int err = stvm_semaphore_new(vm, &ds->timing_sem);
+    if (err) {
+        free(ds);
+        return err;
+    }
+    vm->delay = (stvm_delay_hooks){.state = ds, .abandon = hook_abandon, .destroy = hook_destroy};
+    /* At priority 80 it runs at once, up to its first wait. */
+    err = stvm__spawn(vm, STVM_PRIORITY_TIMING, "Delay Scheduling Process", timing_loop, ds,
+                      0, true, STVM_PF_VM_OWN, &ds->timing_process);
+    if (err) {
+        stvm_semaphore_free(vm, ds->timing_sem);
+        hook_destroy(vm);
+        return err;
+    }
+    stvm__list_pin(&ds->timing_sem->list);   /* the timing process waits on it for good */
+    *out = ds;
+    return STVM_OK;
+}

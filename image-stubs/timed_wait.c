@@ -1,0 +1,178 @@
+/*
+ * What user processes call to wait on time: Delay>>wait, and every wait with a time
+ * limit, built as Pharo's DelayWaitTimeout is: a Delay handed to the timing process
+ * bounds an ordinary wait, and its expiry ends the wait with "timed out" if the
+ * process still waits then. So a timed wait costs what it costs in Pharo: a schedule
+ * request, a timing-process activation and an unschedule.
+ */
+#include "../vm/config.h"
+#include "delay.h"
+
+/* Longest durations: half the millisecond clock's range (longer is ambiguous after a
+ * wrap), and for microseconds 2^52 (142 years), far from any 64-bit overflow. */
+#define MAX_MS ((int64_t)(STVM_MS_CLOCK_MASK / 2))
+#define MAX_US ((int64_t)1 << 52)
+
+/* The duration a caller asks for, checked before anything happens. */
+static int check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
+{
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    if (duration < 0)
+        return STVM_EINVAL;
+    if (from_ms ? duration > MAX_US / 1000 : duration > MAX_US)
+        return STVM_ERANGE;
+    int64_t ms = from_ms ? duration : (duration + 999) / 1000;
+    if (vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS && ms > MAX_MS)
+        return STVM_ERANGE;
+    return STVM_OK;
+}
+
+static void done_waiting(stvm_vm *vm, delay_sched *ds, delay *d)
+{
+    stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
+    d->process->delay = NULL;
+    d->process->wait_label = NULL;
+}
+
+static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
+{
+    delay_sched *ds;
+    int err = !vm ? STVM_EINVAL : check_duration(vm, duration, from_ms);
+    if (err || (err = stvm__delay_scheduler(vm, &ds)))
+        return err;
+    delay d = {.duration = duration, .from_ms = from_ms};
+    stvm__sem_init(vm, &d.own_sem);
+    stvm__delay_request(vm, ds, &d);
+    vm->active->wait_label = "delay";
+    err = stvm__sem_wait(vm, &d.own_sem);
+    done_waiting(vm, ds, &d);
+    return err;
+}
+
+int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms)
+{
+    return delay_wait(vm, ms, true);
+}
+
+int stvm_delay_wait_us(stvm_vm *vm, int64_t us)
+{
+    return delay_wait(vm, us, false);
+}
+
+/* ---- DelayWaitTimeout ---------------------------------------------------------- */
+
+/* How the waits below check and wait (the untimed wait of each kind of object). */
+typedef int (*wait_fn)(stvm_vm *vm, void *object);
+
+/* wait(object), which waits on l if it must, ended after duration at the latest. The
+ * caller stays committed to l throughout, so l's object cannot be freed under it
+ * while the timing process runs first. */
+static int timed_wait(stvm_vm *vm, stvm_list *l, wait_fn wait, void *object,
+                      int64_t duration, bool from_ms)
+{
+    delay_sched *ds;
+    int err = stvm__delay_scheduler(vm, &ds);
+    if (err)
+        return err;
+    delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
+    stvm__wait_commit(vm, l);
+    stvm__delay_request(vm, ds, &d);
+    if (d.state == D_EXPIRED) {      /* a 0 ms wait: expired before we could wait */
+        err = STVM_ETIMEDOUT;
+    } else {
+        vm->active->wait_label = "timed wait";
+        err = wait(vm, object);
+    }
+    done_waiting(vm, ds, &d);
+    stvm__wait_uncommit(vm->active);
+    return err;
+}
+
+static int sem_wait(stvm_vm *vm, void *sem)
+{
+    return stvm__sem_wait(vm, sem);
+}
+
+static int sem_wait_timeout(stvm_vm *vm, stvm_semaphore *sem, int64_t duration, bool from_ms)
+{
+    if (!vm || !stvm__is_sem(vm, sem))
+        return STVM_EINVAL;
+    int err = check_duration(vm, duration, from_ms);
+    if (err)
+        return err;
+    if (stvm__sem_try(vm, sem))   /* the wait would not block: no Delay needed */
+        return STVM_OK;
+    return timed_wait(vm, &sem->list, sem_wait, sem, duration, from_ms);
+}
+
+int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
+{
+    return sem_wait_timeout(vm, sem, ms, true);
+}
+
+int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, int64_t us)
+{
+    return sem_wait_timeout(vm, sem, us, false);
+}
+
+static int mutex_enter(stvm_vm *vm, void *m)
+{
+    return stvm__mutex_enter(vm, m);
+}
+
+int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    int err = check_duration(vm, ms, true);
+    if (err)
+        return err;
+    int got = stvm__mutex_try(vm, m);
+    if (got != 0)
+        return got == 1 ? STVM_OK : got;
+    if (ms == 0)
+        return STVM_ETIMEDOUT;
+    return timed_wait(vm, &m->list, mutex_enter, m, ms, true);
+}
+
+/* ---- joining a process ------------------------------------------------------------ */
+
+static int join_wait(stvm_vm *vm, void *handle)
+{
+    stvm_process *h = handle;
+    return h->core ? stvm__wait(vm, &h->joiners) : STVM_OK;
+}
+
+static int join_checked(stvm_vm *vm, stvm_process *h, int64_t timeout_ms)
+{
+    if (!h->core)
+        return STVM_OK;
+    if (timeout_ms == 0)
+        return STVM_ETIMEDOUT;
+    if (timeout_ms > 0)
+        return timed_wait(vm, &h->joiners, join_wait, h, timeout_ms, true);
+    stvm__wait_commit(vm, &h->joiners);   /* we touch the handle after the wake-up */
+    int err = join_wait(vm, h);
+    stvm__wait_uncommit(vm->active);
+    return err;
+}
+
+int stvm_process_join(stvm_vm *vm, stvm_process *h, int64_t timeout_ms)
+{
+    if (!vm || !stvm__is_proc(vm, h) || timeout_ms < -1)
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    if (h->core == vm->active)
+        return STVM_EINVAL;
+    if (!(h->flags & STVM_PF_HELD) || (h->flags & STVM_PF_VM_OWN))
+        return STVM_ESTATE;
+    int err = timeout_ms > 0 ? check_duration(vm, timeout_ms, true) : STVM_OK;
+    if (!err)
+        err = join_checked(vm, h, timeout_ms);
+    if (!err)
+        h->flags &= ~(uint32_t)STVM_PF_HELD;
+    stvm__handle_release_if_unused(vm, h);
+    return err;
+}

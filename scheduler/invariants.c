@@ -1,0 +1,126 @@
+/*
+ * The scheduler's invariants, checked on demand (every test ends with this check):
+ *  - a process is on at most one list and its myList says which; the active process
+ *    is on none; lists are acyclic, their prevLinks and lastLink right;
+ *  - run queue p-1 holds only processes of priority p, and bit p-1 of ready_bits is
+ *    set exactly when it is non-empty;
+ *  - the active process has the highest priority of all runnable ones, except while a
+ *    process below the idle priority borrows the processor from the idle process;
+ *  - a semaphore with waiters has no excess signals; a mutex with waiters has a live
+ *    owner; every mutex a process lists is owned by it;
+ *  - the counts of unfinished processes agree with the list of them.
+ * Linear in the number of processes: each list is walked once, from its head.
+ */
+#include "sched.h"
+
+#include <stdio.h>
+
+#define FAIL(...)                                                \
+    do {                                                         \
+        if (buf && size)                                         \
+            snprintf(buf, size, __VA_ARGS__);                    \
+        return STVM_ESTATE;                                      \
+    } while (0)
+
+/* Walk l once: members name it, links agree, no cycle. Adds its length to *members. */
+static int check_list(stvm_list *l, size_t limit, size_t *members, char *buf, size_t size)
+{
+    size_t n = 0;
+    stvm_proc *prev = NULL;
+    for (stvm_proc *p = l->first; p; prev = p, p = p->next_link) {
+        if (p->my_list != l)
+            FAIL("process '%s' is on a list its myList does not name", p->handle->name);
+        if (prev && p->prev_link != prev)
+            FAIL("process '%s' has a wrong prevLink", p->handle->name);
+        if (p->flags & STVM_PF_TERMINATED)
+            FAIL("finished process '%s' is still on a list", p->handle->name);
+        if (++n > limit)
+            FAIL("a list is cyclic or holds a process twice");
+    }
+    if (l->last != prev)
+        FAIL("a list's lastLink is not its last process");
+    *members += n;
+    return STVM_OK;
+}
+
+static int check_run_queues(stvm_vm *vm, size_t limit, size_t *members, char *buf, size_t size)
+{
+    for (int i = 0; i < STVM_NUM_PRIORITIES; i++) {
+        stvm_list *l = &vm->runq[i];
+        bool bit = (vm->ready_bits[i >> 6] >> (i & 63)) & 1;
+        if (bit != (l->first != NULL))
+            FAIL("priority bitmap disagrees with run queue %d", i + 1);
+        if (check_list(l, limit, members, buf, size))
+            return STVM_ESTATE;
+        for (stvm_proc *p = l->first; p; p = p->next_link)
+            if (p->priority != i + 1)
+                FAIL("process '%s' of priority %d is on run queue %d", p->handle->name,
+                     p->priority, i + 1);
+    }
+    return STVM_OK;
+}
+
+/* What must hold of the object whose waiting list p heads. */
+static int check_waited_object(const stvm_list *l, char *buf, size_t size)
+{
+    if (l->kind == STVM_LIST_SEMAPHORE &&
+        STVM_CONTAINER(l, stvm_semaphore, list)->excess_signals > 0)
+        FAIL("a semaphore has both waiters and excess signals");
+    if (l->kind == STVM_LIST_MUTEX) {
+        const stvm_mutex *m = STVM_CONTAINER(l, stvm_mutex, list);
+        if (!m->owner || (m->owner->flags & STVM_PF_TERMINATED))
+            FAIL("a mutex has waiters but no live owner");
+    }
+    return STVM_OK;
+}
+
+/* Every process: counted, not both active and listed, its mutexes its own; every
+ * waiting list walked once, from the process at its head. */
+static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *listed,
+                           char *buf, size_t size)
+{
+    uint32_t total = 0, user = 0;
+    for (stvm_proc *p = vm->all; p; p = p->all_next) {
+        total++;
+        user += !(p->flags & STVM_PF_VM_OWN);
+        if (p == vm->active && p->my_list)
+            FAIL("the active process '%s' is on a list", p->handle->name);
+        stvm_list *l = p->my_list;
+        *listed += l != NULL;
+        if (l && l->kind != STVM_LIST_RUNQ && l->first == p &&
+            (check_list(l, limit, members, buf, size) || check_waited_object(l, buf, size)))
+            return STVM_ESTATE;
+        for (stvm_mutex *m = p->owned; m; m = m->next_owned)
+            if (m->owner != p)
+                FAIL("process '%s' lists a mutex it does not own", p->handle->name);
+        if (total > limit)
+            FAIL("the list of unfinished processes is cyclic");
+    }
+    if (total != vm->live_total || user != vm->live_user)
+        FAIL("process counts disagree (%u/%u listed, %u/%u counted)", total, user,
+             vm->live_total, vm->live_user);
+    return STVM_OK;
+}
+
+int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
+{
+    if (!vm)
+        return STVM_EINVAL;
+    size_t limit = (size_t)vm->live_total + 1, members = 0, listed = 0;
+    if (check_run_queues(vm, limit, &members, buf, size) ||
+        check_processes(vm, limit, &members, &listed, buf, size))
+        return STVM_ESTATE;
+    /* Each listed process was met once as a member of the list it names; a process
+     * on two lists, or on a list it does not name, makes these differ. */
+    if (members != listed)
+        FAIL("%zu processes say they are on a list, the lists hold %zu", listed, members);
+    if (vm->idle && (vm->idle->flags & STVM_PF_TERMINATED))
+        FAIL("the idle process has finished");
+    stvm_proc *a = vm->active;
+    if (a && a->priority >= STVM_PRIORITY_IDLE && stvm__runq_highest(vm) > a->priority)
+        FAIL("'%s' runs at priority %d while priority %d is runnable", a->handle->name,
+             a->priority, stvm__runq_highest(vm));
+    if (buf && size)
+        buf[0] = 0;
+    return STVM_OK;
+}

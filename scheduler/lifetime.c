@@ -1,0 +1,93 @@
+/* A VM's lifetime: stvm_vm_new (with its idle process), stvm_vm_free, its counters. */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../vm/config.h"
+#include "../vm/integer.h"
+#include "../vm/objmem.h"
+#include "../vm/stack.h"
+#include "context.h"
+
+static int start_idle(stvm_vm *vm)
+{
+    stvm_process *idle;
+    int err = stvm__spawn(vm, STVM_PRIORITY_IDLE, "Idle Process", stvm__idle_main, NULL, 0,
+                          true, STVM_PF_VM_OWN, &idle);
+    if (!err)
+        vm->idle = idle->core;
+    return err;
+}
+
+int stvm_vm_new(stvm_vm **out, const stvm_config *cfg)
+{
+    if (!out)
+        return STVM_EINVAL;
+    stvm_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        stvm_config_init(&c);
+    int err = stvm__config_normalise(&c, NULL, 0);
+    if (err)
+        return err;
+    stvm_vm *vm = calloc(1, sizeof *vm);
+    if (!vm)
+        return STVM_ENOMEM;
+    vm->cfg = c;
+    vm->ext.wake_fd = -1;
+    for (int i = 0; i < STVM_NUM_PRIORITIES; i++)
+        vm->runq[i].kind = STVM_LIST_RUNQ;
+    stvm__int_init(vm);
+    stvm__stackmem_init(vm);
+    if ((err = stvm__objmem_init(vm)) || (err = stvm__clock_init(vm)) ||
+        (err = stvm__external_init(vm)) || (err = stvm__ctx_vm_init(vm)) ||
+        (err = start_idle(vm))) {
+        stvm_vm_free(vm);
+        return err;
+    }
+    *out = vm;
+    return STVM_OK;
+}
+
+void stvm_vm_free(stvm_vm *vm)
+{
+    if (!vm || vm->running)
+        return;
+    stvm__processes_destroy(vm);
+    if (vm->delay.destroy)
+        vm->delay.destroy(vm);
+    stvm__stackmem_destroy(vm);
+    stvm__external_destroy(vm);
+    stvm__objmem_destroy(vm);
+    stvm__ctx_vm_destroy(vm);
+    free(vm);
+}
+
+int stvm_vm_config(const stvm_vm *vm, stvm_config *out)
+{
+    if (!vm || !out)
+        return STVM_EINVAL;
+    *out = vm->cfg;
+    return STVM_OK;
+}
+
+int stvm_get_stats(stvm_vm *vm, stvm_stats *out)
+{
+    if (!vm || !out)
+        return STVM_EINVAL;
+    *out = vm->stats;
+    out->processes_live = vm->live_total;   /* derived, never stored */
+    return STVM_OK;
+}
+
+void stvm_reset_stats(stvm_vm *vm)
+{
+    if (!vm)
+        return;
+    stvm_stats keep = vm->stats;
+    memset(&vm->stats, 0, sizeof vm->stats);
+    vm->stats.objects_live = keep.objects_live;
+    vm->stats.bytes_live = keep.bytes_live;
+}

@@ -1,0 +1,392 @@
+/*
+ * Processes: creation, the process primitives' rules (87 resume, 88 suspend,
+ * priority), and the way out: cleanups (stvm_ensure), finishing, termination, and
+ * the handle's lifetime (held by the caller, or living in the stack and going with it).
+ *
+ * A process is on at most one list (a run queue, or the waiting list of a semaphore,
+ * mutex or joined process) and its myList says which; the active process is on none.
+ */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../vm/config.h"
+#include "../vm/objmem.h"
+#include "context.h"
+
+/* ---- the VM's list of unfinished processes ------------------------------------------ */
+
+static void link_all(stvm_vm *vm, stvm_proc *p)
+{
+    p->all_prev = NULL;
+    p->all_next = vm->all;
+    if (vm->all)
+        vm->all->all_prev = p;
+    vm->all = p;
+    vm->live_total++;
+    if (!(p->flags & STVM_PF_VM_OWN))
+        vm->live_user++;
+}
+
+static void unlink_all(stvm_vm *vm, stvm_proc *p)
+{
+    if (p->all_prev)
+        p->all_prev->all_next = p->all_next;
+    else
+        vm->all = p->all_next;
+    if (p->all_next)
+        p->all_next->all_prev = p->all_prev;
+    p->all_prev = p->all_next = NULL;
+    vm->live_total--;
+    if (!(p->flags & STVM_PF_VM_OWN))
+        vm->live_user--;
+}
+
+/* ---- handles ------------------------------------------------------------------------ */
+
+/* A held handle is an object of its own with the name after it; an unheld one lives in
+ * the stack's top area, with its name there too when it fits. */
+static stvm_process *handle_new(stvm_vm *vm, stvm_proc *p, const char *name, uint32_t flags)
+{
+    size_t len = strlen(name);
+    stvm_process *h;
+    if (flags & STVM_PF_HELD) {
+        h = stvm__objmem_alloc(vm, STVM_CLASS_PROCESS, sizeof *h + len + 1);
+        if (!h)
+            return NULL;
+        h->name = (char *)(h + 1);
+    } else {
+        h = (stvm_process *)((char *)p + STVM_PROC_HANDLE_OFFSET);
+        memset(h, 0, sizeof *h);
+        h->hdr = (stvm_object){STVM_CLASS_PROCESS, sizeof *h - sizeof(stvm_object)};
+        flags |= STVM_PF_IN_STACK;
+        if (len < STVM_PROC_NAME_INLINE) {
+            h->name = (char *)p + STVM_PROC_NAME_OFFSET;
+        } else if ((h->name = malloc(len + 1)) != NULL) {
+            flags |= STVM_PF_NAME_MALLOC;
+        } else {
+            h->hdr.class_index = STVM_CLASS_FREE;
+            return NULL;
+        }
+    }
+    memcpy(h->name, name, len + 1);
+    h->flags = flags;
+    h->joiners.kind = STVM_LIST_JOIN;
+    return h;
+}
+
+static void handle_free(stvm_vm *vm, stvm_process *h)
+{
+    if (!(h->flags & STVM_PF_IN_STACK)) {
+        stvm__objmem_free(vm, h);
+        return;
+    }
+    if (h->flags & STVM_PF_NAME_MALLOC)
+        free(h->name);
+    h->hdr.class_index = STVM_CLASS_FREE;   /* its memory goes with the stack */
+}
+
+void stvm__handle_release_if_unused(stvm_vm *vm, stvm_process *h)
+{
+    if (!h->core && !(h->flags & STVM_PF_HELD) && stvm__list_idle(&h->joiners))
+        handle_free(vm, h);
+}
+
+/* ---- creation ----------------------------------------------------------------------- */
+
+static bool priority_ok(int priority)
+{
+    return priority >= STVM_PRIORITY_MIN && priority <= STVM_PRIORITY_MAX;
+}
+
+int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
+                size_t stack_size, bool start, uint32_t flags, stvm_process **out)
+{
+    if (!vm || !fn || !priority_ok(priority))
+        return STVM_EINVAL;
+    if (stack_size == 0)
+        stack_size = vm->cfg.stack_size;
+    if (stack_size < STVM_MIN_STACK_SIZE || stack_size > STVM_MAX_STACK_SIZE)
+        return STVM_EINVAL;
+    stvm_proc *p;
+    int err = stvm__ctx_prepare(vm, stvm__page_round(stack_size), &p);
+    if (err)
+        return err;
+    stvm_process *h = handle_new(vm, p, name ? name : "", flags | (out ? STVM_PF_HELD : 0));
+    if (!h) {
+        stvm__ctx_release(vm, p);
+        return STVM_ENOMEM;
+    }
+    h->core = p;
+    h->vm = vm;
+    h->id = ++vm->next_pid;
+    h->priority = priority;
+    p->handle = h;
+    p->vm = vm;
+    p->priority = priority;
+    p->fn = fn;
+    p->arg = arg;
+    p->flags |= (uint16_t)(flags & 0xFF);
+    link_all(vm, p);
+    if (out)
+        *out = h;
+    if (start)
+        stvm__resume(vm, p);
+    return STVM_OK;
+}
+
+void stvm__process_entry(void *arg)
+{
+    stvm_proc *p = arg;
+    stvm_vm *vm = p->vm;
+    stvm__ctx_entered(vm);
+    stvm__after_switch(vm);
+    p->fn(vm, p->arg);
+    stvm__process_exit(vm);
+}
+
+/* ---- the way out -------------------------------------------------------------------- */
+
+static void run_ensures(stvm_vm *vm, stvm_proc *p)
+{
+    for (stvm_ensure_node *n; (n = p->ensures) != NULL;) {
+        p->ensures = n->next;   /* popped first: a cleanup that exits goes on with the rest */
+        stvm_fn fn = n->fn;
+        void *arg = n->arg;
+        free(n);
+        fn(vm, arg);
+    }
+}
+
+/* Everything that ends a process except giving up its stack (and with it p). */
+static void finish(stvm_vm *vm, stvm_proc *p)
+{
+    stvm__unlink(vm, p);
+    stvm__wait_uncommit(p);
+    if (p->delay && vm->delay.abandon)
+        vm->delay.abandon(vm, p);
+    stvm__mutex_release_all(vm, p);
+    unlink_all(vm, p);
+    p->flags |= STVM_PF_TERMINATED;
+    stvm_process *h = p->handle;
+    h->priority = p->priority;
+    h->flags |= STVM_PF_TERMINATED;
+    h->core = NULL;
+    for (stvm_proc *j; (j = stvm__list_pop(&h->joiners)) != NULL;)
+        stvm__make_ready(vm, j);
+    stvm__handle_release_if_unused(vm, h);
+}
+
+_Noreturn void stvm__process_exit(stvm_vm *vm)
+{
+    stvm_proc *p = vm->active;
+    p->flags = (uint16_t)((p->flags & ~STVM_PF_TERMINATE) | STVM_PF_EXITING);
+    stvm__wait_uncommit(p);
+    run_ensures(vm, p);
+    finish(vm, p);
+    vm->zombie = p;
+    stvm__switch_to_next(vm);
+    abort();   /* not reached: nothing switches back to a finished process */
+}
+
+/* Terminate p, which is not running and has cleanups: it runs them itself, now, at
+ * least at the caller's priority, while the caller waits at the front of its queue. */
+static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
+{
+    stvm__unlink(vm, p);
+    stvm__wait_uncommit(p);
+    if (p->delay && vm->delay.abandon)
+        vm->delay.abandon(vm, p);
+    p->flags |= STVM_PF_TERMINATE;
+    stvm_proc *a = vm->active;
+    if (!a) {
+        stvm__make_ready(vm, p);   /* it exits when stvm_run next runs it */
+        return;
+    }
+    if (p->priority < a->priority)
+        p->priority = a->priority;
+    stvm__runq_put(vm, a, false);
+    stvm__transfer_to(vm, p);
+}
+
+void stvm__processes_destroy(stvm_vm *vm)
+{
+    for (stvm_proc *p; (p = vm->all) != NULL;) {
+        unlink_all(vm, p);
+        run_ensures(vm, p);
+        stvm_process *h = p->handle;
+        h->core = NULL;
+        if (h->flags & STVM_PF_IN_STACK)
+            handle_free(vm, h);
+        stvm__ctx_release(vm, p);
+    }
+    if (vm->zombie)
+        stvm__ctx_release(vm, vm->zombie);
+    vm->zombie = NULL;
+}
+
+/* ---- the process primitives' rules -------------------------------------------------- */
+
+int stvm__process_resume(stvm_vm *vm, stvm_proc *p)
+{
+    if (p->flags & STVM_PF_TERMINATED || p == vm->active || p->my_list)
+        return STVM_ESTATE;
+    stvm__resume(vm, p);
+    return STVM_OK;
+}
+
+int stvm__process_suspend(stvm_vm *vm, stvm_proc *p)
+{
+    if (p->flags & STVM_PF_TERMINATED)
+        return STVM_ESTATE;
+    if (p == vm->active) {
+        stvm__switch_to_next(vm);   /* on no list: only a resume brings it back */
+        return STVM_OK;
+    }
+    stvm_list *l = p->my_list;
+    if (!l)
+        return STVM_ESTATE;
+    if (l->kind == STVM_LIST_RUNQ)
+        stvm__unlink(vm, p);
+    else
+        stvm__wait_end(vm, p, STVM_WAIT_ABORTED);
+    return STVM_OK;
+}
+
+/* ---- public API --------------------------------------------------------------------- */
+
+/* The running state of a handle handed in by a caller: EINVAL for something that is
+ * not a process of this VM, ESTATE once it has finished or, when user_only, for the
+ * VM's own processes (idle, timing), which callers may not suspend, end or reprioritise. */
+static int core_of(stvm_vm *vm, const stvm_process *h, bool user_only, stvm_proc **out)
+{
+    if (!vm || !stvm__is_proc(vm, h))
+        return STVM_EINVAL;
+    if (!h->core || (user_only && (h->flags & STVM_PF_VM_OWN)))
+        return STVM_ESTATE;
+    *out = h->core;
+    return STVM_OK;
+}
+
+int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
+               stvm_process **out)
+{
+    return stvm__spawn(vm, priority, name, fn, arg, 0, true, 0, out);
+}
+
+int stvm_spawn_sized(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
+                     size_t stack_size, stvm_process **out)
+{
+    return stvm__spawn(vm, priority, name, fn, arg, stack_size, true, 0, out);
+}
+
+int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
+                         void *arg, size_t stack_size, stvm_process **out)
+{
+    return stvm__spawn(vm, priority, name, fn, arg, stack_size, false, 0, out);
+}
+
+stvm_process *stvm_active_process(stvm_vm *vm)
+{
+    return vm && vm->active ? vm->active->handle : NULL;
+}
+
+int stvm_process_resume(stvm_vm *vm, stvm_process *h)
+{
+    stvm_proc *p;
+    int err = core_of(vm, h, false, &p);
+    return err ? err : stvm__process_resume(vm, p);
+}
+
+int stvm_process_suspend(stvm_vm *vm, stvm_process *h)
+{
+    stvm_proc *p;
+    int err = core_of(vm, h, true, &p);
+    return err ? err : stvm__process_suspend(vm, p);
+}
+
+int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
+{
+    stvm_proc *p;
+    int err = core_of(vm, h, true, &p);
+    if (err)
+        return err;
+    if (p == vm->active)
+        stvm__process_exit(vm);
+    if (p->ensures) {
+        terminate_with_cleanups(vm, p);
+        return STVM_OK;
+    }
+    finish(vm, p);
+    stvm__ctx_release(vm, p);
+    /* Mutexes it held and its joiners may have gone to higher-priority processes. */
+    stvm__preempt_if_needed(vm);
+    return STVM_OK;
+}
+
+int stvm_process_set_priority(stvm_vm *vm, stvm_process *h, int priority)
+{
+    stvm_proc *p;
+    int err = core_of(vm, h, true, &p);
+    if (err)
+        return err;
+    if (!priority_ok(priority))
+        return STVM_EINVAL;
+    stvm_list *l = p->my_list;
+    h->priority = priority;
+    if (l && l->kind == STVM_LIST_RUNQ) {
+        stvm__unlink(vm, p);
+        p->priority = priority;
+        stvm__resume(vm, p);
+    } else {
+        p->priority = priority;
+        if (p == vm->active)
+            stvm__preempt_if_needed(vm);
+    }
+    return STVM_OK;
+}
+
+int stvm_process_release(stvm_vm *vm, stvm_process *h)
+{
+    if (!vm || !stvm__is_proc(vm, h))
+        return STVM_EINVAL;
+    if (!(h->flags & STVM_PF_HELD) || (h->flags & STVM_PF_VM_OWN))
+        return STVM_ESTATE;
+    h->flags &= ~(uint32_t)STVM_PF_HELD;
+    stvm__handle_release_if_unused(vm, h);
+    return STVM_OK;
+}
+
+int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg)
+{
+    if (!vm || !fn)
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    stvm_ensure_node *n = malloc(sizeof *n);
+    if (!n)
+        return STVM_ENOMEM;
+    *n = (stvm_ensure_node){.fn = fn, .arg = arg, .next = vm->active->ensures};
+    vm->active->ensures = n;
+    return STVM_OK;
+}
+
+int stvm_ensure_pop(stvm_vm *vm, bool run)
+{
+    if (!vm)
+        return STVM_EINVAL;
+    stvm_proc *a = vm->active;
+    if (!a)
+        return STVM_ENOTPROC;
+    stvm_ensure_node *n = a->ensures;
+    if (!n)
+        return STVM_ESTATE;
+    a->ensures = n->next;
+    stvm_fn fn = n->fn;
+    void *arg = n->arg;
+    free(n);
+    if (run)
+        fn(vm, arg);
+    return STVM_OK;
+}

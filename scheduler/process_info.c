@@ -1,0 +1,91 @@
+/* Looking at processes: stvm_process_info_get and the blocked report. */
+#include "sched.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const guard_names[] = {
+    [0] = "none",
+    [STVM_GUARD_MADVISE] = "madvise",
+    [STVM_GUARD_MPROTECT] = "mprotect",
+    [STVM_GUARD_CANARY] = "canary",
+};
+
+const char *stvm__waiting_on(const stvm_proc *p, const void **object)
+{
+    const stvm_list *l = p->my_list;
+    *object = NULL;
+    if (!l)
+        return NULL;
+    switch (l->kind) {
+    case STVM_LIST_SEMAPHORE:
+        *object = STVM_CONTAINER(l, stvm_semaphore, list);
+        return p->wait_label ? p->wait_label : "semaphore";
+    case STVM_LIST_MUTEX:
+        *object = STVM_CONTAINER(l, stvm_mutex, list);
+        return p->wait_label ? p->wait_label : "mutex";
+    case STVM_LIST_JOIN:
+        *object = STVM_CONTAINER(l, stvm_process, joiners);
+        return "process";
+    default:
+        return NULL;   /* a run queue: ready, not waiting */
+    }
+}
+
+static stvm_process_state state_of(stvm_vm *vm, const stvm_proc *p)
+{
+    if (!p)
+        return STVM_PROCESS_TERMINATED;
+    if (p == vm->active)
+        return STVM_PROCESS_ACTIVE;
+    if (!p->my_list)
+        return STVM_PROCESS_SUSPENDED;
+    return p->my_list->kind == STVM_LIST_RUNQ ? STVM_PROCESS_READY : STVM_PROCESS_WAITING;
+}
+
+int stvm_process_info_get(stvm_vm *vm, const stvm_process *h, stvm_process_info *out)
+{
+    if (!vm || !stvm__is_proc(vm, h) || !out)
+        return STVM_EINVAL;
+    memset(out, 0, sizeof *out);
+    const stvm_proc *p = h->core;
+    out->name = h->name;
+    out->id = h->id;
+    out->vm_own = (h->flags & STVM_PF_VM_OWN) != 0;
+    out->held = (h->flags & STVM_PF_HELD) && !out->vm_own;
+    out->priority = p ? p->priority : h->priority;
+    out->state = state_of(vm, p);
+    if (p) {
+        out->terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
+        out->stack_guard = guard_names[p->guard];
+        out->waiting_on = stvm__waiting_on(p, &out->waiting_object);
+    }
+    return STVM_OK;
+}
+
+/* One line per unfinished user process that is not runnable, written straight into
+ * buf so that a long name costs room, never a line. */
+int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size)
+{
+    if (!vm || (!buf && size))
+        return STVM_EINVAL;
+    size_t len = 0;
+    if (size)
+        buf[0] = 0;
+    for (stvm_proc *p = vm->all; p; p = p->all_next) {
+        stvm_process_state st = state_of(vm, p);
+        if ((p->flags & STVM_PF_VM_OWN) || st == STVM_PROCESS_READY || st == STVM_PROCESS_ACTIVE)
+            continue;
+        const void *object;
+        const char *on = stvm__waiting_on(p, &object);
+        char *at = len < size ? buf + len : NULL;
+        size_t room = len < size ? size - len : 0;
+        int n = on ? snprintf(at, room, "'%s' (priority %d) waits on %s %p\n", p->handle->name,
+                              p->priority, on, object)
+                   : snprintf(at, room, "'%s' (priority %d) is suspended\n", p->handle->name,
+                              p->priority);
+        if (n > 0)
+            len += (size_t)n;
+    }
+    return len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
+}

@@ -1,0 +1,195 @@
+/*
+ * Run queues and switching: the 80 FIFO run queues with their bitmap, preemption, and
+ * the transfer of the processor from one process to another.
+ *
+ * Run queue p-1 holds only processes of priority p, and bit p-1 of ready_bits is set
+ * exactly when it is non-empty, so the highest runnable priority is two word tests and
+ * a count-leading-zeros away. Only a strictly higher priority preempts; there is no
+ * time slicing.
+ */
+#include "sched.h"
+
+#include <stdatomic.h>
+
+#include "context.h"
+#include "timer.h"
+
+void stvm__list_remove(stvm_list *l, stvm_proc *p)
+{
+    if (l->first == p) {
+        stvm__list_pop(l);
+        return;
+    }
+    stvm_proc *prev = p->prev_link, *next = p->next_link;   /* p is not the head */
+    prev->next_link = next;
+    if (next)
+        next->prev_link = prev;
+    else
+        l->last = prev;
+    p->next_link = NULL;
+    p->my_list = NULL;
+}
+
+static inline void set_ready_bit(stvm_vm *vm, int prio)
+{
+    vm->ready_bits[(prio - 1) >> 6] |= 1ull << ((prio - 1) & 63);
+}
+
+static inline void clear_ready_bit_if_empty(stvm_vm *vm, int prio)
+{
+    if (!vm->runq[prio - 1].first)
+        vm->ready_bits[(prio - 1) >> 6] &= ~(1ull << ((prio - 1) & 63));
+}
+
+void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back)
+{
+    stvm_list *l = &vm->runq[p->priority - 1];
+    if (at_back || !l->first) {
+        stvm__list_append(l, p);
+    } else {
+        p->next_link = l->first;
+        l->first->prev_link = p;
+        l->first = p;
+        p->my_list = l;
+    }
+    set_ready_bit(vm, p->priority);
+}
+
+stvm_proc *stvm__runq_pop_highest(stvm_vm *vm)
+{
+    int h = stvm__runq_highest(vm);
+    if (!h)
+        return NULL;
+    stvm_proc *p = stvm__list_pop(&vm->runq[h - 1]);
+    stvm_proc *next = vm->runq[h - 1].first;
+    if (next) {
+        /* Likely to run next, each on a page of its own that has gone cold while it
+         * waited: start fetching the next one's stack top (its record was fetched when
+         * it became the head) and the record of the one after it. */
+        __builtin_prefetch(next->ctx_sp, 0);
+        __builtin_prefetch((char *)next->ctx_sp + 64, 0);
+        if (next->next_link)
+            __builtin_prefetch(next->next_link, 1);
+    }
+    clear_ready_bit_if_empty(vm, h);
+    return p;
+}
+
+void stvm__unlink(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_list *l = p->my_list;
+    if (!l)
+        return;
+    stvm__list_remove(l, p);
+    if (l->kind == STVM_LIST_RUNQ)
+        clear_ready_bit_if_empty(vm, (int)(l - vm->runq) + 1);
+}
+
+/* ---- switching --------------------------------------------------------------------- */
+
+void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
+{
+    stvm_proc *from = vm->active;
+    next->my_list = NULL;
+    vm->active = next;
+    if (from == next)
+        return;
+    if (__builtin_expect(from->flags & STVM_PF_CANARY, 0))
+        stvm__overflow_check(from, __builtin_frame_address(0));
+    vm->stats.context_switches++;
+    stvm__ctx_switch(vm, from, next);
+    stvm__after_switch(vm);
+    if (__builtin_expect(from->flags & STVM_PF_TERMINATE, 0))
+        stvm__process_exit(vm);
+}
+
+void stvm__transfer_from_host(stvm_vm *vm)
+{
+    stvm_proc *next = stvm__runq_pop_highest(vm);   /* never NULL: idle is runnable */
+    next->my_list = NULL;
+    vm->active = next;
+    vm->stats.context_switches++;
+    stvm__ctx_switch(vm, NULL, next);
+    stvm__after_switch(vm);
+}
+
+void stvm__transfer_to_host(stvm_vm *vm)
+{
+    stvm_proc *from = vm->active;
+    vm->active = NULL;
+    vm->stats.context_switches++;
+    stvm__ctx_switch(vm, from, NULL);
+    stvm__after_switch(vm);
+}
+
+/* External requests and the timer deadline. */
+static inline void check_events(stvm_vm *vm, bool fresh_clock)
+{
+    if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
+        stvm__external_drain(vm);
+    stvm__timer_poll(vm, fresh_clock);
+}
+
+void stvm__poll_events(stvm_vm *vm)
+{
+    check_events(vm, true);
+}
+
+void stvm__switch_to_next(stvm_vm *vm)
+{
+    check_events(vm, false);
+    stvm__transfer_to(vm, stvm__runq_pop_highest(vm));   /* never NULL: idle is runnable */
+}
+
+bool stvm__resume(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_proc *a = vm->active;
+    if (!a || p->priority <= a->priority) {
+        stvm__runq_put(vm, p, true);
+        return false;
+    }
+    stvm__runq_put(vm, a, vm->cfg.preemption_yields);
+    stvm__transfer_to(vm, p);
+    return true;
+}
+
+bool stvm__preempt_if_needed(stvm_vm *vm)
+{
+    stvm_proc *a = vm->active;
+    if (!a || stvm__runq_highest(vm) <= a->priority)
+        return false;
+    stvm__runq_put(vm, a, vm->cfg.preemption_yields);
+    stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
+    return true;
+}
+
+int stvm__yield(stvm_vm *vm)
+{
+    stvm_proc *a = vm->active;
+    stvm__poll_events(vm);
+    /* Nothing of equal priority waiting and nothing higher woken: no-op. Otherwise the
+     * caller goes to the back of its queue, whoever runs next (a process below the
+     * idle priority thereby lets its peers have the borrowed processor first). */
+    if (!vm->runq[a->priority - 1].first && stvm__runq_highest(vm) <= a->priority)
+        return STVM_OK;
+    stvm__runq_put(vm, a, true);
+    stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
+    return STVM_OK;
+}
+
+int stvm_yield(stvm_vm *vm)
+{
+    if (!vm || !vm->active)
+        return vm ? STVM_ENOTPROC : STVM_EINVAL;
+    return stvm__yield(vm);
+}
+
+int stvm_checkpoint(stvm_vm *vm)
+{
+    if (!vm || !vm->active)
+        return vm ? STVM_ENOTPROC : STVM_EINVAL;
+    if (vm->active->flags & STVM_PF_CANARY)
+        stvm__overflow_check(vm->active, __builtin_frame_address(0));
+    stvm__poll_events(vm);
+    return stvm__preempt_if_needed(vm) ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+/* The one-shot timer (see timer.h). */
+#include "timer.h"
+
+void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
+{
+    bool armed = sem && deadline_us;
+    vm->timer.sem = armed ? sem : NULL;
+    vm->timer.deadline_us = armed ? deadline_us : 0;
+    vm->timer.keeps_alive = armed;
+}
+
+void stvm__timer_keep_alive(stvm_vm *vm, stvm_semaphore *sem, bool keep)
+{
+    if (vm->timer.sem == sem)
+        vm->timer.keeps_alive = keep;
+}
+
+uint64_t stvm__timer_deadline(const stvm_vm *vm)
+{
+    return vm->timer.deadline_us;
+}
+
+bool stvm__timer_is_work(const stvm_vm *vm)
+{
+    return vm->timer.deadline_us && vm->timer.keeps_alive;
+}
+
+bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem)
+{
+    return vm->timer.sem == sem;
+}
+
+void stvm__timer_fire(stvm_vm *vm)
+{
+    stvm_semaphore *s = vm->timer.sem;
+    /* One-shot: cleared before the signal, so the woken code may re-arm it. */
+    vm->timer.deadline_us = 0;
+    vm->timer.sem = NULL;
+    vm->stats.timer_fires++;
+    if (s)
+        stvm__sem_signal_noswitch(vm, s);
+}

@@ -1,0 +1,51 @@
+/*
+ * The one way to block (libdill's dill_wait/dill_trigger): semaphores, mutexes, joins,
+ * Delays and timed waits all wait here, so the rules of how a wait can end are written
+ * once:
+ *  - signalled: whoever ends the wait takes the process off the list (FIFO) and makes
+ *    it runnable; the waiter answers STVM_OK;
+ *  - timed out: the timing process found the waiter's Delay due while it still waited
+ *    (stvm__wait_end with STVM_WAIT_TIMED_OUT): STVM_ETIMEDOUT;
+ *  - cut short: suspended off the list (primitive 88); resumed later it answers
+ *    STVM_ESTATE and does not have what it waited for;
+ *  - terminated: it never returns here; it exits at the switch (runq.c).
+ */
+#include "sched.h"
+
+static const int wait_result[] = {
+    [STVM_WAIT_SIGNALLED] = STVM_OK,
+    [STVM_WAIT_TIMED_OUT] = STVM_ETIMEDOUT,
+    [STVM_WAIT_ABORTED] = STVM_ESTATE,
+};
+
+int stvm__wait(stvm_vm *vm, stvm_list *l)
+{
+    stvm_proc *a = vm->active;
+    a->wait_end = STVM_WAIT_SIGNALLED;
+    stvm__list_append(l, a);
+    stvm__switch_to_next(vm);
+    return wait_result[a->wait_end];
+}
+
+void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
+{
+    stvm__unlink(vm, p);
+    p->wait_end = (uint8_t)how;
+    if (how == STVM_WAIT_TIMED_OUT)
+        stvm__make_ready(vm, p);
+}
+
+void stvm__wait_commit(stvm_vm *vm, stvm_list *l)
+{
+    stvm_proc *a = vm->active;
+    a->pinned = l;
+    l->pins++;
+}
+
+void stvm__wait_uncommit(stvm_proc *p)
+{
+    if (p->pinned) {
+        p->pinned->pins--;
+        p->pinned = NULL;
+    }
+}

@@ -1,0 +1,96 @@
+/*
+ * The configuration: defaults, limits and the check, in one place so that the header,
+ * stvm_vm_new and stvm_config_check can never disagree about what is allowed.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vm.h"
+
+void stvm_config_init(stvm_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->smallint_bits = 61;
+    cfg->preemption_yields = true;
+    cfg->stack_size = STVM_DEFAULT_STACK_SIZE;
+    cfg->stack_guard = true;
+    cfg->delay_clock = STVM_DELAY_CLOCK_US;
+    cfg->clock = STVM_CLOCK_REAL;
+    cfg->idle_relinquish_us = STVM_DEFAULT_RELINQUISH_US;
+    cfg->external_table_size = STVM_DEFAULT_EXTERNAL_SLOTS;
+    cfg->stack_guard_size = STVM_DEFAULT_GUARD_SIZE;
+    cfg->stack_guard_method = STVM_GUARD_AUTO;
+}
+
+size_t stvm__page_round(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + page - 1) & ~(page - 1);
+}
+
+/* Each rule: a field, whether its value is allowed, and the allowed range in words. */
+static int bad(char *why, size_t size, const char *field, unsigned long long value,
+               const char *allowed)
+{
+    if (why && size)
+        snprintf(why, size, "%s = %llu: allowed %s", field, value, allowed);
+    return STVM_EINVAL;
+}
+
+#define RULE(ok, field, allowed) \
+    if (!(ok))                   \
+        return bad(why, size, #field, (unsigned long long)c->field, allowed)
+
+static int check(const stvm_config *c, char *why, size_t size)
+{
+    RULE(c->smallint_bits == 31 || c->smallint_bits == 61, smallint_bits, "31 or 61");
+    RULE(c->stack_size == 0 ||
+             (c->stack_size >= STVM_MIN_STACK_SIZE && c->stack_size <= STVM_MAX_STACK_SIZE),
+         stack_size, "0 (default 16 KiB) or 8192 .. 67108864");
+    RULE(c->stack_guard_size == 0 || (c->stack_guard_size >= STVM_MIN_GUARD_SIZE &&
+                                      c->stack_guard_size <= STVM_MAX_GUARD_SIZE),
+         stack_guard_size, "0 (default 64 KiB) or 4096 .. 67108864");
+    RULE(c->stack_guard_method >= STVM_GUARD_AUTO && c->stack_guard_method <= STVM_GUARD_CANARY,
+         stack_guard_method, "STVM_GUARD_AUTO, _MADVISE, _MPROTECT or _CANARY (0 .. 3)");
+    RULE(c->delay_clock == STVM_DELAY_CLOCK_MS || c->delay_clock == STVM_DELAY_CLOCK_US,
+         delay_clock, "STVM_DELAY_CLOCK_MS or _US (0 or 1)");
+    RULE(c->clock == STVM_CLOCK_REAL || c->clock == STVM_CLOCK_SIMULATED, clock,
+         "STVM_CLOCK_REAL or _SIMULATED (0 or 1)");
+    RULE(c->sim_start_us <= STVM_MAX_SIM_START_US, sim_start_us,
+         "0 (now) .. 4611686018427387904 (2^62)");
+    RULE(c->ms_clock_start <= STVM_MS_CLOCK_MASK, ms_clock_start, "0 .. 536870911 (0x1FFFFFFF)");
+    RULE(c->idle_relinquish_us >= 1 && c->idle_relinquish_us <= STVM_MAX_RELINQUISH_US,
+         idle_relinquish_us, "1 .. 10000000");
+    RULE(c->external_table_size >= 1 && c->external_table_size <= STVM_MAX_EXTERNAL_SLOTS,
+         external_table_size, "1 .. 65536");
+    return STVM_OK;
+}
+
+int stvm__config_normalise(stvm_config *c, char *why, size_t size)
+{
+    int err = check(c, why, size);
+    if (err)
+        return err;
+    c->stack_size = stvm__page_round(c->stack_size ? c->stack_size : STVM_DEFAULT_STACK_SIZE);
+    c->stack_guard_size =
+        stvm__page_round(c->stack_guard_size ? c->stack_guard_size : STVM_DEFAULT_GUARD_SIZE);
+    if (why && size)
+        why[0] = 0;
+    return STVM_OK;
+}
+
+int stvm_config_check(const stvm_config *cfg, char *why, size_t size)
+{
+    if ((!why && size) || !cfg) {
+        if (why && size)
+            snprintf(why, size, "%s", cfg ? "why is NULL but size is not 0" : "cfg is NULL");
+        return STVM_EINVAL;
+    }
+    stvm_config c = *cfg;
+    return stvm__config_normalise(&c, why, size);
+}

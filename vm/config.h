@@ -1,0 +1,28 @@
+/* The configuration's defaults and limits, written once (config.c checks them). */
+#ifndef STVM_VM_CONFIG_H
+#define STVM_VM_CONFIG_H
+
+#include "stvm.h"
+
+#define STVM_DEFAULT_STACK_SIZE ((size_t)16 * 1024)
+#define STVM_MIN_STACK_SIZE ((size_t)8 * 1024)
+#define STVM_MAX_STACK_SIZE ((size_t)64 << 20)
+#define STVM_DEFAULT_GUARD_SIZE ((size_t)64 * 1024)
+#define STVM_MIN_GUARD_SIZE ((size_t)4 * 1024)
+#define STVM_MAX_GUARD_SIZE ((size_t)64 << 20)
+#define STVM_DEFAULT_RELINQUISH_US 1000u
+#define STVM_MAX_RELINQUISH_US 10000000u
+#define STVM_DEFAULT_EXTERNAL_SLOTS 256
+#define STVM_MAX_EXTERNAL_SLOTS 65536
+/* The simulated clock may start anywhere it can run for 2^62 us more without
+ * overflowing a uint64_t. */
+#define STVM_MAX_SIM_START_US ((uint64_t)1 << 62)
+
+/* Round up to the page size (stacks and guards are mapped in pages). */
+size_t stvm__page_round(size_t bytes);
+
+/* Validate cfg and fill in what 0 means (default stack and guard sizes, rounded up
+ * to pages). EINVAL with the reason in why. */
+int stvm__config_normalise(stvm_config *cfg, char *why, size_t size);
+
+#endif
