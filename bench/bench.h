@@ -53,13 +53,10 @@ void bench_cpu_model(char *buf, size_t size);
 void bench_kernel(char *buf, size_t size);
 /* Current UTC time as ISO 8601 into buf. */
 void bench_date_utc(char *buf, size_t size);
-/* The directory of the running executable (/proc/self/exe) into buf; false if unknown. */
-bool bench_exe_dir(char *buf, size_t size);
-bool bench_is_executable(const char *path);
-/* Run argv (argv[0] is a path, or a name looked up in PATH when search is true) with
- * stdout captured into a malloc'ed NUL-terminated buffer (*out, may be NULL) and stderr
- * inherited. Answers the exit status, 127 if it could not be started, or -1. */
-int bench_run_capture(char *const argv[], bool search, char **out);
+/* Run argv (argv[0] looked up in PATH) with stdio inherited and wait for it. Answers
+ * its exit status, 128 + the signal that ended it, 127 if it could not be started, or
+ * -1. */
+int bench_run(char *const argv[]);
 /* Arm (seconds > 0) or disarm (0) a watchdog that ends the tool with a message and
  * status 1 if a run hangs. */
 void bench_watchdog(unsigned seconds);
@@ -109,7 +106,7 @@ bool delay_table_verify(const int table[DELAY_TABLE_SIZE]);
 
 /* ---- the commands --------------------------------------------------------------------- */
 
-int micro_main(int argc, char **argv, const char *argv0);
+int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 
 /* ---- delay results (delay.c measures, output.c prints) ------------------------------- */

@@ -84,7 +84,7 @@ static void usage(FILE *f)
             "\n"
             "Commands:\n"
             "  micro   semaphore hand-off, raw context switch, memory per blocked process\n"
-            "          and a pthread semaphore reference, for both context-switch back ends\n"
+            "          and a pthread semaphore reference, for this binary's context-switch back end\n"
             "  delay   Pharo's DelayBenchmark: delays per second against concurrency for\n"
             "          each Delay timestamp representation\n"
             "  version print the tool and library versions and the back end\n"
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "micro") == 0)
-        return micro_main(argc - 1, argv + 1, argv[0]);
+        return micro_main(argc - 1, argv + 1);
     if (strcmp(cmd, "delay") == 0)
         return delay_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

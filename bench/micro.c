@@ -8,14 +8,12 @@
  *    its own semaphore (RSS from /proc/self/statm, and the VM's own bytes_live);
  *  - reference: the same ping-pong with pthread sem_t between two OS threads pinned to
  *    one core.
- * A binary measures the back end it was linked with, then runs its twin
- * (stvm-bench-ucontext or stvm-bench, next to it) with --this-backend-only for the
- * other back end, and prints both.
+ * A binary measures only the back end it was linked with (stvm_context_backend()):
+ * comparing back ends is the caller's job (`make bench-micro` runs both binaries).
  */
 #include "bench.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,7 +26,7 @@
 #define MICRO_MAX_REPEAT 100
 #define TARGET_HANDOFF_NS 25.0
 #define TARGET_RAW_NS 10.0
-#define TARGET_KIB 6.0
+#define TARGET_KIB 4.0
 
 typedef struct micro_opts {
     int cpu;                        /* -1: no pinning */
@@ -37,10 +35,9 @@ typedef struct micro_opts {
     long long pthread_iterations;   /* hand-offs per repetition of the pthread pair */
     long processes;                 /* blocked processes for the memory figure */
     bench_format format;
-    bool this_backend_only;         /* hidden: used when the twin is run */
 } micro_opts;
 
-/* One back end's figures (ours measured here, the twin's parsed from its CSV). */
+/* The figures of the back end this binary was linked with. */
 typedef struct micro_result {
     char backend[32];
     int nsamples;
@@ -368,169 +365,6 @@ static bool progress_on(void)
     return isatty(2);
 }
 
-/* ---- the twin's CSV --------------------------------------------------------------------- */
-
-/* Split one CSV line (RFC 4180 quoting) in place into at most max fields. */
-static int csv_split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        if (*p == '"') {
-            char *w = ++p;
-            fields[n++] = w;
-            while (*p) {
-                if (*p == '"' && p[1] == '"') {
-                    *w++ = '"';
-                    p += 2;
-                } else if (*p == '"') {
-                    p++;
-                    break;
-                } else {
-                    *w++ = *p++;
-                }
-            }
-            *w = 0;
-            p += strcspn(p, ",");
-        } else {
-            fields[n++] = p;
-            p += strcspn(p, ",");
-        }
-        if (*p != ',') {
-            *p = 0;
-            break;
-        }
-        *p++ = 0;
-    }
-    return n;
-}
-
-static double parse_samples(const char *s, double *out, int max)
-{
-    int n = 0;
-    while (s && *s && n < max) {
-        char *end;
-        out[n++] = strtod(s, &end);
-        if (*end != ';')
-            break;
-        s = end + 1;
-    }
-    return n;
-}
-
-/* The twin's numeric CSV columns and where they go in a micro_result. */
-static const struct {
-    const char *column;
-    size_t offset;
-    char type;                      /* 'd' double, 'l' long, 'u' uint64_t */
-} number_columns[] = {
-    {"handoff_ns", offsetof(micro_result, handoff_ns), 'd'},
-    {"handoff_ns_min", offsetof(micro_result, handoff_min), 'd'},
-    {"handoff_ns_max", offsetof(micro_result, handoff_max), 'd'},
-    {"raw_switch_ns", offsetof(micro_result, raw_ns), 'd'},
-    {"raw_switch_ns_min", offsetof(micro_result, raw_min), 'd'},
-    {"raw_switch_ns_max", offsetof(micro_result, raw_max), 'd'},
-    {"processes", offsetof(micro_result, processes), 'l'},
-    {"processes_asked", offsetof(micro_result, processes_asked), 'l'},
-    {"kib_per_process", offsetof(micro_result, kib_per_process), 'd'},
-    {"vm_bytes_per_process", offsetof(micro_result, vm_bytes_per_process), 'd'},
-    {"rss_before_bytes", offsetof(micro_result, rss_before), 'u'},
-    {"rss_after_bytes", offsetof(micro_result, rss_after), 'u'},
-};
-
-/* Store a numeric column into r; false if `column` is not one of them. */
-static bool set_number(micro_result *r, const char *column, double d)
-{
-    for (size_t i = 0; i < sizeof number_columns / sizeof number_columns[0]; i++) {
-        if (strcmp(column, number_columns[i].column))
-            continue;
-        char *field = (char *)r + number_columns[i].offset;
-        if (number_columns[i].type == 'd')
-            *(double *)(void *)field = d;
-        else if (number_columns[i].type == 'l')
-            *(long *)(void *)field = (long)d;
-        else
-            *(uint64_t *)(void *)field = (uint64_t)d;
-        return true;
-    }
-    return false;
-}
-
-/* Fill r from the twin's CSV row for its own back end; false if there is none. */
-static bool parse_twin_csv(char *text, micro_result *r)
-{
-    char *save = NULL;
-    char *header = strtok_r(text, "\n", &save);
-    if (!header)
-        return false;
-    char *names[32], *vals[32];
-    int nh = csv_split(header, names, 32);
-    for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        int nv = csv_split(line, vals, 32);
-        memset(r, 0, sizeof *r);
-        bool pthread_row = false;
-        for (int i = 0; i < nh && i < nv; i++) {
-            const char *k = names[i], *v = vals[i];
-            double d = *v ? strtod(v, NULL) : NAN;
-            if (!strcmp(k, "backend")) {
-                snprintf(r->backend, sizeof r->backend, "%s", v);
-                pthread_row = !strcmp(v, "pthread-sem");
-            } else if (set_number(r, k, d)) {
-                continue;            } else if (!strcmp(k, "handoff_ns_samples")) {
-                r->nsamples = (int)parse_samples(v, r->handoff, MICRO_MAX_REPEAT);
-            } else if (!strcmp(k, "raw_switch_ns_samples")) {
-                parse_samples(v, r->raw, MICRO_MAX_REPEAT);
-            } else if (!strcmp(k, "note")) {
-                snprintf(r->note, sizeof r->note, "%s", v);
-            }
-        }
-        if (!pthread_row && r->backend[0])
-            return true;
-    }
-    return false;
-}
-
-static bool run_twin(const char *argv0, const micro_opts *o, micro_result *r)
-{
-    const char *twin_name = strcmp(stvm_context_backend(), "ucontext") == 0
-                                ? "stvm-bench"
-                                : "stvm-bench-ucontext";
-    char dir[PATH_MAX], path[PATH_MAX + 64];
-    const char *slash = strrchr(argv0, '/');
-    if (!bench_exe_dir(dir, sizeof dir) &&
-        (!slash || snprintf(dir, sizeof dir, "%.*s", (int)(slash - argv0), argv0) < 0)) {
-        fprintf(stderr, "stvm-bench: note: cannot find my own directory; only %s measured\n",
-                stvm_context_backend());
-        return false;
-    }
-    snprintf(path, sizeof path, "%s/%s", dir, twin_name);
-    if (!bench_is_executable(path)) {
-        fprintf(stderr, "stvm-bench: note: %s not found; only the %s back end measured "
-                        "(make build/stvm-bench build/stvm-bench-ucontext builds both)\n",
-                path, stvm_context_backend());
-        return false;
-    }
-    char cpu[24], rep[24], it[32], pit[32], procs[32];
-    snprintf(cpu, sizeof cpu, "%d", o->cpu);
-    snprintf(rep, sizeof rep, "%d", o->repeat);
-    snprintf(it, sizeof it, "%lld", o->iterations);
-    snprintf(pit, sizeof pit, "%lld", o->pthread_iterations);
-    snprintf(procs, sizeof procs, "%ld", o->processes);
-    char *args[] = {path, "micro", "--this-backend-only", "--format", "csv",
-                    "--cpu", cpu, "--repeat", rep, "--iterations", it,
-                    "--pthread-iterations", pit, "--processes", procs, NULL};
-    if (progress_on())
-        fprintf(stderr, "running %s for the other back end\n", path);
-    char *out = NULL;
-    int st = bench_run_capture(args, false, &out);
-    bool ok = st == 0 && out && parse_twin_csv(out, r);
-    if (!ok)
-        fprintf(stderr, "stvm-bench: note: %s failed (status %d); its back end is not "
-                        "reported\n", path, st);
-    free(out);
-    return ok;
-}
-
 /* ---- output --------------------------------------------------------------------------- */
 
 static void csv_field(FILE *f, const char *s)
@@ -608,6 +442,7 @@ static void print_csv(FILE *f, const micro_opts *o, const micro_result *rs, int 
     }
 }
 
+/* Only the assembly back end is judged against the targets. */
 static const micro_result *find_asm(const micro_result *rs, int nr)
 {
     for (int i = 0; i < nr; i++)
@@ -685,7 +520,8 @@ static void print_table(FILE *f, const micro_opts *o, const micro_result *rs, in
     fprintf(f, "\n%sTargets (asm-x86_64 back end)%s\n", markdown ? "### " : "",
             markdown ? "\n" : ":");
     if (!a) {
-        fprintf(f, "  not measured (the assembly back end's figures are missing)\n");
+        fprintf(f, "  not judged: this binary uses the %s back end; the targets apply to "
+                   "asm-x86_64 (stvm-bench)\n", rs[0].backend);
         return;
     }
     if (markdown)
@@ -798,11 +634,11 @@ static void micro_help(FILE *f)
             "  --processes N           blocked processes for the memory figure "
             "(default 100000)\n"
             "  --format F              table (default), csv, json or markdown\n"
-            "Both back ends are reported: the twin binary (stvm-bench-ucontext or\n"
-            "stvm-bench) next to this one is run for the other.\n");
+            "Only the back end this binary is linked with is measured; the targets\n"
+            "apply to the asm-x86_64 back end (stvm-bench, not stvm-bench-ucontext).\n");
 }
 
-int micro_main(int argc, char **argv, const char *argv0)
+int micro_main(int argc, char **argv)
 {
     micro_opts o = {.cpu = 0, .repeat = 5, .iterations = 2000000,
                     .pthread_iterations = 200000, .processes = 100000,
@@ -813,9 +649,6 @@ int micro_main(int argc, char **argv, const char *argv0)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             micro_help(stdout);
             return BENCH_EXIT_OK;
-        } else if (!strcmp(argv[i], "--this-backend-only")) {
-            o.this_backend_only = true;
-            i++;
         } else if (bench_flag(argc, argv, &i, "--cpu", &v)) {
             if (!bench_parse_ll(v, -1, CPU_SETSIZE - 1, &n))
                 return bench_usage_error("micro ", "--cpu wants a CPU number or -1, not '%s'",
@@ -859,47 +692,36 @@ int micro_main(int argc, char **argv, const char *argv0)
         }
     }
 
-    micro_result rs[2];
-    int nr = 0;
+    micro_result rs[1];
+    int nr = 1;
     int rc = run_own(&o, &rs[0]);
     if (rc)
         return rc;
-    nr = 1;
 
     micro_pthread pt_store, *pt = NULL;
-    if (!o.this_backend_only) {
-        memset(&pt_store, 0, sizeof pt_store);
-        pt_store.cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
-        if (pt_store.cpu < 0)
-            pt_store.cpu = 0;
-        for (int k = 0; k < o.repeat; k++) {
-            if (progress_on())
-                fprintf(stderr, "\r[pthread] sem_t ping-pong, rep %d/%d ", k + 1, o.repeat);
-            if (measure_pthread(o.pthread_iterations, pt_store.cpu, &pt_store.handoff[k])) {
-                snprintf(pt_store.note, sizeof pt_store.note,
-                         "the pthread reference could not run (thread creation or pinning)");
-                break;
-            }
-            pt_store.nsamples = k + 1;
-        }
+    memset(&pt_store, 0, sizeof pt_store);
+    pt_store.cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
+    if (pt_store.cpu < 0)
+        pt_store.cpu = 0;
+    for (int k = 0; k < o.repeat; k++) {
         if (progress_on())
-            fputc('\n', stderr);
-        if (pt_store.nsamples) {
-            pt_store.handoff_ns = bench_median(pt_store.handoff, (size_t)pt_store.nsamples);
-            pt_store.handoff_min = bench_min(pt_store.handoff, (size_t)pt_store.nsamples);
-            pt_store.handoff_max = bench_max(pt_store.handoff, (size_t)pt_store.nsamples);
-            pt = &pt_store;
-        } else {
-            fprintf(stderr, "stvm-bench: note: %s\n", pt_store.note);
+            fprintf(stderr, "\r[pthread] sem_t ping-pong, rep %d/%d ", k + 1, o.repeat);
+        if (measure_pthread(o.pthread_iterations, pt_store.cpu, &pt_store.handoff[k])) {
+            snprintf(pt_store.note, sizeof pt_store.note,
+                     "the pthread reference could not run (thread creation or pinning)");
+            break;
         }
-        if (run_twin(argv0, &o, &rs[1]))
-            nr = 2;
-        /* The assembly back end first, whichever binary runs. */
-        if (nr == 2 && strcmp(rs[0].backend, "ucontext") == 0) {
-            micro_result t = rs[0];
-            rs[0] = rs[1];
-            rs[1] = t;
-        }
+        pt_store.nsamples = k + 1;
+    }
+    if (progress_on())
+        fputc('\n', stderr);
+    if (pt_store.nsamples) {
+        pt_store.handoff_ns = bench_median(pt_store.handoff, (size_t)pt_store.nsamples);
+        pt_store.handoff_min = bench_min(pt_store.handoff, (size_t)pt_store.nsamples);
+        pt_store.handoff_max = bench_max(pt_store.handoff, (size_t)pt_store.nsamples);
+        pt = &pt_store;
+    } else {
+        fprintf(stderr, "stvm-bench: note: %s\n", pt_store.note);
     }
 
     switch (o.format) {

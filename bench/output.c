@@ -584,7 +584,7 @@ int delay_plot(const char *png, const delay_report *r)
     }
 
     char *argv[] = {"gnuplot", gp, NULL};
-    int st = bench_run_capture(argv, true, NULL);
+    int st = bench_run(argv);
     if (st == 127)
         fprintf(stderr, "stvm-bench: note: gnuplot is not installed; kept %s and %s "
                         "(run 'gnuplot %s' to make %s)\n", gp, dat, gp, png);
