@@ -50,9 +50,10 @@ static void spawn_blocked(stvm_vm *vm, blocked_run *b)
             bench_progress("[%s] memory: %ld of %ld processes blocked", b->tag, i + 1,
                            m->asked);
     }
+    /* Releasing them and freeing the VM take a while at a million: say so. */
     if (b->tag)
-        bench_progress("[%s] memory: %ld of %ld processes blocked\n", b->tag, m->spawned,
-                       m->asked);
+        bench_progress("[%s] memory: %ld of %ld processes blocked; releasing them", b->tag,
+                       m->spawned, m->asked);
 }
 
 static void blocked_coordinator(stvm_vm *vm, void *arg)
@@ -97,5 +98,7 @@ int micro_memory_run(long n, const char *tag, micro_memory *m)
         m->run_err = err;
     stvm_vm_free(vm);
     free(b.sems);
+    if (tag)
+        fputc('\n', stderr);
     return m->spawn_err ? m->spawn_err : m->run_err;
 }
