@@ -24,7 +24,7 @@
 
 typedef enum bench_format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_MARKDOWN } bench_format;
 
-/* ---- main.c: command-line helpers ---------------------------------------------------- */
+/* ---- main.c: command-line helpers --------------------------------------------------- */
 
 /* "--name value" or "--name=value": true if argv[*i] is the flag `name`; stores its
  * value and advances *i past it. A missing value ends the tool with a message and
@@ -33,7 +33,6 @@ bool bench_flag(int argc, char **argv, int *i, const char *name, const char **va
 /* Parse a decimal integer in [lo, hi]; false (and nothing stored) if it is not one. */
 bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out);
 bool bench_parse_format(const char *s, bench_format *out);
-const char *bench_format_name(bench_format f);
 /* Print "stvm-bench: <message>" and a hint to stderr; answers BENCH_EXIT_USAGE. */
 int bench_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -52,7 +51,7 @@ bool bench_progress_on(void);
 /* Overwrite the current stderr line with a progress message. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- sys.c: the operating system ------------------------------------------------------ */
+/* ---- sys.c: the operating system ---------------------------------------------------- */
 
 int64_t bench_mono_ns(void);             /* CLOCK_MONOTONIC */
 int64_t bench_cpu_ns(void);              /* CLOCK_PROCESS_CPUTIME_ID */
@@ -77,7 +76,7 @@ int bench_run(char *const argv[]);
  * status 1 if a run hangs. */
 void bench_watchdog(unsigned seconds);
 
-/* ---- stats.c: medians, percentiles, a log-linear histogram --------------------------- */
+/* ---- stats.c: medians, percentiles, a log-linear histogram -------------------------- */
 
 /* Median of n values (n >= 1); the array is not changed. NaN if n is 0. */
 double bench_median(const double *v, size_t n);
@@ -100,12 +99,12 @@ void bench_hist_record(bench_hist *h, uint64_t v);
  * the exact maximum. 0 when empty. */
 uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
-/* ---- the commands --------------------------------------------------------------------- */
+/* ---- the commands ------------------------------------------------------------------- */
 
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 
-/* ---- export.c: values for machines (JSON, CSV) ------------------------------------ */
+/* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 
 /* A JSON string literal (quoted, escaped). */
 void bench_json_string(FILE *f, const char *s);

@@ -2,7 +2,8 @@
  * stvm-bench: command-line dispatch and the helpers every command's command line uses
  * (flags, numbers, usage errors, progress on a terminal).
  *
- *   stvm-bench micro [--cpu N] [--repeat K] [--iterations N] [--processes N] [--format F]
+ *   stvm-bench micro [--cpu N] [--repeat K] [--iterations N] [--pthread-iterations N]
+ *                    [--processes N] [--format F]
  *   stvm-bench delay [--repr LIST] [--concurrency LIST] [--clock real|sim] [--repeat K]
  *                    [--window-ms W] [--cpu N] [--format F] [--plot FILE] [--report FILE]
  */
@@ -62,11 +63,6 @@ bool bench_parse_format(const char *s, bench_format *out)
         }
     }
     return false;
-}
-
-const char *bench_format_name(bench_format f)
-{
-    return format_names[f];
 }
 
 int bench_usage_error(const char *command, const char *fmt, ...)
@@ -134,7 +130,8 @@ static void usage(FILE *f)
             "\n"
             "Commands:\n"
             "  micro   semaphore hand-off, raw context switch, memory per blocked process\n"
-            "          and a pthread semaphore reference, for this binary's context-switch back end\n"
+            "          and a pthread semaphore reference, for the context-switch back end\n"
+            "          this binary is linked with\n"
             "  delay   Pharo's DelayBenchmark: delays per second against concurrency for\n"
             "          each Delay timestamp representation\n"
             "  version print the tool and library versions and the back end\n"
