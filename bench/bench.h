@@ -1,5 +1,7 @@
 /*
- * stvm-bench: shared declarations of the benchmark tool.
+ * stvm-bench: what both commands share (command-line helpers, the operating system,
+ * statistics, JSON and CSV values). The commands' own data, measurement and rendering
+ * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h).
  *
  * The tool uses the public API only (<stvm.h>) plus the C library, so its figures are
  * what an embedder gets. It keeps no mutable file-scope state: options live in structs
@@ -22,7 +24,7 @@
 
 typedef enum bench_format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_MARKDOWN } bench_format;
 
-/* ---- main.c: option helpers --------------------------------------------------------- */
+/* ---- main.c: command-line helpers --------------------------------------------------- */
 
 /* "--name value" or "--name=value": true if argv[*i] is the flag `name`; stores its
  * value and advances *i past it. A missing value ends the tool with a message and
@@ -31,12 +33,25 @@ bool bench_flag(int argc, char **argv, int *i, const char *name, const char **va
 /* Parse a decimal integer in [lo, hi]; false (and nothing stored) if it is not one. */
 bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out);
 bool bench_parse_format(const char *s, bench_format *out);
-const char *bench_format_name(bench_format f);
 /* Print "stvm-bench: <message>" and a hint to stderr; answers BENCH_EXIT_USAGE. */
 int bench_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* How an option parser answers for one option: it took it (go on to the next), it is
+ * not one of its options, or an exit status (help shown, usage error). */
+#define BENCH_NEXT (-1)
+#define BENCH_NOT_MINE (-2)
+/* --cpu N (-1 = no pinning) and --format F, which every command has. */
+int bench_common_option(int argc, char **argv, int *i, const char *command, int *cpu,
+                        bench_format *format);
+/* Pin the calling thread to cpu unless it is -1; a message and BENCH_EXIT_USAGE if that
+ * fails, else BENCH_EXIT_OK. */
+int bench_pin_option(int cpu);
+/* Progress goes to stderr only when it is a terminal, so redirected output stays clean. */
+bool bench_progress_on(void);
+/* Overwrite the current stderr line with a progress message. */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- sys.c: the operating system ------------------------------------------------------ */
+/* ---- sys.c: the operating system ---------------------------------------------------- */
 
 int64_t bench_mono_ns(void);             /* CLOCK_MONOTONIC */
 int64_t bench_cpu_ns(void);              /* CLOCK_PROCESS_CPUTIME_ID */
@@ -53,18 +68,15 @@ void bench_cpu_model(char *buf, size_t size);
 void bench_kernel(char *buf, size_t size);
 /* Current UTC time as ISO 8601 into buf. */
 void bench_date_utc(char *buf, size_t size);
-/* The directory of the running executable (/proc/self/exe) into buf; false if unknown. */
-bool bench_exe_dir(char *buf, size_t size);
-bool bench_is_executable(const char *path);
-/* Run argv (argv[0] is a path, or a name looked up in PATH when search is true) with
- * stdout captured into a malloc'ed NUL-terminated buffer (*out, may be NULL) and stderr
- * inherited. Answers the exit status, 127 if it could not be started, or -1. */
-int bench_run_capture(char *const argv[], bool search, char **out);
+/* Run argv (argv[0] looked up in PATH) with stdio inherited and wait for it. Answers
+ * its exit status, 128 + the signal that ended it, 127 if it could not be started, or
+ * -1. */
+int bench_run(char *const argv[]);
 /* Arm (seconds > 0) or disarm (0) a watchdog that ends the tool with a message and
  * status 1 if a run hangs. */
 void bench_watchdog(unsigned seconds);
 
-/* ---- stats.c: medians, percentiles, a log-linear histogram --------------------------- */
+/* ---- stats.c: medians, percentiles, a log-linear histogram -------------------------- */
 
 /* Median of n values (n >= 1); the array is not changed. NaN if n is 0. */
 double bench_median(const double *v, size_t n);
@@ -87,109 +99,12 @@ void bench_hist_record(bench_hist *h, uint64_t v);
  * the exact maximum. 0 when empty. */
 uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
-/* ---- random.c: Pharo 4/5 Random (Park-Miller minimal standard) -------------------- */
+/* ---- the commands ------------------------------------------------------------------- */
 
-typedef struct pharo_random {
-    double seed, a, m, q, r;
-} pharo_random;
-
-void pharo_random_init(pharo_random *g, long seed);   /* Random seed: seed */
-double pharo_random_next_value(const pharo_random *g); /* Random>>nextValue */
-double pharo_random_next(pharo_random *g);             /* Random>>next */
-long pharo_random_next_int(pharo_random *g, long n);    /* Random>>nextInt: */
-
-#define DELAY_TABLE_SIZE 1000
-#define DELAY_SEED 42
-#define DELAY_MAX_MS 50
-/* DelayBenchmark's table: 1000 draws of nextInt: 50 from Random seed: 42. */
-void delay_table_generate(int table[DELAY_TABLE_SIZE]);
-/* Check the table against the known first draws and mean (24.686 ms); false and a
- * message on stderr if it differs. */
-bool delay_table_verify(const int table[DELAY_TABLE_SIZE]);
-
-/* ---- the commands --------------------------------------------------------------------- */
-
-int micro_main(int argc, char **argv, const char *argv0);
+int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 
-/* ---- delay results (delay.c measures, output.c prints) ------------------------------- */
-
-typedef struct delay_repr {
-    const char *name;       /* "ms-smallint31" ... */
-    int delay_clock;        /* STVM_DELAY_CLOCK_MS or _US */
-    int smallint_bits;      /* 31 or 61 */
-} delay_repr;
-
-/* One run: a fresh VM, one representation, one N. Per-delay figures divide by the
- * delays started in the window (EnterCount); counters are differences over the window. */
-typedef struct delay_sample {
-    uint64_t enter_count;          /* EnterCount at the end of the window: "Count" */
-    uint64_t exit_in_window;       /* ExitCount at the end of the window */
-    uint64_t exit_count;           /* ExitCount after the drain */
-    double delays_per_second;      /* enter_count * 1000 / window_ms */
-    double wall_window_ms;         /* measured wall time of the window */
-    double cpu_window_ms;          /* process CPU time during the window */
-    double cpu_us_per_delay;
-    double boxed_per_delay;
-    double large_ops_per_delay;
-    double loop_passes_per_delay;
-    double clock_reads_per_delay;
-    double scheduled_per_delay;
-    double expired_per_delay;
-    double switches_per_delay;
-    double idle_sleeps_per_delay;  /* times the idle process slept in the kernel */
-    double timer_fires_per_delay;
-    double late_p50_us;            /* from the histogram (clamped at 0) */
-    double late_p99_us;
-    double late_max_us;
-    double late_min_us;            /* signed: negative when a wait ended early */
-    uint64_t late_samples;
-    uint64_t early_samples;        /* waits that ended before their nominal end */
-} delay_sample;
-
-/* The fields of delay_sample that are medians over repetitions, as a table the output
- * code and the median code walk alike. */
-typedef struct delay_field {
-    const char *name;
-    size_t offset;
-    bool integer;
-} delay_field;
-extern const delay_field delay_fields[];
-extern const size_t delay_nfields;
-double delay_field_get(const delay_sample *s, const delay_field *f);
-void delay_field_set(delay_sample *s, const delay_field *f, double v);
-
-typedef struct delay_cell {
-    int repr;                   /* index into the run's representations */
-    long n;                     /* concurrency */
-    int nsamples;
-    delay_sample *samples;      /* repeat of them */
-    delay_sample median;
-    bool failed;
-    char error[400];
-} delay_cell;
-
-typedef struct delay_report {
-    const delay_repr *reprs;    /* in the order asked for; the first is 100% */
-    int nreprs;
-    const long *ns;
-    int nns;
-    delay_cell *cells;          /* nns * nreprs, cell (ni, ri) at ni * nreprs + ri */
-    int repeat;
-    int window_ms;
-    bool sim;
-    int cpu;
-    double table_mean_ms;
-} delay_report;
-
-void delay_print_text(FILE *f, const delay_report *r);
-void delay_print_csv(FILE *f, const delay_report *r);
-void delay_print_json(FILE *f, const delay_report *r);
-void delay_print_markdown(FILE *f, const delay_report *r);
-/* Write FILE's .gp and .dat siblings and run gnuplot to make FILE (a PNG). 0 or -1. */
-int delay_plot(const char *png, const delay_report *r);
-
-/* ---- output helpers ------------------------------------------------------------------- */
+/* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 
 /* A JSON string literal (quoted, escaped). */
 void bench_json_string(FILE *f, const char *s);
@@ -197,5 +112,10 @@ void bench_json_string(FILE *f, const char *s);
 void bench_json_number(FILE *f, double v);
 /* The shared "context" object of the JSON documents (no trailing comma). */
 void bench_json_context(FILE *f, const char *indent, const char *clock, int cpu);
+/* A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline. */
+void bench_csv_text(FILE *f, const char *s);
+/* A CSV number with `decimals` digits after the point, or %.6g when decimals < 0;
+ * nothing (an empty field) for NaN or infinity. */
+void bench_csv_number(FILE *f, double v, int decimals);
 
 #endif

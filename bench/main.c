@@ -1,16 +1,21 @@
 /*
- * stvm-bench: command-line dispatch and option helpers.
+ * stvm-bench: command-line dispatch and the helpers every command's command line uses
+ * (flags, numbers, usage errors, progress on a terminal).
  *
- *   stvm-bench micro [--cpu N] [--repeat K] [--iterations N] [--processes N] [--format F]
+ *   stvm-bench micro [--cpu N] [--repeat K] [--iterations N] [--pthread-iterations N]
+ *                    [--processes N] [--format F]
  *   stvm-bench delay [--repr LIST] [--concurrency LIST] [--clock real|sim] [--repeat K]
  *                    [--window-ms W] [--cpu N] [--format F] [--plot FILE] [--report FILE]
  */
 #include "bench.h"
+#include "random.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 bool bench_flag(int argc, char **argv, int *i, const char *name, const char **value)
 {
@@ -60,11 +65,6 @@ bool bench_parse_format(const char *s, bench_format *out)
     return false;
 }
 
-const char *bench_format_name(bench_format f)
-{
-    return format_names[f];
-}
-
 int bench_usage_error(const char *command, const char *fmt, ...)
 {
     va_list ap;
@@ -77,6 +77,52 @@ int bench_usage_error(const char *command, const char *fmt, ...)
     return BENCH_EXIT_USAGE;
 }
 
+int bench_common_option(int argc, char **argv, int *i, const char *command, int *cpu,
+                        bench_format *format)
+{
+    const char *v = NULL;
+    long long n;
+    if (bench_flag(argc, argv, i, "--cpu", &v)) {
+        if (!bench_parse_ll(v, -1, CPU_SETSIZE - 1, &n))
+            return bench_usage_error(command, "--cpu wants a CPU number or -1, not '%s'",
+                                     v ? v : "");
+        *cpu = (int)n;
+        return BENCH_NEXT;
+    }
+    if (bench_flag(argc, argv, i, "--format", &v)) {
+        if (!bench_parse_format(v, format))
+            return bench_usage_error(command, "--format wants table, csv, json or markdown, "
+                                              "not '%s'", v ? v : "");
+        return BENCH_NEXT;
+    }
+    return BENCH_NOT_MINE;
+}
+
+int bench_pin_option(int cpu)
+{
+    int err = cpu >= 0 ? bench_pin_cpu(cpu) : 0;
+    if (err) {
+        fprintf(stderr, "stvm-bench: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+        return BENCH_EXIT_USAGE;
+    }
+    return BENCH_EXIT_OK;
+}
+
+bool bench_progress_on(void)
+{
+    return isatty(2);
+}
+
+void bench_progress(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("\r\033[K", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -84,7 +130,8 @@ static void usage(FILE *f)
             "\n"
             "Commands:\n"
             "  micro   semaphore hand-off, raw context switch, memory per blocked process\n"
-            "          and a pthread semaphore reference, for both context-switch back ends\n"
+            "          and a pthread semaphore reference, for the context-switch back end\n"
+            "          this binary is linked with\n"
             "  delay   Pharo's DelayBenchmark: delays per second against concurrency for\n"
             "          each Delay timestamp representation\n"
             "  version print the tool and library versions and the back end\n"
@@ -111,7 +158,7 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "micro") == 0)
-        return micro_main(argc - 1, argv + 1, argv[0]);
+        return micro_main(argc - 1, argv + 1);
     if (strcmp(cmd, "delay") == 0)
         return delay_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -6,9 +6,10 @@
  * The arithmetic is the image's, in doubles, step for step: after the first draw the
  * seed is a Float, and nextInt: scales `next` (a Float in [0, 1)) and truncates.
  */
-#include "bench.h"
+#include "random.h"
 
 #include <math.h>
+#include <stdio.h>
 
 void pharo_random_init(pharo_random *g, long seed)
 {

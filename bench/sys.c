@@ -1,12 +1,10 @@
 /*
  * stvm-bench: what the tool needs from the operating system (clocks, pinning, /proc,
- * running the twin binary and gnuplot). Nothing here touches a VM.
+ * running gnuplot). Nothing here touches a VM.
  */
 #include "bench.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -112,88 +110,11 @@ void bench_date_utc(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-bool bench_exe_dir(char *buf, size_t size)
+int bench_run(char *const argv[])
 {
-    char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        return false;
-    path[n] = 0;
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return false;
-    *slash = 0;
-    return (size_t)snprintf(buf, size, "%s", path[0] ? path : "/") < size;
-}
-
-bool bench_is_executable(const char *path)
-{
-    return access(path, X_OK) == 0;
-}
-
-int bench_run_capture(char *const argv[], bool search, char **out)
-{
-    int fds[2];
-    if (out) {
-        *out = NULL;
-        if (pipe2(fds, O_CLOEXEC) != 0)
-            return -1;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (out)
-        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     pid_t pid;
-    int err = search ? posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ)
-                     : posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (out)
-        close(fds[1]);
-    if (err != 0) {
-        if (out)
-            close(fds[0]);
+    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
         return 127;
-    }
-    if (out) {
-        /* Keep reading to the end even if memory runs out, so the child never blocks. */
-        size_t len = 0, cap = 0;
-        char *buf = NULL;
-        bool oom = false;
-        for (;;) {
-            char chunk[4096];
-            ssize_t n = read(fds[0], chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            if (oom)
-                continue;
-            if (len + (size_t)n + 1 > cap) {
-                size_t ncap = cap ? cap * 2 : 8192;
-                while (ncap < len + (size_t)n + 1)
-                    ncap *= 2;
-                char *nb = realloc(buf, ncap);
-                if (!nb) {
-                    oom = true;
-                    continue;
-                }
-                buf = nb;
-                cap = ncap;
-            }
-            memcpy(buf + len, chunk, (size_t)n);
-            len += (size_t)n;
-        }
-        close(fds[0]);
-        if (oom) {
-            free(buf);
-            buf = NULL;
-        } else if (!buf) {
-            buf = calloc(1, 1);
-        } else {
-            buf[len] = 0;
-        }
-        *out = buf;
-    }
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)

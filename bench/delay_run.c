@@ -1,0 +1,247 @@
+/*
+ * stvm-bench delay: one run of Pharo's DelayBenchmark on stvm.
+ *
+ * The workload (KernelTests DelayBenchmark, 2015): 1000 durations of 1..50 ms from
+ * Random seed: 42; N worker processes at priority 41 share one index into the table
+ * and loop { take the next duration; EnterCount++; wait on a Delay of it; ExitCount++ }
+ * while Running; a coordinator at priority 42 resumes them, waits a 1 s Delay (the
+ * window), clears Running, waits another 1 s (the drain) and terminates what is left.
+ * "Count" is EnterCount at the end of the window. Every run has a fresh VM.
+ */
+#include "delay_run.h"
+
+#include "bench.h"
+#include "random.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORKER_PRIORITY (STVM_PRIORITY_USER_SCHEDULING + 1)        /* 41 */
+#define COORDINATOR_PRIORITY (STVM_PRIORITY_USER_SCHEDULING + 2)   /* 42 */
+
+/* Everything the processes of one run share (DelayBenchmark's class variables and the
+ * measurement state). Only green processes of one VM touch it, one at a time. */
+typedef struct delay_run {
+    const int *table;
+    int index;                      /* the shared sampleIndex */
+    bool running;                   /* Running */
+    uint64_t enter, exit;           /* EnterCount, ExitCount */
+    long n;
+    stvm_process **workers;
+    int window_ms;
+
+    int64_t wall0, wall1, cpu0, cpu1;
+    stvm_stats st0, st1;
+    uint64_t enter_at_window, exit_at_window, exit_final;
+    int64_t late_min;
+    uint64_t early;
+    bench_hist hist;
+
+    int err;                        /* the first failure, and where */
+    const char *err_where;
+} delay_run;
+
+static void run_fail(delay_run *r, int err, const char *where)
+{
+    if (!r->err) {
+        r->err = err;
+        r->err_where = where;
+    }
+}
+
+static void delay_worker(stvm_vm *vm, void *arg)
+{
+    delay_run *r = arg;
+    while (r->running) {
+        int d = r->table[r->index];
+        r->index = (r->index + 1) % DELAY_TABLE_SIZE;
+        r->enter++;
+        uint64_t before = stvm_now_us(vm);
+        int err = stvm_delay_wait_ms(vm, d);
+        uint64_t after = stvm_now_us(vm);
+        if (err) {
+            run_fail(r, err, "a worker's stvm_delay_wait_ms");
+            return;
+        }
+        int64_t late = (int64_t)(after - before) - (int64_t)d * 1000;
+        if (late < r->late_min)
+            r->late_min = late;
+        if (late < 0) {
+            r->early++;
+            late = 0;
+        }
+        bench_hist_record(&r->hist, (uint64_t)late);
+        r->exit++;
+    }
+}
+
+static void delay_coordinator(stvm_vm *vm, void *arg)
+{
+    delay_run *r = arg;
+    r->running = true;
+    stvm_get_stats(vm, &r->st0);
+    r->wall0 = bench_mono_ns();
+    r->cpu0 = bench_cpu_ns();
+    for (long i = 0; i < r->n; i++) {
+        int err = stvm_process_resume(vm, r->workers[i]);
+        if (err) {
+            run_fail(r, err, "stvm_process_resume of a worker");
+            break;
+        }
+    }
+    int err = stvm_delay_wait_ms(vm, r->window_ms);
+    r->running = false;
+    r->cpu1 = bench_cpu_ns();
+    r->wall1 = bench_mono_ns();
+    stvm_get_stats(vm, &r->st1);
+    r->enter_at_window = r->enter;
+    r->exit_at_window = r->exit;
+    if (err)
+        run_fail(r, err, "the coordinator's window delay");
+    else if ((err = stvm_delay_wait_ms(vm, r->window_ms)))
+        run_fail(r, err, "the coordinator's drain delay");
+    r->exit_final = r->exit;
+    for (long i = 0; i < r->n; i++) {
+        stvm_process_info info;
+        if (stvm_process_info_get(vm, r->workers[i], &info) == STVM_OK &&
+            info.state != STVM_PROCESS_TERMINATED) {
+            err = stvm_process_terminate(vm, r->workers[i]);
+            if (err)
+                run_fail(r, err, "stvm_process_terminate of a worker");
+        }
+    }
+}
+
+static double per(uint64_t a, uint64_t b, uint64_t count)
+{
+    return count ? (double)(b - a) / (double)count : NAN;
+}
+
+/* A watchdog generous enough for any honest run: spawning, two windows, and in the
+ * simulated clock the CPU work of every delay at a pessimistic 20 µs each. */
+static unsigned watchdog_seconds(const delay_run_params *p)
+{
+    double s = 60 + 4.0 * p->window_ms / 1000.0 + (double)p->n * 2e-4;
+    if (p->sim)
+        s += (double)p->n * 2.0 * p->window_ms / 24.686 * 20e-6;
+    return s > 86400 ? 86400 : (unsigned)s;
+}
+
+static int new_vm(const delay_run_params *p, stvm_vm **vm)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.delay_clock = p->repr->delay_clock;
+    cfg.smallint_bits = p->repr->smallint_bits;
+    cfg.clock = p->sim ? STVM_CLOCK_SIMULATED : STVM_CLOCK_REAL;
+    cfg.stack_guard = p->stack_guard;
+    return stvm_vm_new(vm, &cfg);
+}
+
+/* Suspended, so none runs before the coordinator starts the window. */
+static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
+{
+    for (long i = 0; i < r->n; i++) {
+        int err = stvm_spawn_suspended(vm, WORKER_PRIORITY, "DelayBenchmark worker",
+                                       delay_worker, r, 0, &r->workers[i]);
+        if (err == STVM_ENOMEM)
+            snprintf(why, whysize,
+                     "spawning worker %ld of %ld: STVM_ENOMEM; with guard pages each "
+                     "process takes 2 memory-map entries and vm.max_map_count is %ld: "
+                     "raise it (scripts/install-deps.sh does it as root) or pass "
+                     "--no-stack-guard", i + 1, r->n, bench_max_map_count());
+        else if (err)
+            snprintf(why, whysize, "spawning worker %ld: %s", i + 1, stvm_err_name(err));
+        if (err)
+            return err;
+    }
+    return STVM_OK;
+}
+
+/* The coordinator, then the VM until no process is left; errors of the run or of a
+ * process as a sentence. */
+static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_t whysize)
+{
+    int err = stvm_spawn(vm, COORDINATOR_PRIORITY, "DelayBenchmark coordinator",
+                         delay_coordinator, r, NULL);
+    if (err) {
+        snprintf(why, whysize, "spawning the coordinator: %s", stvm_err_name(err));
+        return err;
+    }
+    bench_watchdog(watchdog);
+    err = stvm_run(vm);
+    bench_watchdog(0);
+    if (err) {
+        char report[256] = "";
+        stvm_blocked_report(vm, report, sizeof report);
+        report[strcspn(report, "\n")] = 0;
+        snprintf(why, whysize, "stvm_run: %s (first blocked: %s)", stvm_err_name(err),
+                 report[0] ? report : "none");
+        return err;
+    }
+    if (r->err)
+        snprintf(why, whysize, "%s: %s", r->err_where, stvm_err_name(r->err));
+    return r->err;
+}
+
+static void fill_sample(const delay_run *r, delay_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t count = r->enter_at_window;
+    const stvm_stats *a = &r->st0, *b = &r->st1;
+    out->enter_count = count;
+    out->exit_in_window = r->exit_at_window;
+    out->exit_count = r->exit_final;
+    out->delays_per_second = (double)count * 1000.0 / r->window_ms;
+    out->wall_window_ms = (double)(r->wall1 - r->wall0) / 1e6;
+    out->cpu_window_ms = (double)(r->cpu1 - r->cpu0) / 1e6;
+    out->cpu_us_per_delay = count ? (double)(r->cpu1 - r->cpu0) / 1e3 / (double)count : NAN;
+    out->boxed_per_delay = per(a->boxed_allocated, b->boxed_allocated, count);
+    out->large_ops_per_delay = per(a->large_int_ops, b->large_int_ops, count);
+    out->timing_loop_passes_per_delay =
+        per(a->timing_loop_passes, b->timing_loop_passes, count);
+    out->clock_reads_per_delay = per(a->clock_reads, b->clock_reads, count);
+    out->delays_scheduled_per_delay = per(a->delays_scheduled, b->delays_scheduled, count);
+    out->delays_expired_per_delay = per(a->delays_expired, b->delays_expired, count);
+    out->context_switches_per_delay = per(a->context_switches, b->context_switches, count);
+    out->idle_sleeps_per_delay = per(a->idle_sleeps, b->idle_sleeps, count);
+    out->timer_fires_per_delay = per(a->timer_fires, b->timer_fires, count);
+    out->late_samples = r->hist.count;
+    out->early_waits = r->early;
+    out->late_p50_us = (double)bench_hist_quantile(&r->hist, 0.50);
+    out->late_p99_us = (double)bench_hist_quantile(&r->hist, 0.99);
+    out->late_max_us = (double)r->hist.max;
+    out->late_min_us = r->hist.count ? (double)r->late_min : NAN;
+}
+
+int delay_run_one(const delay_run_params *p, delay_sample *out, char *why, size_t whysize)
+{
+    stvm_vm *vm = NULL;
+    delay_run *r = calloc(1, sizeof *r);
+    int err = r ? new_vm(p, &vm) : STVM_ENOMEM;
+    if (err) {
+        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        free(r);
+        return err;
+    }
+    r->table = p->table;
+    r->n = p->n;
+    r->late_min = INT64_MAX;
+    r->window_ms = p->window_ms;
+    r->workers = calloc((size_t)p->n, sizeof *r->workers);
+    if (!r->workers) {
+        snprintf(why, whysize, "out of memory for %ld worker handles", p->n);
+        err = STVM_ENOMEM;
+    }
+    if (!err)
+        err = spawn_workers(vm, r, why, whysize);
+    if (!err)
+        err = run_vm(vm, r, watchdog_seconds(p), why, whysize);
+    if (!err)
+        fill_sample(r, out);
+    stvm_vm_free(vm);
+    free(r->workers);
+    free(r);
+    return err;
+}

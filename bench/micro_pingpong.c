@@ -1,0 +1,157 @@
+/*
+ * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
+ * semaphores; one hand-off is a signal + wait that moves control to the other. Measured
+ * on two green processes of equal priority (stvm), and on two OS threads pinned to one
+ * core (pthread sem_t) for reference.
+ */
+#include "micro_measure.h"
+
+#include "bench.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+/* ---- semaphore hand-off -------------------------------------------------------------- */
+
+typedef struct pingpong {
+    stvm_semaphore *s1, *s2;
+    long long warmup, rounds;   /* one round = two hand-offs */
+    int64_t t0, t1;
+    int err;
+} pingpong;
+
+static void ping(stvm_vm *vm, void *arg)
+{
+    pingpong *pp = arg;
+    for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
+        if (i == pp->warmup)
+            pp->t0 = bench_mono_ns();
+        int e1 = stvm_semaphore_signal(vm, pp->s1);
+        int e2 = stvm_semaphore_wait(vm, pp->s2);
+        if (e1 || e2) {
+            pp->err = e1 ? e1 : e2;
+            break;
+        }
+    }
+    pp->t1 = bench_mono_ns();
+}
+
+static void pong(stvm_vm *vm, void *arg)
+{
+    pingpong *pp = arg;
+    for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
+        int e1 = stvm_semaphore_wait(vm, pp->s1);
+        int e2 = stvm_semaphore_signal(vm, pp->s2);
+        if (e1 || e2) {
+            pp->err = e1 ? e1 : e2;
+            break;
+        }
+    }
+}
+
+int micro_handoff(long long handoffs, double *ns, char *why, size_t whysize)
+{
+    stvm_vm *vm;
+    int err = stvm_vm_new(&vm, NULL);
+    if (err) {
+        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        return err;
+    }
+    pingpong pp = {.warmup = 10000, .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1};
+    if ((err = stvm_semaphore_new(vm, &pp.s1)) || (err = stvm_semaphore_new(vm, &pp.s2)) ||
+        (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "ping", ping, &pp, NULL)) ||
+        (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL))) {
+        snprintf(why, whysize, "setting up the ping-pong: %s", stvm_err_name(err));
+        stvm_vm_free(vm);
+        return err;
+    }
+    stvm_stats st;
+    stvm_reset_stats(vm);
+    err = stvm_run(vm);
+    stvm_get_stats(vm, &st);
+    stvm_vm_free(vm);
+    if (err || pp.err) {
+        snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err ? err : pp.err));
+        return err ? err : pp.err;
+    }
+    /* Each round must have cost two switches, or the figure means something else. */
+    uint64_t want = 2 * (uint64_t)(pp.warmup + pp.rounds);
+    if (st.context_switches < want) {
+        snprintf(why, whysize,
+                 "ping-pong made %llu context switches, expected at least %llu",
+                 (unsigned long long)st.context_switches, (unsigned long long)want);
+        return STVM_ESTATE;
+    }
+    *ns = (double)(pp.t1 - pp.t0) / (double)(2 * pp.rounds);
+    return STVM_OK;
+}
+
+/* ---- the pthread reference ------------------------------------------------------------ */
+
+typedef struct pt_pair {
+    sem_t s1, s2;
+    long long warmup, rounds;
+    int cpu;
+    int64_t t0, t1;
+    int pin_err;
+} pt_pair;
+
+static void sem_wait_intr(sem_t *s)
+{
+    while (sem_wait(s) != 0 && errno == EINTR) {
+    }
+}
+
+static void *pt_ping(void *arg)
+{
+    pt_pair *p = arg;
+    if (bench_pin_cpu(p->cpu) != 0)
+        p->pin_err = 1;
+    for (long long i = 0; i < p->warmup + p->rounds; i++) {
+        if (i == p->warmup)
+            p->t0 = bench_mono_ns();
+        sem_post(&p->s1);
+        sem_wait_intr(&p->s2);
+    }
+    p->t1 = bench_mono_ns();
+    return NULL;
+}
+
+static void *pt_pong(void *arg)
+{
+    pt_pair *p = arg;
+    if (bench_pin_cpu(p->cpu) != 0)
+        p->pin_err = 1;
+    for (long long i = 0; i < p->warmup + p->rounds; i++) {
+        sem_wait_intr(&p->s1);
+        sem_post(&p->s2);
+    }
+    return NULL;
+}
+
+int micro_pthread_handoff(long long handoffs, int cpu, double *ns)
+{
+    pt_pair p = {.warmup = 1000, .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1, .cpu = cpu};
+    if (sem_init(&p.s1, 0, 0) != 0 || sem_init(&p.s2, 0, 0) != 0)
+        return -1;
+    pthread_t a, b;
+    int rc = pthread_create(&b, NULL, pt_pong, &p);
+    if (rc == 0) {
+        rc = pthread_create(&a, NULL, pt_ping, &p);
+        if (rc != 0) {
+            /* Let the waiting partner finish so it can be joined. */
+            for (long long i = 0; i < p.warmup + p.rounds; i++)
+                sem_post(&p.s1);
+        } else {
+            pthread_join(a, NULL);
+        }
+        pthread_join(b, NULL);
+    }
+    sem_destroy(&p.s1);
+    sem_destroy(&p.s2);
+    if (rc != 0 || p.pin_err)
+        return -1;
+    *ns = (double)(p.t1 - p.t0) / (double)(2 * p.rounds);
+    return 0;
+}

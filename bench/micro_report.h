@@ -1,0 +1,88 @@
+/*
+ * stvm-bench micro: the results (one row for this binary's back end, one for the
+ * pthread reference), the one list of figures that the CSV columns and the JSON keys
+ * both walk, and the targets the assembly back end is judged against.
+ */
+#ifndef STVM_BENCH_MICRO_REPORT_H
+#define STVM_BENCH_MICRO_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MICRO_MAX_REPEAT 100
+#define MICRO_JUDGED_BACKEND "asm-x86_64"
+#define MICRO_PTHREAD_ROW "pthread-sem"
+
+/* The member names are the figures' names in CSV and JSON (see micro_fields). */
+typedef struct micro_row {
+    char backend[32];               /* stvm_context_backend(), or "pthread-sem" */
+    bool reference;                 /* the pthread row: hand-off figures only */
+    int nsamples;
+    double handoff_ns_samples[MICRO_MAX_REPEAT];
+    double raw_switch_ns_samples[MICRO_MAX_REPEAT];
+    double handoff_ns, handoff_ns_min, handoff_ns_max;
+    double raw_switch_ns, raw_switch_ns_min, raw_switch_ns_max;
+    long long processes_asked;
+    long long processes;            /* how many actually blocked */
+    double kib_per_process;         /* RSS growth / processes */
+    double vm_bytes_per_process;    /* bytes_live growth / processes */
+    long long rss_before_bytes, rss_after_bytes;
+    double pthread_over_stvm;       /* the reference's hand-off / this row's */
+    long long repeat, iterations;
+    char note[400];
+} micro_row;
+
+typedef struct micro_report {
+    int repeat;
+    long long iterations, pthread_iterations;
+    long processes;                 /* asked for */
+    int cpu;                        /* -1: not pinned */
+    int pthread_cpu;                /* where the reference's two threads ran */
+    micro_row rows[2];              /* this binary's back end, then the reference */
+    int nrows;                      /* 1 when the reference could not run */
+} micro_report;
+
+typedef enum micro_kind {
+    MICRO_TEXT,                     /* char[] */
+    MICRO_REAL,                     /* double */
+    MICRO_INTEGER,                  /* long long */
+    MICRO_SAMPLES,                  /* double[nsamples] */
+} micro_kind;
+
+typedef struct micro_field {
+    const char *name;
+    micro_kind kind;
+    size_t offset;                  /* into micro_row */
+    bool reference;                 /* the pthread row has it too */
+} micro_field;
+extern const micro_field micro_fields[];
+extern const size_t micro_nfields;
+
+/* False where the row has no such figure (the reference's raw switch and memory) or
+ * the figure is not a number. */
+bool micro_field_present(const micro_row *r, const micro_field *f);
+double micro_field_number(const micro_row *r, const micro_field *f);
+const char *micro_field_text(const micro_row *r, const micro_field *f);
+const double *micro_field_samples(const micro_row *r, const micro_field *f, int *n);
+const micro_field *micro_field_named(const char *name);
+
+typedef struct micro_target {
+    const char *field;              /* a micro_fields name */
+    double limit;                   /* met when the figure is <= limit */
+    const char *unit;
+    int decimals;                   /* of the measured figure, for people */
+    const char *label, *md_label;
+} micro_target;
+extern const micro_target micro_targets[];
+extern const size_t micro_ntargets;
+
+/* Only the assembly back end is judged; other back ends report figures alone. */
+bool micro_report_judged(const micro_report *r);
+/* The judged figure for target t (NaN if not measured); *met is "met", "MISSED" or
+ * "not measured". */
+double micro_target_measured(const micro_report *r, const micro_target *t,
+                             const char **met);
+/* Medians and extremes of the row's samples. */
+void micro_row_summarise(micro_row *r);
+
+#endif
