@@ -68,7 +68,7 @@ const micro_field *micro_field_named(const char *name);
 
 typedef struct micro_target {
     const char *field;              /* a micro_fields name */
-    double limit;                   /* met when the figure is <= limit */
+    double limit;                   /* met when the figure, as printed, is <= limit */
     const char *unit;
     int decimals;                   /* of the measured figure, for people */
     const char *label, *md_label;

@@ -71,12 +71,16 @@ typedef int (*wait_fn)(stvm_vm *vm, void *object);
 static int timed_wait(stvm_vm *vm, stvm_list *l, wait_fn wait, void *object,
                       int64_t duration, bool from_ms)
 {
+    /* Committed first: starting the Delay scheduler and handing it the Delay both let
+     * other processes run before this one waits. */
+    stvm__wait_commit(vm, l);
     delay_sched *ds;
     int err = stvm__delay_scheduler(vm, &ds);
-    if (err)
+    if (err) {
+        stvm__wait_uncommit(vm->active);
         return err;
+    }
     delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
-    stvm__wait_commit(vm, l);
     stvm__delay_request(vm, ds, &d);
     if (d.state == D_EXPIRED) {      /* a 0 ms wait: expired before we could wait */
         err = STVM_ETIMEDOUT;

@@ -5,7 +5,8 @@
  * stopped a VM near 32,000 processes; an arena is one entry however many stacks it
  * holds, and only touched pages are resident (a blocked process: its top page).
  *
- * The guard region of a slot is made when the slot is first handed out, and stays:
+ * The guard region of a slot is made when the slot is first handed out, and stays; all
+ * slots of an arena have the same kind (a slot that would differ starts a new arena):
  *  - MADVISE: MADV_GUARD_INSTALL (Linux 6.13): the region faults on any touch and
  *    costs no map entry, so every stack gets one;
  *  - MPROTECT: PROT_NONE, which splits the arena (two map entries per guard): only
@@ -46,8 +47,7 @@ void stvm__stackmem_destroy(stvm_vm *vm)
     stvm_stackmem *m = &vm->stacks;
     for (size_t i = 0; i < m->narenas; i++) {
         stvm_stack_arena *a = m->arenas[i];
-        munmap(a->base, a->slot_size * a->nslots);   /* whole arenas: nothing to split */
-        free(a->guard);
+        munmap(a->base, a->map_bytes);   /* whole arenas: nothing to split */
         free(a);
     }
     for (stvm_stack_class *c = m->classes, *next; c; c = next) {
@@ -138,17 +138,15 @@ static stvm_stack_arena *arena_new(stvm_stackmem *m, size_t slot_size)
     }
     size_t n = ARENA_BYTES / slot_size ? ARENA_BYTES / slot_size : 1;
     stvm_stack_arena *a = calloc(1, sizeof *a);
-    uint8_t *guard = a ? calloc(n, 1) : NULL;
-    void *base = guard ? mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
-                       : MAP_FAILED;
+    void *base = a ? mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
+                   : MAP_FAILED;
     if (base == MAP_FAILED) {
-        free(guard);
         free(a);
         return NULL;
     }
-    *a = (stvm_stack_arena){.base = base, .slot_size = slot_size, .nslots = (uint32_t)n,
-                            .guard = guard};
+    *a = (stvm_stack_arena){.base = base, .map_bytes = n * slot_size, .slot_size = slot_size,
+                            .nslots = (uint32_t)n};
     size_t i = m->narenas++;   /* keep the array sorted by base */
     while (i > 0 && m->arenas[i - 1]->base > a->base) {
         m->arenas[i] = m->arenas[i - 1];
@@ -195,8 +193,29 @@ static stvm_stack_class *class_of(stvm_stackmem *m, size_t size)
 static void describe(const stvm_stackmem *m, unsigned char *slot, const stvm_stack_arena *a,
                      size_t size, stvm_stack *out)
 {
-    size_t idx = (size_t)(slot - a->base) / a->slot_size;
-    *out = (stvm_stack){.lo = slot + m->guard_size, .size = size, .guard = a->guard[idx]};
+    *out = (stvm_stack){.lo = slot + m->guard_size, .size = size, .guard = a->guard};
+}
+
+/* A slot never used before, its guard made. */
+static unsigned char *fresh_slot(stvm_stackmem *m, stvm_stack_class *c, stvm_stack_arena **out)
+{
+    for (;;) {
+        stvm_stack_arena *a = c->current;
+        if (!a || a->used == a->nslots) {
+            if (!(a = arena_new(m, c->slot_size)))
+                return NULL;
+            c->current = a;
+        }
+        unsigned char *slot = a->base + (size_t)a->used * a->slot_size;
+        uint8_t kind = install_guard(m, slot);
+        if (a->used == 0 || kind == a->guard) {
+            a->guard = kind;
+            a->used++;
+            *out = a;
+            return slot;
+        }
+        a->nslots = a->used;   /* its other slots stay unused: the next arena has this kind */
+    }
 }
 
 static bool push(unsigned char ***list, size_t *n, size_t *cap, unsigned char *slot)
@@ -224,14 +243,9 @@ int stvm__stack_alloc(stvm_vm *vm, size_t size, stvm_stack *out)
         describe(m, slot, arena_of(m, (uintptr_t)slot), size, out);
         return STVM_OK;
     }
-    stvm_stack_arena *a = c->current;
-    if (!a || a->used == a->nslots) {
-        if (!(a = arena_new(m, c->slot_size)))
-            return STVM_ENOMEM;
-        c->current = a;
-    }
-    slot = a->base + (size_t)a->used * a->slot_size;
-    a->guard[a->used++] = install_guard(m, slot);
+    stvm_stack_arena *a;
+    if (!(slot = fresh_slot(m, c, &a)))
+        return STVM_ENOMEM;
     describe(m, slot, a, size, out);
     return STVM_OK;
 }

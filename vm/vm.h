@@ -56,10 +56,11 @@ typedef struct stvm_objmem {
 /* Stack memory (stack.c): arenas of equal slots, one size class per stack size. */
 typedef struct stvm_stack_arena {
     unsigned char *base;            /* nslots slots of slot_size bytes */
+    size_t map_bytes;               /* the whole mapping (nslots may shrink) */
     size_t slot_size;
-    uint32_t nslots;
+    uint32_t nslots;                /* slots it hands out */
     uint32_t used;                  /* slots handed out at least once (from the bottom) */
-    uint8_t *guard;                 /* per used slot: STVM_GUARD_* in force, 0 = none */
+    uint8_t guard;                  /* STVM_GUARD_* of every used slot, 0 = none */
 } stvm_stack_arena;
 
 typedef struct stvm_stack_class {
