@@ -20,6 +20,7 @@
  * ties by scheduling order; when the millisecond clock wraps, resumption times are
  * moved back by exactly one clock period instead of being rebased on the last tick seen.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,18 @@
 #include "delay.h"
 
 /* ---- the timing process's side ------------------------------------------------- */
+
+/* An integer operation of the timing process that failed. Durations and deadlines are
+ * checked where they enter, so only memory can run out here, and a timing process
+ * that cannot compute a resumption time cannot go on: say which and stop. */
+static void must(int err, const char *what)
+{
+    if (err == STVM_OK)
+        return;
+    fprintf(stderr, "stvm: the Delay scheduler's timing process cannot go on: %s: %s\n",
+            what, stvm_strerror(err));
+    abort();
+}
 
 /* The re-arm every second with nothing pending is not work stvm_run waits for. */
 static void pending_changed(stvm_vm *vm, delay_sched *ds)
@@ -48,8 +61,7 @@ static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
         ds->active = e;
         e = old;
     }
-    if (!stvm__delay_heap_push(vm, ds, e))
-        abort();   /* out of memory in the timing process: nothing sane remains */
+    must(stvm__delay_heap_push(vm, ds, e) ? STVM_OK : STVM_ENOMEM, "growing the heap");
 }
 
 /* The next active delay after the current one expired or was cancelled. */
@@ -83,9 +95,9 @@ static void rebase_after_wrap(stvm_vm *vm, delay_sched *ds)
 {
     stvm_oop period = stvm__si_make((int64_t)STVM_MS_CLOCK_MASK + 1);
     if (ds->has_active)
-        stvm__int_sub(vm, ds->active.key, period, &ds->active.key);
+        must(stvm__int_sub(vm, ds->active.key, period, &ds->active.key), "rebasing");
     for (size_t i = 0; i < ds->count; i++)
-        stvm__int_sub(vm, ds->heap[i].key, period, &ds->heap[i].key);
+        must(stvm__int_sub(vm, ds->heap[i].key, period, &ds->heap[i].key), "rebasing");
 }
 
 /* A request's duration in the scheduler's unit, as an integer oop. */
@@ -96,9 +108,10 @@ static stvm_oop duration_oop(stvm_vm *vm, const delay_sched *ds, const delay *d)
         int64_t ms = d->from_ms ? d->duration : (d->duration + 999) / 1000;
         duration = stvm__si_make(ms);
     } else if (d->from_ms) {
-        stvm__int_mul(vm, stvm__si_make(1000), stvm__si_make(d->duration), &duration);
+        must(stvm__int_mul(vm, stvm__si_make(1000), stvm__si_make(d->duration), &duration),
+             "ms * 1000");
     } else {
-        stvm__int_from_i128(vm, d->duration, &duration);
+        must(stvm__int_from_i128(vm, d->duration, &duration), "a duration");
     }
     return duration;
 }
@@ -113,9 +126,8 @@ static void take_requests(stvm_vm *vm, delay_sched *ds, stvm_oop now)
         d->next_req = NULL;
         stvm_oop duration = duration_oop(vm, ds, d);
         heap_entry e = {.seq = ++ds->seq};
-        if (stvm__int_add(vm, now, duration, &e.key) != STVM_OK ||
-            !stvm__delay_ticket_take(ds, d))
-            abort();
+        must(stvm__int_add(vm, now, duration, &e.key), "now + duration");
+        must(stvm__delay_ticket_take(ds, d) ? STVM_OK : STVM_ENOMEM, "a ticket");
         stvm__int_release(vm, duration);
         e.ticket = d->ticket;
         e.d = d;
@@ -138,7 +150,7 @@ static stvm_oop handle_timer_event(stvm_vm *vm, delay_sched *ds, stvm_oop now, b
         signal_expired(vm, ds, e);
     }
     stvm_oop next;
-    stvm__int_add(vm, now, stvm__si_make(ds->ms ? 1000 : 1000000), &next);
+    must(stvm__int_add(vm, now, stvm__si_make(ds->ms ? 1000 : 1000000), &next), "now + 1 s");
     *owned = true;
     if (ds->has_active && stvm__int_cmp(vm, ds->active.key, next) < 0) {
         stvm__int_release(vm, next);
@@ -153,8 +165,7 @@ static stvm_oop read_clock(stvm_vm *vm, delay_sched *ds)
 {
     stvm_oop now;
     if (!ds->ms) {
-        if (stvm__prim_us_clock(vm, &now) != STVM_OK)
-            abort();
+        must(stvm__prim_us_clock(vm, &now), "reading the clock");
         return now;
     }
     now = stvm__prim_ms_clock(vm);

@@ -25,6 +25,9 @@ static int check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
     int64_t ms = from_ms ? duration : (duration + 999) / 1000;
     if (vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS && ms > MAX_MS)
         return STVM_ERANGE;
+    /* It must end before the clock does (1 ms more: the millisecond scheduler rounds up). */
+    if (stvm__clock_now_us(vm) + (uint64_t)ms * 1000 + 1000 > STVM_CLOCK_MAX_US)
+        return STVM_ERANGE;
     return STVM_OK;
 }
 

@@ -47,7 +47,8 @@ STVM_API const char *stvm_context_backend(void);
 
 /* Measure the bare context switch of this back end: two stacks switching to each other
  * `iterations` times (no scheduler, no VM). Stores ns per switch. Errors: EINVAL
- * (iterations 0 or out NULL), ENOMEM. For benchmarks; a second or so for 10^8. */
+ * (iterations 0 or out NULL), ENOMEM, EBUSY (a VM runs on this thread). For
+ * benchmarks; a second or so for 10^8. */
 STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch);
 
 /* ---- Errors -------------------------------------------------------------------- */
@@ -138,7 +139,8 @@ typedef struct stvm_config {
     int delay_clock;            /* STVM_DELAY_CLOCK_MS or _US; default _US */
     int clock;                  /* STVM_CLOCK_REAL or _SIMULATED; default _REAL */
     uint64_t sim_start_us;      /* simulated clock: UTC microseconds since 1901 at start;
-                                   0 = the real UTC time when the VM is created */
+                                   0 = the real UTC time when the VM is created;
+                                   at most 2^62 (the VM clock's end) */
     uint32_t ms_clock_start;    /* initial millisecond-clock value, 0 .. 0x1FFFFFFF;
                                    both clocks; default 0 */
     uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
@@ -208,7 +210,8 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
  * (no runnable process, no pending delay or timed wait, no waiter on a registered
  * external semaphore) it returns STVM_EDEADLOCK; stvm_blocked_report() then tells who
  * waits on what, and the VM may be given more work and run again.
- * Errors: EBUSY (already running, or called from a process). */
+ * Errors: EBUSY (this VM is already running, or any VM's stvm_run is active on the
+ * calling thread: runs do not nest; run another VM on another thread). */
 STVM_API int stvm_run(stvm_vm *vm);
 
 /* Let the other runnable processes of the caller's priority run first (primitive 167).

@@ -241,6 +241,8 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
 {
     if (!iterations || !ns_per_switch)
         return STVM_EINVAL;
+    if (stvm__thread_vm())
+        return STVM_EBUSY;   /* it would take over the running VM's thread state */
     raw_pair *r = calloc(1, sizeof *r);
     if (!r)
         return STVM_ENOMEM;

@@ -116,6 +116,11 @@ static void arm_thread(void)
 static void arm_thread(void) {}
 #endif
 
+stvm_vm *stvm__thread_vm(void)
+{
+    return tls_vm;
+}
+
 void stvm__overflow_arm(stvm_vm *vm)
 {
     tls_vm = vm;

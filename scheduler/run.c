@@ -90,8 +90,8 @@ int stvm_run(stvm_vm *vm)
 {
     if (!vm)
         return STVM_EINVAL;
-    if (vm->running || vm->active)
-        return STVM_EBUSY;
+    if (vm->running || vm->active || stvm__thread_vm())
+        return STVM_EBUSY;   /* this VM, or another on this thread, is running */
     vm->running = true;
     stvm__ctx_host_enter(vm);
     stvm__poll_events(vm);

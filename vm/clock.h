@@ -5,6 +5,12 @@
 
 #include "vm.h"
 
+/* The VM clock stays below this (2^62 us, about 146,000 years after 1901): the
+ * simulated clock starts at or before it, deadlines past it are refused (primitive 242
+ * fails; a Delay or timed wait that would end later answers ERANGE), so that no sum of
+ * a clock value and a duration can overflow. */
+#define STVM_CLOCK_MAX_US ((uint64_t)1 << 62)
+
 /* Anchor the clock (called once by stvm_vm_new). ESYS if the OS clock fails. */
 int stvm__clock_init(stvm_vm *vm);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vm.h"
+#include "clock.h"
 
 void stvm_config_init(stvm_config *cfg)
 {
@@ -61,7 +61,7 @@ static int check(const stvm_config *c, char *why, size_t size)
          delay_clock, "STVM_DELAY_CLOCK_MS or _US (0 or 1)");
     RULE(c->clock == STVM_CLOCK_REAL || c->clock == STVM_CLOCK_SIMULATED, clock,
          "STVM_CLOCK_REAL or _SIMULATED (0 or 1)");
-    RULE(c->sim_start_us <= STVM_MAX_SIM_START_US, sim_start_us,
+    RULE(c->sim_start_us <= STVM_CLOCK_MAX_US, sim_start_us,
          "0 (now) .. 4611686018427387904 (2^62)");
     RULE(c->ms_clock_start <= STVM_MS_CLOCK_MASK, ms_clock_start, "0 .. 536870911 (0x1FFFFFFF)");
     RULE(c->idle_relinquish_us >= 1 && c->idle_relinquish_us <= STVM_MAX_RELINQUISH_US,

@@ -14,9 +14,6 @@
 #define STVM_MAX_RELINQUISH_US 10000000u
 #define STVM_DEFAULT_EXTERNAL_SLOTS 256
 #define STVM_MAX_EXTERNAL_SLOTS 65536
-/* The simulated clock may start anywhere it can run for 2^62 us more without
- * overflowing a uint64_t. */
-#define STVM_MAX_SIM_START_US ((uint64_t)1 << 62)
 
 /* Round up to the page size (stacks and guards are mapped in pages). */
 size_t stvm__page_round(size_t bytes);

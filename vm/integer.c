@@ -50,8 +50,8 @@ int stvm__int_from_i128(stvm_vm *vm, __int128 v, stvm_oop *out)
 
 bool stvm__is_int(stvm_vm *vm, stvm_oop o)
 {
-    if (stvm__is_si(o))
-        return true;
+    if (stvm__is_si(o))   /* a tagged word beyond this VM's width is no integer of it */
+        return stvm__si_fits(vm, stvm__si_value(o));
     return stvm__objmem_is_object(vm, o) && stvm__is_boxed(o);
 }
 
@@ -64,8 +64,8 @@ void stvm__int_release(stvm_vm *vm, stvm_oop o)
 static int finish(stvm_vm *vm, stvm_oop a, stvm_oop b, __int128 r, stvm_oop *out)
 {
     int err = stvm__int_from_i128(vm, r, out);
-    if (!both_immediate(a, b) || (err == STVM_OK && !stvm__is_si(*out)))
-        vm->stats.large_int_ops++;
+    if (err == STVM_OK && (!both_immediate(a, b) || !stvm__is_si(*out)))
+        vm->stats.large_int_ops++;   /* only operations that happened count */
     return err;
 }
 

@@ -34,7 +34,8 @@ int stvm__int_cmp_slow(stvm_vm *vm, stvm_oop a, stvm_oop b);
 int stvm__int_from_i128(stvm_vm *vm, __int128 v, stvm_oop *out);
 /* Value of an integer oop (must be one). */
 __int128 stvm__int_value(stvm_oop o);
-/* Is o a SmallInteger or a live box of this VM? Validates untrusted oops. */
+/* Is o a SmallInteger in this VM's range or a live box of this VM? Validates untrusted
+ * oops (on a 31-bit VM a tagged word holding 2^40 is not a SmallInteger of it). */
 bool stvm__is_int(stvm_vm *vm, stvm_oop o);
 /* Is o (known to be an object of this VM) a boxed integer? */
 static inline bool stvm__is_boxed(stvm_oop o)
