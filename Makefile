@@ -52,7 +52,15 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro
+.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro soak fuzz
+
+# Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
+# ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
+# add to SOAK_EXTRA (make soak) and FUZZ_EXTRA (make fuzz).
+CHECK_EXTRA :=
+SOAK_EXTRA :=
+FUZZ_EXTRA :=
+
 all: lib tools examples
 
 lib: $(B)/libstvm.a $(B)/libstvm.so
@@ -96,7 +104,12 @@ check: deps
 	        echo "the leak check is not live"; exit 1; else echo "canary caught"; fi
 	$(MAKE) install-smoke
 	@for e in $(EXAMPLES); do echo "== example $$e"; $$e > /dev/null || exit 1; done
+	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
 	@echo "check: all passed"
+
+# Longer runs of the same tests, not part of make check (mk/*.mk say what each runs).
+soak: all $(SOAK_EXTRA)
+fuzz: $(FUZZ_EXTRA)
 
 test: check
 
@@ -138,3 +151,5 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+include $(wildcard mk/*.mk)
