@@ -60,6 +60,7 @@ $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma
 CHECK_EXTRA :=
 SOAK_EXTRA :=
 FUZZ_EXTRA :=
+include $(wildcard mk/*.mk)
 
 all: lib tools examples
 
@@ -151,5 +152,3 @@ uninstall:
 
 clean:
 	rm -rf $(B)
-
-include $(wildcard mk/*.mk)
