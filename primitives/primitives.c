@@ -62,48 +62,42 @@ static int si_operands(stvm_oop r, const stvm_oop *a)
     return OK;
 }
 
-static int si_arith(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = si_operands(r, a);
-    if (e)
-        return e;
-    int64_t x = stvm__si_value(r), y = stvm__si_value(a[0]), v;
-    bool overflow = op == '+' ? __builtin_add_overflow(x, y, &v)
-                  : op == '-' ? __builtin_sub_overflow(x, y, &v)
-                              : __builtin_mul_overflow(x, y, &v);
-    if (overflow || !stvm__si_fits(vm, v))
-        return STVM_PRIM_ERR_GENERIC;   /* the image falls back to LargeInteger code */
-    *res = stvm__si_make(v);
-    return OK;
-}
+/* The exact result in 128 bits (operands are at most 63-bit, so even a product fits);
+ * outside the VM's SmallInteger range it fails and the image falls back to
+ * LargeInteger code. */
+#define SMALLINT_ARITH(fname, op)                                                        \
+    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)          \
+    {                                                                                    \
+        int e = si_operands(r, a);                                                       \
+        if (e)                                                                           \
+            return e;                                                                    \
+        __int128 v = (__int128)stvm__si_value(r) op stvm__si_value(a[0]);                \
+        if (v < INT64_MIN || v > INT64_MAX || !stvm__si_fits(vm, (int64_t)v))            \
+            return STVM_PRIM_ERR_GENERIC;                                                \
+        *res = stvm__si_make((int64_t)v);                                                \
+        return OK;                                                                       \
+    }
 
-static int si_compare(stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = si_operands(r, a);
-    if (e)
-        return e;
-    int64_t x = stvm__si_value(r), y = stvm__si_value(a[0]);
-    bool b = op == '<' ? x < y : op == '>' ? x > y : op == 'l' ? x <= y
-           : op == 'g' ? x >= y : op == '=' ? x == y : x != y;
-    *res = boolean(b);
-    return OK;
-}
+#define SMALLINT_COMPARE(fname, op)                                                      \
+    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)          \
+    {                                                                                    \
+        (void)vm;                                                                        \
+        int e = si_operands(r, a);                                                       \
+        if (e)                                                                           \
+            return e;                                                                    \
+        *res = boolean(stvm__si_value(r) op stvm__si_value(a[0]));                       \
+        return OK;                                                                       \
+    }
 
-#define SI_ARITH(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return si_arith(vm, r, a, res, op); }
-#define SI_CMP(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { (void)vm; return si_compare(r, a, res, op); }
-SI_ARITH(p_add, '+')
-SI_ARITH(p_sub, '-')
-SI_ARITH(p_mul, '*')
-SI_CMP(p_lt, '<')
-SI_CMP(p_gt, '>')
-SI_CMP(p_le, 'l')
-SI_CMP(p_ge, 'g')
-SI_CMP(p_eq, '=')
-SI_CMP(p_ne, '!')
+SMALLINT_ARITH(p_add, +)
+SMALLINT_ARITH(p_sub, -)
+SMALLINT_ARITH(p_mul, *)
+SMALLINT_COMPARE(p_lt, <)
+SMALLINT_COMPARE(p_gt, >)
+SMALLINT_COMPARE(p_le, <=)
+SMALLINT_COMPARE(p_ge, >=)
+SMALLINT_COMPARE(p_eq, ==)
+SMALLINT_COMPARE(p_ne, !=)
 
 /* ---- LargeInteger primitives 21-29: any integers up to 64-bit magnitude ---- */
 
@@ -116,45 +110,39 @@ static int li_operands(stvm_vm *vm, stvm_oop r, const stvm_oop *a)
     return OK;
 }
 
-static int li_arith(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = li_operands(vm, r, a);
-    if (e)
-        return e;
-    int err = op == '+' ? stvm__int_add(vm, r, a[0], res)
-            : op == '-' ? stvm__int_sub(vm, r, a[0], res)
-                        : stvm__int_mul(vm, r, a[0], res);
-    return err == STVM_OK ? OK : err == STVM_ENOMEM ? STVM_PRIM_ERR_NO_MEMORY
-                                                    : STVM_PRIM_ERR_GENERIC;
-}
+/* int_op is the vm/integer.h function (immediate fast path, boxes otherwise). */
+#define LARGEINT_ARITH(fname, int_op)                                                    \
+    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)          \
+    {                                                                                    \
+        int e = li_operands(vm, r, a);                                                   \
+        if (e)                                                                           \
+            return e;                                                                    \
+        int err = int_op(vm, r, a[0], res);                                              \
+        return err == STVM_OK       ? OK                                                 \
+               : err == STVM_ENOMEM ? STVM_PRIM_ERR_NO_MEMORY                            \
+                                    : STVM_PRIM_ERR_GENERIC; /* beyond 64 bits */        \
+    }
 
-static int li_compare(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = li_operands(vm, r, a);
-    if (e)
-        return e;
-    int c = stvm__int_cmp(vm, r, a[0]);
-    bool b = op == '<' ? c < 0 : op == '>' ? c > 0 : op == 'l' ? c <= 0
-           : op == 'g' ? c >= 0 : op == '=' ? c == 0 : c != 0;
-    *res = boolean(b);
-    return OK;
-}
+/* op compares stvm__int_cmp's -1, 0 or 1 with 0. */
+#define LARGEINT_COMPARE(fname, op)                                                      \
+    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)          \
+    {                                                                                    \
+        int e = li_operands(vm, r, a);                                                   \
+        if (e)                                                                           \
+            return e;                                                                    \
+        *res = boolean(stvm__int_cmp(vm, r, a[0]) op 0);                                 \
+        return OK;                                                                       \
+    }
 
-#define LI_ARITH(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return li_arith(vm, r, a, res, op); }
-#define LI_CMP(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return li_compare(vm, r, a, res, op); }
-LI_ARITH(p_ladd, '+')
-LI_ARITH(p_lsub, '-')
-LI_ARITH(p_lmul, '*')
-LI_CMP(p_llt, '<')
-LI_CMP(p_lgt, '>')
-LI_CMP(p_lle, 'l')
-LI_CMP(p_lge, 'g')
-LI_CMP(p_leq, '=')
-LI_CMP(p_lne, '!')
+LARGEINT_ARITH(p_ladd, stvm__int_add)
+LARGEINT_ARITH(p_lsub, stvm__int_sub)
+LARGEINT_ARITH(p_lmul, stvm__int_mul)
+LARGEINT_COMPARE(p_llt, <)
+LARGEINT_COMPARE(p_lgt, >)
+LARGEINT_COMPARE(p_lle, <=)
+LARGEINT_COMPARE(p_lge, >=)
+LARGEINT_COMPARE(p_leq, ==)
+LARGEINT_COMPARE(p_lne, !=)
 
 /* ---- process primitives ---- */
 
