@@ -25,30 +25,23 @@ enum { OK = 0 };
 
 static stvm_oop boolean(bool b) { return b ? STVM_TRUE : STVM_FALSE; }
 
-static stvm_semaphore *as_sem(stvm_vm *vm, stvm_oop o)
+/* The one receiver and argument check by class: the object `oop` names if it is a live
+ * object of this VM whose class is class_index, else NULL. Safe for any machine word:
+ * stvm__objmem_is_object answers only for live objects of this VM and reads no
+ * address it does not own; after it, the class is all there is to check. */
+static void *object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index)
 {
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
+    if (!stvm__objmem_is_object(vm, oop))
         return NULL;
-    stvm_semaphore *s = (stvm_semaphore *)o;
-    return stvm__is_sem(vm, s) ? s : NULL;
-}
-
-static stvm_mutex *as_mutex(stvm_vm *vm, stvm_oop o)
-{
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
-        return NULL;
-    stvm_mutex *m = (stvm_mutex *)o;
-    return stvm__is_mutex(vm, m) ? m : NULL;
+    return ((const stvm_object *)oop)->class_index == class_index ? (void *)oop : NULL;
 }
 
 /* The running state of a Process oop; NULL for anything else or a finished process
  * (Pharo fails such a receiver: its suspendedContext is nil). */
-static stvm_proc *as_proc(stvm_vm *vm, stvm_oop o)
+static stvm_proc *running_state(stvm_vm *vm, stvm_oop o)
 {
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
-        return NULL;
-    stvm_process *h = (stvm_process *)o;
-    return stvm__is_proc(vm, h) ? h->core : NULL;
+    stvm_process *h = object_of(vm, o, STVM_CLASS_PROCESS);
+    return h ? h->core : NULL;
 }
 
 /* ---- SmallInteger primitives 1-9: both operands immediate, result must fit ---- */
@@ -149,7 +142,7 @@ LARGEINT_COMPARE(p_lne, !=)
 static int p_signal(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_semaphore *s = as_sem(vm, r);
+    stvm_semaphore *s = object_of(vm, r, STVM_CLASS_SEMAPHORE);
     if (!s)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     *res = r;
@@ -160,7 +153,7 @@ static int p_signal(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_wait(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_semaphore *s = as_sem(vm, r);
+    stvm_semaphore *s = object_of(vm, r, STVM_CLASS_SEMAPHORE);
     if (!s)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     if (!vm->active)
@@ -173,7 +166,7 @@ static int p_wait(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_proc *p = as_proc(vm, r);
+    stvm_proc *p = running_state(vm, r);
     if (!p)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     *res = r;
@@ -183,7 +176,7 @@ static int p_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_proc *p = as_proc(vm, r);
+    stvm_proc *p = running_state(vm, r);
     if (!p || (p->flags & STVM_PF_VM_OWN))
         return STVM_PRIM_ERR_BAD_RECEIVER;
     /* Answer the list it was on (Pharo answers the old myList); run queues are not
@@ -212,7 +205,7 @@ static int p_yield(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 static int p_exit_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
+    stvm_mutex *m = object_of(vm, r, STVM_CLASS_MUTEX);
     if (!m)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     if (!vm->active || m->owner != vm->active)
@@ -225,7 +218,7 @@ static int p_exit_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop 
 static int p_enter_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
+    stvm_mutex *m = object_of(vm, r, STVM_CLASS_MUTEX);
     if (!m)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     if (!vm->active)
@@ -240,7 +233,7 @@ static int p_enter_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop
 static int p_test_and_set(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
+    stvm_mutex *m = object_of(vm, r, STVM_CLASS_MUTEX);
     if (!m)
         return STVM_PRIM_ERR_BAD_RECEIVER;
     if (!vm->active)
@@ -283,15 +276,11 @@ static int p_us_clock(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
     return stvm__prim_us_clock(vm, res) ? STVM_PRIM_ERR_NO_MEMORY : OK;
 }
 
-/* The timer's semaphore argument: a Semaphore (exact class) or nil. */
-static int timer_sem_arg(stvm_vm *vm, stvm_oop o, stvm_semaphore **out)
+/* The timer's semaphore argument: a Semaphore or nil. */
+static int timer_semaphore(stvm_vm *vm, stvm_oop o, stvm_semaphore **out)
 {
-    if (o == STVM_NIL) {
-        *out = NULL;
-        return OK;
-    }
-    *out = as_sem(vm, o);
-    return *out ? OK : STVM_PRIM_ERR_BAD_ARGUMENT;
+    *out = o == STVM_NIL ? NULL : object_of(vm, o, STVM_CLASS_SEMAPHORE);
+    return o == STVM_NIL || *out ? OK : STVM_PRIM_ERR_BAD_ARGUMENT;
 }
 
 int stvm__prim_signal_at_ms(stvm_vm *vm, stvm_semaphore *s, stvm_oop tick)
@@ -330,7 +319,7 @@ int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
 static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     stvm_semaphore *s;
-    int e = timer_sem_arg(vm, a[0], &s);
+    int e = timer_semaphore(vm, a[0], &s);
     if (!e)
         e = stvm__prim_signal_at_ms(vm, s, a[1]);
     if (!e)
@@ -341,7 +330,7 @@ static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *
 static int p_signal_at_us(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
 {
     stvm_semaphore *s;
-    int e = timer_sem_arg(vm, a[0], &s);
+    int e = timer_semaphore(vm, a[0], &s);
     if (!e && !stvm__is_int(vm, a[1]))
         e = STVM_PRIM_ERR_BAD_ARGUMENT;
     if (!e)
