@@ -1,0 +1,89 @@
+/*
+ * Dispatch: the array made from STVM_PRIMITIVES (prim_table.h), indexed by primitive
+ * number, and the public calls over it. The argument count and the caller are
+ * checked here, once, before any primitive body runs.
+ */
+#include "prim_table.h"
+
+typedef struct prim_row {
+    const char *name;
+    stvm__primitive_fn *fn;   /* NULL: no primitive has this number */
+    int nargs;
+    int caller;               /* ANY_CALLER or PROCESS_ONLY */
+} prim_row;
+
+/* A number listed twice is a compile error (-Woverride-init, part of -Wextra). */
+#define ROW(number, nargs, caller, name, fn) \
+    [number] = {name, stvm__primitive_##fn, nargs, caller},
+static const prim_row table[] = {STVM_PRIMITIVES(ROW)};
+#undef ROW
+
+enum { NSLOTS = sizeof table / sizeof table[0] };
+
+static const prim_row *find(int number)
+{
+    return number >= 0 && number < NSLOTS && table[number].fn ? &table[number] : NULL;
+}
+
+/* The checks every row asks for, before the body runs. A PROCESS_ONLY primitive
+ * called by the embedding thread outside stvm_run (no active process) would block,
+ * switch or sleep the host thread: it is inappropriate there. */
+static int check_call(const stvm_vm *vm, const prim_row *row, int nargs)
+{
+    if (nargs != row->nargs)
+        return STVM_PRIM_ERR_BAD_NUM_ARGS;
+    if (row->caller == PROCESS_ONLY && !vm->active)
+        return STVM_PRIM_ERR_INAPPROPRIATE;
+    return PRIM_OK;
+}
+
+int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_oop *args,
+                        int nargs, stvm_oop *result, int *fail_code)
+{
+    const prim_row *row = find(number);
+    if (!vm || !row || nargs < 0 || (nargs > 0 && !args))
+        return STVM_EINVAL;
+    stvm_oop res = STVM_NIL;
+    int code = check_call(vm, row, nargs);
+    if (!code)
+        code = row->fn(vm, receiver, args, &res);
+    if (code) {
+        if (fail_code)
+            *fail_code = code;
+        return STVM_EPRIM;
+    }
+    if (result)
+        *result = res;
+    return STVM_OK;
+}
+
+const char *stvm_primitive_name(int number)
+{
+    const prim_row *row = find(number);
+    return row ? row->name : NULL;
+}
+
+int stvm_primitive_numbers(int *out, int cap)
+{
+    int n = 0;
+    for (int number = 0; number < NSLOTS; number++) {
+        if (!table[number].fn)
+            continue;
+        if (out && n < cap)
+            out[n] = number;
+        n++;
+    }
+    return n;
+}
+
+const char *stvm_prim_error_name(int code)
+{
+    static const char *const names[] = {
+        "success", "generic failure", "bad receiver", "bad argument", "bad index",
+        "bad number of arguments", "inappropriate operation", "unsupported operation",
+        "no modification", "insufficient object memory",
+    };
+    if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
+        return names[code];
+    return "unknown failure code";
+}
