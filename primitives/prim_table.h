@@ -50,7 +50,7 @@
     X(186, 0, PROCESS_ONLY, "primitiveEnterCriticalSection", enter_critical_section)       \
     X(187, 0, PROCESS_ONLY, "primitiveTestAndSetOwnershipOfCriticalSection",               \
                             test_and_set_ownership_of_critical_section)                    \
-    X(230, 1, ANY_CALLER,   "primitiveRelinquishProcessor", relinquish_processor)          \
+    X(230, 1, PROCESS_ONLY, "primitiveRelinquishProcessor", relinquish_processor)          \
     X(240, 0, ANY_CALLER,   "primitiveUTCMicrosecondClock", utc_microsecond_clock)         \
     X(242, 2, ANY_CALLER,   "primitiveSignalAtUTCMicroseconds",                            \
                             signal_at_utc_microseconds)
