@@ -8,7 +8,7 @@
  * The C function is stvm__primitive_<C function>. The caller column says whether the
  * embedding thread may call the primitive outside stvm_run (ANY_CALLER) or it needs an
  * active process (PROCESS_ONLY: it blocks, switches or sleeps the caller). From the
- * list come the prototypes below and, in prim_table.c, the dispatch array,
+ * list come the prototypes below and, in primitives.c, the dispatch array,
  * stvm_primitive_name, stvm_primitive_numbers and the argument-count and caller checks
  * of stvm_primitive_call. Adding a primitive is a row here plus its body.
  */
@@ -71,5 +71,11 @@ typedef int stvm__primitive_fn(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
     stvm__primitive_fn stvm__primitive_##fn;
 STVM_PRIMITIVES(STVM__PRIMITIVE_DECLARE)
 #undef STVM__PRIMITIVE_DECLARE
+
+/* The one receiver and argument check by class, for every primitive: the object `oop`
+ * names if it is a live object of this VM whose class is class_index
+ * (STVM_CLASS_SEMAPHORE, _MUTEX or _PROCESS), else NULL. Safe for any machine word.
+ * In prim_object.c. */
+void *stvm__prim_object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index);
 
 #endif
