@@ -1,428 +1,41 @@
 /*
- * The numbered primitive table, with Pharo's numbers, names and failure codes.
- *
- * A primitive validates every oop it is given before touching anything: the receiver
- * and arguments may be any machine word, and a wrong kind of object or a value out of
- * range fails with Pharo's code and leaves the VM exactly as it was.
+ * The numbered primitive table: the dispatch array made from STVM_PRIMITIVES
+ * (prim_table.h), indexed by primitive number, and the public calls over it. The
+ * argument count and the caller are checked here, once, before any primitive body
+ * runs; the bodies are in prim_integer.c, prim_process.c and prim_time.c.
  */
-#include <stddef.h>
-
-#include "../scheduler/sched.h"
-#include "../scheduler/timer.h"
-#include "../vm/integer.h"
-#include "../vm/objmem.h"
-#include "prims.h"
-
-typedef int (*prim_fn)(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, stvm_oop *result);
+#include "prim_table.h"
 
 typedef struct prim_row {
-    int number;
     const char *name;
+    stvm__primitive_fn *fn;   /* NULL: no primitive has this number */
     int nargs;
-    prim_fn fn;
+    int caller;               /* ANY_CALLER or PROCESS_ONLY */
 } prim_row;
 
-enum { OK = 0 };
+/* A number listed twice is a compile error (-Woverride-init, part of -Wextra). */
+#define ROW(number, nargs, caller, name, fn) \
+    [number] = {name, stvm__primitive_##fn, nargs, caller},
+static const prim_row table[] = {STVM_PRIMITIVES(ROW)};
+#undef ROW
 
-static stvm_oop boolean(bool b) { return b ? STVM_TRUE : STVM_FALSE; }
-
-static stvm_semaphore *as_sem(stvm_vm *vm, stvm_oop o)
-{
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
-        return NULL;
-    stvm_semaphore *s = (stvm_semaphore *)o;
-    return stvm__is_sem(vm, s) ? s : NULL;
-}
-
-static stvm_mutex *as_mutex(stvm_vm *vm, stvm_oop o)
-{
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
-        return NULL;
-    stvm_mutex *m = (stvm_mutex *)o;
-    return stvm__is_mutex(vm, m) ? m : NULL;
-}
-
-/* The running state of a Process oop; NULL for anything else or a finished process
- * (Pharo fails such a receiver: its suspendedContext is nil). */
-static stvm_proc *as_proc(stvm_vm *vm, stvm_oop o)
-{
-    if (!stvm__objmem_is_object(vm, o) || stvm__is_boxed(o))
-        return NULL;
-    stvm_process *h = (stvm_process *)o;
-    return stvm__is_proc(vm, h) ? h->core : NULL;
-}
-
-/* ---- SmallInteger primitives 1-9: both operands immediate, result must fit ---- */
-
-static int si_operands(stvm_oop r, const stvm_oop *a)
-{
-    if (!stvm__is_si(r))
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!stvm__is_si(a[0]))
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    return OK;
-}
-
-static int si_arith(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = si_operands(r, a);
-    if (e)
-        return e;
-    int64_t x = stvm__si_value(r), y = stvm__si_value(a[0]), v;
-    bool overflow = op == '+' ? __builtin_add_overflow(x, y, &v)
-                  : op == '-' ? __builtin_sub_overflow(x, y, &v)
-                              : __builtin_mul_overflow(x, y, &v);
-    if (overflow || !stvm__si_fits(vm, v))
-        return STVM_PRIM_ERR_GENERIC;   /* the image falls back to LargeInteger code */
-    *res = stvm__si_make(v);
-    return OK;
-}
-
-static int si_compare(stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = si_operands(r, a);
-    if (e)
-        return e;
-    int64_t x = stvm__si_value(r), y = stvm__si_value(a[0]);
-    bool b = op == '<' ? x < y : op == '>' ? x > y : op == 'l' ? x <= y
-           : op == 'g' ? x >= y : op == '=' ? x == y : x != y;
-    *res = boolean(b);
-    return OK;
-}
-
-#define SI_ARITH(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return si_arith(vm, r, a, res, op); }
-#define SI_CMP(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { (void)vm; return si_compare(r, a, res, op); }
-SI_ARITH(p_add, '+')
-SI_ARITH(p_sub, '-')
-SI_ARITH(p_mul, '*')
-SI_CMP(p_lt, '<')
-SI_CMP(p_gt, '>')
-SI_CMP(p_le, 'l')
-SI_CMP(p_ge, 'g')
-SI_CMP(p_eq, '=')
-SI_CMP(p_ne, '!')
-
-/* ---- LargeInteger primitives 21-29: any integers up to 64-bit magnitude ---- */
-
-static int li_operands(stvm_vm *vm, stvm_oop r, const stvm_oop *a)
-{
-    if (!stvm__is_int(vm, r))
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!stvm__is_int(vm, a[0]))
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    return OK;
-}
-
-static int li_arith(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = li_operands(vm, r, a);
-    if (e)
-        return e;
-    int err = op == '+' ? stvm__int_add(vm, r, a[0], res)
-            : op == '-' ? stvm__int_sub(vm, r, a[0], res)
-                        : stvm__int_mul(vm, r, a[0], res);
-    return err == STVM_OK ? OK : err == STVM_ENOMEM ? STVM_PRIM_ERR_NO_MEMORY
-                                                    : STVM_PRIM_ERR_GENERIC;
-}
-
-static int li_compare(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res, int op)
-{
-    int e = li_operands(vm, r, a);
-    if (e)
-        return e;
-    int c = stvm__int_cmp(vm, r, a[0]);
-    bool b = op == '<' ? c < 0 : op == '>' ? c > 0 : op == 'l' ? c <= 0
-           : op == 'g' ? c >= 0 : op == '=' ? c == 0 : c != 0;
-    *res = boolean(b);
-    return OK;
-}
-
-#define LI_ARITH(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return li_arith(vm, r, a, res, op); }
-#define LI_CMP(fname, op) \
-    static int fname(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res) \
-    { return li_compare(vm, r, a, res, op); }
-LI_ARITH(p_ladd, '+')
-LI_ARITH(p_lsub, '-')
-LI_ARITH(p_lmul, '*')
-LI_CMP(p_llt, '<')
-LI_CMP(p_lgt, '>')
-LI_CMP(p_lle, 'l')
-LI_CMP(p_lge, 'g')
-LI_CMP(p_leq, '=')
-LI_CMP(p_lne, '!')
-
-/* ---- process primitives ---- */
-
-static int p_signal(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_semaphore *s = as_sem(vm, r);
-    if (!s)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    *res = r;
-    stvm__sem_signal(vm, s);
-    return OK;
-}
-
-static int p_wait(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_semaphore *s = as_sem(vm, r);
-    if (!s)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!vm->active)
-        return STVM_PRIM_ERR_INAPPROPRIATE;
-    *res = r;
-    stvm__sem_wait(vm, s);
-    return OK;
-}
-
-static int p_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_proc *p = as_proc(vm, r);
-    if (!p)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    *res = r;
-    return stvm__process_resume(vm, p) ? STVM_PRIM_ERR_BAD_RECEIVER : OK;
-}
-
-static int p_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_proc *p = as_proc(vm, r);
-    if (!p || (p->flags & STVM_PF_VM_OWN))
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    /* Answer the list it was on (Pharo answers the old myList); run queues are not
-     * objects here, so a ready process answers nil. */
-    stvm_oop old = STVM_NIL;
-    if (p->my_list && p->my_list->kind == STVM_LIST_SEMAPHORE)
-        old = (stvm_oop)((char *)p->my_list - offsetof(stvm_semaphore, list));
-    else if (p->my_list && p->my_list->kind == STVM_LIST_MUTEX)
-        old = (stvm_oop)((char *)p->my_list - offsetof(stvm_mutex, list));
-    if (p != vm->active && !p->my_list)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    *res = old;
-    return stvm__process_suspend(vm, p) ? STVM_PRIM_ERR_BAD_RECEIVER : OK;
-}
-
-static int p_yield(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    if (!vm->active)
-        return STVM_PRIM_ERR_INAPPROPRIATE;
-    *res = r;
-    stvm__yield(vm);
-    return OK;
-}
-
-static int p_exit_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
-    if (!m)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!vm->active || m->owner != vm->active)
-        return STVM_PRIM_ERR_INAPPROPRIATE;
-    *res = r;
-    stvm__mutex_exit_prim(vm, m);
-    return OK;
-}
-
-static int p_enter_critical(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
-    if (!m)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!vm->active)
-        return STVM_PRIM_ERR_INAPPROPRIATE;
-    int got = stvm__mutex_enter_prim(vm, m);
-    /* false: acquired; true: already the owner; nil: the wait was cut short by a
-     * suspend, so the caller does not own it (Pharo would answer false here). */
-    *res = got == 1 ? STVM_TRUE : got == 0 ? STVM_FALSE : STVM_NIL;
-    return OK;
-}
-
-static int p_test_and_set(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)a;
-    stvm_mutex *m = as_mutex(vm, r);
-    if (!m)
-        return STVM_PRIM_ERR_BAD_RECEIVER;
-    if (!vm->active)
-        return STVM_PRIM_ERR_INAPPROPRIATE;
-    if (!m->owner) {
-        stvm_mutex_try_enter(vm, m);
-        *res = STVM_FALSE;
-    } else {
-        *res = m->owner == vm->active ? STVM_TRUE : STVM_NIL;
-    }
-    return OK;
-}
-
-/* ---- clocks and the timer ---- */
-
-stvm_oop stvm__prim_ms_clock(stvm_vm *vm)
-{
-    vm->stats.clock_reads++;
-    return stvm__si_make(stvm__clock_ms_at(vm, stvm__clock_now_us(vm)));
-}
-
-int stvm__prim_us_clock(stvm_vm *vm, stvm_oop *out)
-{
-    vm->stats.clock_reads++;
-    return stvm__int_from_i128(vm, stvm__clock_now_us(vm), out);
-}
-
-static int p_ms_clock(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)r;
-    (void)a;
-    *res = stvm__prim_ms_clock(vm);
-    return OK;
-}
-
-static int p_us_clock(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    (void)r;
-    (void)a;
-    return stvm__prim_us_clock(vm, res) ? STVM_PRIM_ERR_NO_MEMORY : OK;
-}
-
-/* The timer's semaphore argument: a Semaphore (exact class) or nil. */
-static int timer_sem_arg(stvm_vm *vm, stvm_oop o, stvm_semaphore **out)
-{
-    if (o == STVM_NIL) {
-        *out = NULL;
-        return OK;
-    }
-    *out = as_sem(vm, o);
-    return *out ? OK : STVM_PRIM_ERR_BAD_ARGUMENT;
-}
-
-int stvm__prim_signal_at_ms(stvm_vm *vm, stvm_semaphore *s, stvm_oop tick)
-{
-    if (!stvm__is_si(tick) || stvm__si_value(tick) < 0)
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    if (!s) {
-        stvm__timer_arm(vm, NULL, 0);
-        return OK;
-    }
-    /* The newer VM's rule: the distance to the tick is taken modulo the clock range;
-     * more than half the range ahead means the tick is in the past: fire at once. */
-    uint64_t now = stvm__clock_now_us(vm);
-    uint32_t ms_now = stvm__clock_ms_at(vm, now);
-    uint32_t d = ((uint32_t)stvm__si_value(tick) - ms_now) & STVM_MS_CLOCK_MASK;
-    uint64_t deadline = d > STVM_MS_CLOCK_MASK / 2
-                            ? now
-                            : stvm__clock_tick_start_us(vm, now) + (uint64_t)d * 1000;
-    stvm__timer_arm(vm, s, deadline);
-    return OK;
-}
-
-int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
-{
-    if (!stvm__is_si(usecs) && !stvm__is_boxed(usecs))
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    __int128 v = stvm__int_value(usecs);
-    if (v < 0 || v > (__int128)UINT64_MAX)
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    if (stvm__is_boxed(usecs))
-        vm->stats.large_int_ops++;   /* positive64BitValueOf: walks the digits */
-    stvm__timer_arm(vm, s, (uint64_t)v);   /* 0 means no deadline, as in Pharo */
-    return OK;
-}
-
-static int p_signal_at_ms(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    stvm_semaphore *s;
-    int e = timer_sem_arg(vm, a[0], &s);
-    if (!e)
-        e = stvm__prim_signal_at_ms(vm, s, a[1]);
-    if (!e)
-        *res = r;
-    return e;
-}
-
-static int p_signal_at_us(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    stvm_semaphore *s;
-    int e = timer_sem_arg(vm, a[0], &s);
-    if (!e && !stvm__is_int(vm, a[1]))
-        e = STVM_PRIM_ERR_BAD_ARGUMENT;
-    if (!e)
-        e = stvm__prim_signal_at_us(vm, s, a[1]);
-    if (!e)
-        *res = r;
-    return e;
-}
-
-static int p_relinquish(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
-{
-    if (!stvm__is_si(a[0]) || stvm__si_value(a[0]) < 0)
-        return STVM_PRIM_ERR_BAD_ARGUMENT;
-    *res = r;
-    stvm__relinquish(vm, (uint64_t)stvm__si_value(a[0]));
-    return OK;
-}
-
-static const prim_row table[] = {
-    {1, "primitiveAdd", 1, p_add},
-    {2, "primitiveSubtract", 1, p_sub},
-    {3, "primitiveLessThan", 1, p_lt},
-    {4, "primitiveGreaterThan", 1, p_gt},
-    {5, "primitiveLessOrEqual", 1, p_le},
-    {6, "primitiveGreaterOrEqual", 1, p_ge},
-    {7, "primitiveEqual", 1, p_eq},
-    {8, "primitiveNotEqual", 1, p_ne},
-    {9, "primitiveMultiply", 1, p_mul},
-    {21, "primitiveAddLargeIntegers", 1, p_ladd},
-    {22, "primitiveSubtractLargeIntegers", 1, p_lsub},
-    {23, "primitiveLessThanLargeIntegers", 1, p_llt},
-    {24, "primitiveGreaterThanLargeIntegers", 1, p_lgt},
-    {25, "primitiveLessOrEqualLargeIntegers", 1, p_lle},
-    {26, "primitiveGreaterOrEqualLargeIntegers", 1, p_lge},
-    {27, "primitiveEqualLargeIntegers", 1, p_leq},
-    {28, "primitiveNotEqualLargeIntegers", 1, p_lne},
-    {29, "primitiveMultiplyLargeIntegers", 1, p_lmul},
-    {85, "primitiveSignal", 0, p_signal},
-    {86, "primitiveWait", 0, p_wait},
-    {87, "primitiveResume", 0, p_resume},
-    {88, "primitiveSuspend", 0, p_suspend},
-    {135, "primitiveMillisecondClock", 0, p_ms_clock},
-    {136, "primitiveSignalAtMilliseconds", 2, p_signal_at_ms},
-    {167, "primitiveYield", 0, p_yield},
-    {185, "primitiveExitCriticalSection", 0, p_exit_critical},
-    {186, "primitiveEnterCriticalSection", 0, p_enter_critical},
-    {187, "primitiveTestAndSetOwnershipOfCriticalSection", 0, p_test_and_set},
-    {230, "primitiveRelinquishProcessor", 1, p_relinquish},
-    {240, "primitiveUTCMicrosecondClock", 0, p_us_clock},
-    {242, "primitiveSignalAtUTCMicroseconds", 2, p_signal_at_us},
-};
-
-#define NPRIMS ((int)(sizeof table / sizeof table[0]))
+enum { NSLOTS = sizeof table / sizeof table[0] };
 
 static const prim_row *find(int number)
 {
-    /* The table is sorted by number: a binary search keeps dispatch cheap. */
-    int lo = 0, hi = NPRIMS - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (table[mid].number == number)
-            return &table[mid];
-        if (table[mid].number < number)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return NULL;
+    return number >= 0 && number < NSLOTS && table[number].fn ? &table[number] : NULL;
+}
+
+/* The checks every row asks for, before the body runs. A PROCESS_ONLY primitive
+ * called by the embedding thread outside stvm_run (no active process) would block,
+ * switch or sleep the host thread: it is inappropriate there. */
+static int check_call(const stvm_vm *vm, const prim_row *row, int nargs)
+{
+    if (nargs != row->nargs)
+        return STVM_PRIM_ERR_BAD_NUM_ARGS;
+    if (row->caller == PROCESS_ONLY && !vm->active)
+        return STVM_PRIM_ERR_INAPPROPRIATE;
+    return PRIM_OK;
 }
 
 int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_oop *args,
@@ -431,8 +44,8 @@ int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_o
     const prim_row *row = find(number);
     if (!vm || !row || nargs < 0 || (nargs > 0 && !args))
         return STVM_EINVAL;
-    int code = nargs != row->nargs ? STVM_PRIM_ERR_BAD_NUM_ARGS : OK;
     stvm_oop res = STVM_NIL;
+    int code = check_call(vm, row, nargs);
     if (!code)
         code = row->fn(vm, receiver, args, &res);
     if (code) {
@@ -453,9 +66,15 @@ const char *stvm_primitive_name(int number)
 
 int stvm_primitive_numbers(int *out, int cap)
 {
-    for (int i = 0; out && i < NPRIMS && i < cap; i++)
-        out[i] = table[i].number;
-    return NPRIMS;
+    int n = 0;
+    for (int number = 0; number < NSLOTS; number++) {
+        if (!table[number].fn)
+            continue;
+        if (out && n < cap)
+            out[n] = number;
+        n++;
+    }
+    return n;
 }
 
 const char *stvm_prim_error_name(int code)
@@ -468,32 +87,4 @@ const char *stvm_prim_error_name(int code)
     if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
         return names[code];
     return "unknown failure code";
-}
-
-stvm_oop stvm_semaphore_oop(stvm_semaphore *sem) { return (stvm_oop)sem; }
-stvm_oop stvm_mutex_oop(stvm_mutex *m) { return (stvm_oop)m; }
-stvm_oop stvm_process_oop(stvm_process *p) { return (stvm_oop)p; }
-
-const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop)
-{
-    if (!vm)
-        return NULL;
-    if (oop == STVM_NIL)
-        return "UndefinedObject";
-    if (oop == STVM_TRUE)
-        return "True";
-    if (oop == STVM_FALSE)
-        return "False";
-    if (stvm__is_si(oop))
-        return "SmallInteger";
-    if (!stvm__objmem_is_object(vm, oop))
-        return NULL;
-    switch (((const stvm_object *)oop)->class_index) {
-    case STVM_CLASS_LARGE_POSITIVE_INTEGER: return "LargePositiveInteger";
-    case STVM_CLASS_LARGE_NEGATIVE_INTEGER: return "LargeNegativeInteger";
-    case STVM_CLASS_SEMAPHORE: return "Semaphore";
-    case STVM_CLASS_MUTEX: return "Mutex";
-    case STVM_CLASS_PROCESS: return "Process";
-    default: return NULL;
-    }
 }

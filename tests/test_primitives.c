@@ -1087,3 +1087,49 @@ Test(primitives, relinquish_230_accepts_non_negative_smallintegers)
     cr_assert_eq(w.x[0], 0, "simulated time moves only when every process is blocked");
     vm_done(w.vm);
 }
+
+/* 230 sleeps its caller, so like 86, 167 and 185-187 it needs an active process: from
+ * the embedding thread outside stvm_run it fails with INAPPROPRIATE before looking at
+ * its argument, and neither sleeps nor changes anything (it used to sleep and answer
+ * the receiver). From a process its argument is still checked. */
+static void relinquish_box(stvm_vm *vm, void *arg)
+{
+    world *w = arg;
+    int code = 0;
+    w->rc[0] = stvm_primitive_call(vm, 230, STVM_NIL, &w->res[9], 1, &w->res[0], &code);
+    w->x[0] = code;
+}
+
+Test(primitives, relinquish_230_on_the_host_thread_is_inappropriate_and_does_not_sleep)
+{
+    stvm_vm *vm = vm_make(NULL);   /* the real clock: the old behaviour slept here */
+    const stvm_oop second = (stvm_oop)((1000000u << 1) | 1u), zero = (stvm_oop)1u;
+    const stvm_oop args[] = {second, zero, (stvm_oop)-1 << 1 | 1u, STVM_NIL};
+    stvm_stats before = stats_of(vm);
+    uint64_t t0 = stvm_now_us(vm);
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        stvm_oop res = SENTINEL;
+        int code = 77;
+        cr_assert_eq(stvm_primitive_call(vm, 230, STVM_NIL, &args[i], 1, &res, &code),
+                     STVM_EPRIM, "argument %zu", i);
+        cr_assert_eq(code, STVM_PRIM_ERR_INAPPROPRIATE, "argument %zu: code %d", i, code);
+        cr_assert_eq(res, SENTINEL);
+    }
+    cr_assert_lt(stvm_now_us(vm) - t0, 500000u, "the host thread slept");
+    stvm_stats after = stats_of(vm);
+    cr_assert_eq(after.idle_sleeps, before.idle_sleeps);
+    cr_assert_eq(memcmp(&before, &after, sizeof before), 0, "a failed call changed a counter");
+    vm_done(vm);
+
+    world w = {.vm = sim_vm(31, SIM_START, 0)};
+    w.res[0] = SENTINEL;
+    w.res[9] = mk_u(w.vm, 1ull << 40);   /* boxed on a 31-bit VM */
+    cr_assert_eq(stvm_spawn(w.vm, 40, "relinquisher", relinquish_box, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(w.vm), STVM_OK);
+    cr_assert_eq(w.rc[0], STVM_EPRIM);
+    cr_assert_eq(w.x[0], STVM_PRIM_ERR_BAD_ARGUMENT, "from a process: code %lld",
+                 (long long)w.x[0]);
+    cr_assert_eq(w.res[0], SENTINEL, "a failed call leaves the result alone");
+    cr_assert_eq(stvm_oop_release(w.vm, w.res[9]), STVM_OK);
+    vm_done(w.vm);
+}

@@ -50,8 +50,8 @@ int stvm__int_from_i128(stvm_vm *vm, __int128 v, stvm_oop *out)
 
 bool stvm__is_int(stvm_vm *vm, stvm_oop o)
 {
-    if (stvm__is_si(o))   /* a tagged word beyond this VM's width is no integer of it */
-        return stvm__si_fits(vm, stvm__si_value(o));
+    if (stvm__is_si(o))
+        return stvm__is_si_of(vm, o);
     return stvm__objmem_is_object(vm, o) && stvm__is_boxed(o);
 }
 

@@ -23,6 +23,13 @@ static inline bool stvm__si_fits(const stvm_vm *vm, int64_t v)
     return v >= vm->si_min && v <= vm->si_max;
 }
 
+/* A SmallInteger of this VM: tagged and within its range (a tagged word beyond the
+ * range of a 31-bit VM is no integer of it). Validates untrusted oops. */
+static inline bool stvm__is_si_of(const stvm_vm *vm, stvm_oop o)
+{
+    return stvm__is_si(o) && stvm__si_fits(vm, stvm__si_value(o));
+}
+
 /* Slow paths: any operand or the result boxed. Operands must be integers of this VM
  * (callers check with stvm__is_int). Errors: ERANGE (beyond 64-bit magnitude), ENOMEM. */
 int stvm__int_add_slow(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);

@@ -1,0 +1,81 @@
+/*
+ * The numbered primitive table as one list, and what the primitive files share.
+ *
+ * STVM_PRIMITIVES is the only place a primitive is listed. A row is
+ *
+ *     X(number, argument count, caller, Pharo name, C function)
+ *
+ * The C function is stvm__primitive_<C function>. The caller column says whether the
+ * embedding thread may call the primitive outside stvm_run (ANY_CALLER) or it needs an
+ * active process (PROCESS_ONLY: it blocks, switches or sleeps the caller). From the
+ * list come the prototypes below and, in primitives.c, the dispatch array,
+ * stvm_primitive_name, stvm_primitive_numbers and the argument-count and caller checks
+ * of stvm_primitive_call. Adding a primitive is a row here plus its body.
+ */
+#ifndef STVM_PRIMITIVES_PRIM_TABLE_H
+#define STVM_PRIMITIVES_PRIM_TABLE_H
+
+#include "../vm/vm.h"
+
+#define STVM_PRIMITIVES(X)                                                                 \
+    X(  1, 1, ANY_CALLER,   "primitiveAdd", add)                                           \
+    X(  2, 1, ANY_CALLER,   "primitiveSubtract", subtract)                                 \
+    X(  3, 1, ANY_CALLER,   "primitiveLessThan", less_than)                                \
+    X(  4, 1, ANY_CALLER,   "primitiveGreaterThan", greater_than)                          \
+    X(  5, 1, ANY_CALLER,   "primitiveLessOrEqual", less_or_equal)                         \
+    X(  6, 1, ANY_CALLER,   "primitiveGreaterOrEqual", greater_or_equal)                   \
+    X(  7, 1, ANY_CALLER,   "primitiveEqual", equal)                                       \
+    X(  8, 1, ANY_CALLER,   "primitiveNotEqual", not_equal)                                \
+    X(  9, 1, ANY_CALLER,   "primitiveMultiply", multiply)                                 \
+    X( 21, 1, ANY_CALLER,   "primitiveAddLargeIntegers", add_large_integers)               \
+    X( 22, 1, ANY_CALLER,   "primitiveSubtractLargeIntegers", subtract_large_integers)     \
+    X( 23, 1, ANY_CALLER,   "primitiveLessThanLargeIntegers", less_than_large_integers)    \
+    X( 24, 1, ANY_CALLER,   "primitiveGreaterThanLargeIntegers",                           \
+                            greater_than_large_integers)                                   \
+    X( 25, 1, ANY_CALLER,   "primitiveLessOrEqualLargeIntegers",                           \
+                            less_or_equal_large_integers)                                  \
+    X( 26, 1, ANY_CALLER,   "primitiveGreaterOrEqualLargeIntegers",                        \
+                            greater_or_equal_large_integers)                               \
+    X( 27, 1, ANY_CALLER,   "primitiveEqualLargeIntegers", equal_large_integers)           \
+    X( 28, 1, ANY_CALLER,   "primitiveNotEqualLargeIntegers", not_equal_large_integers)    \
+    X( 29, 1, ANY_CALLER,   "primitiveMultiplyLargeIntegers", multiply_large_integers)     \
+    X( 85, 0, ANY_CALLER,   "primitiveSignal", signal)                                     \
+    X( 86, 0, PROCESS_ONLY, "primitiveWait", wait)                                         \
+    X( 87, 0, ANY_CALLER,   "primitiveResume", resume)                                     \
+    X( 88, 0, ANY_CALLER,   "primitiveSuspend", suspend)                                   \
+    X(135, 0, ANY_CALLER,   "primitiveMillisecondClock", millisecond_clock)                \
+    X(136, 2, ANY_CALLER,   "primitiveSignalAtMilliseconds", signal_at_milliseconds)       \
+    X(167, 0, PROCESS_ONLY, "primitiveYield", yield)                                       \
+    X(185, 0, PROCESS_ONLY, "primitiveExitCriticalSection", exit_critical_section)         \
+    X(186, 0, PROCESS_ONLY, "primitiveEnterCriticalSection", enter_critical_section)       \
+    X(187, 0, PROCESS_ONLY, "primitiveTestAndSetOwnershipOfCriticalSection",               \
+                            test_and_set_ownership_of_critical_section)                    \
+    X(230, 1, PROCESS_ONLY, "primitiveRelinquishProcessor", relinquish_processor)          \
+    X(240, 0, ANY_CALLER,   "primitiveUTCMicrosecondClock", utc_microsecond_clock)         \
+    X(242, 2, ANY_CALLER,   "primitiveSignalAtUTCMicroseconds",                            \
+                            signal_at_utc_microseconds)
+
+/* The caller column. */
+enum { ANY_CALLER = 0, PROCESS_ONLY = 1 };
+
+/* A primitive body answers PRIM_OK with *result set, or a Pharo failure code
+ * (STVM_PRIM_ERR_*) having changed nothing. stvm_primitive_call has checked the
+ * argument count and the caller, so a body may read args[0 .. nargs-1] and, in a
+ * PROCESS_ONLY row, rely on vm->active. The receiver and arguments are unchecked: any
+ * machine word may arrive. */
+enum { PRIM_OK = 0 };
+typedef int stvm__primitive_fn(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                               stvm_oop *result);
+
+#define STVM__PRIMITIVE_DECLARE(number, nargs, caller, name, fn) \
+    stvm__primitive_fn stvm__primitive_##fn;
+STVM_PRIMITIVES(STVM__PRIMITIVE_DECLARE)
+#undef STVM__PRIMITIVE_DECLARE
+
+/* The one receiver and argument check by class, for every primitive: the object `oop`
+ * names if it is a live object of this VM whose class is class_index
+ * (STVM_CLASS_SEMAPHORE, _MUTEX or _PROCESS), else NULL. Safe for any machine word.
+ * In prim_object.c. */
+void *stvm__prim_object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index);
+
+#endif
