@@ -14,6 +14,7 @@ enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 
 /* A Delay, on the stack of the process that waits on it. */
 typedef struct delay {
+    stvm_wait_guard guard;      /* unschedules it if its process is terminated */
     stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
     stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
     int64_t duration;           /* in ms (from_ms) or us */
@@ -91,8 +92,10 @@ void stvm__delay_heap_destroy(delay_sched *ds);
 /* The VM's Delay scheduler, started on first use. ENOMEM. */
 int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
 /* Hand d to the timing process (the front half of Delay>>schedule): the timing
- * process preempts the caller here. */
+ * process preempts the caller here. d's guard is pushed for the caller's wait. */
 void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d);
+/* The wait d bounded is over: unschedule d if it has not expired, pop its guard. */
+void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d);
 /* Take d out of the scheduler wherever it is (request queue, active, heap); no-op
  * once it expired. */
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);

@@ -230,6 +230,14 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
     vm->stats.delays_unscheduled++;
 }
 
+/* The process waiting on d was terminated: d must not fire into its stack later. */
+static void abandon(stvm_vm *vm, stvm_wait_guard *g)
+{
+    delay *d = STVM_CONTAINER(g, delay, guard);
+    d->process->wait_label = NULL;
+    stvm__delay_unschedule(vm, vm->delay.state, d);
+}
+
 void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
 {
     d->state = D_REQUESTED;
@@ -240,19 +248,19 @@ void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
     else
         ds->req_head = d;
     ds->req_tail = d;
-    vm->active->delay = d;
+    d->guard.undo = abandon;
+    stvm__wait_guard_push(vm, &d->guard);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
 }
 
-/* ---- hooks and start ------------------------------------------------------------- */
-
-static void hook_abandon(stvm_vm *vm, stvm_proc *p)
+void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d)
 {
-    delay *d = p->delay;
-    p->delay = NULL;
-    p->wait_label = NULL;
-    stvm__delay_unschedule(vm, vm->delay.state, d);
+    stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
+    stvm__wait_guard_pop(vm, &d->guard);
+    d->process->wait_label = NULL;
 }
+
+/* ---- hooks and start ------------------------------------------------------------- */
 
 static void hook_destroy(stvm_vm *vm)
 {
@@ -278,7 +286,7 @@ int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out)
         free(ds);
         return err;
     }
-    vm->delay = (stvm_delay_hooks){.state = ds, .abandon = hook_abandon, .destroy = hook_destroy};
+    vm->delay = (stvm_delay_hooks){.state = ds, .destroy = hook_destroy};
     /* At priority 80 it runs at once, up to its first wait. */
     err = stvm__spawn(vm, STVM_PRIORITY_TIMING, "Delay Scheduling Process", timing_loop, ds,
                       0, true, STVM_PF_VM_OWN, &ds->timing_process);

@@ -31,13 +31,6 @@ static int check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
     return STVM_OK;
 }
 
-static void done_waiting(stvm_vm *vm, delay_sched *ds, delay *d)
-{
-    stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
-    d->process->delay = NULL;
-    d->process->wait_label = NULL;
-}
-
 static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
 {
     delay_sched *ds;
@@ -49,7 +42,7 @@ static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
     stvm__delay_request(vm, ds, &d);
     vm->active->wait_label = "delay";
     err = stvm__sem_wait(vm, &d.own_sem);
-    done_waiting(vm, ds, &d);
+    stvm__delay_done(vm, ds, &d);
     return err;
 }
 
@@ -91,7 +84,7 @@ static int timed_wait(stvm_vm *vm, stvm_list *l, wait_fn wait, void *object,
         vm->active->wait_label = "timed wait";
         err = wait(vm, object);
     }
-    done_waiting(vm, ds, &d);
+    stvm__delay_done(vm, ds, &d);
     stvm__wait_uncommit(vm->active);
     return err;
 }

@@ -164,8 +164,7 @@ static void finish(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
     stvm__wait_uncommit(p);
-    if (p->delay && vm->delay.abandon)
-        vm->delay.abandon(vm, p);
+    stvm__wait_guards_undo(vm, p);
     stvm__mutex_release_all(vm, p);
     unlink_all(vm, p);
     p->flags |= STVM_PF_TERMINATED;
@@ -196,8 +195,7 @@ static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
     stvm__wait_uncommit(p);
-    if (p->delay && vm->delay.abandon)
-        vm->delay.abandon(vm, p);
+    stvm__wait_guards_undo(vm, p);
     p->flags |= STVM_PF_TERMINATE;
     stvm_proc *a = vm->active;
     if (!a) {

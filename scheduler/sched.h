@@ -108,6 +108,12 @@ static inline void stvm__list_pin(stvm_list *l)
 {
     l->pins++;
 }
+/* Register g (undo set) for the active process's wait; pop it when the wait is over
+ * (it must be the newest). A process terminated meanwhile has its guards undone,
+ * newest first, by stvm__wait_guards_undo. */
+void stvm__wait_guard_push(stvm_vm *vm, stvm_wait_guard *g);
+void stvm__wait_guard_pop(stvm_vm *vm, stvm_wait_guard *g);
+void stvm__wait_guards_undo(stvm_vm *vm, stvm_proc *p);
 /* May l's object be freed? (No process waits on it or is committed to.) */
 static inline bool stvm__list_idle(const stvm_list *l)
 {

@@ -8,7 +8,8 @@
  *    (stvm__wait_end with STVM_WAIT_TIMED_OUT): STVM_ETIMEDOUT;
  *  - cut short: suspended off the list (primitive 88); resumed later it answers
  *    STVM_ESTATE and does not have what it waited for;
- *  - terminated: it never returns here; it exits at the switch (runq.c).
+ *  - terminated: it never returns here; it exits at the switch (runq.c), and what its
+ *    wait registered (wait guards) is undone for it.
  */
 #include "sched.h"
 
@@ -47,5 +48,26 @@ void stvm__wait_uncommit(stvm_proc *p)
     if (p->pinned) {
         p->pinned->pins--;
         p->pinned = NULL;
+    }
+}
+
+void stvm__wait_guard_push(stvm_vm *vm, stvm_wait_guard *g)
+{
+    g->next = vm->active->guards;
+    vm->active->guards = g;
+}
+
+void stvm__wait_guard_pop(stvm_vm *vm, stvm_wait_guard *g)
+{
+    stvm_proc *a = vm->active;
+    if (a->guards == g)
+        a->guards = g->next;
+}
+
+void stvm__wait_guards_undo(stvm_vm *vm, stvm_proc *p)
+{
+    for (stvm_wait_guard *g; (g = p->guards) != NULL;) {
+        p->guards = g->next;
+        g->undo(vm, g);
     }
 }

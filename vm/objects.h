@@ -115,6 +115,15 @@ struct stvm_process {
     stvm_list joiners;               /* processes in stvm_process_join */
 };
 
+/* Something a process registered for the wait it is in (its Delay, a descriptor's
+ * read handler) that must be undone if the process never comes back to undo it itself
+ * (it was terminated). It lives in the waiting C frame, on the process's own stack;
+ * the code that waits pushes it before and pops it after (scheduler/wait.c). */
+typedef struct stvm_wait_guard {
+    void (*undo)(stvm_vm *vm, struct stvm_wait_guard *g);
+    struct stvm_wait_guard *next;
+} stvm_wait_guard;
+
 /* A cleanup registered with stvm_ensure. */
 typedef struct stvm_ensure_node {
     stvm_fn fn;
@@ -131,7 +140,7 @@ struct stvm_proc {
     uint16_t flags;                  /* STVM_PF_* below 1 << 8 */
     uint8_t wait_end;                /* STVM_WAIT_*: how the last wait ended */
     void *ctx_sp;                    /* saved stack pointer (assembly back end) */
-    void *delay;                     /* the Delay it waits on (image side), or NULL */
+    stvm_wait_guard *guards;         /* what its current wait registered, newest first */
     stvm_mutex *owned;               /* mutexes this process owns */
     stvm_list *pinned;               /* the list it is committed to wait on, or NULL */
     /* colder */

@@ -95,9 +95,6 @@ typedef struct stvm_timer {
 /* Hooks the image side installs when its Delay scheduler starts. */
 typedef struct stvm_delay_hooks {
     void *state;
-    /* A process stops waiting on its Delay without returning to the code that waits
-     * (it was terminated): the Delay must be unscheduled now. */
-    void (*abandon)(stvm_vm *vm, stvm_proc *p);
     void (*destroy)(stvm_vm *vm);
 } stvm_delay_hooks;
 
