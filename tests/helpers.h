@@ -277,4 +277,30 @@ static inline void world_done(world *w)
     vm_done(w->vm);
 }
 
+/* Process bodies and checks the scheduler suites (preemption, process, run) share. */
+
+/* A process's state, asserting the VM knows it (host side). */
+static inline stvm_process_state state_of(stvm_vm *vm, stvm_process *p)
+{
+    stvm_process_info info;
+    int err = stvm_process_info_get(vm, p, &info);
+    cr_assert_eq(err, STVM_OK);
+    return info.state;
+}
+
+/* A process that only logs its tag. */
+static inline void log_tag(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    actor *a = arg;
+    trace_add(&a->w->t, a->tag);
+}
+
+static inline void sem_waiter(stvm_vm *vm, void *arg)
+{
+    actor *a = arg;
+    a->w->rc[a->tag] = stvm_semaphore_wait(vm, a->w->sem);
+    trace_add(&a->w->t, a->tag);
+}
+
 #endif
