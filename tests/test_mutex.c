@@ -44,7 +44,7 @@ Test(mutex, enter_twice_needs_two_exits_and_a_third_exit_is_eperm)
     world w = world_new();
     cr_assert_null(stvm_mutex_owner(w.vm, w.m));
     spawn(w.vm, 40, "user", reentrant_user, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     stvm_process *self = w.p[0];
     cr_assert_null(w.owner[0]);
     cr_assert_eq(w.rc[0], STVM_OK);
@@ -98,7 +98,7 @@ Test(mutex, exit_hands_the_mutex_to_the_first_waiter_before_it_runs_and_nobody_b
     world w = world_new();
     w.p[0] = spawn(w.vm, 30, "O", handoff_owner, &w);
     w.p[1] = spawn(w.vm, 30, "W", handoff_waiter, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_WAITING);
     cr_assert_str_eq(w.info[0].waiting_on, "mutex");
     cr_assert_eq(w.info[0].waiting_object, (const void *)w.m);
@@ -145,7 +145,7 @@ Test(mutex, waiters_get_the_mutex_in_arrival_order_whatever_their_priority)
 {
     world w = world_new();
     spawn(w.vm, 20, "owner", fifo_owner, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     /* 35 gets it first (preempting the owner) and hands it to 45 on exit, which
      * preempts 35 at once; 45 hands it to 40, which runs after 45 finishes. */
     static const int want[] = {1, 35, 45, 40, 2};
@@ -176,7 +176,7 @@ Test(mutex, exit_to_a_higher_priority_waiter_preempts_the_caller)
 {
     world w = world_new();
     spawn(w.vm, 30, "low", low_mutex_owner, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     cr_assert_eq(w.rc[2], STVM_OK);
@@ -219,7 +219,7 @@ Test(mutex, exit_by_a_non_owner_is_eperm_and_try_enter_answers_1_or_0)
     world w = world_new();
     w.p[0] = spawn(w.vm, 50, "holder", holder_waits, &w);
     spawn(w.vm, 40, "intruder", intruder, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     stvm_process *me = w.p[1];
     cr_assert_eq(w.rc[0], STVM_EPERM);
     cr_assert_eq(w.owner[0], w.p[0], "the owner is unchanged");
@@ -280,7 +280,7 @@ Test(mutex, critical_runs_the_function_holding_the_mutex_one_process_at_a_time)
     actor a = {&w, 0}, b = {&w, 10};
     w.p[0] = spawn(w.vm, 30, "A", critical_user, &a);
     w.p[1] = spawn(w.vm, 30, "B", critical_user, &b);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[10], STVM_OK);
     static const int want[] = {0, 1, 10, 11};
@@ -328,7 +328,7 @@ Test(mutex, terminating_the_owner_passes_the_mutex_to_the_next_waiter)
     w.p[0] = spawn(w.vm, 60, "owner", owner_stuck, &w);
     w.p[1] = spawn(w.vm, 50, "next", next_in_line, &nx);
     spawn(w.vm, 30, "killer", killer, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[3], STVM_OK, "the waiter's enter succeeded");
     cr_assert_eq(w.rc[4], STVM_OK, "one exit released it (depth restarts at 1)");
@@ -355,7 +355,7 @@ Test(mutex, a_process_that_finishes_while_owning_hands_the_mutex_on)
     actor nx = {&w, 3};
     spawn(w.vm, 30, "careless", finishes_holding, &w);
     w.p[1] = spawn(w.vm, 30, "next", next_in_line, &nx);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[3], STVM_OK);
     cr_assert_eq(w.rc[4], STVM_OK);
     static const int want[] = {1, 2, 3};
@@ -381,7 +381,7 @@ Test(mutex, terminating_a_waiter_takes_it_out_of_the_queue)
     w.p[1] = spawn(w.vm, 50, "first", next_in_line, &first);
     w.p[2] = spawn(w.vm, 50, "second", next_in_line, &second);
     spawn(w.vm, 30, "killer", waiter_killer, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {5, 9};
     trace_expect(&w.t, want, 2);
@@ -418,7 +418,7 @@ Test(mutex, a_waiter_suspended_off_the_queue_gets_estate_and_never_the_mutex)
     w.p[0] = spawn(w.vm, 60, "holder", holder_waits, &w);
     w.p[1] = spawn(w.vm, 50, "waiter", aborted_mutex_waiter, &w);
     spawn(w.vm, 30, "suspender", mutex_waiter_suspender, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[2], STVM_OK);
     cr_assert_eq(w.info[0].state, STVM_PROCESS_SUSPENDED);
     cr_assert_eq(w.rc[3], STVM_OK);
@@ -450,7 +450,7 @@ Test(mutex, free_of_an_owned_mutex_is_estate)
     cr_assert_eq(stvm_mutex_free(w.vm, w.m), STVM_ESTATE);
     cr_assert_eq(stvm_mutex_owner(w.vm, w.m), p, "still there, still owned");
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_null(stvm_mutex_owner(w.vm, w.m));
     stvm_stats before, after;
     stvm_get_stats(w.vm, &before);

@@ -2,9 +2,8 @@
  * stvm_run: its results (finished, busy, deadlock), the blocked report, running again
  * after a deadlock, and thousands of processes in one run.
  *
- * Green processes never call Criterion's asserts (they may run on small stacks): they
- * record what they see in a `world`, and GCHECK notes the first line whose condition
- * failed; the host asserts after stvm_run returns.
+ * Green processes record what they see in their test's scenario struct (see helpers.h);
+ * the host asserts after stvm_run returns.
  */
 #include <string.h>
 
@@ -15,68 +14,91 @@ TestSuite(run, .timeout = 30);
 
 /* ---- stvm_run's results ----------------------------------------------------------- */
 
+typedef struct nested_run {
+    stvm_vm *vm;
+    trace_log log;
+    int run_rc;                   /* stvm_run called by a process */
+    stvm_process *active_after;   /* the active process once it returned */
+    int bad_line;
+} nested_run;
+
 static void nested_runner(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[0] = stvm_run(vm);
-    w->p[0] = stvm_active_process(vm);
-    trace_add(&w->t, 1);
+    nested_run *s = arg;
+    s->run_rc = stvm_run(vm);
+    s->active_after = stvm_active_process(vm);
+    trace_add(&s->log, 1);
 }
 
 Test(run, run_from_inside_a_process_is_ebusy)
 {
-    world w = {.vm = vm_make(NULL)};
-    stvm_process *p = spawn(w.vm, 40, "nested", nested_runner, &w);
-    run_ok_green(&w);
-    cr_assert_eq(w.rc[0], STVM_EBUSY);
-    cr_assert_eq(w.p[0], p, "still the same process after the refused run");
+    nested_run s = {.vm = vm_make(NULL)};
+    stvm_process *p = spawn(s.vm, 40, "nested", nested_runner, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.run_rc, STVM_EBUSY);
+    cr_assert_eq(s.active_after, p, "still the same process after the refused run");
     static const int want[] = {1};
-    trace_expect(&w.t, want, 1);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 1);
+    vm_done(s.vm);
 }
+
+typedef struct tree {
+    stvm_vm *vm;
+    trace_log log;
+    int spawn_rc[3];   /* of the root's three children, in spawn order */
+    int bad_line;
+} tree;
 
 static void tree_root(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    static actor kids[3];
-    kids[0] = (actor){w, 60};
-    kids[1] = (actor){w, 20};
-    kids[2] = (actor){w, 40};
-    trace_add(&w->t, 40);
-    w->rc[0] = stvm_spawn(vm, 60, "k60", log_tag, &kids[0], NULL);
-    w->rc[1] = stvm_spawn(vm, 20, "k20", log_tag, &kids[1], NULL);
-    w->rc[2] = stvm_spawn(vm, 40, "k40", log_tag, &kids[2], NULL);
-    trace_add(&w->t, 41);
+    tree *s = arg;
+    static tagged kids[3];
+    kids[0] = (tagged){&s->log, 60};
+    kids[1] = (tagged){&s->log, 20};
+    kids[2] = (tagged){&s->log, 40};
+    trace_add(&s->log, 40);
+    s->spawn_rc[0] = stvm_spawn(vm, 60, "k60", log_tag, &kids[0], NULL);
+    s->spawn_rc[1] = stvm_spawn(vm, 20, "k20", log_tag, &kids[1], NULL);
+    s->spawn_rc[2] = stvm_spawn(vm, 40, "k40", log_tag, &kids[2], NULL);
+    trace_add(&s->log, 41);
 }
 
 Test(run, run_returns_ok_when_every_user_process_has_finished)
 {
-    world w = {.vm = vm_make(NULL)};
-    spawn(w.vm, 40, "root", tree_root, &w);
-    run_ok_green(&w);
+    tree s = {.vm = vm_make(NULL)};
+    spawn(s.vm, 40, "root", tree_root, &s);
+    RUN_OK_GREEN(&s);
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(w.rc[i], STVM_OK);
+        cr_assert_eq(s.spawn_rc[i], STVM_OK);
     static const int want[] = {40, 60, 41, 40, 20};
-    trace_expect(&w.t, want, 5);
-    cr_assert_eq(stats_of(w.vm).processes_live, 1);
-    cr_assert_null(stvm_active_process(w.vm));
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 5);
+    cr_assert_eq(stats_of(s.vm).processes_live, 1);
+    cr_assert_null(stvm_active_process(s.vm));
+    vm_done(s.vm);
 }
+
+/* Processes blocked on one semaphore (their bodies are wait_and_log). */
+typedef struct blocked {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    trace_log log;
+    int bad_line;
+} blocked;
 
 Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    actor a = {&w, 1}, b = {&w, 2};
-    stvm_process *pa = spawn(w.vm, 40, "waiter", sem_waiter, &a);
-    spawn(w.vm, 35, "other one", sem_waiter, &b);
-    int err = stvm_run(w.vm);
+    blocked s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    logged_wait a = {s.sem, &s.log, 1, 0}, b = {s.sem, &s.log, 2, 0};
+    stvm_process *pa = spawn(s.vm, 40, "waiter", wait_and_log, &a);
+    spawn(s.vm, 35, "other one", wait_and_log, &b);
+    int err = stvm_run(s.vm);
     cr_assert_eq(err, STVM_EDEADLOCK, "stvm_run: %s", stvm_err_name(err));
-    cr_assert_eq(w.t.n, 0);
-    cr_assert_eq(state_of(w.vm, pa), STVM_PROCESS_WAITING);
+    cr_assert_eq(s.log.n, 0);
+    cr_assert_eq(state_of(s.vm, pa), STVM_PROCESS_WAITING);
 
     char buf[512];
-    int n = stvm_blocked_report(w.vm, buf, sizeof buf);
+    int n = stvm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_gt(n, 0);
     cr_assert_eq((size_t)n, strlen(buf));
     cr_assert_not_null(strstr(buf, "waiter"), "report: %s", buf);
@@ -89,138 +111,152 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
         lines += *q == '\n';
     cr_assert_eq(lines, 2, "one line per blocked process: %s", buf);
     /* sizing like snprintf */
-    cr_assert_eq(stvm_blocked_report(w.vm, NULL, 0), n);
+    cr_assert_eq(stvm_blocked_report(s.vm, NULL, 0), n);
     char small[10];
     memset(small, 'x', sizeof small);
-    cr_assert_eq(stvm_blocked_report(w.vm, small, sizeof small), n);
+    cr_assert_eq(stvm_blocked_report(s.vm, small, sizeof small), n);
     cr_assert_eq(strlen(small), sizeof small - 1);
     cr_assert_eq(strncmp(small, buf, sizeof small - 1), 0);
-    cr_assert_eq(stvm_blocked_report(w.vm, NULL, 5), STVM_EINVAL);
+    cr_assert_eq(stvm_blocked_report(s.vm, NULL, 5), STVM_EINVAL);
     cr_assert_eq(stvm_blocked_report(NULL, buf, sizeof buf), STVM_EINVAL);
 
     /* more work: one signal wakes the first waiter, the other still blocks */
-    cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    cr_assert_eq(state_of(w.vm, pa), STVM_PROCESS_READY);
-    err = stvm_run(w.vm);
+    cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
+    cr_assert_eq(state_of(s.vm, pa), STVM_PROCESS_READY);
+    err = stvm_run(s.vm);
     cr_assert_eq(err, STVM_EDEADLOCK, "stvm_run: %s", stvm_err_name(err));
     static const int want1[] = {1};
-    trace_expect(&w.t, want1, 1);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    n = stvm_blocked_report(w.vm, buf, sizeof buf);
+    trace_expect(&s.log, want1, 1);
+    cr_assert_eq(a.rc, STVM_OK);
+    n = stvm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_null(strstr(buf, "'waiter'"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "other one"), "report: %s", buf);
 
     /* and the last one */
-    cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    run_ok_green(&w);
+    cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
+    RUN_OK_GREEN(&s);
     static const int want2[] = {1, 2};
-    trace_expect(&w.t, want2, 2);
-    cr_assert_eq(w.rc[2], STVM_OK);
-    cr_assert_eq(stvm_blocked_report(w.vm, buf, sizeof buf), 0);
+    trace_expect(&s.log, want2, 2);
+    cr_assert_eq(b.rc, STVM_OK);
+    cr_assert_eq(stvm_blocked_report(s.vm, buf, sizeof buf), 0);
     cr_assert_str_eq(buf, "");
-    cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0);
-    vm_done(w.vm);
+    cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 0);
+    vm_done(s.vm);
 }
+
+/* Two processes taking two mutexes in opposite orders. */
+typedef struct crosswise {
+    stvm_vm *vm;
+    stvm_mutex *ma, *mb;
+    trace_log log;
+    int bad_line;
+} crosswise;
 
 static void lock_a_then_b(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    GCHECK(w, stvm_mutex_enter(vm, w->m) == STVM_OK);
+    crosswise *s = arg;
+    GCHECK(s, stvm_mutex_enter(vm, s->ma) == STVM_OK);
     stvm_yield(vm);   /* the other takes its first mutex */
-    stvm_mutex_enter(vm, w->m2);
-    trace_add(&w->t, 1);
+    stvm_mutex_enter(vm, s->mb);
+    trace_add(&s->log, 1);
 }
 
 static void lock_b_then_a(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    GCHECK(w, stvm_mutex_enter(vm, w->m2) == STVM_OK);
+    crosswise *s = arg;
+    GCHECK(s, stvm_mutex_enter(vm, s->mb) == STVM_OK);
     stvm_yield(vm);
-    stvm_mutex_enter(vm, w->m);
-    trace_add(&w->t, 2);
+    stvm_mutex_enter(vm, s->ma);
+    trace_add(&s->log, 2);
 }
 
 Test(run, two_processes_locking_two_mutexes_crosswise_are_a_reported_deadlock)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
-    cr_assert_eq(stvm_mutex_new(w.vm, &w.m2), STVM_OK);
-    stvm_mutex *mb = w.m2;
-    stvm_process *a = spawn(w.vm, 40, "first", lock_a_then_b, &w);
-    stvm_process *b = spawn(w.vm, 40, "second", lock_b_then_a, &w);
-    cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
-    ASSERT_GREEN_OK(&w);
-    cr_assert_eq(w.t.n, 0);
-    cr_assert_eq(stvm_mutex_owner(w.vm, w.m), a);
-    cr_assert_eq(stvm_mutex_owner(w.vm, mb), b);
+    crosswise s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.ma), STVM_OK);
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.mb), STVM_OK);
+    stvm_process *a = spawn(s.vm, 40, "first", lock_a_then_b, &s);
+    stvm_process *b = spawn(s.vm, 40, "second", lock_b_then_a, &s);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    ASSERT_GREEN_OK(&s);
+    cr_assert_eq(s.log.n, 0);
+    cr_assert_eq(stvm_mutex_owner(s.vm, s.ma), a);
+    cr_assert_eq(stvm_mutex_owner(s.vm, s.mb), b);
     char buf[512];
-    stvm_blocked_report(w.vm, buf, sizeof buf);
+    stvm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_not_null(strstr(buf, "'first' (priority 40) waits on mutex"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "'second' (priority 40) waits on mutex"), "report: %s", buf);
     /* breaking the cycle: terminating one hands its mutex to the other */
-    cr_assert_eq(stvm_process_terminate(w.vm, a), STVM_OK);
-    cr_assert_eq(stvm_mutex_owner(w.vm, w.m), b);
-    run_ok_green(&w);
+    cr_assert_eq(stvm_process_terminate(s.vm, a), STVM_OK);
+    cr_assert_eq(stvm_mutex_owner(s.vm, s.ma), b);
+    RUN_OK_GREEN(&s);
     static const int want[] = {2};
-    trace_expect(&w.t, want, 1);
-    cr_assert_null(stvm_mutex_owner(w.vm, w.m), "released when b finished");
-    cr_assert_null(stvm_mutex_owner(w.vm, mb));
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 1);
+    cr_assert_null(stvm_mutex_owner(s.vm, s.ma), "released when b finished");
+    cr_assert_null(stvm_mutex_owner(s.vm, s.mb));
+    vm_done(s.vm);
 }
 
 Test(run, run_again_after_adding_processes_runs_them)
 {
-    world w = {.vm = vm_make(NULL)};
-    actor a = {&w, 1}, b = {&w, 2};
-    spawn(w.vm, 40, "first", log_tag, &a);
-    run_ok_green(&w);
-    spawn(w.vm, 40, "second", log_tag, &b);
-    run_ok_green(&w);
+    run_order s = {.vm = vm_make(NULL)};
+    tagged a = {&s.log, 1}, b = {&s.log, 2};
+    spawn(s.vm, 40, "first", log_tag, &a);
+    RUN_OK_GREEN(&s);
+    spawn(s.vm, 40, "second", log_tag, &b);
+    RUN_OK_GREEN(&s);
     static const int want[] = {1, 2};
-    trace_expect(&w.t, want, 2);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 2);
+    vm_done(s.vm);
 }
 
 Test(run, terminating_blocked_processes_after_deadlock_lets_run_finish)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    actor a = {&w, 1};
-    stvm_process *p = spawn(w.vm, 40, "stuck", sem_waiter, &a);
-    cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
-    cr_assert_eq(stvm_process_terminate(w.vm, p), STVM_OK);
-    cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_TERMINATED);
-    run_ok_green(&w);
-    cr_assert_eq(w.t.n, 0, "its C code never resumed");
-    cr_assert_eq(stvm_semaphore_free(w.vm, w.sem), STVM_OK, "no waiter left");
-    vm_done(w.vm);
+    blocked s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    logged_wait a = {s.sem, &s.log, 1, 0};
+    stvm_process *p = spawn(s.vm, 40, "stuck", wait_and_log, &a);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    cr_assert_eq(stvm_process_terminate(s.vm, p), STVM_OK);
+    cr_assert_eq(state_of(s.vm, p), STVM_PROCESS_TERMINATED);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.log.n, 0, "its C code never resumed");
+    cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK, "no waiter left");
+    vm_done(s.vm);
 }
+
+typedef struct self_suspending {
+    stvm_vm *vm;
+    trace_log log;
+    int suspend_rc;
+    int bad_line;
+} self_suspending;
 
 static void suspends_itself(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    trace_add(&w->t, 1);
-    w->rc[0] = stvm_process_suspend(vm, stvm_active_process(vm));
-    trace_add(&w->t, 2);
+    self_suspending *s = arg;
+    trace_add(&s->log, 1);
+    s->suspend_rc = stvm_process_suspend(vm, stvm_active_process(vm));
+    trace_add(&s->log, 2);
 }
 
 Test(run, suspended_process_left_at_the_end_is_a_deadlock)
 {
-    world w = {.vm = vm_make(NULL)};
-    stvm_process *p = spawn(w.vm, 30, "sleeper", suspends_itself, &w);
-    cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
-    cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_SUSPENDED);
+    self_suspending s = {.vm = vm_make(NULL)};
+    stvm_process *p = spawn(s.vm, 30, "sleeper", suspends_itself, &s);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    cr_assert_eq(state_of(s.vm, p), STVM_PROCESS_SUSPENDED);
     char buf[256];
-    stvm_blocked_report(w.vm, buf, sizeof buf);
+    stvm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_not_null(strstr(buf, "sleeper"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "suspended"), "report: %s", buf);
-    cr_assert_eq(stvm_process_resume(w.vm, p), STVM_OK, "resume from the host");
-    cr_assert_eq(state_of(w.vm, p), STVM_PROCESS_READY);
-    run_ok_green(&w);
-    cr_assert_eq(w.rc[0], STVM_OK);
+    cr_assert_eq(stvm_process_resume(s.vm, p), STVM_OK, "resume from the host");
+    cr_assert_eq(state_of(s.vm, p), STVM_PROCESS_READY);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.suspend_rc, STVM_OK);
     static const int want[] = {1, 2};
-    trace_expect(&w.t, want, 2);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 2);
+    vm_done(s.vm);
 }
 
 /* ---- many processes --------------------------------------------------------------- */

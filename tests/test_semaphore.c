@@ -55,7 +55,7 @@ Test(semaphore, excess_signals_are_counted_and_consumed_one_per_wait)
     cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0);
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
     cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0, "the signal went to the waiter");
-    run_ok(&w);
+    run_ok(w.vm);
     static const int want2[] = {1, 2};
     trace_expect(&w.t, want2, 2);
     cr_assert_eq(w.rc[3], STVM_OK);
@@ -92,7 +92,7 @@ Test(semaphore, waiters_of_one_priority_wake_in_fifo_order)
     cr_assert_eq(w.t.n, 0);
     for (int i = 0; i < 8; i++)
         cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    run_ok(&w);
+    run_ok(w.vm);
     static const int want[] = {0, 1, 2, 3, 4, 5, 6, 7};
     trace_expect(&w.t, want, 8);
     cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0);
@@ -122,7 +122,7 @@ Test(semaphore, waiters_wake_in_arrival_order_whatever_their_priority)
 {
     world w = world_new();
     spawn(w.vm, 20, "controller", fifo_controller, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     static const int want[] = {1, 35, 2, 45, 3, 40, 4};
     trace_expect(&w.t, want, 7);
     world_done(&w);
@@ -164,7 +164,7 @@ Test(semaphore, one_signal_wakes_only_the_first_waiter)
     cr_assert_eq(info.waiting_object, (const void *)w.sem);
     cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0);
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
-    run_ok(&w);
+    run_ok(w.vm);
     world_done(&w);
 }
 
@@ -184,7 +184,7 @@ Test(semaphore, a_signal_from_the_host_before_run_is_kept_for_the_first_wait)
     world w = world_new();
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK);
     spawn(w.vm, 40, "waiter", wait_once, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.u[0], 0, "did not block");
     cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 0);
@@ -201,7 +201,7 @@ Test(semaphore, a_signal_from_the_host_between_runs_readies_the_waiter_without_r
     cr_assert_eq(stvm_process_info_get(w.vm, p, &info), STVM_OK);
     cr_assert_eq(info.state, STVM_PROCESS_READY);
     cr_assert_eq(w.t.n, 0, "the host does not run processes");
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     static const int want[] = {1};
     trace_expect(&w.t, want, 1);
@@ -230,7 +230,7 @@ Test(semaphore, signal_waking_a_higher_priority_process_preempts_the_signaller)
     world w = world_new();
     spawn(w.vm, 50, "high", high_waiter, &w);
     spawn(w.vm, 30, "low", low_signaller, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     cr_assert_eq(w.rc[1], STVM_OK);
     static const int want[] = {1, 2, 3};
@@ -243,7 +243,7 @@ Test(semaphore, signal_waking_an_equal_or_lower_process_does_not_preempt)
     world w = world_new();
     spawn(w.vm, 30, "equal", high_waiter, &w);   /* logs 2 */
     spawn(w.vm, 30, "signaller", low_signaller, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     static const int want[] = {1, 3, 2};
     trace_expect(&w.t, want, 3);
 
@@ -252,7 +252,7 @@ Test(semaphore, signal_waking_an_equal_or_lower_process_does_not_preempt)
     spawn(w2.vm, 20, "lower", high_waiter, &w2);
     cr_assert_eq(stvm_run(w2.vm), STVM_EDEADLOCK);
     spawn(w2.vm, 30, "signaller", low_signaller, &w2);
-    run_ok(&w2);
+    run_ok(w2.vm);
     trace_expect(&w2.t, want, 3);
     world_done(&w);
     world_done(&w2);
@@ -288,7 +288,7 @@ Test(semaphore, ping_pong_alternates_exactly_and_counts_signals_and_waits)
     stvm_reset_stats(w.vm);
     spawn(w.vm, 40, "ping", ping, &w);
     spawn(w.vm, 40, "pong", pong, &w);
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.count, ROUNDS);
     stvm_stats s;
     cr_assert_eq(stvm_get_stats(w.vm, &s), STVM_OK);
@@ -308,7 +308,7 @@ Test(semaphore, free_with_waiters_is_estate_and_free_without_is_ok)
     cr_assert_eq(stvm_run(w.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_semaphore_free(w.vm, w.sem), STVM_ESTATE);
     cr_assert_eq(stvm_semaphore_signal(w.vm, w.sem), STVM_OK, "still a live semaphore");
-    run_ok(&w);
+    run_ok(w.vm);
     cr_assert_eq(w.rc[0], STVM_OK);
     stvm_stats before, after;
     stvm_get_stats(w.vm, &before);
