@@ -10,7 +10,6 @@
 #ifndef STVM_TESTS_HELPERS_H
 #define STVM_TESTS_HELPERS_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -292,18 +291,22 @@ static inline void log_tag(stvm_vm *vm, void *arg)
     trace_add(a->log, a->tag);
 }
 
-/* A process that waits on a semaphore, keeps what the wait answered, then logs its tag. */
+/* A process that waits on a semaphore, keeps what the wait answered, then logs its tag;
+ * given a bad_line, it also notes a failed wait there (as GCHECK does). */
 typedef struct logged_wait {
     stvm_semaphore *sem;
     trace_log *log;
     int tag;
-    int rc;   /* what the wait answered */
+    int *bad_line;   /* optional */
+    int rc;          /* what the wait answered */
 } logged_wait;
 
 static inline void wait_and_log(stvm_vm *vm, void *arg)
 {
     logged_wait *a = arg;
     a->rc = stvm_semaphore_wait(vm, a->sem);
+    if (a->bad_line)
+        GCHECK_AT(a->bad_line, a->rc == STVM_OK);
     trace_add(a->log, a->tag);
 }
 
@@ -321,40 +324,6 @@ static inline void hold_until_signalled(stvm_vm *vm, void *arg)
     GCHECK_AT(h->bad_line, stvm_mutex_enter(vm, h->m) == STVM_OK);
     GCHECK_AT(h->bad_line, stvm_semaphore_wait(vm, h->release) == STVM_OK);
     GCHECK_AT(h->bad_line, stvm_mutex_exit(vm, h->m) == STVM_OK);
-}
-
-/* ---- the old shared world ------------------------------------------------------ */
-
-/* Numbered slots, still used by the suites not yet moved to scenarios. */
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_semaphore *sem, *sem2;
-    stvm_mutex *m, *m2;
-    stvm_process *p[8];
-    stvm_process *owner[8];
-    stvm_process_info info[8];
-    stvm_process_state st[8];
-    stvm_oop res[16];
-    int rc[16];
-    int64_t x[8];
-    uint64_t u[4];
-    int index;          /* an external semaphore's index */
-    atomic_int flag;    /* set by a green process, read by another OS thread */
-    int bad_line;
-    long count, waits;
-} world;
-
-/* What a process body gets when several processes share a world and differ by tag. */
-typedef struct actor {
-    world *w;
-    int tag;
-} actor;
-
-static inline void world_done(world *w)
-{
-    ASSERT_GREEN_OK(w);
-    vm_done(w->vm);
 }
 
 #endif

@@ -196,7 +196,7 @@ Test(external, a_waiter_on_an_unregistered_semaphore_is_a_deadlock)
 {
     stvm_vm *vm = vm_make(NULL);
     trace_log log = {0};
-    logged_wait waiter = {sem_make(vm), &log, 1, 0};
+    logged_wait waiter = {.sem = sem_make(vm), .log = &log, .tag = 1};
     int idx = reg(vm, waiter.sem);
     cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_and_log, &waiter, NULL), STVM_OK);
@@ -214,16 +214,9 @@ typedef struct delivery {
     stvm_semaphore *sem;
     int index;   /* sem's external index */
     trace_log log;
-    int wait_rc, signal_rc;
+    int signal_rc;
     int first_checkpoint, second_checkpoint;   /* what the two checkpoints answered */
 } delivery;
-
-static void ext_high_waiter(stvm_vm *vm, void *arg)
-{
-    delivery *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
 
 static void ext_low_worker(stvm_vm *vm, void *arg)
 {
@@ -240,10 +233,11 @@ Test(external, checkpoint_delivers_a_pending_external_signal_and_lets_the_waiter
     stvm_vm *vm = vm_make(NULL);
     delivery s = {.sem = sem_make(vm)};
     s.index = reg(vm, s.sem);
-    cr_assert_eq(stvm_spawn(vm, 50, "high", ext_high_waiter, &s, NULL), STVM_OK);
+    logged_wait high = {.sem = s.sem, .log = &s.log, .tag = 2};
+    cr_assert_eq(stvm_spawn(vm, 50, "high", wait_and_log, &high, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 30, "low", ext_low_worker, &s, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(high.rc, STVM_OK);
     cr_assert_eq(s.signal_rc, STVM_OK);
     cr_assert_eq(s.first_checkpoint, 1, "checkpoint answered %d", s.first_checkpoint);
     cr_assert_eq(s.second_checkpoint, 0);

@@ -180,16 +180,9 @@ typedef struct signal_preemption {
     stvm_vm *vm;
     stvm_semaphore *sem;
     trace_log log;
-    int signal_rc, wait_rc;
+    int signal_rc;
     int bad_line;
 } signal_preemption;
-
-static void high_waiter(stvm_vm *vm, void *arg)
-{
-    signal_preemption *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
 
 static void signalling_a(stvm_vm *vm, void *arg)
 {
@@ -204,12 +197,13 @@ static void signal_preemption_scenario(bool yields, const int want[4])
     signal_preemption s = {.vm = vm_yields(yields)};
     tagged b = {&s.log, 4};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    spawn(s.vm, 50, "H", high_waiter, &s);
+    logged_wait h = {.sem = s.sem, .log = &s.log, .tag = 2};
+    spawn(s.vm, 50, "H", wait_and_log, &h);
     spawn(s.vm, 30, "A", signalling_a, &s);
     spawn(s.vm, 30, "B", log_tag, &b);
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.signal_rc, STVM_OK);
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(h.rc, STVM_OK);
     trace_expect(&s.log, want, 4);
     vm_done(s.vm);
 }
@@ -353,7 +347,6 @@ typedef struct reprioritizing {
     stvm_process *target;
     int set_priority_rc;
     stvm_process_state target_state;   /* right after the change */
-    int wait_rc;
     int bad_line;
 } reprioritizing;
 
@@ -429,24 +422,18 @@ static void raise_waiter_then_signal(stvm_vm *vm, void *arg)
     trace_add(&s->log, 3);
 }
 
-static void waiter_logs_2(stvm_vm *vm, void *arg)
-{
-    reprioritizing *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
-
 Test(preemption, a_waiting_process_runs_at_its_new_priority_when_woken)
 {
     reprioritizing s = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    s.target = spawn(s.vm, 45, "W", waiter_logs_2, &s);
+    logged_wait w = {.sem = s.sem, .log = &s.log, .tag = 2};
+    s.target = spawn(s.vm, 45, "W", wait_and_log, &w);
     spawn(s.vm, 40, "C", raise_waiter_then_signal, &s);
     /* W at 45 runs first and waits; C raises it from 45 to 50 */
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.set_priority_rc, STVM_OK);
     cr_assert_eq(s.target_state, STVM_PROCESS_WAITING, "still waiting after the change");
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(w.rc, STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&s.log, want, 3);
     vm_done(s.vm);
@@ -476,7 +463,6 @@ typedef struct checkpointing {
     trace_log log;
     int first_checkpoint, second_checkpoint;   /* what the two checkpoints answered */
     uint64_t switches;                          /* context switches during both */
-    int wait_rc;
     int bad_line;
 } checkpointing;
 
@@ -522,23 +508,17 @@ static void timer_checkpointer(stvm_vm *vm, void *arg)
     s->second_checkpoint = stvm_checkpoint(vm);
 }
 
-static void timer_waiter(stvm_vm *vm, void *arg)
-{
-    checkpointing *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
-
 Test(preemption, checkpoint_delivers_a_due_timer_and_lets_a_higher_process_run)
 {
     checkpointing s = {.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    spawn(s.vm, 50, "waiter", timer_waiter, &s);
+    logged_wait w = {.sem = s.sem, .log = &s.log, .tag = 2};
+    spawn(s.vm, 50, "waiter", wait_and_log, &w);
     spawn(s.vm, 30, "worker", timer_checkpointer, &s);
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.first_checkpoint, 1, "checkpoint answered %d", s.first_checkpoint);
     cr_assert_eq(s.second_checkpoint, 0);
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(w.rc, STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&s.log, want, 3);
     cr_assert_eq(stats_of(s.vm).timer_fires, 1);

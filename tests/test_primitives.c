@@ -630,16 +630,8 @@ typedef struct prim_suspend {
     prim_call suspend_ready, resume_ready, suspend_waiter, resume_waiter;
     stvm_process_state ready_suspended_state, ready_resumed_state, waiter_suspended_state;
     int64_t excess_after_suspend;
-    int waiter_wait_rc;   /* the waiter's C API wait */
     int bad_line;
 } prim_suspend;
-
-static void c_api_waiter(stvm_vm *vm, void *arg)
-{
-    prim_suspend *s = arg;
-    s->waiter_wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 3);
-}
 
 static void suspend_resume_prims(stvm_vm *vm, void *arg)
 {
@@ -662,7 +654,8 @@ Test(primitives, resume_87_and_suspend_88_behave_like_the_c_api)
     prim_suspend s = {.vm = vm_make(NULL)};
     tagged b = {&s.log, 4};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(s.vm, 50, "waiter", c_api_waiter, &s, &s.waiter), STVM_OK);
+    logged_wait w = {.sem = s.sem, .log = &s.log, .tag = 3};   /* the C API wait */
+    cr_assert_eq(stvm_spawn(s.vm, 50, "waiter", wait_and_log, &w, &s.waiter), STVM_OK);
     cr_assert_eq(stvm_spawn(s.vm, 40, "controller", suspend_resume_prims, &s, &s.controller),
                  STVM_OK);
     cr_assert_eq(stvm_spawn(s.vm, 30, "B", log_tag, &b, &s.ready), STVM_OK);
@@ -678,7 +671,7 @@ Test(primitives, resume_87_and_suspend_88_behave_like_the_c_api)
     cr_assert_eq(s.waiter_suspended_state, STVM_PROCESS_SUSPENDED);
     cr_assert_eq(s.excess_after_suspend, 0);
     cr_assert_eq(s.resume_waiter.rc, 0);
-    cr_assert_eq(s.waiter_wait_rc, STVM_ESTATE);
+    cr_assert_eq(w.rc, STVM_ESTATE);
     static const int want[] = {1, 3, 2, 4};
     trace_expect(&s.log, want, 4);
     vm_done(s.vm);

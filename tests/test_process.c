@@ -97,7 +97,6 @@ typedef struct refused_resumes {
     uint64_t switches;  /* during the four resumes */
     stvm_process_state ready_state, self_state;   /* after the resumes */
     stvm_process_info waiter_info;                /* after the resumes */
-    int wait_rc;
     int bad_line;
 } refused_resumes;
 
@@ -122,19 +121,13 @@ static void resume_refuser(stvm_vm *vm, void *arg)
     trace_add(&s->log, 3);
 }
 
-static void wake_logger(stvm_vm *vm, void *arg)
-{
-    refused_resumes *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
-
 Test(process, resume_of_a_process_that_is_not_suspended_is_estate_and_changes_nothing)
 {
     refused_resumes s = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
     tagged r = {&s.log, 4};
-    s.waiter = spawn(s.vm, 50, "W", wake_logger, &s);
+    logged_wait w = {.sem = s.sem, .log = &s.log, .tag = 2};
+    s.waiter = spawn(s.vm, 50, "W", wait_and_log, &w);
     spawn(s.vm, 40, "C", resume_refuser, &s);
     s.ready = spawn(s.vm, 30, "R", log_tag, &r);
     RUN_OK_GREEN(&s);
@@ -146,7 +139,7 @@ Test(process, resume_of_a_process_that_is_not_suspended_is_estate_and_changes_no
     cr_assert_eq(s.waiter_info.state, STVM_PROCESS_WAITING);
     cr_assert_eq(s.waiter_info.waiting_object, (const void *)s.sem);
     cr_assert_eq(s.self_state, STVM_PROCESS_ACTIVE);
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(w.rc, STVM_OK);
     static const int want[] = {1, 2, 3, 4};   /* R ran exactly once, last */
     trace_expect(&s.log, want, 4);
     vm_done(s.vm);
@@ -308,7 +301,7 @@ Test(process, terminating_ready_and_waiting_processes_removes_them_for_good)
     terminating s = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
     tagged r = {&s.log, 7};
-    logged_wait ww = {s.sem, &s.log, 6, 0};
+    logged_wait ww = {.sem = s.sem, .log = &s.log, .tag = 6};
     s.waiter = spawn(s.vm, 50, "waiter", wait_and_log, &ww);
     spawn(s.vm, 40, "T", terminator, &s);
     s.ready = spawn(s.vm, 30, "ready", log_tag, &r);
@@ -416,7 +409,7 @@ Test(process, process_info_reports_every_state)
     cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
     stvm_mutex *m = s.m;
     char name[16] = "observer";
-    logged_wait ww = {s.sem, &s.log, 5, 0};
+    logged_wait ww = {.sem = s.sem, .log = &s.log, .tag = 5};
     tagged rr = {&s.log, 6}, ss = {&s.log, 7};
     holder h = {s.m, s.release, &s.bad_line};
     stvm_process *obs = spawn(s.vm, 40, name, observer, &s);

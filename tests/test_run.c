@@ -89,7 +89,8 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
 {
     blocked s = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    logged_wait a = {s.sem, &s.log, 1, 0}, b = {s.sem, &s.log, 2, 0};
+    logged_wait a = {.sem = s.sem, .log = &s.log, .tag = 1};
+    logged_wait b = {.sem = s.sem, .log = &s.log, .tag = 2};
     stvm_process *pa = spawn(s.vm, 40, "waiter", wait_and_log, &a);
     spawn(s.vm, 35, "other one", wait_and_log, &b);
     int err = stvm_run(s.vm);
@@ -214,7 +215,7 @@ Test(run, terminating_blocked_processes_after_deadlock_lets_run_finish)
 {
     blocked s = {.vm = vm_make(NULL)};
     cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
-    logged_wait a = {s.sem, &s.log, 1, 0};
+    logged_wait a = {.sem = s.sem, .log = &s.log, .tag = 1};
     stvm_process *p = spawn(s.vm, 40, "stuck", wait_and_log, &a);
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_process_terminate(s.vm, p), STVM_OK);

@@ -78,7 +78,8 @@ Test(semaphore, a_million_excess_signals_are_all_counted)
 
 /* ---- FIFO ------------------------------------------------------------------------- */
 
-/* Waiters on one semaphore that log their tags. */
+/* Waiters on one semaphore (wait_and_log, a failed wait noted in bad_line) that log
+ * their tags. */
 typedef struct queue {
     stvm_vm *vm;
     stvm_semaphore *sem;
@@ -87,26 +88,19 @@ typedef struct queue {
     int bad_line;
 } queue;
 
-typedef struct queued {
-    queue *q;
-    int tag;
-} queued;
-
-static void logging_waiter(stvm_vm *vm, void *arg)
+static logged_wait queued(queue *q, int tag)
 {
-    queued *a = arg;
-    GCHECK(a->q, stvm_semaphore_wait(vm, a->q->sem) == STVM_OK);
-    trace_add(&a->q->log, a->tag);
+    return (logged_wait){.sem = q->sem, .log = &q->log, .tag = tag, .bad_line = &q->bad_line};
 }
 
 Test(semaphore, waiters_of_one_priority_wake_in_fifo_order)
 {
     queue q = {.vm = vm_make(NULL)};
     q.sem = sem_make(q.vm);
-    queued a[8];
+    logged_wait a[8];
     for (int i = 0; i < 8; i++) {
-        a[i] = (queued){&q, i};
-        spawn(q.vm, 40, "waiter", logging_waiter, &a[i]);
+        a[i] = queued(&q, i);
+        spawn(q.vm, 40, "waiter", wait_and_log, &a[i]);
     }
     cr_assert_eq(stvm_run(q.vm), STVM_EDEADLOCK);
     cr_assert_eq(q.log.n, 0);
@@ -125,11 +119,11 @@ Test(semaphore, waiters_of_one_priority_wake_in_fifo_order)
 static void fifo_controller(stvm_vm *vm, void *arg)
 {
     queue *q = arg;
-    static queued a[3];
+    static logged_wait a[3];
     static const int prios[3] = {35, 45, 40};
     for (int i = 0; i < 3; i++) {
-        a[i] = (queued){q, prios[i]};
-        GCHECK(q, stvm_spawn(vm, prios[i], "waiter", logging_waiter, &a[i], NULL) == STVM_OK);
+        a[i] = queued(q, prios[i]);
+        GCHECK(q, stvm_spawn(vm, prios[i], "waiter", wait_and_log, &a[i], NULL) == STVM_OK);
     }
     trace_add(&q->log, 1);
     for (int i = 0; i < 3; i++) {
@@ -149,41 +143,30 @@ Test(semaphore, waiters_wake_in_arrival_order_whatever_their_priority)
     SCENARIO_DONE(&q);
 }
 
-typedef struct two_waiters {
+/* Waiters (wait_and_log) and a process that signals their semaphore. */
+typedef struct signalled {
     stvm_vm *vm;
     stvm_semaphore *sem;
     trace_log log;
-    int first_wait_rc, second_wait_rc, signal_rc;
+    int signal_rc;
     int bad_line;
-} two_waiters;
-
-static void first_of_two(stvm_vm *vm, void *arg)
-{
-    two_waiters *s = arg;
-    s->first_wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 1);
-}
-
-static void second_of_two(stvm_vm *vm, void *arg)
-{
-    two_waiters *s = arg;
-    s->second_wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
+} signalled;
 
 static void single_signaller(stvm_vm *vm, void *arg)
 {
-    two_waiters *s = arg;
+    signalled *s = arg;
     s->signal_rc = stvm_semaphore_signal(vm, s->sem);
     trace_add(&s->log, 3);
 }
 
 Test(semaphore, one_signal_wakes_only_the_first_waiter)
 {
-    two_waiters s = {.vm = vm_make(NULL)};
+    signalled s = {.vm = vm_make(NULL)};
     s.sem = sem_make(s.vm);
-    spawn(s.vm, 50, "first", first_of_two, &s);
-    stvm_process *second = spawn(s.vm, 50, "second", second_of_two, &s);
+    logged_wait first = {.sem = s.sem, .log = &s.log, .tag = 1};
+    logged_wait second_wait = {.sem = s.sem, .log = &s.log, .tag = 2};
+    spawn(s.vm, 50, "first", wait_and_log, &first);
+    stvm_process *second = spawn(s.vm, 50, "second", wait_and_log, &second_wait);
     spawn(s.vm, 30, "signaller", single_signaller, &s);
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
     static const int want[] = {1, 3};
@@ -251,21 +234,6 @@ Test(semaphore, a_signal_from_the_host_between_runs_readies_the_waiter_without_r
 
 /* ---- preemption by a signal --------------------------------------------------------- */
 
-typedef struct signalled {
-    stvm_vm *vm;
-    stvm_semaphore *sem;
-    trace_log log;
-    int wait_rc, signal_rc;
-    int bad_line;
-} signalled;
-
-static void high_waiter(stvm_vm *vm, void *arg)
-{
-    signalled *s = arg;
-    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    trace_add(&s->log, 2);
-}
-
 static void low_signaller(stvm_vm *vm, void *arg)
 {
     signalled *s = arg;
@@ -278,10 +246,11 @@ Test(semaphore, signal_waking_a_higher_priority_process_preempts_the_signaller)
 {
     signalled s = {.vm = vm_make(NULL)};
     s.sem = sem_make(s.vm);
-    spawn(s.vm, 50, "high", high_waiter, &s);
+    logged_wait high = {.sem = s.sem, .log = &s.log, .tag = 2};
+    spawn(s.vm, 50, "high", wait_and_log, &high);
     spawn(s.vm, 30, "low", low_signaller, &s);
     run_ok(s.vm);
-    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(high.rc, STVM_OK);
     cr_assert_eq(s.signal_rc, STVM_OK);
     static const int want[] = {1, 2, 3};
     trace_expect(&s.log, want, 3);
@@ -292,7 +261,8 @@ Test(semaphore, signal_waking_an_equal_or_lower_process_does_not_preempt)
 {
     signalled s = {.vm = vm_make(NULL)};
     s.sem = sem_make(s.vm);
-    spawn(s.vm, 30, "equal", high_waiter, &s);   /* logs 2 */
+    logged_wait equal = {.sem = s.sem, .log = &s.log, .tag = 2};
+    spawn(s.vm, 30, "equal", wait_and_log, &equal);   /* logs 2 */
     spawn(s.vm, 30, "signaller", low_signaller, &s);
     run_ok(s.vm);
     static const int want[] = {1, 3, 2};
@@ -301,7 +271,8 @@ Test(semaphore, signal_waking_an_equal_or_lower_process_does_not_preempt)
     /* a lower waiter (20) queued in an earlier run */
     signalled s2 = {.vm = vm_make(NULL)};
     s2.sem = sem_make(s2.vm);
-    spawn(s2.vm, 20, "lower", high_waiter, &s2);
+    logged_wait lower = {.sem = s2.sem, .log = &s2.log, .tag = 2};
+    spawn(s2.vm, 20, "lower", wait_and_log, &lower);
     cr_assert_eq(stvm_run(s2.vm), STVM_EDEADLOCK);
     spawn(s2.vm, 30, "signaller", low_signaller, &s2);
     run_ok(s2.vm);
