@@ -10,7 +10,6 @@
 #ifndef STVM_TESTS_HELPERS_H
 #define STVM_TESTS_HELPERS_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -217,64 +216,114 @@ static inline void trace_expect(const trace_log *t, const int *want, int n)
         cr_assert_eq(t->ev[i], want[i], "event %d is %d, expected %d", i, t->ev[i], want[i]);
 }
 
-/* ---- the world of a green-process test ------------------------------------------ */
+/* ---- scenarios of green-process tests ------------------------------------------- */
 
 /* Green processes never call Criterion's asserts (they may run on small stacks): they
- * record what they see in a world, and GCHECK notes the first line whose condition
- * failed; the host asserts after stvm_run returns. One struct serves every suite (each
- * uses the fields it needs), so the helpers below work on any of them. */
-typedef struct world {
-    stvm_vm *vm;
-    trace_log t;
-    stvm_semaphore *sem, *sem2;
-    stvm_mutex *m, *m2;
-    stvm_process *p[8];
-    stvm_process *owner[8];
-    stvm_process_info info[8];
-    stvm_process_state st[8];
-    stvm_oop res[16];
-    int rc[16];
-    int64_t x[8];
-    uint64_t u[4];
-    int index;          /* an external semaphore's index */
-    atomic_int flag;    /* set by a green process, read by another OS thread */
-    int bad_line;
-    long count, waits;
-} world;
+ * record what they see in the test's scenario, a struct that the test (or a group of
+ * tests in one file) declares with a named field for each thing it records, and GCHECK
+ * notes in the scenario's `bad_line` the first line whose condition failed; the host
+ * asserts after stvm_run returns. The macros below work on any scenario that has a
+ * `stvm_vm *vm` and an `int bad_line` field. */
+#define GCHECK(s, cond) GCHECK_AT(&(s)->bad_line, cond)
 
-/* What a process body gets when several processes share a world and differ by tag. */
-typedef struct actor {
-    world *w;
-    int tag;
-} actor;
-
-#define GCHECK(w, cond)                        \
-    do {                                       \
-        if (!(cond) && !(w)->bad_line)         \
-            (w)->bad_line = __LINE__;          \
+/* GCHECK for the shared process bodies below, which get a pointer to their scenario's
+ * bad_line (the line noted is then one of this file). */
+#define GCHECK_AT(bad_line_ptr, cond)      \
+    do {                                   \
+        if (!(cond) && !*(bad_line_ptr))   \
+            *(bad_line_ptr) = __LINE__;    \
     } while (0)
 
-#define ASSERT_GREEN_OK(w) \
-    cr_assert_eq((w)->bad_line, 0, "a check inside a green process failed at line %d", (w)->bad_line)
+#define ASSERT_GREEN_OK(s)                                                              \
+    cr_assert_eq((s)->bad_line, 0, "a check inside a green process failed at line %d", \
+                 (s)->bad_line)
 
-static inline void run_ok(world *w)
+static inline void run_ok(stvm_vm *vm)
 {
-    int err = stvm_run(w->vm);
+    int err = stvm_run(vm);
     cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
 }
 
-/* run_ok, then fail at once if a green process noted a failed check (the scheduler
- * suite's tests inspect the world straight after running it). */
-static inline void run_ok_green(world *w)
+/* run_ok, then fail at once if a green process noted a failed check (for tests that
+ * inspect the scenario straight after running it). */
+#define RUN_OK_GREEN(s)     \
+    do {                    \
+        run_ok((s)->vm);    \
+        ASSERT_GREEN_OK(s); \
+    } while (0)
+
+/* The end of a scenario test: no green check failed, then vm_done. */
+#define SCENARIO_DONE(s)    \
+    do {                    \
+        ASSERT_GREEN_OK(s); \
+        vm_done((s)->vm);   \
+    } while (0)
+
+/* The scenario of a test that looks only at the order its processes ran in. */
+typedef struct run_order {
+    stvm_vm *vm;
+    trace_log log;
+    int bad_line;
+} run_order;
+
+/* ---- process bodies several suites share ------------------------------------------ */
+
+/* A process's state, asserting the VM knows it (host side; gstate is the unchecked one). */
+static inline stvm_process_state state_of(stvm_vm *vm, stvm_process *p)
 {
-    run_ok(w);
-    ASSERT_GREEN_OK(w);
+    stvm_process_info info;
+    int err = stvm_process_info_get(vm, p, &info);
+    cr_assert_eq(err, STVM_OK);
+    return info.state;
 }
 
-static inline void world_done(world *w)
+/* What log_tag gets: several processes log to one trace and differ by tag. */
+typedef struct tagged {
+    trace_log *log;
+    int tag;
+} tagged;
+
+/* A process that only logs its tag. */
+static inline void log_tag(stvm_vm *vm, void *arg)
 {
-    ASSERT_GREEN_OK(w);
-    vm_done(w->vm);
+    (void)vm;
+    tagged *a = arg;
+    trace_add(a->log, a->tag);
+}
+
+/* A process that waits on a semaphore, keeps what the wait answered, then logs its tag;
+ * given a bad_line, it also notes a failed wait there (as GCHECK does). */
+typedef struct logged_wait {
+    stvm_semaphore *sem;
+    trace_log *log;
+    int tag;
+    int *bad_line;   /* optional */
+    int rc;          /* what the wait answered */
+} logged_wait;
+
+static inline void wait_and_log(stvm_vm *vm, void *arg)
+{
+    logged_wait *a = arg;
+    a->rc = stvm_semaphore_wait(vm, a->sem);
+    if (a->bad_line)
+        GCHECK_AT(a->bad_line, a->rc == STVM_OK);
+    trace_add(a->log, a->tag);
+}
+
+/* A process that holds a mutex until a semaphore is signalled, then releases it; a
+ * failed check goes to its scenario's bad_line. */
+typedef struct holder {
+    stvm_mutex *m;
+    stvm_semaphore *release;
+    int *bad_line;
+} holder;
+
+static inline void hold_until_signalled(stvm_vm *vm, void *arg)
+{
+    holder *h = arg;
+    GCHECK_AT(h->bad_line, stvm_mutex_enter(vm, h->m) == STVM_OK);
+    GCHECK_AT(h->bad_line, stvm_semaphore_wait(vm, h->release) == STVM_OK);
+    GCHECK_AT(h->bad_line, stvm_mutex_exit(vm, h->m) == STVM_OK);
 }
 
 #endif

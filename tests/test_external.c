@@ -137,32 +137,37 @@ Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
 
 /* ---- signals from the host --------------------------------------------------------- */
 
+typedef struct three_waits {
+    stvm_semaphore *sem;
+    int index;   /* sem's external index */
+    int wait_rc[3];
+    trace_log log;
+} three_waits;
+
 static void wait_three(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
+    three_waits *s = arg;
     for (int i = 0; i < 3; i++)
-        w->rc[i] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 1);
+        s->wait_rc[i] = stvm_semaphore_wait(vm, s->sem);
+    trace_add(&s->log, 1);
 }
 
 Test(external, host_requests_become_exactly_that_many_signals_when_the_vm_runs)
 {
     stvm_vm *vm = vm_make(NULL);
-    world w;
-    memset(&w, 0, sizeof w);
-    w.sem = sem_make(vm);
-    w.index = reg(vm, w.sem);
+    three_waits s = {.sem = sem_make(vm)};
+    s.index = reg(vm, s.sem);
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
-    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0, "delivered at a scheduling point");
-    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_three, &w, NULL), STVM_OK);
+        cr_assert_eq(stvm_signal_external(vm, s.index), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0, "delivered at a scheduling point");
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_three, &s, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(w.rc[i], STVM_OK);
+        cr_assert_eq(s.wait_rc[i], STVM_OK);
     static const int want[] = {1};
-    trace_expect(&w.t, want, 1);
+    trace_expect(&s.log, want, 1);
     cr_assert_eq(stats_of(vm).external_signals, 3);
-    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0);
+    cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0);
     vm_done(vm);
 }
 
@@ -187,65 +192,57 @@ Test(external, requests_made_before_registration_are_forgotten)
     vm_done(vm);
 }
 
-static void wait_once_logged(stvm_vm *vm, void *arg)
-{
-    world *w = arg;
-    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 1);
-}
-
 Test(external, a_waiter_on_an_unregistered_semaphore_is_a_deadlock)
 {
     stvm_vm *vm = vm_make(NULL);
-    world w;
-    memset(&w, 0, sizeof w);
-    w.sem = sem_make(vm);
-    int idx = reg(vm, w.sem);
+    trace_log log = {0};
+    logged_wait waiter = {.sem = sem_make(vm), .log = &log, .tag = 1};
+    int idx = reg(vm, waiter.sem);
     cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
-    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_once_logged, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_and_log, &waiter, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "nothing can signal it any more");
-    cr_assert_eq(w.t.n, 0);
-    cr_assert_eq(stvm_semaphore_signal(vm, w.sem), STVM_OK);
+    cr_assert_eq(log.n, 0);
+    cr_assert_eq(stvm_semaphore_signal(vm, waiter.sem), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
-    cr_assert_eq(w.rc[0], STVM_OK);
+    cr_assert_eq(waiter.rc, STVM_OK);
     vm_done(vm);
 }
 
 /* ---- checkpoint --------------------------------------------------------------------- */
 
-static void ext_high_waiter(stvm_vm *vm, void *arg)
-{
-    world *w = arg;
-    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 2);
-}
+typedef struct delivery {
+    stvm_semaphore *sem;
+    int index;   /* sem's external index */
+    trace_log log;
+    int signal_rc;
+    int first_checkpoint, second_checkpoint;   /* what the two checkpoints answered */
+} delivery;
 
 static void ext_low_worker(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    trace_add(&w->t, 1);
-    w->rc[1] = stvm_signal_external(vm, w->index);   /* as an interrupt handler would */
-    w->rc[2] = stvm_checkpoint(vm);                  /* delivers it: the waiter preempts */
-    trace_add(&w->t, 3);
-    w->rc[3] = stvm_checkpoint(vm);
+    delivery *s = arg;
+    trace_add(&s->log, 1);
+    s->signal_rc = stvm_signal_external(vm, s->index);   /* as an interrupt handler would */
+    s->first_checkpoint = stvm_checkpoint(vm);           /* delivers it: the waiter preempts */
+    trace_add(&s->log, 3);
+    s->second_checkpoint = stvm_checkpoint(vm);
 }
 
 Test(external, checkpoint_delivers_a_pending_external_signal_and_lets_the_waiter_preempt)
 {
     stvm_vm *vm = vm_make(NULL);
-    world w;
-    memset(&w, 0, sizeof w);
-    w.sem = sem_make(vm);
-    w.index = reg(vm, w.sem);
-    cr_assert_eq(stvm_spawn(vm, 50, "high", ext_high_waiter, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_spawn(vm, 30, "low", ext_low_worker, &w, NULL), STVM_OK);
+    delivery s = {.sem = sem_make(vm)};
+    s.index = reg(vm, s.sem);
+    logged_wait high = {.sem = s.sem, .log = &s.log, .tag = 2};
+    cr_assert_eq(stvm_spawn(vm, 50, "high", wait_and_log, &high, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 30, "low", ext_low_worker, &s, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_eq(w.rc[2], 1, "checkpoint answered %d", w.rc[2]);
-    cr_assert_eq(w.rc[3], 0);
+    cr_assert_eq(high.rc, STVM_OK);
+    cr_assert_eq(s.signal_rc, STVM_OK);
+    cr_assert_eq(s.first_checkpoint, 1, "checkpoint answered %d", s.first_checkpoint);
+    cr_assert_eq(s.second_checkpoint, 0);
     static const int want[] = {1, 2, 3};
-    trace_expect(&w.t, want, 3);
+    trace_expect(&s.log, want, 3);
     cr_assert_eq(stats_of(vm).external_signals, 1);
     vm_done(vm);
 }
@@ -261,50 +258,56 @@ static void on_sigusr1(int sig)
     stvm_signal_external(handler_vm, handler_index);
 }
 
+typedef struct raised {
+    stvm_semaphore *sem;
+    int index;   /* sem's external index */
+    trace_log log;
+    int first_raise_rc, second_raise_rc, checkpoint_rc;
+    int first_wait_rc, second_wait_rc;
+} raised;
+
 static void raiser(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    trace_add(&w->t, 1);
-    w->rc[1] = raise(SIGUSR1);
-    w->rc[2] = raise(SIGUSR1);
-    w->rc[3] = stvm_checkpoint(vm);   /* both delivered: the waiter preempts */
-    trace_add(&w->t, 3);
+    raised *s = arg;
+    trace_add(&s->log, 1);
+    s->first_raise_rc = raise(SIGUSR1);
+    s->second_raise_rc = raise(SIGUSR1);
+    s->checkpoint_rc = stvm_checkpoint(vm);   /* both delivered: the waiter preempts */
+    trace_add(&s->log, 3);
 }
 
 static void double_waiter(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
-    w->rc[4] = stvm_semaphore_wait(vm, w->sem);   /* the second signal is an excess one */
-    trace_add(&w->t, 2);
+    raised *s = arg;
+    s->first_wait_rc = stvm_semaphore_wait(vm, s->sem);
+    s->second_wait_rc = stvm_semaphore_wait(vm, s->sem);   /* the second signal is an excess one */
+    trace_add(&s->log, 2);
 }
 
 Test(external, a_signal_handler_may_signal_an_external_semaphore)
 {
     stvm_vm *vm = vm_make(NULL);
-    world w;
-    memset(&w, 0, sizeof w);
-    w.sem = sem_make(vm);
-    w.index = reg(vm, w.sem);
+    raised s = {.sem = sem_make(vm)};
+    s.index = reg(vm, s.sem);
     handler_vm = vm;
-    handler_index = w.index;
+    handler_index = s.index;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigusr1;
     sigemptyset(&sa.sa_mask);
     cr_assert_eq(sigaction(SIGUSR1, &sa, &old), 0);
-    cr_assert_eq(stvm_spawn(vm, 50, "waiter", double_waiter, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_spawn(vm, 30, "raiser", raiser, &w, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 50, "waiter", double_waiter, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 30, "raiser", raiser, &s, NULL), STVM_OK);
     int err = stvm_run(vm);
     sigaction(SIGUSR1, &old, NULL);
     cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
-    cr_assert_eq(w.rc[1], 0);
-    cr_assert_eq(w.rc[2], 0);
-    cr_assert_eq(w.rc[3], 1);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.rc[4], STVM_OK);
+    cr_assert_eq(s.first_raise_rc, 0);
+    cr_assert_eq(s.second_raise_rc, 0);
+    cr_assert_eq(s.checkpoint_rc, 1);
+    cr_assert_eq(s.first_wait_rc, STVM_OK);
+    cr_assert_eq(s.second_wait_rc, STVM_OK);
     static const int want[] = {1, 2, 3};
-    trace_expect(&w.t, want, 3);
+    trace_expect(&s.log, want, 3);
     cr_assert_eq(stats_of(vm).external_signals, 2);
     vm_done(vm);
 }
@@ -331,44 +334,52 @@ static void *hammer_thread(void *arg)
     return NULL;
 }
 
+typedef struct hammered {
+    stvm_semaphore *sem;
+    int index;      /* sem's external index */
+    atomic_int go;  /* set by the waiter, read by the signalling threads */
+    long waits;
+    int bad_line;
+} hammered;
+
 static void many_waits(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    atomic_store(&w->flag, 1);   /* start the signalling threads */
+    hammered *s = arg;
+    atomic_store(&s->go, 1);   /* start the signalling threads */
     for (long i = 0; i < (long)SIGNALLERS * PER_THREAD; i++) {
-        if (stvm_semaphore_wait(vm, w->sem) != STVM_OK)
-            w->bad_line = __LINE__;
-        w->waits++;
+        if (stvm_semaphore_wait(vm, s->sem) != STVM_OK)
+            s->bad_line = __LINE__;
+        s->waits++;
     }
 }
 
 Test(external, four_threads_signalling_100000_times_each_wake_400000_waits_exactly)
 {
     stvm_vm *vm = vm_make(NULL);
-    world w;
-    memset(&w, 0, sizeof w);
-    atomic_init(&w.flag, 0);
-    w.sem = sem_make(vm);
-    w.index = reg(vm, w.sem);
-    cr_assert_eq(stvm_spawn(vm, 40, "waiter", many_waits, &w, NULL), STVM_OK);
+    hammered s;
+    memset(&s, 0, sizeof s);
+    atomic_init(&s.go, 0);
+    s.sem = sem_make(vm);
+    s.index = reg(vm, s.sem);
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", many_waits, &s, NULL), STVM_OK);
     hammer h[SIGNALLERS];
     pthread_t th[SIGNALLERS];
     for (int i = 0; i < SIGNALLERS; i++) {
-        h[i] = (hammer){vm, w.index, &w.flag, 0};
+        h[i] = (hammer){vm, s.index, &s.go, 0};
         cr_assert_eq(pthread_create(&th[i], NULL, hammer_thread, &h[i]), 0);
     }
     int err = stvm_run(vm);
     for (int i = 0; i < SIGNALLERS; i++)
         cr_assert_eq(pthread_join(th[i], NULL), 0);
     cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
-    cr_assert_eq(w.bad_line, 0, "a wait failed");
+    cr_assert_eq(s.bad_line, 0, "a wait failed");
     for (int i = 0; i < SIGNALLERS; i++)
         cr_assert_eq(h[i].errors, 0);
-    cr_assert_eq(w.waits, (long)SIGNALLERS * PER_THREAD);
-    stvm_stats s = stats_of(vm);
-    cr_assert_eq(s.external_signals, (uint64_t)SIGNALLERS * PER_THREAD);
-    cr_assert_eq(s.semaphore_waits, (uint64_t)SIGNALLERS * PER_THREAD);
-    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0, "no signal lost or invented");
+    cr_assert_eq(s.waits, (long)SIGNALLERS * PER_THREAD);
+    stvm_stats st = stats_of(vm);
+    cr_assert_eq(st.external_signals, (uint64_t)SIGNALLERS * PER_THREAD);
+    cr_assert_eq(st.semaphore_waits, (uint64_t)SIGNALLERS * PER_THREAD);
+    cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0, "no signal lost or invented");
     vm_done(vm);
 }
 
@@ -399,12 +410,20 @@ static void *late_signaller(void *arg)
     return NULL;
 }
 
+typedef struct idle_waiter {
+    stvm_semaphore *sem;
+    int index;         /* sem's external index */
+    atomic_int ready;  /* set by the waiter just before it blocks */
+    int wait_rc;
+    trace_log log;
+} idle_waiter;
+
 static void flag_then_wait(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    atomic_store(&w->flag, 1);
-    w->rc[0] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 1);
+    idle_waiter *s = arg;
+    atomic_store(&s->ready, 1);
+    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
+    trace_add(&s->log, 1);
 }
 
 static void idle_wakeup_on(int clock_kind)
@@ -413,24 +432,24 @@ static void idle_wakeup_on(int clock_kind)
     stvm_config_init(&cfg);
     cfg.clock = clock_kind;
     stvm_vm *vm = vm_make(&cfg);
-    world w;
-    memset(&w, 0, sizeof w);
-    atomic_init(&w.flag, 0);
-    w.sem = sem_make(vm);
-    w.index = reg(vm, w.sem);
-    cr_assert_eq(stvm_spawn(vm, 40, "sleeper", flag_then_wait, &w, NULL), STVM_OK);
-    late_signal ls = {vm, w.index, &w.flag};
+    idle_waiter s;
+    memset(&s, 0, sizeof s);
+    atomic_init(&s.ready, 0);
+    s.sem = sem_make(vm);
+    s.index = reg(vm, s.sem);
+    cr_assert_eq(stvm_spawn(vm, 40, "sleeper", flag_then_wait, &s, NULL), STVM_OK);
+    late_signal ls = {vm, s.index, &s.ready};
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, late_signaller, &ls), 0);
     int err = stvm_run(vm);
     cr_assert_eq(pthread_join(th, NULL), 0);
     cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
-    cr_assert_eq(w.rc[0], STVM_OK);
+    cr_assert_eq(s.wait_rc, STVM_OK);
     static const int want[] = {1};
-    trace_expect(&w.t, want, 1);
-    stvm_stats s = stats_of(vm);
-    cr_assert_eq(s.external_signals, 1);
-    cr_assert_eq(stvm_semaphore_excess(vm, w.sem), 0);
+    trace_expect(&s.log, want, 1);
+    stvm_stats st = stats_of(vm);
+    cr_assert_eq(st.external_signals, 1);
+    cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0);
     vm_done(vm);
 }
 

@@ -553,287 +553,354 @@ static int prim0(stvm_vm *vm, int prim, stvm_oop rcv, stvm_oop *res)
     return err == STVM_OK ? 0 : err == STVM_EPRIM ? code : 1000 + err;
 }
 
+/* One primitive call from a green process: prim0's code (0: success) and its answer. */
+typedef struct prim_call {
+    int rc;
+    stvm_oop res;
+} prim_call;
+
+static void call0(stvm_vm *vm, int prim, stvm_oop rcv, prim_call *c)
+{
+    c->rc = prim0(vm, prim, rcv, &c->res);
+}
+
+typedef struct prim_semaphore {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    trace_log log;
+    prim_call wait, signal;   /* the signaller's */
+    int64_t excess_after_wait, wait_switches;
+    prim_call high_wait;      /* the waiter's */
+    int bad_line;
+} prim_semaphore;
+
 static void prim_waiter_high(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[2] = prim0(vm, 86, stvm_semaphore_oop(w->sem), &w->res[2]);   /* blocks */
-    trace_add(&w->t, 2);
+    prim_semaphore *ps = arg;
+    call0(vm, 86, stvm_semaphore_oop(ps->sem), &ps->high_wait);   /* blocks */
+    trace_add(&ps->log, 2);
 }
 
 static void prim_signaller(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop s = stvm_semaphore_oop(w->sem);
+    prim_semaphore *ps = arg;
+    stvm_oop s = stvm_semaphore_oop(ps->sem);
     uint64_t before = switches(vm);
-    w->rc[0] = prim0(vm, 86, s, &w->res[0]);   /* consumes the host's signal */
-    w->x[0] = stvm_semaphore_excess(vm, w->sem);
-    w->x[1] = (int64_t)(switches(vm) - before);
-    GCHECK(w, stvm_spawn(vm, 50, "high", prim_waiter_high, w, NULL) == STVM_OK);
-    trace_add(&w->t, 1);
-    w->rc[1] = prim0(vm, 85, s, &w->res[1]);   /* wakes the 50: preempts */
-    trace_add(&w->t, 3);
+    call0(vm, 86, s, &ps->wait);   /* consumes the host's signal */
+    ps->excess_after_wait = stvm_semaphore_excess(vm, ps->sem);
+    ps->wait_switches = (int64_t)(switches(vm) - before);
+    GCHECK(ps, stvm_spawn(vm, 50, "high", prim_waiter_high, ps, NULL) == STVM_OK);
+    trace_add(&ps->log, 1);
+    call0(vm, 85, s, &ps->signal);   /* wakes the 50: preempts */
+    trace_add(&ps->log, 3);
 }
 
 Test(primitives, signal_85_and_wait_86_behave_like_the_c_api)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    stvm_oop s = stvm_semaphore_oop(w.sem), r = SENTINEL;
-    cr_assert_eq(prim0(w.vm, 85, s, &r), 0);
+    prim_semaphore ps = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_semaphore_new(ps.vm, &ps.sem), STVM_OK);
+    stvm_oop s = stvm_semaphore_oop(ps.sem), r = SENTINEL;
+    cr_assert_eq(prim0(ps.vm, 85, s, &r), 0);
     cr_assert_eq(r, s);
-    cr_assert_eq(stvm_semaphore_excess(w.vm, w.sem), 1);
-    cr_assert_eq(stvm_spawn(w.vm, 30, "signaller", prim_signaller, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], 0);
-    cr_assert_eq(w.res[0], s, "wait answers the receiver");
-    cr_assert_eq(w.x[0], 0);
-    cr_assert_eq(w.x[1], 0, "no switch when an excess signal is there");
-    cr_assert_eq(w.rc[1], 0);
-    cr_assert_eq(w.res[1], s);
-    cr_assert_eq(w.rc[2], 0);
-    cr_assert_eq(w.res[2], s);
+    cr_assert_eq(stvm_semaphore_excess(ps.vm, ps.sem), 1);
+    cr_assert_eq(stvm_spawn(ps.vm, 30, "signaller", prim_signaller, &ps, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(ps.vm), STVM_OK);
+    cr_assert_eq(ps.wait.rc, 0);
+    cr_assert_eq(ps.wait.res, s, "wait answers the receiver");
+    cr_assert_eq(ps.excess_after_wait, 0);
+    cr_assert_eq(ps.wait_switches, 0, "no switch when an excess signal is there");
+    cr_assert_eq(ps.signal.rc, 0);
+    cr_assert_eq(ps.signal.res, s);
+    cr_assert_eq(ps.high_wait.rc, 0);
+    cr_assert_eq(ps.high_wait.res, s);
     static const int want[] = {1, 2, 3};
-    trace_expect(&w.t, want, 3);
+    trace_expect(&ps.log, want, 3);
     stvm_stats st;
-    stvm_get_stats(w.vm, &st);
+    stvm_get_stats(ps.vm, &st);
     cr_assert_eq(st.semaphore_signals, 2);
     cr_assert_eq(st.semaphore_waits, 2);
-    vm_done(w.vm);
+    vm_done(ps.vm);
 }
 
-static void c_api_waiter(stvm_vm *vm, void *arg)
-{
-    world *w = arg;
-    w->rc[10] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 3);
-}
-
-static void logs_4(stvm_vm *vm, void *arg)
-{
-    (void)vm;
-    world *w = arg;
-    trace_add(&w->t, 4);
-}
+typedef struct prim_suspend {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    trace_log log;
+    stvm_process *controller, *ready, *waiter;
+    prim_call suspend_ready, resume_ready, suspend_waiter, resume_waiter;
+    stvm_process_state ready_suspended_state, ready_resumed_state, waiter_suspended_state;
+    int64_t excess_after_suspend;
+    int bad_line;
+} prim_suspend;
 
 static void suspend_resume_prims(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop b = stvm_process_oop(w->p[1]), wt = stvm_process_oop(w->p[2]);
-    w->rc[0] = prim0(vm, 88, b, &w->res[0]);    /* ready -> suspended, answers nil */
-    w->st[0] = gstate(vm, w->p[1]);
-    w->rc[1] = prim0(vm, 87, b, &w->res[1]);    /* -> ready, answers the receiver */
-    w->st[1] = gstate(vm, w->p[1]);
-    w->rc[2] = prim0(vm, 88, wt, &w->res[2]);   /* off the semaphore: answers it */
-    w->st[2] = gstate(vm, w->p[2]);
-    w->x[0] = stvm_semaphore_excess(vm, w->sem);
-    trace_add(&w->t, 1);
-    w->rc[3] = prim0(vm, 87, wt, &w->res[3]);   /* the 50 preempts; its wait -> ESTATE */
-    trace_add(&w->t, 2);
+    prim_suspend *s = arg;
+    stvm_oop b = stvm_process_oop(s->ready), wt = stvm_process_oop(s->waiter);
+    call0(vm, 88, b, &s->suspend_ready);     /* ready -> suspended, answers nil */
+    s->ready_suspended_state = gstate(vm, s->ready);
+    call0(vm, 87, b, &s->resume_ready);      /* -> ready, answers the receiver */
+    s->ready_resumed_state = gstate(vm, s->ready);
+    call0(vm, 88, wt, &s->suspend_waiter);   /* off the semaphore: answers it */
+    s->waiter_suspended_state = gstate(vm, s->waiter);
+    s->excess_after_suspend = stvm_semaphore_excess(vm, s->sem);
+    trace_add(&s->log, 1);
+    call0(vm, 87, wt, &s->resume_waiter);    /* the 50 preempts; its wait -> ESTATE */
+    trace_add(&s->log, 2);
 }
 
 Test(primitives, resume_87_and_suspend_88_behave_like_the_c_api)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 50, "waiter", c_api_waiter, &w, &w.p[2]), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "controller", suspend_resume_prims, &w, &w.p[0]),
+    prim_suspend s = {.vm = vm_make(NULL)};
+    tagged b = {&s.log, 4};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    logged_wait w = {.sem = s.sem, .log = &s.log, .tag = 3};   /* the C API wait */
+    cr_assert_eq(stvm_spawn(s.vm, 50, "waiter", wait_and_log, &w, &s.waiter), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "controller", suspend_resume_prims, &s, &s.controller),
                  STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 30, "B", logs_4, &w, &w.p[1]), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], 0);
-    cr_assert_eq(w.res[0], STVM_NIL);
-    cr_assert_eq(w.st[0], STVM_PROCESS_SUSPENDED);
-    cr_assert_eq(w.rc[1], 0);
-    cr_assert_eq(w.res[1], stvm_process_oop(w.p[1]));
-    cr_assert_eq(w.st[1], STVM_PROCESS_READY);
-    cr_assert_eq(w.rc[2], 0);
-    cr_assert_eq(w.res[2], stvm_semaphore_oop(w.sem), "suspend answers the old list");
-    cr_assert_eq(w.st[2], STVM_PROCESS_SUSPENDED);
-    cr_assert_eq(w.x[0], 0);
-    cr_assert_eq(w.rc[3], 0);
-    cr_assert_eq(w.rc[10], STVM_ESTATE);
+    cr_assert_eq(stvm_spawn(s.vm, 30, "B", log_tag, &b, &s.ready), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.suspend_ready.rc, 0);
+    cr_assert_eq(s.suspend_ready.res, STVM_NIL);
+    cr_assert_eq(s.ready_suspended_state, STVM_PROCESS_SUSPENDED);
+    cr_assert_eq(s.resume_ready.rc, 0);
+    cr_assert_eq(s.resume_ready.res, stvm_process_oop(s.ready));
+    cr_assert_eq(s.ready_resumed_state, STVM_PROCESS_READY);
+    cr_assert_eq(s.suspend_waiter.rc, 0);
+    cr_assert_eq(s.suspend_waiter.res, stvm_semaphore_oop(s.sem), "suspend answers the old list");
+    cr_assert_eq(s.waiter_suspended_state, STVM_PROCESS_SUSPENDED);
+    cr_assert_eq(s.excess_after_suspend, 0);
+    cr_assert_eq(s.resume_waiter.rc, 0);
+    cr_assert_eq(w.rc, STVM_ESTATE);
     static const int want[] = {1, 3, 2, 4};
-    trace_expect(&w.t, want, 4);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 4);
+    vm_done(s.vm);
 }
 
-static void mutex_hog(stvm_vm *vm, void *arg)
-{
-    world *w = arg;
-    GCHECK(w, stvm_mutex_enter(vm, w->m) == STVM_OK);
-    GCHECK(w, stvm_semaphore_wait(vm, w->sem) == STVM_OK);
-    GCHECK(w, stvm_mutex_exit(vm, w->m) == STVM_OK);
-}
+/* A hog (hold_until_signalled) owns the mutex; the queuer waits for it. */
+typedef struct prim_mutex_waiter {
+    stvm_vm *vm;
+    stvm_mutex *m;
+    stvm_semaphore *release;
+    stvm_process *hog, *queuer;
+    int queuer_enter_rc;
+    prim_call suspend_queuer;
+    stvm_process_state queuer_state;   /* after the suspend */
+    int terminate_rc;
+    int bad_line;
+} prim_mutex_waiter;
 
 static void mutex_queuer(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[5] = stvm_mutex_enter(vm, w->m);
+    prim_mutex_waiter *s = arg;
+    s->queuer_enter_rc = stvm_mutex_enter(vm, s->m);
 }
 
 static void suspend_mutex_waiter(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[0] = prim0(vm, 88, stvm_process_oop(w->p[1]), &w->res[0]);
-    w->st[0] = gstate(vm, w->p[1]);
-    w->rc[1] = stvm_process_terminate(vm, w->p[1]);
-    stvm_semaphore_signal(vm, w->sem);
+    prim_mutex_waiter *s = arg;
+    call0(vm, 88, stvm_process_oop(s->queuer), &s->suspend_queuer);
+    s->queuer_state = gstate(vm, s->queuer);
+    s->terminate_rc = stvm_process_terminate(vm, s->queuer);
+    stvm_semaphore_signal(vm, s->release);
 }
 
 Test(primitives, suspend_88_of_a_mutex_waiter_answers_the_mutex)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 60, "hog", mutex_hog, &w, &w.p[0]), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 50, "queuer", mutex_queuer, &w, &w.p[1]), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "suspender", suspend_mutex_waiter, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    cr_assert_eq(w.rc[0], 0);
-    cr_assert_eq(w.res[0], stvm_mutex_oop(w.m));
-    cr_assert_eq(w.st[0], STVM_PROCESS_SUSPENDED);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_null(stvm_mutex_owner(w.vm, w.m));
-    vm_done(w.vm);
+    prim_mutex_waiter s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.release), STVM_OK);
+    holder h = {s.m, s.release, &s.bad_line};
+    cr_assert_eq(stvm_spawn(s.vm, 60, "hog", hold_until_signalled, &h, &s.hog), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 50, "queuer", mutex_queuer, &s, &s.queuer), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "suspender", suspend_mutex_waiter, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    cr_assert_eq(s.suspend_queuer.rc, 0);
+    cr_assert_eq(s.suspend_queuer.res, stvm_mutex_oop(s.m));
+    cr_assert_eq(s.queuer_state, STVM_PROCESS_SUSPENDED);
+    cr_assert_eq(s.terminate_rc, STVM_OK);
+    cr_assert_null(stvm_mutex_owner(s.vm, s.m));
+    vm_done(s.vm);
 }
+
+typedef struct prim_yield {
+    stvm_vm *vm;
+    trace_log log;
+    prim_call yield;
+    int bad_line;
+} prim_yield;
 
 static void prim_yielder(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    trace_add(&w->t, 1);
-    w->rc[0] = prim0(vm, 167, STVM_NIL, &w->res[0]);
-    trace_add(&w->t, 3);
-}
-
-static void logs_2(stvm_vm *vm, void *arg)
-{
-    (void)vm;
-    trace_add(&((world *)arg)->t, 2);
+    prim_yield *s = arg;
+    trace_add(&s->log, 1);
+    call0(vm, 167, STVM_NIL, &s->yield);
+    trace_add(&s->log, 3);
 }
 
 Test(primitives, yield_167_lets_equal_priority_processes_run_first)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_spawn(w.vm, 30, "A", prim_yielder, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 30, "B", logs_2, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], 0);
-    cr_assert_eq(w.res[0], STVM_NIL, "answers the receiver");
+    prim_yield s = {.vm = vm_make(NULL)};
+    tagged b = {&s.log, 2};
+    cr_assert_eq(stvm_spawn(s.vm, 30, "A", prim_yielder, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 30, "B", log_tag, &b, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.yield.rc, 0);
+    cr_assert_eq(s.yield.res, STVM_NIL, "answers the receiver");
     static const int want[] = {1, 2, 3};
-    trace_expect(&w.t, want, 3);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 3);
+    vm_done(s.vm);
 }
+
+/* The critical-section calls of the owner A and the contender (50), in the order they
+ * are made; the owner is recorded after some of them. */
+enum {
+    A_ENTER,            /* 186: acquired, false */
+    A_ENTER_AGAIN,      /* 186 by the owner: true */
+    A_TEST,             /* 187 by the owner: true */
+    A_EXIT,             /* 185: hands off, the contender preempts */
+    CONTENDER_TEST,     /* 187 while A owns it: nil */
+    CONTENDER_ENTER,    /* 186: blocks, handed over by A's exit */
+    CONTENDER_EXIT,     /* 185 */
+    A_TEST_FREE,        /* 187 on the free mutex: taken, false */
+    A_LAST_EXIT,        /* 185 */
+    CS_CALLS
+};
+
+typedef struct prim_critical {
+    stvm_vm *vm;
+    stvm_mutex *m;
+    trace_log log;
+    stvm_process *a;
+    prim_call call[CS_CALLS];
+    stvm_process *owner_after[CS_CALLS];
+    int bad_line;
+} prim_critical;
 
 static void cs_contender(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop m = stvm_mutex_oop(w->m);
-    w->rc[4] = prim0(vm, 187, m, &w->res[4]);   /* owned by A: nil */
-    trace_add(&w->t, 2);
-    w->rc[5] = prim0(vm, 186, m, &w->res[5]);   /* blocks; handed over by A's exit */
-    w->owner[1] = stvm_mutex_owner(vm, w->m);
-    trace_add(&w->t, 4);
-    w->rc[6] = prim0(vm, 185, m, &w->res[6]);
-    w->owner[2] = stvm_mutex_owner(vm, w->m);
+    prim_critical *s = arg;
+    stvm_oop m = stvm_mutex_oop(s->m);
+    call0(vm, 187, m, &s->call[CONTENDER_TEST]);
+    trace_add(&s->log, 2);
+    call0(vm, 186, m, &s->call[CONTENDER_ENTER]);
+    s->owner_after[CONTENDER_ENTER] = stvm_mutex_owner(vm, s->m);
+    trace_add(&s->log, 4);
+    call0(vm, 185, m, &s->call[CONTENDER_EXIT]);
+    s->owner_after[CONTENDER_EXIT] = stvm_mutex_owner(vm, s->m);
 }
 
 static void cs_owner(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop m = stvm_mutex_oop(w->m);
-    w->rc[0] = prim0(vm, 186, m, &w->res[0]);   /* acquired: false */
-    w->owner[0] = stvm_mutex_owner(vm, w->m);
-    w->rc[1] = prim0(vm, 186, m, &w->res[1]);   /* already owner: true */
-    w->rc[2] = prim0(vm, 187, m, &w->res[2]);   /* owner: true */
-    trace_add(&w->t, 1);
-    GCHECK(w, stvm_spawn(vm, 50, "contender", cs_contender, w, NULL) == STVM_OK);
-    trace_add(&w->t, 3);
-    w->rc[3] = prim0(vm, 185, m, &w->res[3]);   /* hands off: the 50 preempts */
-    trace_add(&w->t, 5);
-    w->owner[3] = stvm_mutex_owner(vm, w->m);
-    w->rc[7] = prim0(vm, 187, m, &w->res[7]);   /* free: taken, false */
-    w->owner[4] = stvm_mutex_owner(vm, w->m);
-    w->rc[8] = prim0(vm, 185, m, &w->res[8]);
-    w->owner[5] = stvm_mutex_owner(vm, w->m);
-    w->p[0] = stvm_active_process(vm);
+    prim_critical *s = arg;
+    stvm_oop m = stvm_mutex_oop(s->m);
+    call0(vm, 186, m, &s->call[A_ENTER]);
+    s->owner_after[A_ENTER] = stvm_mutex_owner(vm, s->m);
+    call0(vm, 186, m, &s->call[A_ENTER_AGAIN]);
+    call0(vm, 187, m, &s->call[A_TEST]);
+    trace_add(&s->log, 1);
+    GCHECK(s, stvm_spawn(vm, 50, "contender", cs_contender, s, NULL) == STVM_OK);
+    trace_add(&s->log, 3);
+    call0(vm, 185, m, &s->call[A_EXIT]);
+    trace_add(&s->log, 5);
+    s->owner_after[A_EXIT] = stvm_mutex_owner(vm, s->m);
+    call0(vm, 187, m, &s->call[A_TEST_FREE]);
+    s->owner_after[A_TEST_FREE] = stvm_mutex_owner(vm, s->m);
+    call0(vm, 185, m, &s->call[A_LAST_EXIT]);
+    s->owner_after[A_LAST_EXIT] = stvm_mutex_owner(vm, s->m);
+    s->a = stvm_active_process(vm);
 }
 
 Test(primitives, critical_section_primitives_185_186_187_behave_like_the_c_api)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
-    stvm_oop m = stvm_mutex_oop(w.m);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "A", cs_owner, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    for (int i = 0; i <= 8; i++)
-        cr_assert_eq(w.rc[i], 0, "call %d failed with %d", i, w.rc[i]);
-    cr_assert_eq(w.res[0], STVM_FALSE, "186 acquired");
-    cr_assert_eq(w.owner[0], w.p[0]);
-    cr_assert_eq(w.res[1], STVM_TRUE, "186 by the owner");
-    cr_assert_eq(w.res[2], STVM_TRUE, "187 by the owner");
-    cr_assert_eq(w.res[4], STVM_NIL, "187 while another owns it");
-    cr_assert_eq(w.res[5], STVM_FALSE, "186 after the hand-off: acquired");
-    cr_assert_neq(w.owner[1], w.p[0]);
-    cr_assert_not_null(w.owner[1]);
-    cr_assert_eq(w.res[3], m, "185 answers the receiver");
-    cr_assert_eq(w.res[6], m);
-    cr_assert_null(w.owner[2]);
-    cr_assert_null(w.owner[3]);
-    cr_assert_eq(w.res[7], STVM_FALSE, "187 on a free mutex takes it");
-    cr_assert_eq(w.owner[4], w.p[0]);
-    cr_assert_null(w.owner[5], "one 185 releases, whatever the 186 count");
+    prim_critical s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
+    stvm_oop m = stvm_mutex_oop(s.m);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "A", cs_owner, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    for (int i = 0; i < CS_CALLS; i++)
+        cr_assert_eq(s.call[i].rc, 0, "call %d failed with %d", i, s.call[i].rc);
+    cr_assert_eq(s.call[A_ENTER].res, STVM_FALSE, "186 acquired");
+    cr_assert_eq(s.owner_after[A_ENTER], s.a);
+    cr_assert_eq(s.call[A_ENTER_AGAIN].res, STVM_TRUE, "186 by the owner");
+    cr_assert_eq(s.call[A_TEST].res, STVM_TRUE, "187 by the owner");
+    cr_assert_eq(s.call[CONTENDER_TEST].res, STVM_NIL, "187 while another owns it");
+    cr_assert_eq(s.call[CONTENDER_ENTER].res, STVM_FALSE, "186 after the hand-off: acquired");
+    cr_assert_neq(s.owner_after[CONTENDER_ENTER], s.a);
+    cr_assert_not_null(s.owner_after[CONTENDER_ENTER]);
+    cr_assert_eq(s.call[A_EXIT].res, m, "185 answers the receiver");
+    cr_assert_eq(s.call[CONTENDER_EXIT].res, m);
+    cr_assert_null(s.owner_after[CONTENDER_EXIT]);
+    cr_assert_null(s.owner_after[A_EXIT]);
+    cr_assert_eq(s.call[A_TEST_FREE].res, STVM_FALSE, "187 on a free mutex takes it");
+    cr_assert_eq(s.owner_after[A_TEST_FREE], s.a);
+    cr_assert_null(s.owner_after[A_LAST_EXIT], "one 185 releases, whatever the 186 count");
     static const int want[] = {1, 2, 3, 4, 5};
-    trace_expect(&w.t, want, 5);
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 5);
+    vm_done(s.vm);
 }
+
+/* A holder owns the mutex through the primitives; a waiter's 186 is cut short. */
+typedef struct prim_cut_short {
+    stvm_vm *vm;
+    stvm_mutex *m;
+    stvm_semaphore *release;
+    trace_log log;
+    stvm_process *holder, *waiter;
+    stvm_oop holder_enter_res, holder_exit_res;
+    prim_call waiter_enter;
+    stvm_process *owner_after_waiter_enter;
+    int suspend_rc, resume_rc;
+    int bad_line;
+} prim_cut_short;
 
 static void cs_holder(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    GCHECK(w, prim0(vm, 186, stvm_mutex_oop(w->m), &w->res[0]) == 0);
-    GCHECK(w, stvm_semaphore_wait(vm, w->sem) == STVM_OK);
-    GCHECK(w, prim0(vm, 185, stvm_mutex_oop(w->m), &w->res[1]) == 0);
+    prim_cut_short *s = arg;
+    GCHECK(s, prim0(vm, 186, stvm_mutex_oop(s->m), &s->holder_enter_res) == 0);
+    GCHECK(s, stvm_semaphore_wait(vm, s->release) == STVM_OK);
+    GCHECK(s, prim0(vm, 185, stvm_mutex_oop(s->m), &s->holder_exit_res) == 0);
 }
 
 static void cs_aborted(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[2] = prim0(vm, 186, stvm_mutex_oop(w->m), &w->res[2]);   /* blocks */
-    w->owner[0] = stvm_mutex_owner(vm, w->m);
-    trace_add(&w->t, 2);
+    prim_cut_short *s = arg;
+    call0(vm, 186, stvm_mutex_oop(s->m), &s->waiter_enter);   /* blocks */
+    s->owner_after_waiter_enter = stvm_mutex_owner(vm, s->m);
+    trace_add(&s->log, 2);
 }
 
 static void cs_suspender(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    w->rc[3] = stvm_process_suspend(vm, w->p[1]);
-    trace_add(&w->t, 1);
-    w->rc[4] = stvm_process_resume(vm, w->p[1]);   /* 50 > 30: runs now */
-    trace_add(&w->t, 3);
-    stvm_semaphore_signal(vm, w->sem);
+    prim_cut_short *s = arg;
+    s->suspend_rc = stvm_process_suspend(vm, s->waiter);
+    trace_add(&s->log, 1);
+    s->resume_rc = stvm_process_resume(vm, s->waiter);   /* 50 > 30: runs now */
+    trace_add(&s->log, 3);
+    stvm_semaphore_signal(vm, s->release);
 }
 
 Test(primitives, enter_critical_186_cut_short_by_suspend_answers_nil_without_owning)
 {
-    world w = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_mutex_new(w.vm, &w.m), STVM_OK);
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 60, "holder", cs_holder, &w, &w.p[0]), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 50, "waiter", cs_aborted, &w, &w.p[1]), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 30, "suspender", cs_suspender, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    cr_assert_eq(w.rc[3], STVM_OK);
-    cr_assert_eq(w.rc[4], STVM_OK);
-    cr_assert_eq(w.rc[2], 0);
-    cr_assert_eq(w.res[2], STVM_NIL);
-    cr_assert_eq(w.owner[0], w.p[0], "the holder still owns it");
+    prim_cut_short s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.release), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 60, "holder", cs_holder, &s, &s.holder), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 50, "waiter", cs_aborted, &s, &s.waiter), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 30, "suspender", cs_suspender, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    cr_assert_eq(s.suspend_rc, STVM_OK);
+    cr_assert_eq(s.resume_rc, STVM_OK);
+    cr_assert_eq(s.waiter_enter.rc, 0);
+    cr_assert_eq(s.waiter_enter.res, STVM_NIL);
+    cr_assert_eq(s.owner_after_waiter_enter, s.holder, "the holder still owns it");
     static const int want[] = {1, 2, 3};
-    trace_expect(&w.t, want, 3);
-    cr_assert_null(stvm_mutex_owner(w.vm, w.m));
-    vm_done(w.vm);
+    trace_expect(&s.log, want, 3);
+    cr_assert_null(stvm_mutex_owner(s.vm, s.m));
+    vm_done(s.vm);
 }
 
 /* ---- clocks and timers ------------------------------------------------------------- */
@@ -903,19 +970,30 @@ Test(primitives, microsecond_clock_240_follows_the_real_clock)
     vm_done(vm);
 }
 
+typedef struct prim_timer {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    int64_t deadline_is_smallint;
+    int arm_rc;          /* 242 */
+    stvm_oop arm_res;
+    int wait_rc;
+    int64_t woke_at;     /* us */
+    int bad_line;
+} prim_timer;
+
 static void timer_user(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
+    prim_timer *s = arg;
     stvm_oop now, delta = (stvm_oop)((5000u << 1) | 1u), deadline, args[2];
     int code = 0;
-    GCHECK(w, stvm_primitive_call(vm, 240, STVM_NIL, NULL, 0, &now, &code) == STVM_OK);
-    GCHECK(w, stvm_primitive_call(vm, 21, now, &delta, 1, &deadline, &code) == STVM_OK);
-    w->x[0] = stvm_is_smallint(deadline);
-    args[0] = stvm_semaphore_oop(w->sem);
+    GCHECK(s, stvm_primitive_call(vm, 240, STVM_NIL, NULL, 0, &now, &code) == STVM_OK);
+    GCHECK(s, stvm_primitive_call(vm, 21, now, &delta, 1, &deadline, &code) == STVM_OK);
+    s->deadline_is_smallint = stvm_is_smallint(deadline);
+    args[0] = stvm_semaphore_oop(s->sem);
     args[1] = deadline;
-    w->rc[0] = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, &w->res[0], &code);
-    w->rc[1] = stvm_semaphore_wait(vm, w->sem);
-    w->x[1] = (int64_t)stvm_now_us(vm);
+    s->arm_rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, &s->arm_res, &code);
+    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
+    s->woke_at = (int64_t)stvm_now_us(vm);
     stvm_oop_release(vm, now);
     stvm_oop_release(vm, deadline);
 }
@@ -923,23 +1001,23 @@ static void timer_user(stvm_vm *vm, void *arg)
 static void check_timer_242(int bits)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = sim_vm(bits, start, 0)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", timer_user, &w, NULL), STVM_OK);
-    stvm_stats before = stats_of(w.vm);   /* the process handle is an object too */
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    cr_assert_eq(w.x[0], bits == 61, "the deadline is boxed only on 31 bits");
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.res[0], STVM_NIL, "answers the receiver");
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_eq((uint64_t)w.x[1], start + 5000, "woke at %llu",
-                 (unsigned long long)w.x[1]);
-    stvm_stats after = stats_of(w.vm);
+    prim_timer s = {.vm = sim_vm(bits, start, 0)};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "sleeper", timer_user, &s, NULL), STVM_OK);
+    stvm_stats before = stats_of(s.vm);   /* the process handle is an object too */
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    cr_assert_eq(s.deadline_is_smallint, bits == 61, "the deadline is boxed only on 31 bits");
+    cr_assert_eq(s.arm_rc, STVM_OK);
+    cr_assert_eq(s.arm_res, STVM_NIL, "answers the receiver");
+    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq((uint64_t)s.woke_at, start + 5000, "woke at %llu",
+                 (unsigned long long)s.woke_at);
+    stvm_stats after = stats_of(s.vm);
     cr_assert_eq(after.timer_fires - before.timer_fires, 1);
     cr_assert_eq(after.objects_live, before.objects_live);
-    cr_assert_eq(stvm_semaphore_free(w.vm, w.sem), STVM_OK, "the one-shot timer let go");
-    vm_done(w.vm);
+    cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK, "the one-shot timer let go");
+    vm_done(s.vm);
 }
 
 Test(primitives, signal_at_utc_microseconds_242_wakes_the_waiter_at_the_deadline_61_bits)
@@ -952,40 +1030,51 @@ Test(primitives, signal_at_utc_microseconds_242_takes_a_boxed_deadline_on_31_bit
     check_timer_242(31);
 }
 
+/* A timer armed with 242, then disarmed by a second 242. */
+typedef struct disarming {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    trace_log log;
+    int variant;      /* how arm_then_disarm disarms: 0 with nil, 1 with deadline 0 */
+    int disarm_rc;
+    int wait_rc;
+    int bad_line;
+} disarming;
+
 static void arm_then_disarm(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop args[2] = {stvm_semaphore_oop(w->sem), (stvm_oop)((1000u << 1) | 1u)};
+    disarming *s = arg;
+    stvm_oop args[2] = {stvm_semaphore_oop(s->sem), (stvm_oop)((1000u << 1) | 1u)};
     int code = 0;
-    GCHECK(w, stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code) == STVM_OK);
-    if (w->x[7] == 0)
+    GCHECK(s, stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code) == STVM_OK);
+    if (s->variant == 0)
         args[0] = STVM_NIL;                        /* nil: disarm */
     else
         args[1] = (stvm_oop)((0u << 1) | 1u);      /* deadline 0: no timer either */
-    w->rc[0] = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code);
-    w->rc[1] = stvm_semaphore_wait(vm, w->sem);
-    trace_add(&w->t, 1);
+    s->disarm_rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code);
+    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
+    trace_add(&s->log, 1);
 }
 
 Test(primitives, signal_at_utc_microseconds_242_with_nil_or_0_disarms_the_timer)
 {
     for (int variant = 0; variant < 2; variant++) {
-        world w = {.vm = sim_vm(61, 0, 0)};
-        w.x[7] = variant;
-        cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
+        disarming s = {.vm = sim_vm(61, 0, 0)};
+        s.variant = variant;
+        cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
         stvm_process *p = NULL;
-        cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", arm_then_disarm, &w, &p), STVM_OK);
-        int err = stvm_run(w.vm);
+        cr_assert_eq(stvm_spawn(s.vm, 40, "sleeper", arm_then_disarm, &s, &p), STVM_OK);
+        int err = stvm_run(s.vm);
         cr_assert_eq(err, STVM_EDEADLOCK, "variant %d: %s", variant, stvm_err_name(err));
-        cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-        cr_assert_eq(w.rc[0], STVM_OK);
-        cr_assert_eq(w.t.n, 0, "nothing fired");
-        cr_assert_eq(stats_of(w.vm).timer_fires, 0);
+        cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+        cr_assert_eq(s.disarm_rc, STVM_OK);
+        cr_assert_eq(s.log.n, 0, "nothing fired");
+        cr_assert_eq(stats_of(s.vm).timer_fires, 0);
         char report[256];
-        stvm_blocked_report(w.vm, report, sizeof report);
+        stvm_blocked_report(s.vm, report, sizeof report);
         cr_assert_not_null(strstr(report, "sleeper"), "%s", report);
-        cr_assert_eq(stvm_process_terminate(w.vm, p), STVM_OK);
-        vm_done(w.vm);
+        cr_assert_eq(stvm_process_terminate(s.vm, p), STVM_OK);
+        vm_done(s.vm);
     }
 }
 
@@ -994,98 +1083,118 @@ Test(primitives, signal_at_utc_microseconds_242_with_nil_or_0_disarms_the_timer)
  * external registration only). */
 static void arm_then_zero(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    stvm_oop args[2] = {stvm_semaphore_oop(w->sem), (stvm_oop)((1000u << 1) | 1u)};
+    disarming *s = arg;
+    stvm_oop args[2] = {stvm_semaphore_oop(s->sem), (stvm_oop)((1000u << 1) | 1u)};
     int code = 0;
-    GCHECK(w, stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code) == STVM_OK);
+    GCHECK(s, stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code) == STVM_OK);
     args[1] = (stvm_oop)1u;   /* SmallInteger 0 */
-    w->rc[0] = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code);
+    s->disarm_rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &code);
 }
 
 Test(primitives, a_semaphore_whose_timer_was_disarmed_with_0_can_be_freed)
 {
-    world w = {.vm = sim_vm(61, 0, 0)};
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "disarmer", arm_then_zero, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK, "no timer left to wait for");
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(stats_of(w.vm).timer_fires, 0);
-    int err = stvm_semaphore_free(w.vm, w.sem);
-    vm_done(w.vm);
+    disarming s = {.vm = sim_vm(61, 0, 0)};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "disarmer", arm_then_zero, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK, "no timer left to wait for");
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    cr_assert_eq(s.disarm_rc, STVM_OK);
+    cr_assert_eq(stats_of(s.vm).timer_fires, 0);
+    int err = stvm_semaphore_free(s.vm, s.sem);
+    vm_done(s.vm);
     cr_assert_eq(err, STVM_OK, "free after disarming with 0: %s", stvm_err_name(err));
 }
 
+typedef struct ms_timer {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    int64_t ahead_ms;                 /* where the tick is set, from the clock's value */
+    int64_t ms_before, ms_after;      /* primitive 135 around the wait */
+    int64_t woke_at;                  /* us */
+    int arm_rc;                       /* 136 */
+    stvm_oop arm_res;
+    int wait_rc;
+    int bad_line;
+} ms_timer;
+
 static void ms_timer_user(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
+    ms_timer *s = arg;
     stvm_oop ms, args[2];
     int code = 0;
-    GCHECK(w, stvm_primitive_call(vm, 135, STVM_NIL, NULL, 0, &ms, &code) == STVM_OK);
-    w->x[0] = (int64_t)(ms >> 1);
-    args[0] = stvm_semaphore_oop(w->sem);
-    args[1] = (stvm_oop)((((uint64_t)(w->x[0] + w->x[6]) & 0x1FFFFFFF) << 1) | 1u);
-    w->rc[0] = stvm_primitive_call(vm, 136, STVM_NIL, args, 2, &w->res[0], &code);
-    w->rc[1] = stvm_semaphore_wait(vm, w->sem);
-    GCHECK(w, stvm_primitive_call(vm, 135, STVM_NIL, NULL, 0, &ms, &code) == STVM_OK);
-    w->x[1] = (int64_t)(ms >> 1);
-    w->x[2] = (int64_t)stvm_now_us(vm);
+    GCHECK(s, stvm_primitive_call(vm, 135, STVM_NIL, NULL, 0, &ms, &code) == STVM_OK);
+    s->ms_before = (int64_t)(ms >> 1);
+    args[0] = stvm_semaphore_oop(s->sem);
+    args[1] = (stvm_oop)((((uint64_t)(s->ms_before + s->ahead_ms) & 0x1FFFFFFF) << 1) | 1u);
+    s->arm_rc = stvm_primitive_call(vm, 136, STVM_NIL, args, 2, &s->arm_res, &code);
+    s->wait_rc = stvm_semaphore_wait(vm, s->sem);
+    GCHECK(s, stvm_primitive_call(vm, 135, STVM_NIL, NULL, 0, &ms, &code) == STVM_OK);
+    s->ms_after = (int64_t)(ms >> 1);
+    s->woke_at = (int64_t)stvm_now_us(vm);
 }
 
 Test(primitives, signal_at_milliseconds_136_wakes_the_waiter_at_the_tick)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = sim_vm(31, start, 100)};
-    w.x[6] = 7;   /* 7 ms ahead */
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", ms_timer_user, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.bad_line, 0, "line %d", w.bad_line);
-    cr_assert_eq(w.x[0], 100);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.res[0], STVM_NIL);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_eq(w.x[1], 107);
-    cr_assert_eq((uint64_t)w.x[2], start + 7000);
-    vm_done(w.vm);
+    ms_timer s = {.vm = sim_vm(31, start, 100)};
+    s.ahead_ms = 7;   /* 7 ms ahead */
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "sleeper", ms_timer_user, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.bad_line, 0, "line %d", s.bad_line);
+    cr_assert_eq(s.ms_before, 100);
+    cr_assert_eq(s.arm_rc, STVM_OK);
+    cr_assert_eq(s.arm_res, STVM_NIL);
+    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(s.ms_after, 107);
+    cr_assert_eq((uint64_t)s.woke_at, start + 7000);
+    vm_done(s.vm);
 }
 
 Test(primitives, signal_at_milliseconds_136_with_a_past_tick_fires_at_once)
 {
     const uint64_t start = 3900000000000000ull;
-    world w = {.vm = sim_vm(61, start, 100)};
-    w.x[6] = -1;   /* one tick in the past */
-    cr_assert_eq(stvm_semaphore_new(w.vm, &w.sem), STVM_OK);
-    cr_assert_eq(stvm_spawn(w.vm, 40, "sleeper", ms_timer_user, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_eq(w.x[1], 100, "no time passed");
-    cr_assert_eq((uint64_t)w.x[2], start);
-    vm_done(w.vm);
+    ms_timer s = {.vm = sim_vm(61, start, 100)};
+    s.ahead_ms = -1;   /* one tick in the past */
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "sleeper", ms_timer_user, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.arm_rc, STVM_OK);
+    cr_assert_eq(s.wait_rc, STVM_OK);
+    cr_assert_eq(s.ms_after, 100, "no time passed");
+    cr_assert_eq((uint64_t)s.woke_at, start);
+    vm_done(s.vm);
 }
+
+typedef struct relinquishing {
+    stvm_vm *vm;
+    int zero_rc, big_rc;        /* 230 with 0 and with 1000000 */
+    stvm_oop zero_res, big_res;
+    int64_t elapsed_us;         /* simulated time across both */
+    int bad_line;
+} relinquishing;
 
 static void relinquisher(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
+    relinquishing *s = arg;
     stvm_oop zero = (stvm_oop)1u, big = (stvm_oop)((1000000u << 1) | 1u);
     uint64_t t0 = stvm_now_us(vm);
     int code = 0;
-    w->rc[0] = stvm_primitive_call(vm, 230, STVM_NIL, &zero, 1, &w->res[0], &code);
-    w->rc[1] = stvm_primitive_call(vm, 230, STVM_NIL, &big, 1, &w->res[1], &code);
-    w->x[0] = (int64_t)(stvm_now_us(vm) - t0);
+    s->zero_rc = stvm_primitive_call(vm, 230, STVM_NIL, &zero, 1, &s->zero_res, &code);
+    s->big_rc = stvm_primitive_call(vm, 230, STVM_NIL, &big, 1, &s->big_res, &code);
+    s->elapsed_us = (int64_t)(stvm_now_us(vm) - t0);
 }
 
 Test(primitives, relinquish_230_accepts_non_negative_smallintegers)
 {
-    world w = {.vm = sim_vm(61, 0, 0)};
-    cr_assert_eq(stvm_spawn(w.vm, 40, "busy", relinquisher, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], STVM_OK);
-    cr_assert_eq(w.rc[1], STVM_OK);
-    cr_assert_eq(w.res[0], STVM_NIL, "answers the receiver");
-    cr_assert_eq(w.x[0], 0, "simulated time moves only when every process is blocked");
-    vm_done(w.vm);
+    relinquishing s = {.vm = sim_vm(61, 0, 0)};
+    cr_assert_eq(stvm_spawn(s.vm, 40, "busy", relinquisher, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_OK);
+    cr_assert_eq(s.zero_rc, STVM_OK);
+    cr_assert_eq(s.big_rc, STVM_OK);
+    cr_assert_eq(s.zero_res, STVM_NIL, "answers the receiver");
+    cr_assert_eq(s.elapsed_us, 0, "simulated time moves only when every process is blocked");
+    vm_done(s.vm);
 }
 
 /* 230 sleeps its caller, so like 86, 167 and 185-187 it needs an active process: from
