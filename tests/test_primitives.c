@@ -1201,12 +1201,17 @@ Test(primitives, relinquish_230_accepts_non_negative_smallintegers)
  * the embedding thread outside stvm_run it fails with INAPPROPRIATE before looking at
  * its argument, and neither sleeps nor changes anything (it used to sleep and answer
  * the receiver). From a process its argument is still checked. */
+typedef struct relinquish_box_run {
+    stvm_vm *vm;
+    stvm_oop box;          /* a boxed argument: bad for 230 */
+    stvm_oop res;
+    int rc, code;
+} relinquish_box_run;
+
 static void relinquish_box(stvm_vm *vm, void *arg)
 {
-    world *w = arg;
-    int code = 0;
-    w->rc[0] = stvm_primitive_call(vm, 230, STVM_NIL, &w->res[9], 1, &w->res[0], &code);
-    w->x[0] = code;
+    relinquish_box_run *r = arg;
+    r->rc = stvm_primitive_call(vm, 230, STVM_NIL, &r->box, 1, &r->res, &r->code);
 }
 
 Test(primitives, relinquish_230_on_the_host_thread_is_inappropriate_and_does_not_sleep)
@@ -1230,15 +1235,13 @@ Test(primitives, relinquish_230_on_the_host_thread_is_inappropriate_and_does_not
     cr_assert_eq(memcmp(&before, &after, sizeof before), 0, "a failed call changed a counter");
     vm_done(vm);
 
-    world w = {.vm = sim_vm(31, SIM_START, 0)};
-    w.res[0] = SENTINEL;
-    w.res[9] = mk_u(w.vm, 1ull << 40);   /* boxed on a 31-bit VM */
-    cr_assert_eq(stvm_spawn(w.vm, 40, "relinquisher", relinquish_box, &w, NULL), STVM_OK);
-    cr_assert_eq(stvm_run(w.vm), STVM_OK);
-    cr_assert_eq(w.rc[0], STVM_EPRIM);
-    cr_assert_eq(w.x[0], STVM_PRIM_ERR_BAD_ARGUMENT, "from a process: code %lld",
-                 (long long)w.x[0]);
-    cr_assert_eq(w.res[0], SENTINEL, "a failed call leaves the result alone");
-    cr_assert_eq(stvm_oop_release(w.vm, w.res[9]), STVM_OK);
-    vm_done(w.vm);
+    relinquish_box_run r = {.vm = sim_vm(31, SIM_START, 0), .res = SENTINEL};
+    r.box = mk_u(r.vm, 1ull << 40);   /* boxed on a 31-bit VM */
+    cr_assert_eq(stvm_spawn(r.vm, 40, "relinquisher", relinquish_box, &r, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(r.vm), STVM_OK);
+    cr_assert_eq(r.rc, STVM_EPRIM);
+    cr_assert_eq(r.code, STVM_PRIM_ERR_BAD_ARGUMENT, "from a process: code %d", r.code);
+    cr_assert_eq(r.res, SENTINEL, "a failed call leaves the result alone");
+    cr_assert_eq(stvm_oop_release(r.vm, r.box), STVM_OK);
+    vm_done(r.vm);
 }
