@@ -100,4 +100,18 @@ void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d);
  * once it expired. */
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);
 
+/* ---- timed_wait.c ---- */
+/* A duration a caller asks for (ms or us), checked before anything happens: EINVAL
+ * (negative), ERANGE (longer than the scheduler allows, or ending past the clock's
+ * end), ENOTPROC. */
+int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms);
+/* The untimed wait of one kind of object: check, and wait on its list if it must. */
+typedef int (*stvm_wait_fn)(stvm_vm *vm, void *object);
+/* wait(object), which waits on l if it must, ended after duration at the latest
+ * (DelayWaitTimeout). The caller stays committed to l throughout, so l's object cannot
+ * be freed under it while the timing process runs first. Answers what wait answers,
+ * or STVM_ETIMEDOUT. The duration must have passed stvm__check_duration. */
+int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
+                     int64_t duration, bool from_ms);
+
 #endif

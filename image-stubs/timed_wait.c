@@ -13,8 +13,7 @@
 #define MAX_MS ((int64_t)(STVM_MS_CLOCK_MASK / 2))
 #define MAX_US ((int64_t)1 << 52)
 
-/* The duration a caller asks for, checked before anything happens. */
-static int check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
+int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
 {
     if (!vm->active)
         return STVM_ENOTPROC;
@@ -34,7 +33,7 @@ static int check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
 static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
 {
     delay_sched *ds;
-    int err = !vm ? STVM_EINVAL : check_duration(vm, duration, from_ms);
+    int err = !vm ? STVM_EINVAL : stvm__check_duration(vm, duration, from_ms);
     if (err || (err = stvm__delay_scheduler(vm, &ds)))
         return err;
     delay d = {.duration = duration, .from_ms = from_ms};
@@ -58,14 +57,8 @@ int stvm_delay_wait_us(stvm_vm *vm, int64_t us)
 
 /* ---- DelayWaitTimeout ---------------------------------------------------------- */
 
-/* How the waits below check and wait (the untimed wait of each kind of object). */
-typedef int (*wait_fn)(stvm_vm *vm, void *object);
-
-/* wait(object), which waits on l if it must, ended after duration at the latest. The
- * caller stays committed to l throughout, so l's object cannot be freed under it
- * while the timing process runs first. */
-static int timed_wait(stvm_vm *vm, stvm_list *l, wait_fn wait, void *object,
-                      int64_t duration, bool from_ms)
+int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
+                     int64_t duration, bool from_ms)
 {
     /* Committed first: starting the Delay scheduler and handing it the Delay both let
      * other processes run before this one waits. */
@@ -98,12 +91,12 @@ static int sem_wait_timeout(stvm_vm *vm, stvm_semaphore *sem, int64_t duration, 
 {
     if (!vm || !stvm__is_sem(vm, sem))
         return STVM_EINVAL;
-    int err = check_duration(vm, duration, from_ms);
+    int err = stvm__check_duration(vm, duration, from_ms);
     if (err)
         return err;
     if (stvm__sem_try(vm, sem))   /* the wait would not block: no Delay needed */
         return STVM_OK;
-    return timed_wait(vm, &sem->list, sem_wait, sem, duration, from_ms);
+    return stvm__timed_wait(vm, &sem->list, sem_wait, sem, duration, from_ms);
 }
 
 int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
@@ -125,7 +118,7 @@ int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
 {
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
-    int err = check_duration(vm, ms, true);
+    int err = stvm__check_duration(vm, ms, true);
     if (err)
         return err;
     int got = stvm__mutex_try(vm, m);
@@ -133,7 +126,7 @@ int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
         return got == 1 ? STVM_OK : got;
     if (ms == 0)
         return STVM_ETIMEDOUT;
-    return timed_wait(vm, &m->list, mutex_enter, m, ms, true);
+    return stvm__timed_wait(vm, &m->list, mutex_enter, m, ms, true);
 }
 
 /* ---- joining a process ------------------------------------------------------------ */
@@ -151,7 +144,7 @@ static int join_checked(stvm_vm *vm, stvm_process *h, int64_t timeout_ms)
     if (timeout_ms == 0)
         return STVM_ETIMEDOUT;
     if (timeout_ms > 0)
-        return timed_wait(vm, &h->joiners, join_wait, h, timeout_ms, true);
+        return stvm__timed_wait(vm, &h->joiners, join_wait, h, timeout_ms, true);
     stvm__wait_commit(vm, &h->joiners);   /* we touch the handle after the wake-up */
     int err = join_wait(vm, h);
     stvm__wait_uncommit(vm->active);
@@ -168,7 +161,7 @@ int stvm_process_join(stvm_vm *vm, stvm_process *h, int64_t timeout_ms)
         return STVM_EINVAL;
     if (!(h->flags & STVM_PF_HELD) || (h->flags & STVM_PF_VM_OWN))
         return STVM_ESTATE;
-    int err = timeout_ms > 0 ? check_duration(vm, timeout_ms, true) : STVM_OK;
+    int err = timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
     if (!err)
         err = join_checked(vm, h, timeout_ms);
     if (!err)

@@ -67,7 +67,10 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EBUSY, -9, "the VM is already running")                                          \
     XX(EFULL, -10, "external semaphore table full")                                     \
     XX(ESYS, -11, "operating system call failed")                                       \
-    XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */
+    XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
+    XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
+    XX(ECONNREFUSED, -14, "connection refused")                                         \
+    XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -127,6 +130,15 @@ typedef uintptr_t stvm_oop;
 #define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
 #define STVM_GUARD_CANARY 3
 
+/* What the idle process does when nothing can run (docs/io.md). */
+#define STVM_IDLE_POLL 0    /* wait in epoll for the earliest of the relinquish time, the
+                               next deadline, IO readiness and an external signal (the
+                               VM since 2017) */
+#define STVM_IDLE_LEGACY 1  /* waits under 1/60 s: poll IO without waiting, sleep the
+                               whole time without looking at IO (an external signal still
+                               ends it, as SIGIO did), poll again (the VM before 2017) */
+#define STVM_IDLE_SPIN 2    /* never sleep in the OS: poll IO and return at once */
+
 typedef struct stvm_config {
     int smallint_bits;          /* 31 (V3/Spur32) or 61 (Spur64); default 61 */
     bool preemption_yields;     /* preempted process to the back (true) or front of its
@@ -152,6 +164,17 @@ typedef struct stvm_config {
                                    Address space only, never resident. Frames up to
                                    this size are caught whatever their layout */
     int stack_guard_method;     /* STVM_GUARD_*; default STVM_GUARD_AUTO */
+    int idle_mode;              /* STVM_IDLE_*; default STVM_IDLE_POLL */
+    uint32_t busy_poll_ms;      /* while processes run, look for ready descriptors at
+                                   scheduling points at most this often (Cog's
+                                   ioProcessEvents); 0 = at every one; default 20;
+                                   0 .. 1000 */
+    uint32_t wake_inject_us;    /* extra latency after every OS sleep that ends, to model
+                                   a platform with slow wake-ups; default 0;
+                                   0 .. 1,000,000 */
+    uint32_t timer_slack_us;    /* how late the VM may wake for a deadline, so that
+                                   neighbouring deadlines share one wake-up (the thread's
+                                   timer slack); 0 = exact; default 50; 0 .. 1000 */
 } stvm_config;
 
 /* Fill cfg with the defaults above. cfg must not be NULL (a NULL cfg is ignored). */
@@ -403,6 +426,54 @@ STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
  * is not an error: the request is dropped when the VM sees it). */
 STVM_API int stvm_signal_external(stvm_vm *vm, int index);
 
+/* ---- Descriptors ---------------------------------------------------------------- */
+
+#define STVM_IO_READ 1
+#define STVM_IO_WRITE 2
+
+/* Wait in the calling green process until fd is readable (STVM_IO_READ) and/or
+ * writable (STVM_IO_WRITE), as libdill's fdin/fdout or Go's netpoller; other processes
+ * run meanwhile. Answers the events that are ready (> 0; an error or hang-up on fd
+ * counts as both, and the caller's next read or write says which), or STVM_ETIMEDOUT
+ * when timeout_ms ran out (-1 = forever, 0 = only look; longer waits go through the
+ * Delay scheduler as every timed wait). Errors: EINVAL (vm NULL, fd < 0 or not a
+ * descriptor epoll can watch, such as a closed one or a regular file; events not 1..3;
+ * timeout_ms < -1), ENOTPROC, EBUSY (another process already waits for one of these
+ * events of fd, itself or through a socket), ESTATE (suspended meanwhile), ERANGE
+ * (timeout too long), ENOMEM, ESYS. The descriptor stays the caller's; close it only
+ * when no process waits on it. Allocates the first time; switches. */
+STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
+
+/* ---- Living inside another event loop ------------------------------------------ */
+
+#define STVM_RUN_DEFAULT 0  /* as stvm_run */
+#define STVM_RUN_ONCE 1     /* run until nothing can run without waiting, wait in the OS
+                               at most once, run what that woke, return */
+#define STVM_RUN_NOWAIT 2   /* run what can run now, never wait in the OS */
+
+/* Run in a mode (libuv's uv_run). DEFAULT answers as stvm_run. ONCE and NOWAIT answer
+ * 1 when processes remain that may run later (waiting on time, descriptors or external
+ * signals), 0 when every user process has finished, or STVM_EDEADLOCK / STVM_ESTOPPED
+ * as stvm_run. Errors: EINVAL (mode), EBUSY (as stvm_run). Switches. */
+STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
+
+/* A descriptor that becomes readable when the VM has something to do: a descriptor it
+ * waits on is ready, or an external signal or stvm_stop arrived (the epoll descriptor of
+ * the VM, libuv's uv_backend_fd). Watch it for reading; never read it, close it or
+ * register it elsewhere as edge-triggered. Valid until stvm_vm_free. EINVAL for NULL. */
+STVM_API int stvm_backend_fd(stvm_vm *vm);
+
+/* How long a host loop may wait before calling stvm_run_mode again: 0 when a process
+ * can run now (or the clock is simulated and a deadline is pending), the milliseconds to
+ * the next deadline (rounded up), or -1 with none. EINVAL for NULL. */
+STVM_API int stvm_backend_timeout_ms(stvm_vm *vm);
+
+/* Any thread, and async-signal-safe: make a running stvm_run return STVM_ESTOPPED at its
+ * next scheduling point, every process kept as it was, so that a later run goes on.
+ * A stop asked outside stvm_run ends the next run at its first scheduling point. NULL
+ * is ignored. */
+STVM_API void stvm_stop(stvm_vm *vm);
+
 /* ---- Time and delays ----------------------------------------------------------- */
 
 /* The VM clock: UTC microseconds since 1901-01-01 (real or simulated). 0 if vm NULL. */
@@ -447,6 +518,15 @@ typedef struct stvm_stats {
     uint64_t objects_live;
     uint64_t bytes_live;
     uint64_t processes_live;        /* unfinished processes, the VM's own included */
+    uint64_t os_sleeps;             /* waits in the OS that could block (idle, prim 230) */
+    uint64_t os_slept_us;           /* time actually spent in them (wake injection apart) */
+    uint64_t wakeups_timer;         /* OS sleeps ended by: the next deadline, */
+    uint64_t wakeups_io;            /*   a ready descriptor, */
+    uint64_t wakeups_external;      /*   an external signal (or stvm_stop), */
+    uint64_t wakeups_relinquish;    /*   the relinquish time running out */
+    uint64_t io_polls_busy;         /* looks for ready descriptors while processes ran */
+    uint64_t fds_ready;             /* one-shot handlers fired (a descriptor was ready) */
+    uint64_t io_signals_unwaited;   /* of those, signals that found no waiter */
 } stvm_stats;
 
 /* Copy the counters. Errors: EINVAL. */

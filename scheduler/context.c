@@ -182,10 +182,11 @@ void stvm__ctx_host_enter(stvm_vm *vm)
         }
         pthread_attr_destroy(&attr);
     }
-    /* The idle process's sleep ends at the next deadline; Linux would otherwise let it
-     * run late by the thread's timer slack (50 us by default). */
+    /* How late the idle process's sleep may end after the next deadline is the
+     * thread's timer slack: the configured one while the VM runs (0 = 1 ns, exact). */
+    unsigned long want = vm->cfg.timer_slack_us ? vm->cfg.timer_slack_us * 1000UL : 1UL;
     int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    if (slack > 1 && prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0)
+    if (slack > 0 && (unsigned long)slack != want && prctl(PR_SET_TIMERSLACK, want, 0, 0, 0) == 0)
         vm->host_timer_slack = slack;
     stvm__overflow_arm(vm);
 }

@@ -8,6 +8,8 @@
  */
 #include "sched.h"
 
+#include "../vm/external.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,7 +24,6 @@ int stvm__external_init(stvm_vm *vm)
     t->responses = calloc((size_t)t->size, sizeof *t->responses);
     t->sems = calloc((size_t)t->size, sizeof *t->sems);
     atomic_init(&t->pending, 0);
-    atomic_init(&t->sleeping, 0);
     t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!t->requests || !t->responses || !t->sems || t->wake_fd < 0) {
         int err = t->wake_fd < 0 ? STVM_ESYS : STVM_ENOMEM;
@@ -48,9 +49,12 @@ void stvm__external_destroy(stvm_vm *vm)
     t->wake_fd = -1;
 }
 
-/* Wake the VM thread if it sleeps (async-signal-safe). */
-static void wake(stvm_vm *vm)
+void stvm__external_wake_if_sleeping(stvm_vm *vm)
 {
+    /* Dekker pair with the VM's sleep: it sets sleeping then re-reads pending; we set
+     * pending (already done by the caller) then read sleeping. */
+    if (!atomic_load(&vm->ext.sleeping))
+        return;
     uint64_t one = 1;
     int saved = errno;             /* a signal handler must leave errno as it found it */
     ssize_t n = write(vm->ext.wake_fd, &one, sizeof one);
@@ -62,6 +66,8 @@ void stvm__external_drain(stvm_vm *vm)
 {
     stvm_external_table *t = &vm->ext;
     atomic_store(&t->pending, 0);
+    if (atomic_exchange(&vm->stop_requested, 0))
+        vm->stopping = true;
     for (int i = 0; i < t->high; i++) {
         uint32_t r = atomic_load(&t->requests[i]);
         while (t->responses[i] != r) {
@@ -91,9 +97,12 @@ int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
     if (sem->external_index)
         return STVM_ESTATE;
     stvm_external_table *t = &vm->ext;
-    for (int i = 0; i < t->size; i++) {
+    /* The lowest free slot, searched from where the last search stopped: sockets and
+     * descriptor waits register and unregister all the time. */
+    for (int i = t->first_free; i < t->size; i++) {
         if (t->sems[i])
             continue;
+        t->first_free = i + 1;
         /* Requests made for a previous owner of the slot are forgotten. */
         t->responses[i] = atomic_load(&t->requests[i]);
         t->sems[i] = sem;
@@ -112,6 +121,8 @@ int stvm_unregister_external(stvm_vm *vm, int index)
         return STVM_EINVAL;
     vm->ext.sems[index - 1]->external_index = 0;
     vm->ext.sems[index - 1] = NULL;
+    if (index - 1 < vm->ext.first_free)
+        vm->ext.first_free = index - 1;
     return STVM_OK;
 }
 
@@ -119,10 +130,7 @@ int stvm_signal_external(stvm_vm *vm, int index)
 {
     if (!vm || index < 1 || index > vm->ext.size)
         return STVM_EINVAL;
-    atomic_fetch_add(&vm->ext.requests[index - 1], 1);
-    atomic_store(&vm->ext.pending, 1);
-    /* Dekker pair with the VM's sleep: it sets sleeping then re-reads pending. */
-    if (atomic_load(&vm->ext.sleeping))
-        wake(vm);
+    stvm__external_request(vm, index);
+    stvm__external_wake_if_sleeping(vm);
     return STVM_OK;
 }

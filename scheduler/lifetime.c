@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../vm/aio.h"
 #include "../vm/config.h"
 #include "../vm/integer.h"
 #include "../vm/objmem.h"
@@ -37,13 +38,17 @@ int stvm_vm_new(stvm_vm **out, const stvm_config *cfg)
         return STVM_ENOMEM;
     vm->cfg = c;
     vm->ext.wake_fd = -1;
+    vm->aio.epfd = -1;
+    /* Until the first stvm_run, external signals write the wake descriptor (see
+     * stvm_run_mode). */
+    atomic_init(&vm->ext.sleeping, 1);
     for (int i = 0; i < STVM_NUM_PRIORITIES; i++)
         vm->runq[i].kind = STVM_LIST_RUNQ;
     stvm__int_init(vm);
     stvm__stackmem_init(vm);
     if ((err = stvm__objmem_init(vm)) || (err = stvm__clock_init(vm)) ||
-        (err = stvm__external_init(vm)) || (err = stvm__ctx_vm_init(vm)) ||
-        (err = start_idle(vm))) {
+        (err = stvm__external_init(vm)) || (err = stvm__aio_init(vm)) ||
+        (err = stvm__ctx_vm_init(vm)) || (err = start_idle(vm))) {
         stvm_vm_free(vm);
         return err;
     }
@@ -59,6 +64,7 @@ void stvm_vm_free(stvm_vm *vm)
     if (vm->delay.destroy)
         vm->delay.destroy(vm);
     stvm__stackmem_destroy(vm);
+    stvm__aio_destroy(vm);
     stvm__external_destroy(vm);
     stvm__objmem_destroy(vm);
     stvm__ctx_vm_destroy(vm);

@@ -1,53 +1,22 @@
 /*
- * Running: stvm_run, the idle process and what it does when nothing can run
- * (relinquish the processor, primitive 230), and deadlock detection.
+ * Running: stvm_run and its modes, the idle process, deadlock detection, and stopping
+ * from outside (stvm_stop). What the idle process does when nothing can run, and what
+ * a wake-up costs, is relinquish.c's.
  *
  * The active process has the highest priority of all runnable ones, except while a
  * process below the idle priority borrows the processor from the idle process.
  */
 #include "sched.h"
 
-#include <poll.h>
+#include <limits.h>
 #include <stdatomic.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "../vm/aio.h"
 #include "context.h"
 #include "timer.h"
 
-void stvm__relinquish(stvm_vm *vm, uint64_t us)
-{
-    bool is_idle = vm->active == vm->idle;
-    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
-    if (vm->clock.kind == STVM_CLOCK_SIMULATED) {
-        if (!is_idle)
-            return;   /* simulated time moves only when every process is blocked */
-        if (stvm__timer_is_work(vm)) {
-            if (deadline > now)
-                vm->clock.sim_now_us = deadline;
-            return;
-        }
-        us = UINT64_MAX;   /* only an external signal can help: wait for it */
-    } else if (deadline) {
-        uint64_t left = deadline > now ? deadline - now : 0;
-        if (left < us)
-            us = left;
-    }
-    if (us == 0)
-        return;
-    atomic_store(&vm->ext.sleeping, 1);
-    if (!atomic_load(&vm->ext.pending)) {
-        struct pollfd pfd = {.fd = vm->ext.wake_fd, .events = POLLIN};
-        struct timespec ts = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
-        vm->stats.idle_sleeps++;
-        ppoll(&pfd, 1, us == UINT64_MAX ? NULL : &ts, NULL);
-    }
-    atomic_store(&vm->ext.sleeping, 0);
-    uint64_t drained;
-    ssize_t n = read(vm->ext.wake_fd, &drained, sizeof drained);
-    (void)n;
-}
-
+/* Hand the processor to the embedding thread; stvm_run answers result. The idle
+ * process waits at the front of its queue, so the next run starts where this stopped. */
 static void exit_run(stvm_vm *vm, int result)
 {
     vm->run_result = result;
@@ -65,38 +34,110 @@ static void lend_processor(stvm_vm *vm)
     stvm__transfer_to(vm, next);
 }
 
+/* Can anything still wake a process: a deadline worth waiting for, an external
+ * signal, a descriptor somebody waits on? */
+static bool can_be_woken(stvm_vm *vm)
+{
+    return stvm__timer_is_work(vm) || stvm__external_can_wake(vm) || stvm__aio_any_armed(vm);
+}
+
+/* Nothing can run: wait in the OS, or give the processor back as the run mode says. */
+static void nothing_to_run(stvm_vm *vm)
+{
+    if (vm->live_user == 0)
+        exit_run(vm, vm->run_mode == STVM_RUN_DEFAULT ? STVM_OK : 0);
+    else if (!can_be_woken(vm))
+        exit_run(vm, STVM_EDEADLOCK);
+    else if (vm->run_mode == STVM_RUN_NOWAIT || (vm->run_mode == STVM_RUN_ONCE && vm->run_slept))
+        exit_run(vm, 1);
+    else {
+        stvm__relinquish(vm, vm->cfg.idle_relinquish_us);
+        vm->run_slept = true;
+    }
+}
+
 void stvm__idle_main(stvm_vm *vm, void *arg)
 {
     (void)arg;
     for (;;) {
-        stvm__poll_events(vm);
+        if (stvm__poll_events(vm)) {
+            vm->stopping = false;
+            exit_run(vm, STVM_ESTOPPED);
+            continue;
+        }
         int h = stvm__runq_highest(vm);
         if (h >= STVM_PRIORITY_IDLE) {
             stvm__runq_put(vm, vm->idle, true);
             stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
         } else if (h) {
             lend_processor(vm);
-        } else if (vm->live_user == 0) {
-            exit_run(vm, STVM_OK);
-        } else if (!stvm__timer_is_work(vm) && !stvm__external_can_wake(vm)) {
-            exit_run(vm, STVM_EDEADLOCK);
         } else {
-            stvm__relinquish(vm, vm->cfg.idle_relinquish_us);
+            nothing_to_run(vm);
         }
     }
 }
 
-int stvm_run(stvm_vm *vm)
+int stvm_run_mode(stvm_vm *vm, int mode)
 {
-    if (!vm)
+    if (!vm || mode < STVM_RUN_DEFAULT || mode > STVM_RUN_NOWAIT)
         return STVM_EINVAL;
     if (vm->running || vm->active || stvm__thread_vm())
         return STVM_EBUSY;   /* this VM, or another on this thread, is running */
     vm->running = true;
+    vm->run_mode = mode;
+    vm->run_slept = false;
+    /* While it runs, the VM's own waits decide when the wake descriptor is written. */
+    atomic_store(&vm->ext.sleeping, 0);
     stvm__ctx_host_enter(vm);
     stvm__poll_events(vm);
     stvm__transfer_from_host(vm);
     stvm__ctx_host_leave(vm);
+    /* Between runs every external signal writes it, so stvm_backend_fd tells a host
+     * event loop that there is something to do. */
+    atomic_store(&vm->ext.sleeping, 1);
     vm->running = false;
     return vm->run_result;
+}
+
+int stvm_run(stvm_vm *vm)
+{
+    return stvm_run_mode(vm, STVM_RUN_DEFAULT);
+}
+
+void stvm_stop(stvm_vm *vm)
+{
+    if (!vm)
+        return;
+    atomic_store(&vm->stop_requested, 1);
+    atomic_store(&vm->ext.pending, 1);
+    stvm__external_wake_if_sleeping(vm);
+}
+
+int stvm_backend_fd(stvm_vm *vm)
+{
+    return vm ? vm->aio.epfd : STVM_EINVAL;
+}
+
+/* Something other than the idle process can run now. */
+static bool runnable(const stvm_vm *vm)
+{
+    const stvm_list *idle_q = &vm->runq[STVM_PRIORITY_IDLE - 1];
+    int h = stvm__runq_highest(vm);
+    return h > STVM_PRIORITY_IDLE || (h && h < STVM_PRIORITY_IDLE) ||
+           (h == STVM_PRIORITY_IDLE && (idle_q->first != vm->idle || idle_q->last != vm->idle));
+}
+
+int stvm_backend_timeout_ms(stvm_vm *vm)
+{
+    if (!vm)
+        return STVM_EINVAL;
+    if (runnable(vm) || atomic_load(&vm->ext.pending))
+        return 0;
+    if (!stvm__timer_is_work(vm))
+        return -1;
+    if (vm->clock.kind == STVM_CLOCK_SIMULATED)
+        return 0;   /* its time moves when it runs, not while the host waits */
+    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
+    uint64_t ms = deadline > now ? (deadline - now + 999) / 1000 : 0;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
 }

@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 
+#include "../vm/aio.h"
 #include "context.h"
 #include "timer.h"
 
@@ -87,20 +88,26 @@ void stvm__unlink(stvm_vm *vm, stvm_proc *p)
 
 /* ---- switching --------------------------------------------------------------------- */
 
+/* The switch itself, and what a process checks when it gets the processor back: a
+ * finished predecessor's stack to free, and whether it was terminated meanwhile. */
+static inline void switch_away(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
+{
+    if (__builtin_expect(from->flags & STVM_PF_CANARY, 0))
+        stvm__overflow_check(from, __builtin_frame_address(0));
+    vm->stats.context_switches++;
+    stvm__ctx_switch(vm, from, to);
+    stvm__after_switch(vm);
+    if (__builtin_expect(from->flags & STVM_PF_TERMINATE, 0))
+        stvm__process_exit(vm);
+}
+
 void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
 {
     stvm_proc *from = vm->active;
     next->my_list = NULL;
     vm->active = next;
-    if (from == next)
-        return;
-    if (__builtin_expect(from->flags & STVM_PF_CANARY, 0))
-        stvm__overflow_check(from, __builtin_frame_address(0));
-    vm->stats.context_switches++;
-    stvm__ctx_switch(vm, from, next);
-    stvm__after_switch(vm);
-    if (__builtin_expect(from->flags & STVM_PF_TERMINATE, 0))
-        stvm__process_exit(vm);
+    if (from != next)
+        switch_away(vm, from, next);
 }
 
 void stvm__transfer_from_host(stvm_vm *vm)
@@ -117,27 +124,77 @@ void stvm__transfer_to_host(stvm_vm *vm)
 {
     stvm_proc *from = vm->active;
     vm->active = NULL;
-    vm->stats.context_switches++;
-    stvm__ctx_switch(vm, from, NULL);
-    stvm__after_switch(vm);
+    switch_away(vm, from, NULL);
 }
 
-/* External requests and the timer deadline. */
-static inline void check_events(stvm_vm *vm, bool fresh_clock)
+/* ---- scheduling points ------------------------------------------------------------ */
+
+/* How many scheduling points may pass on a clock value read earlier. Under load a
+ * switch takes well under a microsecond while a real clock read costs tens of
+ * nanoseconds, so reading at every switch would be a tenth of a hand-off; the few
+ * switches in between add far less lateness than the idle process's relinquish
+ * granularity. Checkpoints, yields and the idle process always read the clock. */
+#define SWITCHES_PER_CLOCK_READ 8
+
+static inline uint64_t point_clock(stvm_vm *vm, bool fresh)
+{
+    if (fresh || vm->clock.kind == STVM_CLOCK_SIMULATED || --vm->point_countdown <= 0) {
+        vm->point_countdown = SWITCHES_PER_CLOCK_READ;
+        vm->point_clock_us = stvm__clock_now_us(vm);
+    }
+    return vm->point_clock_us;
+}
+
+/* While processes run, ready descriptors are looked for at most every busy_poll_ms, as
+ * the Cog VM's ioProcessEvents (the idle process looks whenever it runs). */
+static void busy_poll(stvm_vm *vm, uint64_t now)
+{
+    if (now < vm->aio.next_busy_poll_us)
+        return;
+    vm->aio.next_busy_poll_us = now + (uint64_t)vm->cfg.busy_poll_ms * 1000;
+    vm->stats.io_polls_busy++;
+    stvm__aio_wait(vm, 0);
+}
+
+/* External requests, the timer deadline and ready descriptors. A stale clock can only
+ * make the timer fire or the descriptors be looked at later, never early. */
+static inline bool check_events(stvm_vm *vm, bool fresh_clock)
 {
     if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
         stvm__external_drain(vm);
-    stvm__timer_poll(vm, fresh_clock);
+    if (vm->timer.deadline_us || stvm__aio_any_armed(vm)) {
+        uint64_t now = point_clock(vm, fresh_clock);
+        stvm__timer_poll(vm, now);
+        if (stvm__aio_any_armed(vm)) {
+            busy_poll(vm, now);
+            if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
+                stvm__external_drain(vm);
+        }
+    }
+    return vm->stopping;
 }
 
-void stvm__poll_events(stvm_vm *vm)
+bool stvm__poll_events(stvm_vm *vm)
 {
-    check_events(vm, true);
+    return check_events(vm, true);
+}
+
+void stvm__stop_here(stvm_vm *vm)
+{
+    vm->stopping = false;
+    vm->run_result = STVM_ESTOPPED;
+    stvm__runq_put(vm, vm->active, false);
+    stvm__transfer_to_host(vm);
 }
 
 void stvm__switch_to_next(stvm_vm *vm)
 {
-    check_events(vm, false);
+    if (__builtin_expect(check_events(vm, false), 0)) {
+        vm->stopping = false;   /* the active process is already on its list */
+        vm->run_result = STVM_ESTOPPED;
+        stvm__transfer_to_host(vm);
+        return;
+    }
     stvm__transfer_to(vm, stvm__runq_pop_highest(vm));   /* never NULL: idle is runnable */
 }
 
@@ -166,7 +223,10 @@ bool stvm__preempt_if_needed(stvm_vm *vm)
 int stvm__yield(stvm_vm *vm)
 {
     stvm_proc *a = vm->active;
-    stvm__poll_events(vm);
+    if (stvm__poll_events(vm)) {
+        stvm__stop_here(vm);
+        return STVM_OK;
+    }
     /* Nothing of equal priority waiting and nothing higher woken: no-op. Otherwise the
      * caller goes to the back of its queue, whoever runs next (a process below the
      * idle priority thereby lets its peers have the borrowed processor first). */
@@ -190,6 +250,9 @@ int stvm_checkpoint(stvm_vm *vm)
         return vm ? STVM_ENOTPROC : STVM_EINVAL;
     if (vm->active->flags & STVM_PF_CANARY)
         stvm__overflow_check(vm->active, __builtin_frame_address(0));
-    stvm__poll_events(vm);
+    if (stvm__poll_events(vm)) {
+        stvm__stop_here(vm);
+        return 1;
+    }
     return stvm__preempt_if_needed(vm) ? 1 : 0;
 }

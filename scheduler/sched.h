@@ -81,9 +81,13 @@ void stvm__switch_to_next(stvm_vm *vm);
 bool stvm__resume(stvm_vm *vm, stvm_proc *p);
 /* If a strictly higher priority process is runnable, preempt the active one. */
 bool stvm__preempt_if_needed(stvm_vm *vm);
-/* Process due timers and external requests: the processes they wake are queued, no
- * switch happens here. */
-void stvm__poll_events(stvm_vm *vm);
+/* Process external requests, due timers and (at most every busy_poll_ms) ready
+ * descriptors: the processes they wake are queued, no switch happens here. True when
+ * stvm_stop asked the VM to give the processor back. */
+bool stvm__poll_events(stvm_vm *vm);
+/* stvm_stop was seen at a scheduling point: the active process goes to the front of its
+ * run queue (kept as it was) and stvm_run returns STVM_ESTOPPED. */
+void stvm__stop_here(stvm_vm *vm);
 /* Primitive 167: the caller goes to the back of its queue if anyone else can run. */
 int stvm__yield(stvm_vm *vm);
 
@@ -163,15 +167,21 @@ const char *stvm__waiting_on(const stvm_proc *p, const void **object);
 /* ---- run.c: the idle process and stvm_run ---- */
 /* The idle process's body (priority 10). */
 void stvm__idle_main(stvm_vm *vm, void *arg);
-/* Sleep for at most us (primitive 230): until then, the next deadline, or an external
- * signal. On the simulated clock, the idle process jumps time to the deadline. */
+
+/* ---- relinquish.c ---- */
+/* Wait in the OS for at most us (primitive 230): until then, the next deadline, a
+ * ready descriptor or an external signal, as the idle mode says. On the simulated
+ * clock, the idle process jumps time to the deadline. */
 void stvm__relinquish(stvm_vm *vm, uint64_t us);
 
 /* ---- external.c: the external semaphore table and its drain ---- */
 int stvm__external_init(stvm_vm *vm);     /* ENOMEM, ESYS */
 void stvm__external_destroy(stvm_vm *vm);
-/* Turn every pending request into a signal (no switch). */
+/* Turn every pending request into a signal (no switch); notice stvm_stop. */
 void stvm__external_drain(stvm_vm *vm);
+/* Write the wake descriptor if the VM thread sleeps (or is outside stvm_run), after
+ * the caller set pending. Async-signal-safe. */
+void stvm__external_wake_if_sleeping(stvm_vm *vm);
 /* Could a request ever wake a process? (one is pending, or someone waits on a
  * registered semaphore) */
 bool stvm__external_can_wake(stvm_vm *vm);

@@ -25,26 +25,11 @@ bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem);
 /* Signal the semaphore (no switch) and disarm. */
 void stvm__timer_fire(stvm_vm *vm);
 
-/* How many process switches may pass on a clock value read earlier. Under load a
- * switch takes well under a microsecond while a real clock read costs tens of
- * nanoseconds, so reading at every switch would be a tenth of a hand-off; the few
- * switches in between add far less lateness than the idle process's relinquish
- * granularity. Checkpoints, yields and the idle process always read the clock. */
-#define STVM_SWITCHES_PER_CLOCK_READ 8
-
-/* Fire the timer if its deadline has passed. fresh: read the clock now; otherwise a
- * value read up to STVM_SWITCHES_PER_CLOCK_READ calls ago may serve, which can only
- * make the timer fire later, never early. */
-static inline void stvm__timer_poll(stvm_vm *vm, bool fresh)
+/* Fire the timer if its deadline is at or before now (the clock as the scheduling
+ * point read it: a stale value can only make it fire later, never early). */
+static inline void stvm__timer_poll(stvm_vm *vm, uint64_t now)
 {
-    stvm_timer *t = &vm->timer;
-    if (!t->deadline_us)
-        return;
-    if (fresh || vm->clock.kind == STVM_CLOCK_SIMULATED || --t->countdown <= 0) {
-        t->countdown = STVM_SWITCHES_PER_CLOCK_READ;
-        t->seen_us = stvm__clock_now_us(vm);
-    }
-    if (t->seen_us >= t->deadline_us)
+    if (vm->timer.deadline_us && now >= vm->timer.deadline_us)
         stvm__timer_fire(vm);
 }
 

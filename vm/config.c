@@ -25,6 +25,9 @@ void stvm_config_init(stvm_config *cfg)
     cfg->external_table_size = STVM_DEFAULT_EXTERNAL_SLOTS;
     cfg->stack_guard_size = STVM_DEFAULT_GUARD_SIZE;
     cfg->stack_guard_method = STVM_GUARD_AUTO;
+    cfg->idle_mode = STVM_IDLE_POLL;
+    cfg->busy_poll_ms = STVM_DEFAULT_BUSY_POLL_MS;
+    cfg->timer_slack_us = STVM_DEFAULT_TIMER_SLACK_US;
 }
 
 size_t stvm__page_round(size_t bytes)
@@ -68,6 +71,11 @@ static int check(const stvm_config *c, char *why, size_t size)
          idle_relinquish_us, "1 .. 10000000");
     RULE(c->external_table_size >= 1 && c->external_table_size <= STVM_MAX_EXTERNAL_SLOTS,
          external_table_size, "1 .. 65536");
+    RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode <= STVM_IDLE_SPIN, idle_mode,
+         "STVM_IDLE_POLL, _LEGACY or _SPIN (0 .. 2)");
+    RULE(c->busy_poll_ms <= STVM_MAX_BUSY_POLL_MS, busy_poll_ms, "0 .. 1000");
+    RULE(c->wake_inject_us <= STVM_MAX_WAKE_INJECT_US, wake_inject_us, "0 .. 1000000");
+    RULE(c->timer_slack_us <= STVM_MAX_TIMER_SLACK_US, timer_slack_us, "0 .. 1000");
     return STVM_OK;
 }
 

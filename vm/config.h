@@ -14,6 +14,11 @@
 #define STVM_MAX_RELINQUISH_US 10000000u
 #define STVM_DEFAULT_EXTERNAL_SLOTS 256
 #define STVM_MAX_EXTERNAL_SLOTS 65536
+#define STVM_DEFAULT_BUSY_POLL_MS 20u       /* the Cog heartbeat's ioProcessEvents period */
+#define STVM_MAX_BUSY_POLL_MS 1000u
+#define STVM_MAX_WAKE_INJECT_US 1000000u
+#define STVM_DEFAULT_TIMER_SLACK_US 50u     /* Linux's default for ordinary threads */
+#define STVM_MAX_TIMER_SLACK_US 1000u
 
 /* Round up to the page size (stacks and guards are mapped in pages). */
 size_t stvm__page_round(size_t bytes);

@@ -29,6 +29,7 @@ typedef struct stvm_clock {
 typedef struct stvm_external_table {
     int size;
     int high;                       /* slots above this were never used: not scanned */
+    int first_free;                 /* every slot below this is in use */
     _Atomic uint32_t *requests;     /* bumped by any thread */
     uint32_t *responses;            /* VM thread only */
     stvm_semaphore **sems;          /* VM thread only; NULL = free slot */
@@ -88,9 +89,23 @@ typedef struct stvm_timer {
     uint64_t deadline_us;           /* absolute VM clock; 0 = disarmed */
     stvm_semaphore *sem;            /* signalled at the deadline */
     bool keeps_alive;               /* the deadline is work stvm_run waits for */
-    uint64_t seen_us;               /* the clock as a scheduling point last read it */
-    int countdown;                  /* switches left before the next clock read */
 } stvm_timer;
+
+/* The aio layer (aio.c): per descriptor, its one-shot handlers. */
+typedef struct stvm_aio_fd {
+    int index[2];                   /* external slot to signal on read / write readiness */
+    uint8_t armed;                  /* STVM_IO_* handlers armed */
+    uint8_t fired;                  /* STVM_IO_* handlers fired, not yet taken */
+    bool in_set;                    /* in the epoll set (disabled while nothing is armed) */
+} stvm_aio_fd;
+
+typedef struct stvm_aio {
+    int epfd;                       /* -1 until set up */
+    stvm_aio_fd *fds;               /* indexed by descriptor */
+    int cap;
+    int narmed;                     /* handlers armed, all descriptors together */
+    uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
+} stvm_aio;
 
 /* Hooks the image side installs when its Delay scheduler starts. */
 typedef struct stvm_delay_hooks {
@@ -121,6 +136,13 @@ struct stvm_vm {
     int run_result;
     stvm_stackmem stacks;
     stvm_timer timer;               /* primitives 136 and 242 */
+    uint64_t point_clock_us;        /* the clock as a scheduling point last read it */
+    int point_countdown;            /* switches left before the next clock read */
+    int run_mode;                   /* STVM_RUN_* of the stvm_run_mode in progress */
+    bool run_slept;                 /* STVM_RUN_ONCE: it has waited in the OS */
+    bool stopping;                  /* stvm_stop was seen: switch to the host */
+    atomic_int stop_requested;      /* stvm_stop, from any thread */
+    stvm_aio aio;
 
     stvm_clock clock;
     stvm_external_table ext;

@@ -1,0 +1,95 @@
+/*
+ * stvm_fd_wait: a green process waits for a descriptor of the embedder's, as a Pharo
+ * Socket waits for its own: a semaphore registered in the external table, one-shot
+ * aio handlers armed to signal it, and a wait on it (timed ones through the Delay
+ * scheduler). Everything it registers goes when the wait ends, also when its process
+ * is terminated in the middle (its wait guard).
+ */
+#include <poll.h>
+
+#include "../vm/aio.h"
+#include "delay.h"
+
+typedef struct fd_waiter {
+    stvm_wait_guard guard;      /* undoes the registrations if the waiter is terminated */
+    int fd, events;
+    stvm_semaphore *sem;
+    int index;                  /* sem's slot in the external table */
+} fd_waiter;
+
+static void release(stvm_vm *vm, fd_waiter *w)
+{
+    stvm__aio_disarm(vm, w->fd, w->events);
+    if (w->index)
+        stvm_unregister_external(vm, w->index);
+    stvm_semaphore_free(vm, w->sem);
+}
+
+static void undo(stvm_vm *vm, stvm_wait_guard *g)
+{
+    release(vm, STVM_CONTAINER(g, fd_waiter, guard));
+}
+
+/* 0 ms: only look, without arming anything. */
+static int look(int fd, int events)
+{
+    struct pollfd p = {.fd = fd, .events = (short)(((events & STVM_IO_READ) ? POLLIN : 0) |
+                                                   ((events & STVM_IO_WRITE) ? POLLOUT : 0))};
+    if (poll(&p, 1, 0) < 0)
+        return STVM_ESYS;
+    if (p.revents & POLLNVAL)
+        return STVM_EINVAL;
+    int ready = ((p.revents & (POLLIN | POLLHUP | POLLERR)) ? STVM_IO_READ : 0) |
+                ((p.revents & (POLLOUT | POLLHUP | POLLERR)) ? STVM_IO_WRITE : 0);
+    ready &= events;
+    return ready ? ready : STVM_ETIMEDOUT;
+}
+
+static int arm(stvm_vm *vm, fd_waiter *w)
+{
+    int err = stvm_semaphore_new(vm, &w->sem);
+    if (err)
+        return err;
+    if ((err = stvm_register_external(vm, w->sem, &w->index))) {
+        stvm_semaphore_free(vm, w->sem);
+        return err;
+    }
+    stvm__aio_take_fired(vm, w->fd);   /* forget what fired for an earlier waiter */
+    for (int ev = STVM_IO_READ; ev <= STVM_IO_WRITE && !err; ev <<= 1)
+        if (w->events & ev)
+            err = stvm__aio_arm(vm, w->fd, ev, w->index);
+    if (err)
+        release(vm, w);
+    return err;
+}
+
+static int sem_wait(stvm_vm *vm, void *sem)
+{
+    return stvm__sem_wait(vm, sem);
+}
+
+int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
+{
+    if (!vm || fd < 0 || events < 1 || events > 3 || timeout_ms < -1)
+        return STVM_EINVAL;
+    if (!vm->active)
+        return STVM_ENOTPROC;
+    if (stvm__aio_armed(vm, fd) & events)
+        return STVM_EBUSY;
+    int err = timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
+    if (err)
+        return err;
+    if (timeout_ms == 0)
+        return look(fd, events);
+    fd_waiter w = {.fd = fd, .events = events};
+    if ((err = arm(vm, &w)))
+        return err;
+    w.guard.undo = undo;
+    stvm__wait_guard_push(vm, &w.guard);
+    err = timeout_ms < 0 ? stvm__sem_wait(vm, w.sem)
+                         : stvm__timed_wait(vm, &w.sem->list, sem_wait, w.sem, timeout_ms, true);
+    stvm__wait_guard_pop(vm, &w.guard);
+    int fired = stvm__aio_take_fired(vm, fd) & events;
+    release(vm, &w);
+    return err ? err : fired;
+}

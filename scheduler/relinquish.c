@@ -1,0 +1,135 @@
+/*
+ * Relinquishing the processor (primitive 230, and the idle process's loop): how long
+ * the VM may wait in the OS, in which idle mode, what ended the wait, and what the
+ * wake-up cost. The seed's effect lives here: a process that blocks on a socket lets
+ * the idle process sleep, and pays the wake-up when its data arrives.
+ *
+ *  - POLL (the VM since May 2017): one epoll wait until the earliest of the relinquish
+ *    time, the next deadline, a ready descriptor and an external signal;
+ *  - LEGACY (before): for waits under 1/60 s, look at descriptors without waiting,
+ *    sleep the whole time without looking at them (an external signal still ends the
+ *    sleep, as SIGIO did on the VM thread), and look again; longer waits as POLL;
+ *  - SPIN: never sleep; look at descriptors and return.
+ * The simulated clock never sleeps for a deadline: it jumps to it once nothing else
+ * can happen.
+ */
+#include "sched.h"
+
+#include <poll.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../vm/aio.h"
+#include "timer.h"
+
+#define LEGACY_SLEEP_LIMIT_US 16667   /* 1/60 s: aioSleepForUsecs's threshold */
+
+/* Spin for the configured wake-up latency (a platform whose wake-ups are slow). */
+static void inject_wake_latency(stvm_vm *vm)
+{
+    if (!vm->cfg.wake_inject_us)
+        return;
+    int64_t until = stvm__mono_ns() + (int64_t)vm->cfg.wake_inject_us * 1000;
+    while (stvm__mono_ns() < until)
+        ;
+}
+
+/* The legacy sleep: only an external signal (the wake descriptor) ends it early. */
+static int sleep_blind(stvm_vm *vm, uint64_t us)
+{
+    struct pollfd pfd = {.fd = vm->ext.wake_fd, .events = POLLIN};
+    struct timespec ts = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
+    int r = ppoll(&pfd, 1, &ts, NULL);
+    if (r > 0) {
+        uint64_t drained;
+        ssize_t n = read(vm->ext.wake_fd, &drained, sizeof drained);
+        (void)n;
+        return STVM_AIO_EXTERNAL;
+    }
+    return 0;
+}
+
+/* Count what ended an OS sleep of us (UINT64_MAX: until something happened). */
+static void account(stvm_vm *vm, int what, int64_t slept_ns)
+{
+    vm->stats.os_sleeps++;
+    vm->stats.os_slept_us += (uint64_t)(slept_ns / 1000);
+    if (vm->active == vm->idle)
+        vm->stats.idle_sleeps++;
+    uint64_t deadline = stvm__timer_deadline(vm);
+    if (what & STVM_AIO_IO)
+        vm->stats.wakeups_io++;
+    else if (what & STVM_AIO_EXTERNAL)
+        vm->stats.wakeups_external++;
+    else if (deadline && stvm__clock_now_us(vm) >= deadline)
+        vm->stats.wakeups_timer++;
+    else
+        vm->stats.wakeups_relinquish++;
+}
+
+/* One wait in the OS of at most us (UINT64_MAX: no limit), blind to descriptors when
+ * blind is set. Skipped when an external signal is already pending (the other side of
+ * the Dekker pair in external.c). Answers STVM_AIO_* bits. */
+static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
+{
+    atomic_store(&vm->ext.sleeping, 1);
+    int what = STVM_AIO_EXTERNAL;
+    int64_t t0 = stvm__mono_ns();
+    if (!atomic_load(&vm->ext.pending))
+        what = blind ? sleep_blind(vm, us)
+                     : stvm__aio_wait(vm, us == UINT64_MAX ? -1 : (int64_t)us * 1000);
+    int64_t slept = stvm__mono_ns() - t0;
+    atomic_store(&vm->ext.sleeping, 0);
+    account(vm, what, slept);
+    inject_wake_latency(vm);
+    return what;
+}
+
+/* The simulated clock: time moves only when nothing else can happen. Ready descriptors
+ * and external signals come in real time, so while a descriptor is waited on the VM
+ * first waits for it as long in real time as the jump would skip. */
+static void relinquish_simulated(stvm_vm *vm)
+{
+    if (vm->active != vm->idle)
+        return;
+    bool io = stvm__aio_any_armed(vm);
+    if (io && stvm__aio_wait(vm, 0))
+        return;
+    if (!stvm__timer_is_work(vm)) {
+        os_sleep(vm, UINT64_MAX, false);   /* only a descriptor or a signal can help */
+        return;
+    }
+    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
+    if (deadline <= now)
+        return;
+    if (io && os_sleep(vm, deadline - now, false))
+        return;
+    vm->clock.sim_now_us = deadline;
+}
+
+void stvm__relinquish(stvm_vm *vm, uint64_t us)
+{
+    if (vm->clock.kind == STVM_CLOCK_SIMULATED) {
+        relinquish_simulated(vm);
+        return;
+    }
+    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
+    if (deadline) {
+        uint64_t left = deadline > now ? deadline - now : 0;
+        if (left < us)
+            us = left;
+    }
+    if (us == 0 || vm->cfg.idle_mode == STVM_IDLE_SPIN) {
+        stvm__aio_wait(vm, 0);
+        return;
+    }
+    if (vm->cfg.idle_mode == STVM_IDLE_LEGACY && us < LEGACY_SLEEP_LIMIT_US) {
+        if (stvm__aio_wait(vm, 0))
+            return;
+        os_sleep(vm, us, true);
+        stvm__aio_wait(vm, 0);
+        return;
+    }
+    os_sleep(vm, us, false);
+}

@@ -1,0 +1,216 @@
+/*
+ * The aio layer (see aio.h). Handlers are one-shot as in Cog: a descriptor is in the
+ * epoll set with EPOLLONESHOT and the events of its armed handlers, so the kernel
+ * reports it once and then ignores it until it is armed again (one epoll_ctl). The
+ * external table's eventfd is in the set too, level-triggered, so one epoll wait ends
+ * on readiness, a deadline (its timeout) and a signal from another thread alike.
+ *
+ * The table of descriptors is an array indexed by descriptor (Redis, libuv): O(1) to
+ * find, as large as the highest descriptor armed.
+ */
+#include "aio.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "external.h"
+
+#define WAKE_TAG UINT64_MAX   /* epoll data of the external table's eventfd */
+#define EVENTS_PER_WAIT 64
+
+int stvm__aio_init(stvm_vm *vm)
+{
+    stvm_aio *a = &vm->aio;
+    a->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (a->epfd < 0)
+        return STVM_ESYS;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = WAKE_TAG};
+    if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, vm->ext.wake_fd, &ev) != 0) {
+        close(a->epfd);
+        a->epfd = -1;
+        return STVM_ESYS;
+    }
+    return STVM_OK;
+}
+
+void stvm__aio_destroy(stvm_vm *vm)
+{
+    stvm_aio *a = &vm->aio;
+    if (a->epfd >= 0)
+        close(a->epfd);
+    free(a->fds);
+    memset(a, 0, sizeof *a);
+    a->epfd = -1;
+}
+
+static stvm_aio_fd *entry(stvm_aio *a, int fd)
+{
+    if (fd >= a->cap) {
+        int ncap = a->cap ? a->cap : 64;
+        while (ncap <= fd)
+            ncap *= 2;
+        stvm_aio_fd *n = realloc(a->fds, (size_t)ncap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + a->cap, 0, (size_t)(ncap - a->cap) * sizeof *n);
+        a->fds = n;
+        a->cap = ncap;
+    }
+    return &a->fds[fd];
+}
+
+static uint32_t epoll_events(uint8_t armed)
+{
+    return EPOLLONESHOT | ((armed & STVM_IO_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
+           ((armed & STVM_IO_WRITE) ? EPOLLOUT : 0);
+}
+
+/* Tell epoll what e now waits for. A descriptor closed and reopened under the same
+ * number left the set without our knowing: then it is added again. */
+static int sync_epoll(stvm_aio *a, int fd, stvm_aio_fd *e)
+{
+    struct epoll_event ev = {.events = epoll_events(e->armed), .data.u64 = (uint64_t)fd};
+    int op = e->in_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int r = epoll_ctl(a->epfd, op, fd, &ev);
+    if (r != 0 && errno == (op == EPOLL_CTL_MOD ? ENOENT : EEXIST))
+        r = epoll_ctl(a->epfd, op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+    if (r != 0)
+        return errno == EBADF || errno == EPERM || errno == EINVAL ? STVM_EINVAL : STVM_ESYS;
+    e->in_set = true;
+    return STVM_OK;
+}
+
+static int slot(int event)
+{
+    return event == STVM_IO_WRITE;
+}
+
+int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index)
+{
+    stvm_aio *a = &vm->aio;
+    if (fd < 0 || (event != STVM_IO_READ && event != STVM_IO_WRITE))
+        return STVM_EINVAL;
+    stvm_aio_fd *e = entry(a, fd);
+    if (!e)
+        return STVM_ENOMEM;
+    uint8_t was = e->armed;
+    e->armed |= (uint8_t)event;
+    e->index[slot(event)] = index;
+    int err = sync_epoll(a, fd, e);
+    if (err) {
+        e->armed = was;
+        return err;
+    }
+    a->narmed += !(was & event);
+    return STVM_OK;
+}
+
+void stvm__aio_disarm(stvm_vm *vm, int fd, int events)
+{
+    stvm_aio *a = &vm->aio;
+    if (fd < 0 || fd >= a->cap)
+        return;
+    stvm_aio_fd *e = &a->fds[fd];
+    uint8_t off = e->armed & (uint8_t)events;
+    if (!off)
+        return;
+    e->armed &= (uint8_t)~off;
+    a->narmed -= __builtin_popcount(off);
+    /* With nothing left armed the entry may stay in the set as it is: EPOLLONESHOT
+     * reports it at most once more, and a report for an unarmed handler is ignored. */
+    if (e->armed)
+        sync_epoll(a, fd, e);
+}
+
+int stvm__aio_armed(const stvm_vm *vm, int fd)
+{
+    return fd >= 0 && fd < vm->aio.cap ? vm->aio.fds[fd].armed : 0;
+}
+
+int stvm__aio_take_fired(stvm_vm *vm, int fd)
+{
+    if (fd < 0 || fd >= vm->aio.cap)
+        return 0;
+    int fired = vm->aio.fds[fd].fired;
+    vm->aio.fds[fd].fired = 0;
+    return fired;
+}
+
+void stvm__aio_forget(stvm_vm *vm, int fd)
+{
+    stvm_aio *a = &vm->aio;
+    if (fd < 0 || fd >= a->cap)
+        return;
+    stvm__aio_disarm(vm, fd, STVM_IO_READ | STVM_IO_WRITE);
+    if (a->fds[fd].in_set)
+        epoll_ctl(a->epfd, EPOLL_CTL_DEL, fd, NULL);
+    a->fds[fd] = (stvm_aio_fd){0};
+}
+
+/* Fire what is armed and ready on fd (an error or hang-up makes both ready: the reader
+ * and the writer each learn of it from their next call). */
+static void fire(stvm_vm *vm, int fd, uint32_t got)
+{
+    stvm_aio *a = &vm->aio;
+    if (fd < 0 || fd >= a->cap)
+        return;
+    stvm_aio_fd *e = &a->fds[fd];
+    uint8_t ready = 0;
+    if (got & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+        ready |= STVM_IO_READ;
+    if (got & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+        ready |= STVM_IO_WRITE;
+    uint8_t firing = e->armed & ready;
+    for (int ev = STVM_IO_READ; ev <= STVM_IO_WRITE; ev <<= 1) {
+        if (!(firing & ev))
+            continue;
+        int index = e->index[slot(ev)];
+        const stvm_semaphore *s = index >= 1 && index <= vm->ext.size ? vm->ext.sems[index - 1]
+                                                                      : NULL;
+        vm->stats.fds_ready++;
+        if (!s || !s->list.first)
+            vm->stats.io_signals_unwaited++;
+        if (s)
+            stvm__external_request(vm, index);
+    }
+    e->armed &= (uint8_t)~firing;
+    e->fired |= firing;
+    a->narmed -= __builtin_popcount(firing);
+    if (e->armed)   /* EPOLLONESHOT disabled the rest too */
+        sync_epoll(a, fd, e);
+}
+
+static int epoll_wait_ns(int epfd, struct epoll_event *evs, int n, int64_t timeout_ns)
+{
+    if (timeout_ns < 0)
+        return epoll_pwait2(epfd, evs, n, NULL, NULL);
+    struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000),
+                          .tv_nsec = (long)(timeout_ns % 1000000000)};
+    return epoll_pwait2(epfd, evs, n, &ts, NULL);
+}
+
+int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns)
+{
+    struct epoll_event evs[EVENTS_PER_WAIT];
+    int n;
+    do
+        n = epoll_wait_ns(vm->aio.epfd, evs, EVENTS_PER_WAIT, timeout_ns);
+    while (n < 0 && errno == EINTR && timeout_ns != 0);
+    int what = 0;
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u64 == WAKE_TAG) {
+            uint64_t drained;
+            ssize_t r = read(vm->ext.wake_fd, &drained, sizeof drained);
+            (void)r;
+            what |= STVM_AIO_EXTERNAL;
+        } else {
+            fire(vm, (int)evs[i].data.u64, evs[i].events);
+            what |= STVM_AIO_IO;
+        }
+    }
+    return what;
+}

@@ -1,0 +1,48 @@
+/*
+ * The aio layer: one epoll instance per VM and one-shot readiness handlers per
+ * descriptor, as the Cog VM's aioHandle has them. A handler is armed for the read or
+ * the write readiness of a descriptor with an external semaphore index; when a wait or
+ * poll sees the readiness, the handler requests a signal of that index (the exact-count
+ * path of vm/external.h) and is disarmed until armed again. Not the idle process's
+ * policy (scheduler/run.c) and not sockets (primitives/, image-stubs/).
+ */
+#ifndef STVM_VM_AIO_H
+#define STVM_VM_AIO_H
+
+#include "vm.h"
+
+/* Set up (after the external table, whose wake descriptor joins the epoll set) and tear
+ * down. init: ESYS, ENOMEM. */
+int stvm__aio_init(stvm_vm *vm);
+void stvm__aio_destroy(stvm_vm *vm);
+
+/* Arm the one-shot handler of one event (STVM_IO_READ or STVM_IO_WRITE) of fd to
+ * request a signal of external slot index (1-based). Re-arming an armed handler only
+ * changes its index. Errors: EINVAL (fd < 0, or not a descriptor epoll can watch:
+ * closed, a regular file), ENOMEM, ESYS. One system call. */
+int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index);
+/* Disarm the handlers of events (either or both) of fd; no-op for unarmed ones. */
+void stvm__aio_disarm(stvm_vm *vm, int fd, int events);
+/* Events of fd whose handlers are armed (0 if none). */
+int stvm__aio_armed(const stvm_vm *vm, int fd);
+/* The events whose handlers fired since the last call, cleared by reading them. */
+int stvm__aio_take_fired(stvm_vm *vm, int fd);
+/* fd is about to be closed: disarm it and take it out of the epoll set. */
+void stvm__aio_forget(stvm_vm *vm, int fd);
+
+/* Handlers armed in all (work that can wake a process; busy polling looks only then). */
+static inline bool stvm__aio_any_armed(const stvm_vm *vm)
+{
+    return vm->aio.narmed > 0;
+}
+
+/* What ended an aio wait (bits). */
+enum { STVM_AIO_IO = 1, STVM_AIO_EXTERNAL = 2 };
+
+/* Wait up to timeout_ns (0: only look; -1: until something happens) for readiness or a
+ * wake-up of the external table (stvm_signal_external, stvm_stop), firing the handlers
+ * of what is ready. Answers STVM_AIO_* bits, 0 when the time ran out. Counts
+ * fds_ready and io_signals_unwaited. */
+int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns);
+
+#endif
