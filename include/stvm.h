@@ -527,6 +527,8 @@ typedef struct stvm_stats {
     uint64_t io_polls_busy;         /* looks for ready descriptors while processes ran */
     uint64_t fds_ready;             /* one-shot handlers fired (a descriptor was ready) */
     uint64_t io_signals_unwaited;   /* of those, signals that found no waiter */
+    uint64_t timed_waits;           /* waits bounded by a Delay (DelayWaitTimeout) */
+    uint64_t socket_reads_blocked;  /* socket reads that found no data and waited */
 } stvm_stats;
 
 /* Copy the counters. Errors: EINVAL. */
