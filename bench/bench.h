@@ -59,8 +59,6 @@ int64_t bench_cpu_ns(void);              /* CLOCK_PROCESS_CPUTIME_ID */
 int bench_pin_cpu(int cpu);
 /* Resident set size in bytes from /proc/self/statm, or 0 if unreadable. */
 uint64_t bench_rss_bytes(void);
-/* vm.max_map_count, or -1 if unreadable. */
-long bench_max_map_count(void);
 int bench_ncpu(void);
 /* The first "model name" of /proc/cpuinfo (or "unknown") into buf. */
 void bench_cpu_model(char *buf, size_t size);

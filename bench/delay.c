@@ -58,7 +58,7 @@ static void delay_help(FILE *f)
             "  --format F          table (default), csv, json or markdown\n"
             "  --plot FILE         write FILE.gp/.dat beside FILE and run gnuplot for a PNG\n"
             "  --report FILE       also write the Markdown report to FILE\n"
-            "  --no-stack-guard    no guard page below each stack (fewer memory maps)\n");
+            "  --no-stack-guard    no guard region below each stack, no overflow check\n");
 }
 
 static bool parse_reprs(const char *s, delay_opts *o)
@@ -233,21 +233,6 @@ static int parse_args(int argc, char **argv, delay_opts *o)
     return BENCH_NEXT;
 }
 
-/* Said before the sweep, since spawning would fail only minutes into it. */
-static void warn_map_count(const delay_opts *o)
-{
-    long need_maps = 0;
-    for (int i = 0; i < o->nns; i++)
-        if (o->ns[i] > need_maps)
-            need_maps = o->ns[i];
-    long max_maps = bench_max_map_count();
-    if (o->stack_guard && max_maps > 0 && 2 * need_maps + 1000 > max_maps)
-        fprintf(stderr, "stvm-bench: note: N=%ld needs about %ld memory maps with guard "
-                        "pages but vm.max_map_count is %ld; spawning will fail. Raise it "
-                        "(scripts/install-deps.sh does it as root) or pass --no-stack-guard\n",
-                need_maps, 2 * need_maps, max_maps);
-}
-
 /* ---- the sweep ----------------------------------------------------------------------- */
 
 /* The report's cells, each with room for every repetition; false if out of memory. */
@@ -375,7 +360,6 @@ int delay_main(int argc, char **argv)
         return rc;
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
         return rc;
-    warn_map_count(&o);
 
     int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
     delay_table_generate(table);

@@ -145,14 +145,9 @@ static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
     for (long i = 0; i < r->n; i++) {
         int err = stvm_spawn_suspended(vm, WORKER_PRIORITY, "DelayBenchmark worker",
                                        delay_worker, r, 0, &r->workers[i]);
-        if (err == STVM_ENOMEM)
-            snprintf(why, whysize,
-                     "spawning worker %ld of %ld: STVM_ENOMEM; with guard pages each "
-                     "process takes 2 memory-map entries and vm.max_map_count is %ld: "
-                     "raise it (scripts/install-deps.sh does it as root) or pass "
-                     "--no-stack-guard", i + 1, r->n, bench_max_map_count());
-        else if (err)
-            snprintf(why, whysize, "spawning worker %ld: %s", i + 1, stvm_err_name(err));
+        if (err)
+            snprintf(why, whysize, "spawning worker %ld of %ld: %s (%s)", i + 1, r->n,
+                     stvm_err_name(err), stvm_strerror(err));
         if (err)
             return err;
     }

@@ -92,24 +92,9 @@ static int parse_option(int argc, char **argv, int *i, micro_opts *o)
 
 /* ---- the back end's figures ---------------------------------------------------------- */
 
-/* Said before spawning, which would otherwise fail only after a long wait. */
-static void warn_map_count(long n)
-{
-    long max_maps = bench_max_map_count();
-    if (max_maps > 0 && 2 * n + 1000 > max_maps)
-        fprintf(stderr, "stvm-bench: note: %ld blocked processes need about %ld memory maps "
-                        "(a stack and its guard page each) but vm.max_map_count is %ld; "
-                        "spawning may fail. Raise it (scripts/install-deps.sh does it as "
-                        "root)\n", n, 2 * n, max_maps);
-}
-
 /* The memory figures into r; a run that fell short is kept (with a note) and fails. */
 static int memory_figures(const micro_opts *o, micro_row *r)
 {
-    warn_map_count(o->processes);
-    char map_hint[96];
-    snprintf(map_hint, sizeof map_hint, "; vm.max_map_count is %ld (a stack and its guard "
-             "page take 2)", bench_max_map_count());
     micro_memory m;
     int err = micro_memory_run(o->processes, bench_progress_on() ? r->backend : NULL, &m);
     r->processes_asked = m.asked;
@@ -124,9 +109,8 @@ static int memory_figures(const micro_opts *o, micro_row *r)
         whole ? ((double)m.live_after - (double)m.live_before) / (double)m.spawned : NAN;
     if (m.spawn_err)
         snprintf(r->note, sizeof r->note, "spawned %ld of %ld blocked processes, then "
-                 "stvm_spawn failed: %s (%s)%s", m.spawned, m.asked,
-                 stvm_err_name(m.spawn_err), stvm_strerror(m.spawn_err),
-                 m.spawn_err == STVM_ENOMEM ? map_hint : "");
+                 "stvm_spawn failed: %s (%s)", m.spawned, m.asked,
+                 stvm_err_name(m.spawn_err), stvm_strerror(m.spawn_err));
     else if (m.run_err)
         snprintf(r->note, sizeof r->note, "memory run with %ld blocked processes failed: "
                  "%s (%s)", m.spawned, stvm_err_name(m.run_err), stvm_strerror(m.run_err));

@@ -52,18 +52,6 @@ uint64_t bench_rss_bytes(void)
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-long bench_max_map_count(void)
-{
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-    if (!f)
-        return -1;
-    long v = -1;
-    if (fscanf(f, "%ld", &v) != 1)
-        v = -1;
-    fclose(f);
-    return v;
-}
-
 int bench_ncpu(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -72,7 +72,7 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
     delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
     vm->stats.timed_waits++;
     stvm__delay_request(vm, ds, &d);
-    if (d.state == D_EXPIRED) {      /* a 0 ms wait: expired before we could wait */
+    if (d.state == D_EXPIRED) {      /* expired before we could wait (0 ms, or held up) */
         err = STVM_ETIMEDOUT;
     } else {
         vm->active->wait_label = "timed wait";

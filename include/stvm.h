@@ -122,9 +122,10 @@ typedef uintptr_t stvm_oop;
  * stack), MPROTECT guard regions while they fit half of the free vm.max_map_count
  * budget, then CANARY. A guard region faults on the first touch and the process is
  * named before the program aborts; a canary is checked whenever the process switches
- * away and at stvm_checkpoint, so the overflow is named later and may already have
- * written into the guard region (never into another stack, for frames smaller than
- * the guard). */
+ * away and at stvm_checkpoint, so the overflow is named later: by then it may have
+ * written into the guard region, and into the stack below it if it went deeper than
+ * the guard between two checks (an endless recursion that never switches is not
+ * stopped by a canary). */
 #define STVM_GUARD_AUTO 0
 #define STVM_GUARD_MADVISE 1    /* if the kernel lacks it, as MPROTECT */
 #define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
@@ -161,8 +162,9 @@ typedef struct stvm_config {
                                    1 .. 65536 */
     size_t stack_guard_size;    /* bytes of guard region below each stack, 0 = default
                                    (64 KiB); rounded up to pages; 4 KiB .. 64 MiB.
-                                   Address space only, never resident. Frames up to
-                                   this size are caught whatever their layout */
+                                   Address space only. With a MADVISE or MPROTECT guard,
+                                   frames up to this size are caught whatever their
+                                   layout; under CANARY the region is ordinary memory */
     int stack_guard_method;     /* STVM_GUARD_*; default STVM_GUARD_AUTO */
     int idle_mode;              /* STVM_IDLE_*; default STVM_IDLE_POLL */
     uint32_t busy_poll_ms;      /* while processes run, look for ready descriptors at
@@ -271,11 +273,13 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * Terminating another: it is taken off its list and any delay or timed wait it had is
  * unscheduled. Without cleanups it finishes before this call returns. With cleanups it
  * runs them at once, at least at the caller's priority (the caller waits at the front
- * of its run queue), so they have run when this returns unless one of them waits;
- * called from the embedding thread outside stvm_run, they run at the next stvm_run.
+ * of its run queue); called from the embedding thread outside stvm_run, they run at
+ * the next stvm_run.
  * A process terminated while its cleanups run abandons the cleanup it is in and goes
- * on with the rest. Errors: EINVAL, ESTATE (already finished; the VM's own processes).
- * Switches. */
+ * on with the rest. Whether the cleanups have ended when this returns depends on them:
+ * one that waits, or wakes a process of higher priority than the caller, lets this
+ * return first (the process then shows terminating). Errors: EINVAL, ESTATE (already
+ * finished; the VM's own processes). Switches. */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
@@ -288,7 +292,8 @@ STVM_API int stvm_process_release(stvm_vm *vm, stvm_process *p);
  * stvm_process_release does. timeout_ms: -1 forever, 0 = only check, else at most that
  * long (through the Delay scheduler, as every timed wait). Several processes may join
  * the same process; the handle goes when the last of them returns.
- * Errors: EINVAL (not a process of this VM; the caller itself), ESTATE (the handle is
+ * Errors: EINVAL (not a process of this VM; the caller itself; timeout_ms below -1),
+ * ESTATE (the handle is
  * not held, see stvm_process_release; the wait was cut short by a suspend), ETIMEDOUT
  * (still running; the handle stays held), ENOTPROC, ERANGE (timeout too long).
  * Switches. */

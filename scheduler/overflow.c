@@ -75,7 +75,11 @@ static void segv_handler(int sig, siginfo_t *si, void *uc)
     stvm_stack st;
     bool in_guard;
     if (p && stvm__stack_find(vm, (uintptr_t)si->si_addr, &st, &in_guard) && in_guard)
-        stvm__overflow_report(p->handle->name, p->stack_size, "its guard region faulted");
+        stvm__overflow_report(p->handle->name, p->stack_size,
+                              st.lo == p->stack_lo
+                                  ? "its guard region faulted"
+                                  : "it touched another stack's guard region: a frame larger "
+                                    "than the guard, or a stray pointer");
     /* Not ours: hand the fault to whoever had it before (default: die with SIGSEGV). */
     if (old_segv.sa_flags & SA_SIGINFO && old_segv.sa_sigaction) {
         old_segv.sa_sigaction(sig, si, uc);

@@ -168,8 +168,7 @@ static void finish(stvm_vm *vm, stvm_proc *p)
     stvm__mutex_release_all(vm, p);
     unlink_all(vm, p);
     p->flags |= STVM_PF_TERMINATED;
-    stvm_process *h = p->handle;
-    h->priority = p->priority;
+    stvm_process *h = p->handle;   /* its priority: the last one set, not a cleanup's boost */
     h->flags |= STVM_PF_TERMINATED;
     h->core = NULL;
     for (stvm_proc *j; (j = stvm__list_pop(&h->joiners)) != NULL;)

@@ -1,6 +1,6 @@
 /*
  * Process stacks: a recursion that fits runs to the end; one that overflows a small
- * stack hits the guard page and is reported as a stack overflow (abort), naming the
+ * stack hits the guard region and is reported as a stack overflow (abort), naming the
  * process. AddressSanitizer takes over SIGSEGV, so the overflow tests are left out of
  * the sanitizer build.
  */

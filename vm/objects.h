@@ -76,7 +76,9 @@ struct stvm_mutex {
     stvm_mutex *next_owned;          /* the owner's list of mutexes it holds */
 };
 
-/* Process flags, kept in the handle and (the first three) in the running state. */
+/* Process flags. The running state keeps those below 1 << 8 (finished, VM's own,
+ * terminate, exiting, canary); the handle keeps finished, VM's own and those from
+ * 1 << 8 up. */
 enum {
     STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */

@@ -21,9 +21,10 @@ void stvm__stackmem_init(stvm_vm *vm);
 void stvm__stackmem_destroy(stvm_vm *vm);
 
 /* A stack of size bytes (a page multiple): a recently freed one of that size if there
- * is one, else a slot never used before (which gets its guard then). The bytes at the
- * bottom and in the guard region read as zero; the rest may hold what an earlier
- * process left. ENOMEM when the arena cannot be mapped. */
+ * is one, else a slot never used before (which gets its guard then). It may hold what
+ * an earlier process left, except that a canary stack's lowest bytes read as zero
+ * (a process that wrote there was stopped as an overflow). ENOMEM when the arena
+ * cannot be mapped. */
 int stvm__stack_alloc(stvm_vm *vm, size_t size, stvm_stack *out);
 /* Give a stack back. Up to a bound the freed stacks keep their pages for the next
  * process; beyond it their memory goes back to the kernel (the address space stays,
