@@ -16,17 +16,22 @@
 #define MAX_N 1000000L
 #define MAX_NS 10000
 
+#define DEFAULT_SLACK_US 50   /* stvm_config's default timer slack */
+#define MAX_SLACKS 8
+
 static const delay_repr known_reprs[] = {
-    {"ms-smallint31", STVM_DELAY_CLOCK_MS, 31},
-    {"us-largeint31", STVM_DELAY_CLOCK_US, 31},
-    {"us-smallint61", STVM_DELAY_CLOCK_US, 61},
-    {"ms-smallint61", STVM_DELAY_CLOCK_MS, 61},
+    {"ms-smallint31", STVM_DELAY_CLOCK_MS, 31, DEFAULT_SLACK_US},
+    {"us-largeint31", STVM_DELAY_CLOCK_US, 31, DEFAULT_SLACK_US},
+    {"us-smallint61", STVM_DELAY_CLOCK_US, 61, DEFAULT_SLACK_US},
+    {"ms-smallint61", STVM_DELAY_CLOCK_MS, 61, DEFAULT_SLACK_US},
 };
 #define NKNOWN ((int)(sizeof known_reprs / sizeof known_reprs[0]))
 
 typedef struct delay_opts {
-    delay_repr reprs[NKNOWN];
+    delay_repr reprs[NKNOWN * MAX_SLACKS];   /* each representation at each slack */
     int nreprs;
+    int slacks[MAX_SLACKS];
+    int nslacks;
     long *ns;
     int nns;
     bool sim;
@@ -58,7 +63,9 @@ static void delay_help(FILE *f)
             "  --format F          table (default), csv, json or markdown\n"
             "  --plot FILE         write FILE.gp/.dat beside FILE and run gnuplot for a PNG\n"
             "  --report FILE       also write the Markdown report to FILE\n"
-            "  --no-stack-guard    no guard region below each stack, no overflow check\n");
+            "  --no-stack-guard    no guard region below each stack, no overflow check\n"
+            "  --timer-slack-us LIST  the VMs' timer slack, comma-separated, 0..1000 (default\n"
+            "                      50); each representation runs at each\n");
 }
 
 static bool parse_reprs(const char *s, delay_opts *o)
@@ -90,6 +97,28 @@ static bool parse_reprs(const char *s, delay_opts *o)
     if (!o->nreprs) {
         bench_usage_error("delay ", "--repr wants at least one representation");
         return false;
+    }
+    return true;
+}
+
+/* "0,50": timer slacks in us. */
+static bool parse_slacks(const char *s, delay_opts *o)
+{
+    char buf[128];
+    o->nslacks = 0;
+    if (!s || !*s || strlen(s) >= sizeof buf) {
+        bench_usage_error("delay ", "--timer-slack-us wants a list such as 0,50");
+        return false;
+    }
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL;) {
+        long long v;
+        if (o->nslacks == MAX_SLACKS || !bench_parse_ll(t, 0, 1000, &v)) {
+            bench_usage_error("delay ", "--timer-slack-us: '%s' is not one of at most %d "
+                                        "numbers in 0..1000", t, MAX_SLACKS);
+            return false;
+        }
+        o->slacks[o->nslacks++] = (int)v;
     }
     return true;
 }
@@ -203,6 +232,8 @@ static int parse_option(int argc, char **argv, int *i, delay_opts *o)
         return parse_reprs(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
     if (bench_flag(argc, argv, i, "--concurrency", &v))
         return parse_concurrency(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
+    if (bench_flag(argc, argv, i, "--timer-slack-us", &v))
+        return parse_slacks(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
     if (bench_flag(argc, argv, i, "--clock", &v)) {
         if (!v || (strcmp(v, "real") && strcmp(v, "sim")))
             return bench_usage_error("delay ", "--clock wants real or sim, not '%s'",
@@ -217,12 +248,32 @@ static int parse_option(int argc, char **argv, int *i, delay_opts *o)
     return parse_number_option(argc, argv, i, o);
 }
 
+/* Each representation at each slack, the slack in the name when there are several. */
+static void expand_slacks(delay_opts *o)
+{
+    delay_repr base[NKNOWN];
+    int nbase = o->nreprs;
+    memcpy(base, o->reprs, (size_t)nbase * sizeof *base);
+    o->nreprs = 0;
+    for (int b = 0; b < nbase; b++) {
+        for (int k = 0; k < o->nslacks; k++) {
+            delay_repr *v = &o->reprs[o->nreprs++];
+            *v = base[b];
+            v->timer_slack_us = o->slacks[k];
+            if (o->nslacks > 1)
+                snprintf(v->name, sizeof v->name, "%.20s@slack%d", base[b].name, o->slacks[k]);
+        }
+    }
+}
+
 /* The defaults (three representations, N = 1000..10000:1000), then the flags. */
 static int parse_args(int argc, char **argv, delay_opts *o)
 {
     for (int k = 0; k < 3; k++)
         o->reprs[k] = known_reprs[k];
     o->nreprs = 3;
+    o->slacks[0] = DEFAULT_SLACK_US;
+    o->nslacks = 1;
     for (long v = 1000; v <= 10000; v += 1000)
         o->ns[o->nns++] = v;
     for (int i = 1; i < argc;) {
@@ -230,6 +281,7 @@ static int parse_args(int argc, char **argv, delay_opts *o)
         if (rc != BENCH_NEXT)
             return rc;
     }
+    expand_slacks(o);
     return BENCH_NEXT;
 }
 

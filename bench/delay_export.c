@@ -25,14 +25,14 @@ static void csv_figures(FILE *f, const delay_cell *c)
 
 void delay_print_csv(FILE *f, const delay_report *r)
 {
-    fputs("repr,concurrency", f);
+    fputs("repr,concurrency,timer_slack_us", f);
     for (size_t i = 0; i < delay_nfields; i++)
         fprintf(f, ",%s", delay_fields[i].name);
     fputs(",clock,window_ms,repeat,samples,status\n", f);
     for (int ni = 0; ni < r->nns; ni++) {
         for (int ri = 0; ri < r->nreprs; ri++) {
             const delay_cell *c = delay_report_cell(r, ni, ri);
-            fprintf(f, "%s,%ld", r->reprs[ri].name, c->n);
+            fprintf(f, "%s,%ld,%d", r->reprs[ri].name, c->n, r->reprs[ri].timer_slack_us);
             csv_figures(f, c);
             fprintf(f, ",%s,%d,%d,%d,%s\n", delay_report_clock(r), r->window_ms, r->repeat,
                     c->nsamples, delay_cell_status(r, c));
@@ -64,18 +64,21 @@ static void json_params(FILE *f, const delay_report *r)
         fprintf(f, "%s%ld", ni ? ", " : "", r->ns[ni]);
     fputs("], \"representations\": [", f);
     for (int ri = 0; ri < r->nreprs; ri++) {
-        fprintf(f, "%s{\"name\": \"%s\", \"delay_clock\": \"%s\", \"smallint_bits\": %d}",
+        fprintf(f, "%s{\"name\": \"%s\", \"delay_clock\": \"%s\", \"smallint_bits\": %d, "
+                   "\"timer_slack_us\": %d}",
                 ri ? ", " : "", r->reprs[ri].name,
                 r->reprs[ri].delay_clock == STVM_DELAY_CLOCK_MS ? "ms" : "us",
-                r->reprs[ri].smallint_bits);
+                r->reprs[ri].smallint_bits, r->reprs[ri].timer_slack_us);
     }
     fputs("]},\n", f);
 }
 
 static void json_cell(FILE *f, const delay_report *r, const delay_cell *c)
 {
-    fprintf(f, "    {\"repr\": \"%s\", \"concurrency\": %ld, \"status\": \"%s\"",
-            r->reprs[c->repr].name, c->n, delay_cell_status(r, c));
+    fprintf(f, "    {\"repr\": \"%s\", \"concurrency\": %ld, \"timer_slack_us\": %d, "
+               "\"status\": \"%s\"",
+            r->reprs[c->repr].name, c->n, r->reprs[c->repr].timer_slack_us,
+            delay_cell_status(r, c));
     if (c->error[0]) {
         fputs(", \"error\": ", f);
         bench_json_string(f, c->error);

@@ -15,10 +15,13 @@
 
 #define DELAY_MAX_REPEAT 1000
 
+/* A variant of the run: a representation, and the VM's timer slack. */
 typedef struct delay_repr {
-    const char *name;       /* "ms-smallint31" ... */
+    char name[40];          /* "ms-smallint31" ...; "us-smallint61@slack0" when several
+                               slacks are compared */
     int delay_clock;        /* STVM_DELAY_CLOCK_MS or _US */
     int smallint_bits;      /* 31 or 61 */
+    int timer_slack_us;     /* stvm_config.timer_slack_us */
 } delay_repr;
 
 /* One run: a fresh VM, one representation, one N. Per-delay figures divide by the

@@ -136,6 +136,7 @@ static int new_vm(const delay_run_params *p, stvm_vm **vm)
     cfg.smallint_bits = p->repr->smallint_bits;
     cfg.clock = p->sim ? STVM_CLOCK_SIMULATED : STVM_CLOCK_REAL;
     cfg.stack_guard = p->stack_guard;
+    cfg.timer_slack_us = (uint32_t)p->repr->timer_slack_us;
     return stvm_vm_new(vm, &cfg);
 }
 

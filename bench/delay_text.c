@@ -192,20 +192,24 @@ static void summary_markdown(FILE *f, const delay_report *r)
 
 static void per_n_text(FILE *f, const delay_report *r)
 {
-    fprintf(f, "%8s  %-14s %10s %10s %9s %9s %9s %9s %8s %8s %8s %8s\n", "N", "repr",
+    int w = 14;   /* as wide as the longest name ("us-smallint61@slack1000" with slacks) */
+    for (int ri = 0; ri < r->nreprs; ri++)
+        if ((int)strlen(r->reprs[ri].name) > w)
+            w = (int)strlen(r->reprs[ri].name);
+    fprintf(f, "%8s  %-*s %10s %10s %9s %9s %9s %9s %8s %8s %8s %8s\n", "N", w, "repr",
             "delays/s", "exit", "CPU us/d", "boxed/d", "LI ops/d", "loops/d", "p50 us",
             "p99 us", "max us", "early");
     for (int ni = 0; ni < r->nns; ni++) {
         for (int ri = 0; ri < r->nreprs; ri++) {
             const delay_cell *c = delay_report_cell(r, ni, ri);
             if (c->nsamples == 0) {
-                fprintf(f, "%8ld  %-14s FAILED: %s\n", c->n, r->reprs[ri].name, c->error);
+                fprintf(f, "%8ld  %-*s FAILED: %s\n", c->n, w, r->reprs[ri].name, c->error);
                 continue;
             }
             const delay_sample *m = &c->median;
-            fprintf(f, "%8ld  %-14s %10.0f %10llu %9.3f %9.2f %9.2f %9.3f %8.0f %8.0f %8.0f "
+            fprintf(f, "%8ld  %-*s %10.0f %10llu %9.3f %9.2f %9.2f %9.3f %8.0f %8.0f %8.0f "
                        "%8llu\n",
-                    c->n, r->reprs[ri].name, m->delays_per_second,
+                    c->n, w, r->reprs[ri].name, m->delays_per_second,
                     (unsigned long long)m->exit_count, m->cpu_us_per_delay, m->boxed_per_delay,
                     m->large_ops_per_delay, m->timing_loop_passes_per_delay, m->late_p50_us,
                     m->late_p99_us, m->late_max_us, (unsigned long long)m->early_waits);
