@@ -90,7 +90,7 @@ void stvm__unlink(stvm_vm *vm, stvm_proc *p)
 
 /* The switch itself, and what a process checks when it gets the processor back: a
  * finished predecessor's stack to free, and whether it was terminated meanwhile. */
-static inline void switch_away(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
+static __attribute__((noinline)) void switch_away(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
 {
     if (__builtin_expect(from->flags & STVM_PF_CANARY, 0))
         stvm__overflow_check(from, __builtin_frame_address(0));
@@ -160,18 +160,26 @@ static void busy_poll(stvm_vm *vm, uint64_t now)
  * make the timer fire or the descriptors be looked at later, never early. */
 static inline bool check_events(stvm_vm *vm, bool fresh_clock)
 {
-    if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
+    /* A stop arrives as a pending external request: looked for only then, and every
+     * caller acts on it at once, so it is never left for later. */
+    bool stop = false;
+    if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed)) {
         stvm__external_drain(vm);
-    if (vm->timer.deadline_us || stvm__aio_any_armed(vm)) {
+        stop = vm->stopping;
+    }
+    /* One test for both on the hand-off's path. */
+    if ((vm->timer.deadline_us | (uint64_t)vm->aio.narmed) != 0) {
         uint64_t now = point_clock(vm, fresh_clock);
         stvm__timer_poll(vm, now);
         if (stvm__aio_any_armed(vm)) {
             busy_poll(vm, now);
-            if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed))
+            if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed)) {
                 stvm__external_drain(vm);
+                stop = vm->stopping;
+            }
         }
     }
-    return vm->stopping;
+    return stop;
 }
 
 bool stvm__poll_events(stvm_vm *vm)

@@ -97,7 +97,16 @@ int stvm__yield(stvm_vm *vm);
  * STVM_OK (signalled: whoever ended it took it off the list), STVM_ETIMEDOUT (its
  * timed wait ran out) or STVM_ESTATE (cut short: suspended off the list). A process
  * terminated while waiting never returns from here. */
-int stvm__wait(stvm_vm *vm, stvm_list *l);
+static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
+{
+    stvm_proc *a = vm->active;
+    a->wait_end = STVM_WAIT_SIGNALLED;
+    stvm__list_append(l, a);
+    stvm__switch_to_next(vm);
+    return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
+           : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
+                                                : STVM_ESTATE;
+}
 /* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT also makes
  * it ready (never switching), ABORTED leaves it suspended. */
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);

@@ -1,7 +1,7 @@
 /*
  * The one way to block (libdill's dill_wait/dill_trigger): semaphores, mutexes, joins,
  * Delays and timed waits all wait here, so the rules of how a wait can end are written
- * once:
+ * once (stvm__wait itself is inline in sched.h: it is on every hand-off's path):
  *  - signalled: whoever ends the wait takes the process off the list (FIFO) and makes
  *    it runnable; the waiter answers STVM_OK;
  *  - timed out: the timing process found the waiter's Delay due while it still waited
@@ -12,21 +12,6 @@
  *    wait registered (wait guards) is undone for it.
  */
 #include "sched.h"
-
-static const int wait_result[] = {
-    [STVM_WAIT_SIGNALLED] = STVM_OK,
-    [STVM_WAIT_TIMED_OUT] = STVM_ETIMEDOUT,
-    [STVM_WAIT_ABORTED] = STVM_ESTATE,
-};
-
-int stvm__wait(stvm_vm *vm, stvm_list *l)
-{
-    stvm_proc *a = vm->active;
-    a->wait_end = STVM_WAIT_SIGNALLED;
-    stvm__list_append(l, a);
-    stvm__switch_to_next(vm);
-    return wait_result[a->wait_end];
-}
 
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
 {
