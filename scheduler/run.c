@@ -89,8 +89,12 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     /* While it runs, the VM's own waits decide when the wake descriptor is written. */
     atomic_store(&vm->ext.sleeping, 0);
     stvm__ctx_host_enter(vm);
-    stvm__poll_events(vm);
-    stvm__transfer_from_host(vm);
+    if (stvm__poll_events(vm)) {   /* stopped before it began: the first scheduling point */
+        vm->stopping = false;
+        vm->run_result = STVM_ESTOPPED;
+    } else {
+        stvm__transfer_from_host(vm);
+    }
     stvm__ctx_host_leave(vm);
     /* Between runs every external signal writes it, so stvm_backend_fd tells a host
      * event loop that there is something to do. */
