@@ -179,7 +179,10 @@ int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **o
 void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
 {
     if (s->handle != STVM_NIL) {
+        /* Socket>>closeAndDestroy without the wait for the peer: an orderly close, then
+         * destroy (which has nothing left to abort). */
         stvm_oop r;
+        prim1(vm, stvm__primitive_socket_close_connection, s, &r);
         prim1(vm, stvm__primitive_socket_destroy, s, &r);
         stvm_oop_release(vm, s->handle);
         s->handle = STVM_NIL;

@@ -41,7 +41,7 @@ struct stvm_socket {
 /* Socket>>initialize: (TCP) and Socket>>acceptFrom:. EFULL, ENOMEM, ESYS. */
 int stvm__socket_new(stvm_vm *vm, stvm_socket **out);
 int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **out);
-/* Socket>>destroy, then the object and its semaphores go (nobody may wait on it). */
+/* Socket>>close then destroy; the object and its semaphores go (nobody may wait on it). */
 void stvm__socket_free(stvm_vm *vm, stvm_socket *s);
 
 /* Socket>>connectNonBlockingTo:port: with a 4- or 16-byte address. EINVAL, ESTATE. */
