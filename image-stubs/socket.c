@@ -290,13 +290,13 @@ static int wait_on(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
 
 int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool *waited)
 {
+    if (waited)
+        *waited = false;
     socket_waiter w;
     int err = enter(vm, &w, s, SOCKET_READER, STVM_IO_READ);
     if (err)
         return err;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
-    if (waited)
-        *waited = false;
     for (;;) {
         if (stvm__socket_data_available(vm, s)) {
             err = STVM_OK;
@@ -402,7 +402,7 @@ int64_t stvm__socket_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t st
             disarm(vm, s, STVM_IO_READ);   /* the receive armed it; nobody will wait */
             return STVM_ETIMEDOUT;
         }
-        bool waited;
+        bool waited = false;
         int err = stvm__socket_wait_for_data(vm, s, left, &waited);
         if (waited && !counted) {
             counted = true;
