@@ -726,8 +726,10 @@ STVM_API stvm_oop stvm_semaphore_oop(stvm_semaphore *sem);
 STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
 STVM_API stvm_oop stvm_process_oop(stvm_process *p);
 /* The class name of an oop ("SmallInteger", "LargePositiveInteger",
- * "LargeNegativeInteger", "Semaphore", "Mutex", "Process", "ByteArray", "SocketHandle",
- * "UndefinedObject", "True", "False") or NULL if the oop is not this VM's. */
+ * "LargeNegativeInteger", "Semaphore", "Mutex", "Process", "ByteArray", "SocketHandle"
+ * (the SocketPlugin's socket record), "Socket" and "SocketStream" (an stvm_socket or
+ * stvm_stream cast to an oop), "UndefinedObject", "True", "False") or NULL if the oop is
+ * not this VM's. */
 STVM_API const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop);
 
 /* ---- Primitives ---------------------------------------------------------------- */
