@@ -449,6 +449,151 @@ STVM_API int stvm_signal_external(stvm_vm *vm, int index);
  * when no process waits on it. Allocates the first time; switches. */
 STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
 
+/* ---- Sockets (TCP over IPv4 and IPv6) -------------------------------------------- */
+
+/* A TCP socket, built on the image side's Socket as Pharo's is: non-blocking descriptors,
+ * the SocketPlugin primitives (stvm_primitive_call_named, module "SocketPlugin"), three
+ * semaphores registered in the external table (connection, read, write), one-shot
+ * readiness handlers, and waits bounded through the Delay scheduler (Pharo's
+ * DelayWaitTimeout: each timed wait that blocks costs a schedule and an unschedule in
+ * the priority-80 timing process, counted in stats.timed_waits).
+ *
+ * Common to every call below:
+ *  - host is a numeric IPv4 or IPv6 address ("127.0.0.1", "::1") or "localhost"
+ *    (127.0.0.1); nothing else is resolved (EINVAL).
+ *  - A call that may wait must be made from a green process of the VM (ENOTPROC
+ *    otherwise) and takes timeout_ms: -1 waits forever, 0 only tries, n > 0 waits at
+ *    most n ms in all (ETIMEDOUT when it ran out; ERANGE when too long, see
+ *    stvm_delay_wait_ms). Such calls switch.
+ *  - A socket is a handle of its VM. Only one process at a time may wait to read
+ *    (recv, or a stream's read), to write (send, flush) or to accept on one socket:
+ *    another one gets EBUSY. A process terminated in such a wait leaves nothing
+ *    registered, and the socket can be waited on again. ESTATE: the waiting process
+ *    was suspended and resumed meanwhile.
+ *  - ECLOSED: the peer closed or reset the connection (for send), or reset it (for
+ *    recv), or the socket was closed. Nothing raises SIGPIPE.
+ *  - stvm_vm_free closes the sockets still open and frees their handles. */
+typedef struct stvm_socket stvm_socket;
+
+/* Pharo's connection status values (Socket class>>initialize), answered by
+ * stvm_socket_status and primitiveSocketConnectionStatus. */
+#define STVM_SOCKET_INVALID (-1)
+#define STVM_SOCKET_UNCONNECTED 0
+#define STVM_SOCKET_WAITING_FOR_CONNECTION 1
+#define STVM_SOCKET_CONNECTED 2
+#define STVM_SOCKET_OTHER_END_CLOSED 3
+#define STVM_SOCKET_THIS_END_CLOSED 4
+
+/* Listen on host:port (port 0 picks a free one, see stvm_socket_port) with a backlog of
+ * 1..65535 pending connections. Any thread that may call into the VM; never waits.
+ * Errors: EINVAL (vm, host or out NULL; host not one of the forms above; port outside
+ * 0..65535; backlog outside 1..65535), ESYS (the port is taken, or socket/bind/listen
+ * failed), EFULL (the external table has no room for the three semaphores), ENOMEM.
+ * Allocates; the caller owns *out and closes it with stvm_socket_close. */
+STVM_API int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlog,
+                             stvm_socket **out);
+
+/* Wait for a connection on listener and store a new connected socket in *out (owned by
+ * the caller). Errors: EINVAL (NULL, not a listener of this VM; timeout_ms < -1),
+ * ENOTPROC, EBUSY (another process accepts on it), ETIMEDOUT, ESTATE, ERANGE, EFULL,
+ * ENOMEM, ESYS. Allocates; switches. */
+STVM_API int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms,
+                             stvm_socket **out);
+
+/* Connect to host:port (1..65535) and store the connected socket in *out (owned by the
+ * caller). Errors: EINVAL (NULL, a host not of the forms above, port out of range,
+ * timeout_ms < -1), ENOTPROC, ECONNREFUSED (nobody listens there: refused), ESYS (any
+ * other failure to connect, such as an unreachable address), ETIMEDOUT, ESTATE, ERANGE,
+ * EFULL, ENOMEM. On error nothing is left open. Allocates; switches. */
+STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms,
+                              stvm_socket **out);
+
+/* Send all len bytes of buf, waiting for room as needed (Socket>>sendData: with
+ * waitForSendDoneFor:). Answers len, or an error: EINVAL (NULL s or buf with len > 0,
+ * len > INT64_MAX, s not a connected socket of this VM, timeout_ms < -1), ENOTPROC,
+ * EBUSY, ECLOSED (the peer has gone; some bytes may have been sent), ETIMEDOUT (some
+ * bytes may have been sent), ESTATE, ERANGE. len 0 answers 0 at once. Switches. */
+STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
+                                  int64_t timeout_ms);
+
+/* Read up to len bytes into buf, Pharo's way: a non-blocking receive first; only when
+ * nothing is there, Socket>>waitForDataFor: (data available? closed? then a timed wait
+ * on the read semaphore, looping over spurious signals) and receive again. Answers the
+ * bytes read (1..len), 0 at the orderly end of the stream (the peer closed and
+ * everything was read), or an error: EINVAL (NULL, len 0 or > INT64_MAX, not a
+ * connected socket of this VM, timeout_ms < -1), ENOTPROC, EBUSY, ECLOSED (reset by
+ * the peer), ETIMEDOUT, ESTATE, ERANGE. A read that found nothing and waited counts in
+ * stats.socket_reads_blocked. Switches. */
+STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t len,
+                                  int64_t timeout_ms);
+
+/* Close the socket (its stream too, if one is open on it) and free the handle, which
+ * must not be used afterwards. Never waits. Errors: EINVAL (NULL, not a socket of this
+ * VM), EBUSY (a process waits on it: nothing is closed). */
+STVM_API int stvm_socket_close(stvm_vm *vm, stvm_socket *s);
+
+/* The descriptor (for stvm_fd_wait or socket options; it stays the socket's: do not
+ * close it, nor wait on it while the socket's own calls wait), or EINVAL for NULL. */
+STVM_API int stvm_socket_fd(const stvm_socket *s);
+
+/* The local port of a listener; the peer's port of a connected or accepted socket.
+ * EINVAL for NULL, ESYS when the system cannot tell. */
+STVM_API int stvm_socket_port(const stvm_socket *s);
+
+/* Pharo's connection status of the socket (STVM_SOCKET_*), or EINVAL. Looking may
+ * complete a connection or take a pending one from the backlog, as the primitive does. */
+STVM_API int stvm_socket_status(stvm_vm *vm, stvm_socket *s);
+
+/* The socket's read semaphore, signalled when its descriptor is found readable. For
+ * tests and tools: a signal with no data behind it is a spurious one, which a reader
+ * loops over. NULL for NULL. */
+STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
+
+/* ---- Socket streams (Pharo's SocketStream, Zodiac's ZdcSocketStream) -------------
+ * A stream over a connected socket with a 4 KiB read buffer and a 4 KiB write buffer.
+ * A read takes what is buffered; an empty buffer is filled by a non-blocking receive
+ * first, and only when nothing is there does the stream wait (Socket>>waitForDataFor:
+ * with the stream's timeout); that wait counts as a blocked read, in the stream's
+ * counters and in stats.socket_reads_blocked. Writes collect in the buffer and go out
+ * when it is full or at stvm_stream_flush (waitForSendDoneFor: before each send).
+ * The calls that may wait follow the socket rules above (ENOTPROC, EBUSY, ECLOSED,
+ * ETIMEDOUT with the stream's timeout, ESTATE). */
+typedef struct stvm_stream stvm_stream;
+
+typedef struct stvm_stream_stats {
+    uint64_t fills;              /* receives that brought bytes into the read buffer */
+    uint64_t reads_blocked;      /* fills that found nothing and waited */
+    uint64_t flushes;            /* sends of the write buffer */
+    uint64_t bytes_in, bytes_out;
+} stvm_stream_stats;
+
+/* Open a stream on a connected socket; timeout_ms (-1 = forever) bounds each wait.
+ * One stream per socket. Errors: EINVAL (NULL, not a socket of this VM, timeout_ms
+ * < -1), ESTATE (a stream is already open on it), ENOMEM. Allocates; never waits. */
+STVM_API int stvm_stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
+                              stvm_stream **out);
+/* Read up to len bytes (at least 1; 0 at the end of the stream). Errors as
+ * stvm_socket_recv. Switches. */
+STVM_API int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len);
+/* Read one line ending in LF (a CR before it is dropped too) into buf as a C string
+ * without its end of line. Answers its length, or: 0 with buf "" at the end of the
+ * stream, ERANGE (the line does not fit cap - 1 bytes; what fitted is consumed),
+ * EINVAL (cap 0), and the errors of stvm_stream_read. A last line without LF is
+ * answered as a line. Switches. */
+STVM_API int64_t stvm_stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
+/* Buffer len bytes, sending the buffer whenever it fills. Errors as stvm_socket_send.
+ * Switches. */
+STVM_API int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len);
+/* Send what is buffered (one send when it fits the socket's room). Errors as
+ * stvm_socket_send. Switches. */
+STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
+/* The stream's counters. EINVAL for NULL. */
+STVM_API int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out);
+/* Close the stream (bytes still buffered for writing are dropped: flush first) and free
+ * it; the socket stays open. EINVAL for NULL or a foreign stream, EBUSY while a process
+ * waits in it. */
+STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
+
 /* ---- Living inside another event loop ------------------------------------------ */
 
 #define STVM_RUN_DEFAULT 0  /* as stvm_run */
@@ -567,17 +712,29 @@ STVM_API int stvm_int_mul(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
 /* Compare: *out = -1, 0 or 1. Errors: EINVAL. */
 STVM_API int stvm_int_compare(stvm_vm *vm, stvm_oop a, stvm_oop b, int *out);
 
-/* Give a boxed integer back to object memory (stvm has no garbage collector: whoever
- * made a box releases it). SmallIntegers and nil are ignored. Errors: EINVAL. */
+/* Give a boxed integer, a ByteArray or a destroyed socket handle (see
+ * primitiveSocketDestroy) back to object memory (stvm has no garbage collector: whoever
+ * made an object releases it). SmallIntegers and nil are ignored. Errors: EINVAL
+ * (not one of these), ESTATE (a socket handle not yet destroyed). */
 STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
+
+/* A ByteArray of size bytes, all zero (Pharo's ByteArray new:), for the socket
+ * primitives' buffers and addresses. Give it back with stvm_oop_release.
+ * Errors: EINVAL (vm or out NULL), ERANGE (size above 1 GiB), ENOMEM. Allocates. */
+STVM_API int stvm_bytes_new(stvm_vm *vm, size_t size, stvm_oop *out);
+/* The bytes of a ByteArray and their count, valid until it is released.
+ * Errors: EINVAL (an argument NULL, bytes not a ByteArray of this VM). */
+STVM_API int stvm_bytes_data(stvm_vm *vm, stvm_oop bytes, uint8_t **data, size_t *size);
 
 /* The oop of a handle, for primitives. */
 STVM_API stvm_oop stvm_semaphore_oop(stvm_semaphore *sem);
 STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
 STVM_API stvm_oop stvm_process_oop(stvm_process *p);
 /* The class name of an oop ("SmallInteger", "LargePositiveInteger",
- * "LargeNegativeInteger", "Semaphore", "Mutex", "Process", "UndefinedObject", "True",
- * "False") or NULL if the oop is not this VM's. */
+ * "LargeNegativeInteger", "Semaphore", "Mutex", "Process", "ByteArray", "SocketHandle"
+ * (the SocketPlugin's socket record), "Socket" and "SocketStream" (an stvm_socket or
+ * stvm_stream cast to an oop), "UndefinedObject", "True", "False") or NULL if the oop is
+ * not this VM's. */
 STVM_API const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop);
 
 /* ---- Primitives ---------------------------------------------------------------- */
@@ -600,6 +757,19 @@ STVM_API const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop);
 STVM_API int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver,
                                  const stvm_oop *args, int nargs, stvm_oop *result,
                                  int *fail_code);
+/* The named counterpart of stvm_primitive_call: the primitive `name` of plugin `module`
+ * (Pharo's <primitive: 'name' module: 'module'>), with the same answers and failure
+ * rules. EINVAL for an unknown module or name, a NULL vm, module or name, or a NULL args
+ * with nargs > 0. Module "SocketPlugin" has Pharo's socket and resolver primitives
+ * (primitives/README.md lists them); its sockets are non-blocking and no primitive ever
+ * waits (the resolver answers at once: numeric addresses and "localhost" only). */
+STVM_API int stvm_primitive_call_named(stvm_vm *vm, const char *module, const char *name,
+                                       stvm_oop receiver, const stvm_oop *args, int nargs,
+                                       stvm_oop *result, int *fail_code);
+/* The named primitives, in table order: writes up to cap module and name pairs into
+ * modules and names (either may be NULL), returns how many there are. */
+STVM_API int stvm_primitive_named_list(const char **modules, const char **names, int cap);
+
 /* "primitiveSignal" etc., or NULL for a number the table does not have. */
 STVM_API const char *stvm_primitive_name(int number);
 /* Numbers in the table, ascending: writes up to cap into out, returns the total. */

@@ -39,6 +39,10 @@ const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop)
     case STVM_CLASS_SEMAPHORE: return "Semaphore";
     case STVM_CLASS_MUTEX: return "Mutex";
     case STVM_CLASS_PROCESS: return "Process";
+    case STVM_CLASS_BYTE_ARRAY: return "ByteArray";
+    case STVM_CLASS_SOCKET_HANDLE: return "SocketHandle";
+    case STVM_CLASS_SOCKET: return "Socket";
+    case STVM_CLASS_SOCKET_STREAM: return "SocketStream";
     default: return NULL;
     }
 }

@@ -55,6 +55,50 @@
     X(242, 2, ANY_CALLER,   "primitiveSignalAtUTCMicroseconds",                            \
                             signal_at_utc_microseconds)
 
+/* The named primitives (<primitive: 'name' module: 'module'>), one list as the
+ * numbered ones: X(module, Pharo name, argument count, caller, C function). The
+ * receiver (the image's Socket) is not looked at, as in the plugin; argument 0 is the
+ * socket record where there is one. From the list come the prototypes, the table
+ * stvm_primitive_call_named searches and stvm_primitive_named_list. */
+#define STVM_NAMED_PRIMITIVES(X)                                                           \
+    X("SocketPlugin", "primitiveInitializeNetwork", 1, ANY_CALLER, initialize_network)    \
+    X("SocketPlugin", "primitiveSocketCreate3Semaphores", 7, ANY_CALLER,                   \
+      socket_create3_semaphores)                                                           \
+    X("SocketPlugin", "primitiveSocketConnectToPort", 3, ANY_CALLER,                       \
+      socket_connect_to_port)                                                              \
+    X("SocketPlugin", "primitiveSocketConnectionStatus", 1, ANY_CALLER,                    \
+      socket_connection_status)                                                            \
+    X("SocketPlugin", "primitiveSocketSendDataBufCount", 4, ANY_CALLER,                    \
+      socket_send_data_buf_count)                                                          \
+    X("SocketPlugin", "primitiveSocketSendDone", 1, ANY_CALLER, socket_send_done)          \
+    X("SocketPlugin", "primitiveSocketReceiveDataAvailable", 1, ANY_CALLER,                \
+      socket_receive_data_available)                                                       \
+    X("SocketPlugin", "primitiveSocketReceiveDataBufCount", 4, ANY_CALLER,                 \
+      socket_receive_data_buf_count)                                                       \
+    X("SocketPlugin", "primitiveSocketCloseConnection", 1, ANY_CALLER,                     \
+      socket_close_connection)                                                             \
+    X("SocketPlugin", "primitiveSocketAbortConnection", 1, ANY_CALLER,                     \
+      socket_abort_connection)                                                             \
+    X("SocketPlugin", "primitiveSocketDestroy", 1, ANY_CALLER, socket_destroy)             \
+    X("SocketPlugin", "primitiveSocketListenOnPortBacklog", 3, ANY_CALLER,                 \
+      socket_listen_on_port_backlog)                                                       \
+    X("SocketPlugin", "primitiveSocketListenOnPortBacklogInterface", 4, ANY_CALLER,        \
+      socket_listen_on_port_backlog_interface)                                             \
+    X("SocketPlugin", "primitiveSocketAccept3Semaphores", 6, ANY_CALLER,                   \
+      socket_accept3_semaphores)                                                           \
+    X("SocketPlugin", "primitiveSocketError", 1, ANY_CALLER, socket_error)                 \
+    X("SocketPlugin", "primitiveSocketLocalPort", 1, ANY_CALLER, socket_local_port)        \
+    X("SocketPlugin", "primitiveSocketRemotePort", 1, ANY_CALLER, socket_remote_port)      \
+    X("SocketPlugin", "primitiveSocketLocalAddress", 1, ANY_CALLER, socket_local_address)  \
+    X("SocketPlugin", "primitiveSocketRemoteAddress", 1, ANY_CALLER,                       \
+      socket_remote_address)                                                               \
+    X("SocketPlugin", "primitiveResolverStartNameLookup", 1, ANY_CALLER,                   \
+      resolver_start_name_lookup)                                                          \
+    X("SocketPlugin", "primitiveResolverNameLookupResult", 0, ANY_CALLER,                  \
+      resolver_name_lookup_result)                                                         \
+    X("SocketPlugin", "primitiveResolverStatus", 0, ANY_CALLER, resolver_status)           \
+    X("SocketPlugin", "primitiveResolverError", 0, ANY_CALLER, resolver_error)
+
 /* The caller column. */
 enum { ANY_CALLER = 0, PROCESS_ONLY = 1 };
 
@@ -71,10 +115,14 @@ typedef int stvm__primitive_fn(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
     stvm__primitive_fn stvm__primitive_##fn;
 STVM_PRIMITIVES(STVM__PRIMITIVE_DECLARE)
 #undef STVM__PRIMITIVE_DECLARE
+#define STVM__NAMED_PRIMITIVE_DECLARE(module, name, nargs, caller, fn) \
+    stvm__primitive_fn stvm__primitive_##fn;
+STVM_NAMED_PRIMITIVES(STVM__NAMED_PRIMITIVE_DECLARE)
+#undef STVM__NAMED_PRIMITIVE_DECLARE
 
 /* The one receiver and argument check by class, for every primitive: the object `oop`
  * names if it is a live object of this VM whose class is class_index
- * (STVM_CLASS_SEMAPHORE, _MUTEX or _PROCESS), else NULL. Safe for any machine word.
+ * (STVM_CLASS_SEMAPHORE, _MUTEX, _PROCESS, _SOCKET_HANDLE, ...), else NULL. Safe for any machine word.
  * In prim_object.c. */
 void *stvm__prim_object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index);
 

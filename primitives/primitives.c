@@ -1,10 +1,13 @@
 /*
  * The numbered primitive table: the dispatch array made from STVM_PRIMITIVES
- * (prim_table.h), indexed by primitive number, and the public calls over it. The
+ * (prim_table.h), indexed by primitive number, and the public calls over it; the named
+ * table made from STVM_NAMED_PRIMITIVES, searched by module and name. The
  * argument count and the caller are checked here, once, before any primitive body
  * runs; the bodies are in prim_integer.c, prim_process.c and prim_time.c.
  */
 #include "prim_table.h"
+
+#include <string.h>
 
 typedef struct prim_row {
     const char *name;
@@ -38,12 +41,10 @@ static int check_call(const stvm_vm *vm, const prim_row *row, int nargs)
     return PRIM_OK;
 }
 
-int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_oop *args,
-                        int nargs, stvm_oop *result, int *fail_code)
+/* Run row's body after the common checks; the answer of both public calls. */
+static int call_row(stvm_vm *vm, const prim_row *row, stvm_oop receiver, const stvm_oop *args,
+                    int nargs, stvm_oop *result, int *fail_code)
 {
-    const prim_row *row = find(number);
-    if (!vm || !row || nargs < 0 || (nargs > 0 && !args))
-        return STVM_EINVAL;
     stvm_oop res = STVM_NIL;
     int code = check_call(vm, row, nargs);
     if (!code)
@@ -56,6 +57,58 @@ int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_o
     if (result)
         *result = res;
     return STVM_OK;
+}
+
+int stvm_primitive_call(stvm_vm *vm, int number, stvm_oop receiver, const stvm_oop *args,
+                        int nargs, stvm_oop *result, int *fail_code)
+{
+    const prim_row *row = find(number);
+    if (!vm || !row || nargs < 0 || (nargs > 0 && !args))
+        return STVM_EINVAL;
+    return call_row(vm, row, receiver, args, nargs, result, fail_code);
+}
+
+/* ---- named primitives ---- */
+
+typedef struct named_row {
+    const char *module;
+    prim_row row;
+} named_row;
+
+#define NAMED_ROW(module, name, nargs, caller, fn) \
+    {module, {name, stvm__primitive_##fn, nargs, caller}},
+static const named_row named[] = {STVM_NAMED_PRIMITIVES(NAMED_ROW)};
+#undef NAMED_ROW
+
+enum { NNAMED = sizeof named / sizeof named[0] };
+
+static const prim_row *find_named(const char *module, const char *name)
+{
+    for (int i = 0; i < NNAMED; i++)
+        if (strcmp(named[i].row.name, name) == 0 && strcmp(named[i].module, module) == 0)
+            return &named[i].row;
+    return NULL;
+}
+
+int stvm_primitive_call_named(stvm_vm *vm, const char *module, const char *name,
+                              stvm_oop receiver, const stvm_oop *args, int nargs,
+                              stvm_oop *result, int *fail_code)
+{
+    const prim_row *row = module && name ? find_named(module, name) : NULL;
+    if (!vm || !row || nargs < 0 || (nargs > 0 && !args))
+        return STVM_EINVAL;
+    return call_row(vm, row, receiver, args, nargs, result, fail_code);
+}
+
+int stvm_primitive_named_list(const char **modules, const char **names, int cap)
+{
+    for (int i = 0; i < NNAMED && i < cap; i++) {
+        if (modules)
+            modules[i] = named[i].module;
+        if (names)
+            names[i] = named[i].row.name;
+    }
+    return NNAMED;
 }
 
 const char *stvm_primitive_name(int number)

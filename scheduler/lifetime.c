@@ -61,6 +61,8 @@ void stvm_vm_free(stvm_vm *vm)
     if (!vm || vm->running)
         return;
     stvm__processes_destroy(vm);
+    if (vm->sockets.destroy)
+        vm->sockets.destroy(vm);
     if (vm->delay.destroy)
         vm->delay.destroy(vm);
     stvm__stackmem_destroy(vm);

@@ -188,8 +188,23 @@ int stvm_oop_release(stvm_vm *vm, stvm_oop oop)
         return STVM_EINVAL;
     if (stvm__is_si(oop) || oop == STVM_NIL)
         return STVM_OK;
-    if (!stvm__objmem_is_object(vm, oop) || !stvm__is_boxed(oop))
+    if (!stvm__objmem_is_object(vm, oop))
         return STVM_EINVAL;
-    stvm__int_release(vm, oop);
-    return STVM_OK;
+    if (stvm__is_boxed(oop)) {
+        stvm__int_release(vm, oop);
+        return STVM_OK;
+    }
+    const stvm_object *o = (const stvm_object *)oop;
+    if (o->class_index == STVM_CLASS_BYTE_ARRAY) {
+        stvm__objmem_free(vm, (void *)oop);
+        return STVM_OK;
+    }
+    if (o->class_index == STVM_CLASS_SOCKET_HANDLE) {
+        /* Only a destroyed socket's record: its descriptor is gone with it. */
+        if (!((const stvm_socket_handle *)oop)->destroyed)
+            return STVM_ESTATE;
+        stvm__objmem_free(vm, (void *)oop);
+        return STVM_OK;
+    }
+    return STVM_EINVAL;
 }

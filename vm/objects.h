@@ -23,6 +23,10 @@ enum {
     STVM_CLASS_SEMAPHORE = 3,
     STVM_CLASS_MUTEX = 4,
     STVM_CLASS_PROCESS = 5,
+    STVM_CLASS_BYTE_ARRAY = 6,
+    STVM_CLASS_SOCKET_HANDLE = 7,    /* the SocketPlugin's record of one socket */
+    STVM_CLASS_SOCKET = 8,           /* the image side's Socket (image-stubs/socket.h) */
+    STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -37,6 +41,33 @@ typedef struct stvm_large_int {
     stvm_object hdr;                 /* byte_size = number of digit bytes, 1..8 */
     uint8_t digits[8];
 } stvm_large_int;
+
+/* A ByteArray: a header and byte_size bytes inline after it (Pharo's ByteArray). */
+typedef struct stvm_byte_array {
+    stvm_object hdr;                 /* byte_size = number of bytes */
+    uint8_t bytes[];
+} stvm_byte_array;
+
+/* The SocketPlugin's socket record. In Pharo it is a ByteArray of the platform's
+ * SQSocket size holding a pointer to private state; here it is an object of its own,
+ * so a primitive can tell it from any other oop. Its fields are the Unix plugin's
+ * privateSocketStruct. The record outlives its descriptor: primitiveSocketDestroy
+ * closes the descriptor and marks the record destroyed, and the record itself goes
+ * with stvm_oop_release (or stvm_vm_free). Only primitives/ reads or writes it. */
+typedef struct stvm_socket_handle {
+    stvm_object hdr;
+    stvm_vm *vm;
+    int fd;                          /* the descriptor, non-blocking; -1 once closed */
+    int family;                      /* AF_INET or AF_INET6 */
+    int state;                       /* Pharo's connection status (STVM_SOCKET_*) */
+    int error;                       /* errno of the last failed operation, or 0 */
+    int sema, read_sema, write_sema; /* external slots: connection, read, write */
+    int accepted_fd;                 /* a listener's connection not yet accepted, or -1 */
+    bool connecting;                 /* connect() in progress (WaitingForConnection) */
+    bool listening;                  /* a listener (WaitingForConnection until accept) */
+    bool destroyed;                  /* primitiveSocketDestroy ran: every primitive fails */
+    struct stvm_socket_handle *prev_open, *next_open;   /* handles with a descriptor */
+} stvm_socket_handle;
 
 typedef struct stvm_proc stvm_proc;
 

@@ -113,6 +113,13 @@ typedef struct stvm_delay_hooks {
     void (*destroy)(stvm_vm *vm);
 } stvm_delay_hooks;
 
+/* Hooks the SocketPlugin installs on first use (primitives/socket_plugin.c): its
+ * module state, and what stvm_vm_free calls to close the descriptors still open. */
+typedef struct stvm_socket_hooks {
+    void *state;
+    void (*destroy)(stvm_vm *vm);
+} stvm_socket_hooks;
+
 struct stvm_vm {
     stvm_config cfg;
     int64_t si_min, si_max;
@@ -149,6 +156,7 @@ struct stvm_vm {
     stvm_objmem mem;
     stvm_stats stats;
     stvm_delay_hooks delay;
+    stvm_socket_hooks sockets;
 };
 
 #endif

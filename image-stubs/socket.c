@@ -1,0 +1,433 @@
+/*
+ * Pharo's Socket (see socket.h): creation and destruction, the queries, and the
+ * waiting protocol. Every primitive is called as the image calls it, with the socket
+ * handle and ByteArrays as oops; a wait is a loop over the primitive and
+ * Semaphore>>waitTimeoutMSecs: (stvm_semaphore_wait_timeout_ms, which goes through the
+ * Delay scheduler's DelayWaitTimeout), so its cost is what it is in Pharo.
+ *
+ * A process waiting in a role (reader, writer, connector) is noted in the socket, so
+ * that a second one gets EBUSY and close refuses to free a socket someone waits on. A
+ * wait guard undoes that note, and disarms the handler the wait was served by, if the
+ * waiting process is terminated: nothing of it is left registered.
+ */
+#include "socket.h"
+
+#include "../vm/bytes.h"
+#include "../vm/integer.h"
+#include "../vm/aio.h"
+
+/* ---- calling the plugin ------------------------------------------------------------ */
+
+static stvm_socket_handle *record(const stvm_socket *s)
+{
+    return (stvm_socket_handle *)s->handle;
+}
+
+/* A primitive on the socket's handle; false when it failed. */
+static bool prim1(stvm_vm *vm, stvm__primitive_fn *fn, stvm_socket *s, stvm_oop *result)
+{
+    stvm_oop args[1] = {s->handle};
+    return s->handle != STVM_NIL && fn(vm, STVM_NIL, args, result) == PRIM_OK;
+}
+
+int stvm__socket_status(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    if (!prim1(vm, stvm__primitive_socket_connection_status, s, &r))
+        return STVM_SOCKET_INVALID;
+    return (int)stvm__si_value(r);
+}
+
+bool stvm__socket_is_connected(stvm_vm *vm, stvm_socket *s)
+{
+    return stvm__socket_status(vm, s) == STVM_SOCKET_CONNECTED;
+}
+
+bool stvm__socket_data_available(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    return prim1(vm, stvm__primitive_socket_receive_data_available, s, &r) && r == STVM_TRUE;
+}
+
+bool stvm__socket_send_done(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    return prim1(vm, stvm__primitive_socket_send_done, s, &r) && r == STVM_TRUE;
+}
+
+int stvm__socket_error(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    return prim1(vm, stvm__primitive_socket_error, s, &r) ? (int)stvm__si_value(r) : 0;
+}
+
+int stvm__socket_local_port(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    return prim1(vm, stvm__primitive_socket_local_port, s, &r) ? (int)stvm__si_value(r)
+                                                               : STVM_ESYS;
+}
+
+int stvm__socket_remote_port(stvm_vm *vm, stvm_socket *s)
+{
+    stvm_oop r;
+    return prim1(vm, stvm__primitive_socket_remote_port, s, &r) ? (int)stvm__si_value(r)
+                                                                : STVM_ESYS;
+}
+
+static int64_t transfer(stvm_vm *vm, stvm__primitive_fn *fn, stvm_socket *s, stvm_oop bytes,
+                        size_t start, size_t count)
+{
+    stvm_oop args[4] = {s->handle, bytes, stvm__si_make((int64_t)start),
+                        stvm__si_make((int64_t)count)};
+    stvm_oop r;
+    if (s->handle == STVM_NIL || fn(vm, STVM_NIL, args, &r) != PRIM_OK)
+        return 0;
+    return stvm__si_value(r);
+}
+
+int64_t stvm__socket_receive_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                                  size_t count)
+{
+    return transfer(vm, stvm__primitive_socket_receive_data_buf_count, s, bytes, start, count);
+}
+
+int64_t stvm__socket_send_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                               size_t count)
+{
+    return transfer(vm, stvm__primitive_socket_send_data_buf_count, s, bytes, start, count);
+}
+
+/* ---- creation and destruction -------------------------------------------------------- */
+
+static void disarm(stvm_vm *vm, stvm_socket *s, int event);
+
+/* The object, its three semaphores registered in the external table. */
+static int make(stvm_vm *vm, stvm_socket **out)
+{
+    stvm_socket *s = stvm__objmem_alloc(vm, STVM_CLASS_SOCKET, sizeof *s);
+    if (!s)
+        return STVM_ENOMEM;
+    s->vm = vm;
+    stvm_semaphore **sems[3] = {&s->semaphore, &s->read_semaphore, &s->write_semaphore};
+    int err = STVM_OK;
+    for (int i = 0; i < 3 && !err; i++) {
+        err = stvm_semaphore_new(vm, sems[i]);
+        if (!err)
+            err = stvm_register_external(vm, *sems[i], &s->indices[i]);
+    }
+    if (err) {
+        stvm__socket_free(vm, s);
+        return err;
+    }
+    *out = s;
+    return STVM_OK;
+}
+
+static stvm_oop index_oop(const stvm_socket *s, int i)
+{
+    return stvm__si_make(s->indices[i]);
+}
+
+static int failure_error(int code)
+{
+    return code == STVM_PRIM_ERR_NO_MEMORY ? STVM_ENOMEM : STVM_ESYS;
+}
+
+int stvm__socket_new(stvm_vm *vm, stvm_socket **out)
+{
+    stvm_socket *s;
+    int err = make(vm, &s);
+    if (err)
+        return err;
+    /* primSocketCreateNetwork: 0 type: TCP receiveBufferSize: 8000 sendBufSize: 8000
+     * semaIndex: readSemaIndex: writeSemaIndex: */
+    stvm_oop args[7] = {stvm__si_make(0), stvm__si_make(0), stvm__si_make(8000),
+                        stvm__si_make(8000), index_oop(s, 0), index_oop(s, 1), index_oop(s, 2)};
+    int code = stvm__primitive_socket_create3_semaphores(vm, STVM_NIL, args, &s->handle);
+    if (code) {
+        s->handle = STVM_NIL;
+        stvm__socket_free(vm, s);
+        return failure_error(code);
+    }
+    *out = s;
+    return STVM_OK;
+}
+
+int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **out)
+{
+    stvm_socket *s;
+    int err = make(vm, &s);
+    if (err)
+        return err;
+    stvm_oop args[6] = {listener->handle, stvm__si_make(8000), stvm__si_make(8000),
+                        index_oop(s, 0), index_oop(s, 1), index_oop(s, 2)};
+    int code = stvm__primitive_socket_accept3_semaphores(vm, STVM_NIL, args, &s->handle);
+    if (code) {
+        s->handle = STVM_NIL;
+        stvm__socket_free(vm, s);
+        return failure_error(code);
+    }
+    /* The primitive re-armed the listener for the next connection; until someone waits
+     * for it, nothing stays armed (the next status or wait arms it again). */
+    if (!listener->waiting[SOCKET_CONNECTOR])
+        disarm(vm, listener, STVM_IO_READ);
+    *out = s;
+    return STVM_OK;
+}
+
+void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
+{
+    if (s->handle != STVM_NIL) {
+        /* Socket>>closeAndDestroy without the wait for the peer: an orderly close, then
+         * destroy (which has nothing left to abort). */
+        stvm_oop r;
+        prim1(vm, stvm__primitive_socket_close_connection, s, &r);
+        prim1(vm, stvm__primitive_socket_destroy, s, &r);
+        stvm_oop_release(vm, s->handle);
+        s->handle = STVM_NIL;
+    }
+    stvm_semaphore *sems[3] = {s->semaphore, s->read_semaphore, s->write_semaphore};
+    for (int i = 0; i < 3; i++) {
+        if (s->indices[i])
+            stvm_unregister_external(vm, s->indices[i]);
+        if (sems[i])
+            stvm_semaphore_free(vm, sems[i]);
+    }
+    if (s->scratch != STVM_NIL)
+        stvm_oop_release(vm, s->scratch);
+    stvm__objmem_free(vm, s);
+}
+
+int stvm__socket_connect_nonblocking(stvm_vm *vm, stvm_socket *s, stvm_oop address, int port)
+{
+    if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
+        return STVM_ESTATE;   /* InvalidSocketStatusException */
+    stvm_oop args[3] = {s->handle, address, stvm__si_make(port)};
+    stvm_oop r;
+    return stvm__primitive_socket_connect_to_port(vm, STVM_NIL, args, &r) ? STVM_EINVAL : STVM_OK;
+}
+
+int stvm__socket_listen(stvm_vm *vm, stvm_socket *s, int port, int backlog, stvm_oop address)
+{
+    if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
+        return STVM_ESTATE;
+    stvm_oop args[4] = {s->handle, stvm__si_make(port), stvm__si_make(backlog), address};
+    stvm_oop r;
+    if (stvm__primitive_socket_listen_on_port_backlog_interface(vm, STVM_NIL, args, &r))
+        return STVM_ESYS;
+    s->listener = true;
+    return STVM_OK;
+}
+
+/* ---- time ---------------------------------------------------------------------------- */
+
+int64_t stvm__socket_deadline(stvm_vm *vm, int64_t timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : (int64_t)stvm__clock_now_us(vm) + timeout_ms * 1000;
+}
+
+int64_t stvm__socket_remaining(stvm_vm *vm, int64_t deadline)
+{
+    if (deadline < 0)
+        return -1;
+    int64_t left = deadline - (int64_t)stvm__clock_now_us(vm);
+    return left > 0 ? left / 1000 : 0;
+}
+
+/* ---- waiting --------------------------------------------------------------------------- */
+
+/* A process waiting in a role; its guard undoes the note and the handler if the process
+ * is terminated in the wait. */
+typedef struct socket_waiter {
+    stvm_wait_guard guard;
+    stvm_socket *s;
+    int role;
+    int event;                       /* the handler that serves the wait */
+} socket_waiter;
+
+static void disarm(stvm_vm *vm, stvm_socket *s, int event)
+{
+    if (s->handle != STVM_NIL && record(s)->fd >= 0)
+        stvm__aio_disarm(vm, record(s)->fd, event);
+}
+
+static void undo(stvm_vm *vm, stvm_wait_guard *g)
+{
+    socket_waiter *w = STVM_CONTAINER(g, socket_waiter, guard);
+    w->s->waiting[w->role] = NULL;
+    disarm(vm, w->s, w->event);
+}
+
+static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int event)
+{
+    if (s->waiting[role] && s->waiting[role] != vm->active)
+        return STVM_EBUSY;
+    *w = (socket_waiter){.guard.undo = undo, .s = s, .role = role, .event = event};
+    s->waiting[role] = vm->active;
+    stvm__wait_guard_push(vm, &w->guard);
+    return STVM_OK;
+}
+
+/* The wait is over: what it armed and did not use is disarmed (the one-shot handler
+ * would otherwise stay armed with nobody to wake). */
+static void leave(stvm_vm *vm, socket_waiter *w)
+{
+    stvm__wait_guard_pop(vm, &w->guard);
+    w->s->waiting[w->role] = NULL;
+    disarm(vm, w->s, w->event);
+}
+
+/* One wait on sem for at most ms (-1: Semaphore>>wait; 0: the time is up). */
+static int wait_on(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
+{
+    if (ms < 0)
+        return stvm__sem_wait(vm, sem);
+    if (ms == 0)
+        return STVM_ETIMEDOUT;
+    return stvm_semaphore_wait_timeout_ms(vm, sem, ms);
+}
+
+int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool *waited)
+{
+    if (waited)
+        *waited = false;
+    socket_waiter w;
+    int err = enter(vm, &w, s, SOCKET_READER, STVM_IO_READ);
+    if (err)
+        return err;
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    for (;;) {
+        if (stvm__socket_data_available(vm, s)) {
+            err = STVM_OK;
+            break;
+        }
+        if (!stvm__socket_is_connected(vm, s)) {
+            err = STVM_ECLOSED;
+            break;
+        }
+        int64_t left = stvm__socket_remaining(vm, deadline);
+        if (left == 0) {
+            err = STVM_ETIMEDOUT;
+            break;
+        }
+        if (waited)
+            *waited = true;
+        /* Signalled (perhaps spuriously) or timed out: look again, as Pharo's loop and
+         * its final check do. */
+        err = wait_on(vm, s->read_semaphore, left);
+        if (err && err != STVM_ETIMEDOUT)
+            break;
+    }
+    leave(vm, &w);
+    return err;
+}
+
+int stvm__socket_wait_for_send_done(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)
+{
+    socket_waiter w;
+    int err = enter(vm, &w, s, SOCKET_WRITER, STVM_IO_WRITE);
+    if (err)
+        return err;
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    for (;;) {
+        if (stvm__socket_send_done(vm, s)) {
+            err = STVM_OK;
+            break;
+        }
+        if (!stvm__socket_is_connected(vm, s)) {
+            err = STVM_ECLOSED;
+            break;
+        }
+        int64_t left = stvm__socket_remaining(vm, deadline);
+        if (left == 0) {
+            err = STVM_ETIMEDOUT;
+            break;
+        }
+        err = wait_on(vm, s->write_semaphore, left);
+        if (err && err != STVM_ETIMEDOUT)
+            break;
+    }
+    leave(vm, &w);
+    return err;
+}
+
+int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)
+{
+    /* A listener's pending connection arrives as read readiness, a connect's end as
+     * write readiness; both signal the connection semaphore. */
+    socket_waiter w;
+    int err = enter(vm, &w, s, SOCKET_CONNECTOR, s->listener ? STVM_IO_READ : STVM_IO_WRITE);
+    if (err)
+        return err;
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    int status;
+    while ((status = stvm__socket_status(vm, s)) == STVM_SOCKET_WAITING_FOR_CONNECTION) {
+        int64_t left = stvm__socket_remaining(vm, deadline);
+        if (left == 0)
+            break;
+        err = wait_on(vm, s->semaphore, left);
+        if (err && err != STVM_ETIMEDOUT)
+            break;
+        err = STVM_OK;
+    }
+    if (!err)
+        err = status == STVM_SOCKET_CONNECTED             ? STVM_OK
+              : status == STVM_SOCKET_WAITING_FOR_CONNECTION ? STVM_ETIMEDOUT
+                                                             : STVM_ECLOSED;
+    leave(vm, &w);
+    return err;
+}
+
+/* ---- reading and writing ------------------------------------------------------------------ */
+
+int64_t stvm__socket_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                          size_t count, int64_t timeout_ms, bool *blocked)
+{
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    bool counted = false;
+    for (;;) {
+        int64_t n = stvm__socket_receive_some(vm, s, bytes, start, count);
+        if (n > 0)
+            return n;
+        int status = stvm__socket_status(vm, s);
+        if (status != STVM_SOCKET_CONNECTED) {
+            /* The end of the stream: orderly when the peer closed without an error. */
+            return status == STVM_SOCKET_OTHER_END_CLOSED && stvm__socket_error(vm, s) == 0
+                       ? 0
+                       : STVM_ECLOSED;
+        }
+        int64_t left = stvm__socket_remaining(vm, deadline);
+        if (left == 0) {
+            disarm(vm, s, STVM_IO_READ);   /* the receive armed it; nobody will wait */
+            return STVM_ETIMEDOUT;
+        }
+        bool waited = false;
+        int err = stvm__socket_wait_for_data(vm, s, left, &waited);
+        if (waited && !counted) {
+            counted = true;
+            vm->stats.socket_reads_blocked++;
+            if (blocked)
+                *blocked = true;
+        }
+        if (err && err != STVM_ECLOSED)
+            return err;
+    }
+}
+
+int stvm__socket_write(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
+                       int64_t timeout_ms, size_t *sent)
+{
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    *sent = 0;
+    while (*sent < count) {
+        int err = stvm__socket_wait_for_send_done(vm, s, stvm__socket_remaining(vm, deadline));
+        if (err)
+            return err;
+        int64_t n = stvm__socket_send_some(vm, s, bytes, start + *sent, count - *sent);
+        if (n == 0 && !stvm__socket_is_connected(vm, s))
+            return STVM_ECLOSED;
+        *sent += (size_t)n;
+    }
+    return STVM_OK;
+}

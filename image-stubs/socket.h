@@ -1,0 +1,96 @@
+/*
+ * Pharo's Socket, the image side of a TCP socket, written in C on the SocketPlugin's
+ * primitives (primitives/prim_socket*.c), with Pharo's names and semantics: a socket
+ * handle (the plugin's record), three semaphores registered in the external table
+ * (connection, read, write), and the waits of Socket's "waiting" protocol, each a loop
+ * of "check the primitive, then a timed wait on the semaphore through the Delay
+ * scheduler" (Semaphore>>waitTimeoutMSecs:, DelayWaitTimeout). socket.c has the
+ * Socket, socket_stream.c the SocketStream on it, socket_api.c the public C calls.
+ *
+ * Every call here that waits takes a timeout in ms (-1: forever) and answers STVM_OK,
+ * STVM_ETIMEDOUT, STVM_ECLOSED (the connection is gone), STVM_EBUSY (another process
+ * already waits in that role on this socket) or STVM_ESTATE (the waiter was suspended
+ * and resumed); it needs an active process (callers check).
+ */
+#ifndef STVM_IMAGE_STUBS_SOCKET_H
+#define STVM_IMAGE_STUBS_SOCKET_H
+
+#include "../primitives/prim_table.h"
+#include "../scheduler/sched.h"
+
+/* The roles a process can wait in on one socket; one process per role at a time. */
+enum { SOCKET_READER, SOCKET_WRITER, SOCKET_CONNECTOR, SOCKET_ROLES };
+
+/* A Socket (Pharo's instance variables, plus what stvm needs to check its callers). It
+ * is an object of the VM's object memory (class STVM_CLASS_SOCKET), so a handle a
+ * caller passes in is validated like any oop, and stvm_vm_free frees what is left. */
+struct stvm_socket {
+    stvm_object hdr;
+    stvm_vm *vm;
+    stvm_oop handle;                 /* socketHandle: the plugin's record */
+    stvm_semaphore *semaphore;       /* connection: connect, accept, close */
+    stvm_semaphore *read_semaphore;
+    stvm_semaphore *write_semaphore;
+    int indices[3];                  /* their external slots */
+    stvm_proc *waiting[SOCKET_ROLES];/* the process waiting in each role, or NULL */
+    stvm_oop scratch;                /* the public calls' ByteArray, made on first use */
+    struct stvm_stream *stream;      /* the stream open on it, or NULL */
+    bool listener;
+};
+
+/* Socket>>initialize: (TCP) and Socket>>acceptFrom:. EFULL, ENOMEM, ESYS. */
+int stvm__socket_new(stvm_vm *vm, stvm_socket **out);
+int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **out);
+/* Socket>>close then destroy; the object and its semaphores go (nobody may wait on it). */
+void stvm__socket_free(stvm_vm *vm, stvm_socket *s);
+
+/* Socket>>connectNonBlockingTo:port: with a 4- or 16-byte address. EINVAL, ESTATE. */
+int stvm__socket_connect_nonblocking(stvm_vm *vm, stvm_socket *s, stvm_oop address, int port);
+/* Socket>>listenOn:backlogSize:interface:. ESYS when the primitive failed (port taken). */
+int stvm__socket_listen(stvm_vm *vm, stvm_socket *s, int port, int backlog, stvm_oop address);
+
+/* The queries: primSocketConnectionStatus: (InvalidSocket when the primitive fails),
+ * isConnected, dataAvailable, sendDone, socketError, and the ports. */
+int stvm__socket_status(stvm_vm *vm, stvm_socket *s);
+bool stvm__socket_is_connected(stvm_vm *vm, stvm_socket *s);
+bool stvm__socket_data_available(stvm_vm *vm, stvm_socket *s);
+bool stvm__socket_send_done(stvm_vm *vm, stvm_socket *s);
+int stvm__socket_error(stvm_vm *vm, stvm_socket *s);
+int stvm__socket_local_port(stvm_vm *vm, stvm_socket *s);
+int stvm__socket_remote_port(stvm_vm *vm, stvm_socket *s);
+
+/* Socket>>waitForDataFor:ifClosed:ifTimedOut: (-1: waitForDataIfClosed:): data
+ * available, else closed, else a timed wait on the read semaphore, looping over
+ * spurious signals. *waited (may be NULL) tells whether it blocked at least once. */
+int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool *waited);
+/* Socket>>waitForSendDoneFor:. */
+int stvm__socket_wait_for_send_done(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms);
+/* Socket>>waitForConnectionFor:ifTimedOut:: OK when Connected; ETIMEDOUT while still
+ * waiting; otherwise the status was Unconnected (see stvm__socket_error). */
+int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms);
+
+/* primSocket:receiveDataInto:startingAt:count: and primSocket:sendData:startIndex:count:
+ * on a ByteArray (start is 1-based): the bytes moved, 0 when none could be. */
+int64_t stvm__socket_receive_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                                  size_t count);
+int64_t stvm__socket_send_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                               size_t count);
+
+/* A read the Zodiac way (ZdcSimpleSocketStream>>fillReadBuffer): a non-blocking receive
+ * first; only when nothing is there, waitForDataFor: and receive again. Answers the
+ * bytes read (> 0), 0 at the orderly end of the stream, STVM_ECLOSED when the peer
+ * reset the connection (or this end is closed), or the wait's error. A read that found
+ * nothing and waited counts in stats.socket_reads_blocked and sets *blocked. */
+int64_t stvm__socket_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
+                          size_t count, int64_t timeout_ms, bool *blocked);
+/* Send count bytes of bytes from start (1-based), waitForSendDoneFor: before each send
+ * (Socket>>sendData:): STVM_OK, or ECLOSED / ETIMEDOUT with *sent telling how far it
+ * got. timeout_ms bounds the whole. */
+int stvm__socket_write(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
+                       int64_t timeout_ms, size_t *sent);
+
+/* Time left until a deadline made by stvm__socket_deadline (-1 stays -1, never below 0). */
+int64_t stvm__socket_deadline(stvm_vm *vm, int64_t timeout_ms);
+int64_t stvm__socket_remaining(stvm_vm *vm, int64_t deadline);
+
+#endif

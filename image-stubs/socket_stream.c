@@ -1,0 +1,180 @@
+/* Pharo's SocketStream, Zodiac's way (see socket_stream.h). */
+#include "socket_stream.h"
+
+#include <string.h>
+
+#include "../vm/bytes.h"
+
+static uint8_t *bytes(stvm_oop b)
+{
+    return ((stvm_byte_array *)b)->bytes;
+}
+
+int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stream **out)
+{
+    if (s->stream)
+        return STVM_ESTATE;
+    stvm_stream *st = stvm__objmem_alloc(vm, STVM_CLASS_SOCKET_STREAM, sizeof *st);
+    stvm_byte_array *in = st ? stvm__bytes_alloc(vm, STVM_STREAM_BUFFER_SIZE) : NULL;
+    stvm_byte_array *o = in ? stvm__bytes_alloc(vm, STVM_STREAM_BUFFER_SIZE) : NULL;
+    if (!o) {
+        if (in)
+            stvm__objmem_free(vm, in);
+        if (st)
+            stvm__objmem_free(vm, st);
+        return STVM_ENOMEM;
+    }
+    st->vm = vm;
+    st->socket = s;
+    st->in = (stvm_oop)in;
+    st->out = (stvm_oop)o;
+    st->timeout_ms = timeout_ms;
+    s->stream = st;
+    *out = st;
+    return STVM_OK;
+}
+
+void stvm__stream_close(stvm_vm *vm, stvm_stream *st)
+{
+    st->socket->stream = NULL;
+    stvm_oop_release(vm, st->in);
+    stvm_oop_release(vm, st->out);
+    stvm__objmem_free(vm, st);
+}
+
+void stvm__stream_set_timeout(stvm_stream *st, int64_t timeout_ms)
+{
+    st->timeout_ms = timeout_ms;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st)
+{
+    if (st->in_pos < st->in_end)
+        return (int64_t)(st->in_end - st->in_pos);
+    if (st->at_end)
+        return 0;
+    st->in_pos = st->in_end = 0;
+    bool blocked = false;
+    int64_t n = stvm__socket_read(vm, st->socket, st->in, 1, STVM_STREAM_BUFFER_SIZE,
+                                  st->timeout_ms, &blocked);
+    if (blocked)
+        st->stats.reads_blocked++;
+    if (n == 0)
+        st->at_end = true;
+    if (n <= 0)
+        return n;
+    st->stats.fills++;
+    st->stats.bytes_in += (uint64_t)n;
+    st->in_end = (size_t)n;
+    return n;
+}
+
+int stvm__stream_peek(stvm_vm *vm, stvm_stream *st, uint8_t *byte)
+{
+    int64_t n = stvm__stream_fill(vm, st);
+    if (n <= 0)
+        return (int)n;
+    *byte = bytes(st->in)[st->in_pos];
+    return 1;
+}
+
+int stvm__stream_next(stvm_vm *vm, stvm_stream *st, uint8_t *byte)
+{
+    int r = stvm__stream_peek(vm, st, byte);
+    if (r == 1)
+        st->in_pos++;
+    return r;
+}
+
+int64_t stvm__stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len)
+{
+    int64_t n = stvm__stream_fill(vm, st);
+    if (n <= 0)
+        return n;
+    size_t take = (size_t)n < len ? (size_t)n : len;
+    memcpy(buf, bytes(st->in) + st->in_pos, take);
+    st->in_pos += take;
+    return (int64_t)take;
+}
+
+int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter, uint8_t *buf,
+                                size_t cap, bool *found)
+{
+    size_t stored = 0;
+    *found = false;
+    for (;;) {
+        int64_t n = stvm__stream_fill(vm, st);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            return (int64_t)stored;
+        const uint8_t *from = bytes(st->in) + st->in_pos;
+        const uint8_t *hit = memchr(from, delimiter, (size_t)n);
+        size_t run = hit ? (size_t)(hit - from) : (size_t)n;
+        if (run > cap - stored) {
+            memcpy(buf + stored, from, cap - stored);
+            st->in_pos += cap - stored;
+            return STVM_ERANGE;
+        }
+        memcpy(buf + stored, from, run);
+        stored += run;
+        st->in_pos += run;
+        if (hit) {
+            st->in_pos++;
+            *found = true;
+            return (int64_t)stored;
+        }
+    }
+}
+
+int64_t stvm__stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap)
+{
+    bool found;
+    int64_t n = stvm__stream_read_up_to(vm, st, '\n', (uint8_t *)buf, cap - 1, &found);
+    if (n < 0) {
+        buf[0] = '\0';
+        return n;
+    }
+    if (n > 0 && buf[n - 1] == '\r')
+        n--;
+    buf[n] = '\0';
+    return n;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+int stvm__stream_flush(stvm_vm *vm, stvm_stream *st)
+{
+    if (st->out_len == 0)
+        return STVM_OK;
+    size_t sent;
+    int err = stvm__socket_write(vm, st->socket, st->out, 1, st->out_len, st->timeout_ms, &sent);
+    st->stats.bytes_out += sent;
+    /* What was not sent stays buffered, at the front. */
+    memmove(bytes(st->out), bytes(st->out) + sent, st->out_len - sent);
+    st->out_len -= sent;
+    if (!err)
+        st->stats.flushes++;
+    return err;
+}
+
+int stvm__stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        if (st->out_len == STVM_STREAM_BUFFER_SIZE) {
+            int err = stvm__stream_flush(vm, st);
+            if (err)
+                return err;
+        }
+        size_t room = STVM_STREAM_BUFFER_SIZE - st->out_len;
+        size_t take = len < room ? len : room;
+        memcpy(bytes(st->out) + st->out_len, p, take);
+        st->out_len += take;
+        p += take;
+        len -= take;
+    }
+    return STVM_OK;
+}

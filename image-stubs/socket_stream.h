@@ -1,0 +1,67 @@
+/*
+ * Pharo's SocketStream as Zinc uses it (Zodiac's ZdcSocketStream): a binary stream over
+ * a connected Socket with a 4 KiB read buffer and a 4 KiB write buffer, for the
+ * ZnClient-shaped HTTP client: write the request into the buffer, flush once, read the
+ * status line, the headers and the body through the read buffer.
+ *
+ * Reading (ZdcSimpleSocketStream>>fillReadBuffer): an empty read buffer is filled by a
+ * non-blocking receive first; only when nothing is there does the stream wait
+ * (Socket>>waitForDataFor: with the stream's timeout) and receive again. Such a fill
+ * is a blocked read: counted per stream (stats.reads_blocked) and per VM
+ * (stvm_stats.socket_reads_blocked). Writing collects bytes in the write buffer;
+ * flush sends it with Socket>>sendData: semantics (waitForSendDoneFor: before each
+ * send); a full buffer is flushed before more is written.
+ *
+ * Calls that may wait need an active process and answer as the socket calls do:
+ * STVM_ECLOSED (reset, or this end closed), STVM_ETIMEDOUT, STVM_EBUSY, STVM_ESTATE.
+ * The end of the stream is not an error: a read answers 0 there.
+ */
+#ifndef STVM_IMAGE_STUBS_SOCKET_STREAM_H
+#define STVM_IMAGE_STUBS_SOCKET_STREAM_H
+
+#include "socket.h"
+
+#define STVM_STREAM_BUFFER_SIZE 4096
+
+/* The stream: an object of the VM (class STVM_CLASS_SOCKET_STREAM). */
+struct stvm_stream {
+    stvm_object hdr;
+    stvm_vm *vm;
+    stvm_socket *socket;
+    stvm_oop in, out;                /* the two 4 KiB ByteArrays */
+    size_t in_pos, in_end;           /* unread bytes of in: [in_pos, in_end) */
+    size_t out_len;                  /* bytes of out not yet sent */
+    int64_t timeout_ms;              /* each wait's bound, -1 forever */
+    bool at_end;                     /* the peer closed and everything was read */
+    stvm_stream_stats stats;
+};
+
+/* Open a stream on s (one per socket). ESTATE (s has one), ENOMEM. Never waits. */
+int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stream **out);
+/* Close the stream (unsent bytes are dropped) and free it; the socket stays open. */
+void stvm__stream_close(stvm_vm *vm, stvm_stream *st);
+void stvm__stream_set_timeout(stvm_stream *st, int64_t timeout_ms);
+
+/* Make sure bytes are buffered: answers how many (> 0), 0 at the end of the stream, or
+ * an error. Only an empty buffer is filled. */
+int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st);
+/* The next byte: 1 with *byte set, 0 at the end, or an error. peek leaves it there. */
+int stvm__stream_next(stvm_vm *vm, stvm_stream *st, uint8_t *byte);
+int stvm__stream_peek(stvm_vm *vm, stvm_stream *st, uint8_t *byte);
+/* Up to len bytes (what is buffered, or one fill's worth): at least 1, 0 at the end. */
+int64_t stvm__stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len);
+/* Bytes up to the delimiter (consumed, not stored) or the end of the stream into buf:
+ * answers how many were stored; *found tells whether the delimiter was met. ERANGE when
+ * cap bytes were stored without meeting it (they are consumed). */
+int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
+                                uint8_t *buf, size_t cap, bool *found);
+/* A line ending in LF (a CR before it dropped) as a C string without its end of line:
+ * its length; 0 with "" at the end of the stream; ERANGE if it does not fit cap - 1. */
+int64_t stvm__stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
+
+/* Buffer len bytes, flushing whenever the buffer is full. */
+int stvm__stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len);
+/* Send what is buffered. */
+int stvm__stream_flush(stvm_vm *vm, stvm_stream *st);
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * The SocketPlugin's sockets: the module's state, the socket record check, creation,
+ * connection, listening and accepting, the connection status, closing and destroying
+ * (sqUnixSocket.c's sqSocketCreate..., sqSocketConnectToPort, sqSocketListenOn...,
+ * sqSocketAcceptFrom..., sqSocketConnectionStatus, sqSocketCloseConnection,
+ * sqSocketAbortConnection, sqSocketDestroy).
+ *
+ * Every primitive here answers a new object or its receiver, or fails with Pharo's
+ * code having changed nothing. Whether a connection attempt worked is not a primitive
+ * failure: as in Pharo, the status says so (Unconnected, with primitiveSocketError).
+ */
+#include "socket_plugin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../vm/aio.h"
+
+/* ---- the module's state --------------------------------------------------------- */
+
+/* stvm_vm_free: every descriptor still open is closed (the records go with object
+ * memory). */
+static void plugin_destroy(stvm_vm *vm)
+{
+    socket_plugin *p = vm->sockets.state;
+    while (p->open)
+        stvm__socket_close_fds(vm, p->open, false);
+    free(p);
+    vm->sockets.state = NULL;
+    vm->sockets.destroy = NULL;
+}
+
+socket_plugin *stvm__socket_plugin(stvm_vm *vm)
+{
+    if (!vm->sockets.state) {
+        socket_plugin *p = calloc(1, sizeof *p);
+        if (!p)
+            return NULL;
+        vm->sockets.state = p;
+        vm->sockets.destroy = plugin_destroy;
+    }
+    return vm->sockets.state;
+}
+
+static void open_list_add(socket_plugin *p, stvm_socket_handle *h)
+{
+    h->prev_open = NULL;
+    h->next_open = p->open;
+    if (p->open)
+        p->open->prev_open = h;
+    p->open = h;
+}
+
+static void open_list_remove(socket_plugin *p, stvm_socket_handle *h)
+{
+    if (h->prev_open)
+        h->prev_open->next_open = h->next_open;
+    else if (p->open == h)
+        p->open = h->next_open;
+    if (h->next_open)
+        h->next_open->prev_open = h->prev_open;
+    h->prev_open = h->next_open = NULL;
+}
+
+/* ---- helpers the plugin's files share ------------------------------------------- */
+
+stvm_socket_handle *stvm__socket_handle(stvm_vm *vm, stvm_oop oop, int *fail)
+{
+    stvm_socket_handle *h = stvm__prim_object_of(vm, oop, STVM_CLASS_SOCKET_HANDLE);
+    if (!h) {
+        *fail = STVM_PRIM_ERR_BAD_ARGUMENT;
+        return NULL;
+    }
+    if (h->destroyed) {
+        *fail = STVM_PRIM_ERR_GENERIC;
+        return NULL;
+    }
+    return h;
+}
+
+void stvm__socket_notify(stvm_vm *vm, int index)
+{
+    if (index >= 1)
+        stvm_signal_external(vm, index);
+}
+
+void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index)
+{
+    if (h->fd < 0 || index < 1)
+        return;
+    if (!(stvm__aio_armed(vm, h->fd) & event))
+        stvm__aio_arm(vm, h->fd, event, index);
+}
+
+static void close_one(stvm_vm *vm, int fd, bool abort)
+{
+    if (fd < 0)
+        return;
+    if (abort) {
+        struct linger l = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    }
+    stvm__aio_forget(vm, fd);
+    close(fd);
+}
+
+void stvm__socket_close_fds(stvm_vm *vm, stvm_socket_handle *h, bool abort)
+{
+    close_one(vm, h->fd, abort);
+    close_one(vm, h->accepted_fd, true);
+    h->fd = h->accepted_fd = -1;
+    socket_plugin *p = vm->sockets.state;
+    if (p)
+        open_list_remove(p, h);
+}
+
+bool stvm__socket_int_arg(stvm_vm *vm, stvm_oop oop, int64_t *out)
+{
+    if (!stvm__is_si_of(vm, oop))
+        return false;
+    *out = stvm__si_value(oop);
+    return true;
+}
+
+/* ---- creation ------------------------------------------------------------------- */
+
+static int new_descriptor(int family)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    }
+    return fd;
+}
+
+/* A semaphore index argument: 0 (none) or a slot of the external table. */
+static bool sema_arg(stvm_vm *vm, stvm_oop oop, int *out)
+{
+    int64_t v;
+    if (!stvm__socket_int_arg(vm, oop, &v) || v < 0 || v > vm->ext.size)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* A record for fd in state, with its three semaphore indices; it joins the open list. */
+static int make_handle(stvm_vm *vm, socket_plugin *p, int fd, int family, int state,
+                       const int sema[3], stvm_oop *result)
+{
+    stvm_socket_handle *h =
+        stvm__objmem_alloc(vm, STVM_CLASS_SOCKET_HANDLE, sizeof(stvm_socket_handle));
+    if (!h)
+        return STVM_PRIM_ERR_NO_MEMORY;
+    h->vm = vm;
+    h->fd = fd;
+    h->family = family;
+    h->state = state;
+    h->sema = sema[0];
+    h->read_sema = sema[1];
+    h->write_sema = sema[2];
+    h->accepted_fd = -1;
+    open_list_add(p, h);
+    *result = (stvm_oop)h;
+    return PRIM_OK;
+}
+
+/* The three semaphore indices (connection, read, write) starting at args[first]. */
+static int creation_args(stvm_vm *vm, const stvm_oop *args, int first, int sema[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (!sema_arg(vm, args[first + i], &sema[i]))
+            return STVM_PRIM_ERR_BAD_ARGUMENT;
+    return PRIM_OK;
+}
+
+/* primitiveSocketCreate3Semaphores: netType type rcvBufSize sendBufSize semaIndex
+ * readSemaIndex writeSemaIndex -> a socket record. TCP only (type 0): UDP (1) is not
+ * modelled. */
+int stvm__primitive_socket_create3_semaphores(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                               stvm_oop *result)
+{
+    int64_t v[4];
+    for (int i = 0; i < 4; i++)
+        if (!stvm__socket_int_arg(vm, args[i], &v[i]))
+            return STVM_PRIM_ERR_GENERIC;
+    if (v[1] == 1)
+        return STVM_PRIM_ERR_UNSUPPORTED;
+    if (v[1] != 0)
+        return STVM_PRIM_ERR_GENERIC;
+    int sema[3];
+    int code = creation_args(vm, args, 4, sema);
+    socket_plugin *p = code ? NULL : stvm__socket_plugin(vm);
+    if (code || !p)
+        return code ? code : STVM_PRIM_ERR_NO_MEMORY;
+    int fd = new_descriptor(AF_INET);
+    if (fd < 0)
+        return STVM_PRIM_ERR_GENERIC;
+    code = make_handle(vm, p, fd, AF_INET, STVM_SOCKET_UNCONNECTED, sema, result);
+    if (code)
+        close(fd);
+    return code;
+}
+
+/* ---- connecting --------------------------------------------------------------------- */
+
+/* The descriptor of an unconnected socket takes the family of the address it is about
+ * to connect to or bind (the IPv6 plugin recreates it the same way). */
+static bool take_family(stvm_socket_handle *h, int family)
+{
+    if (h->family == family)
+        return true;
+    int fd = new_descriptor(family);
+    if (fd < 0)
+        return false;
+    /* Nothing is armed on an unconnected socket's descriptor: no aio entry to drop. */
+    close(h->fd);
+    h->fd = fd;
+    h->family = family;
+    return true;
+}
+
+/* primitiveSocketConnectToPort: socketHandle hostAddress port. hostAddress is a 4-byte
+ * (IPv4) or, as an stvm extension, a 16-byte (IPv6) ByteArray. The socket must be
+ * unconnected (the image checks that first; here the primitive fails otherwise). */
+int stvm__primitive_socket_connect_to_port(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                            stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    int64_t port;
+    struct sockaddr_storage sa;
+    socklen_t len;
+    if (!stvm__socket_int_arg(vm, args[2], &port) ||
+        !stvm__socket_sockaddr(vm, args[1], port, &sa, &len) ||
+        h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening)
+        return STVM_PRIM_ERR_GENERIC;
+    if (!take_family(h, sa.ss_family))
+        return STVM_PRIM_ERR_GENERIC;
+    h->error = 0;
+    if (connect(h->fd, (struct sockaddr *)&sa, len) == 0) {
+        h->state = STVM_SOCKET_CONNECTED;
+        stvm__socket_notify(vm, h->sema);
+    } else if (errno == EINPROGRESS || errno == EAGAIN) {
+        h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
+        h->connecting = true;
+        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema);
+    } else {
+        h->error = errno;   /* refused at once: the status says Unconnected */
+        stvm__socket_notify(vm, h->sema);
+    }
+    *result = rcvr;
+    return PRIM_OK;
+}
+
+static void update_connecting(stvm_vm *vm, stvm_socket_handle *h)
+{
+    struct pollfd pf = {.fd = h->fd, .events = POLLOUT};
+    if (poll(&pf, 1, 0) <= 0) {
+        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema);
+        return;
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    h->connecting = false;
+    h->error = err;
+    h->state = err ? STVM_SOCKET_UNCONNECTED : STVM_SOCKET_CONNECTED;
+    stvm__aio_disarm(vm, h->fd, STVM_IO_WRITE);
+}
+
+static void update_listening(stvm_vm *vm, stvm_socket_handle *h)
+{
+    int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+        h->accepted_fd = fd;
+        h->state = STVM_SOCKET_CONNECTED;   /* as acceptHandler: a connection waits */
+        stvm__aio_disarm(vm, h->fd, STVM_IO_READ);
+    } else if (errno == EAGAIN || errno == ECONNABORTED || errno == EINTR) {
+        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
+    } else {
+        h->error = errno;                   /* EMFILE and the like: try again later */
+        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
+    }
+}
+
+void stvm__socket_update(stvm_vm *vm, stvm_socket_handle *h)
+{
+    if (h->fd < 0 || h->state != STVM_SOCKET_WAITING_FOR_CONNECTION)
+        return;
+    if (h->connecting)
+        update_connecting(vm, h);
+    else if (h->listening && h->accepted_fd < 0)
+        update_listening(vm, h);
+}
+
+/* primitiveSocketConnectionStatus: socketHandle -> Pharo's status value. */
+int stvm__primitive_socket_connection_status(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                              stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    stvm__socket_update(vm, h);
+    *result = stvm__si_make(h->state);
+    return PRIM_OK;
+}
+
+/* ---- listening and accepting -------------------------------------------------------- */
+
+/* interface: the address to bind (args[3]), or NULL for every IPv4 interface. */
+static int listen_on(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, const stvm_oop *interface,
+                     stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    int64_t port, backlog;
+    if (!stvm__socket_int_arg(vm, args[1], &port) || !stvm__socket_int_arg(vm, args[2], &backlog) ||
+        backlog < 1 || backlog > 65535)
+        return STVM_PRIM_ERR_GENERIC;
+    struct sockaddr_storage sa = {0};
+    socklen_t len = sizeof(struct sockaddr_in);
+    if (interface) {
+        if (!stvm__socket_sockaddr(vm, *interface, port, &sa, &len))
+            return STVM_PRIM_ERR_GENERIC;
+    } else {
+        /* The plugin's INADDR_ANY. */
+        struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+        if (port < 0 || port > 65535)
+            return STVM_PRIM_ERR_GENERIC;
+        in->sin_family = AF_INET;
+        in->sin_port = htons((uint16_t)port);
+    }
+    if (h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || !take_family(h, sa.ss_family))
+        return STVM_PRIM_ERR_GENERIC;
+    if (bind(h->fd, (struct sockaddr *)&sa, len) != 0 || listen(h->fd, (int)backlog) != 0) {
+        /* A socket that failed to bind is left as it was: a fresh descriptor. */
+        int fd = new_descriptor(h->family);
+        if (fd >= 0) {
+            close(h->fd);
+            h->fd = fd;
+        }
+        return STVM_PRIM_ERR_GENERIC;
+    }
+    h->listening = true;
+    h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
+    stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
+    *result = rcvr;
+    return PRIM_OK;
+}
+
+/* primitiveSocketListenOnPortBacklog: socketHandle port backlogSize, on every interface
+ * (IPv4). Every backlog size makes a socket that primitiveSocketAccept3Semaphores takes
+ * connections from (the plugin's single-connection listen, backlog 1, which turns the
+ * listener itself into the connection, is not modelled). */
+int stvm__primitive_socket_listen_on_port_backlog(stvm_vm *vm, stvm_oop rcvr,
+                                                   const stvm_oop *args, stvm_oop *result)
+{
+    return listen_on(vm, rcvr, args, NULL, result);
+}
+
+/* primitiveSocketListenOnPortBacklogInterface: socketHandle port backlogSize
+ * interfaceAddress (4 or 16 bytes: IPv4 or IPv6). */
+int stvm__primitive_socket_listen_on_port_backlog_interface(stvm_vm *vm, stvm_oop rcvr,
+                                                             const stvm_oop *args,
+                                                             stvm_oop *result)
+{
+    return listen_on(vm, rcvr, args, &args[3], result);
+}
+
+/* primitiveSocketAccept3Semaphores: listenerHandle rcvBufSize sendBufSize semaIndex
+ * readSemaIndex writeSemaIndex -> the record of the accepted connection. Fails unless a
+ * connection is waiting (the listener's status is Connected). */
+int stvm__primitive_socket_accept3_semaphores(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                               stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *l = stvm__socket_handle(vm, args[0], &fail);
+    if (!l)
+        return fail;
+    int64_t v;
+    if (!stvm__socket_int_arg(vm, args[1], &v) || !stvm__socket_int_arg(vm, args[2], &v))
+        return STVM_PRIM_ERR_GENERIC;
+    int sema[3];
+    int code = creation_args(vm, args, 3, sema);
+    if (code)
+        return code;
+    if (!l->listening)
+        return STVM_PRIM_ERR_GENERIC;
+    stvm__socket_update(vm, l);
+    if (l->accepted_fd < 0)
+        return STVM_PRIM_ERR_GENERIC;
+    socket_plugin *p = stvm__socket_plugin(vm);
+    if (!p)
+        return STVM_PRIM_ERR_NO_MEMORY;
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    int family = getsockname(l->accepted_fd, (struct sockaddr *)&sa, &len) == 0 ? sa.ss_family
+                                                                               : l->family;
+    code = make_handle(vm, p, l->accepted_fd, family, STVM_SOCKET_CONNECTED, sema, result);
+    if (code)
+        return code;
+    l->accepted_fd = -1;
+    l->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
+    stvm__socket_arm(vm, l, STVM_IO_READ, l->sema);
+    return PRIM_OK;
+}
+
+/* ---- closing ----------------------------------------------------------------------- */
+
+static int close_connection(stvm_vm *vm, stvm_oop rcvr, stvm_oop handle, bool abort,
+                            stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, handle, &fail);
+    if (!h)
+        return fail;
+    if (h->fd >= 0) {
+        /* The close completes at once (no lingering), as the plugin's synchronous case. */
+        stvm__socket_close_fds(vm, h, abort);
+        h->state = STVM_SOCKET_UNCONNECTED;
+        h->connecting = h->listening = false;
+    }
+    *result = rcvr;
+    return PRIM_OK;
+}
+
+/* primitiveSocketCloseConnection: socketHandle. */
+int stvm__primitive_socket_close_connection(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                             stvm_oop *result)
+{
+    return close_connection(vm, rcvr, args[0], false, result);
+}
+
+/* primitiveSocketAbortConnection: socketHandle (a reset: SO_LINGER 0, then close). */
+int stvm__primitive_socket_abort_connection(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                             stvm_oop *result)
+{
+    return close_connection(vm, rcvr, args[0], true, result);
+}
+
+/* primitiveSocketDestroy: socketHandle. An open connection is aborted; every later
+ * primitive on the record fails; stvm_oop_release may then free it. */
+int stvm__primitive_socket_destroy(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                    stvm_oop *result)
+{
+    int code = close_connection(vm, rcvr, args[0], true, result);
+    if (!code)
+        ((stvm_socket_handle *)args[0])->destroyed = true;
+    return code;
+}

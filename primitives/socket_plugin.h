@@ -1,0 +1,80 @@
+/*
+ * What the SocketPlugin's files share (prim_socket.c, prim_socket_io.c,
+ * prim_socket_addr.c): the module's state, the one check of a socket handle, and the
+ * small helpers every primitive of the plugin uses. The primitives follow the Unix
+ * plugin (sqUnixSocket.c): non-blocking descriptors; readiness reaches the image as a
+ * signal of the socket's connection, read or write semaphore through a one-shot aio
+ * handler (vm/aio.h) armed by the primitive that found the socket not ready
+ * (receiveDataAvailable, sendDone, connect, listen, accept). Where the Unix plugin's
+ * handlers change a socket's state (connectHandler, acceptHandler), here the
+ * primitives that look at the state bring it up to date (stvm__socket_update).
+ */
+#ifndef STVM_PRIMITIVES_SOCKET_PLUGIN_H
+#define STVM_PRIMITIVES_SOCKET_PLUGIN_H
+
+#include <sys/socket.h>
+
+#include "../vm/bytes.h"
+#include "../vm/integer.h"
+#include "prim_table.h"
+
+/* The resolver's states (Pharo's NetNameResolver). */
+enum {
+    RESOLVER_UNINITIALISED = 0,
+    RESOLVER_SUCCESS = 1,
+    RESOLVER_BUSY = 2,
+    RESOLVER_ERROR = 3,
+};
+
+/* The module's state, one per VM (vm->sockets.state), made on first use. */
+typedef struct socket_plugin {
+    stvm_socket_handle *open;        /* handles that still hold a descriptor */
+    int resolver_sema;               /* primitiveInitializeNetwork's semaphore index */
+    int resolver_status;
+    int resolver_error;              /* 0, or 1 (host not found) */
+    uint8_t last_addr[16];           /* the last name lookup's address */
+    int last_addr_len;               /* 4 or 16 */
+} socket_plugin;
+
+/* The plugin's state, made on first use (NULL when out of memory). */
+socket_plugin *stvm__socket_plugin(stvm_vm *vm);
+
+/* The socket record named by oop, or NULL with the primitive's failure code in *fail:
+ * not a socket record: STVM_PRIM_ERR_BAD_ARGUMENT (the plugin's socketValueOf:); a
+ * destroyed one: STVM_PRIM_ERR_GENERIC (socketValid). */
+stvm_socket_handle *stvm__socket_handle(stvm_vm *vm, stvm_oop oop, int *fail);
+
+/* Bring a connecting or listening socket's state up to date (what the Unix plugin's
+ * connectHandler and acceptHandler do when the descriptor is ready), re-arming the
+ * handler while it still waits. */
+void stvm__socket_update(stvm_vm *vm, stvm_socket_handle *h);
+
+/* Request a signal of external slot index (0: none), as signalSemaphoreWithIndex. */
+void stvm__socket_notify(stvm_vm *vm, int index);
+
+/* Arm the one-shot handler of event (STVM_IO_READ or _WRITE) of h's descriptor to
+ * signal slot index, unless it already is (no slot, no descriptor: nothing). */
+void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index);
+
+/* Take h's descriptors out of the aio layer and close them; h stays open or not in the
+ * plugin's list as its descriptors say. abort: reset the connection (SO_LINGER 0). */
+void stvm__socket_close_fds(stvm_vm *vm, stvm_socket_handle *h, bool abort);
+
+/* A SmallInteger argument (any other oop fails with STVM_PRIM_ERR_GENERIC, as the
+ * plugin's stackIntegerValue: does). */
+bool stvm__socket_int_arg(stvm_vm *vm, stvm_oop oop, int64_t *out);
+
+/* A byte range of a ByteArray argument, checked as the plugin checks its buffers
+ * (1 <= start, 0 <= count, start + count - 1 <= size): the first byte, or NULL. */
+uint8_t *stvm__socket_buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
+                                 size_t *len);
+
+/* A 4-byte (IPv4) or 16-byte (IPv6) address in a ByteArray and a port 0..65535 as a
+ * sockaddr. False when the address is not one of these. */
+bool stvm__socket_sockaddr(stvm_vm *vm, stvm_oop address, int64_t port,
+                           struct sockaddr_storage *sa, socklen_t *len);
+
+/* A new ByteArray holding a sockaddr's address (4 or 16 bytes), or NIL with *fail set. */
+stvm_oop stvm__socket_address_bytes(stvm_vm *vm, const struct sockaddr_storage *sa, int *fail);
+
+#endif

@@ -1,0 +1,665 @@
+/*
+ * Sockets through the public API, over loopback on the real clock: echo over IPv4 and
+ * IPv6, many connections, streams and their 4 KiB buffer, sends that must wait, the
+ * peer's close and reset, refusal, timeouts, bad input, termination in a wait, spurious
+ * signals, and stvm_vm_free with sockets open. Nothing sleeps on the wall clock: the
+ * timeouts that must run out are short, those that must not are long (10 s).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#define LONG 10000   /* ms: a timeout that must never run out */
+
+typedef struct net {
+    stvm_vm *vm;
+    int bad_line;
+    const char *host;
+    stvm_socket *listener;
+    int port;
+    int clients;             /* connections the server takes */
+    char got[8][64];         /* what each client got back */
+    int64_t rc[8];
+    stvm_socket *shared;     /* a socket several processes use */
+    stvm_semaphore *go;
+    size_t big;              /* bytes of the large transfer */
+    uint64_t sum_sent, sum_got;
+} net;
+
+static net *net_make(const char *host)
+{
+    static net n;
+    memset(&n, 0, sizeof n);
+    n.vm = vm_make(NULL);
+    n.host = host;
+    cr_assert_eq(stvm_tcp_listen(n.vm, host, 0, 16, &n.listener), STVM_OK);
+    n.port = stvm_socket_port(n.listener);
+    cr_assert_gt(n.port, 0);
+    return &n;
+}
+
+/* ---- echo --------------------------------------------------------------------------- */
+
+static void echo_one(stvm_vm *vm, void *arg)
+{
+    net *n = ((void **)arg)[0];
+    stvm_socket *c = ((void **)arg)[1];
+    free(arg);
+    char buf[256];
+    int64_t r;
+    while ((r = stvm_socket_recv(vm, c, buf, sizeof buf, LONG)) > 0)
+        GCHECK(n, stvm_socket_send(vm, c, buf, (size_t)r, LONG) == r);
+    GCHECK(n, r == 0);
+    GCHECK(n, stvm_socket_close(vm, c) == STVM_OK);
+}
+
+static void echo_server(stvm_vm *vm, void *arg)
+{
+    net *n = arg;
+    for (int i = 0; i < n->clients; i++) {
+        stvm_socket *c = NULL;
+        GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+        if (!c)
+            return;
+        void **pair = malloc(2 * sizeof *pair);
+        pair[0] = n;
+        pair[1] = c;
+        GCHECK(n, stvm_spawn(vm, 40, "echo", echo_one, pair, NULL) == STVM_OK);
+    }
+}
+
+typedef struct client_arg {
+    net *n;
+    int i;
+} client_arg;
+
+static void echo_client(stvm_vm *vm, void *arg)
+{
+    client_arg *a = arg;
+    net *n = a->n;
+    stvm_socket *c = NULL;
+    GCHECK(n, stvm_tcp_connect(vm, n->host, n->port, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    char msg[32];
+    int len = snprintf(msg, sizeof msg, "hello from %d", a->i);
+    GCHECK(n, stvm_socket_send(vm, c, msg, (size_t)len, LONG) == len);
+    int got = 0;
+    while (got < len) {
+        int64_t r = stvm_socket_recv(vm, c, n->got[a->i] + got, (size_t)(len - got), LONG);
+        GCHECK(n, r > 0);
+        if (r <= 0)
+            break;
+        got += (int)r;
+    }
+    GCHECK(n, stvm_socket_close(vm, c) == STVM_OK);
+}
+
+static void echo_with_clients(const char *host, int clients)
+{
+    net *n = net_make(host);
+    n->clients = clients;
+    client_arg args[8];
+    spawn(n->vm, 40, "server", echo_server, n);
+    for (int i = 0; i < clients; i++) {
+        args[i] = (client_arg){n, i};
+        spawn(n->vm, 40, "client", echo_client, &args[i]);
+    }
+    RUN_OK_GREEN(n);
+    for (int i = 0; i < clients; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "hello from %d", i);
+        cr_assert_str_eq(n->got[i], want);
+    }
+    stvm_stats st = stats_of(n->vm);
+    cr_assert_gt(st.socket_reads_blocked, 0, "somebody waited for data");
+    cr_assert_gt(st.timed_waits, 0, "the waits went through DelayWaitTimeout");
+    cr_assert_eq(stvm_socket_close(n->vm, n->listener), STVM_OK);
+    SCENARIO_DONE(n);
+}
+
+Test(socket, echo_over_ipv4_loopback) { echo_with_clients("127.0.0.1", 1); }
+Test(socket, echo_over_ipv6_loopback) { echo_with_clients("::1", 1); }
+Test(socket, echo_through_localhost) { echo_with_clients("localhost", 1); }
+Test(socket, many_processes_each_with_a_connection) { echo_with_clients("127.0.0.1", 8); }
+
+/* ---- streams -------------------------------------------------------------------------- */
+
+static void stream_server(stvm_vm *vm, void *arg)
+{
+    net *n = arg;
+    stvm_socket *c = NULL;
+    GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    /* A request line, then an answer in pieces: two lines and a body of n->big bytes. */
+    stvm_stream *st = NULL;
+    GCHECK(n, stvm_stream_open(vm, c, LONG, &st) == STVM_OK);
+    char line[64];
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 3);
+    GCHECK(n, strcmp(line, "GET") == 0);
+    GCHECK(n, stvm_stream_write(vm, st, "HTTP/1.1 200 OK\r\n", 17) == STVM_OK);
+    GCHECK(n, stvm_stream_write(vm, st, "X: y\n\r\n", 7) == STVM_OK);
+    uint8_t chunk[1000];
+    for (size_t sent = 0; sent < n->big;) {
+        size_t k = n->big - sent < sizeof chunk ? n->big - sent : sizeof chunk;
+        for (size_t j = 0; j < k; j++) {
+            chunk[j] = (uint8_t)(sent + j);
+            n->sum_sent += chunk[j];
+        }
+        GCHECK(n, stvm_stream_write(vm, st, chunk, k) == STVM_OK);
+        sent += k;
+        if (sent % 5000 == 0)
+            GCHECK(n, stvm_stream_flush(vm, st) == STVM_OK);
+        stvm_yield(vm);
+    }
+    GCHECK(n, stvm_stream_flush(vm, st) == STVM_OK);
+    GCHECK(n, stvm_stream_close(vm, st) == STVM_OK);
+    GCHECK(n, stvm_socket_close(vm, c) == STVM_OK);
+}
+
+static void stream_client(stvm_vm *vm, void *arg)
+{
+    net *n = arg;
+    stvm_socket *c = NULL;
+    GCHECK(n, stvm_tcp_connect(vm, n->host, n->port, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    stvm_stream *st = NULL;
+    GCHECK(n, stvm_stream_open(vm, c, LONG, &st) == STVM_OK);
+    GCHECK(n, stvm_stream_open(vm, c, LONG, &st) == STVM_ESTATE);
+    GCHECK(n, stvm_stream_write(vm, st, "GET\r\n", 5) == STVM_OK);
+    GCHECK(n, stvm_stream_flush(vm, st) == STVM_OK);
+    char line[64];
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 15);
+    GCHECK(n, strcmp(line, "HTTP/1.1 200 OK") == 0);
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 4);
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 0);
+    size_t total = 0;
+    uint8_t buf[700];   /* partial reads: smaller than the 4 KiB buffer */
+    int64_t r;
+    while ((r = stvm_stream_read(vm, st, buf, sizeof buf)) > 0) {
+        GCHECK(n, r <= (int64_t)sizeof buf);
+        for (int64_t j = 0; j < r; j++)
+            n->sum_got += buf[j];
+        total += (size_t)r;
+    }
+    GCHECK(n, r == 0);
+    GCHECK(n, total == n->big);
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 0);
+    stvm_stream_stats ss;
+    GCHECK(n, stvm_stream_get_stats(st, &ss) == STVM_OK);
+    GCHECK(n, ss.bytes_in == n->big + 15 + 2 + 4 + 1 + 2);
+    GCHECK(n, ss.fills >= n->big / 4096);
+    GCHECK(n, ss.reads_blocked >= 1 && ss.reads_blocked <= ss.fills + 1);
+    GCHECK(n, ss.flushes == 1 && ss.bytes_out == 5);
+    GCHECK(n, stvm_socket_close(vm, c) == STVM_OK);   /* closes its stream too */
+}
+
+Test(socket, a_stream_reads_lines_and_a_body_through_its_4k_buffer)
+{
+    net *n = net_make("127.0.0.1");
+    n->big = 50000;
+    spawn(n->vm, 40, "server", stream_server, n);
+    spawn(n->vm, 40, "client", stream_client, n);
+    RUN_OK_GREEN(n);
+    cr_assert_eq(n->sum_got, n->sum_sent);
+    SCENARIO_DONE(n);
+}
+
+/* ---- large sends ------------------------------------------------------------------------ */
+
+static void slow_reader(stvm_vm *vm, void *arg)
+{
+    net *n = arg;
+    stvm_socket *c = NULL;
+    GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    uint8_t buf[3000];
+    int64_t r;
+    size_t total = 0;
+    while ((r = stvm_socket_recv(vm, c, buf, sizeof buf, LONG)) > 0) {
+        for (int64_t j = 0; j < r; j++)
+            n->sum_got += buf[j];
+        total += (size_t)r;
+        stvm_yield(vm);
+    }
+    GCHECK(n, r == 0 && total == n->big);
+    stvm_socket_close(vm, c);
+}
+
+static void big_sender(stvm_vm *vm, void *arg)
+{
+    net *n = arg;
+    stvm_socket *c = NULL;
+    GCHECK(n, stvm_tcp_connect(vm, n->host, n->port, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    uint8_t *data = malloc(n->big);
+    for (size_t j = 0; j < n->big; j++) {
+        data[j] = (uint8_t)(j * 7 + (j >> 9));
+        n->sum_sent += data[j];
+    }
+    GCHECK(n, stvm_socket_send(vm, c, data, n->big, LONG) == (int64_t)n->big);
+    free(data);
+    stvm_socket_close(vm, c);
+}
+
+Test(socket, a_large_send_waits_for_the_peer_to_read)
+{
+    net *n = net_make("127.0.0.1");
+    n->big = 8u << 20;   /* far more than both kernels' buffers hold */
+    spawn(n->vm, 40, "reader", slow_reader, n);
+    spawn(n->vm, 40, "sender", big_sender, n);
+    RUN_OK_GREEN(n);
+    cr_assert_eq(n->sum_got, n->sum_sent);
+    SCENARIO_DONE(n);
+}
+
+/* ---- the peer goes away ------------------------------------------------------------------ */
+
+typedef struct ends {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener;
+    int port;
+    bool reset;              /* the server resets instead of closing */
+    int64_t first, second, send_rc;
+} ends;
+
+static void closing_server(stvm_vm *vm, void *arg)
+{
+    ends *e = arg;
+    stvm_socket *c = NULL;
+    GCHECK(e, stvm_tcp_accept(vm, e->listener, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    if (e->reset) {
+        /* Closing with unread data makes the kernel reset the connection. */
+        char b;
+        GCHECK(e, stvm_socket_recv(vm, c, &b, 1, LONG) == 1);
+    }
+    GCHECK(e, stvm_socket_close(vm, c) == STVM_OK);
+}
+
+static void waiting_client(stvm_vm *vm, void *arg)
+{
+    ends *e = arg;
+    stvm_socket *c = NULL;
+    GCHECK(e, stvm_tcp_connect(vm, "127.0.0.1", e->port, LONG, &c) == STVM_OK);
+    if (!c)
+        return;
+    if (e->reset)
+        GCHECK(e, stvm_socket_send(vm, c, "ab", 2, LONG) == 2);
+    char buf[16];
+    e->first = stvm_socket_recv(vm, c, buf, sizeof buf, LONG);
+    e->second = stvm_socket_recv(vm, c, buf, sizeof buf, LONG);
+    static char block[65536];
+    int64_t r = 0;
+    for (int i = 0; i < 64 && r >= 0; i++)
+        r = stvm_socket_send(vm, c, block, sizeof block, LONG);
+    e->send_rc = r;
+    stvm_socket_close(vm, c);
+}
+
+static void peer_goes(bool reset, int64_t want)
+{
+    ends e = {.vm = vm_make(NULL), .reset = reset};
+    cr_assert_eq(stvm_tcp_listen(e.vm, "127.0.0.1", 0, 4, &e.listener), STVM_OK);
+    e.port = stvm_socket_port(e.listener);
+    spawn(e.vm, 40, "server", closing_server, &e);
+    spawn(e.vm, 40, "client", waiting_client, &e);
+    RUN_OK_GREEN(&e);
+    cr_assert_eq(e.first, want, "first recv: %lld", (long long)e.first);
+    cr_assert_eq(e.second, want, "second recv: %lld", (long long)e.second);
+    cr_assert_eq(e.send_rc, STVM_ECLOSED, "send to a peer that has gone: %lld",
+                 (long long)e.send_rc);
+    SCENARIO_DONE(&e);
+}
+
+Test(socket, recv_answers_0_when_the_peer_closes) { peer_goes(false, 0); }
+Test(socket, recv_answers_closed_when_the_peer_resets) { peer_goes(true, STVM_ECLOSED); }
+
+/* ---- refusal and timeouts ---------------------------------------------------------------- */
+
+typedef struct times {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener;
+    int port, dead_port;
+    int refused, accept_rc, connect_timeouts;
+    int64_t recv_rc, recv0_rc;
+} times;
+
+static void timeouts(stvm_vm *vm, void *arg)
+{
+    times *t = arg;
+    stvm_socket *c = NULL;
+    t->refused = stvm_tcp_connect(vm, "127.0.0.1", t->dead_port, LONG, &c);
+    t->accept_rc = stvm_tcp_accept(vm, t->listener, 30, &c);
+    /* A connection nobody accepts: the kernel completes it (backlog), no data comes. */
+    stvm_socket *d = NULL;
+    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &d) == STVM_OK);
+    if (!d)
+        return;
+    char b;
+    t->recv_rc = stvm_socket_recv(vm, d, &b, 1, 30);
+    t->recv0_rc = stvm_socket_recv(vm, d, &b, 1, 0);
+    /* Once the backlog is full, connections are not answered: connect times out. */
+    stvm_socket *more[8] = {0};
+    for (int i = 0; i < 8; i++)
+        if (stvm_tcp_connect(vm, "127.0.0.1", t->port, 100, &more[i]) == STVM_ETIMEDOUT)
+            t->connect_timeouts++;
+    for (int i = 0; i < 8; i++)
+        if (more[i])
+            stvm_socket_close(vm, more[i]);
+    stvm_socket_close(vm, d);
+    /* Nothing stays armed on the listener once nobody waits on it. */
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->listener), STVM_IO_READ, 0) != STVM_EBUSY);
+}
+
+Test(socket, refusal_and_the_timeouts_of_accept_connect_and_recv)
+{
+    times t = {.vm = vm_make(NULL)};
+    stvm_socket *dead;
+    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 1, &dead), STVM_OK);
+    t.dead_port = stvm_socket_port(dead);
+    cr_assert_eq(stvm_socket_close(t.vm, dead), STVM_OK);
+    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 1, &t.listener), STVM_OK);
+    t.port = stvm_socket_port(t.listener);
+    stvm_stats before = stats_of(t.vm);
+    spawn(t.vm, 40, "timeouts", timeouts, &t);
+    RUN_OK_GREEN(&t);
+    cr_assert_eq(t.refused, STVM_ECONNREFUSED);
+    cr_assert_eq(t.accept_rc, STVM_ETIMEDOUT);
+    cr_assert_eq(t.recv_rc, STVM_ETIMEDOUT);
+    cr_assert_eq(t.recv0_rc, STVM_ETIMEDOUT);
+    cr_assert_gt(t.connect_timeouts, 0);
+    stvm_stats after = stats_of(t.vm);
+    cr_assert_gt(after.timed_waits, before.timed_waits + 2);
+    cr_assert_gt(after.delays_unscheduled + after.delays_expired, 0);
+    cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
+    SCENARIO_DONE(&t);
+}
+
+/* ---- bad input ----------------------------------------------------------------------------- */
+
+typedef struct misuse {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *conn;
+    int port;
+    int busy_rc;
+    bool reader_done;
+} misuse;
+
+static void blocked_reader(stvm_vm *vm, void *arg)
+{
+    misuse *m = arg;
+    char b;
+    GCHECK(m, stvm_socket_recv(vm, m->conn, &b, 1, LONG) == 1);
+    m->reader_done = true;
+}
+
+static void misuser(stvm_vm *vm, void *arg)
+{
+    misuse *m = arg;
+    stvm_socket *s = NULL;
+    int foreign = 0;
+    stvm_socket *bogus = (stvm_socket *)&foreign;
+    char b[4];
+    GCHECK(m, stvm_tcp_connect(vm, "no.such.host", m->port, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", 0, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", 70000, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", m->port, -2, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_connect(vm, NULL, m->port, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_accept(vm, m->conn, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_accept(vm, bogus, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, m->listener, b, 1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, bogus, b, 1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, NULL, b, 1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, m->conn, b, 0, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, m->conn, NULL, 1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_recv(vm, m->conn, b, (size_t)-1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_send(vm, m->conn, b, (size_t)-1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_send(vm, m->conn, NULL, 1, LONG) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_send(vm, m->conn, b, 1, -5) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_send(vm, m->conn, b, 0, LONG) == 0);
+    GCHECK(m, stvm_socket_close(vm, bogus) == STVM_EINVAL);
+    /* A second reader on the same socket. */
+    GCHECK(m, stvm_spawn(vm, 40, "reader", blocked_reader, m, NULL) == STVM_OK);
+    stvm_yield(vm);
+    m->busy_rc = (int)stvm_socket_recv(vm, m->conn, b, 1, LONG);
+    GCHECK(m, stvm_socket_close(vm, m->conn) == STVM_EBUSY);
+    /* The descriptor is the socket's reader's: stvm_fd_wait says so too. */
+    GCHECK(m, stvm_fd_wait(vm, stvm_socket_fd(m->conn), STVM_IO_READ, LONG) == STVM_EBUSY);
+}
+
+static void feeder(stvm_vm *vm, void *arg)
+{
+    misuse *m = arg;
+    stvm_socket *c = NULL;
+    GCHECK(m, stvm_tcp_accept(vm, m->listener, LONG, &c) == STVM_OK);
+    while (!m->busy_rc)
+        stvm_yield(vm);
+    GCHECK(m, stvm_socket_send(vm, c, "z", 1, LONG) == 1);
+    while (!m->reader_done)
+        stvm_yield(vm);
+    stvm_socket_close(vm, c);
+}
+
+static void connector(stvm_vm *vm, void *arg)
+{
+    misuse *m = arg;
+    GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", m->port, LONG, &m->conn) == STVM_OK);
+    if (m->conn)
+        misuser(vm, m);
+}
+
+Test(socket, bad_input_gets_a_clear_error_and_changes_nothing)
+{
+    misuse m = {.vm = vm_make(NULL)};
+    stvm_socket *s = NULL;
+    cr_assert_eq(stvm_tcp_listen(NULL, "127.0.0.1", 0, 1, &s), STVM_EINVAL);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", 0, 0, &s), STVM_EINVAL);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", -1, 1, &s), STVM_EINVAL);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "localhost.example", 0, 1, &s), STVM_EINVAL);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", 0, 4, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", 0, 4, &m.listener), STVM_OK);
+    m.port = stvm_socket_port(m.listener);
+    stvm_socket *taken;
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", m.port, 4, &taken), STVM_ESYS);
+    /* Outside a green process. */
+    char b;
+    cr_assert_eq(stvm_tcp_connect(m.vm, "127.0.0.1", m.port, LONG, &s), STVM_ENOTPROC);
+    cr_assert_eq(stvm_tcp_accept(m.vm, m.listener, LONG, &s), STVM_ENOTPROC);
+    cr_assert_eq(stvm_socket_fd(NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_socket_port(NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_socket_close(m.vm, NULL), STVM_EINVAL);
+    cr_assert_geq(stvm_socket_fd(m.listener), 0);
+    spawn(m.vm, 40, "feeder", feeder, &m);
+    spawn(m.vm, 40, "connector", connector, &m);
+    RUN_OK_GREEN(&m);
+    cr_assert_eq(m.busy_rc, STVM_EBUSY);
+    cr_assert(m.reader_done);
+    cr_assert_eq(stvm_socket_recv(m.vm, m.conn, &b, 1, LONG), STVM_ENOTPROC);
+    cr_assert_eq(stvm_socket_close(m.vm, m.conn), STVM_OK);
+    cr_assert_eq(stvm_socket_close(m.vm, m.listener), STVM_OK);
+    SCENARIO_DONE(&m);
+}
+
+/* ---- termination in a wait, spurious signals ---------------------------------------------- */
+
+typedef struct term {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *client, *server;
+    int port;
+    stvm_process *victim;
+    int64_t after_rc;
+    int accept_after;
+    char got;
+    int spurious;
+} term;
+
+/* Yield until p blocks (a timed wait first hands its Delay to the timing process, which
+ * sends p to the back of its run queue), at most 1000 times. */
+static bool blocked_soon(stvm_vm *vm, stvm_process *p)
+{
+    for (int i = 0; i < 1000 && gstate(vm, p) != STVM_PROCESS_WAITING; i++)
+        stvm_yield(vm);
+    return gstate(vm, p) == STVM_PROCESS_WAITING;
+}
+
+static void stuck_reader(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    char b;
+    stvm_socket_recv(vm, t->client, &b, 1, -1);
+    GCHECK(t, false);   /* never gets here: it is terminated */
+}
+
+static void stuck_acceptor(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    stvm_socket *s;
+    stvm_tcp_accept(vm, t->listener, LONG, &s);
+    GCHECK(t, false);
+}
+
+static void terminator(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
+    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    if (!t->client || !t->server)
+        return;
+    stvm_process *r = NULL, *a = NULL;
+    GCHECK(t, stvm_spawn(vm, 40, "reader", stuck_reader, t, &r) == STVM_OK);
+    GCHECK(t, stvm_spawn(vm, 40, "acceptor", stuck_acceptor, t, &a) == STVM_OK);
+    GCHECK(t, blocked_soon(vm, r));
+    GCHECK(t, blocked_soon(vm, a));
+    int fd = stvm_socket_fd(t->client);
+    GCHECK(t, stvm_fd_wait(vm, fd, STVM_IO_READ, 0) == STVM_EBUSY);
+    GCHECK(t, stvm_socket_close(vm, t->client) == STVM_EBUSY);
+    GCHECK(t, stvm_process_terminate(vm, r) == STVM_OK);
+    GCHECK(t, stvm_process_terminate(vm, a) == STVM_OK);
+    stvm_process_release(vm, r);
+    stvm_process_release(vm, a);
+    /* Nothing of theirs is left: the descriptors are free to wait on, and the sockets
+     * serve the next process. */
+    GCHECK(t, stvm_fd_wait(vm, fd, STVM_IO_READ, 0) == STVM_ETIMEDOUT);
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->listener), STVM_IO_READ, 0) == STVM_ETIMEDOUT);
+    GCHECK(t, stvm_socket_send(vm, t->server, "q", 1, LONG) == 1);
+    t->after_rc = stvm_socket_recv(vm, t->client, &t->got, 1, LONG);
+    stvm_socket *c2 = NULL, *s2 = NULL;
+    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &c2) == STVM_OK);
+    t->accept_after = stvm_tcp_accept(vm, t->listener, LONG, &s2);
+    stvm_socket_close(vm, c2);
+    stvm_socket_close(vm, s2);
+    stvm_socket_close(vm, t->client);
+    stvm_socket_close(vm, t->server);
+}
+
+Test(socket, a_process_terminated_in_recv_or_accept_leaves_nothing_registered)
+{
+    term t = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 4, &t.listener), STVM_OK);
+    t.port = stvm_socket_port(t.listener);
+    spawn(t.vm, 40, "terminator", terminator, &t);
+    RUN_OK_GREEN(&t);
+    cr_assert_eq(t.after_rc, 1);
+    cr_assert_eq(t.got, 'q');
+    cr_assert_eq(t.accept_after, STVM_OK);
+    cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
+    SCENARIO_DONE(&t);
+}
+
+static void patient_reader(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    t->after_rc = stvm_socket_recv(vm, t->client, &t->got, 1, LONG);
+}
+
+static void spurious_signaller(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
+    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    if (!t->client || !t->server)
+        return;
+    stvm_process *r = NULL;
+    GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
+    /* Signals with no data behind them: the reader looks, finds nothing, waits again. */
+    for (int i = 0; i < 3; i++) {
+        GCHECK(t, blocked_soon(vm, r));
+        GCHECK(t, stvm_semaphore_signal(vm, stvm_socket_read_semaphore(t->client)) == STVM_OK);
+        stvm_yield(vm);
+        t->spurious++;
+    }
+    GCHECK(t, blocked_soon(vm, r));
+    GCHECK(t, stvm_socket_send(vm, t->server, "s", 1, LONG) == 1);
+    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
+    stvm_socket_close(vm, t->client);
+    stvm_socket_close(vm, t->server);
+}
+
+Test(socket, a_reader_loops_over_spurious_signals)
+{
+    term t = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 4, &t.listener), STVM_OK);
+    t.port = stvm_socket_port(t.listener);
+    stvm_stats before = stats_of(t.vm);
+    spawn(t.vm, 40, "signaller", spurious_signaller, &t);
+    RUN_OK_GREEN(&t);
+    cr_assert_eq(t.after_rc, 1);
+    cr_assert_eq(t.got, 's');
+    stvm_stats after = stats_of(t.vm);
+    /* One blocked read, four waits on the read semaphore (three spurious wake-ups). */
+    cr_assert_eq(after.socket_reads_blocked - before.socket_reads_blocked, 1);
+    cr_assert_geq(after.timed_waits - before.timed_waits, 4);
+    cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
+    SCENARIO_DONE(&t);
+}
+
+/* ---- stvm_vm_free with sockets open -------------------------------------------------------- */
+
+static void leave_open(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    GCHECK(t, stvm_tcp_connect(vm, "::1", t->port, LONG, &t->client) == STVM_OK);
+    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    stvm_stream *st;
+    GCHECK(t, stvm_stream_open(vm, t->client, LONG, &st) == STVM_OK);
+    GCHECK(t, stvm_stream_write(vm, st, "unsent", 6) == STVM_OK);
+}
+
+static void read_forever(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    char b;
+    stvm_socket_recv(vm, t->server, &b, 1, -1);
+}
+
+Test(socket, vm_free_closes_the_sockets_left_open)
+{
+    term t = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_tcp_listen(t.vm, "::1", 0, 4, &t.listener), STVM_OK);
+    t.port = stvm_socket_port(t.listener);
+    spawn(t.vm, 40, "opener", leave_open, &t);
+    RUN_OK_GREEN(&t);
+    int fds[3] = {stvm_socket_fd(t.listener), stvm_socket_fd(t.client), stvm_socket_fd(t.server)};
+    for (int i = 0; i < 3; i++)
+        cr_assert_neq(fcntl(fds[i], F_GETFD), -1);
+    /* One process is still blocked in a recv when the VM goes. */
+    spawn(t.vm, 40, "reader", read_forever, &t);
+    cr_assert_eq(stvm_run_mode(t.vm, STVM_RUN_NOWAIT), 1);
+    vm_check(t.vm);
+    stvm_vm_free(t.vm);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(fcntl(fds[i], F_GETFD), -1, "descriptor %d is still open", fds[i]);
+}

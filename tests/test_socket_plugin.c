@@ -1,0 +1,319 @@
+/*
+ * The SocketPlugin's named primitives through stvm_primitive_call_named, called from
+ * the embedding thread (none of them waits): the table, Pharo's connection-status
+ * values and failure codes, a connection over loopback made and used with primitives
+ * only, the resolver, and ByteArrays.
+ */
+#include <errno.h>
+#include <poll.h>
+
+#include "helpers.h"
+
+#define SP "SocketPlugin"
+#define SI(v) ((stvm_oop)(((uintptr_t)(intptr_t)(v) << 1) | 1))
+#define SI_VAL(o) ((int64_t)(intptr_t)(o) >> 1)
+
+static int call(stvm_vm *vm, const char *name, const stvm_oop *args, int nargs, stvm_oop *res,
+                int *fail)
+{
+    *fail = 0;
+    return stvm_primitive_call_named(vm, SP, name, STVM_NIL, args, nargs, res, fail);
+}
+
+/* Call a primitive that must succeed. */
+static stvm_oop ok(stvm_vm *vm, const char *name, const stvm_oop *args, int nargs)
+{
+    stvm_oop r = SENTINEL;
+    int fail;
+    int err = call(vm, name, args, nargs, &r, &fail);
+    cr_assert_eq(err, STVM_OK, "%s failed with code %d", name, fail);
+    return r;
+}
+
+/* Call a primitive that must fail with code. */
+static void fails(stvm_vm *vm, const char *name, const stvm_oop *args, int nargs, int code)
+{
+    stvm_oop r = SENTINEL;
+    int fail;
+    int err = call(vm, name, args, nargs, &r, &fail);
+    cr_assert_eq(err, STVM_EPRIM, "%s: %s", name, stvm_err_name(err));
+    cr_assert_eq(fail, code, "%s failed with %d, expected %d", name, fail, code);
+    cr_assert_eq(r, SENTINEL, "a failed primitive answered something");
+}
+
+/* Three registered semaphores, as Socket>>initialize: makes them. */
+static void semas(stvm_vm *vm, stvm_oop idx[3])
+{
+    for (int i = 0; i < 3; i++) {
+        int index;
+        cr_assert_eq(stvm_register_external(vm, sem_make(vm), &index), STVM_OK);
+        idx[i] = SI(index);
+    }
+}
+
+static stvm_oop create(stvm_vm *vm)
+{
+    stvm_oop idx[3];
+    semas(vm, idx);
+    stvm_oop args[7] = {SI(0), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    return ok(vm, "primitiveSocketCreate3Semaphores", args, 7);
+}
+
+static int64_t status(stvm_vm *vm, stvm_oop h)
+{
+    return SI_VAL(ok(vm, "primitiveSocketConnectionStatus", &h, 1));
+}
+
+static stvm_oop bytes_of(stvm_vm *vm, const void *data, size_t n)
+{
+    stvm_oop b;
+    cr_assert_eq(stvm_bytes_new(vm, n, &b), STVM_OK);
+    uint8_t *p;
+    size_t size;
+    cr_assert_eq(stvm_bytes_data(vm, b, &p, &size), STVM_OK);
+    memcpy(p, data, n);
+    return b;
+}
+
+static const uint8_t LOOPBACK4[4] = {127, 0, 0, 1};
+
+/* Poll a status primitive until it leaves `from` (loopback answers within microseconds;
+ * the bound is generous). */
+static int64_t status_after(stvm_vm *vm, stvm_oop h, int64_t from)
+{
+    int64_t s = status(vm, h);
+    for (int i = 0; i < 2000 && s == from; i++) {
+        poll(NULL, 0, 1);
+        s = status(vm, h);
+    }
+    return s;
+}
+
+Test(socket_plugin, the_table_has_the_plugin_and_refuses_unknown_names)
+{
+    stvm_vm *vm = vm_make(NULL);
+    const char *modules[64], *names[64];
+    int n = stvm_primitive_named_list(modules, names, 64);
+    cr_assert_geq(n, 20);
+    bool seen = false;
+    for (int i = 0; i < n; i++)
+        seen |= strcmp(names[i], "primitiveSocketReceiveDataAvailable") == 0 &&
+                strcmp(modules[i], SP) == 0;
+    cr_assert(seen);
+    stvm_oop r;
+    int fail;
+    cr_assert_eq(stvm_primitive_call_named(vm, "NoPlugin", "primitiveSocketError", 0, NULL, 0,
+                                           &r, &fail), STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call_named(vm, SP, "primitiveNothing", 0, NULL, 0, &r, &fail),
+                 STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call_named(vm, NULL, "x", 0, NULL, 0, &r, &fail), STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call_named(vm, SP, "primitiveSocketError", 0, NULL, 1, &r, &fail),
+                 STVM_EINVAL);
+    cr_assert_eq(stvm_primitive_call_named(NULL, SP, "primitiveResolverStatus", 0, NULL, 0, &r,
+                                           &fail), STVM_EINVAL);
+    /* A wrong argument count is Pharo's bad number of arguments. */
+    fails(vm, "primitiveSocketConnectionStatus", NULL, 0, STVM_PRIM_ERR_BAD_NUM_ARGS);
+    vm_done(vm);
+}
+
+Test(socket_plugin, create_checks_its_arguments_and_answers_an_unconnected_socket)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_oop idx[3];
+    semas(vm, idx);
+    stvm_oop args[7] = {SI(0), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    args[2] = GARBAGE;
+    fails(vm, "primitiveSocketCreate3Semaphores", args, 7, STVM_PRIM_ERR_GENERIC);
+    args[2] = SI(8000);
+    args[1] = SI(1);   /* UDP */
+    fails(vm, "primitiveSocketCreate3Semaphores", args, 7, STVM_PRIM_ERR_UNSUPPORTED);
+    args[1] = SI(7);
+    fails(vm, "primitiveSocketCreate3Semaphores", args, 7, STVM_PRIM_ERR_GENERIC);
+    args[1] = SI(0);
+    args[5] = SI(1000000);
+    fails(vm, "primitiveSocketCreate3Semaphores", args, 7, STVM_PRIM_ERR_BAD_ARGUMENT);
+    args[5] = idx[1];
+    stvm_oop h = ok(vm, "primitiveSocketCreate3Semaphores", args, 7);
+    cr_assert_str_eq(stvm_oop_class_name(vm, h), "SocketHandle");
+    cr_assert_eq(status(vm, h), STVM_SOCKET_UNCONNECTED);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketError", &h, 1)), 0);
+    cr_assert_eq(ok(vm, "primitiveSocketReceiveDataAvailable", &h, 1), STVM_FALSE);
+    cr_assert_eq(ok(vm, "primitiveSocketSendDone", &h, 1), STVM_FALSE);
+    vm_done(vm);
+}
+
+Test(socket_plugin, a_socket_handle_is_checked_and_destroy_is_final)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_oop notsock[4] = {STVM_NIL, SI(3), GARBAGE, stvm_semaphore_oop(sem_make(vm))};
+    for (int i = 0; i < 4; i++) {
+        fails(vm, "primitiveSocketConnectionStatus", &notsock[i], 1, STVM_PRIM_ERR_BAD_ARGUMENT);
+        fails(vm, "primitiveSocketDestroy", &notsock[i], 1, STVM_PRIM_ERR_BAD_ARGUMENT);
+    }
+    stvm_oop h = create(vm);
+    cr_assert_eq(stvm_oop_release(vm, h), STVM_ESTATE, "a live socket is not released");
+    ok(vm, "primitiveSocketDestroy", &h, 1);
+    /* Pharo's socketValid fails: primSocketConnectionStatus: then answers InvalidSocket. */
+    fails(vm, "primitiveSocketConnectionStatus", &h, 1, STVM_PRIM_ERR_GENERIC);
+    fails(vm, "primitiveSocketDestroy", &h, 1, STVM_PRIM_ERR_GENERIC);
+    fails(vm, "primitiveSocketReceiveDataAvailable", &h, 1, STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(stvm_oop_release(vm, h), STVM_OK);
+    cr_assert_null(stvm_oop_class_name(vm, h));
+    vm_done(vm);
+}
+
+Test(socket_plugin, a_connection_made_and_used_with_primitives_only)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_oop lis = create(vm), cli = create(vm);
+    stvm_oop lo = bytes_of(vm, LOOPBACK4, 4);
+    stvm_oop largs[4] = {lis, SI(0), SI(4), lo};
+    ok(vm, "primitiveSocketListenOnPortBacklogInterface", largs, 4);
+    cr_assert_eq(status(vm, lis), STVM_SOCKET_WAITING_FOR_CONNECTION);
+    int64_t port = SI_VAL(ok(vm, "primitiveSocketLocalPort", &lis, 1));
+    cr_assert_gt(port, 0);
+    stvm_oop aargs[6] = {lis, SI(8000), SI(8000), SI(0), SI(0), SI(0)};
+    fails(vm, "primitiveSocketAccept3Semaphores", aargs, 6, STVM_PRIM_ERR_GENERIC);
+
+    stvm_oop cargs[3] = {cli, lo, SI(port)};
+    ok(vm, "primitiveSocketConnectToPort", cargs, 3);
+    fails(vm, "primitiveSocketConnectToPort", cargs, 3, STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(status_after(vm, cli, STVM_SOCKET_WAITING_FOR_CONNECTION), STVM_SOCKET_CONNECTED);
+    /* A waiting connection turns the listener's status to Connected (acceptHandler). */
+    cr_assert_eq(status_after(vm, lis, STVM_SOCKET_WAITING_FOR_CONNECTION), STVM_SOCKET_CONNECTED);
+    stvm_oop srv = ok(vm, "primitiveSocketAccept3Semaphores", aargs, 6);
+    cr_assert_eq(status(vm, srv), STVM_SOCKET_CONNECTED);
+    cr_assert_eq(status(vm, lis), STVM_SOCKET_WAITING_FOR_CONNECTION);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketRemotePort", &cli, 1)), port);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketLocalPort", &srv, 1)), port);
+    stvm_oop ra = ok(vm, "primitiveSocketRemoteAddress", &cli, 1);
+    uint8_t *p;
+    size_t n;
+    cr_assert_eq(stvm_bytes_data(vm, ra, &p, &n), STVM_OK);
+    cr_assert_eq(n, 4);
+    cr_assert_arr_eq(p, LOOPBACK4, 4);
+
+    /* Nothing to read: 0 bytes, and not available. */
+    stvm_oop buf;
+    cr_assert_eq(stvm_bytes_new(vm, 16, &buf), STVM_OK);
+    stvm_oop rargs[4] = {srv, buf, SI(1), SI(16)};
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketReceiveDataBufCount", rargs, 4)), 0);
+    cr_assert_eq(ok(vm, "primitiveSocketReceiveDataAvailable", &srv, 1), STVM_FALSE);
+    cr_assert_eq(ok(vm, "primitiveSocketSendDone", &cli, 1), STVM_TRUE);
+
+    stvm_oop msg = bytes_of(vm, "xhellox", 7);
+    stvm_oop sargs[4] = {cli, msg, SI(2), SI(5)};
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketSendDataBufCount", sargs, 4)), 5);
+    stvm_oop bad[4] = {cli, msg, SI(0), SI(5)};
+    fails(vm, "primitiveSocketSendDataBufCount", bad, 4, STVM_PRIM_ERR_GENERIC);
+    bad[2] = SI(4);
+    fails(vm, "primitiveSocketSendDataBufCount", bad, 4, STVM_PRIM_ERR_GENERIC);
+    bad[1] = SI(4);
+    fails(vm, "primitiveSocketSendDataBufCount", bad, 4, STVM_PRIM_ERR_GENERIC);
+    stvm_oop avail = STVM_FALSE;
+    for (int i = 0; i < 2000 && avail != STVM_TRUE; i++) {
+        avail = ok(vm, "primitiveSocketReceiveDataAvailable", &srv, 1);
+        if (avail != STVM_TRUE)
+            poll(NULL, 0, 1);
+    }
+    cr_assert_eq(avail, STVM_TRUE);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketReceiveDataBufCount", rargs, 4)), 5);
+    cr_assert_eq(stvm_bytes_data(vm, buf, &p, &n), STVM_OK);
+    cr_assert_arr_eq(p, "hello", 5);
+
+    /* The client closes: the server sees OtherEndClosed with no error, and 0 bytes. */
+    ok(vm, "primitiveSocketCloseConnection", &cli, 1);
+    cr_assert_eq(status(vm, cli), STVM_SOCKET_UNCONNECTED);
+    for (int i = 0; i < 2000 && status(vm, srv) == STVM_SOCKET_CONNECTED; i++) {
+        ok(vm, "primitiveSocketReceiveDataAvailable", &srv, 1);
+        poll(NULL, 0, 1);
+    }
+    cr_assert_eq(status(vm, srv), STVM_SOCKET_OTHER_END_CLOSED);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketError", &srv, 1)), 0);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketReceiveDataBufCount", rargs, 4)), 0);
+    stvm_oop all[3] = {lis, cli, srv};
+    for (int i = 0; i < 3; i++)
+        ok(vm, "primitiveSocketDestroy", &all[i], 1);
+    vm_done(vm);
+}
+
+Test(socket_plugin, a_refused_connection_is_a_status_and_an_error_not_a_failure)
+{
+    stvm_vm *vm = vm_make(NULL);
+    /* A port nobody listens on: one that was just closed. */
+    stvm_oop lis = create(vm), lo = bytes_of(vm, LOOPBACK4, 4);
+    stvm_oop largs[4] = {lis, SI(0), SI(1), lo};
+    ok(vm, "primitiveSocketListenOnPortBacklogInterface", largs, 4);
+    int64_t port = SI_VAL(ok(vm, "primitiveSocketLocalPort", &lis, 1));
+    ok(vm, "primitiveSocketDestroy", &lis, 1);
+    stvm_oop cli = create(vm);
+    stvm_oop cargs[3] = {cli, lo, SI(port)};
+    ok(vm, "primitiveSocketConnectToPort", cargs, 3);
+    cr_assert_eq(status_after(vm, cli, STVM_SOCKET_WAITING_FOR_CONNECTION), STVM_SOCKET_UNCONNECTED);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketError", &cli, 1)), ECONNREFUSED);
+    stvm_oop short_addr = bytes_of(vm, LOOPBACK4, 3);
+    stvm_oop c2 = create(vm);
+    stvm_oop bad[3] = {c2, short_addr, SI(port)};
+    fails(vm, "primitiveSocketConnectToPort", bad, 3, STVM_PRIM_ERR_GENERIC);
+    bad[1] = lo;
+    bad[2] = SI(70000);
+    fails(vm, "primitiveSocketConnectToPort", bad, 3, STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(status(vm, c2), STVM_SOCKET_UNCONNECTED, "a failed primitive changed nothing");
+    vm_done(vm);
+}
+
+Test(socket_plugin, the_resolver_knows_numeric_addresses_and_localhost)
+{
+    stvm_vm *vm = vm_make(NULL);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveResolverStatus", NULL, 0)), 0);
+    stvm_oop zero = SI(0);
+    ok(vm, "primitiveInitializeNetwork", &zero, 1);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveResolverStatus", NULL, 0)), 1);
+    const char *names[3] = {"localhost", "10.1.2.3", "::1"};
+    size_t sizes[3] = {4, 4, 16};
+    for (int i = 0; i < 3; i++) {
+        stvm_oop name = bytes_of(vm, names[i], strlen(names[i]));
+        ok(vm, "primitiveResolverStartNameLookup", &name, 1);
+        cr_assert_eq(SI_VAL(ok(vm, "primitiveResolverStatus", NULL, 0)), 1);
+        stvm_oop a = ok(vm, "primitiveResolverNameLookupResult", NULL, 0);
+        uint8_t *p;
+        size_t n;
+        cr_assert_eq(stvm_bytes_data(vm, a, &p, &n), STVM_OK);
+        cr_assert_eq(n, sizes[i], "%s", names[i]);
+        cr_assert_eq(p[n - 1], i == 1 ? 3 : 1);
+    }
+    stvm_oop name = bytes_of(vm, "example.org", 11);
+    ok(vm, "primitiveResolverStartNameLookup", &name, 1);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveResolverStatus", NULL, 0)), 3);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveResolverError", NULL, 0)), 1);
+    fails(vm, "primitiveResolverNameLookupResult", NULL, 0, STVM_PRIM_ERR_GENERIC);
+    fails(vm, "primitiveResolverStartNameLookup", &zero, 1, STVM_PRIM_ERR_GENERIC);
+    vm_done(vm);
+}
+
+Test(socket_plugin, byte_arrays_are_zeroed_named_and_released)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_stats before = stats_of(vm);
+    stvm_oop b = SENTINEL;
+    cr_assert_eq(stvm_bytes_new(vm, 100, &b), STVM_OK);
+    cr_assert_str_eq(stvm_oop_class_name(vm, b), "ByteArray");
+    uint8_t *p;
+    size_t n;
+    cr_assert_eq(stvm_bytes_data(vm, b, &p, &n), STVM_OK);
+    cr_assert_eq(n, 100);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(p[i], 0);
+    cr_assert_eq(stvm_bytes_data(vm, SI(1), &p, &n), STVM_EINVAL);
+    cr_assert_eq(stvm_bytes_data(vm, b, NULL, &n), STVM_EINVAL);
+    cr_assert_eq(stvm_bytes_new(vm, ((size_t)1 << 30) + 1, &b), STVM_ERANGE);
+    cr_assert_eq(stvm_bytes_new(NULL, 1, &b), STVM_EINVAL);
+    cr_assert_eq(stvm_oop_release(vm, b), STVM_OK);
+    cr_assert_eq(stvm_bytes_data(vm, b, &p, &n), STVM_EINVAL);
+    stvm_oop empty;
+    cr_assert_eq(stvm_bytes_new(vm, 0, &empty), STVM_OK);
+    cr_assert_eq(stvm_oop_release(vm, empty), STVM_OK);
+    stvm_stats after = stats_of(vm);
+    cr_assert_eq(after.objects_live, before.objects_live);
+    vm_done(vm);
+}
