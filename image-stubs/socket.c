@@ -288,17 +288,21 @@ static int wait_on(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
     return stvm_semaphore_wait_timeout_ms(vm, sem, ms);
 }
 
-int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool *waited)
+/* The loop of waitForDataFor: and waitForSendDoneFor:: ready? return; not connected?
+ * closed; otherwise a timed wait on the role's semaphore for the time left, and look
+ * again (a signal may be spurious, and the last look comes after the time ran out, as
+ * Pharo's final check). */
+static int wait_until(stvm_vm *vm, stvm_socket *s, int role, int event,
+                      bool (*ready)(stvm_vm *vm, stvm_socket *s), stvm_semaphore *sem,
+                      int64_t timeout_ms, bool *waited)
 {
-    if (waited)
-        *waited = false;
     socket_waiter w;
-    int err = enter(vm, &w, s, SOCKET_READER, STVM_IO_READ);
+    int err = enter(vm, &w, s, role, event);
     if (err)
         return err;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     for (;;) {
-        if (stvm__socket_data_available(vm, s)) {
+        if (ready(vm, s)) {
             err = STVM_OK;
             break;
         }
@@ -311,11 +315,8 @@ int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, 
             err = STVM_ETIMEDOUT;
             break;
         }
-        if (waited)
-            *waited = true;
-        /* Signalled (perhaps spuriously) or timed out: look again, as Pharo's loop and
-         * its final check do. */
-        err = wait_on(vm, s->read_semaphore, left);
+        *waited = true;
+        err = wait_on(vm, sem, left);
         if (err && err != STVM_ETIMEDOUT)
             break;
     }
@@ -323,33 +324,20 @@ int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, 
     return err;
 }
 
+int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool *waited)
+{
+    bool dummy;
+    bool *w = waited ? waited : &dummy;
+    *w = false;
+    return wait_until(vm, s, SOCKET_READER, STVM_IO_READ, stvm__socket_data_available,
+                      s->read_semaphore, timeout_ms, w);
+}
+
 int stvm__socket_wait_for_send_done(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)
 {
-    socket_waiter w;
-    int err = enter(vm, &w, s, SOCKET_WRITER, STVM_IO_WRITE);
-    if (err)
-        return err;
-    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
-    for (;;) {
-        if (stvm__socket_send_done(vm, s)) {
-            err = STVM_OK;
-            break;
-        }
-        if (!stvm__socket_is_connected(vm, s)) {
-            err = STVM_ECLOSED;
-            break;
-        }
-        int64_t left = stvm__socket_remaining(vm, deadline);
-        if (left == 0) {
-            err = STVM_ETIMEDOUT;
-            break;
-        }
-        err = wait_on(vm, s->write_semaphore, left);
-        if (err && err != STVM_ETIMEDOUT)
-            break;
-    }
-    leave(vm, &w);
-    return err;
+    bool waited = false;
+    return wait_until(vm, s, SOCKET_WRITER, STVM_IO_WRITE, stvm__socket_send_done,
+                      s->write_semaphore, timeout_ms, &waited);
 }
 
 int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <stvm.h>
@@ -324,6 +326,34 @@ static inline void hold_until_signalled(stvm_vm *vm, void *arg)
     GCHECK_AT(h->bad_line, stvm_mutex_enter(vm, h->m) == STVM_OK);
     GCHECK_AT(h->bad_line, stvm_semaphore_wait(vm, h->release) == STVM_OK);
     GCHECK_AT(h->bad_line, stvm_mutex_exit(vm, h->m) == STVM_OK);
+}
+
+/* ---- a child process for what must die ------------------------------------------ */
+
+/* Run body(arg) in a forked child with its stderr captured into err (NUL-terminated);
+ * the body must end the child (exit, abort, a signal). Answers the child's wait status. */
+static inline int run_in_child(void (*body)(void *arg), void *arg, char *err, size_t size)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        body(arg);
+        _exit(5);
+    }
+    close(fds[1]);
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < size && (n = read(fds[0], err + len, size - 1 - len)) > 0)
+        len += (size_t)n;
+    err[len] = 0;
+    close(fds[0]);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
 }
 
 #endif

@@ -100,8 +100,9 @@ Test(stack, processes_run_on_unguarded_stacks_when_stack_guard_is_off)
 
 #if !defined(__SANITIZE_ADDRESS__)
 
-static void run_overflowing_vm(void)
+static void run_overflowing_vm(void *arg)
 {
+    (void)arg;
     stvm_vm *vm = NULL;
     if (stvm_vm_new(&vm, NULL) != STVM_OK)
         _exit(3);
@@ -114,30 +115,13 @@ static void run_overflowing_vm(void)
 
 Test(stack, recursing_past_a_16k_stack_aborts_as_a_stack_overflow, .signal = SIGABRT)
 {
-    run_overflowing_vm();
+    run_overflowing_vm(NULL);
 }
 
 Test(stack, the_overflow_report_names_the_process)
 {
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        run_overflowing_vm();
-    }
-    close(fds[1]);
     char buf[1024];
-    size_t len = 0;
-    ssize_t n;
-    while (len + 1 < sizeof buf && (n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = 0;
-    close(fds[0]);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status = run_in_child(run_overflowing_vm, NULL, buf, sizeof buf);
     cr_assert(WIFSIGNALED(status), "the child exited with %d instead of a signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     cr_assert_eq(WTERMSIG(status), SIGABRT, "killed by signal %d", WTERMSIG(status));

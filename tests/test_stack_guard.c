@@ -101,43 +101,33 @@ Test(stack_guard, a_dive_that_fits_runs_on_every_method)
 
 #if !defined(__SANITIZE_ADDRESS__)
 
-/* Run one diver in a child process; answer its stderr and how it ended. */
-static void overflow_in_child(int method, dive d, char *err, size_t size, int *status)
+typedef struct child_dive {
+    int method;
+    dive d;
+} child_dive;
+
+/* One diver in a VM of its own, in the child process. */
+static void dive_in_child(void *arg)
 {
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        stvm_config cfg;
-        stvm_config_init(&cfg);
-        cfg.stack_guard_method = method;
-        stvm_vm *vm = NULL;
-        if (stvm_vm_new(&vm, &cfg) != STVM_OK)
-            _exit(3);
-        d.vm = vm;
-        if (stvm_spawn(vm, 40, "diver", diver, &d, NULL) != STVM_OK)
-            _exit(4);
-        stvm_run(vm);
-        _exit(5);   /* not reached: the overflow aborts */
-    }
-    close(fds[1]);
-    size_t len = 0;
-    ssize_t n;
-    while (len + 1 < size && (n = read(fds[0], err + len, size - 1 - len)) > 0)
-        len += (size_t)n;
-    err[len] = 0;
-    close(fds[0]);
-    cr_assert_eq(waitpid(pid, status, 0), pid);
+    child_dive *c = arg;
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.stack_guard_method = c->method;
+    stvm_vm *vm = NULL;
+    if (stvm_vm_new(&vm, &cfg) != STVM_OK)
+        _exit(3);
+    c->d.vm = vm;
+    if (stvm_spawn(vm, 40, "diver", diver, &c->d, NULL) != STVM_OK)
+        _exit(4);
+    stvm_run(vm);
+    _exit(5);   /* not reached: the overflow aborts */
 }
 
 static void expect_reported(int method, dive d, const char *how)
 {
     char err[1024];
-    int status = 0;
-    overflow_in_child(method, d, err, sizeof err, &status);
+    child_dive c = {.method = method, .d = d};
+    int status = run_in_child(dive_in_child, &c, err, sizeof err);
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
               "the child ended with status %#x; stderr: %s", status, err);
     cr_assert_not_null(strstr(err, "stack overflow in process 'diver'"), "stderr: %s", err);

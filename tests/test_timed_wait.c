@@ -536,7 +536,7 @@ static void plain_sleeper_fn(stvm_vm *vm, void *arg)
 
 Test(timed_wait, hundreds_of_timed_waits_signalled_in_random_order_leave_no_stale_delays)
 {
-    enum { NW = 600, NSIG = 500, NS = 40 };
+    enum { NW = 600, N_SIGNALS = 500, NS = 40 };
     static tw w[NW];
     static stvm_semaphore *sems[NW];
     static int order[NW];
@@ -567,7 +567,7 @@ Test(timed_wait, hundreds_of_timed_waits_signalled_in_random_order_leave_no_stal
             ps[i] = (plain_sleeper){.seed = lcg(&seed), .n = 8};
             spawn(vm, 35, "sleeper", plain_sleeper_fn, &ps[i]);
         }
-        canceller c = {.sems = sems, .order = order, .n = NSIG, .sig_at = sig_at};
+        canceller c = {.sems = sems, .order = order, .n = N_SIGNALS, .sig_at = sig_at};
         spawn(vm, 45, "canceller", canceller_fn, &c);
         stvm_stats s0 = stats_of(vm);
         cr_assert_eq(stvm_run(vm), STVM_OK, "%s", r->name);
@@ -575,7 +575,7 @@ Test(timed_wait, hundreds_of_timed_waits_signalled_in_random_order_leave_no_stal
         uint64_t last = 0;
         for (int k = 0; k < NW; k++) {
             int i = order[k];
-            if (k < NSIG) {
+            if (k < N_SIGNALS) {
                 cr_assert_eq(w[i].rc, STVM_OK, "%s: waiter %d: %s", r->name, i,
                              stvm_err_name(w[i].rc));
                 cr_assert_eq(w[i].t1, sig_at[i], "%s: waiter %d", r->name, i);
@@ -594,9 +594,9 @@ Test(timed_wait, hundreds_of_timed_waits_signalled_in_random_order_leave_no_stal
                 last = SIM_START + ps[i].total_ms * 1000u;
         }
         cr_assert_eq(stvm_now_us(vm), last, "%s", r->name);
-        cr_assert_eq(s1.delays_unscheduled - s0.delays_unscheduled, (uint64_t)NSIG, "%s", r->name);
+        cr_assert_eq(s1.delays_unscheduled - s0.delays_unscheduled, (uint64_t)N_SIGNALS, "%s", r->name);
         cr_assert_eq(s1.delays_expired - s0.delays_expired,
-                     (uint64_t)(NW - NSIG) + NS * 8u + 1u + NSIG / 50, "%s", r->name);
+                     (uint64_t)(NW - N_SIGNALS) + NS * 8u + 1u + N_SIGNALS / 50, "%s", r->name);
         cr_assert_eq(s1.objects_live, s0.objects_live, "%s: %lld objects left behind", r->name,
                      (long long)(s1.objects_live - s0.objects_live));
         cr_assert_eq(s1.bytes_live, s0.bytes_live, "%s", r->name);
