@@ -831,7 +831,8 @@ static const struct { int number, wants, ctx; } receiver_prims[] = {
  * unless STVM_KNOWN_DEFECTS=1 (then the test known_defects runs exactly them). Unmark
  * a row when its defect is fixed.
  *  D1: vm/clock.h says deadlines past 2^62 are refused and primitive 242 fails; it
- *      answers OK and arms the timer.
+ *      answers OK and arms the timer (test_boundaries.c: the simulated clock then
+ *      passes its end, and at 2^64 - 1 a 1 ms delay aborts the program).
  *  D2: the SmallInteger primitives (1-9), 136 and 230 take any tagged word, also one
  *      beyond the VM's range (2^40 on a 31-bit VM, 2^60 on a 61-bit one), which
  *      stvm_is_integer and the LargeInteger primitives refuse.

@@ -480,7 +480,32 @@ Test(boundaries, primitive_242_fires_exactly_at_the_last_microsecond, .timeout =
 
 /* D1: primitive 242 must fail with bad argument for a deadline past 2^62 (vm/clock.h:
  * "deadlines past it are refused (primitive 242 fails)"); it answers OK and arms the
- * timer (found by test_api_table.c too). */
+ * timer (found by test_api_table.c too). On the simulated clock the idle process then
+ * moves the clock to that deadline, past the end the other checks rely on: at 2^64 - 1
+ * a 1 ms delay passes the duration check (now + duration wraps around in
+ * timed_wait.c's check_duration) and the timing process aborts the program ("now +
+ * duration: value out of range"). */
+typedef struct past_end {
+    stvm_semaphore *sem;
+    int rc, fail, delay_rc;
+    uint64_t woke_at;
+    int bad_line;
+} past_end;
+
+static void arms_past_the_end_then_delays(stvm_vm *vm, void *arg)
+{
+    past_end *p = arg;
+    stvm_oop when = SENTINEL;
+    GCHECK(p, stvm_int_from_u64(vm, UINT64_MAX, &when) == STVM_OK);
+    stvm_oop args[2] = {stvm_semaphore_oop(p->sem), when};
+    p->rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &p->fail);
+    stvm_oop_release(vm, when);
+    if (p->rc == STVM_OK)   /* the defect: the timer is armed at 2^64 - 1 */
+        stvm_semaphore_wait(vm, p->sem);
+    p->woke_at = stvm_now_us(vm);
+    p->delay_rc = stvm_delay_wait_ms(vm, 1);   /* aborts the program while D1 stands */
+}
+
 Test(boundaries, known_defect_D1_primitive_242_past_the_end_of_the_clock, .timeout = 30)
 {
     if (!known_defects_wanted())
@@ -499,6 +524,20 @@ Test(boundaries, known_defect_D1_primitive_242_past_the_end_of_the_clock, .timeo
         cr_expect_eq(stvm_semaphore_free(vm, sem), STVM_OK, "the timer holds the semaphore");
         stvm_oop_release(vm, args[1]);
     }
+    vm_done(vm);
+
+    /* The consequence, from a process: the clock must never pass its end, and a delay
+     * must answer (ERANGE there), not abort. */
+    vm = sim_vm(61, (uint64_t)1 << 40, 0);
+    past_end p = {.sem = sem_make(vm)};
+    cr_assert_eq(stvm_spawn(vm, 40, "arms 242 at 2^64 - 1", arms_past_the_end_then_delays, &p,
+                            NULL),
+                 STVM_OK);
+    run_to_end(vm);
+    cr_expect_eq(p.rc, STVM_EPRIM, "primitive 242 at 2^64 - 1: %s", stvm_err_name(p.rc));
+    cr_expect_leq(p.woke_at, CLOCK_END, "the clock went past its end: %llu",
+                  (unsigned long long)p.woke_at);
+    cr_expect_eq(p.delay_rc, STVM_OK, "a 1 ms delay afterwards: %s", stvm_err_name(p.delay_rc));
     vm_done(vm);
 }
 
