@@ -1,0 +1,1956 @@
+/*
+ * The adversarial API table (suite api_table): every public function of stvm.h called
+ * the ways a careless or hostile caller would call it, each call checked against the
+ * header's contract:
+ *
+ *  - it answers its documented error (Pharo's failure code for stvm_primitive_call);
+ *  - it changes nothing: a snapshot of every VM of the fixture (all stats counters,
+ *    the invariant check), of every semaphore's excess, mutex's owner and process's
+ *    state, and of the out-parameters (preset to a pattern) is the same before and
+ *    after the call.
+ *
+ * A row is one call: the function, what is wrong with it, the context it is made from
+ * and the answer it must give. Most rows are generated from one line per function
+ * (fn_desc: NULL vm, NULL out-parameter, every wrong handle, the wrong context); the
+ * rest are written out (out-of-range values, processes and objects in states that
+ * refuse the call, the VM's own processes, primitives). Contexts:
+ *
+ *   host      the test thread, no stvm_run active;
+ *   green     a green process of the row's VM (inside stvm_run);
+ *   thread    a green process of another VM on another thread, the row's VM idle;
+ *   elsewhere the row's VM runs on the test thread (parked in its idle process) and
+ *             the call comes from a green process of another VM on another thread;
+ *   bare      the same, from that other thread outside any stvm_run.
+ *
+ * A row whose call the library gets wrong is kept, marked with the known defect it
+ * shows (D1-D4, defined before the rows); such rows are skipped unless
+ * STVM_KNOWN_DEFECTS=1 is in the environment, where the test known_defects runs
+ * exactly them.
+ *
+ * The VM's own processes (idle, timing) have no public handle: the fixture catches
+ * them with stvm_active_process from a high-rate timer signal on the VM's thread while
+ * a process sleeps on short Delays (catch_vm_own).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/* ---- the public functions ------------------------------------------------------- */
+
+/* Every function of stvm.h, in the header's order. every_public_function_has_rows
+ * checks this list against the header itself. */
+#define API_FUNCTIONS(X)                                                                    \
+    X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)     \
+    X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config) X(spawn) \
+    X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(active_process) X(checkpoint)     \
+    X(process_resume) X(process_suspend) X(process_terminate) X(process_release)          \
+    X(process_join) X(ensure) X(ensure_pop) X(process_set_priority) X(process_info_get)   \
+    X(blocked_report) X(check_invariants) X(semaphore_new) X(semaphore_free)              \
+    X(semaphore_signal) X(semaphore_wait) X(semaphore_try_wait) X(semaphore_excess)       \
+    X(mutex_new) X(mutex_free) X(mutex_enter) X(mutex_enter_timeout_ms) X(mutex_exit)     \
+    X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(register_external)              \
+    X(unregister_external) X(signal_external) X(now_us) X(millisecond_clock)              \
+    X(delay_wait_ms) X(delay_wait_us) X(semaphore_wait_timeout_ms)                        \
+    X(semaphore_wait_timeout_us) X(get_stats) X(reset_stats) X(smallint_max)              \
+    X(smallint_min) X(is_smallint) X(is_integer) X(int_from_i64) X(int_from_u64)          \
+    X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul) X(int_compare)           \
+    X(oop_release) X(semaphore_oop) X(mutex_oop) X(process_oop) X(oop_class_name)         \
+    X(primitive_call) X(primitive_name) X(primitive_numbers) X(prim_error_name)
+
+enum fn_id {
+#define FN_ENUM(n) F_##n,
+    API_FUNCTIONS(FN_ENUM)
+#undef FN_ENUM
+    N_FN
+};
+
+static const char *const fn_names[N_FN] = {
+#define FN_NAME(n) "stvm_" #n,
+    API_FUNCTIONS(FN_NAME)
+#undef FN_NAME
+};
+
+/* ---- what a row can name ---------------------------------------------------------- */
+
+/* The fixture's VMs. V_MAIN (0, the default) holds objects in every state; V_OTHER
+ * supplies foreign handles; the others are there for their configuration. */
+enum vm_id {
+    V_NULL = -1,
+    V_MAIN = 0,   /* 61-bit, us Delays, simulated clock, external table of 2 (full) */
+    V_OTHER,      /* foreign handles and boxes; its timer armed by primitive 242 */
+    V_31,         /* 31-bit SmallIntegers */
+    V_MS,         /* the millisecond Delay scheduler (135/136) */
+    V_END,        /* simulated clock 500 us before the VM clock's end (2^62 us) */
+    N_VM
+};
+static const char *const vm_names[N_VM] = {"main", "other", "31-bit", "ms-delays", "clock-end"};
+
+#define CLOCK_END ((uint64_t)1 << 62)
+
+/* Handles (of the kind the function expects unless the name says otherwise). */
+enum handle_id {
+    H_DEFAULT = 0,   /* the row VM's plain one: a semaphore nobody waits on, a free mutex,
+                        a suspended process */
+    H_NULL,
+    H_SEM, H_MUTEX, H_PROC,            /* the row VM's plain ones, whatever is expected */
+    H_FOREIGN,                         /* another VM's plain one of the expected kind */
+    H_BOX,                             /* a boxed integer of V_MAIN */
+    H_G_ZERO, H_G_ONES, H_G_TEXT,      /* readable memory of the wrong layout */
+    H_G_FORGED,                        /* the expected class index, another VM everywhere */
+    /* V_MAIN's objects in states */
+    H_SEM_EXCESS,                      /* one excess signal */
+    H_PARK,                            /* processes wait on it */
+    H_EXT,                             /* registered in the external table */
+    H_ARMED,                           /* V_OTHER: the timer's semaphore */
+    H_BUSY,                            /* owned by P_OWNER, P_MWAITER waits on it */
+    H_BUSY2,                           /* owned by P_OWNER, no waiter */
+    H_READY, H_WAITING, H_DONE, H_UNHELD, H_OWNER, H_MWAITER, H_IDLE, H_TIMING,
+    H_SELF,                            /* the green process making the call */
+    N_HANDLE
+};
+enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC };
+
+/* An oop a row passes: nil (the default), a raw word, a tagged SmallInteger of any
+ * value (beyond a VM's width too), or an object of the fixture. */
+typedef struct ospec {
+    int k;
+    uint64_t v;
+} ospec;
+enum { O_NIL, O_RAW, O_SI, O_OBJ };
+#define RAW(w) {O_RAW, (uint64_t)(w)}
+#define SI(v) {O_SI, (uint64_t)(int64_t)(v)}
+#define OB(x) {O_OBJ, (x)}
+enum object_id {
+    OB_SEM, OB_MUTEX, OB_BUSY, OB_SUSP, OB_READY, OB_WAITING, OB_DONE, OB_UNHELD, OB_IDLE,
+    OB_TIMING, OB_SELF, OB_SEM_EXCESS,
+    OB_FOREIGN_SEM, OB_FOREIGN_MUTEX, OB_FOREIGN_PROC, OB_OTHER_SEM, /* V_OTHER's own sem */
+    OB_BOX_MAX,        /* V_MAIN: 2^64 - 1 */
+    OB_BOX_NEG,        /* V_MAIN: -2^63 */
+    OB_BOX_2_63,       /* V_MAIN: 2^63 */
+    OB_RELEASED,       /* V_MAIN: a box given back with stvm_oop_release */
+    OB_FOREIGN_BOX,    /* V_OTHER: 2^64 - 1 */
+    OB_PAST_END,       /* V_OTHER: 2^62 + 1, a deadline past the VM clock's end */
+    OB_BOX31,          /* V_31: 2^32 (boxed there) */
+    OB_G_ZERO, OB_G_FORGED_SEM, OB_G_FORGED_PROC,
+};
+
+/* stvm_config_check / stvm_vm_new: one field broken per row. */
+enum cfg_fault {
+    CFG_OK, CFG_BITS_0, CFG_BITS_32, CFG_BITS_64, CFG_STACK_4K, CFG_STACK_BIG, CFG_STACK_MAX,
+    CFG_GUARD_1, CFG_GUARD_BIG, CFG_METHOD_NEG, CFG_METHOD_4, CFG_DCLOCK_2, CFG_DCLOCK_NEG,
+    CFG_CLOCK_2, CFG_SIM_PAST_END, CFG_SIM_MAX, CFG_MS_START, CFG_RELINQUISH_0,
+    CFG_RELINQUISH_BIG, CFG_EXT_0, CFG_EXT_NEG, CFG_EXT_BIG, N_CFG
+};
+
+typedef struct cfg_fault_desc {
+    const char *field;   /* what stvm_config_check must name */
+    void (*apply)(stvm_config *c);
+} cfg_fault_desc;
+
+static void bits_0(stvm_config *c) { c->smallint_bits = 0; }
+static void bits_32(stvm_config *c) { c->smallint_bits = 32; }
+static void bits_64(stvm_config *c) { c->smallint_bits = 64; }
+static void stack_4k(stvm_config *c) { c->stack_size = 4096; }
+static void stack_big(stvm_config *c) { c->stack_size = ((size_t)64 << 20) + 1; }
+static void stack_max(stvm_config *c) { c->stack_size = SIZE_MAX; }
+static void guard_1(stvm_config *c) { c->stack_guard_size = 1; }
+static void guard_big(stvm_config *c) { c->stack_guard_size = ((size_t)64 << 20) + 1; }
+static void method_neg(stvm_config *c) { c->stack_guard_method = -1; }
+static void method_4(stvm_config *c) { c->stack_guard_method = 4; }
+static void dclock_2(stvm_config *c) { c->delay_clock = 2; }
+static void dclock_neg(stvm_config *c) { c->delay_clock = -1; }
+static void clock_2(stvm_config *c) { c->clock = 2; }
+static void sim_past_end(stvm_config *c) { c->sim_start_us = CLOCK_END + 1; }
+static void sim_max(stvm_config *c) { c->sim_start_us = UINT64_MAX; }
+static void ms_start(stvm_config *c) { c->ms_clock_start = MS_MASK + 1; }
+static void relinquish_0(stvm_config *c) { c->idle_relinquish_us = 0; }
+static void relinquish_big(stvm_config *c) { c->idle_relinquish_us = 10000001; }
+static void ext_0(stvm_config *c) { c->external_table_size = 0; }
+static void ext_neg(stvm_config *c) { c->external_table_size = -1; }
+static void ext_big(stvm_config *c) { c->external_table_size = 65537; }
+
+static const cfg_fault_desc cfg_faults[N_CFG] = {
+    [CFG_OK] = {NULL, NULL},
+    [CFG_BITS_0] = {"smallint_bits", bits_0},
+    [CFG_BITS_32] = {"smallint_bits", bits_32},
+    [CFG_BITS_64] = {"smallint_bits", bits_64},
+    [CFG_STACK_4K] = {"stack_size", stack_4k},
+    [CFG_STACK_BIG] = {"stack_size", stack_big},
+    [CFG_STACK_MAX] = {"stack_size", stack_max},
+    [CFG_GUARD_1] = {"stack_guard_size", guard_1},
+    [CFG_GUARD_BIG] = {"stack_guard_size", guard_big},
+    [CFG_METHOD_NEG] = {"stack_guard_method", method_neg},
+    [CFG_METHOD_4] = {"stack_guard_method", method_4},
+    [CFG_DCLOCK_2] = {"delay_clock", dclock_2},
+    [CFG_DCLOCK_NEG] = {"delay_clock", dclock_neg},
+    [CFG_CLOCK_2] = {"clock", clock_2},
+    [CFG_SIM_PAST_END] = {"sim_start_us", sim_past_end},
+    [CFG_SIM_MAX] = {"sim_start_us", sim_max},
+    [CFG_MS_START] = {"ms_clock_start", ms_start},
+    [CFG_RELINQUISH_0] = {"idle_relinquish_us", relinquish_0},
+    [CFG_RELINQUISH_BIG] = {"idle_relinquish_us", relinquish_big},
+    [CFG_EXT_0] = {"external_table_size", ext_0},
+    [CFG_EXT_NEG] = {"external_table_size", ext_neg},
+    [CFG_EXT_BIG] = {"external_table_size", ext_big},
+};
+
+/* The arguments of one call. Zero is the harmless choice for every field: the main VM,
+ * the plain handle, nil oops, out-parameters given. */
+typedef struct args {
+    int vm;          /* enum vm_id */
+    int h;           /* enum handle_id */
+    int64_t n;       /* a number: priority, duration, index, nargs, code, iterations */
+    int64_t m;       /* the primitive's number */
+    uint64_t z;      /* a size, an unsigned value, a buffer size */
+    ospec o[3];      /* oops: operands; a primitive's receiver and two arguments */
+    bool null_out;   /* NULL for the out-parameter */
+    bool null_ptr;   /* NULL for the other pointer: fn, args, buf, cfg, why */
+    bool null_fail;  /* stvm_primitive_call: NULL fail_code */
+    int cfg;         /* enum cfg_fault */
+} args;
+
+/* Answers of functions that do not answer an error code. */
+enum {
+    R_VOID = 1000,   /* a void function returned */
+    R_NULL, R_NONNULL, R_TRUE, R_FALSE, R_ZERO, R_NONZERO,
+    R_COUNT,         /* a count or length (>= 0) */
+    R_ANY,           /* any answer (no documented one): only "changes nothing" is checked */
+};
+
+enum ctx { C_HOST, C_GREEN, C_THREAD, C_ELSEWHERE, C_BARE, N_CTX };
+static const char *const ctx_names[N_CTX] = {
+    "from the host thread", "from a green process", "from another VM's process on another thread",
+    "while the VM runs on another thread, from a process of another VM",
+    "while the VM runs on another thread, from that thread outside stvm_run"};
+
+typedef struct row {
+    int fn;
+    const char *what;     /* what is wrong with the call */
+    int ctx;
+    args a;
+    int want;             /* STVM_* or R_* */
+    int want_fail;        /* with STVM_EPRIM: Pharo's failure code */
+    const char *defect;   /* a known defect (see known_defects): skipped by default */
+    const char *text;     /* the text the call must write (stvm_config_check's why) */
+} row;
+
+/* ---- the fixture -------------------------------------------------------------------- */
+
+union out_slot {
+    stvm_oop oop;
+    int i;
+    int64_t i64;
+    uint64_t u64;
+    double d;
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    stvm_mutex *m;
+    stvm_process *p;
+    stvm_config cfg;
+    stvm_stats stats;
+    stvm_process_info info;
+    int nums[64];
+};
+#define OUT_PATTERN 0xA5
+
+typedef struct result {
+    bool ran;
+    int rc;
+    int fail;
+    bool out_clean;
+    bool text_ok;
+    char diff[160];   /* what the call changed, empty if nothing */
+} result;
+
+#define N_WATCH_SEM 12
+#define N_WATCH_MUTEX 8
+#define N_WATCH_PROC 12
+
+typedef struct fx {
+    stvm_vm *vm[N_VM];
+    stvm_semaphore *sem[N_VM];
+    stvm_mutex *mtx[N_VM];
+    stvm_process *susp[N_VM];     /* V_MAIN and V_OTHER: a suspended process, held */
+    stvm_semaphore *sem_excess, *park, *ext, *ext2, *armed;
+    stvm_mutex *busy, *busy2;
+    stvm_process *ready, *waiting, *done, *unheld, *owner, *mwaiter, *idle, *timing, *self;
+    int ext_index;
+    stvm_oop box_max, box_neg, box_2_63, released, foreign_box, past_end, box31;
+    int nprims;
+
+    /* what snapshots look at */
+    struct { int vm; stvm_semaphore *s; } wsem[N_WATCH_SEM];
+    struct { int vm; stvm_mutex *m; } wmutex[N_WATCH_MUTEX];
+    struct { int vm; stvm_process *p; } wproc[N_WATCH_PROC];
+    int nwsem, nwmutex, nwproc;
+
+    /* what a call may write */
+    union out_slot out;
+    char text[256];
+    int fail_code;
+
+    /* the rows being run */
+    const row *rows;
+    int nrows;
+    bool defects;                 /* run the known-defect rows (and only those) */
+    result *res;
+
+    /* the elsewhere phase */
+    pid_t host_tid;
+    atomic_int parked;
+    int bad_line;
+} fx;
+
+/* Readable memory of the wrong layout. */
+static _Alignas(64) unsigned char g_zero[512];
+static _Alignas(64) unsigned char g_ones[512];
+static _Alignas(64) unsigned char g_text[512];
+/* By kind (class index 3, 4, 5), forged with V_OTHER's pointer [0] or V_MAIN's [1]. */
+static _Alignas(64) unsigned char g_forged[2][4][512];
+
+/* A header of class `cls` followed by `other` in every word: passes a class test,
+ * fails the owner-VM test. */
+static void forge(unsigned char *buf, uint32_t cls, const void *other)
+{
+    uintptr_t w = (uintptr_t)other;
+    for (size_t i = 8; i + sizeof w <= 512; i += sizeof w)
+        memcpy(buf + i, &w, sizeof w);
+    uint32_t hdr[2] = {cls, 64};
+    memcpy(buf, hdr, sizeof hdr);
+}
+
+static stvm_vm *vm_of(fx *f, int v) { return v == V_NULL ? NULL : f->vm[v]; }
+
+/* The VM whose objects a row's handles come from. */
+static int home_of(const row *r) { return r->a.vm == V_NULL ? V_MAIN : r->a.vm; }
+
+/* The VM whose green process makes a green row's call: V_OTHER never runs (its armed
+ * timer would fire), so its rows and the NULL-vm rows are made from V_MAIN's. */
+static int runner_of(const row *r)
+{
+    return r->a.vm == V_NULL || r->a.vm == V_OTHER ? V_MAIN : r->a.vm;
+}
+
+/* A VM's plain handle of a kind. */
+static void *plain(fx *f, int v, int kind)
+{
+    return kind == K_SEM     ? (void *)f->sem[v]
+           : kind == K_MUTEX ? (void *)f->mtx[v]
+                             : (void *)f->susp[v];
+}
+
+static void *handle_of(fx *f, const args *a, int kind)
+{
+    int v = home_of(&(row){.a = *a});
+    int foreign = v == V_OTHER ? V_MAIN : V_OTHER;
+    switch (a->h) {
+    case H_DEFAULT: return plain(f, v, kind);
+    case H_NULL: return NULL;
+    case H_SEM: return plain(f, v, K_SEM);
+    case H_MUTEX: return plain(f, v, K_MUTEX);
+    case H_PROC: return plain(f, v, K_PROC);
+    case H_FOREIGN: return plain(f, foreign, kind);
+    case H_BOX: return (void *)f->box_max;
+    case H_G_ZERO: return g_zero;
+    case H_G_ONES: return g_ones;
+    case H_G_TEXT: return g_text;
+    case H_G_FORGED: return g_forged[v == V_OTHER][kind];
+    case H_SEM_EXCESS: return f->sem_excess;
+    case H_PARK: return f->park;
+    case H_EXT: return f->ext;
+    case H_ARMED: return f->armed;
+    case H_BUSY: return f->busy;
+    case H_BUSY2: return f->busy2;
+    case H_READY: return f->ready;
+    case H_WAITING: return f->waiting;
+    case H_DONE: return f->done;
+    case H_UNHELD: return f->unheld;
+    case H_OWNER: return f->owner;
+    case H_MWAITER: return f->mwaiter;
+    case H_IDLE: return f->idle;
+    case H_TIMING: return f->timing;
+    case H_SELF: return f->self;
+    }
+    return NULL;
+}
+
+static stvm_oop object_of(fx *f, uint64_t id)
+{
+    switch (id) {
+    case OB_SEM: return stvm_semaphore_oop(f->sem[V_MAIN]);
+    case OB_MUTEX: return stvm_mutex_oop(f->mtx[V_MAIN]);
+    case OB_BUSY: return stvm_mutex_oop(f->busy);
+    case OB_SUSP: return stvm_process_oop(f->susp[V_MAIN]);
+    case OB_READY: return stvm_process_oop(f->ready);
+    case OB_WAITING: return stvm_process_oop(f->waiting);
+    case OB_DONE: return stvm_process_oop(f->done);
+    case OB_UNHELD: return stvm_process_oop(f->unheld);
+    case OB_IDLE: return stvm_process_oop(f->idle);
+    case OB_TIMING: return stvm_process_oop(f->timing);
+    case OB_SELF: return stvm_process_oop(f->self);
+    case OB_SEM_EXCESS: return stvm_semaphore_oop(f->sem_excess);
+    case OB_FOREIGN_SEM: return stvm_semaphore_oop(f->sem[V_OTHER]);
+    case OB_FOREIGN_MUTEX: return stvm_mutex_oop(f->mtx[V_OTHER]);
+    case OB_FOREIGN_PROC: return stvm_process_oop(f->susp[V_OTHER]);
+    case OB_OTHER_SEM: return stvm_semaphore_oop(f->sem[V_OTHER]);
+    case OB_BOX_MAX: return f->box_max;
+    case OB_BOX_NEG: return f->box_neg;
+    case OB_BOX_2_63: return f->box_2_63;
+    case OB_RELEASED: return f->released;
+    case OB_FOREIGN_BOX: return f->foreign_box;
+    case OB_PAST_END: return f->past_end;
+    case OB_BOX31: return f->box31;
+    case OB_G_ZERO: return (stvm_oop)g_zero;
+    case OB_G_FORGED_SEM: return (stvm_oop)g_forged[0][K_SEM];
+    case OB_G_FORGED_PROC: return (stvm_oop)g_forged[0][K_PROC];
+    }
+    return STVM_NIL;
+}
+
+static stvm_oop oop_of(fx *f, ospec s)
+{
+    switch (s.k) {
+    case O_RAW: return (stvm_oop)s.v;
+    case O_SI: return (stvm_oop)((s.v << 1) | 1);   /* tagged, whatever the VM's width */
+    case O_OBJ: return object_of(f, s.v);
+    }
+    return STVM_NIL;
+}
+
+/* ---- making one call ---------------------------------------------------------------- */
+
+static void nothing_fn(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    (void)arg;
+}
+
+static int yes(bool b) { return b ? R_TRUE : R_FALSE; }
+static int null_or_not(const void *p) { return p ? R_NONNULL : R_NULL; }
+static int text_ok(const char *s) { return yes(s && s[0]); }
+
+/* Make the call a row describes and answer its result as an STVM_* or R_* code. */
+static int call(fx *f, int fn, const args *a)
+{
+    stvm_vm *vm = vm_of(f, a->vm);
+    stvm_semaphore *sem = handle_of(f, a, K_SEM);
+    stvm_mutex *m = handle_of(f, a, K_MUTEX);
+    stvm_process *p = handle_of(f, a, K_PROC);
+    stvm_fn fnp = a->null_ptr ? NULL : nothing_fn;
+    union out_slot *o = a->null_out ? NULL : &f->out;
+    stvm_oop o0 = oop_of(f, a->o[0]), o1 = oop_of(f, a->o[1]), o2 = oop_of(f, a->o[2]);
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    if (cfg_faults[a->cfg].apply)
+        cfg_faults[a->cfg].apply(&cfg);
+
+    switch (fn) {
+    case F_version: return yes(stvm_version() == STVM_VERSION_HEX);
+    case F_version_string: return yes(strcmp(stvm_version_string(), STVM_VERSION_STRING) == 0);
+    case F_context_backend: {
+        const char *b = stvm_context_backend();
+        return yes(b && (!strcmp(b, "asm-x86_64") || !strcmp(b, "ucontext")));
+    }
+    case F_measure_raw_switch: return stvm_measure_raw_switch((uint64_t)a->n, o ? &o->d : NULL);
+    case F_strerror: return text_ok(stvm_strerror((int)a->n));
+    case F_err_name: return yes(strcmp(stvm_err_name((int)a->n), "STVM_E?") == 0);
+    case F_config_init: stvm_config_init(NULL); return R_VOID;
+    case F_config_check:
+        return stvm_config_check(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
+                                 a->z ? a->z : sizeof f->text);
+    case F_vm_new: {
+        int rc = stvm_vm_new(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg);
+        if (rc == STVM_OK && o)
+            stvm_vm_free(o->vm);   /* an unexpected success must not leak */
+        return rc;
+    }
+    case F_vm_free: stvm_vm_free(vm); return R_VOID;
+    case F_vm_config: return stvm_vm_config(vm, o ? &o->cfg : NULL);
+    case F_spawn: return stvm_spawn(vm, (int)a->n, "row", fnp, NULL, o ? &o->p : NULL);
+    case F_spawn_sized:
+        return stvm_spawn_sized(vm, (int)a->n, "row", fnp, NULL, (size_t)a->z, o ? &o->p : NULL);
+    case F_spawn_suspended:
+        return stvm_spawn_suspended(vm, (int)a->n, "row", fnp, NULL, (size_t)a->z,
+                                    o ? &o->p : NULL);
+    case F_run: return stvm_run(vm);
+    case F_yield: return stvm_yield(vm);
+    case F_active_process: return null_or_not(stvm_active_process(vm));
+    case F_checkpoint: return stvm_checkpoint(vm);
+    case F_process_resume: return stvm_process_resume(vm, p);
+    case F_process_suspend: return stvm_process_suspend(vm, p);
+    case F_process_terminate: return stvm_process_terminate(vm, p);
+    case F_process_release: return stvm_process_release(vm, p);
+    case F_process_join: return stvm_process_join(vm, p, a->n);
+    case F_ensure: return stvm_ensure(vm, fnp, NULL);
+    case F_ensure_pop: return stvm_ensure_pop(vm, a->n != 0);
+    case F_process_set_priority: return stvm_process_set_priority(vm, p, (int)a->n);
+    case F_process_info_get: return stvm_process_info_get(vm, p, o ? &o->info : NULL);
+    case F_blocked_report: {
+        int rc = stvm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
+        return rc < 0 ? rc : R_COUNT;
+    }
+    case F_check_invariants:
+        return stvm_check_invariants(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
+    case F_semaphore_new: return stvm_semaphore_new(vm, o ? &o->sem : NULL);
+    case F_semaphore_free: return stvm_semaphore_free(vm, sem);
+    case F_semaphore_signal: return stvm_semaphore_signal(vm, sem);
+    case F_semaphore_wait: return stvm_semaphore_wait(vm, sem);
+    case F_semaphore_try_wait: return stvm_semaphore_try_wait(vm, sem);
+    case F_semaphore_excess: {
+        int64_t x = stvm_semaphore_excess(vm, sem);
+        return x < 0 ? (int)x : R_COUNT;
+    }
+    case F_mutex_new: return stvm_mutex_new(vm, o ? &o->m : NULL);
+    case F_mutex_free: return stvm_mutex_free(vm, m);
+    case F_mutex_enter: return stvm_mutex_enter(vm, m);
+    case F_mutex_enter_timeout_ms: return stvm_mutex_enter_timeout_ms(vm, m, a->n);
+    case F_mutex_exit: return stvm_mutex_exit(vm, m);
+    case F_mutex_try_enter: return stvm_mutex_try_enter(vm, m);
+    case F_mutex_owner: return null_or_not(stvm_mutex_owner(vm, m));
+    case F_mutex_critical: return stvm_mutex_critical(vm, m, fnp, NULL);
+    case F_register_external: return stvm_register_external(vm, sem, o ? &o->i : NULL);
+    case F_unregister_external: return stvm_unregister_external(vm, (int)a->n);
+    case F_signal_external: return stvm_signal_external(vm, (int)a->n);
+    case F_now_us: return stvm_now_us(vm) ? R_NONZERO : R_ZERO;
+    case F_millisecond_clock: return stvm_millisecond_clock(vm) ? R_NONZERO : R_ZERO;
+    case F_delay_wait_ms: return stvm_delay_wait_ms(vm, a->n);
+    case F_delay_wait_us: return stvm_delay_wait_us(vm, a->n);
+    case F_semaphore_wait_timeout_ms: return stvm_semaphore_wait_timeout_ms(vm, sem, a->n);
+    case F_semaphore_wait_timeout_us: return stvm_semaphore_wait_timeout_us(vm, sem, a->n);
+    case F_get_stats: return stvm_get_stats(vm, o ? &o->stats : NULL);
+    case F_reset_stats: stvm_reset_stats(vm); return R_VOID;
+    case F_smallint_max: (void)stvm_smallint_max(vm); return R_ANY;
+    case F_smallint_min: (void)stvm_smallint_min(vm); return R_ANY;
+    case F_is_smallint: return yes(stvm_is_smallint(o0));
+    case F_is_integer: return yes(stvm_is_integer(vm, o0));
+    case F_int_from_i64: return stvm_int_from_i64(vm, a->n, o ? &o->oop : NULL);
+    case F_int_from_u64: return stvm_int_from_u64(vm, a->z, o ? &o->oop : NULL);
+    case F_int_to_i64: return stvm_int_to_i64(vm, o0, o ? &o->i64 : NULL);
+    case F_int_to_u64: return stvm_int_to_u64(vm, o0, o ? &o->u64 : NULL);
+    case F_int_add: return stvm_int_add(vm, o0, o1, o ? &o->oop : NULL);
+    case F_int_sub: return stvm_int_sub(vm, o0, o1, o ? &o->oop : NULL);
+    case F_int_mul: return stvm_int_mul(vm, o0, o1, o ? &o->oop : NULL);
+    case F_int_compare: return stvm_int_compare(vm, o0, o1, o ? &o->i : NULL);
+    case F_oop_release: return stvm_oop_release(vm, o0);
+    case F_semaphore_oop: (void)stvm_semaphore_oop(sem); return R_ANY;
+    case F_mutex_oop: (void)stvm_mutex_oop(m); return R_ANY;
+    case F_process_oop: (void)stvm_process_oop(p); return R_ANY;
+    case F_oop_class_name: return null_or_not(stvm_oop_class_name(vm, o0));
+    case F_primitive_call: {
+        stvm_oop argv[2] = {o1, o2};
+        return stvm_primitive_call(vm, (int)a->m, o0, a->null_ptr ? NULL : argv, (int)a->n,
+                                   o ? &o->oop : NULL, a->null_fail ? NULL : &f->fail_code);
+    }
+    case F_primitive_name: return null_or_not(stvm_primitive_name((int)a->n));
+    case F_primitive_numbers:
+        return yes(stvm_primitive_numbers(o ? o->nums : NULL, (int)a->n) == f->nprims);
+    case F_prim_error_name: return text_ok(stvm_prim_error_name((int)a->n));
+    }
+    return R_ANY;
+}
+
+/* ---- snapshots: what a failed call must leave as it was ------------------------------ */
+
+typedef struct snap {
+    stvm_stats stats[N_VM];
+    int invariants[N_VM];
+    int64_t excess[N_WATCH_SEM];
+    stvm_process *owner[N_WATCH_MUTEX];
+    struct { int rc, state, priority; bool held; const void *on; } proc[N_WATCH_PROC];
+} snap;
+
+/* Unchecked (callable from a green process): only VM calls that change nothing. */
+static void snap_take(fx *f, snap *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int v = 0; v < N_VM; v++) {
+        stvm_get_stats(f->vm[v], &s->stats[v]);
+        s->invariants[v] = stvm_check_invariants(f->vm[v], NULL, 0);
+    }
+    for (int i = 0; i < f->nwsem; i++)
+        s->excess[i] = stvm_semaphore_excess(f->vm[f->wsem[i].vm], f->wsem[i].s);
+    for (int i = 0; i < f->nwmutex; i++)
+        s->owner[i] = stvm_mutex_owner(f->vm[f->wmutex[i].vm], f->wmutex[i].m);
+    for (int i = 0; i < f->nwproc; i++) {
+        stvm_process_info info;
+        memset(&info, 0, sizeof info);
+        s->proc[i].rc = stvm_process_info_get(f->vm[f->wproc[i].vm], f->wproc[i].p, &info);
+        s->proc[i].state = info.state;
+        s->proc[i].priority = info.priority;
+        s->proc[i].held = info.held;
+        s->proc[i].on = info.waiting_object;
+    }
+}
+
+static const char *const stat_names[] = {
+    "context_switches", "semaphore_signals", "semaphore_waits", "delays_scheduled",
+    "delays_expired", "delays_unscheduled", "timing_loop_passes", "clock_reads",
+    "timer_fires", "boxed_allocated", "large_int_ops", "external_signals", "idle_sleeps",
+    "objects_allocated", "bytes_allocated", "objects_live", "bytes_live", "processes_live",
+};
+_Static_assert(sizeof(stvm_stats) == sizeof stat_names / sizeof stat_names[0] * sizeof(uint64_t),
+               "a counter was added to stvm_stats: name it here");
+
+/* The first difference between two snapshots, written into buf ("" if none). */
+static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (int v = 0; v < N_VM; v++) {
+        const uint64_t *x = (const uint64_t *)&a->stats[v], *y = (const uint64_t *)&b->stats[v];
+        for (size_t i = 0; i < sizeof(stvm_stats) / sizeof(uint64_t); i++)
+            if (x[i] != y[i]) {
+                snprintf(buf, size, "VM %s: %s %llu -> %llu", vm_names[v], stat_names[i],
+                         (unsigned long long)x[i], (unsigned long long)y[i]);
+                return;
+            }
+        if (a->invariants[v] != b->invariants[v]) {
+            snprintf(buf, size, "VM %s: invariants %s -> %s", vm_names[v],
+                     stvm_err_name(a->invariants[v]), stvm_err_name(b->invariants[v]));
+            return;
+        }
+    }
+    for (int i = 0; i < f->nwsem; i++)
+        if (a->excess[i] != b->excess[i]) {
+            snprintf(buf, size, "watched semaphore %d: excess %lld -> %lld", i,
+                     (long long)a->excess[i], (long long)b->excess[i]);
+            return;
+        }
+    for (int i = 0; i < f->nwmutex; i++)
+        if (a->owner[i] != b->owner[i]) {
+            snprintf(buf, size, "watched mutex %d: owner %p -> %p", i, (void *)a->owner[i],
+                     (void *)b->owner[i]);
+            return;
+        }
+    for (int i = 0; i < f->nwproc; i++)
+        if (memcmp(&a->proc[i], &b->proc[i], sizeof a->proc[i]) != 0) {
+            snprintf(buf, size, "watched process %d: state %d -> %d, priority %d -> %d", i,
+                     a->proc[i].state, b->proc[i].state, a->proc[i].priority, b->proc[i].priority);
+            return;
+        }
+}
+
+static bool out_clean(const fx *f)
+{
+    const unsigned char *b = (const unsigned char *)&f->out;
+    for (size_t i = 0; i < sizeof f->out; i++)
+        if (b[i] != OUT_PATTERN)
+            return false;
+    return true;
+}
+
+/* Run row i (any context): snapshot, call, snapshot, record. No Criterion here. */
+static void exec_row(fx *f, int i)
+{
+    const row *r = &f->rows[i];
+    result *res = &f->res[i];
+    memset(&f->out, OUT_PATTERN, sizeof f->out);
+    memset(f->text, 0, sizeof f->text);
+    f->fail_code = -12345;
+    snap before, after;
+    snap_take(f, &before);
+    res->rc = call(f, r->fn, &r->a);
+    snap_take(f, &after);
+    res->ran = true;
+    res->fail = f->fail_code;
+    res->out_clean = out_clean(f);
+    res->text_ok = !r->text || strstr(f->text, r->text) != NULL;
+    snap_diff(f, &before, &after, res->diff, sizeof res->diff);
+}
+
+static bool selected(const fx *f, const row *r, int ctx)
+{
+    return r->ctx == ctx && (r->defect != NULL) == f->defects;
+}
+
+/* ---- the rows ------------------------------------------------------------------------ */
+
+/* One line per function: what the generated rows need to know. */
+typedef struct fn_desc {
+    int null_vm;      /* what a NULL vm answers; 0: the function takes no vm */
+    int kind;         /* K_*: the kind of its handle argument */
+    int bad_handle;   /* what a wrong handle answers */
+    int null_out;     /* what a NULL out-parameter answers; 0: none, or NULL allowed */
+    int not_proc;     /* what a call outside a green process of the VM answers; 0: fine */
+    int ctx;          /* where its generated rows run (C_GREEN: it needs a process) */
+    args ok;          /* otherwise valid arguments */
+} fn_desc;
+
+#define E_INVAL STVM_EINVAL
+static const fn_desc FN[N_FN] = {
+    [F_measure_raw_switch] = {.null_out = E_INVAL, .ok = {.n = 1000}},
+    [F_vm_new] = {.null_out = E_INVAL},
+    [F_vm_free] = {.null_vm = R_VOID},
+    [F_vm_config] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_spawn] = {.null_vm = E_INVAL, .ok = {.n = 40}},
+    [F_spawn_sized] = {.null_vm = E_INVAL, .ok = {.n = 40}},
+    [F_spawn_suspended] = {.null_vm = E_INVAL, .ok = {.n = 40}},
+    [F_run] = {.null_vm = E_INVAL},
+    [F_yield] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_active_process] = {.null_vm = R_NULL, .not_proc = R_NULL},
+    [F_checkpoint] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_process_resume] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
+    [F_process_suspend] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
+    [F_process_terminate] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
+    [F_process_release] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
+    [F_process_join] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
+                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 0}},
+    [F_ensure] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_ensure_pop] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_process_set_priority] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
+                                .ok = {.n = 40}},
+    [F_process_info_get] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
+                            .null_out = E_INVAL},
+    [F_blocked_report] = {.null_vm = E_INVAL, .ok = {.z = 0, .null_ptr = true}},
+    [F_check_invariants] = {.null_vm = E_INVAL},
+    [F_semaphore_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_semaphore_free] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_semaphore_signal] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_semaphore_wait] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                          .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_semaphore_try_wait] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                              .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_semaphore_excess] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_mutex_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_mutex_free] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL},
+    [F_mutex_enter] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
+                       .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_mutex_enter_timeout_ms] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
+                                  .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    /* Leaving a mutex the caller does not own is EPERM, whoever the caller is. */
+    [F_mutex_exit] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
+                      .not_proc = STVM_EPERM, .ctx = C_GREEN},
+    [F_mutex_try_enter] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
+                           .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_mutex_owner] = {.null_vm = R_NULL, .kind = K_MUTEX, .bad_handle = R_NULL},
+    [F_mutex_critical] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
+                          .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_register_external] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                             .null_out = E_INVAL, .ok = {.vm = V_OTHER}},
+    [F_unregister_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
+    [F_signal_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
+    [F_now_us] = {.null_vm = R_ZERO},
+    [F_millisecond_clock] = {.null_vm = R_ZERO},
+    [F_delay_wait_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                         .ok = {.n = 1}},
+    [F_delay_wait_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                         .ok = {.n = 1}},
+    [F_semaphore_wait_timeout_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                                     .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_semaphore_wait_timeout_us] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                                     .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_get_stats] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_reset_stats] = {.null_vm = R_VOID},
+    [F_smallint_max] = {.null_vm = R_ANY},
+    [F_smallint_min] = {.null_vm = R_ANY},
+    [F_is_integer] = {.null_vm = R_FALSE, .ok = {.o = {SI(1)}}},
+    [F_int_from_i64] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_int_from_u64] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_int_to_i64] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1)}}},
+    [F_int_to_u64] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1)}}},
+    [F_int_add] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1), SI(2)}}},
+    [F_int_sub] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1), SI(2)}}},
+    [F_int_mul] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1), SI(2)}}},
+    [F_int_compare] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1), SI(2)}}},
+    [F_oop_release] = {.null_vm = E_INVAL, .ok = {.o = {OB(OB_BOX_MAX)}}},
+    [F_oop_class_name] = {.null_vm = R_NULL, .ok = {.o = {SI(1)}}},
+    [F_primitive_call] = {.null_vm = E_INVAL, .ok = {.m = 1, .n = 1, .o = {SI(1), SI(2)}}},
+};
+
+/* Wrong handles for an argument of each kind: NULL, the other kinds, a foreign one, a
+ * boxed integer and readable memory of the wrong layout. */
+static const int wrong_handles[][9] = {
+    [K_SEM] = {H_NULL, H_MUTEX, H_PROC, H_FOREIGN, H_BOX, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    [K_MUTEX] = {H_NULL, H_SEM, H_PROC, H_FOREIGN, H_BOX, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    [K_PROC] = {H_NULL, H_SEM, H_MUTEX, H_FOREIGN, H_BOX, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+};
+static const char *const handle_names[N_HANDLE] = {
+    [H_NULL] = "NULL handle", [H_SEM] = "a semaphore", [H_MUTEX] = "a mutex",
+    [H_PROC] = "a process", [H_FOREIGN] = "another VM's handle", [H_BOX] = "a boxed integer",
+    [H_G_ZERO] = "zeroed memory", [H_G_ONES] = "0xFF memory", [H_G_TEXT] = "text",
+    [H_G_FORGED] = "a forged header of the right class (another VM's pointer in every word)",
+};
+
+/* Words that are not integers of V_MAIN. */
+static const struct { const char *what; ospec o; } non_integers[] = {
+    {"an unmapped word", RAW(GARBAGE)},
+    {"a pointer to zeroed memory", OB(OB_G_ZERO)},
+    {"a semaphore", OB(OB_SEM)},
+    {"a process", OB(OB_SUSP)},
+    {"another VM's box", OB(OB_FOREIGN_BOX)},
+    {"a released box", OB(OB_RELEASED)},
+    {"nil", RAW(STVM_NIL)},
+    {"true", RAW(STVM_TRUE)},
+    {"false", RAW(STVM_FALSE)},
+    {"an even word", RAW(8)},
+    {"the highest aligned word", RAW(UINTPTR_MAX & ~(uintptr_t)15)},
+};
+#define N_NON_INTEGERS ((int)(sizeof non_integers / sizeof non_integers[0]))
+
+/* Receivers each process/critical-section primitive must refuse (BAD_RECEIVER), by
+ * what the primitive wants (a semaphore, a process, a mutex). */
+static const struct { const char *what; ospec o; int not_for; } bad_receivers[] = {
+    {"an unmapped word", RAW(GARBAGE), K_NONE},
+    {"a pointer to zeroed memory", OB(OB_G_ZERO), K_NONE},
+    {"a forged Semaphore header", OB(OB_G_FORGED_SEM), K_NONE},
+    {"a forged Process header", OB(OB_G_FORGED_PROC), K_NONE},
+    {"a SmallInteger", SI(3), K_NONE},
+    {"nil", RAW(STVM_NIL), K_NONE},
+    {"true", RAW(STVM_TRUE), K_NONE},
+    {"a boxed integer", OB(OB_BOX_MAX), K_NONE},
+    {"a released box", OB(OB_RELEASED), K_NONE},
+    {"a semaphore", OB(OB_SEM), K_SEM},
+    {"a mutex", OB(OB_MUTEX), K_MUTEX},
+    {"a process", OB(OB_SUSP), K_PROC},
+    {"another VM's semaphore", OB(OB_FOREIGN_SEM), K_NONE},
+    {"another VM's mutex", OB(OB_FOREIGN_MUTEX), K_NONE},
+    {"another VM's process", OB(OB_FOREIGN_PROC), K_NONE},
+};
+static const struct { int number, wants, ctx; } receiver_prims[] = {
+    {85, K_SEM, C_HOST}, {86, K_SEM, C_GREEN}, {87, K_PROC, C_HOST}, {88, K_PROC, C_HOST},
+    {185, K_MUTEX, C_GREEN}, {186, K_MUTEX, C_GREEN}, {187, K_MUTEX, C_GREEN},
+};
+
+#define MS_MAX_DELAY 0x0FFFFFFFll                     /* the millisecond scheduler's longest */
+#define US_MAX_DELAY ((int64_t)1 << 52)               /* the microsecond scheduler's longest */
+#define MS_MAX_FROM_US (US_MAX_DELAY / 1000)          /* ... in milliseconds */
+#define MIN31 (-((int64_t)1 << 30))
+#define MAX31 (((int64_t)1 << 30) - 1)
+#define MIN61 (-((int64_t)1 << 60))
+#define MAX61 (((int64_t)1 << 60) - 1)
+#define WIDE ((int64_t)1 << 40)                       /* a tagged word no 31-bit VM has */
+
+/* KNOWN DEFECTS. Rows marked with one of these show a library bug: they are skipped
+ * unless STVM_KNOWN_DEFECTS=1 (then the test known_defects runs exactly them). Unmark
+ * a row when its defect is fixed.
+ *  D1: vm/clock.h says deadlines past 2^62 are refused and primitive 242 fails; it
+ *      answers OK and arms the timer (test_boundaries.c: the simulated clock then
+ *      passes its end, and at 2^64 - 1 a 1 ms delay aborts the program).
+ *  D2: the SmallInteger primitives (1-9), 136 and 230 take any tagged word, also one
+ *      beyond the VM's range (2^40 on a 31-bit VM, 2^60 on a 61-bit one), which
+ *      stvm_is_integer and the LargeInteger primitives refuse.
+ *  D3: stvm_oop_class_name answers "SmallInteger" for such a word ("or NULL if the oop
+ *      is not this VM's").
+ *  D4: the calls that need a green process of the VM check only that some process of
+ *      it runs: from another thread while the VM runs elsewhere they act as its
+ *      running process (consume signals, take mutexes, push cleanups onto the idle
+ *      process) instead of answering ENOTPROC. Only calls that cannot switch are made
+ *      here: the blocking ones would switch the VM's context on the wrong thread. */
+#define D_PRIM242_PAST_END "D1: primitive 242 accepts a deadline past the clock's end (2^62 us)"
+#define D_WIDE_SI                                                                          \
+    "D2: primitives 1-9, 136 and 230 accept tagged words beyond the VM's SmallInteger range"
+#define D_CLASS_WIDE "D3: stvm_oop_class_name names a tagged word beyond a 31-bit VM's range"
+#define D_FOREIGN_THREAD                                                                  \
+    "D4: calls that need a green process of the VM are not refused (ENOTPROC) when made from " \
+    "another thread while the VM runs; they act on the VM's running process"
+
+#define ROW(fn, what, ctx, want, ...) {F_##fn, what, ctx, {__VA_ARGS__}, want, 0, NULL, NULL}
+#define DEFECT(d, fn, what, ctx, want, ...) {F_##fn, what, ctx, {__VA_ARGS__}, want, 0, d, NULL}
+#define PRIM(what, ctx, num, nargs, fail, ...) \
+    {F_primitive_call, what, ctx, {.m = num, .n = nargs, __VA_ARGS__}, STVM_EPRIM, fail, NULL, NULL}
+#define PRIM_DEFECT(d, what, ctx, num, nargs, fail, ...) \
+    {F_primitive_call, what, ctx, {.m = num, .n = nargs, __VA_ARGS__}, STVM_EPRIM, fail, d, NULL}
+
+#define BAD_RCV STVM_PRIM_ERR_BAD_RECEIVER
+#define BAD_ARG STVM_PRIM_ERR_BAD_ARGUMENT
+#define BAD_NARGS STVM_PRIM_ERR_BAD_NUM_ARGS
+#define GENERIC STVM_PRIM_ERR_GENERIC
+#define INAPPR STVM_PRIM_ERR_INAPPROPRIATE
+#define E_STATE STVM_ESTATE
+#define E_RANGE STVM_ERANGE
+
+static const row explicit_rows[] = {
+    /* ---- functions that never fail: odd inputs still answer sensibly ---- */
+    ROW(version, "answers STVM_VERSION_HEX", C_HOST, R_TRUE),
+    ROW(version_string, "answers STVM_VERSION_STRING", C_HOST, R_TRUE),
+    ROW(context_backend, "names its back end", C_HOST, R_TRUE),
+    ROW(strerror, "code 1 has a text", C_HOST, R_TRUE, .n = 1),
+    ROW(strerror, "code -13 has a text", C_HOST, R_TRUE, .n = -13),
+    ROW(strerror, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
+    ROW(strerror, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
+    ROW(err_name, "code 1 is STVM_E?", C_HOST, R_TRUE, .n = 1),
+    ROW(err_name, "code -13 is STVM_E?", C_HOST, R_TRUE, .n = -13),
+    ROW(err_name, "INT_MIN is STVM_E?", C_HOST, R_TRUE, .n = INT_MIN),
+    ROW(err_name, "INT_MAX is STVM_E?", C_HOST, R_TRUE, .n = INT_MAX),
+    ROW(config_init, "NULL cfg is ignored", C_HOST, R_VOID),
+    ROW(primitive_name, "number 0", C_HOST, R_NULL, .n = 0),
+    ROW(primitive_name, "number -1", C_HOST, R_NULL, .n = -1),
+    ROW(primitive_name, "number 243", C_HOST, R_NULL, .n = 243),
+    ROW(primitive_name, "INT_MIN", C_HOST, R_NULL, .n = INT_MIN),
+    ROW(primitive_name, "INT_MAX", C_HOST, R_NULL, .n = INT_MAX),
+    ROW(primitive_numbers, "NULL out, cap 5: the total, nothing written", C_HOST, R_TRUE, .n = 5,
+        .null_out = true),
+    ROW(primitive_numbers, "cap 0: the total, nothing written", C_HOST, R_TRUE, .n = 0),
+    ROW(primitive_numbers, "cap -1: the total, nothing written", C_HOST, R_TRUE, .n = -1),
+    ROW(primitive_numbers, "cap INT_MIN: the total, nothing written", C_HOST, R_TRUE, .n = INT_MIN),
+    ROW(prim_error_name, "code -1 has a text", C_HOST, R_TRUE, .n = -1),
+    ROW(prim_error_name, "code 8 has a text", C_HOST, R_TRUE, .n = 8),
+    ROW(prim_error_name, "code 10 has a text", C_HOST, R_TRUE, .n = 10),
+    ROW(prim_error_name, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
+    ROW(prim_error_name, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
+    ROW(semaphore_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
+    ROW(mutex_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
+    ROW(process_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
+    ROW(is_smallint, "nil", C_HOST, R_FALSE, .o = {RAW(STVM_NIL)}),
+    ROW(is_smallint, "true", C_HOST, R_FALSE, .o = {RAW(STVM_TRUE)}),
+    ROW(is_smallint, "false", C_HOST, R_FALSE, .o = {RAW(STVM_FALSE)}),
+    ROW(is_smallint, "an unmapped even word", C_HOST, R_FALSE, .o = {RAW(GARBAGE)}),
+    ROW(is_smallint, "a box", C_HOST, R_FALSE, .o = {OB(OB_BOX_MAX)}),
+
+    /* ---- measure_raw_switch ---- */
+    ROW(measure_raw_switch, "0 iterations", C_HOST, E_INVAL, .n = 0),
+    ROW(measure_raw_switch, "inside stvm_run", C_GREEN, STVM_EBUSY, .n = 1000),
+
+    /* ---- config_check and vm_new (the broken fields are generated) ---- */
+    ROW(config_check, "NULL cfg", C_HOST, E_INVAL, .null_ptr = true),
+    ROW(config_check, "NULL why with a size", C_HOST, E_INVAL, .null_out = true, .z = 16),
+
+    /* ---- lifetime and runs in the wrong place ---- */
+    ROW(vm_free, "its own VM from inside stvm_run: ignored", C_GREEN, R_VOID),
+    ROW(vm_free, "a VM running on another thread: ignored", C_BARE, R_VOID),
+    ROW(run, "its own VM from inside stvm_run", C_GREEN, STVM_EBUSY),
+    ROW(run, "another VM from inside stvm_run (runs do not nest)", C_GREEN, STVM_EBUSY,
+        .vm = V_OTHER),
+    ROW(run, "a VM already running on another thread", C_BARE, STVM_EBUSY),
+    ROW(run, "a VM already running on another thread, from a process", C_ELSEWHERE, STVM_EBUSY),
+
+    /* ---- spawning: priorities, functions, stack sizes ---- */
+#define BAD_PRIORITIES(fn, ctx)                                                                 \
+    ROW(fn, "priority 0", ctx, E_INVAL, .n = 0),                                                \
+    ROW(fn, "priority 81", ctx, E_INVAL, .n = 81),                                              \
+    ROW(fn, "priority -1", ctx, E_INVAL, .n = -1),                                              \
+    ROW(fn, "priority INT_MAX", ctx, E_INVAL, .n = INT_MAX),                                    \
+    ROW(fn, "priority INT_MIN", ctx, E_INVAL, .n = INT_MIN),                                    \
+    ROW(fn, "NULL function", ctx, E_INVAL, .n = 40, .null_ptr = true)
+#define BAD_STACKS(fn, ctx)                                                                     \
+    ROW(fn, "stack 1 byte", ctx, E_INVAL, .n = 40, .z = 1),                                     \
+    ROW(fn, "stack 4 KiB", ctx, E_INVAL, .n = 40, .z = 4096),                                   \
+    ROW(fn, "stack 8 KiB - 1", ctx, E_INVAL, .n = 40, .z = 8191),                               \
+    ROW(fn, "stack 64 MiB + 1", ctx, E_INVAL, .n = 40, .z = ((uint64_t)64 << 20) + 1),          \
+    ROW(fn, "stack SIZE_MAX", ctx, E_INVAL, .n = 40, .z = SIZE_MAX)
+    BAD_PRIORITIES(spawn, C_HOST), BAD_PRIORITIES(spawn, C_GREEN),
+    BAD_PRIORITIES(spawn_sized, C_HOST), BAD_PRIORITIES(spawn_sized, C_GREEN),
+    BAD_PRIORITIES(spawn_suspended, C_HOST), BAD_PRIORITIES(spawn_suspended, C_GREEN),
+    BAD_STACKS(spawn_sized, C_HOST), BAD_STACKS(spawn_sized, C_GREEN),
+    BAD_STACKS(spawn_suspended, C_HOST), BAD_STACKS(spawn_suspended, C_GREEN),
+
+    /* ---- processes in states that refuse the call ---- */
+    ROW(process_resume, "a ready process", C_HOST, E_STATE, .h = H_READY),
+    ROW(process_resume, "a ready process", C_GREEN, E_STATE, .h = H_READY),
+    ROW(process_resume, "a process waiting on a semaphore", C_HOST, E_STATE, .h = H_WAITING),
+    ROW(process_resume, "a process waiting on a mutex", C_HOST, E_STATE, .h = H_MWAITER),
+    ROW(process_resume, "a finished process", C_HOST, E_STATE, .h = H_DONE),
+    ROW(process_resume, "the running process itself", C_GREEN, E_STATE, .h = H_SELF),
+    ROW(process_resume, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
+    ROW(process_resume, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
+    ROW(process_resume, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
+    ROW(process_resume, "the timing process", C_GREEN, E_STATE, .h = H_TIMING),
+    ROW(process_suspend, "a suspended process", C_HOST, E_STATE, .h = H_PROC),
+    ROW(process_suspend, "a suspended process", C_GREEN, E_STATE, .h = H_PROC),
+    ROW(process_suspend, "a finished process", C_HOST, E_STATE, .h = H_DONE),
+    ROW(process_suspend, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
+    ROW(process_suspend, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
+    ROW(process_suspend, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
+    ROW(process_suspend, "the timing process", C_GREEN, E_STATE, .h = H_TIMING),
+    ROW(process_terminate, "a finished process", C_HOST, E_STATE, .h = H_DONE),
+    ROW(process_terminate, "a finished process", C_GREEN, E_STATE, .h = H_DONE),
+    ROW(process_terminate, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
+    ROW(process_terminate, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
+    ROW(process_terminate, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
+    ROW(process_terminate, "the timing process", C_GREEN, E_STATE, .h = H_TIMING),
+    ROW(process_release, "a handle nobody holds", C_HOST, E_STATE, .h = H_UNHELD),
+    ROW(process_release, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
+    ROW(process_release, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
+    ROW(process_release, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
+    ROW(process_join, "the caller itself", C_GREEN, E_INVAL, .h = H_SELF, .n = -1),
+    ROW(process_join, "a handle nobody holds", C_GREEN, E_STATE, .h = H_UNHELD, .n = -1),
+    ROW(process_join, "the idle process", C_GREEN, E_STATE, .h = H_IDLE, .n = -1),
+    ROW(process_join, "the timing process", C_GREEN, E_STATE, .h = H_TIMING, .n = -1),
+    ROW(process_join, "timeout -2", C_GREEN, E_INVAL, .h = H_WAITING, .n = -2),
+    ROW(process_join, "timeout INT64_MIN", C_GREEN, E_INVAL, .h = H_WAITING, .n = INT64_MIN),
+    ROW(process_join, "timeout 2^52/1000 + 1 ms", C_GREEN, E_RANGE, .h = H_WAITING,
+        .n = MS_MAX_FROM_US + 1),
+    ROW(process_join, "timeout INT64_MAX", C_GREEN, E_RANGE, .h = H_WAITING, .n = INT64_MAX),
+    ROW(process_join, "timeout 0 on a running process: only checks", C_GREEN, STVM_ETIMEDOUT,
+        .h = H_WAITING, .n = 0),
+    ROW(process_set_priority, "priority 0", C_HOST, E_INVAL, .n = 0),
+    ROW(process_set_priority, "priority 81", C_HOST, E_INVAL, .n = 81),
+    ROW(process_set_priority, "priority -1", C_HOST, E_INVAL, .n = -1),
+    ROW(process_set_priority, "priority INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
+    ROW(process_set_priority, "priority INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
+    ROW(process_set_priority, "priority 81 for itself", C_GREEN, E_INVAL, .h = H_SELF, .n = 81),
+    ROW(process_set_priority, "priority 0 for a waiting process", C_GREEN, E_INVAL,
+        .h = H_WAITING, .n = 0),
+    ROW(process_set_priority, "a finished process", C_HOST, E_STATE, .h = H_DONE, .n = 40),
+    ROW(process_set_priority, "the idle process", C_HOST, E_STATE, .h = H_IDLE, .n = 40),
+    ROW(process_set_priority, "the idle process", C_GREEN, E_STATE, .h = H_IDLE, .n = 40),
+    ROW(process_set_priority, "the timing process", C_HOST, E_STATE, .h = H_TIMING, .n = 40),
+    ROW(process_set_priority, "the timing process", C_GREEN, E_STATE, .h = H_TIMING, .n = 40),
+    ROW(ensure, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(ensure_pop, "no cleanup registered", C_GREEN, E_STATE),
+    ROW(ensure_pop, "no cleanup registered, run", C_GREEN, E_STATE, .n = 1),
+
+    /* ---- reports ---- */
+    ROW(blocked_report, "NULL buf with a size", C_HOST, E_INVAL, .null_ptr = true, .z = 16),
+    ROW(blocked_report, "NULL buf, size 0: the length", C_HOST, R_COUNT, .null_ptr = true, .z = 0),
+    ROW(blocked_report, "a 1-byte buffer: the length", C_HOST, R_COUNT, .z = 1),
+    ROW(check_invariants, "NULL buf with a size", C_HOST, STVM_OK, .null_ptr = true, .z = 16),
+
+    /* ---- semaphores in states that refuse the call ---- */
+    ROW(semaphore_free, "processes wait on it", C_HOST, E_STATE, .h = H_PARK),
+    ROW(semaphore_free, "processes wait on it", C_GREEN, E_STATE, .h = H_PARK),
+    ROW(semaphore_free, "registered as external", C_HOST, E_STATE, .h = H_EXT),
+    ROW(semaphore_free, "the timer's semaphore (primitive 242)", C_HOST, E_STATE, .vm = V_OTHER,
+        .h = H_ARMED),
+    ROW(semaphore_try_wait, "no excess signal: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT),
+    ROW(semaphore_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
+        .h = H_SEM_EXCESS),
+    ROW(semaphore_try_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
+        .h = H_SEM_EXCESS),
+    ROW(semaphore_try_wait, "an excess signal, from another VM's thread: kept", C_THREAD,
+        STVM_ENOTPROC, .h = H_SEM_EXCESS),
+
+    /* ---- mutexes in states that refuse the call ---- */
+    ROW(mutex_free, "owned, with a waiter", C_HOST, E_STATE, .h = H_BUSY),
+    ROW(mutex_free, "owned, no waiter", C_HOST, E_STATE, .h = H_BUSY2),
+    ROW(mutex_free, "owned by another process", C_GREEN, E_STATE, .h = H_BUSY2),
+    ROW(mutex_exit, "a free mutex", C_GREEN, STVM_EPERM),
+    ROW(mutex_exit, "owned by another process", C_GREEN, STVM_EPERM, .h = H_BUSY),
+    ROW(mutex_exit, "owned by a process, from the host thread", C_HOST, STVM_EPERM, .h = H_BUSY),
+    ROW(mutex_try_enter, "owned by another process: 0", C_GREEN, 0, .h = H_BUSY),
+    ROW(mutex_enter_timeout_ms, "owned by another, 0 ms: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT,
+        .h = H_BUSY, .n = 0),
+    ROW(mutex_critical, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(mutex_critical, "NULL function, owned by another", C_GREEN, E_INVAL, .h = H_BUSY,
+        .null_ptr = true),
+
+    /* ---- external semaphores: slots and indexes ---- */
+    ROW(register_external, "already registered", C_HOST, E_STATE, .h = H_EXT),
+    ROW(register_external, "the table is full", C_HOST, STVM_EFULL),
+    ROW(unregister_external, "index 0", C_HOST, E_INVAL, .n = 0),
+    ROW(unregister_external, "index -1", C_HOST, E_INVAL, .n = -1),
+    ROW(unregister_external, "index size + 1", C_HOST, E_INVAL, .n = 3),
+    ROW(unregister_external, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
+    ROW(unregister_external, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
+    ROW(unregister_external, "an unused slot", C_HOST, E_INVAL, .vm = V_OTHER, .n = 1),
+    ROW(unregister_external, "an unused slot, the last one", C_HOST, E_INVAL, .vm = V_OTHER,
+        .n = 256),
+    ROW(signal_external, "index 0", C_HOST, E_INVAL, .n = 0),
+    ROW(signal_external, "index -1", C_HOST, E_INVAL, .n = -1),
+    ROW(signal_external, "index size + 1", C_HOST, E_INVAL, .n = 3),
+    ROW(signal_external, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
+    ROW(signal_external, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
+    ROW(signal_external, "index 0 from another thread", C_BARE, E_INVAL, .n = 0),
+    ROW(signal_external, "index size + 1 from another thread", C_BARE, E_INVAL, .n = 3),
+    ROW(signal_external, "index 0, from another VM's process", C_THREAD, E_INVAL, .n = 0),
+
+    /* ---- durations ---- */
+#define BAD_DURATIONS_MS(fn, ...)                                                               \
+    ROW(fn, "-1 ms", C_GREEN, E_INVAL, .n = -1, __VA_ARGS__),                                   \
+    ROW(fn, "INT64_MIN ms", C_GREEN, E_INVAL, .n = INT64_MIN, __VA_ARGS__),                     \
+    ROW(fn, "2^52/1000 + 1 ms", C_GREEN, E_RANGE, .n = MS_MAX_FROM_US + 1, __VA_ARGS__),        \
+    ROW(fn, "INT64_MAX ms", C_GREEN, E_RANGE, .n = INT64_MAX, __VA_ARGS__),                     \
+    ROW(fn, "0x10000000 ms on the ms scheduler", C_GREEN, E_RANGE, .vm = V_MS,                  \
+        .n = MS_MAX_DELAY + 1, __VA_ARGS__),                                                    \
+    ROW(fn, "1 ms, ending past the clock's end", C_GREEN, E_RANGE, .vm = V_END, .n = 1,         \
+        __VA_ARGS__)
+#define BAD_DURATIONS_US(fn, ...)                                                               \
+    ROW(fn, "-1 us", C_GREEN, E_INVAL, .n = -1, __VA_ARGS__),                                   \
+    ROW(fn, "INT64_MIN us", C_GREEN, E_INVAL, .n = INT64_MIN, __VA_ARGS__),                     \
+    ROW(fn, "2^52 + 1 us", C_GREEN, E_RANGE, .n = US_MAX_DELAY + 1, __VA_ARGS__),               \
+    ROW(fn, "INT64_MAX us", C_GREEN, E_RANGE, .n = INT64_MAX, __VA_ARGS__),                     \
+    ROW(fn, "(0x0FFFFFFF ms + 1) in us on the ms scheduler", C_GREEN, E_RANGE, .vm = V_MS,      \
+        .n = (MS_MAX_DELAY + 1) * 1000, __VA_ARGS__),                                           \
+    ROW(fn, "1000 us, ending past the clock's end", C_GREEN, E_RANGE, .vm = V_END, .n = 1000,   \
+        __VA_ARGS__)
+    BAD_DURATIONS_MS(delay_wait_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_US(delay_wait_us, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_US(semaphore_wait_timeout_us, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(mutex_enter_timeout_ms, .h = H_DEFAULT),
+    ROW(semaphore_wait_timeout_ms, "-1 ms with an excess signal: kept", C_GREEN, E_INVAL,
+        .h = H_SEM_EXCESS, .n = -1),
+    ROW(semaphore_wait_timeout_us, "2^52 + 1 us with an excess signal: kept", C_GREEN, E_RANGE,
+        .h = H_SEM_EXCESS, .n = US_MAX_DELAY + 1),
+    ROW(mutex_enter_timeout_ms, "-1 ms on a free mutex: not taken", C_GREEN, E_INVAL, .n = -1),
+    ROW(mutex_enter_timeout_ms, "INT64_MAX ms on a free mutex: not taken", C_GREEN, E_RANGE,
+        .n = INT64_MAX),
+
+    /* ---- integers: ranges ---- */
+    ROW(int_to_i64, "2^64 - 1", C_HOST, E_RANGE, .o = {OB(OB_BOX_MAX)}),
+    ROW(int_to_i64, "2^63", C_HOST, E_RANGE, .o = {OB(OB_BOX_2_63)}),
+    ROW(int_to_u64, "-1", C_HOST, E_RANGE, .o = {SI(-1)}),
+    ROW(int_to_u64, "-2^63", C_HOST, E_RANGE, .o = {OB(OB_BOX_NEG)}),
+    ROW(int_to_u64, "SmallInteger min", C_HOST, E_RANGE, .o = {SI(MIN61)}),
+    ROW(int_add, "(2^64 - 1) + 1", C_HOST, E_RANGE, .o = {OB(OB_BOX_MAX), SI(1)}),
+    ROW(int_add, "1 + (2^64 - 1)", C_HOST, E_RANGE, .o = {SI(1), OB(OB_BOX_MAX)}),
+    ROW(int_add, "(2^64 - 1) + (2^64 - 1)", C_HOST, E_RANGE, .o = {OB(OB_BOX_MAX), OB(OB_BOX_MAX)}),
+    ROW(int_sub, "-1 - (2^64 - 1)", C_HOST, E_RANGE, .o = {SI(-1), OB(OB_BOX_MAX)}),
+    ROW(int_sub, "(2^64 - 1) - -1", C_HOST, E_RANGE, .o = {OB(OB_BOX_MAX), SI(-1)}),
+    ROW(int_mul, "2^32 * 2^32", C_HOST, E_RANGE, .o = {SI((int64_t)1 << 32), SI((int64_t)1 << 32)}),
+    ROW(int_mul, "(2^64 - 1) * 2", C_HOST, E_RANGE, .o = {OB(OB_BOX_MAX), SI(2)}),
+    ROW(int_mul, "-2^63 * -2^63", C_HOST, E_RANGE, .o = {OB(OB_BOX_NEG), OB(OB_BOX_NEG)}),
+    ROW(int_mul, "2^32 * 2^32 on a 31-bit VM (both boxed)", C_HOST, E_RANGE, .vm = V_31,
+        .o = {OB(OB_BOX31), OB(OB_BOX31)}),
+    ROW(int_to_i64, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(WIDE)}),
+    ROW(int_to_u64, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(WIDE)}),
+    ROW(int_add, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(WIDE),
+        SI(1)}),
+    ROW(int_sub, "a tagged -2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(1),
+        SI(-WIDE)}),
+    ROW(int_mul, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(WIDE),
+        SI(0)}),
+    ROW(int_compare, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(0),
+        SI(WIDE)}),
+    ROW(is_integer, "a tagged 2^40 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31, .o = {SI(WIDE)}),
+    ROW(is_integer, "a tagged 2^30 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
+        .o = {SI(MAX31 + 1)}),
+    ROW(is_integer, "a tagged -2^30 - 1 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
+        .o = {SI(MIN31 - 1)}),
+    ROW(is_integer, "a tagged 2^60 (beyond 61 bits)", C_HOST, R_FALSE, .o = {SI(MAX61 + 1)}),
+    ROW(int_to_i64, "a tagged 2^60 (beyond 61 bits)", C_HOST, E_INVAL, .o = {SI(MAX61 + 1)}),
+    ROW(oop_release, "a SmallInteger: ignored", C_HOST, STVM_OK, .o = {SI(5)}),
+    ROW(oop_release, "nil: ignored", C_HOST, STVM_OK, .o = {RAW(STVM_NIL)}),
+    ROW(oop_class_name, "an unmapped word", C_HOST, R_NULL, .o = {RAW(GARBAGE)}),
+    ROW(oop_class_name, "zeroed memory", C_HOST, R_NULL, .o = {OB(OB_G_ZERO)}),
+    ROW(oop_class_name, "a forged Semaphore header", C_HOST, R_NULL, .o = {OB(OB_G_FORGED_SEM)}),
+    ROW(oop_class_name, "another VM's semaphore", C_HOST, R_NULL, .o = {OB(OB_FOREIGN_SEM)}),
+    ROW(oop_class_name, "another VM's box", C_HOST, R_NULL, .o = {OB(OB_FOREIGN_BOX)}),
+    ROW(oop_class_name, "a released box", C_HOST, R_NULL, .o = {OB(OB_RELEASED)}),
+    ROW(oop_class_name, "an odd-aligned word", C_HOST, R_NULL, .o = {RAW(GARBAGE + 4)}),
+    DEFECT(D_CLASS_WIDE, oop_class_name, "a tagged 2^40 on a 31-bit VM", C_HOST, R_NULL,
+        .vm = V_31, .o = {SI(WIDE)}),
+
+    /* ---- primitives: the call itself ---- */
+    ROW(primitive_call, "unknown number 0", C_HOST, E_INVAL, .m = 0),
+    ROW(primitive_call, "unknown number -1", C_HOST, E_INVAL, .m = -1),
+    ROW(primitive_call, "unknown number 10", C_HOST, E_INVAL, .m = 10, .n = 1, .o = {SI(1), SI(1)}),
+    ROW(primitive_call, "unknown number 84", C_HOST, E_INVAL, .m = 84),
+    ROW(primitive_call, "unknown number 243", C_HOST, E_INVAL, .m = 243, .n = 2),
+    ROW(primitive_call, "unknown number INT_MAX", C_HOST, E_INVAL, .m = INT_MAX),
+    ROW(primitive_call, "unknown number INT_MIN", C_HOST, E_INVAL, .m = INT_MIN),
+    ROW(primitive_call, "nargs -1", C_HOST, E_INVAL, .m = 85, .n = -1, .o = {OB(OB_SEM)}),
+    ROW(primitive_call, "nargs INT_MIN", C_HOST, E_INVAL, .m = 85, .n = INT_MIN, .o = {OB(OB_SEM)}),
+    ROW(primitive_call, "NULL args with nargs 1", C_HOST, E_INVAL, .m = 1, .n = 1, .o = {SI(1)},
+        .null_ptr = true),
+    ROW(primitive_call, "NULL args with nargs 2", C_HOST, E_INVAL, .m = 242, .n = 2,
+        .null_ptr = true),
+    PRIM("85 with 1 argument", C_HOST, 85, 1, BAD_NARGS, .o = {OB(OB_SEM)}),
+    PRIM("85 with INT_MAX arguments", C_HOST, 85, INT_MAX, BAD_NARGS, .o = {OB(OB_SEM)}),
+    PRIM("1 with 0 arguments", C_HOST, 1, 0, BAD_NARGS, .o = {SI(1)}),
+    PRIM("1 with 2 arguments", C_HOST, 1, 2, BAD_NARGS, .o = {SI(1), SI(1), SI(1)}),
+    PRIM("135 with 1 argument", C_HOST, 135, 1, BAD_NARGS),
+    PRIM("240 with 2 arguments", C_HOST, 240, 2, BAD_NARGS),
+    PRIM("242 with 1 argument", C_HOST, 242, 1, BAD_NARGS, .o = {RAW(STVM_NIL), OB(OB_SEM)}),
+    PRIM("136 with 0 arguments", C_HOST, 136, 0, BAD_NARGS),
+    PRIM("230 with 2 arguments", C_HOST, 230, 2, BAD_NARGS, .o = {RAW(STVM_NIL), SI(1), SI(1)}),
+    PRIM("85 with a mutex, NULL fail_code", C_HOST, 85, 0, BAD_RCV, .o = {OB(OB_MUTEX)},
+        .null_fail = true),
+
+    /* ---- primitives 1-9 and 21-29: SmallInteger and 64-bit edges ---- */
+    PRIM("1: SmallInteger max + 1", C_HOST, 1, 1, GENERIC, .o = {SI(MAX61), SI(1)}),
+    PRIM("2: SmallInteger min - 1", C_HOST, 2, 1, GENERIC, .o = {SI(MIN61), SI(1)}),
+    PRIM("9: 2^30 * 2^30", C_HOST, 9, 1, GENERIC, .o = {SI((int64_t)1 << 30),
+        SI((int64_t)1 << 30)}),
+    PRIM("9: min * -1", C_HOST, 9, 1, GENERIC, .o = {SI(MIN61), SI(-1)}),
+    PRIM("1 on a 31-bit VM: max + 1", C_HOST, 1, 1, GENERIC, .vm = V_31, .o = {SI(MAX31), SI(1)}),
+    PRIM("2 on a 31-bit VM: min - 1", C_HOST, 2, 1, GENERIC, .vm = V_31, .o = {SI(MIN31), SI(1)}),
+    PRIM("9 on a 31-bit VM: 2^15 * 2^15", C_HOST, 9, 1, GENERIC, .vm = V_31, .o = {SI(1 << 15),
+        SI(1 << 15)}),
+    PRIM("1: a box receiver", C_HOST, 1, 1, BAD_RCV, .o = {OB(OB_BOX_MAX), SI(1)}),
+    PRIM("1: a box argument", C_HOST, 1, 1, BAD_ARG, .o = {SI(1), OB(OB_BOX_MAX)}),
+    PRIM("3: nil receiver", C_HOST, 3, 1, BAD_RCV, .o = {RAW(STVM_NIL), SI(1)}),
+    PRIM("4: nil argument", C_HOST, 4, 1, BAD_ARG, .o = {SI(1), RAW(STVM_NIL)}),
+    PRIM("7: a semaphore argument", C_HOST, 7, 1, BAD_ARG, .o = {SI(1), OB(OB_SEM)}),
+    PRIM("8: an unmapped receiver", C_HOST, 8, 1, BAD_RCV, .o = {RAW(GARBAGE), SI(1)}),
+    PRIM_DEFECT(D_WIDE_SI, "1 on a 31-bit VM: a tagged 2^40 receiver (result fits)", C_HOST, 1, 1,
+        BAD_RCV, .vm = V_31, .o = {SI(WIDE), SI(-WIDE)}),
+    PRIM_DEFECT(D_WIDE_SI, "3 on a 31-bit VM: a tagged 2^40 receiver", C_HOST, 3, 1, BAD_RCV,
+        .vm = V_31, .o = {SI(WIDE), SI(0)}),
+    PRIM_DEFECT(D_WIDE_SI, "7 on a 31-bit VM: a tagged 2^40 argument", C_HOST, 7, 1, BAD_ARG,
+        .vm = V_31, .o = {SI(0), SI(WIDE)}),
+    PRIM_DEFECT(D_WIDE_SI, "3 on a 61-bit VM: a tagged 2^60 receiver (beyond 61 bits)", C_HOST, 3,
+        1, BAD_RCV, .o = {SI(MAX61 + 1), SI(0)}),
+    PRIM("21: (2^64 - 1) + 1", C_HOST, 21, 1, GENERIC, .o = {OB(OB_BOX_MAX), SI(1)}),
+    PRIM("22: -1 - (2^64 - 1)", C_HOST, 22, 1, GENERIC, .o = {SI(-1), OB(OB_BOX_MAX)}),
+    PRIM("29: 2^32 * 2^32", C_HOST, 29, 1, GENERIC, .o = {SI((int64_t)1 << 32),
+        SI((int64_t)1 << 32)}),
+    PRIM("21: a semaphore receiver", C_HOST, 21, 1, BAD_RCV, .o = {OB(OB_SEM), SI(1)}),
+    PRIM("22: another VM's box argument", C_HOST, 22, 1, BAD_ARG, .o = {SI(1), OB(OB_FOREIGN_BOX)}),
+    PRIM("23: a released box receiver", C_HOST, 23, 1, BAD_RCV, .o = {OB(OB_RELEASED), SI(1)}),
+    PRIM("24: an unmapped argument", C_HOST, 24, 1, BAD_ARG, .o = {SI(1), RAW(GARBAGE)}),
+    PRIM("25 on a 31-bit VM: a tagged 2^40 receiver", C_HOST, 25, 1, BAD_RCV, .vm = V_31,
+        .o = {SI(WIDE), SI(1)}),
+    PRIM("29 on a 31-bit VM: a tagged 2^40 argument", C_HOST, 29, 1, BAD_ARG, .vm = V_31,
+        .o = {SI(1), SI(WIDE)}),
+    PRIM("27: true receiver", C_HOST, 27, 1, BAD_RCV, .o = {RAW(STVM_TRUE), SI(1)}),
+
+    /* ---- process primitives in refusing states (bad receivers are generated) ---- */
+    PRIM("86 from the host thread", C_HOST, 86, 0, INAPPR, .o = {OB(OB_SEM_EXCESS)}),
+    PRIM("86 from another VM's thread", C_THREAD, 86, 0, INAPPR, .o = {OB(OB_SEM_EXCESS)}),
+    PRIM("87: a ready process", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_READY)}),
+    PRIM("87: a waiting process", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_WAITING)}),
+    PRIM("87: a waiting process nobody holds", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_UNHELD)}),
+    PRIM("87: a finished process", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_DONE)}),
+    PRIM("87: the idle process", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_IDLE)}),
+    PRIM("87: the timing process", C_HOST, 87, 0, BAD_RCV, .o = {OB(OB_TIMING)}),
+    PRIM("87: the running process", C_GREEN, 87, 0, BAD_RCV, .o = {OB(OB_SELF)}),
+    PRIM("88: a suspended process", C_HOST, 88, 0, BAD_RCV, .o = {OB(OB_SUSP)}),
+    PRIM("88: a finished process", C_HOST, 88, 0, BAD_RCV, .o = {OB(OB_DONE)}),
+    PRIM("88: the idle process", C_HOST, 88, 0, BAD_RCV, .o = {OB(OB_IDLE)}),
+    PRIM("88: the idle process", C_GREEN, 88, 0, BAD_RCV, .o = {OB(OB_IDLE)}),
+    PRIM("88: the timing process", C_HOST, 88, 0, BAD_RCV, .o = {OB(OB_TIMING)}),
+    PRIM("88: the timing process", C_GREEN, 88, 0, BAD_RCV, .o = {OB(OB_TIMING)}),
+    PRIM("167 from the host thread", C_HOST, 167, 0, INAPPR),
+    PRIM("167 from another VM's thread", C_THREAD, 167, 0, INAPPR),
+    PRIM("185 from the host thread", C_HOST, 185, 0, INAPPR, .o = {OB(OB_BUSY)}),
+    PRIM("185: owned by another process", C_GREEN, 185, 0, INAPPR, .o = {OB(OB_BUSY)}),
+    PRIM("185: a free mutex", C_GREEN, 185, 0, INAPPR, .o = {OB(OB_MUTEX)}),
+    PRIM("186 from the host thread", C_HOST, 186, 0, INAPPR, .o = {OB(OB_MUTEX)}),
+    PRIM("186 from another VM's thread", C_THREAD, 186, 0, INAPPR, .o = {OB(OB_MUTEX)}),
+    PRIM("187 from the host thread", C_HOST, 187, 0, INAPPR, .o = {OB(OB_MUTEX)}),
+
+    /* ---- clocks and the timer ---- */
+    PRIM("136: a mutex as the semaphore", C_HOST, 136, 2, BAD_ARG, .vm = V_OTHER,
+        .o = {RAW(STVM_NIL), OB(OB_FOREIGN_MUTEX), SI(5)}),
+    PRIM("136: another VM's semaphore", C_HOST, 136, 2, BAD_ARG, .vm = V_OTHER,
+        .o = {RAW(STVM_NIL), OB(OB_SEM), SI(5)}),
+    PRIM("136: a negative tick", C_HOST, 136, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_OTHER_SEM), SI(-1)}),
+    PRIM("136: a boxed tick", C_HOST, 136, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_OTHER_SEM), OB(OB_FOREIGN_BOX)}),
+    PRIM("136: a nil tick", C_HOST, 136, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_OTHER_SEM), RAW(STVM_NIL)}),
+    PRIM_DEFECT(D_WIDE_SI, "136 on a 31-bit VM: a tagged 2^40 tick", C_HOST, 136, 2, BAD_ARG,
+        .vm = V_31, .o = {RAW(STVM_NIL), RAW(STVM_NIL), SI(WIDE)}),
+    PRIM("230: -1 us", C_HOST, 230, 1, BAD_ARG, .vm = V_31, .o = {RAW(STVM_NIL), SI(-1)}),
+    PRIM("230: nil", C_HOST, 230, 1, BAD_ARG, .vm = V_31, .o = {RAW(STVM_NIL), RAW(STVM_NIL)}),
+    PRIM("230: a box", C_HOST, 230, 1, BAD_ARG, .o = {RAW(STVM_NIL), OB(OB_BOX_MAX)}),
+    PRIM_DEFECT(D_WIDE_SI, "230 on a 31-bit VM: a tagged 2^40 us", C_HOST, 230, 1, BAD_ARG,
+        .vm = V_31, .o = {RAW(STVM_NIL), SI(WIDE)}),
+    PRIM("242: a mutex as the semaphore", C_HOST, 242, 2, BAD_ARG, .vm = V_OTHER,
+        .o = {RAW(STVM_NIL), OB(OB_FOREIGN_MUTEX), SI(5)}),
+    PRIM("242: a forged semaphore", C_HOST, 242, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_G_FORGED_SEM), SI(5)}),
+    PRIM("242: a negative deadline", C_HOST, 242, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_OTHER_SEM), SI(-1)}),
+    PRIM("242: a -2^63 deadline", C_HOST, 242, 2, BAD_ARG, .o = {RAW(STVM_NIL), RAW(STVM_NIL),
+        OB(OB_BOX_NEG)}),
+    PRIM("242: an unmapped deadline", C_HOST, 242, 2, BAD_ARG, .vm = V_OTHER, .o = {RAW(STVM_NIL),
+        OB(OB_OTHER_SEM), RAW(GARBAGE)}),
+    PRIM("242: another VM's box as deadline", C_HOST, 242, 2, BAD_ARG, .o = {RAW(STVM_NIL),
+        RAW(STVM_NIL), OB(OB_FOREIGN_BOX)}),
+    PRIM("242 on a 31-bit VM: a tagged 2^40 deadline", C_HOST, 242, 2, BAD_ARG, .vm = V_31,
+        .o = {RAW(STVM_NIL), RAW(STVM_NIL), SI(WIDE)}),
+    PRIM_DEFECT(D_PRIM242_PAST_END, "242: a deadline of 2^62 + 1 us", C_HOST, 242, 2, BAD_ARG,
+        .vm = V_OTHER, .o = {RAW(STVM_NIL), OB(OB_OTHER_SEM), OB(OB_PAST_END)}),
+    PRIM_DEFECT(D_PRIM242_PAST_END, "242: a deadline of 2^64 - 1 us", C_HOST, 242, 2, BAD_ARG,
+        .vm = V_OTHER, .o = {RAW(STVM_NIL), OB(OB_OTHER_SEM), OB(OB_FOREIGN_BOX)}),
+
+    /* ---- another VM's process on another thread, while this VM runs ---- */
+    DEFECT(D_FOREIGN_THREAD, yield, "yield", C_ELSEWHERE, STVM_ENOTPROC),
+    DEFECT(D_FOREIGN_THREAD, checkpoint, "checkpoint", C_ELSEWHERE, STVM_ENOTPROC),
+    DEFECT(D_FOREIGN_THREAD, semaphore_try_wait, "an excess signal", C_ELSEWHERE, STVM_ENOTPROC,
+        .h = H_SEM_EXCESS),
+    DEFECT(D_FOREIGN_THREAD, semaphore_try_wait, "no excess signal", C_ELSEWHERE, STVM_ENOTPROC),
+    DEFECT(D_FOREIGN_THREAD, mutex_try_enter, "a free mutex", C_ELSEWHERE, STVM_ENOTPROC),
+    DEFECT(D_FOREIGN_THREAD, ensure, "a cleanup", C_ELSEWHERE, STVM_ENOTPROC),
+    DEFECT(D_FOREIGN_THREAD, ensure_pop, "no cleanup", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(mutex_exit, "a free mutex", C_ELSEWHERE, STVM_EPERM),
+};
+#define N_EXPLICIT ((int)(sizeof explicit_rows / sizeof explicit_rows[0]))
+
+/* ---- generating the matrix --------------------------------------------------------- */
+
+typedef struct table {
+    row *rows;
+    int n, cap;
+    int generated;
+} table;
+
+static void add(table *t, row r)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 512;
+        t->rows = realloc(t->rows, (size_t)t->cap * sizeof *t->rows);
+        cr_assert_not_null(t->rows);
+    }
+    t->rows[t->n++] = r;
+}
+
+/* Calls with a NULL vm. */
+static void gen_null_vm(table *t, int fn)
+{
+    if (!FN[fn].null_vm)
+        return;
+    row r = {
+        .fn = fn, .what = "NULL vm", .ctx = FN[fn].ctx, .a = FN[fn].ok, .want = FN[fn].null_vm};
+    r.a.vm = V_NULL;
+    add(t, r);
+}
+
+/* Calls with a NULL out-parameter. */
+static void gen_null_out(table *t, int fn)
+{
+    if (!FN[fn].null_out)
+        return;
+    row r = {.fn = fn, .what = "NULL out-parameter", .ctx = FN[fn].ctx, .a = FN[fn].ok,
+             .want = FN[fn].null_out};
+    r.a.null_out = true;
+    add(t, r);
+}
+
+/* Every wrong handle for the function's handle argument. */
+static void gen_wrong_handles(table *t, int fn)
+{
+    int kind = FN[fn].kind;
+    if (kind == K_NONE)
+        return;
+    for (size_t i = 0; i < sizeof wrong_handles[kind] / sizeof wrong_handles[kind][0]; i++) {
+        row r = {.fn = fn, .what = handle_names[wrong_handles[kind][i]], .ctx = FN[fn].ctx,
+                 .a = FN[fn].ok, .want = FN[fn].bad_handle};
+        r.a.h = wrong_handles[kind][i];
+        add(t, r);
+    }
+}
+
+/* A function that needs a green process of its VM, called from the host thread and
+ * from another VM's process on another thread. */
+static void gen_wrong_context(table *t, int fn)
+{
+    if (!FN[fn].not_proc)
+        return;
+    static const int ctxs[] = {C_HOST, C_THREAD};
+    for (size_t i = 0; i < 2; i++) {
+        row r = {.fn = fn, .what = "outside a green process of the VM", .ctx = ctxs[i],
+                 .a = FN[fn].ok, .want = FN[fn].not_proc};
+        add(t, r);
+    }
+}
+
+/* Each broken configuration field, to stvm_config_check and to stvm_vm_new. */
+static void gen_configs(table *t)
+{
+    for (int c = CFG_OK + 1; c < N_CFG; c++) {
+        add(t, (row){.fn = F_config_check, .what = cfg_faults[c].field, .ctx = C_HOST,
+                     .a = {.cfg = c}, .want = E_INVAL, .text = cfg_faults[c].field});
+        add(t, (row){.fn = F_vm_new, .what = cfg_faults[c].field, .ctx = C_HOST, .a = {.cfg = c},
+                     .want = E_INVAL});
+    }
+}
+
+/* Each non-integer as each operand of each integer function. */
+static void gen_non_integers(table *t)
+{
+    for (int i = 0; i < N_NON_INTEGERS; i++) {
+        const char *w = non_integers[i].what;
+        ospec o = non_integers[i].o;
+        add(t, (row){.fn = F_int_to_i64, .what = w, .a = {.o = {o}}, .want = E_INVAL});
+        add(t, (row){.fn = F_int_to_u64, .what = w, .a = {.o = {o}}, .want = E_INVAL});
+        add(t, (row){.fn = F_is_integer, .what = w, .a = {.o = {o}}, .want = R_FALSE});
+        static const int binary[] = {F_int_add, F_int_sub, F_int_mul, F_int_compare};
+        for (int b = 0; b < 4; b++) {
+            add(t, (row){.fn = binary[b], .what = w, .a = {.o = {o, SI(1)}}, .want = E_INVAL});
+            add(t, (row){.fn = binary[b], .what = w, .a = {.o = {SI(1), o}}, .want = E_INVAL});
+        }
+        if (o.k != O_RAW || o.v != STVM_NIL)   /* nil is ignored, as documented */
+            add(t, (row){.fn = F_oop_release, .what = w, .a = {.o = {o}}, .want = E_INVAL});
+        add(t, (row){.fn = F_primitive_call, .what = w, .a = {.m = 21, .n = 1, .o = {o, SI(1)}},
+                     .want = STVM_EPRIM, .want_fail = BAD_RCV});
+    }
+}
+
+/* Each bad receiver for each primitive that takes a semaphore, process or mutex. */
+static void gen_bad_receivers(table *t)
+{
+    for (size_t p = 0; p < sizeof receiver_prims / sizeof receiver_prims[0]; p++)
+        for (size_t i = 0; i < sizeof bad_receivers / sizeof bad_receivers[0]; i++) {
+            if (bad_receivers[i].not_for == receiver_prims[p].wants)
+                continue;   /* the right kind: not a bad receiver */
+            add(t, (row){.fn = F_primitive_call, .what = bad_receivers[i].what,
+                         .ctx = receiver_prims[p].ctx,
+                         .a = {.m = receiver_prims[p].number, .o = {bad_receivers[i].o}},
+                         .want = STVM_EPRIM, .want_fail = BAD_RCV});
+        }
+}
+
+static table table_build(void)
+{
+    table t = {0};
+    for (int fn = 0; fn < N_FN; fn++) {
+        gen_null_vm(&t, fn);
+        gen_null_out(&t, fn);
+        gen_wrong_handles(&t, fn);
+        gen_wrong_context(&t, fn);
+    }
+    gen_configs(&t);
+    gen_non_integers(&t);
+    gen_bad_receivers(&t);
+    t.generated = t.n;
+    for (int i = 0; i < N_EXPLICIT; i++)
+        add(&t, explicit_rows[i]);
+    return t;
+}
+
+/* ---- setting up the fixture ----------------------------------------------------------- */
+
+static void park_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    stvm_semaphore_wait(vm, f->park);
+}
+
+static void unheld_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    f->unheld = stvm_active_process(vm);
+    stvm_semaphore_wait(vm, f->park);
+}
+
+static void owner_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    GCHECK(f, stvm_mutex_enter(vm, f->busy) == STVM_OK);
+    GCHECK(f, stvm_mutex_enter(vm, f->busy2) == STVM_OK);
+    stvm_semaphore_wait(vm, f->park);
+}
+
+static void mwaiter_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    stvm_mutex_enter(vm, f->busy);
+}
+
+/* ---- catching the VM's own processes ---- */
+
+static struct {
+    stvm_vm *vm;
+    stvm_process *me;
+    stvm_process *volatile seen[2];
+} catcher;
+
+/* On the VM's thread, at any instruction: who runs now? */
+static void on_sample(int sig)
+{
+    (void)sig;
+    if (!catcher.vm)
+        return;
+    stvm_process *p = stvm_active_process(catcher.vm);
+    if (!p || p == catcher.me || p == catcher.seen[0] || p == catcher.seen[1])
+        return;
+    if (!catcher.seen[0])
+        catcher.seen[0] = p;
+    else if (!catcher.seen[1])
+        catcher.seen[1] = p;
+}
+
+static void catcher_fn(stvm_vm *vm, void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < 2000000 && !(catcher.seen[0] && catcher.seen[1]); i++)
+        stvm_delay_wait_us(vm, 1);
+}
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* The idle and timing processes have no public handle: sample stvm_active_process
+ * every 20 us (a timer signal to this thread) while a process sleeps on 1 us Delays,
+ * so that the idle process (jumping the clock) and the timing process (expiring the
+ * Delays) each run often, until both have been seen. */
+static void catch_vm_own(fx *f)
+{
+    stvm_vm *vm = f->vm[V_MAIN];
+    memset(&catcher, 0, sizeof catcher);
+    catcher.vm = vm;
+    struct sigaction sa = {.sa_handler = on_sample, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGPROF, &sa, NULL), 0);
+    struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF};
+    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    timer_t timer;
+    cr_assert_eq(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+    struct itimerspec its = {.it_interval = {0, 20000}, .it_value = {0, 20000}};
+    cr_assert_eq(timer_settime(timer, 0, &its, NULL), 0);
+    stvm_process *c = NULL;
+    cr_assert_eq(stvm_spawn(vm, 40, "catcher", catcher_fn, NULL, &c), STVM_OK);
+    catcher.me = c;   /* before it first runs: never mistaken for a VM process */
+    int rc = stvm_run(vm);
+    timer_delete(timer);
+    catcher.vm = NULL;   /* a signal still pending finds nothing to look at */
+    signal(SIGPROF, SIG_IGN);
+    cr_assert_eq(rc, STVM_OK, "stvm_run: %s", stvm_err_name(rc));
+    for (int i = 0; i < 2; i++) {
+        stvm_process_info info;
+        cr_assert_not_null(catcher.seen[i], "the VM's own processes were not both caught");
+        cr_assert_eq(stvm_process_info_get(vm, catcher.seen[i], &info), STVM_OK);
+        cr_assert(info.vm_own, "caught '%s', not a VM process", info.name);
+        if (info.id == 1)
+            f->idle = catcher.seen[i];
+        else
+            f->timing = catcher.seen[i];
+    }
+    cr_assert(f->idle && f->timing, "idle and timing processes caught");
+    cr_assert_eq(stvm_process_release(vm, c), STVM_OK);
+}
+
+static void watch_sem(fx *f, int v, stvm_semaphore *s)
+{
+    cr_assert_lt(f->nwsem, N_WATCH_SEM);
+    f->wsem[f->nwsem].vm = v;
+    f->wsem[f->nwsem++].s = s;
+}
+
+static void watch_mutex(fx *f, int v, stvm_mutex *m)
+{
+    cr_assert_lt(f->nwmutex, N_WATCH_MUTEX);
+    f->wmutex[f->nwmutex].vm = v;
+    f->wmutex[f->nwmutex++].m = m;
+}
+
+static void watch_proc(fx *f, int v, stvm_process *p)
+{
+    cr_assert_lt(f->nwproc, N_WATCH_PROC);
+    f->wproc[f->nwproc].vm = v;
+    f->wproc[f->nwproc++].p = p;
+}
+
+static stvm_process *held(fx *f, int prio, const char *name, stvm_fn fn)
+{
+    stvm_process *p = NULL;
+    cr_assert_eq(stvm_spawn(f->vm[V_MAIN], prio, name, fn, f, &p), STVM_OK);
+    return p;
+}
+
+static stvm_vm *sim_vm_with(int bits, int dclock, uint64_t start, int ext_slots)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.clock = STVM_CLOCK_SIMULATED;
+    cfg.smallint_bits = bits;
+    cfg.delay_clock = dclock;
+    cfg.sim_start_us = start;
+    cfg.external_table_size = ext_slots;
+    return vm_make(&cfg);
+}
+
+static void fx_setup(fx *f)
+{
+    memset(f, 0, sizeof *f);
+    atomic_init(&f->parked, 0);
+    memset(g_ones, 0xFF, sizeof g_ones);
+    snprintf((char *)g_text, sizeof g_text, "%s", "readable text, not a handle of any kind");
+    f->vm[V_MAIN] = sim_vm_with(61, STVM_DELAY_CLOCK_US, SIM_START, 2);
+    f->vm[V_OTHER] = sim_vm_with(61, STVM_DELAY_CLOCK_US, SIM_START, 256);
+    f->vm[V_31] = sim_vm_with(31, STVM_DELAY_CLOCK_US, SIM_START, 256);
+    f->vm[V_MS] = sim_vm_with(61, STVM_DELAY_CLOCK_MS, SIM_START, 256);
+    f->vm[V_END] = sim_vm_with(61, STVM_DELAY_CLOCK_US, CLOCK_END - 500, 256);
+    for (int k = K_SEM; k <= K_PROC; k++) {
+        forge(g_forged[0][k], (uint32_t)(k + 2), f->vm[V_OTHER]);   /* 3, 4, 5 */
+        forge(g_forged[1][k], (uint32_t)(k + 2), f->vm[V_MAIN]);
+    }
+    for (int v = 0; v < N_VM; v++) {
+        f->sem[v] = sem_make(f->vm[v]);
+        cr_assert_eq(stvm_mutex_new(f->vm[v], &f->mtx[v]), STVM_OK);
+        watch_sem(f, v, f->sem[v]);
+        watch_mutex(f, v, f->mtx[v]);
+    }
+    f->nprims = stvm_primitive_numbers(NULL, 0);
+
+    /* V_MAIN: the VM's own processes first, then objects in every state. */
+    stvm_vm *vm = f->vm[V_MAIN];
+    catch_vm_own(f);
+    f->sem_excess = sem_make(vm);
+    cr_assert_eq(stvm_semaphore_signal(vm, f->sem_excess), STVM_OK);
+    f->park = sem_make(vm);
+    f->ext = sem_make(vm);
+    stvm_semaphore *ext2 = sem_make(vm);
+    cr_assert_eq(stvm_register_external(vm, f->ext, &f->ext_index), STVM_OK);
+    int index2;
+    cr_assert_eq(stvm_register_external(vm, ext2, &index2), STVM_OK);   /* now full */
+    cr_assert_eq(stvm_mutex_new(vm, &f->busy), STVM_OK);
+    cr_assert_eq(stvm_mutex_new(vm, &f->busy2), STVM_OK);
+    cr_assert_eq(stvm_spawn_suspended(vm, 40, "suspended", nothing_fn, NULL, 0, &f->susp[V_MAIN]),
+                 STVM_OK);
+    f->done = held(f, 40, "done", nothing_fn);
+    f->waiting = held(f, 40, "waiting", park_fn);
+    f->owner = held(f, 40, "owner", owner_fn);
+    f->mwaiter = held(f, 40, "mutex waiter", mwaiter_fn);
+    cr_assert_eq(stvm_spawn(vm, 40, "unheld", unheld_fn, f, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
+    ASSERT_GREEN_OK(f);
+    f->ready = held(f, 30, "ready", park_fn);   /* ready until a green phase runs it */
+    f->box_max = mk_u(vm, UINT64_MAX);
+    f->box_neg = mk_i(vm, INT64_MIN);
+    f->box_2_63 = mk_u(vm, (uint64_t)1 << 63);
+    f->released = mk_u(vm, ((uint64_t)1 << 63) + 1);
+    cr_assert_eq(stvm_oop_release(vm, f->released), STVM_OK);
+    watch_sem(f, V_MAIN, f->sem_excess);
+    watch_sem(f, V_MAIN, f->park);
+    watch_sem(f, V_MAIN, f->ext);
+    watch_mutex(f, V_MAIN, f->busy);
+    watch_mutex(f, V_MAIN, f->busy2);
+    stvm_process *procs[] = {f->susp[V_MAIN], f->done, f->waiting, f->owner, f->mwaiter,
+                             f->unheld, f->ready, f->idle, f->timing};
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        watch_proc(f, V_MAIN, procs[i]);
+
+    /* V_OTHER: foreign handles, boxes, and its timer armed (it never runs). */
+    stvm_vm *other = f->vm[V_OTHER];
+    cr_assert_eq(stvm_spawn_suspended(other, 40, "foreign", nothing_fn, NULL, 0, &f->susp[V_OTHER]),
+                 STVM_OK);
+    watch_proc(f, V_OTHER, f->susp[V_OTHER]);
+    f->foreign_box = mk_u(other, UINT64_MAX);
+    f->past_end = mk_u(other, CLOCK_END + 1);
+    f->armed = sem_make(other);
+    stvm_oop argv[2] = {stvm_semaphore_oop(f->armed), mk_u(other, SIM_START + 1000000000000ull)};
+    cr_assert_eq(stvm_primitive_call(other, 242, STVM_NIL, argv, 2, NULL, NULL), STVM_OK);
+    watch_sem(f, V_OTHER, f->armed);
+
+    f->box31 = mk_u(f->vm[V_31], (uint64_t)1 << 32);
+}
+
+static void fx_teardown(fx *f)
+{
+    for (int v = 0; v < N_VM; v++)
+        vm_done(f->vm[v]);
+    free(f->res);
+}
+
+/* ---- running the rows in each context ------------------------------------------------- */
+
+typedef struct green_phase {
+    fx *f;
+    int vm;      /* whose rows */
+    int ctx;
+} green_phase;
+
+static void green_runner(stvm_vm *vm, void *arg)
+{
+    green_phase *g = arg;
+    fx *f = g->f;
+    f->self = stvm_active_process(vm);
+    for (int i = 0; i < f->nrows; i++)
+        if (selected(f, &f->rows[i], g->ctx) &&
+            (g->ctx != C_GREEN || runner_of(&f->rows[i]) == g->vm))
+            exec_row(f, i);
+    f->self = NULL;
+}
+
+#define RUNNER_STACK ((size_t)256 * 1024)
+
+static void run_host_rows(fx *f)
+{
+    for (int i = 0; i < f->nrows; i++)
+        if (selected(f, &f->rows[i], C_HOST))
+            exec_row(f, i);
+}
+
+/* A runner at priority 79 (above every process of the fixture, below the timing
+ * process) of each VM in turn. */
+static void run_green_rows(fx *f)
+{
+    for (int v = 0; v < N_VM; v++) {
+        if (v == V_OTHER)
+            continue;   /* never runs: its armed timer would fire */
+        green_phase g = {f, v, C_GREEN};
+        cr_assert_eq(stvm_spawn_sized(f->vm[v], 79, "row runner", green_runner, &g, RUNNER_STACK,
+                                      NULL),
+                     STVM_OK);
+        int rc = stvm_run(f->vm[v]);
+        cr_assert(rc == STVM_OK || rc == STVM_EDEADLOCK, "stvm_run: %s", stvm_err_name(rc));
+    }
+}
+
+/* Another VM, made and run on a thread of its own, whose process makes the calls. */
+static void run_rows_in_a_vm_here(fx *f, int ctx)
+{
+    stvm_vm *x = NULL;
+    if (stvm_vm_new(&x, NULL) != STVM_OK) {
+        f->bad_line = __LINE__;
+        return;
+    }
+    green_phase g = {f, V_MAIN, ctx};
+    if (stvm_spawn_sized(x, 79, "foreign runner", green_runner, &g, RUNNER_STACK, NULL) !=
+            STVM_OK ||
+        stvm_run(x) != STVM_OK)
+        f->bad_line = __LINE__;
+    stvm_vm_free(x);
+}
+
+static void *thread_phase(void *arg)
+{
+    run_rows_in_a_vm_here(arg, C_THREAD);
+    return NULL;
+}
+
+static void run_thread_rows(fx *f)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, thread_phase, f), 0);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    ASSERT_GREEN_OK(f);
+}
+
+/* The system call a thread of this process is blocked in; -1 while it runs, -2 if the
+ * kernel does not say. */
+static long blocked_syscall(pid_t tid)
+{
+    char path[64], buf[64] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -2;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -2;
+    return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+}
+
+/* Until the VM's thread sleeps in its idle process's ppoll: the VM runs and its
+ * running process (idle) stands still. */
+static void wait_until_parked(fx *f)
+{
+    while (!atomic_load(&f->parked))
+        usleep(200);
+    for (;;) {
+        long sc = blocked_syscall(f->host_tid);
+        if (sc == SYS_ppoll)
+            return;
+        if (sc == -2) {   /* no /proc/.../syscall here: give it ample time instead */
+            usleep(100000);
+            return;
+        }
+        usleep(200);
+    }
+}
+
+static void *elsewhere_phase(void *arg)
+{
+    fx *f = arg;
+    wait_until_parked(f);
+    for (int i = 0; i < f->nrows; i++)
+        if (selected(f, &f->rows[i], C_BARE))
+            exec_row(f, i);
+    run_rows_in_a_vm_here(f, C_ELSEWHERE);
+    if (stvm_signal_external(f->vm[V_MAIN], f->ext_index) != STVM_OK)   /* let it finish */
+        f->bad_line = __LINE__;
+    return NULL;
+}
+
+static void parker_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    atomic_store(&f->parked, 1);
+    GCHECK(f, stvm_semaphore_wait(vm, f->ext) == STVM_OK);
+}
+
+/* The main VM runs on this thread, parked on a semaphore registered as external, while
+ * another thread makes the calls; that thread then signals it to finish. */
+static void run_elsewhere_rows(fx *f)
+{
+    f->host_tid = (pid_t)syscall(SYS_gettid);
+    cr_assert_eq(stvm_spawn(f->vm[V_MAIN], 40, "parker", parker_fn, f, NULL), STVM_OK);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, elsewhere_phase, f), 0);
+    int rc = stvm_run(f->vm[V_MAIN]);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert_eq(rc, STVM_EDEADLOCK, "stvm_run: %s", stvm_err_name(rc));
+    ASSERT_GREEN_OK(f);
+}
+
+/* ---- judging ---------------------------------------------------------------------- */
+
+static const char *answer_name(int rc, char *buf, size_t size)
+{
+    static const char *const r[] = {"returned (void)", "NULL", "non-NULL", "true", "false", "0",
+                                    "non-zero", "a count", "anything"};
+    if (rc >= R_VOID && rc <= R_ANY)
+        return r[rc - R_VOID];
+    if (rc <= 0)
+        return stvm_err_name(rc);
+    snprintf(buf, size, "%d", rc);
+    return buf;
+}
+
+/* Every row that ran: its answer, failure code, out-parameters, text and snapshot. */
+static int judge(fx *f, int ctx_filter)
+{
+    int bad = 0, ran = 0;
+    for (int i = 0; i < f->nrows; i++) {
+        const row *r = &f->rows[i];
+        const result *res = &f->res[i];
+        if ((r->defect != NULL) != f->defects || (ctx_filter >= 0 && r->ctx != ctx_filter))
+            continue;
+        char wb[32], gb[32], why[256] = "";
+        if (!res->ran)
+            snprintf(why, sizeof why, "did not run");
+        else if (r->want != R_ANY && res->rc != r->want)
+            snprintf(why, sizeof why, "answered %s, expected %s",
+                     answer_name(res->rc, gb, sizeof gb), answer_name(r->want, wb, sizeof wb));
+        else if (r->want == STVM_EPRIM && !r->a.null_fail && res->fail != r->want_fail)
+            snprintf(why, sizeof why, "failure code %d (%s), expected %d (%s)", res->fail,
+                     stvm_prim_error_name(res->fail), r->want_fail,
+                     stvm_prim_error_name(r->want_fail));
+        else if (res->diff[0])
+            snprintf(why, sizeof why, "changed something: %s", res->diff);
+        else if (!res->out_clean)
+            snprintf(why, sizeof why, "wrote its out-parameter");
+        else if (!res->text_ok)
+            snprintf(why, sizeof why, "its text does not name '%s'", r->text);
+        ran++;
+        if (why[0]) {
+            bad++;
+            char pn[48] = "";
+            if (r->fn == F_primitive_call)
+                snprintf(pn, sizeof pn, " (primitive %lld)", (long long)r->a.m);
+            cr_log_error("%s%s: %s, %s [vm %s]: %s%s%s%s%s", fn_names[r->fn], pn, r->what,
+                         ctx_names[r->ctx], r->a.vm == V_NULL ? "NULL" : vm_names[r->a.vm], why,
+                         res->diff[0] && !strstr(why, res->diff) ? "; changed " : "",
+                         res->diff[0] && !strstr(why, res->diff) ? res->diff : "",
+                         r->defect ? " -- known defect " : "", r->defect ? r->defect : "");
+        }
+    }
+    cr_log_info("%d rows judged, %d wrong", ran, bad);
+    return bad;
+}
+
+/* Build the table, set up the fixture and run the rows of one context. */
+static void run_table(int ctx, bool defects)
+{
+    static fx f;   /* large: not on the test's stack */
+    table t = table_build();
+    fx_setup(&f);
+    f.rows = t.rows;
+    f.nrows = t.n;
+    f.defects = defects;
+    f.res = calloc((size_t)t.n, sizeof *f.res);
+    cr_assert_not_null(f.res);
+    if (ctx == C_HOST || ctx < 0)
+        run_host_rows(&f);
+    if (ctx == C_GREEN || ctx < 0)
+        run_green_rows(&f);
+    if (ctx == C_THREAD || ctx < 0)
+        run_thread_rows(&f);
+    if (ctx == C_ELSEWHERE || ctx == C_BARE || ctx < 0)
+        run_elsewhere_rows(&f);
+    int bad = ctx == C_ELSEWHERE ? judge(&f, C_ELSEWHERE) + judge(&f, C_BARE) : judge(&f, ctx);
+    fx_teardown(&f);
+    free(t.rows);
+    cr_assert_eq(bad, 0, "%d calls did not answer as documented or changed something (see the log)",
+                 bad);
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+/* The names of stvm.h's functions, read from the header itself: the lines starting
+ * with STVM_API, the identifier before the first '('. */
+static int header_functions(char names[][48], int cap)
+{
+    static const char *const rel[] = {"include/stvm.h", "../include/stvm.h",
+                                      "../../include/stvm.h"};
+    char path[4096];
+    FILE *fp = NULL;
+    const char *env = getenv("STVM_HEADER");
+    if (env)
+        fp = fopen(env, "r");
+    for (size_t i = 0; !fp && i < sizeof rel / sizeof rel[0]; i++)
+        fp = fopen(rel[i], "r");
+    if (!fp) {   /* next to the test binary: build/<variant>/stvm-tests */
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+        if (n > 0) {
+            path[n] = 0;
+            char *slash = strrchr(path, '/');
+            if (slash) {
+                snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/stvm.h");
+                fp = fopen(path, "r");
+            }
+        }
+    }
+    cr_assert_not_null(fp, "include/stvm.h not found (run from the repository or set STVM_HEADER)");
+    static char text[1 << 17];
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[len] = 0;
+    int n = 0;
+    for (char *s = text; (s = strstr(s, "STVM_API ")) != NULL; s++) {
+        if (s != text && s[-1] != '\n')
+            continue;   /* the #define of STVM_API itself */
+        char *paren = strchr(s, '(');
+        cr_assert_not_null(paren);
+        char *end = paren;
+        while (end > s && end[-1] == ' ')
+            end--;
+        char *start = end;
+        while (start > s && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
+                             (start[-1] >= '0' && start[-1] <= '9')))
+            start--;
+        cr_assert_lt(n, cap);
+        snprintf(names[n++], 48, "%.*s", (int)(end - start), start);
+    }
+    return n;
+}
+
+Test(api_table, every_public_function_has_rows)
+{
+    static char names[256][48];
+    int n = header_functions(names, 256);
+    cr_assert_eq(n, N_FN, "stvm.h declares %d functions, the table knows %d: update API_FUNCTIONS",
+                 n, N_FN);
+    table t = table_build();
+    for (int i = 0; i < n; i++) {
+        int fn = -1;
+        for (int k = 0; k < N_FN; k++)
+            if (strcmp(fn_names[k], names[i]) == 0)
+                fn = k;
+        cr_assert_geq(fn, 0, "%s is declared in stvm.h but not in the table", names[i]);
+        int rows = 0;
+        for (int r = 0; r < t.n; r++)
+            rows += t.rows[r].fn == fn;
+        cr_assert_gt(rows, 0, "%s has no row", names[i]);
+    }
+    int defects = 0;
+    for (int r = 0; r < t.n; r++)
+        defects += t.rows[r].defect != NULL;
+    cr_log_info("%d functions, %d rows (%d generated, %d written out, %d known defects)", N_FN, t.n,
+                t.generated, t.n - t.generated, defects);
+    free(t.rows);
+}
+
+Test(api_table, calls_from_the_host_thread, .timeout = 60)
+{
+    run_table(C_HOST, false);
+}
+
+Test(api_table, calls_from_a_green_process, .timeout = 60)
+{
+    run_table(C_GREEN, false);
+}
+
+Test(api_table, calls_from_another_vms_process_on_another_thread, .timeout = 60)
+{
+    run_table(C_THREAD, false);
+}
+
+Test(api_table, calls_from_another_thread_while_the_vm_runs, .timeout = 60)
+{
+    run_table(C_ELSEWHERE, false);
+}
+
+/* The rows marked with a known defect (D1..D4 above), in every context. They fail
+ * until the library is fixed, so they run only when STVM_KNOWN_DEFECTS=1. */
+Test(api_table, known_defects, .timeout = 60)
+{
+    if (!getenv("STVM_KNOWN_DEFECTS"))
+        cr_skip_test("known defects D1-D4 (see test_api_table.c); set STVM_KNOWN_DEFECTS=1 to run");
+    run_table(-1, true);
+}
