@@ -72,7 +72,7 @@ int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
 {
     if (!vm || fd < 0 || events < 1 || events > 3 || timeout_ms < -1)
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     if (stvm__aio_armed(vm, fd) & events)
         return STVM_EBUSY;

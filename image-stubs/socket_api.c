@@ -30,7 +30,7 @@ static int check_timeout(stvm_vm *vm, int64_t timeout_ms)
 {
     if (timeout_ms < -1)
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     return timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
 }

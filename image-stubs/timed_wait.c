@@ -15,17 +15,22 @@
 
 int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
 {
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     if (duration < 0)
         return STVM_EINVAL;
     if (from_ms ? duration > MAX_US / 1000 : duration > MAX_US)
         return STVM_ERANGE;
     int64_t ms = from_ms ? duration : (duration + 999) / 1000;
-    if (vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS && ms > MAX_MS)
+    bool ms_scheduler = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
+    if (ms_scheduler && ms > MAX_MS)
         return STVM_ERANGE;
-    /* It must end before the clock does (1 ms more: the millisecond scheduler rounds up). */
-    if (stvm__clock_now_us(vm) + (uint64_t)ms * 1000 + 1000 > STVM_CLOCK_MAX_US)
+    /* It must end before the clock does: exactly for the microsecond scheduler; the
+     * millisecond one counts whole ticks from the start of the current one, up to 1 ms
+     * more. */
+    uint64_t us = ms_scheduler ? (uint64_t)ms * 1000 + 1000
+                               : (uint64_t)(from_ms ? duration * 1000 : duration);
+    if (stvm__clock_now_us(vm) + us > STVM_CLOCK_MAX_US)
         return STVM_ERANGE;
     return STVM_OK;
 }
@@ -156,7 +161,7 @@ int stvm_process_join(stvm_vm *vm, stvm_process *h, int64_t timeout_ms)
 {
     if (!vm || !stvm__is_proc(vm, h) || timeout_ms < -1)
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     if (h->core == vm->active)
         return STVM_EINVAL;

@@ -29,8 +29,8 @@ const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop)
         return "True";
     if (oop == STVM_FALSE)
         return "False";
-    if (stvm__is_si(oop))
-        return "SmallInteger";
+    if (stvm__is_si(oop))   /* a tagged word beyond this VM's range is none of its oops */
+        return stvm__is_si_of(vm, oop) ? "SmallInteger" : NULL;
     if (!stvm__objmem_is_object(vm, oop))
         return NULL;
     switch (((const stvm_object *)oop)->class_index) {

@@ -125,7 +125,7 @@ int stvm__primitive_test_and_set_ownership_of_critical_section(stvm_vm *vm, stvm
 int stvm__primitive_relinquish_processor(stvm_vm *vm, stvm_oop r, const stvm_oop *a,
                                          stvm_oop *res)
 {
-    if (!stvm__is_si(a[0]) || stvm__si_value(a[0]) < 0)
+    if (!stvm__is_si_of(vm, a[0]) || stvm__si_value(a[0]) < 0)
         return STVM_PRIM_ERR_BAD_ARGUMENT;
     *res = r;
     stvm__relinquish(vm, (uint64_t)stvm__si_value(a[0]));

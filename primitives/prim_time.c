@@ -47,7 +47,7 @@ static int timer_semaphore(stvm_vm *vm, stvm_oop o, stvm_semaphore **out)
 
 int stvm__prim_signal_at_ms(stvm_vm *vm, stvm_semaphore *s, stvm_oop tick)
 {
-    if (!stvm__is_si(tick) || stvm__si_value(tick) < 0)
+    if (!stvm__is_si_of(vm, tick) || stvm__si_value(tick) < 0)
         return STVM_PRIM_ERR_BAD_ARGUMENT;
     if (!s) {
         stvm__timer_arm(vm, NULL, 0);

@@ -5,6 +5,7 @@
  * argument count and the caller are checked here, once, before any primitive body
  * runs; the bodies are in prim_integer.c, prim_process.c and prim_time.c.
  */
+#include "../scheduler/sched.h"
 #include "prim_table.h"
 
 #include <string.h>
@@ -36,7 +37,7 @@ static int check_call(const stvm_vm *vm, const prim_row *row, int nargs)
 {
     if (nargs != row->nargs)
         return STVM_PRIM_ERR_BAD_NUM_ARGS;
-    if (row->caller == PROCESS_ONLY && !vm->active)
+    if (row->caller == PROCESS_ONLY && !stvm__in_process(vm))
         return STVM_PRIM_ERR_INAPPROPRIATE;
     return PRIM_OK;
 }

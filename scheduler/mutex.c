@@ -123,7 +123,7 @@ int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m)
 {
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     return stvm__mutex_enter(vm, m);
 }
@@ -132,7 +132,7 @@ int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m)
 {
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
-    if (!vm->active || m->owner != vm->active)
+    if (!stvm__in_process(vm) || m->owner != vm->active)
         return STVM_EPERM;
     if (--m->depth > 0)
         return STVM_OK;
@@ -144,7 +144,7 @@ int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
 {
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     return stvm__mutex_try(vm, m);
 }

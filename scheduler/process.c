@@ -359,7 +359,7 @@ int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg)
 {
     if (!vm || !fn)
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     stvm_ensure_node *n = malloc(sizeof *n);
     if (!n)
@@ -373,9 +373,9 @@ int stvm_ensure_pop(stvm_vm *vm, bool run)
 {
     if (!vm)
         return STVM_EINVAL;
-    stvm_proc *a = vm->active;
-    if (!a)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
+    stvm_proc *a = vm->active;
     stvm_ensure_node *n = a->ensures;
     if (!n)
         return STVM_ESTATE;

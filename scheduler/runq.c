@@ -247,14 +247,14 @@ int stvm__yield(stvm_vm *vm)
 
 int stvm_yield(stvm_vm *vm)
 {
-    if (!vm || !vm->active)
+    if (!vm || !stvm__in_process(vm))
         return vm ? STVM_ENOTPROC : STVM_EINVAL;
     return stvm__yield(vm);
 }
 
 int stvm_checkpoint(stvm_vm *vm)
 {
-    if (!vm || !vm->active)
+    if (!vm || !stvm__in_process(vm))
         return vm ? STVM_ENOTPROC : STVM_EINVAL;
     if (vm->active->flags & STVM_PF_CANARY)
         stvm__overflow_check(vm->active, __builtin_frame_address(0));

@@ -91,6 +91,15 @@ void stvm__stop_here(stvm_vm *vm);
 /* Primitive 167: the caller goes to the back of its queue if anyone else can run. */
 int stvm__yield(stvm_vm *vm);
 
+/* Is the caller a green process of vm? A process of vm is running and vm runs on the
+ * calling thread (another thread would see vm->active set by a run elsewhere). Every
+ * call that needs a process checks this and answers STVM_ENOTPROC otherwise. */
+stvm_vm *stvm__thread_vm(void);
+static inline bool stvm__in_process(const stvm_vm *vm)
+{
+    return vm->active && stvm__thread_vm() == vm;
+}
+
 /* ---- wait.c: the one way to block ---------------------------------------------------
  * Every wait (semaphore, mutex, join, Delay, timed wait) is the active process put at
  * the end of a waiting list, switched away, and told on return how the wait ended:

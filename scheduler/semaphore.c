@@ -85,7 +85,7 @@ int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *s)
 {
     if (!vm || !stvm__is_sem(vm, s))
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     return stvm__sem_wait(vm, s);
 }
@@ -94,7 +94,7 @@ int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *s)
 {
     if (!vm || !stvm__is_sem(vm, s))
         return STVM_EINVAL;
-    if (!vm->active)
+    if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     return stvm__sem_try(vm, s) ? STVM_OK : STVM_ETIMEDOUT;
 }

@@ -166,7 +166,7 @@ static void signaller(stvm_vm *vm, void *arg)
 }
 
 /* Holds the mutex from the start to 2 ms past the crossing. */
-static void holder(stvm_vm *vm, void *arg)
+static void holds_briefly(stvm_vm *vm, void *arg)
 {
     span *s = arg;
     GCHECK(s, stvm_mutex_enter(vm, s->m) == STVM_OK);
@@ -240,7 +240,7 @@ static void span_edge(const rep *r, const edge *e)
 
     /* The holder runs first (it takes the mutex at the start). Nobody holds the
      * handles but the finisher's, which the join gives back. */
-    cr_assert_eq(stvm_spawn(s.vm, 40, "holder", holder, &s, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(s.vm, 40, "holder", holds_briefly, &s, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(s.vm, 40, "finisher", finisher, &s, &s.finisher), STVM_OK);
     stvm_fn bodies[] = {stepper, long_delay, sem_times_out, sem_signalled, signaller,
                         mutex_gets_it, mutex_times_out, joins_in_time, join_times_out};

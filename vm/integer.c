@@ -186,9 +186,9 @@ int stvm_oop_release(stvm_vm *vm, stvm_oop oop)
 {
     if (!vm)
         return STVM_EINVAL;
-    if (stvm__is_si(oop) || oop == STVM_NIL)
+    if (stvm__is_si_of(vm, oop) || oop == STVM_NIL)
         return STVM_OK;
-    if (!stvm__objmem_is_object(vm, oop))
+    if (stvm__is_si(oop) || !stvm__objmem_is_object(vm, oop))
         return STVM_EINVAL;
     if (stvm__is_boxed(oop)) {
         stvm__int_release(vm, oop);
