@@ -23,9 +23,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 
-# Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm).
-# Library objects carry the headers they include as dependencies (-MMD), so a
-# changed header rebuilds exactly what includes it.
+# Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm);
+# mk/*.mk may add more. $(2): compiler flags; $(3): test sources linked into this
+# variant's test binary only. Library objects carry the headers they include as
+# dependencies (-MMD), so a changed header rebuilds exactly what includes it.
 define variant
 $(1)_DIR := $(B)/$(1)
 $(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$(B)/$(1)/obj/scheduler/switch_x86_64.o)
@@ -40,8 +41,8 @@ $(B)/$(1)/obj:
 	@mkdir -p $$@
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/$(1)/stvm-tests: $(TEST_SRC) tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
-	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
+$(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
+	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
 endef
 
 $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a

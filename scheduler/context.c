@@ -1,8 +1,8 @@
 /*
  * Process contexts and the switch between them: a process's first frame, the switch
- * with its AddressSanitizer annotations, the embedding thread's side of stvm_run, and
- * the raw switch measurement. Stacks come from vm/stack.c; overflows are reported by
- * overflow.c.
+ * with its AddressSanitizer and ThreadSanitizer annotations, the embedding thread's
+ * side of stvm_run, and the raw switch measurement. Stacks come from vm/stack.c;
+ * overflows are reported by overflow.c.
  */
 #include "context.h"
 
@@ -29,6 +29,29 @@
 #ifdef STVM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define STVM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STVM_TSAN 1
+#endif
+#endif
+#ifdef STVM_TSAN
+#include <sanitizer/tsan_interface.h>
+/* ThreadSanitizer sees each process as a fiber of its own, switched to (with a
+ * happens-before edge, as the scheduler hands over) before every switch. A process's
+ * fiber is kept in the last word of its record's slot, which stvm_proc leaves free
+ * below the handle (vm/objects.h), so the other builds' layout is untouched. */
+_Static_assert(sizeof(stvm_proc) + sizeof(void *) <= STVM_PROC_HANDLE_OFFSET,
+               "no room for the TSan fiber after stvm_proc");
+static void **tsan_fiber(stvm_proc *p)
+{
+    return (void **)((unsigned char *)p + STVM_PROC_HANDLE_OFFSET) - 1;
+}
+/* The fiber of the thread inside stvm_run (runs do not nest on a thread). */
+static _Thread_local void *tsan_host_fiber;
 #endif
 
 #ifdef STVM_CTX_UCONTEXT
@@ -99,6 +122,9 @@ int stvm__ctx_prepare(stvm_vm *vm, size_t stack_size, stvm_proc **out)
         stvm__stack_free(vm, &st);
         return err;
     }
+#ifdef STVM_TSAN
+    *tsan_fiber(p) = __tsan_create_fiber(0);
+#endif
     *out = p;
     return STVM_OK;
 }
@@ -106,6 +132,9 @@ int stvm__ctx_prepare(stvm_vm *vm, size_t stack_size, stvm_proc **out)
 void stvm__ctx_release(stvm_vm *vm, stvm_proc *p)
 {
     stvm_stack st = {.lo = p->stack_lo, .size = p->stack_size + STVM_PROC_AREA};
+#ifdef STVM_TSAN
+    __tsan_destroy_fiber(*tsan_fiber(p));
+#endif
     free(p->uctx);
     stvm__stack_free(vm, &st);
 }
@@ -122,6 +151,9 @@ void stvm__ctx_switch(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
     const void *bottom = to ? (const void *)to->stack_lo : vm->host_stack_bottom;
     size_t size = to ? to->stack_size : vm->host_stack_size;
     __sanitizer_start_switch_fiber(dying ? NULL : &fake, bottom, size);
+#endif
+#ifdef STVM_TSAN
+    __tsan_switch_to_fiber(to ? *tsan_fiber(to) : tsan_host_fiber, 0);
 #endif
 #ifdef STVM_CTX_UCONTEXT
     swapcontext(from ? from->uctx : vm->host_uctx, to ? to->uctx : vm->host_uctx);
@@ -189,10 +221,16 @@ void stvm__ctx_host_enter(stvm_vm *vm)
     if (slack > 0 && (unsigned long)slack != want && prctl(PR_SET_TIMERSLACK, want, 0, 0, 0) == 0)
         vm->host_timer_slack = slack;
     stvm__overflow_arm(vm);
+#ifdef STVM_TSAN
+    tsan_host_fiber = __tsan_get_current_fiber();
+#endif
 }
 
 void stvm__ctx_host_leave(stvm_vm *vm)
 {
+#ifdef STVM_TSAN
+    tsan_host_fiber = NULL;
+#endif
     stvm__overflow_disarm(vm);
     if (vm->host_timer_slack) {
         prctl(PR_SET_TIMERSLACK, (unsigned long)vm->host_timer_slack, 0, 0, 0);
@@ -235,6 +273,10 @@ static int raw_prepare(raw_pair *r)
         stvm__ctx_vm_destroy(&r->vm);
     if (err)
         munmap(m, RAW_STACK);
+#ifdef STVM_TSAN
+    if (!err)
+        *tsan_fiber(r->a) = __tsan_create_fiber(0);
+#endif
     return err;
 }
 
@@ -260,6 +302,9 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     int64_t t1 = stvm__mono_ns();
     *ns_per_switch = (double)(t1 - t0) / (double)(2 * iterations);
     stvm__ctx_host_leave(&r->vm);
+#ifdef STVM_TSAN
+    __tsan_destroy_fiber(*tsan_fiber(r->a));
+#endif
     free(r->a->uctx);
     munmap(r->a->stack_lo, RAW_STACK);
     stvm__ctx_vm_destroy(&r->vm);
