@@ -1,0 +1,400 @@
+/*
+ * The harness around the HTTP experiments (bench/nginx.c, bench/wrk.c): a real nginx
+ * started as the current user answers on each of its locations, wrk measures it, and
+ * nothing is left behind: not by nginx_stop, nor when the process that started nginx
+ * ends by SIGINT, SIGTERM, SIGHUP, SIGPIPE, exit() or (but for its scratch folder)
+ * SIGKILL. These tests need Debian's nginx and wrk (make check installs them); without
+ * them they fail, naming the package. They start real processes and wait for real
+ * sockets, unlike the VM suites.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "../bench/nginx.h"
+#include "../bench/wrk.h"
+
+#define GET_TIMEOUT_MS 3000
+
+TestSuite(nginx_harness, .timeout = 60);
+
+static void start(nginx_server *s, const nginx_options *o)
+{
+    int rc = nginx_start(s, o);
+    cr_assert_eq(rc, 0, "%s", s->error);
+    cr_assert_gt(s->pid, 0);
+    cr_assert_gt(s->port, 0);
+}
+
+static bool gone(pid_t pid) { return kill(pid, 0) == -1 && errno == ESRCH; }
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* nginx_stop, then: no process, no process group, no scratch folder. */
+static void stop_and_check(nginx_server *s)
+{
+    pid_t pid = s->pid;
+    char dir[NGINX_PATH_SIZE];
+    snprintf(dir, sizeof dir, "%s", s->dir);
+    cr_assert(exists(dir), "the scratch folder %s should exist while nginx runs", dir);
+    cr_assert_eq(nginx_stop(s), 0, "%s", s->error);
+    cr_expect_eq(s->stopped_by, SIGQUIT, "nginx should end gracefully, ended by signal %d",
+                 s->stopped_by);
+    cr_assert(gone(pid), "nginx %d is still there after nginx_stop", (int)pid);
+    cr_assert(gone(-pid), "nginx's process group %d is still there", (int)pid);
+    cr_assert(!exists(dir), "the scratch folder %s is still there", dir);
+    cr_assert_eq(nginx_stop(s), 0, "stopping twice does nothing");
+}
+
+static void get(const nginx_server *s, const char *path, int requests, nginx_response *r)
+{
+    int rc = nginx_get(s, NULL, path, requests, GET_TIMEOUT_MS, r);
+    cr_assert_eq(rc, 0, "GET %s: %s\n%s", path, r->error, r->head);
+}
+
+static void expect_static_body(const nginx_server *s, const char *body, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(body[i], nginx_static_byte(s, i), "byte %zu of the static file", i);
+}
+
+Test(nginx_harness, static_file)
+{
+    nginx_server s;
+    start(&s, NULL);
+    char body[NGINX_DEFAULT_STATIC_SIZE + 16];
+    nginx_response r = {.body = body, .body_cap = sizeof body};
+    get(&s, NGINX_PATH_STATIC, 1, &r);
+    cr_assert_eq(r.status, 200, "%s", r.head);
+    cr_assert_eq(s.static_size, NGINX_DEFAULT_STATIC_SIZE);
+    cr_assert_eq(r.content_length, (long long)s.static_size, "%s", r.head);
+    cr_assert_eq(r.body_len, s.static_size);
+    cr_assert(!r.chunked && !r.close, "%s", r.head);
+    expect_static_body(&s, body, s.static_size);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, static_file_of_a_given_size)
+{
+    nginx_options o;
+    nginx_options_init(&o);
+    o.static_size = 100000;
+    nginx_server s;
+    start(&s, &o);
+    nginx_response r = {0};
+    get(&s, NGINX_PATH_STATIC, 1, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(r.content_length, 100000);
+    cr_assert_eq(r.body_len, 100000);
+    stop_and_check(&s);
+}
+
+/* nginx closes a keep-alive connection after keepalive_requests (1000 by default). */
+Test(nginx_harness, keep_alive_is_unlimited)
+{
+    nginx_server s;
+    start(&s, NULL);
+    nginx_response r = {0};
+    get(&s, NGINX_PATH_STATIC, 1500, &r);
+    cr_assert_eq(r.responses, 1500);
+    cr_assert(!r.close && !r.eof_after, "%s", r.head);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, connection_close)
+{
+    nginx_server s;
+    start(&s, NULL);
+    nginx_response r = {0};
+    get(&s, NGINX_PATH_CLOSE, 1, &r);
+    cr_assert_eq(r.status, 200, "%s", r.head);
+    cr_assert_eq(r.body_len, s.static_size);
+    cr_assert(r.close, "no Connection: close in\n%s", r.head);
+    cr_assert(r.eof_after, "nginx did not close the connection");
+    cr_assert_neq(nginx_get(&s, NULL, NGINX_PATH_CLOSE, 2, GET_TIMEOUT_MS, &r), 0,
+                  "a second request on a closed connection must fail");
+    cr_assert_eq(r.responses, 1);
+    cr_assert(strstr(r.error, "closed"), "%s", r.error);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, status_404)
+{
+    nginx_server s;
+    start(&s, NULL);
+    nginx_response r = {0};
+    get(&s, NGINX_PATH_404, 2, &r);
+    cr_assert_eq(r.status, 404, "%s", r.head);
+    cr_assert_gt(r.content_length, 0, "%s", r.head);
+    cr_assert_eq(r.body_len, (size_t)r.content_length);
+    cr_assert_eq(r.responses, 2, "a 404 keeps the connection");
+    get(&s, "/elsewhere", 1, &r);
+    cr_assert_eq(r.status, 404, "%s", r.head);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, chunked)
+{
+    nginx_server s;
+    start(&s, NULL);
+    char body[2 * NGINX_DEFAULT_STATIC_SIZE + 16];
+    nginx_response r = {.body = body, .body_cap = sizeof body};
+    get(&s, NGINX_PATH_CHUNKED, 3, &r);
+    cr_assert_eq(r.status, 200, "%s", r.head);
+    cr_assert(r.chunked, "no Transfer-Encoding: chunked in\n%s", r.head);
+    cr_assert_eq(r.content_length, -1, "%s", r.head);
+    cr_assert_eq(r.chunks, 5, "%s", r.head);
+    cr_assert_eq(r.body_len, s.chunked_size);
+    cr_assert_eq(r.responses, 3, "a chunked response keeps the connection");
+    size_t n = s.static_size;
+    cr_assert_eq(body[0], '[');
+    expect_static_body(&s, body + 1, n);
+    cr_assert_eq(body[1 + n], '|');
+    expect_static_body(&s, body + 2 + n, n);
+    cr_assert_eq(memcmp(body + 2 + 2 * n, "]\n", 2), 0);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, ipv6_loopback)
+{
+    nginx_server s;
+    start(&s, NULL);
+    if (!s.ipv6) {
+        stop_and_check(&s);
+        cr_skip_test("no IPv6 loopback on this machine");
+    }
+    nginx_response r = {0};
+    int rc = nginx_get(&s, "::1", NGINX_PATH_STATIC, 1, GET_TIMEOUT_MS, &r);
+    cr_assert_eq(rc, 0, "%s", r.error);
+    cr_assert_eq(r.status, 200);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, master_and_one_worker)
+{
+    nginx_options o;
+    nginx_options_init(&o);
+    o.master_process = true;
+    nginx_server s;
+    start(&s, &o);
+    nginx_response r = {0};
+    get(&s, NGINX_PATH_STATIC, 10, &r);
+    cr_assert_eq(r.status, 200, "%s", r.head);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, wrk_baseline)
+{
+    nginx_server s;
+    start(&s, NULL);
+    char url[128], err[1024];
+    nginx_url(&s, NGINX_PATH_STATIC, url, sizeof url);
+    wrk_options o;
+    wrk_options_init(&o);
+    o.seconds = 1;
+    wrk_result w;
+    int rc = wrk_run(&o, url, &w, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_gt(w.requests_per_sec, 0, "%s", w.output);
+    cr_assert_gt(w.requests, 0, "%s", w.output);
+    cr_assert_eq(w.non_2xx, 0, "%s", w.output);
+    cr_assert_gt(w.latency_p50_us, 0, "%s", w.output);
+    cr_assert_geq(w.latency_p99_us, w.latency_p50_us, "%s", w.output);
+    cr_log_info("wrk -t1 -c1 -d1s on %s: %.0f requests/s, p50 %.0f us, p99 %.0f us", url,
+                w.requests_per_sec, w.latency_p50_us, w.latency_p99_us);
+    stop_and_check(&s);
+}
+
+Test(nginx_harness, wrk_parse)
+{
+    static const char text[] =
+        "Running 1s test @ http://127.0.0.1:8080/static\n"
+        "  1 threads and 1 connections\n"
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n"
+        "    Latency   254.33us    0.85ms  12.53ms   95.33%\n"
+        "    Req/Sec    18.96k     8.25k   31.28k    60.00%\n"
+        "  Latency Distribution\n"
+        "     50%   31.00us\n"
+        "     75%   74.00us\n"
+        "     90%  551.00us\n"
+        "     99%    3.95ms\n"
+        "  18893 requests in 1.01s, 9.71MB read\n"
+        "  Socket errors: connect 0, read 1, write 2, timeout 3\n"
+        "  Non-2xx or 3xx responses: 5\n"
+        "Requests/sec:  18689.49\n"
+        "Transfer/sec:      9.61MB\n";
+    wrk_result w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(wrk_parse(text, &w), 0);
+    cr_assert_float_eq(w.requests_per_sec, 18689.49, 1e-6);
+    cr_assert_float_eq(w.transfer_per_sec, 9.61 * 1024 * 1024, 1e-3);
+    cr_assert_eq(w.requests, 18893);
+    cr_assert_float_eq(w.seconds, 1.01, 1e-9);
+    cr_assert_float_eq(w.bytes_read, 9.71 * 1024 * 1024, 1e-3);
+    cr_assert_float_eq(w.latency_avg_us, 254.33, 1e-9);
+    cr_assert_float_eq(w.latency_stdev_us, 850, 1e-9);
+    cr_assert_float_eq(w.latency_max_us, 12530, 1e-9);
+    cr_assert_float_eq(w.latency_p50_us, 31, 1e-9);
+    cr_assert_float_eq(w.latency_p75_us, 74, 1e-9);
+    cr_assert_float_eq(w.latency_p90_us, 551, 1e-9);
+    cr_assert_float_eq(w.latency_p99_us, 3950, 1e-9);
+    cr_assert_eq(w.errors_connect, 0);
+    cr_assert_eq(w.errors_read, 1);
+    cr_assert_eq(w.errors_write, 2);
+    cr_assert_eq(w.errors_timeout, 3);
+    cr_assert_eq(w.non_2xx, 5);
+    cr_assert_neq(wrk_parse("unable to connect to 127.0.0.1:1 Connection refused\n", &w), 0);
+}
+
+Test(nginx_harness, missing_programs_name_their_package)
+{
+    nginx_options o;
+    nginx_options_init(&o);
+    o.binary = "/nonexistent/nginx";
+    nginx_server s;
+    cr_assert_eq(nginx_start(&s, &o), -1);
+    cr_assert(strstr(s.error, "package '" NGINX_PACKAGE "'"), "%s", s.error);
+    cr_assert_eq(s.pid, 0);
+    cr_assert_eq(nginx_stop(&s), 0);
+    wrk_options w;
+    wrk_options_init(&w);
+    w.binary = "/nonexistent/wrk";
+    wrk_result r;
+    char err[512];
+    cr_assert_eq(wrk_run(&w, "http://127.0.0.1:1/", &r, err, sizeof err), -1);
+    cr_assert(strstr(err, "package '" WRK_PACKAGE "'"), "%s", err);
+}
+
+/* ---- the exit paths of a process that started nginx -------------------------------- */
+
+typedef struct started {
+    pid_t child;  /* the process that started nginx */
+    pid_t nginx;
+    char dir[NGINX_PATH_SIZE];
+    char error[1024];
+} started;
+
+typedef enum then { THEN_BLOCK, THEN_EXIT } then;
+
+/* Fork a child that starts nginx, reports it, then blocks or calls exit(0). */
+static void start_in_child(started *st, then what)
+{
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        close(p[0]);
+        nginx_server s;
+        started out;
+        memset(&out, 0, sizeof out);
+        if (nginx_start(&s, NULL) == 0) {
+            out.nginx = s.pid;
+            snprintf(out.dir, sizeof out.dir, "%s", s.dir);
+        } else {
+            snprintf(out.error, sizeof out.error, "%.1000s", s.error);
+        }
+        ssize_t n = write(p[1], &out, sizeof out);
+        close(p[1]);
+        if (n != (ssize_t)sizeof out || out.nginx == 0)
+            _exit(1);
+        if (what == THEN_EXIT)
+            exit(0); /* the atexit handler stops nginx */
+        alarm(30);
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    memset(st, 0, sizeof *st);
+    size_t got = 0;
+    while (got < sizeof *st) {
+        ssize_t n = read(p[0], (char *)st + got, sizeof *st - got);
+        if (n <= 0 && errno != EINTR)
+            break;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    close(p[0]);
+    st->child = child;
+    cr_assert_eq(got, sizeof *st, "the child reported nothing");
+    cr_assert_gt(st->nginx, 0, "%s", st->error);
+}
+
+/* waitpid with a time limit; the child is killed if it does not end in time. */
+static int wait_for(pid_t pid, int ms)
+{
+    int status = 0;
+    for (int waited = 0; waited < ms; waited += 5) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    cr_assert_fail("process %d did not end within %d ms", (int)pid, ms);
+    return status;
+}
+
+static void signal_leaves_nothing(int sig)
+{
+    started st;
+    start_in_child(&st, THEN_BLOCK);
+    cr_assert(!gone(st.nginx) && exists(st.dir), "nginx should run before the signal");
+    cr_assert_eq(kill(st.child, sig), 0);
+    int status = wait_for(st.child, 10000);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig,
+              "the child should end by signal %d again (status 0x%x)", sig, status);
+    /* Gone, not a zombie: the child's handler reaped nginx before it ended. */
+    cr_assert(gone(st.nginx), "nginx %d outlived the child's signal %d", (int)st.nginx, sig);
+    cr_assert(gone(-st.nginx), "nginx's process group outlived the child");
+    cr_assert(!exists(st.dir), "the scratch folder %s outlived the child", st.dir);
+}
+
+Test(nginx_harness, sigterm_leaves_nothing) { signal_leaves_nothing(SIGTERM); }
+Test(nginx_harness, sigint_leaves_nothing) { signal_leaves_nothing(SIGINT); }
+Test(nginx_harness, sighup_leaves_nothing) { signal_leaves_nothing(SIGHUP); }
+Test(nginx_harness, sigpipe_leaves_nothing) { signal_leaves_nothing(SIGPIPE); }
+
+Test(nginx_harness, exit_leaves_nothing)
+{
+    started st;
+    start_in_child(&st, THEN_EXIT);
+    int status = wait_for(st.child, 10000);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+    cr_assert(gone(st.nginx), "nginx %d outlived the child's exit", (int)st.nginx);
+    cr_assert(!exists(st.dir), "the scratch folder %s outlived the child", st.dir);
+}
+
+/* SIGKILL runs no handler: the death signal ends nginx, which is then reparented to this
+ * process (a subreaper) and reaped here. Only the scratch folder stays behind. */
+Test(nginx_harness, sigkill_leaves_no_nginx)
+{
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    started st;
+    start_in_child(&st, THEN_BLOCK);
+    cr_assert_eq(kill(st.child, SIGKILL), 0);
+    wait_for(st.child, 10000);
+    int status = wait_for(st.nginx, 10000);
+    cr_assert(gone(st.nginx));
+    cr_log_info("nginx after its starter was killed: %s %d",
+                WIFEXITED(status) ? "exit status" : "signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    cr_assert(exists(st.dir), "expected the scratch folder to stay behind after SIGKILL");
+    char cmd[NGINX_PATH_SIZE + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", st.dir);
+    cr_assert_eq(system(cmd), 0);
+}
