@@ -18,9 +18,10 @@
  * logClientTransactionRequestDuration:responseDuration:, which ZnClient calls at every
  * level (they also answer the step's duration).
  *
- * Durations are microseconds of the VM clock (Pharo's are milliseconds of primitive
- * 135). Events other than these three (connection established or closed, retries,
- * redirects) are not built, but stvm__zn_log_emit can build any ZnLogEvent class.
+ * Durations are microseconds of the VM clock, read without counting a clock read
+ * (Pharo's are milliseconds of primitive 135). Events other than these three
+ * (connection established or closed, retries, redirects) are not built, but
+ * stvm__zn_log_emit can build any ZnLogEvent class.
  */
 #ifndef STVM_IMAGE_STUBS_ZN_LOG_H
 #define STVM_IMAGE_STUBS_ZN_LOG_H

@@ -420,7 +420,7 @@ Test(announcer, during_a_delivery_a_removed_subscription_still_gets_it_and_an_ad
 
 /* ---- subscribers that wait --------------------------------------------------------------- */
 
-Test(announcer, a_subscriber_that_waits_holds_up_its_announcer_exactly_that_long_but_not_the_registry)
+Test(announcer, a_subscriber_that_waits_holds_up_its_announcer_that_long_but_not_the_registry)
 {
     stvm_vm *vm = rep_vm(&US61);
     announcer *an = an_make(vm);

@@ -363,7 +363,8 @@ typedef struct emitter {
 static void emit_two(stvm_vm *vm, void *arg)
 {
     emitter *e = arg;
-    zn_log_event fields = {.id = 77, .client_id = 9, .response = {.status = 404}, .duration_us = 33};
+    zn_log_event fields = {
+        .id = 77, .client_id = 9, .response = {.status = 404}, .duration_us = 33};
     e->rc[0] = stvm__zn_log_emit(vm, e->log, &stvm__zn_client_log_event_class, &fields);
     e->rc[1] = stvm__zn_log_emit(vm, e->log, &stvm__announcement_class, &fields);
 }
