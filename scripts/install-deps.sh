@@ -2,9 +2,11 @@
 # Install the Debian packages stvm needs that are missing, and nothing else: no system
 # setting is changed. As root it installs them; otherwise it prints the exact command
 # to run. Packages: build-essential, the Criterion test framework, libffi (FFI),
-# gnuplot (the plots), pkg-config (the install check). STVM_DEPS_EXTRA may name more.
+# gnuplot (the plots), pkg-config (the install check), clang and libclang-rt-14-dev
+# (libFuzzer, libclang_rt.fuzzer-x86_64.a: the fuzz targets, mk/fuzz.mk).
+# STVM_DEPS_EXTRA may name more.
 set -eu
-want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config ${STVM_DEPS_EXTRA:-}"
+want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config clang libclang-rt-14-dev ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
