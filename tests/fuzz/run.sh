@@ -9,8 +9,8 @@
 #
 # Fails on a crash, a timeout, a leak, a sanitizer report or a failed check, and
 # prints the input that did it (build/fuzz/artifacts/). Ends with one summary line:
-#   fuzz-summary: TARGET MODE: replayed N inputs; EXECS execs in S s (R/s); corpus A -> B
-#   inputs; coverage C -> D edges (+E new); F crashes; known defects ...
+#   fuzz-summary: TARGET MODE: [replayed N inputs;] EXECS execs in S s (R/s); corpus A -> B
+#   inputs (N new); coverage C -> D edges (+E new); F crashes; known defects: #id xcount
 set -u
 mode=$1 t=$2 secs=$3
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,7 +84,9 @@ known=$(sed -n 's/^stvm-fuzz: known defects met (counted, skipped)://p' "$log" |
 [ -n "$corp1" ] || corp1=$corp0
 failed=0
 if [ $rc -ne 0 ] || bad_output "$log"; then failed=1; [ "$crashes" -gt 0 ] || crashes=1; fi
-echo "fuzz-summary: $t $mode: replayed ${replayed} inputs; ${execs:-0} execs in ${took} s (${rate:-0}/s); corpus ${corp0:-?} -> ${corp1:-?} inputs (${new:-0} new); coverage ${cov0:-?} -> ${cov1:-?} edges (+$(( ${cov1:-0} - ${cov0:-0} )) new); ${crashes} crashes; known defects:${known:- none}"
+replay=""
+[ "$mode" = check ] && replay="replayed ${replayed} inputs; "
+echo "fuzz-summary: $t $mode: ${replay}${execs:-0} execs in ${took} s (${rate:-0}/s); corpus ${corp0:-?} -> ${corp1:-?} inputs (${new:-0} new); coverage ${cov0:-?} -> ${cov1:-?} edges (+$(( ${cov1:-0} - ${cov0:-0} )) new); ${crashes} crashes; known defects:${known:- none}"
 [ $failed = 0 ] || fail "fuzzing" "$log"
 if [ "$mode" = run ]; then
     echo "run.sh: $scratch now holds $(ls "$scratch" | wc -l) inputs. To keep what is new, merge it"
