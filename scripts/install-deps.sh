@@ -4,7 +4,8 @@
 # to run. Packages: build-essential, the Criterion test framework, libffi (FFI),
 # gnuplot (the plots), pkg-config (the install check), nginx and wrk (the HTTP
 # experiment: bench/nginx.c starts its own nginx as the current user, wrk is the
-# baseline). STVM_DEPS_EXTRA may name more.
+# baseline), clang and libclang-rt-14-dev (libFuzzer, libclang_rt.fuzzer-x86_64.a: the
+# fuzz targets, mk/fuzz.mk). STVM_DEPS_EXTRA may name more.
 #
 # Installing a package that ships a service (nginx) would start that service through
 # invoke-rc.d. A build never changes services, so while packages are installed Debian's
@@ -12,7 +13,8 @@
 # script puts one there for the duration of the install and removes it afterwards; if
 # there is one that would let nginx start, it refuses to install.
 set -eu
-want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk ${STVM_DEPS_EXTRA:-}"
+want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk clang"
+want="$want libclang-rt-14-dev ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,0 +1,59 @@
+# Coverage-guided fuzzing with libFuzzer (tests/fuzz/README.md).
+#
+# The library is built a fourth time, by clang with coverage instrumentation and
+# ASan+UBSan (objects under build/fuzz/obj), and each tests/fuzz/fuzz_*.c is linked
+# against it with -fsanitize=fuzzer. clang and libFuzzer come from Debian (clang,
+# libclang-rt-14-dev: scripts/install-deps.sh).
+#
+#   make fuzz-check            replay each target's checked-in corpus, then fuzz each
+#                              for FUZZ_CHECK_SECONDS (20) in a scratch corpus; any
+#                              crash, sanitizer report or failed check fails (make check)
+#   make fuzz FUZZ_SECONDS=N   fuzz each target for N seconds (300), growing a scratch
+#                              copy of its corpus under build/fuzz/corpus/; prints how
+#                              to merge what it found back into tests/fuzz/corpus/
+#   make fuzz-targets          only build them
+
+CLANG ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_CHECK_SECONDS ?= 20
+FUZZ_B := $(B)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(addprefix $(FUZZ_B)/,$(FUZZ_NAMES))
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC)) $(FUZZ_B)/obj/scheduler/switch_x86_64.o
+
+$(FUZZ_B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CFLAGS_LIB) -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
+$(FUZZ_B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CFLAGS_LIB) -O1 $(FUZZ_SAN) -MMD -MP -c $< -o $@
+-include $(FUZZ_OBJ:.o=.d)
+
+$(FUZZ_B)/libstvm.a: $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h include/stvm.h $(FUZZ_B)/libstvm.a
+	$(CLANG) $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $< \
+	    $(FUZZ_B)/libstvm.a $(LDLIBS) -o $@
+
+.PHONY: fuzz-targets fuzz-check fuzz-run
+fuzz-targets: $(FUZZ_BINS)
+
+fuzz-check:
+	@sh scripts/install-deps.sh
+	$(MAKE) fuzz-targets
+	@for t in $(FUZZ_NAMES); do \
+	    sh tests/fuzz/run.sh check $$t $(FUZZ_CHECK_SECONDS) || exit 1; \
+	done
+	@echo "fuzz-check: all passed"
+
+fuzz-run:
+	@sh scripts/install-deps.sh
+	$(MAKE) fuzz-targets
+	@for t in $(FUZZ_NAMES); do \
+	    sh tests/fuzz/run.sh run $$t $(FUZZ_SECONDS) || exit 1; \
+	done
+
+CHECK_EXTRA += fuzz-check
+FUZZ_EXTRA += fuzz-run

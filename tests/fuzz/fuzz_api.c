@@ -1,0 +1,1455 @@
+/*
+ * fuzz_api: the public API's argument space.
+ *
+ *  - integers: stvm_int_from_i64/u64 of any value, stvm_int_to_i64/u64, add, sub, mul
+ *    and compare of SmallIntegers, boxes and arbitrary words, against exact __int128
+ *    arithmetic (value, normalisation, ERANGE beyond 64-bit magnitude, EINVAL);
+ *  - names: stvm_strerror, stvm_err_name, stvm_prim_error_name, stvm_primitive_name on
+ *    any int; stvm_primitive_numbers with any capacity (it must not write past it);
+ *  - configuration: every field of stvm_config (edges and raw values) into
+ *    stvm_config_check, with why buffers of every size (nothing written past the size),
+ *    against a model of the documented ranges; stvm_vm_new must agree with the check,
+ *    and stvm_vm_config answer the normalised values;
+ *  - a simulated-clock VM driven from the host thread and from green processes:
+ *    durations into stvm_delay_wait_ms/us, semaphore and mutex timed waits and joins
+ *    (EINVAL, ERANGE at the documented limits and at the clock's end; a delay never
+ *    ends early), priorities and stack sizes into spawn, names (empty, long, not UTF-8,
+ *    with format directives), suspend/resume/terminate/release/set_priority, the
+ *    blocked report and the invariant text with buffers of every size, process info,
+ *    external semaphores (the table full, unused slots, bad indexes), cleanups
+ *    (stvm_ensure), NULL and foreign handles everywhere.
+ *
+ * Every call that fails with an argument or state error must leave the VM as it was
+ * (the snapshot of fuzz_common.h); the scheduler's invariants hold after every
+ * operation.
+ */
+#include "fuzz_common.h"
+
+#define SENTINEL ((stvm_oop)0xDEADBEE0u)
+#define MAY_WAIT 1000   /* a call that may wait: no single expected answer */
+
+static const uint64_t edges64[] = {
+    0, 1, (uint64_t)-1, 2, 999, 1000, 1001, 1000000,
+    ((uint64_t)1 << 30) - 1, (uint64_t)-((int64_t)1 << 30), (uint64_t)1 << 30,
+    ((uint64_t)1 << 60) - 1, (uint64_t)-((int64_t)1 << 60), (uint64_t)1 << 60,
+    (uint64_t)INT64_MAX, (uint64_t)INT64_MIN, UINT64_MAX - 1, (uint64_t)1 << 62,
+    ((uint64_t)1 << 62) + 1, (uint64_t)1 << 52, ((uint64_t)1 << 52) + 1,
+    ((uint64_t)1 << 52) / 1000, ((uint64_t)1 << 52) / 1000 + 1, 0x0FFFFFFF, 0x10000000,
+    0x1FFFFFFF, 0x20000000, (uint64_t)INT32_MAX, (uint64_t)INT32_MIN, UINT32_MAX,
+    FZ_SIM_START,
+};
+#define NEDGES64 ((unsigned)(sizeof edges64 / sizeof edges64[0]))
+
+static fz_in *IN(void) { return &fz_c.in; }
+
+/* A snapshot before a call that may fail; checked with failed() afterwards. */
+static fz_snap *snap(fz_ctx *c)
+{
+    fz_snap *s = fz_before_buf(c);
+    fz_snap_take(c, s);
+    return s;
+}
+
+static void unchanged(fz_ctx *c, fz_snap *s, const char *what)
+{
+    c->failed_calls++;
+    fz_snap_same(c, s, what);
+}
+
+/* ---- integers ------------------------------------------------------------------------ */
+
+/* An oop for the integer operations: the pool, or an arbitrary word. */
+static stvm_oop any_oop(fz_ctx *c)
+{
+    unsigned s = fz_u8(IN());
+    if (s < 200 && c->noop)
+        return c->oop[s % (unsigned)c->noop];
+    if (s < 220)
+        return (stvm_oop)fz_pick(IN(), edges64, NEDGES64) | 1;   /* a tagged word */
+    if (s < 230)
+        return (stvm_oop)fz_stray;
+    return (stvm_oop)fz_u64(IN()) & ~(stvm_oop)1 & ~(stvm_oop)15;   /* an even word */
+}
+
+/* Is o an integer of this VM, and which? Known boxes by the run's list; others asked. */
+static bool int_of(fz_ctx *c, stvm_oop o, __int128 *v)
+{
+    if (o & 1) {
+        *v = fz_untag(o);
+        return fz_si_in_range(c, o);
+    }
+    int i = fz_box_index(c, o);
+    if (i >= 0) {
+        *v = c->box[i].value;
+        return true;
+    }
+    if (o == STVM_NIL || o == STVM_TRUE || o == STVM_FALSE || fz_is_foreign(o) ||
+        o == (stvm_oop)fz_stray)
+        return false;
+    /* A word the run does not know: a stale box, a Delay scheduler's timestamp, or
+     * nothing; the library's own class is the only witness. */
+    const char *name = stvm_oop_class_name(c->vm, o);
+    if (!name || strncmp(name, "Large", 5) != 0)
+        return false;
+    return fz_int_value(c, o, v);
+}
+
+static void check_result(fz_ctx *c, const char *what, stvm_oop res, __int128 want)
+{
+    char b1[48], b2[48];
+    FZ_CHECK(stvm_is_integer(c->vm, res), "%s answered a non-integer", what);
+    FZ_CHECK(stvm_is_smallint(res) == fz_fits(c, want), "%s: %s not normalised", what,
+             fz_i128(want, b1));
+    __int128 got = 0;
+    FZ_CHECK(fz_int_value(c, res, &got), "%s: unreadable result", what);
+    FZ_CHECK(got == want, "%s: got %s, want %s", what, fz_i128(got, b1), fz_i128(want, b2));
+    if (!stvm_is_smallint(res))
+        fz_add_box(c, res, want);
+    else
+        fz_add_oop(c, res);
+}
+
+static void op_int_from(fz_ctx *c)
+{
+    unsigned how = fz_u8(IN());
+    uint64_t v = fz_pick(IN(), edges64, NEDGES64);
+    stvm_oop o = SENTINEL;
+    if (how & 2) {   /* NULL out / NULL vm */
+        fz_snap *s = snap(c);
+        int rc = (how & 1) ? stvm_int_from_u64((how & 4) ? NULL : c->vm, v, (how & 4) ? &o : NULL)
+                           : stvm_int_from_i64((how & 4) ? NULL : c->vm, (int64_t)v,
+                                               (how & 4) ? &o : NULL);
+        FZ_CHECK(rc == STVM_EINVAL && o == SENTINEL, "int_from with NULL answered %d", rc);
+        unchanged(c, s, "int_from with NULL");
+        return;
+    }
+    stvm_stats s0, s1;
+    stvm_get_stats(c->vm, &s0);
+    int rc = (how & 1) ? stvm_int_from_u64(c->vm, v, &o) : stvm_int_from_i64(c->vm, (int64_t)v, &o);
+    FZ_CHECK(rc == STVM_OK, "int_from answered %s", stvm_err_name(rc));
+    stvm_get_stats(c->vm, &s1);
+    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_is_smallint(o), "int_from: objects_live");
+    check_result(c, "int_from", o, (how & 1) ? (__int128)v : (__int128)(int64_t)v);
+}
+
+static void op_int_to(fz_ctx *c)
+{
+    unsigned how = fz_u8(IN());
+    stvm_oop o = any_oop(c);
+    __int128 v = 0;
+    bool is = int_of(c, o, &v);
+    int64_t i = 0x5A5A;
+    uint64_t u = 0x5A5A;
+    fz_snap *s = snap(c);
+    int rc;
+    bool null = how & 2;
+    if (how & 1) {
+        rc = stvm_int_to_u64(c->vm, o, null ? NULL : &u);
+        int want = null || !is ? STVM_EINVAL : (v < 0 || v > (__int128)UINT64_MAX) ? STVM_ERANGE : 0;
+        FZ_CHECK(rc == want, "int_to_u64(%#lx) answered %s, expected %s", (unsigned long)o,
+                 stvm_err_name(rc), stvm_err_name(want));
+        if (!rc)
+            FZ_CHECK(u == (uint64_t)v, "int_to_u64: wrong value");
+        else
+            FZ_CHECK(u == 0x5A5A, "int_to_u64 failed but wrote");
+    } else {
+        rc = stvm_int_to_i64(c->vm, o, null ? NULL : &i);
+        int want = null || !is ? STVM_EINVAL : (v < INT64_MIN || v > INT64_MAX) ? STVM_ERANGE : 0;
+        FZ_CHECK(rc == want, "int_to_i64(%#lx) answered %s, expected %s", (unsigned long)o,
+                 stvm_err_name(rc), stvm_err_name(want));
+        if (!rc)
+            FZ_CHECK(i == (int64_t)v, "int_to_i64: wrong value");
+        else
+            FZ_CHECK(i == 0x5A5A, "int_to_i64 failed but wrote");
+    }
+    FZ_CHECK(stvm_is_integer(c->vm, o) == is, "stvm_is_integer(%#lx) says %d", (unsigned long)o,
+             !is);
+    FZ_CHECK(stvm_is_smallint(o) == ((o & 1) != 0), "stvm_is_smallint");
+    if (rc)
+        unchanged(c, s, "int_to");
+}
+
+static void op_int_arith(fz_ctx *c)
+{
+    unsigned how = fz_u8(IN());
+    stvm_oop a = any_oop(c), b = any_oop(c);
+    __int128 x = 0, y = 0, r = 0;
+    bool ok_a = int_of(c, a, &x), ok_b = int_of(c, b, &y), ok = ok_a && ok_b;
+    int op = how & 3;
+    bool null_out = (how & 0x1C) == 0x1C, null_vm = (how & 0xE0) == 0xE0;
+    stvm_oop out = SENTINEL;
+    int cmp = 77;
+    fz_snap *s = snap(c);
+    stvm_stats s0;
+    stvm_get_stats(c->vm, &s0);
+    stvm_vm *vm = null_vm ? NULL : c->vm;
+    int rc;
+    switch (op) {
+    case 0: rc = stvm_int_add(vm, a, b, null_out ? NULL : &out); r = x + y; break;
+    case 1: rc = stvm_int_sub(vm, a, b, null_out ? NULL : &out); r = x - y; break;
+    case 2:
+        rc = stvm_int_mul(vm, a, b, null_out ? NULL : &out);
+        if (ok && __builtin_mul_overflow(x, y, &r))
+            r = (__int128)1 << 126;   /* beyond 64 bits anyway */
+        break;
+    default: rc = stvm_int_compare(vm, a, b, null_out ? NULL : &cmp); break;
+    }
+    static const char *const names[] = {"int_add", "int_sub", "int_mul", "int_compare"};
+    bool in64 = r <= (__int128)UINT64_MAX && r >= -(__int128)UINT64_MAX;
+    int want = (!ok || null_out || null_vm) ? STVM_EINVAL : (op < 3 && !in64) ? STVM_ERANGE : 0;
+    FZ_CHECK(rc == want, "%s(%#lx, %#lx) answered %s, expected %s", names[op], (unsigned long)a,
+             (unsigned long)b, stvm_err_name(rc), stvm_err_name(want));
+    if (rc) {
+        FZ_CHECK(out == SENTINEL && cmp == 77, "%s failed but wrote", names[op]);
+        unchanged(c, s, names[op]);
+        return;
+    }
+    if (op == 3) {
+        FZ_CHECK(cmp == (x > y) - (x < y), "int_compare answered %d", cmp);
+        return;
+    }
+    stvm_stats s1;
+    stvm_get_stats(c->vm, &s1);
+    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_is_smallint(out), "%s: objects_live",
+             names[op]);
+    check_result(c, names[op], out, r);
+}
+
+static void op_int_misc(fz_ctx *c)
+{
+    unsigned how = fz_u8(IN());
+    stvm_oop o = any_oop(c);
+    __int128 v;
+    bool is = int_of(c, o, &v);
+    const char *name = stvm_oop_class_name(c->vm, o);
+    if (is)
+        FZ_CHECK(name && (strcmp(name, "SmallInteger") == 0 || strncmp(name, "Large", 5) == 0),
+                 "an integer's class is %s", name ? name : "NULL");
+    FZ_CHECK(stvm_oop_class_name(NULL, o) == NULL, "class name with a NULL vm");
+    FZ_CHECK(!stvm_is_integer(NULL, o), "is_integer with a NULL vm");
+    FZ_CHECK(stvm_smallint_max(NULL) == 0 && stvm_smallint_min(NULL) == 0, "smallint_max(NULL)");
+    FZ_CHECK(stvm_oop_release(NULL, o) == STVM_EINVAL, "release with a NULL vm");
+    if (how & 1) {
+        /* Release: only what the run may give back (its own boxes) or what is no
+         * object at all; a box the run does not own would be a use after free. */
+        int bi = fz_box_index(c, o);
+        bool object = name && strcmp(name, "SmallInteger") != 0 && strcmp(name, "True") != 0 &&
+                      strcmp(name, "False") != 0 && strcmp(name, "UndefinedObject") != 0;
+        if (object && bi < 0 && strncmp(name, "Large", 5) == 0)
+            return;
+        fz_snap *s = snap(c);
+        int rc = stvm_oop_release(c->vm, o);
+        int want = (o & 1) || o == STVM_NIL ? 0 : bi >= 0 ? 0 : STVM_EINVAL;
+        FZ_CHECK(rc == want, "oop_release(%#lx %s) answered %s", (unsigned long)o,
+                 name ? name : "?", stvm_err_name(rc));
+        if (rc)
+            unchanged(c, s, "oop_release");
+        if (bi >= 0)
+            c->box[bi] = c->box[--c->nbox];
+    }
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static void op_names(fz_ctx *c)
+{
+    int code = (int)(int32_t)fz_pick(IN(), edges64, NEDGES64);
+    unsigned k = fz_u8(IN());
+    if (k & 1)
+        code = (int)(k >> 1) - 64;   /* small codes, both signs */
+    const char *t = stvm_strerror(code), *n = stvm_err_name(code);
+    FZ_CHECK(t && n, "strerror/err_name NULL for %d", code);
+    /* the model is the header's own list of errors */
+    const char *want = NULL, *text = NULL;
+#define ROW(name, value, txt)    \
+    if (code == (value)) {       \
+        want = "STVM_" #name;    \
+        text = txt;              \
+    }
+    STVM_ERRNO_MAP(ROW)
+#undef ROW
+    if (want) {
+        FZ_CHECK(strcmp(n, want) == 0, "err_name(%d) = %s, expected %s", code, n, want);
+        FZ_CHECK(strcmp(t, text) == 0, "strerror(%d) = %s, expected %s", code, t, text);
+    } else {
+        FZ_CHECK(strcmp(n, "STVM_E?") == 0, "err_name(%d) = %s", code, n);
+        FZ_CHECK(strcmp(t, "unknown error") == 0, "strerror(%d) = %s", code, t);
+    }
+    const char *p = stvm_prim_error_name(code);
+    FZ_CHECK(p != NULL, "prim_error_name NULL");
+    FZ_CHECK((strcmp(p, "unknown failure code") != 0) == (code >= 0 && code <= 9),
+             "prim_error_name(%d) = %s", code, p);
+    int nums[64];
+    int total = stvm_primitive_numbers(nums, 64);
+    bool in_table = false;
+    for (int i = 0; i < total && i < 64; i++)
+        in_table |= nums[i] == code;
+    FZ_CHECK((stvm_primitive_name(code) != NULL) == in_table, "primitive_name(%d)", code);
+    (void)c;
+}
+
+static void op_prim_numbers(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    int cap = (int)(k % 48) - 8;
+    int buf[64 + 8];
+    for (int i = 0; i < 72; i++)
+        buf[i] = -777;
+    int total = stvm_primitive_numbers((k & 0x80) ? NULL : buf, cap);
+    FZ_CHECK(total == 31, "primitive_numbers answered %d", total);
+    int wrote = (k & 0x80) || cap <= 0 ? 0 : cap < total ? cap : total;
+    for (int i = 0; i < 72; i++) {
+        if (i < wrote) {
+            FZ_CHECK(buf[i] != -777 && stvm_primitive_name(buf[i]) != NULL &&
+                         (i == 0 || buf[i] > buf[i - 1]),
+                     "primitive_numbers: entry %d", i);
+        } else {
+            FZ_CHECK(buf[i] == -777, "primitive_numbers(cap %d) wrote entry %d", cap, i);
+        }
+    }
+    (void)c;
+}
+
+/* ---- configuration -------------------------------------------------------------------- */
+
+static const uint64_t size_edges[] = {
+    0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 16384, 65536, ((uint64_t)64 << 20) - 1,
+    (uint64_t)64 << 20, ((uint64_t)64 << 20) + 1, SIZE_MAX, SIZE_MAX - 4095,
+};
+
+/* The documented ranges (stvm.h), field by field, in the order of the check. */
+static const char *config_model(const stvm_config *g)
+{
+    if (g->smallint_bits != 31 && g->smallint_bits != 61)
+        return "smallint_bits";
+    if (g->stack_size && (g->stack_size < 8192 || g->stack_size > ((size_t)64 << 20)))
+        return "stack_size";
+    if (g->stack_guard_size && (g->stack_guard_size < 4096 || g->stack_guard_size > ((size_t)64 << 20)))
+        return "stack_guard_size";
+    if (g->stack_guard_method < 0 || g->stack_guard_method > 3)
+        return "stack_guard_method";
+    if (g->delay_clock != 0 && g->delay_clock != 1)
+        return "delay_clock";
+    if (g->clock != 0 && g->clock != 1)
+        return "clock";
+    if (g->sim_start_us > FZ_CLOCK_END)
+        return "sim_start_us";
+    if (g->ms_clock_start > 0x1FFFFFFFu)
+        return "ms_clock_start";
+    if (g->idle_relinquish_us < 1 || g->idle_relinquish_us > 10000000u)
+        return "idle_relinquish_us";
+    if (g->external_table_size < 1 || g->external_table_size > 65536)
+        return "external_table_size";
+    return NULL;
+}
+
+static int vm_news_left;
+
+static void op_config(fz_ctx *c)
+{
+    stvm_config g;
+    stvm_config_init(&g);
+    unsigned mask = fz_u16(IN());   /* which fields to set from the input */
+    static const uint64_t int_edges[] = {0, 1, 2, 3, 4, 30, 31, 32, 60, 61, 62, (uint64_t)-1,
+                                         (uint64_t)INT32_MIN, (uint64_t)INT32_MAX, 65536, 65537,
+                                         10000000, 10000001, 0x1FFFFFFF, 0x20000000};
+#define NI ((unsigned)(sizeof int_edges / sizeof int_edges[0]))
+#define NS ((unsigned)(sizeof size_edges / sizeof size_edges[0]))
+    if (mask & 1) g.smallint_bits = (int)fz_pick(IN(), int_edges, NI);
+    if (mask & 2) g.preemption_yields = fz_u8(IN()) & 1;
+    if (mask & 4) g.stack_size = (size_t)fz_pick(IN(), size_edges, NS);
+    if (mask & 8) g.stack_guard = fz_u8(IN()) & 1;
+    if (mask & 16) g.delay_clock = (int)fz_pick(IN(), int_edges, NI);
+    if (mask & 32) g.clock = (int)fz_pick(IN(), int_edges, NI);
+    if (mask & 64) g.sim_start_us = fz_pick(IN(), fz_sim_starts, 8) + ((mask & 0x8000) ? 1 : 0);
+    if (mask & 128) g.ms_clock_start = (uint32_t)fz_pick(IN(), int_edges, NI);
+    if (mask & 256) g.idle_relinquish_us = (uint32_t)fz_pick(IN(), int_edges, NI);
+    if (mask & 512) g.external_table_size = (int)fz_pick(IN(), int_edges, NI);
+    if (mask & 1024) g.stack_guard_size = (size_t)fz_pick(IN(), size_edges, NS);
+    if (mask & 2048) g.stack_guard_method = (int)fz_pick(IN(), int_edges, NI);
+#undef NI
+#undef NS
+    const char *bad = config_model(&g);
+    unsigned w = fz_u8(IN());
+    static const size_t sizes[] = {0, 1, 2, 7, 16, 40, 100, 200};
+    size_t size = sizes[w & 7];
+    char why[256 + 16];
+    memset(why, 'Z', sizeof why);
+    bool null_why = (w & 8) != 0;
+    int rc = stvm_config_check(&g, null_why ? NULL : why, size);
+    if (null_why && size) {
+        FZ_CHECK(rc == STVM_EINVAL, "config_check(why NULL, size %zu) answered %d", size, rc);
+        return;
+    }
+    FZ_CHECK(rc == (bad ? STVM_EINVAL : STVM_OK), "config_check answered %s; the model says %s",
+             stvm_err_name(rc), bad ? bad : "valid");
+    if (!null_why) {
+        for (size_t i = size; i < sizeof why; i++)
+            FZ_CHECK(why[i] == 'Z', "config_check wrote past size %zu (at %zu)", size, i);
+        if (size) {
+            FZ_CHECK(memchr(why, 0, size) != NULL, "why not NUL-terminated within %zu", size);
+            if (!bad)
+                FZ_CHECK(why[0] == 0, "why not empty for a valid config");
+            else if (size >= 40)
+                FZ_CHECK(strncmp(why, bad, strlen(bad)) == 0 && why[strlen(bad)] == ' ',
+                         "why names %s, the model %s", why, bad);
+        }
+    }
+    FZ_CHECK(stvm_config_check(NULL, NULL, 0) == STVM_EINVAL, "config_check(NULL)");
+    stvm_config_init(NULL);
+    if (!(w & 0x10) || vm_news_left <= 0)
+        return;
+    vm_news_left--;
+    /* stvm_vm_new agrees with the check; on error *out is unchanged */
+    if (g.clock == STVM_CLOCK_SIMULATED && !g.sim_start_us)
+        g.sim_start_us = FZ_SIM_START;   /* 0 would be "now": not deterministic */
+    if (g.stack_guard_method == STVM_GUARD_AUTO || g.stack_guard_method == STVM_GUARD_MADVISE)
+        g.stack_guard_method = STVM_GUARD_CANARY;   /* AUTO/MADVISE depend on the kernel */
+    stvm_vm *vm = (stvm_vm *)fz_stray;
+    rc = stvm_vm_new(&vm, &g);
+    if (bad) {
+        FZ_CHECK(rc == STVM_EINVAL && vm == (stvm_vm *)fz_stray,
+                 "vm_new with a bad %s answered %s", bad, stvm_err_name(rc));
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK, "vm_new with a valid config answered %s", stvm_err_name(rc));
+    stvm_config got;
+    FZ_CHECK(stvm_vm_config(vm, &got) == STVM_OK, "vm_config");
+    FZ_CHECK(stvm_vm_config(vm, NULL) == STVM_EINVAL && stvm_vm_config(NULL, &got) == STVM_EINVAL,
+             "vm_config with NULL");
+    size_t page = 4096;
+    size_t want_stack = g.stack_size ? (g.stack_size + page - 1) / page * page : 16384;
+    size_t want_guard = g.stack_guard_size ? (g.stack_guard_size + page - 1) / page * page : 65536;
+    FZ_CHECK(got.stack_size == want_stack && got.stack_guard_size == want_guard &&
+                 got.smallint_bits == g.smallint_bits && got.clock == g.clock &&
+                 got.ms_clock_start == g.ms_clock_start &&
+                 got.external_table_size == g.external_table_size &&
+                 got.idle_relinquish_us == g.idle_relinquish_us &&
+                 got.delay_clock == g.delay_clock,
+             "vm_config does not answer the normalised configuration");
+    FZ_CHECK(stvm_smallint_max(vm) == ((int64_t)1 << (g.smallint_bits - 1)) - 1,
+             "smallint_max of a %d-bit VM", g.smallint_bits);
+    FZ_CHECK(stvm_check_invariants(vm, NULL, 0) == STVM_OK, "a new VM's invariants");
+    stvm_vm_free(vm);
+}
+
+/* ---- the VM: handles ------------------------------------------------------------------ */
+
+/* A handle argument: one of the pool's, NULL, a foreign VM's, or stray memory. */
+static stvm_semaphore *pick_sem(fz_ctx *c, unsigned s)
+{
+    if (s < 200 && c->nsem) {
+        for (int k = 0; k < c->nsem; k++) {
+            stvm_semaphore *x = c->sem[(s + (unsigned)k) % (unsigned)c->nsem];
+            if (x)
+                return x;
+        }
+    }
+    if (s < 230) return NULL;
+    if (s < 245) return fz_foreigners[s & 1].sem;
+    return (stvm_semaphore *)fz_stray;
+}
+
+static bool is_pool_sem(fz_ctx *c, const stvm_semaphore *x)
+{
+    for (int i = 0; i < c->nsem; i++)
+        if (x && c->sem[i] == x)
+            return true;
+    return false;
+}
+
+static stvm_mutex *pick_mut(fz_ctx *c, unsigned s)
+{
+    if (s < 200 && c->nmut) {
+        for (int k = 0; k < c->nmut; k++) {
+            stvm_mutex *x = c->mut[(s + (unsigned)k) % (unsigned)c->nmut];
+            if (x)
+                return x;
+        }
+    }
+    if (s < 230) return NULL;
+    if (s < 245) return fz_foreigners[s & 1].mutex;
+    return (stvm_mutex *)fz_stray;
+}
+
+static bool is_pool_mut(fz_ctx *c, const stvm_mutex *x)
+{
+    for (int i = 0; i < c->nmut; i++)
+        if (x && c->mut[i] == x)
+            return true;
+    return false;
+}
+
+static int pick_proc_index(fz_ctx *c, unsigned s)
+{
+    if (s < 200 && c->nproc) {
+        for (int k = 0; k < c->nproc; k++) {
+            int i = (int)((s + (unsigned)k) % (unsigned)c->nproc);
+            if (c->proc[i])
+                return i;
+        }
+    }
+    return -1;
+}
+
+static stvm_process *pick_proc(fz_ctx *c, unsigned s, int *index)
+{
+    *index = pick_proc_index(c, s);
+    if (*index >= 0)
+        return c->proc[*index];
+    if (s < 230) return NULL;
+    if (s < 245) return fz_foreigners[s & 1].proc;
+    return (stvm_process *)fz_stray;
+}
+
+static bool in_proc(fz_ctx *c) { return stvm_active_process(c->vm) != NULL; }
+
+/* ---- durations ------------------------------------------------------------------------- */
+
+#define MAX_US ((int64_t)1 << 52)
+#define MAX_MS_SCHED ((int64_t)0x0FFFFFFF)
+
+static int64_t pick_duration(fz_ctx *c)
+{
+    unsigned s = fz_u8(IN());
+    if (s < 128)
+        return (int64_t)(s % 64) * ((s & 64) ? 1000 : 1) - ((s & 1) && s > 100 ? 1 : 0);
+    return (int64_t)fz_pick(IN(), edges64, NEDGES64);
+}
+
+/* What a wait of d (ms or us) must answer before it waits: ENOTPROC, EINVAL, ERANGE,
+ * or 0 (it may wait). */
+static int duration_rule(fz_ctx *c, int64_t d, bool ms)
+{
+    if (!in_proc(c))
+        return STVM_ENOTPROC;
+    if (d < 0)
+        return STVM_EINVAL;
+    if (ms ? d > MAX_US / 1000 : d > MAX_US)
+        return STVM_ERANGE;
+    int64_t dms = ms ? d : (d + 999) / 1000;
+    if (c->cfg.delay_clock == STVM_DELAY_CLOCK_MS && dms > MAX_MS_SCHED)
+        return STVM_ERANGE;
+    if (stvm_now_us(c->vm) + (uint64_t)dms * 1000 + 1000 > FZ_CLOCK_END)
+        return STVM_ERANGE;
+    return 0;
+}
+
+/* Known defect 3: on the simulated clock the timing process re-arms the timer every
+ * simulated second, so a wait costs one timing pass per second it lasts (a 2^52 us
+ * Delay, documented as valid, would take hours). Valid waits longer than this are
+ * counted and skipped. */
+#define FZ_LONG_US ((int64_t)1000 * 1000000)
+
+static bool too_long(int64_t d, bool ms, const char *what)
+{
+    int64_t us = ms ? (d > INT64_MAX / 1000 ? INT64_MAX : d * 1000) : d;
+    return FZ_KNOWN_DEFECT(3, us > FZ_LONG_US,
+                           "%s of %lld %s costs a timing pass per simulated second", what,
+                           (long long)d, ms ? "ms" : "us");
+}
+
+/* A wait of d that ended on time: not early (the us scheduler never; the ms one by at
+ * most 1 ms). */
+static void not_early(fz_ctx *c, const char *what, uint64_t t0, int64_t d, bool ms)
+{
+    uint64_t waited = stvm_now_us(c->vm) - t0;
+    uint64_t want = ms ? (uint64_t)d * 1000 : (uint64_t)d;
+    uint64_t slack = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS ? 1000 : 0;
+    FZ_CHECK(waited + slack >= want, "%s of %lld %s ended after %llu us", what, (long long)d,
+             ms ? "ms" : "us", (unsigned long long)waited);
+}
+
+static void op_delay(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    bool ms = k & 1;
+    int64_t d = pick_duration(c);
+    int want = duration_rule(c, d, ms);
+    if (!want && !(k & 2) && too_long(d, ms, "a delay"))
+        return;
+    fz_snap *s = want ? snap(c) : NULL;
+    uint64_t t0 = stvm_now_us(c->vm);
+    int rc = (k & 2) ? (ms ? stvm_delay_wait_ms(NULL, d) : stvm_delay_wait_us(NULL, d))
+                     : (ms ? stvm_delay_wait_ms(c->vm, d) : stvm_delay_wait_us(c->vm, d));
+    if (k & 2) {
+        FZ_CHECK(rc == STVM_EINVAL, "delay with a NULL vm answered %s", stvm_err_name(rc));
+        return;
+    }
+    if (want) {
+        FZ_CHECK(rc == want, "delay_wait_%s(%lld) answered %s, expected %s", ms ? "ms" : "us",
+                 (long long)d, stvm_err_name(rc), stvm_err_name(want));
+        unchanged(c, s, "a delay");
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "delay_wait_%s(%lld) answered %s",
+             ms ? "ms" : "us", (long long)d, stvm_err_name(rc));
+    if (rc == STVM_OK)
+        not_early(c, "a delay", t0, d, ms);
+}
+
+static void op_sem_timed(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    bool ms = k & 1;
+    stvm_semaphore *sem = pick_sem(c, fz_u8(IN()));
+    int64_t d = pick_duration(c);
+    bool valid = is_pool_sem(c, sem);
+    int want = !valid ? STVM_EINVAL : duration_rule(c, d, ms);
+    if (!want && stvm_semaphore_excess(c->vm, sem) == 0 && too_long(d, ms, "a timed wait"))
+        return;
+    fz_snap *s = want ? snap(c) : NULL;
+    int64_t excess = valid ? stvm_semaphore_excess(c->vm, sem) : 0;
+    uint64_t t0 = stvm_now_us(c->vm);
+    int rc = ms ? stvm_semaphore_wait_timeout_ms(c->vm, sem, d)
+                : stvm_semaphore_wait_timeout_us(c->vm, sem, d);
+    if (want) {
+        FZ_CHECK(rc == want, "semaphore_wait_timeout_%s(%lld) answered %s, expected %s",
+                 ms ? "ms" : "us", (long long)d, stvm_err_name(rc), stvm_err_name(want));
+        unchanged(c, s, "a timed semaphore wait");
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE,
+             "semaphore_wait_timeout answered %s", stvm_err_name(rc));
+    if (excess > 0)
+        FZ_CHECK(rc == STVM_OK && stvm_now_us(c->vm) == t0,
+                 "a timed wait with an excess signal must return at once");
+    if (rc == STVM_ETIMEDOUT)
+        not_early(c, "a timed semaphore wait", t0, d, ms);
+}
+
+static void op_mutex_timed(fz_ctx *c)
+{
+    stvm_mutex *m = pick_mut(c, fz_u8(IN()));
+    int64_t d = pick_duration(c);
+    bool valid = is_pool_mut(c, m);
+    int want = !valid ? STVM_EINVAL : duration_rule(c, d, true);
+    if (!want && too_long(d, true, "a timed mutex enter"))
+        return;
+    fz_snap *s = want ? snap(c) : NULL;
+    stvm_process *owner = valid ? stvm_mutex_owner(c->vm, m) : NULL;
+    stvm_process *me = stvm_active_process(c->vm);
+    uint64_t t0 = stvm_now_us(c->vm);
+    int rc = stvm_mutex_enter_timeout_ms(c->vm, m, d);
+    if (want) {
+        FZ_CHECK(rc == want, "mutex_enter_timeout_ms(%lld) answered %s, expected %s",
+                 (long long)d, stvm_err_name(rc), stvm_err_name(want));
+        unchanged(c, s, "a timed mutex enter");
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_ERANGE,
+             "mutex_enter_timeout_ms answered %s", stvm_err_name(rc));
+    if (!owner || owner == me)
+        FZ_CHECK(rc == STVM_OK, "a free or own mutex: timed enter answered %s", stvm_err_name(rc));
+    if (rc == STVM_OK)
+        FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "timed enter OK but not the owner");
+    if (rc == STVM_ETIMEDOUT) {
+        FZ_CHECK(stvm_mutex_owner(c->vm, m) != me, "timed out but owns the mutex");
+        not_early(c, "a timed mutex enter", t0, d, true);
+    }
+}
+
+/* ---- processes ------------------------------------------------------------------------ */
+
+enum wkind { W_DRIVER, W_SEM_WAIT, W_MUTEX_HOLD, W_DELAY, W_JOIN, W_RETURN, W_ENSURE,
+             W_SUSPEND_SELF, W_TIMED, NKINDS };
+
+static void exec_op(fz_ctx *c, unsigned op);
+
+static void drive(fz_ctx *c)
+{
+    while (c->ops_left > 0 && c->in.n) {
+        c->ops_left--;
+        unsigned op = fz_u8(&c->in);
+        if (op == 0xFF)
+            return;
+        exec_op(c, op);
+        fz_invariants(c, "an operation");
+    }
+}
+
+static int cleanups_ran;
+
+static void cleanup(stvm_vm *vm, void *arg)
+{
+    fz_ctx *c = arg;
+    cleanups_ran++;
+    /* A cleanup runs in its process (it may wait) or, at stvm_vm_free, on the host
+     * with no active process (it must not). */
+    if (stvm_active_process(vm) && c->vm == vm)
+        FZ_CHECK(stvm_yield(vm) == STVM_OK, "yield in a cleanup");
+}
+
+static void worker_main(stvm_vm *vm, void *arg)
+{
+    fz_worker *w = arg;
+    fz_ctx *c = w->c;
+    w->self = stvm_active_process(vm);
+    for (int i = 0; i < c->nw; i++)
+        if (&c->w[i] != w && c->w[i].self == w->self)
+            c->w[i].finished = true;
+    w->started = true;
+    switch (w->kind) {
+    case W_DRIVER:
+        drive(c);
+        break;
+    case W_SEM_WAIT: {
+        stvm_semaphore *s = pick_sem(c, (unsigned)w->a % 200);
+        if (s) {
+            int rc = stvm_semaphore_wait(vm, s);
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_wait answered %s",
+                     stvm_err_name(rc));
+        }
+        break;
+    }
+    case W_MUTEX_HOLD: {
+        stvm_mutex *m = pick_mut(c, (unsigned)w->a % 200);
+        if (m && stvm_mutex_enter(vm, m) == STVM_OK) {
+            /* picked only now: a semaphore may be freed while we wait for the mutex */
+            stvm_semaphore *s = pick_sem(c, (unsigned)w->b % 200);
+            if (s)
+                stvm_semaphore_wait(vm, s);
+            FZ_CHECK(stvm_mutex_exit(vm, m) == STVM_OK, "exit of an owned mutex");
+        }
+        break;
+    }
+    case W_DELAY: {
+        int rc = stvm_delay_wait_us(vm, w->d);
+        FZ_CHECK(rc == STVM_OK || rc == STVM_ERANGE || rc == STVM_ESTATE, "delay answered %s",
+                 stvm_err_name(rc));
+        break;
+    }
+    case W_JOIN: {
+        int i = pick_proc_index(c, (unsigned)w->a % 200);
+        if (i >= 0 && c->proc[i] != w->self) {
+            stvm_process *h = c->proc[i];
+            FZ_TRACE("join of %p by %p\n", (void *)h, (void *)w->self);
+            int rc = stvm_process_join(vm, h, w->d % 3 == 2 ? 5 : -1);
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_ETIMEDOUT ||
+                         rc == STVM_ERANGE,
+                     "join answered %s", stvm_err_name(rc));
+            if (rc == STVM_OK) {
+                for (int k = 0; k < c->nproc; k++)
+                    if (c->proc[k] == h)
+                        c->proc[k] = NULL;   /* given back */
+            }
+        }
+        break;
+    }
+    case W_RETURN:
+        break;
+    case W_ENSURE: {
+        for (int i = 0; i <= w->a % 3; i++)
+            FZ_CHECK(stvm_ensure(vm, cleanup, c) == STVM_OK, "ensure");
+        stvm_semaphore *s = pick_sem(c, (unsigned)w->b % 200);
+        if (s)
+            stvm_semaphore_wait(vm, s);
+        if (w->d & 1)
+            FZ_CHECK(stvm_ensure_pop(vm, (w->d & 2) != 0) == STVM_OK, "ensure_pop");
+        break;
+    }
+    case W_SUSPEND_SELF:
+        FZ_CHECK(stvm_process_suspend(vm, w->self) == STVM_OK, "suspending itself");
+        break;
+    case W_TIMED: {
+        stvm_semaphore *s = pick_sem(c, (unsigned)w->a % 200);
+        if (s) {
+            int rc = stvm_semaphore_wait_timeout_ms(vm, s, w->d % 100);
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE ||
+                         rc == STVM_ERANGE,
+                     "timed wait answered %s", stvm_err_name(rc));
+        }
+        break;
+    }
+    }
+    w->finished = true;
+}
+
+static void op_spawn(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN()), p = fz_u8(IN()), f = fz_u8(IN());
+    int prio = p < 240 ? (int)(p % 80) + 1 : (int)(p - 240) * 7 - 30;
+    static const size_t stacks[] = {0, FZ_STACK, 8192, 8191, 4096, ((size_t)64 << 20) + 1,
+                                    SIZE_MAX, 100000};
+    size_t stack = stacks[(f >> 4) & 7];
+    const char *name = (f & 8) ? NULL
+                               : fz_names[fz_u8(IN()) % (sizeof fz_names / sizeof fz_names[0])];
+    bool held = f & 1, suspended = f & 2, sized = (f & 4) != 0, null_fn = (f & 0x84) == 0x84;
+    /* stvm_spawn has no stack size: the VM's default (FZ_STACK here) */
+    bool bad = prio < 1 || prio > 80 || null_fn ||
+               ((suspended || sized) && stack && (stack < 8192 || stack > ((size_t)64 << 20)));
+    if (c->nw >= FZ_MAXW)
+        return;
+    fz_worker *w = &c->w[c->nw];
+    memset(w, 0, sizeof *w);
+    w->c = c;
+    w->kind = (int)(k % NKINDS);
+    w->a = (int)fz_u8(IN());
+    w->b = (int)fz_u8(IN());
+    w->d = (int64_t)(fz_u16(IN()) % 20000);
+    if ((suspended || sized) && stack && stack < FZ_STACK)
+        w->kind = W_RETURN;   /* sanitized frames of the other kinds need more than 8 KiB */
+    fz_snap *s = bad ? snap(c) : NULL;
+    stvm_process *h = (stvm_process *)fz_stray;
+    c->nw++;   /* before the call: a higher-priority process runs inside it */
+    stvm_fn fn = null_fn ? NULL : worker_main;
+    int rc;
+    if (suspended)
+        rc = stvm_spawn_suspended(c->vm, prio, name, fn, w, stack, held ? &h : NULL);
+    else if (sized)
+        rc = stvm_spawn_sized(c->vm, prio, name, fn, w, stack, held ? &h : NULL);
+    else
+        rc = stvm_spawn(c->vm, prio, name, fn, w, held ? &h : NULL);
+    if (bad) {
+        c->nw--;
+        FZ_CHECK(rc == STVM_EINVAL && h == (stvm_process *)fz_stray,
+                 "spawn(prio %d, stack %zu, fn %p) answered %s", prio, stack, (void *)fn,
+                 stvm_err_name(rc));
+        unchanged(c, s, "spawn with a bad argument");
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK, "spawn(prio %d, stack %zu) answered %s", prio, stack,
+             stvm_err_name(rc));
+    if (held) {
+        w->held = h;
+        if (!w->self)
+            w->self = h;
+        fz_add_proc(c, h);
+    }
+}
+
+static void op_process(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    int idx;
+    stvm_process *h = pick_proc(c, fz_u8(IN()), &idx);
+    bool ours = idx >= 0;
+    stvm_process_info info;
+    memset(&info, 0, sizeof info);
+    if (ours)
+        FZ_CHECK(stvm_process_info_get(c->vm, h, &info) == STVM_OK, "info of a held handle");
+    bool finished = ours && info.state == STVM_PROCESS_TERMINATED;
+    stvm_process *me = stvm_active_process(c->vm);
+    fz_snap *s = snap(c);
+    int rc, want;
+    const char *what;
+    switch (k % 7) {
+    case 0:
+        what = "suspend";
+        want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE
+             : info.state == STVM_PROCESS_SUSPENDED ? STVM_ESTATE : 0;
+        rc = stvm_process_suspend(c->vm, h);
+        break;
+    case 1:
+        what = "resume";
+        want = !ours ? STVM_EINVAL : info.state == STVM_PROCESS_SUSPENDED ? 0 : STVM_ESTATE;
+        rc = stvm_process_resume(c->vm, h);
+        break;
+    case 2:
+        what = "terminate";
+        want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE : 0;
+        rc = stvm_process_terminate(c->vm, h);   /* of itself: does not return */
+        break;
+    case 3: {
+        what = "set_priority";
+        unsigned p = fz_u8(IN());
+        int prio = p < 240 ? (int)(p % 80) + 1 : (int)(p - 240) * 7 - 30;
+        want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE : (prio < 1 || prio > 80) ? STVM_EINVAL : 0;
+        rc = stvm_process_set_priority(c->vm, h, prio);
+        break;
+    }
+    case 4:
+        what = "release";
+        want = !ours ? STVM_EINVAL : 0;
+        rc = stvm_process_release(c->vm, h);
+        if (rc == STVM_OK)
+            c->proc[idx] = NULL;
+        /* a second release of the same handle would use it after it went */
+        break;
+    case 5: {
+        what = "join";
+        int64_t t = (int64_t)(fz_u8(IN()) % 5) - 2;   /* -2 .. 2 */
+        if (t == 2)
+            t = (int64_t)fz_pick(IN(), edges64, NEDGES64);
+        want = !ours || t < -1 ? STVM_EINVAL : !me ? STVM_ENOTPROC : h == me ? STVM_EINVAL : 0;
+        if (!want && t > 0)
+            want = duration_rule(c, t, true);   /* ERANGE is checked first */
+        if (!want)
+            want = finished ? 0 : t == 0 ? STVM_ETIMEDOUT : MAY_WAIT;
+        if (want == MAY_WAIT && t > 0 && too_long(t, true, "a timed join"))
+            return;
+        rc = stvm_process_join(c->vm, h, t);
+        if (rc == STVM_OK)
+            c->proc[idx] = NULL;
+        if (want == MAY_WAIT) {   /* it waited */
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE,
+                     "join answered %s", stvm_err_name(rc));
+            return;
+        }
+        break;
+    }
+    default: {
+        what = "process_info_get";
+        stvm_process_info out;
+        bool null_out = k & 0x80;
+        want = !ours || null_out ? STVM_EINVAL : 0;
+        rc = stvm_process_info_get((k & 0x40) ? NULL : c->vm, h, null_out ? NULL : &out);
+        if (k & 0x40)
+            want = STVM_EINVAL;
+        if (!rc) {
+            FZ_CHECK(out.name && out.id >= 2 && !out.vm_own && out.held,
+                     "info of a held handle: name, id, held");
+            FZ_CHECK((out.state == STVM_PROCESS_TERMINATED) == (out.stack_guard == NULL),
+                     "stack_guard is NULL exactly once finished");
+            FZ_CHECK((out.state == STVM_PROCESS_WAITING) == (out.waiting_on != NULL),
+                     "waiting_on names what a waiting process waits on (state %d, %s)",
+                     out.state, out.waiting_on ? out.waiting_on : "NULL");
+            FZ_CHECK(out.priority >= 1 && out.priority <= 80, "info priority %d", out.priority);
+            FZ_CHECK((out.state == STVM_PROCESS_ACTIVE) == (h == me), "only the caller is active");
+        }
+        break;
+    }
+    }
+    FZ_CHECK(rc == want, "%s of a %s handle (state %d) answered %s, expected %s", what,
+             ours ? "held" : "foreign/NULL", info.state, stvm_err_name(rc), stvm_err_name(want));
+    if (rc)
+        unchanged(c, s, what);
+}
+
+/* ---- semaphores, mutexes, external signals ------------------------------------------ */
+
+static void op_sem(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    stvm_semaphore *sem = pick_sem(c, fz_u8(IN()));
+    bool valid = is_pool_sem(c, sem);
+    bool proc = in_proc(c);
+    fz_snap *s = snap(c);
+    int rc, want;
+    const char *what;
+    switch (k % 6) {
+    case 0: {
+        what = "semaphore_new";
+        stvm_semaphore *n = (stvm_semaphore *)fz_stray;
+        rc = stvm_semaphore_new((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &n);
+        want = (k & 0xC0) ? STVM_EINVAL : 0;
+        if (rc == STVM_OK) {
+            if (c->nsem < FZ_MAXSEM)
+                fz_add_sem(c, n);
+            else
+                FZ_CHECK(stvm_semaphore_free(c->vm, n) == STVM_OK, "free of a new semaphore");
+        }
+        break;
+    }
+    case 1: {
+        what = "semaphore_free";
+        rc = stvm_semaphore_free(c->vm, sem);
+        want = valid ? rc : STVM_EINVAL;   /* ESTATE when waited on: checked unchanged */
+        if (valid)
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_free answered %s",
+                     stvm_err_name(rc));
+        if (rc == STVM_OK)
+            for (int i = 0; i < c->nsem; i++)
+                if (c->sem[i] == sem)
+                    c->sem[i] = NULL;
+        break;
+    }
+    case 2:
+        what = "semaphore_signal";
+        rc = stvm_semaphore_signal(c->vm, sem);
+        want = valid ? 0 : STVM_EINVAL;
+        break;
+    case 3:
+        what = "semaphore_wait";
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
+        rc = stvm_semaphore_wait(c->vm, sem);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_wait answered %s",
+                     stvm_err_name(rc));
+            return;
+        }
+        break;
+    case 4: {
+        what = "semaphore_try_wait";
+        int64_t e = valid ? stvm_semaphore_excess(c->vm, sem) : 0;
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : e > 0 ? 0 : STVM_ETIMEDOUT;
+        rc = stvm_semaphore_try_wait(c->vm, sem);
+        if (rc == STVM_OK)
+            FZ_CHECK(stvm_semaphore_excess(c->vm, sem) == e - 1, "try_wait took no signal");
+        break;
+    }
+    default: {
+        what = "semaphore_excess";
+        int64_t e = stvm_semaphore_excess(c->vm, sem);
+        rc = e < 0 ? (int)e : 0;
+        want = valid ? 0 : STVM_EINVAL;
+        break;
+    }
+    }
+    FZ_CHECK(rc == want, "%s answered %s, expected %s", what, stvm_err_name(rc),
+             stvm_err_name(want));
+    if (rc)
+        unchanged(c, s, what);
+}
+
+static void critical_body(stvm_vm *vm, void *arg)
+{
+    (void)arg;
+    FZ_CHECK(stvm_yield(vm) == STVM_OK, "yield inside a critical section");
+}
+
+static void op_mutex(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    stvm_mutex *m = pick_mut(c, fz_u8(IN()));
+    bool valid = is_pool_mut(c, m);
+    bool proc = in_proc(c);
+    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *owner = valid ? stvm_mutex_owner(c->vm, m) : NULL;
+    fz_snap *s = snap(c);
+    int rc, want;
+    const char *what;
+    switch (k % 6) {
+    case 0: {
+        what = "mutex_new";
+        stvm_mutex *n = (stvm_mutex *)fz_stray;
+        rc = stvm_mutex_new((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &n);
+        want = (k & 0xC0) ? STVM_EINVAL : 0;
+        if (rc == STVM_OK) {
+            if (c->nmut < FZ_MAXMUT)
+                fz_add_mut(c, n);
+            else
+                FZ_CHECK(stvm_mutex_free(c->vm, n) == STVM_OK, "free of a new mutex");
+        }
+        break;
+    }
+    case 1:
+        what = "mutex_free";
+        rc = stvm_mutex_free(c->vm, m);
+        want = !valid ? STVM_EINVAL : owner ? STVM_ESTATE : rc;
+        if (valid)
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_free answered %s",
+                     stvm_err_name(rc));
+        if (rc == STVM_OK)
+            for (int i = 0; i < c->nmut; i++)
+                if (c->mut[i] == m)
+                    c->mut[i] = NULL;
+        break;
+    case 2:
+        what = "mutex_enter";
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
+        rc = stvm_mutex_enter(c->vm, m);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_enter answered %s",
+                     stvm_err_name(rc));
+            if (rc == STVM_OK)
+                FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "entered but not the owner");
+            return;
+        }
+        break;
+    case 3:
+        what = "mutex_exit";
+        want = !valid ? STVM_EINVAL : (!proc || owner != me) ? STVM_EPERM : 0;
+        rc = stvm_mutex_exit(c->vm, m);
+        break;
+    case 4:
+        what = "mutex_try_enter";
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : (!owner || owner == me) ? 1 : 0;
+        rc = stvm_mutex_try_enter(c->vm, m);
+        if (rc == 1)
+            FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "try_enter 1 but not the owner");
+        if (rc == 0) {
+            FZ_CHECK(want == 0, "mutex_try_enter answered 0, expected %d", want);
+            unchanged(c, s, "mutex_try_enter (owned by another)");
+            return;
+        }
+        break;
+    default:
+        what = "mutex_critical";
+        want = (k & 0x80) ? STVM_EINVAL : !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
+        rc = stvm_mutex_critical(c->vm, m, (k & 0x80) ? NULL : critical_body, c);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_critical answered %s",
+                     stvm_err_name(rc));
+            return;
+        }
+        break;
+    }
+    if (want == 1 && rc == 1)
+        return;
+    FZ_CHECK(rc == want, "%s answered %s, expected %s", what, stvm_err_name(rc),
+             stvm_err_name(want));
+    if (rc)
+        unchanged(c, s, what);
+}
+
+/* External semaphores: only the two reserved for them (nobody waits on them without a
+ * time limit, so a registered one never keeps stvm_run waiting for a signal). */
+static stvm_semaphore *ext_sem[2];
+static int ext_index[2];
+
+static void op_external(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    int e = (int)(k >> 7);
+    int size = c->cfg.external_table_size;
+    fz_snap *s = snap(c);
+    int rc, want;
+    const char *what;
+    switch (k % 5) {
+    case 0: {
+        what = "register_external";
+        int idx = -7;
+        bool null = (k & 0x40) != 0;
+        rc = stvm_register_external(c->vm, null ? NULL : ext_sem[e], &idx);
+        int used = (ext_index[0] > 0) + (ext_index[1] > 0);
+        want = null ? STVM_EINVAL : ext_index[e] ? STVM_ESTATE : used >= size ? STVM_EFULL : 0;
+        if (rc == STVM_OK) {
+            FZ_CHECK(idx >= 1 && idx <= size && idx != ext_index[1 - e], "index %d", idx);
+            ext_index[e] = idx;
+        } else {
+            FZ_CHECK(idx == -7, "register failed but wrote the index");
+        }
+        break;
+    }
+    case 1: {
+        what = "unregister_external";
+        int idx = (k & 0x40) ? ext_index[e] : (int)(fz_u8(IN()) % 8) - 2;
+        rc = stvm_unregister_external(c->vm, idx);
+        want = idx >= 1 && (idx == ext_index[0] || idx == ext_index[1]) ? 0 : STVM_EINVAL;
+        if (rc == STVM_OK)
+            for (int i = 0; i < 2; i++)
+                if (ext_index[i] == idx)
+                    ext_index[i] = 0;
+        break;
+    }
+    case 2: {
+        what = "signal_external";
+        int idx = (k & 0x40) ? ext_index[e] : (int)(fz_u8(IN()) % 8) - 2;
+        int n = (int)(fz_u8(IN()) % 4) + 1;
+        want = idx < 1 || idx > size ? STVM_EINVAL : 0;
+        rc = 0;
+        for (int i = 0; i < n && !rc; i++)
+            rc = stvm_signal_external((k & 0x20) ? NULL : c->vm, idx);
+        if (k & 0x20)
+            want = STVM_EINVAL;
+        if (!rc) {   /* requests change nothing until the next scheduling point */
+            s = NULL;
+            if (in_proc(c) && ext_index[e] == idx && idx) {
+                int64_t before = stvm_semaphore_excess(c->vm, ext_sem[e]);
+                FZ_CHECK(stvm_checkpoint(c->vm) >= 0, "checkpoint");
+                /* a process woken by the checkpoint may have taken some (try_wait) */
+                FZ_CHECK(stvm_semaphore_excess(c->vm, ext_sem[e]) <= before + n,
+                         "more signals than requests");
+            }
+        }
+        break;
+    }
+    case 3: {
+        what = "try_wait on an external semaphore";
+        if (!in_proc(c))
+            return;
+        int64_t before = stvm_semaphore_excess(c->vm, ext_sem[e]);
+        rc = stvm_semaphore_try_wait(c->vm, ext_sem[e]);
+        want = before > 0 ? 0 : STVM_ETIMEDOUT;
+        break;
+    }
+    default: {
+        what = "timed wait on an external semaphore";
+        if (!in_proc(c))
+            return;
+        rc = stvm_semaphore_wait_timeout_us(c->vm, ext_sem[e], (int64_t)(fz_u8(IN()) % 50));
+        FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_ERANGE,
+                 "%s answered %s", what, stvm_err_name(rc));
+        return;
+    }
+    }
+    FZ_CHECK(rc == want, "%s answered %s, expected %s", what, stvm_err_name(rc),
+             stvm_err_name(want));
+    if (rc && s)
+        unchanged(c, s, what);
+}
+
+/* ---- reports, cleanups, runs, odds and ends ------------------------------------------- */
+
+static char report_buf[8192 + 64];
+
+static void op_report(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    static const size_t sizes[] = {0, 1, 2, 10, 40, 64, 200, 8192};
+    size_t size = sizes[k & 7];
+    bool null_buf = (k & 8) != 0;
+    memset(report_buf, 'Z', sizeof report_buf);
+    fz_snap *s = snap(c);
+    if (k & 0x10) {
+        int rc = stvm_check_invariants(c->vm, null_buf ? NULL : report_buf, null_buf ? 0 : size);
+        FZ_CHECK(rc == STVM_OK, "invariants");
+        for (size_t i = null_buf ? 0 : size; i < sizeof report_buf; i++)
+            FZ_CHECK(report_buf[i] == 'Z', "check_invariants wrote past %zu", size);
+        if (!null_buf && size)
+            FZ_CHECK(report_buf[0] == 0, "check_invariants: text for a VM that is fine");
+        FZ_CHECK(stvm_check_invariants(NULL, NULL, 0) == STVM_EINVAL, "check_invariants(NULL)");
+        return;
+    }
+    int full = stvm_blocked_report(c->vm, NULL, 0);
+    FZ_CHECK(full >= 0, "blocked_report(NULL, 0) answered %d", full);
+    int rc = stvm_blocked_report(c->vm, null_buf ? NULL : report_buf, size);
+    if (null_buf && size) {
+        FZ_CHECK(rc == STVM_EINVAL, "blocked_report(NULL, %zu) answered %d", size, rc);
+        unchanged(c, s, "blocked_report");
+        return;
+    }
+    FZ_CHECK(rc == full, "blocked_report answered %d, the full length is %d", rc, full);
+    if (!null_buf) {
+        for (size_t i = size; i < sizeof report_buf; i++)
+            FZ_CHECK(report_buf[i] == 'Z', "blocked_report(size %zu) wrote at %zu", size, i);
+        if (size) {
+            size_t len = strnlen(report_buf, size);
+            FZ_CHECK(len < size, "blocked_report not NUL-terminated in %zu", size);
+            FZ_CHECK(len == ((size_t)full < size ? (size_t)full : size - 1),
+                     "blocked_report wrote %zu of %d in %zu", len, full, size);
+        }
+    }
+    FZ_CHECK(stvm_blocked_report(NULL, NULL, 0) == STVM_EINVAL, "blocked_report(NULL vm)");
+}
+
+static void op_misc(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    bool proc = in_proc(c);
+    fz_snap *s = snap(c);
+    int rc = 0, want = 0;
+    const char *what = "misc";
+    switch (k % 9) {
+    case 0:
+        what = "yield";
+        rc = stvm_yield((k & 0x80) ? NULL : c->vm);
+        want = (k & 0x80) ? STVM_EINVAL : proc ? 0 : STVM_ENOTPROC;
+        if (proc && !(k & 0x80))
+            return;   /* other processes ran: nothing to compare */
+        break;
+    case 1:
+        what = "checkpoint";
+        rc = stvm_checkpoint(c->vm);
+        if (proc) {
+            FZ_CHECK(rc == 0 || rc == 1, "checkpoint answered %d", rc);
+            return;
+        }
+        want = STVM_ENOTPROC;
+        break;
+    case 2:
+        what = "ensure";
+        rc = stvm_ensure(c->vm, (k & 0x80) ? NULL : cleanup, c);
+        want = (k & 0x80) ? STVM_EINVAL : proc ? 0 : STVM_ENOTPROC;
+        break;
+    case 3:
+        what = "ensure_pop";
+        rc = stvm_ensure_pop(c->vm, (k & 0x80) != 0);
+        if (proc) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "ensure_pop answered %s",
+                     stvm_err_name(rc));
+            want = rc;   /* ESTATE: no cleanup registered (checked unchanged) */
+        } else {
+            want = STVM_ENOTPROC;
+        }
+        break;
+    case 4: {
+        what = "stvm_run";
+        if (!proc) {
+            if (c->runs_left-- <= 0)
+                return;
+            rc = stvm_run(c->vm);
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EDEADLOCK, "stvm_run answered %s",
+                     stvm_err_name(rc));
+            return;
+        }
+        rc = stvm_run((k & 0x80) ? fz_foreigners[k & 1].vm : c->vm);
+        want = STVM_EBUSY;
+        break;
+    }
+    case 5: {
+        what = "measure_raw_switch";
+        double ns = -1;
+        uint64_t n = (k & 0x80) ? 0 : (k & 0x40) ? 1 + fz_u8(IN()) % 64 : 1;
+        bool null_out = (k & 0x20) != 0;
+        rc = stvm_measure_raw_switch(n, null_out ? NULL : &ns);
+        want = (n == 0 || null_out) ? STVM_EINVAL : proc ? STVM_EBUSY : 0;
+        if (rc == STVM_OK) {
+            FZ_CHECK(ns >= 0, "raw switch: %f ns", ns);
+            s = NULL;   /* it ran on its own stacks, outside the VM */
+        }
+        break;
+    }
+    case 6: {
+        what = "stats";
+        stvm_stats st;
+        rc = stvm_get_stats((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &st);
+        want = (k & 0xC0) ? STVM_EINVAL : 0;
+        if (!rc && (k & 0x20)) {
+            stvm_reset_stats(c->vm);
+            stvm_reset_stats(NULL);
+            stvm_stats st2;
+            stvm_get_stats(c->vm, &st2);
+            FZ_CHECK(st2.objects_live == st.objects_live && st2.bytes_live == st.bytes_live &&
+                         st2.processes_live == st.processes_live && st2.context_switches == 0,
+                     "reset_stats");
+            return;
+        }
+        break;
+    }
+    case 7:
+        what = "clock";
+        FZ_CHECK(stvm_now_us(NULL) == 0 && stvm_millisecond_clock(NULL) == 0, "clock(NULL)");
+        FZ_CHECK(stvm_millisecond_clock(c->vm) <= 0x1FFFFFFF, "ms clock beyond its mask");
+        FZ_CHECK(stvm_active_process(NULL) == NULL, "active_process(NULL)");
+        FZ_CHECK(stvm_version() == STVM_VERSION_HEX &&
+                     strcmp(stvm_version_string(), STVM_VERSION_STRING) == 0,
+                 "version");
+        FZ_CHECK(strcmp(stvm_context_backend(), "asm-x86_64") == 0 ||
+                     strcmp(stvm_context_backend(), "ucontext") == 0,
+                 "backend");
+        break;
+    default: {
+        what = "NULL handles";
+        stvm_process_info info;
+        FZ_CHECK(stvm_semaphore_signal(NULL, c->sem[0]) == STVM_EINVAL, "signal(NULL vm)");
+        FZ_CHECK(stvm_semaphore_excess(NULL, NULL) == STVM_EINVAL, "excess(NULL)");
+        FZ_CHECK(stvm_mutex_owner(c->vm, NULL) == NULL, "owner(NULL)");
+        FZ_CHECK(stvm_mutex_owner(c->vm, fz_foreigners[0].mutex) == NULL, "owner(foreign)");
+        FZ_CHECK(stvm_process_info_get(c->vm, NULL, &info) == STVM_EINVAL, "info(NULL)");
+        FZ_CHECK(stvm_process_info_get(c->vm, fz_foreigners[k & 1].proc, &info) == STVM_EINVAL,
+                 "info(foreign)");
+        FZ_CHECK(stvm_process_release(c->vm, NULL) == STVM_EINVAL, "release(NULL)");
+        FZ_CHECK(stvm_process_terminate(NULL, NULL) == STVM_EINVAL, "terminate(NULL)");
+        FZ_CHECK(stvm_run(NULL) == STVM_EINVAL, "run(NULL)");
+        FZ_CHECK(stvm_spawn(NULL, 40, "", fz_nothing, NULL, NULL) == STVM_EINVAL, "spawn(NULL)");
+        FZ_CHECK(stvm_register_external(c->vm, fz_foreigners[0].sem, NULL) == STVM_EINVAL,
+                 "register(foreign)");
+        FZ_CHECK(stvm_primitive_call(NULL, 1, 3, NULL, 0, NULL, NULL) == STVM_EINVAL,
+                 "primitive_call(NULL vm)");
+        break;
+    }
+    }
+    FZ_CHECK(rc == want, "%s answered %s, expected %s", what, stvm_err_name(rc),
+             stvm_err_name(want));
+    if (rc && s)
+        unchanged(c, s, what);
+}
+
+/* ---- the operations ------------------------------------------------------------------- */
+
+static void exec_op(fz_ctx *c, unsigned op)
+{
+    FZ_TRACE("[%s %p] op %u (%u bytes left)\n", in_proc(c) ? "proc" : "host",
+             (void *)stvm_active_process(c->vm), op % 16, (unsigned)c->in.n);
+    switch (op % 16) {
+    case 0: op_int_from(c); break;
+    case 1: op_int_to(c); break;
+    case 2: op_int_arith(c); break;
+    case 3: op_int_misc(c); break;
+    case 4: op_names(c); op_prim_numbers(c); break;
+    case 5: op_config(c); break;
+    case 6: op_delay(c); break;
+    case 7: op_sem_timed(c); break;
+    case 8: op_mutex_timed(c); break;
+    case 9: op_spawn(c); break;
+    case 10: op_process(c); break;
+    case 11: op_sem(c); break;
+    case 12: op_mutex(c); break;
+    case 13: op_external(c); break;
+    case 14: op_report(c); break;
+    default: op_misc(c); break;
+    }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fz_init_common();
+    fz_foreign_init();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096)
+        return -1;
+    fz_ctx *c = &fz_c;
+    memset(c, 0, sizeof *c);
+    c->in = (fz_in){data, size};
+    c->ops_left = 300;
+    c->runs_left = 6;
+    vm_news_left = 2;
+    cleanups_ran = 0;
+    fz_config_from(&c->in, &c->cfg);
+    c->cfg.external_table_size = (int)(fz_u8(&c->in) % 3) + 1;   /* EFULL is reachable */
+    int rc = stvm_vm_new(&c->vm, &c->cfg);
+    FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
+    /* the pool: a semaphore with an excess signal, one without, a mutex, some boxes,
+     * and the two external semaphores */
+    for (int i = 0; i < 2; i++) {
+        stvm_semaphore *s;
+        FZ_CHECK(stvm_semaphore_new(c->vm, &s) == STVM_OK, "semaphore_new");
+        fz_add_sem(c, s);
+    }
+    stvm_semaphore_signal(c->vm, c->sem[1]);
+    stvm_mutex *m;
+    FZ_CHECK(stvm_mutex_new(c->vm, &m) == STVM_OK, "mutex_new");
+    fz_add_mut(c, m);
+    for (int i = 0; i < 2; i++) {
+        FZ_CHECK(stvm_semaphore_new(c->vm, &ext_sem[i]) == STVM_OK, "semaphore_new");
+        ext_index[i] = 0;
+    }
+    static const int64_t vals[] = {0, -1, INT64_MAX, INT64_MIN, (int64_t)1 << 30,
+                                   ((int64_t)1 << 60)};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        stvm_oop o;
+        FZ_CHECK(stvm_int_from_i64(c->vm, vals[i], &o) == STVM_OK, "int_from_i64");
+        if (stvm_is_smallint(o))
+            fz_add_oop(c, o);
+        else
+            fz_add_box(c, o, vals[i]);
+    }
+    fz_add_oop(c, STVM_NIL);
+    fz_add_oop(c, STVM_TRUE);
+    fz_add_oop(c, fz_foreigners[0].box);
+    fz_add_oop(c, fz_foreigners[1].box);
+    fz_add_oop(c, stvm_semaphore_oop(c->sem[0]));
+    /* drivers: the host, and 1 or 2 green ones */
+    unsigned b = fz_u8(&c->in);
+    for (unsigned i = 0; i < 1 + (b & 1); i++) {
+        fz_worker *w = &c->w[c->nw];
+        memset(w, 0, sizeof *w);
+        w->c = c;
+        w->kind = W_DRIVER;
+        stvm_process *h;
+        c->nw++;
+        FZ_CHECK(stvm_spawn_sized(c->vm, (int)((b >> 1) + i * 13) % 80 + 1, "driver",
+                                  worker_main, w, FZ_STACK, &h) == STVM_OK,
+                 "spawn a driver");
+        w->held = w->self = h;
+        fz_add_proc(c, h);
+    }
+    fz_invariants(c, "building the pool");
+    drive(c);
+    for (int i = 0; i < 2; i++) {
+        if (ext_index[i])
+            FZ_CHECK(stvm_unregister_external(c->vm, ext_index[i]) == STVM_OK, "unregister");
+        ext_index[i] = 0;
+    }
+    if (c->runs_left > 0) {
+        rc = stvm_run(c->vm);
+        FZ_CHECK(rc == STVM_OK || rc == STVM_EDEADLOCK, "stvm_run answered %s",
+                 stvm_err_name(rc));
+    }
+    fz_invariants(c, "the last run");
+    stvm_vm_free(c->vm);
+    c->vm = NULL;
+    fz_foreign_check();
+    return 0;
+}
