@@ -386,9 +386,12 @@ static int pick_prio(drv *d)
 
 static int64_t pick_ms(drv *d)
 {
-    uint32_t r = rnd(&d->rng, 100);
+    uint32_t r = rnd(&d->rng, 200);
     if (r < 1)
-        return -1;
+        return -1;   /* EINVAL */
+    if (r < 2)
+        return M_MAX_US / 1000 + 1 + rnd(&d->rng, 1000);   /* past every limit: ERANGE */
+    r /= 2;
     if (r < 26)
         return 0;
     if (r < 71)
