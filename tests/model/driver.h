@@ -832,6 +832,7 @@ static void host_exec(drv *d, const op *o, bool script)
 {
     model *m = &d->m;
     note_trace(d, o, M_HOST, -1, script);
+    long at = (long)d->n_trace - 1;
     d->executed++;
     if (o->kind == OP_RUN) {
         m_run_start(m);
@@ -842,7 +843,7 @@ static void host_exec(drv *d, const op *o, bool script)
         int rc = stvm_run(d->vm);
         d->cov_rc[OP_RUN][rc_bucket(rc)]++;
         if (d->keep_trace)
-            note_answer(d, (long)d->n_trace - 1, rc, m->obs.kind == OBS_RUN ? m->obs.rc : rc);
+            note_answer(d, at, rc, m->obs.kind == OBS_RUN ? m->obs.rc : rc);
         if (d->failed)
             return;
         if (m->obs.kind != OBS_RUN) {
@@ -859,7 +860,6 @@ static void host_exec(drv *d, const op *o, bool script)
             compare_blocked(d);
         return;
     }
-    long at = (long)d->n_trace - 1;
     int want = m_host(m, o);
     check_model(d);
     int rc = real_host(d, o);
@@ -867,7 +867,8 @@ static void host_exec(drv *d, const op *o, bool script)
     if (d->keep_trace)
         note_answer(d, at, rc, want);
     if (rc != want) {
-        fail(d, "answer", "the VM answered %s, the model says %s", rc_name(rc), rc_name(want));
+        fail(d, "answer", "the VM answered %s, the model says %s", answer_name(o->kind, rc),
+             answer_name(o->kind, want));
         return;
     }
     if (compare_state(d))
@@ -981,10 +982,10 @@ static void print_trace(FILE *f, const drv *d)
         else if (!t->answered)
             fprintf(f, "  %4zu  %-14s %s -> (no answer yet)%s\n", i + 1, who, o, tail);
         else if (t->rc == t->want)
-            fprintf(f, "  %4zu  %-14s %s -> %s%s\n", i + 1, who, o, rc_name(t->rc), tail);
+            fprintf(f, "  %4zu  %-14s %s -> %s%s\n", i + 1, who, o, answer_name(t->o.kind, t->rc), tail);
         else
             fprintf(f, "  %4zu  %-14s %s -> %s, the model expected %s%s\n", i + 1, who, o,
-                    rc_name(t->rc), rc_name(t->want), tail);
+                    answer_name(t->o.kind, t->rc), answer_name(t->o.kind, t->want), tail);
     }
 }
 

@@ -443,13 +443,19 @@ static const char *rc_name(int rc)
     static int k;
     if (rc == M_RC_NONE)
         return "(start)";
-    if (rc == 0 || rc == 1)
-        return rc ? "1" : "0 (STVM_OK)";
-    if (rc < 0)
+    if (rc <= 0)
         return stvm_err_name(rc);
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%d", rc);
     return buf[k];
+}
+
+/* What an operation answered: try_enter and checkpoint answer 1 or 0, not codes. */
+static const char *answer_name(int kind, int rc)
+{
+    if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT) && (rc == 0 || rc == 1))
+        return rc ? "1" : "0";
+    return rc_name(rc);
 }
 
 static void op_text(const op *o, char *buf, size_t n)
