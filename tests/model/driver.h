@@ -391,6 +391,8 @@ static int64_t pick_ms(drv *d)
         return -1;   /* EINVAL */
     if (r < 2)
         return M_MAX_US / 1000 + 1 + rnd(&d->rng, 1000);   /* past every limit: ERANGE */
+    if (r < 4)   /* past the timing process's 1 s re-arm: the clock gets there in steps */
+        return 1000 + rnd(&d->rng, 2500);
     r /= 2;
     if (r < 26)
         return 0;

@@ -158,7 +158,7 @@ enum {
     COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
     COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
     COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
-    COV_N
+    COV_ONE_SECOND_STEP, COV_N
 };
 static const char *const cov_name[COV_N] = {
     "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
@@ -166,7 +166,8 @@ static const char *const cov_name[COV_N] = {
     "timed waits expired before they waited", "waits timed out", "waits cut short by suspend",
     "mutex hand-offs", "mutexes handed on by a finishing owner", "terminations with cleanups",
     "cleanups boosted to the terminator's priority", "cleanups abandoned", "cleanups run",
-    "joiners woken", "handles given back", "durations past the clock's end",
+    "joiners woken", "handles given back", "durations past a limit",
+    "timing passes on the 1 s re-arm with a Delay still ahead",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -539,6 +540,8 @@ static void start_timing(model *m)
 static void timing_pass(model *m)
 {
     uint64_t now = m->now;
+    int64_t pending_before = m->pending;
+    bool took = m->n_req > 0;
     for (int k = 0; k < m->n_req; k++) {
         mdelay *d = &m->p[m->reqq[k]].delay;
         d->at = now + (uint64_t)d->dur_us;
@@ -557,6 +560,8 @@ static void timing_pass(model *m)
             m->cov[COV_TIMED_OUT_WAITING]++;
         }
     }
+    if (!took && m->pending && m->pending == pending_before)
+        m->cov[COV_ONE_SECOND_STEP]++;
     uint64_t next = now + M_ONE_SECOND;
     int e = earliest_delay(m);
     if (e >= 0 && m->p[e].delay.at < next)
