@@ -1,0 +1,977 @@
+/*
+ * model.h -- a reference model of stvm's scheduling rules, in plain C and without any
+ * stvm internals: the driver (driver.h) runs it in lock-step with a VM on the simulated
+ * clock and compares who runs, every answer and every state after each operation.
+ *
+ * It is also documentation: each rule below is the rule include/stvm.h, docs/scheduler.md
+ * and docs/differences-from-pharo.md state, written as code. Where the documents leave
+ * an order open (where the idle process queues, what a Delay request does to its
+ * caller) the model follows what the scheduler and the image-side Delay code do, and
+ * says so.
+ *
+ * The world it models: M_SLOTS user processes (a slot holds one process, and is reused
+ * once that process has finished and its handle has gone), the idle process, the Delay
+ * scheduler's timing process, M_SEMS semaphores and M_MUTEXES mutexes, the simulated
+ * clock, the VM's one-shot timer, and the host thread (stvm_run's caller).
+ *
+ * How a process is modelled: besides its state and list, each process has a
+ * continuation `cont`: what it does when it next has the processor. K_ASK means "it is
+ * between operations: its last call answered `rc` and it asks the script what to do
+ * next" -- the points the driver can see. The other continuations are the stages of a
+ * call that may give up the processor half-way (a Delay request preempts its caller
+ * before the caller even waits; a cleanup runs in the terminated process). advance()
+ * runs the model from one visible point to the next.
+ */
+#ifndef STVM_TESTS_MODEL_MODEL_H
+#define STVM_TESTS_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <stvm.h>
+
+#define M_SLOTS 6
+#define M_SEMS 3
+#define M_MUTEXES 2
+#define M_PROCS (M_SLOTS + 2)
+#define M_IDLE M_SLOTS              /* the idle process, priority 10 */
+#define M_TIMING (M_SLOTS + 1)      /* the Delay scheduler's timing process, priority 80 */
+#define M_HOST (-1)                 /* "no active process": the embedding thread */
+#define M_MAX_ENSURES 24
+#define M_MAX_FRAMES 24
+#define M_RC_NONE 1000              /* what a fresh body or loop cleanup "answered" */
+
+#define M_CLOCK_END ((uint64_t)1 << 62)  /* the VM clock ends here (vm/clock.h) */
+#define M_MAX_US ((int64_t)1 << 52)      /* the longest Delay in us */
+#define M_MAX_MS ((int64_t)(0x1FFFFFFF / 2))   /* ... on the millisecond scheduler */
+#define M_ONE_SECOND 1000000u
+
+/* ---- lists ---------------------------------------------------------------------------
+ * Every list is FIFO. A process is on at most one list, and `on` names it. */
+enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING };
+
+typedef struct mlist {
+    int n;
+    int pins;          /* processes committed to this list (timed waits, joins) */
+    int8_t kind, index;
+    int8_t at[M_PROCS];
+} mlist;
+
+typedef struct msem {
+    mlist waiters;
+    int64_t excess;
+} msem;
+
+typedef struct mmutex {
+    int owner;         /* process index or -1 */
+    uint32_t depth;
+    mlist waiters;
+} mmutex;
+
+/* A Delay (plain or bounding a timed wait); each process has at most one at a time. */
+enum { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
+typedef struct mdelay {
+    int state;
+    int64_t dur_us;
+    uint64_t at, seq;  /* resumption time and scheduling order, once scheduled */
+    mlist *timed;      /* the list a timed wait waits on, NULL for a plain Delay */
+    msem own;          /* a plain Delay's own semaphore */
+} mdelay;
+
+/* How a wait ended (what the waiter answers when it runs again). */
+enum { W_SIGNALLED, W_TIMED_OUT, W_ABORTED };
+
+/* Cleanups: a LOG cleanup only shows that it ran; a LOOP cleanup then asks the script
+ * for operations until it gets OP_RETURN (so a cleanup may wait, signal, terminate...). */
+enum { CL_LOG, CL_LOOP };
+typedef struct mcleanup {
+    int id, kind;
+} mcleanup;
+/* A cleanup running in a process: run by its exit (FR_EXIT) or by stvm_ensure_pop. */
+enum { FR_EXIT, FR_POP };
+typedef struct mframe {
+    mcleanup c;
+    int kind;
+} mframe;
+
+/* Continuations. */
+enum {
+    K_ASK,          /* visible: answers rc and asks for the next operation */
+    K_CLEANUP,      /* visible: starts the cleanup on top of its frames */
+    K_WOKEN,        /* a semaphore wait or mutex enter ended: answer by wait_end */
+    K_EXIT,         /* exit: run the cleanups, then finish */
+    K_RUN_ENSURES,
+    K_D_START, K_D_REQUEST, K_D_WAIT, K_D_WOKEN, K_D_DONE,       /* stvm_delay_wait_* */
+    K_TW_START, K_TW_REQUEST, K_TW_WAIT, K_TW_WOKEN, K_TW_DONE,  /* timed waits */
+    K_J_WOKEN, K_J_DONE,                                         /* join without limit */
+    K_IDLE,         /* the idle process's loop */
+    K_T_WAIT, K_T_PASS,   /* the timing process's loop */
+};
+
+/* What a timed wait waits on. */
+enum { TW_SEM, TW_MUTEX, TW_JOIN };
+
+typedef struct mproc {
+    bool used;         /* the slot holds a process, or its handle is still valid */
+    bool alive;        /* not finished */
+    bool vm_own;
+    bool held;         /* the driver holds the handle (stvm_spawn's out) */
+    bool known;        /* the driver knows the handle (held, or the process ran) */
+    bool boxed_handle; /* spawned held: the handle is an object of its own */
+    bool terminate;    /* terminated by another, cleanups still to run */
+    bool exiting;      /* running its cleanups on the way out */
+    uint64_t id;
+    int prio;
+    mlist *on;
+    int wait_end;
+    const char *label; /* what a Delay wait shows as waiting_on: "delay", "timed wait" */
+    int cont, rc;
+    /* the call in progress, for the multi-stage ones */
+    int call_kind, call_obj, call_rc;
+    int64_t call_dur_us;
+    bool has_delay;
+    mdelay delay;
+    mlist *pinned;     /* committed to this list (at most one) */
+    int n_ens;
+    mcleanup ens[M_MAX_ENSURES];   /* newest last */
+    int n_fr;
+    mframe fr[M_MAX_FRAMES];
+    int n_owned;
+    int owned[M_MUTEXES];          /* newest first */
+    mlist joiners;
+} mproc;
+
+/* What the model expects the VM to show next. */
+enum { OBS_ASK, OBS_CLEANUP, OBS_RUN };
+typedef struct mobs {
+    int kind;
+    int proc;          /* OBS_ASK, OBS_CLEANUP */
+    int frame;         /* OBS_ASK: the cleanup the asking loop runs in, -1 for the body */
+    int id;            /* OBS_CLEANUP: which cleanup */
+    int rc;            /* OBS_ASK: what the last call answered; OBS_RUN: stvm_run's result */
+} mobs;
+
+/* What the scripts reached, for STVM_MODEL_COVERAGE=1. */
+enum {
+    COV_PREEMPT, COV_LEND, COV_CLOCK_JUMP, COV_TIMER_FIRE, COV_RUN_OK, COV_DEADLOCK,
+    COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
+    COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
+    COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
+    COV_ONE_SECOND_STEP, COV_N
+};
+static const char *const cov_name[COV_N] = {
+    "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
+    "runs ending EDEADLOCK", "Delay scheduler starts", "requests queued behind a priority-80 caller",
+    "timed waits expired before they waited", "waits timed out", "waits cut short by suspend",
+    "mutex hand-offs", "mutexes handed on by a finishing owner", "terminations with cleanups",
+    "cleanups boosted to the terminator's priority", "cleanups abandoned", "cleanups run",
+    "joiners woken", "handles given back", "durations past a limit",
+    "timing passes on the 1 s re-arm with a Delay still ahead",
+};
+
+/* Deliberate mistakes for the self-test that proves the comparison is live. */
+enum { MUT_NONE, MUT_PREEMPTED_WRONG_END, MUT_LIFO_SEMAPHORE, MUT_CLOCK_EARLY };
+
+typedef struct model {
+    bool yields;       /* stvm_config.preemption_yields */
+    bool ms_delays;    /* delay_clock = STVM_DELAY_CLOCK_MS */
+    int mutation;
+    uint64_t now;
+    uint64_t next_pid;
+    int active;
+    mlist runq[STVM_PRIORITY_MAX + 1];   /* runq[p]: priority p */
+    mproc p[M_PROCS];
+    msem sem[M_SEMS];
+    mmutex mx[M_MUTEXES];
+    /* the Delay scheduler */
+    bool timing_started;
+    msem timing_sem;
+    int n_req;
+    int reqq[M_PROCS];   /* requests not yet taken, FIFO */
+    uint64_t seq;
+    int64_t pending;     /* requested or scheduled, not yet expired */
+    uint64_t timer_deadline;   /* the one-shot timer: 0 = disarmed; always the timing sem */
+    bool timer_keeps_alive;
+    int run_result;
+    int next_cleanup_id;
+    mobs obs;
+    const char *broken;  /* set if the model itself got into a state it cannot handle */
+    /* Known library defect 1 (see known_defects in driver.h): a handle whose last
+     * joiner was terminated is not given back (it stays until stvm_vm_free). The
+     * model keeps to the contract and counts those handles here. */
+    uint64_t kept_handles;
+    uint64_t cov[COV_N];
+    uint64_t steps;
+} model;
+
+/* ---- list primitives ----------------------------------------------------------------- */
+
+static void l_init(mlist *l, int kind, int index)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = (int8_t)kind;
+    l->index = (int8_t)index;
+}
+
+static void m_put(model *m, int i, mlist *l, bool back)
+{
+    if (back) {
+        l->at[l->n++] = (int8_t)i;
+    } else {
+        memmove(l->at + 1, l->at, (size_t)l->n);
+        l->at[0] = (int8_t)i;
+        l->n++;
+    }
+    m->p[i].on = l;
+}
+
+static int m_pop(model *m, mlist *l)
+{
+    if (!l->n)
+        return -1;
+    int i = l->at[0];
+    memmove(l->at, l->at + 1, (size_t)--l->n);
+    m->p[i].on = NULL;
+    return i;
+}
+
+static void m_unlink(model *m, int i)
+{
+    mlist *l = m->p[i].on;
+    if (!l)
+        return;
+    for (int k = 0; k < l->n; k++) {
+        if (l->at[k] == i) {
+            memmove(l->at + k, l->at + k + 1, (size_t)(l->n - k - 1));
+            l->n--;
+            break;
+        }
+    }
+    m->p[i].on = NULL;
+}
+
+/* ---- the run queues and the preemption rule ------------------------------------------ */
+
+static void runq_put(model *m, int i, bool back)
+{
+    m_put(m, i, &m->runq[m->p[i].prio], back);
+}
+
+static int highest(const model *m)
+{
+    for (int q = STVM_PRIORITY_MAX; q >= STVM_PRIORITY_MIN; q--)
+        if (m->runq[q].n)
+            return q;
+    return 0;
+}
+
+static int pop_highest(model *m)
+{
+    int h = highest(m);
+    return h ? m_pop(m, &m->runq[h]) : -1;
+}
+
+/* Where a preempted process goes: the back of its queue (a preemption counts as a
+ * yield, Pharo's default) or the front (it keeps its place among its peers). */
+static bool preempted_to_back(const model *m)
+{
+    return m->mutation == MUT_PREEMPTED_WRONG_END ? !m->yields : m->yields;
+}
+
+/* Give the processor to i. A process terminated by another while it was off the
+ * processor does not go on with what it was doing: it exits. */
+static void switch_to(model *m, int i)
+{
+    m->active = i;
+    if (m->p[i].terminate)
+        m->p[i].cont = K_EXIT;
+}
+
+static void poll_events(model *m);
+
+/* The active process is already on a list (or on none): the highest runnable runs. */
+static void switch_to_next(model *m)
+{
+    poll_events(m);
+    switch_to(m, pop_highest(m));
+}
+
+/* The preemption rule (Pharo's resume:preemptedYieldingIf:): a process made runnable
+ * runs at once if it is strictly higher than the active one, which is preempted;
+ * otherwise it queues at the back of its priority. From the host nothing runs. */
+static bool make_runnable(model *m, int i)
+{
+    int a = m->active;
+    if (a == M_HOST || m->p[i].prio <= m->p[a].prio) {
+        runq_put(m, i, true);
+        return false;
+    }
+    runq_put(m, a, preempted_to_back(m));
+    switch_to(m, i);
+    m->cov[COV_PREEMPT]++;
+    return true;
+}
+
+/* A strictly higher runnable process preempts the active one. */
+static bool preempt_if_needed(model *m)
+{
+    int a = m->active;
+    if (a == M_HOST || highest(m) <= m->p[a].prio)
+        return false;
+    runq_put(m, a, preempted_to_back(m));
+    switch_to(m, pop_highest(m));
+    return true;
+}
+
+/* The active process's call answers rc when it next runs (set before anything that
+ * may switch away from it). From the host, answers are returned directly. */
+static void answer(model *m, int rc)
+{
+    if (m->active == M_HOST)
+        return;
+    m->p[m->active].cont = K_ASK;
+    m->p[m->active].rc = rc;
+}
+
+/* ---- semaphores and waiting ------------------------------------------------------------ */
+
+/* Signal: the first waiter (FIFO, whatever its priority) is resumed by the preemption
+ * rule (or only queued, when the signaller may not switch: events, the timing
+ * process); with no waiter, one more excess signal. */
+static void sem_signal(model *m, msem *s, bool may_switch)
+{
+    int w;
+    if (m->mutation == MUT_LIFO_SEMAPHORE && s->waiters.n > 1) {
+        w = s->waiters.at[s->waiters.n - 1];
+        m_unlink(m, w);
+    } else {
+        w = m_pop(m, &s->waiters);
+    }
+    if (w < 0) {
+        s->excess++;
+        return;
+    }
+    if (may_switch)
+        make_runnable(m, w);
+    else
+        runq_put(m, w, true);
+}
+
+/* The active process waits at the end of l; when it runs again it goes on at `then`. */
+static void block_on(model *m, mlist *l, int then)
+{
+    mproc *p = &m->p[m->active];
+    p->wait_end = W_SIGNALLED;
+    p->cont = then;
+    m_put(m, m->active, l, true);
+    switch_to_next(m);
+}
+
+/* End i's wait from outside: a timed-out waiter becomes ready (at the back of its
+ * queue, never switching); a suspended one stays on no list. */
+static void wait_end(model *m, int i, int how)
+{
+    m_unlink(m, i);
+    m->p[i].wait_end = how;
+    if (how == W_TIMED_OUT)
+        runq_put(m, i, true);
+}
+
+static int wait_rc(int how)
+{
+    return how == W_SIGNALLED ? STVM_OK : how == W_TIMED_OUT ? STVM_ETIMEDOUT : STVM_ESTATE;
+}
+
+/* ---- handles -------------------------------------------------------------------------- */
+
+/* A handle goes when its process has finished, nobody holds it, and no joiner waits on
+ * it or is still inside its join. */
+static void release_if_unused(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    if (i < M_SLOTS && p->used && !p->alive && !p->held && !p->joiners.n && !p->joiners.pins) {
+        m->cov[COV_HANDLE_GONE]++;
+        p->used = false;
+        p->known = false;
+    }
+}
+
+static void commit(model *m, int i, mlist *l)
+{
+    m->p[i].pinned = l;
+    l->pins++;
+}
+
+/* The committed process leaves: by returning from its wait (the join then gives the
+ * handle back itself), or by being terminated. */
+static void uncommit_how(model *m, int i, bool terminated)
+{
+    mlist *l = m->p[i].pinned;
+    if (!l)
+        return;
+    l->pins--;
+    m->p[i].pinned = NULL;
+    /* A joiner that leaves by any way, terminated included, may be the last thing
+     * keeping a finished, released handle: it goes ("the handle goes when the last of
+     * them returns"; nobody can use it any more). */
+    if (l->kind == L_JOIN && m->p[l->index].used) {
+        release_if_unused(m, l->index);
+        if (terminated && !m->p[l->index].used && m->p[l->index].boxed_handle)
+            m->kept_handles++;   /* known defect 1: the VM keeps it */
+    }
+}
+
+static void uncommit(model *m, int i)
+{
+    uncommit_how(m, i, false);
+}
+
+/* ---- mutexes -------------------------------------------------------------------------- */
+
+static void owned_add(model *m, int i, int x)
+{
+    mproc *p = &m->p[i];
+    memmove(p->owned + 1, p->owned, sizeof p->owned[0] * (size_t)p->n_owned);
+    p->owned[0] = x;
+    p->n_owned++;
+}
+
+static void owned_remove(model *m, int i, int x)
+{
+    mproc *p = &m->p[i];
+    for (int k = 0; k < p->n_owned; k++) {
+        if (p->owned[k] == x) {
+            memmove(p->owned + k, p->owned + k + 1, sizeof p->owned[0] * (size_t)(p->n_owned - k - 1));
+            p->n_owned--;
+            return;
+        }
+    }
+}
+
+/* Take the mutex if free (1), re-enter it if the caller owns it (1, one level deeper),
+ * 0 when another process owns it. */
+static int mutex_try(model *m, int x)
+{
+    mmutex *mx = &m->mx[x];
+    int a = m->active;
+    if (mx->owner < 0) {
+        mx->owner = a;
+        mx->depth = 1;
+        owned_add(m, a, x);
+        return 1;
+    }
+    if (mx->owner != a)
+        return 0;
+    mx->depth++;
+    return 1;
+}
+
+/* The last exit hands the mutex straight to the first waiter (no barging): it owns the
+ * mutex before it runs. Answers the new owner or -1. */
+static int hand_off(model *m, int x)
+{
+    mmutex *mx = &m->mx[x];
+    owned_remove(m, mx->owner, x);
+    int next = m_pop(m, &mx->waiters);
+    mx->owner = next;
+    mx->depth = next >= 0 ? 1 : 0;
+    if (next >= 0) {
+        owned_add(m, next, x);
+        m->cov[COV_HANDOFF]++;
+    }
+    return next;
+}
+
+/* ---- the Delay scheduler (image side, a process of its own) --------------------------- */
+
+static bool timer_is_work(const model *m)
+{
+    return m->timer_deadline && m->timer_keeps_alive;
+}
+
+/* At every scheduling point: a due timer is disarmed and signals its semaphore (the
+ * timing process's), which never switches by itself. */
+static void poll_events(model *m)
+{
+    if (m->timer_deadline && m->now >= m->timer_deadline) {
+        m->cov[COV_TIMER_FIRE]++;
+        m->timer_deadline = 0;
+        sem_signal(m, &m->timing_sem, false);
+    }
+}
+
+/* The earliest scheduled Delay: by resumption time, ties in scheduling order. */
+static int earliest_delay(const model *m)
+{
+    int best = -1;
+    for (int i = 0; i < M_PROCS; i++) {
+        const mdelay *d = &m->p[i].delay;
+        if (!m->p[i].has_delay || d->state != D_SCHEDULED)
+            continue;
+        const mdelay *b = best >= 0 ? &m->p[best].delay : NULL;
+        if (!b || d->at < b->at || (d->at == b->at && d->seq < b->seq))
+            best = i;
+    }
+    return best;
+}
+
+/* Started on the first Delay or timed wait: a priority-80 process (with an id of its
+ * own), made runnable by the preemption rule, so it preempts any caller below 80. */
+static void start_timing(model *m)
+{
+    mproc *t = &m->p[M_TIMING];
+    memset(t, 0, sizeof *t);
+    t->used = t->alive = t->vm_own = true;
+    t->id = ++m->next_pid;
+    t->prio = STVM_PRIORITY_TIMING;
+    t->cont = K_T_WAIT;
+    l_init(&t->joiners, L_JOIN, M_TIMING);
+    m->timing_started = true;
+    m->cov[COV_TIMING_START]++;
+    make_runnable(m, M_TIMING);
+}
+
+/* One pass of the timing process: take the requests (resumption = now + duration, in
+ * request order), expire everything due (a plain Delay signals its semaphore; a timed
+ * wait still waiting is taken off its list, timed out), then arm the timer for the
+ * earlier of the next resumption and now + 1 s. The 1 s re-arm alone is not work that
+ * stvm_run waits for. */
+static void timing_pass(model *m)
+{
+    uint64_t now = m->now;
+    int64_t pending_before = m->pending;
+    bool took = m->n_req > 0;
+    for (int k = 0; k < m->n_req; k++) {
+        mdelay *d = &m->p[m->reqq[k]].delay;
+        d->at = now + (uint64_t)d->dur_us;
+        d->seq = ++m->seq;
+        d->state = D_SCHEDULED;
+    }
+    m->n_req = 0;
+    for (int e; (e = earliest_delay(m)) >= 0 && m->p[e].delay.at <= now;) {
+        mdelay *d = &m->p[e].delay;
+        d->state = D_EXPIRED;
+        m->pending--;
+        if (!d->timed) {
+            sem_signal(m, &d->own, false);
+        } else if (m->p[e].on == d->timed) {
+            wait_end(m, e, W_TIMED_OUT);
+            m->cov[COV_TIMED_OUT_WAITING]++;
+        }
+    }
+    if (!took && m->pending && m->pending == pending_before)
+        m->cov[COV_ONE_SECOND_STEP]++;
+    uint64_t next = now + M_ONE_SECOND;
+    int e = earliest_delay(m);
+    if (e >= 0 && m->p[e].delay.at < next)
+        next = m->p[e].delay.at;
+    m->timing_sem.excess = 0;   /* consumeAllSignals */
+    m->timer_deadline = next;
+    m->timer_keeps_alive = m->pending > 0;
+}
+
+/* The caller hands its Delay over and signals the timing semaphore: the timing process
+ * preempts every caller below 80 here. */
+static void delay_request(model *m, int i, int64_t dur_us, mlist *timed)
+{
+    mproc *p = &m->p[i];
+    p->has_delay = true;
+    memset(&p->delay, 0, sizeof p->delay);
+    p->delay.state = D_REQUESTED;
+    p->delay.dur_us = dur_us;
+    p->delay.timed = timed;
+    l_init(&p->delay.own.waiters, L_DELAY, i);
+    m->pending++;
+    m->reqq[m->n_req++] = i;
+    if (p->prio >= STVM_PRIORITY_TIMING)
+        m->cov[COV_REQUEST_QUEUED]++;
+    sem_signal(m, &m->timing_sem, true);
+}
+
+/* Take i's Delay out wherever it is (request queue or schedule); nothing once expired. */
+static void delay_unschedule(model *m, int i)
+{
+    mdelay *d = &m->p[i].delay;
+    if (d->state == D_REQUESTED) {
+        for (int k = 0; k < m->n_req; k++) {
+            if (m->reqq[k] == i) {
+                memmove(m->reqq + k, m->reqq + k + 1, sizeof m->reqq[0] * (size_t)(m->n_req - k - 1));
+                m->n_req--;
+                break;
+            }
+        }
+    } else if (d->state != D_SCHEDULED) {
+        return;
+    }
+    d->state = D_IDLE;
+    m->pending--;
+    m->timer_keeps_alive = m->pending > 0;
+}
+
+/* The Delay a call is done with (or a finishing process's) goes. */
+static void delay_done(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    if (!p->has_delay)
+        return;
+    delay_unschedule(m, i);
+    p->has_delay = false;
+    p->label = NULL;
+}
+
+/* A duration as check_duration sees it: EINVAL, ERANGE or OK, and its length in us
+ * (the millisecond scheduler rounds us up to whole ms). */
+static int check_duration(model *m, int64_t dur, bool from_ms, int64_t *us)
+{
+    if (dur < 0)
+        return STVM_EINVAL;
+    if (from_ms ? dur > M_MAX_US / 1000 : dur > M_MAX_US) {
+        m->cov[COV_ERANGE]++;
+        return STVM_ERANGE;
+    }
+    int64_t ms = from_ms ? dur : (dur + 999) / 1000;
+    if (m->ms_delays && ms > M_MAX_MS)
+        return STVM_ERANGE;
+    if (m->now + (uint64_t)ms * 1000 + 1000 > M_CLOCK_END) {
+        m->cov[COV_ERANGE]++;
+        return STVM_ERANGE;
+    }
+    *us = from_ms || m->ms_delays ? ms * 1000 : dur;
+    return STVM_OK;
+}
+
+/* ---- finishing ----------------------------------------------------------------------- */
+
+/* Everything that ends a process: off its list, its Delay unscheduled, each mutex it
+ * owns handed to its first waiter (newest-owned first, made ready without switching),
+ * its joiners woken (FIFO), its handle gone unless held or joined. */
+static void finish(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    m_unlink(m, i);
+    uncommit_how(m, i, true);
+    delay_done(m, i);
+    while (p->n_owned) {
+        int next = hand_off(m, p->owned[0]);
+        if (next >= 0) {
+            runq_put(m, next, true);
+            m->cov[COV_HANDOFF_AT_FINISH]++;
+        }
+    }
+    p->alive = false;
+    p->terminate = false;
+    p->exiting = false;
+    for (int j; (j = m_pop(m, &p->joiners)) >= 0;) {
+        runq_put(m, j, true);
+        m->cov[COV_JOINER_WOKEN]++;
+    }
+    release_if_unused(m, i);
+}
+
+/* Terminating a process that has cleanups: it runs them itself, at once, at least at
+ * the terminator's priority, while the terminator waits at the front of its queue.
+ * From the host it is only queued and exits at the next stvm_run. */
+static void terminate_with_cleanups(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    m_unlink(m, t);
+    uncommit_how(m, t, true);
+    delay_done(m, t);
+    p->terminate = true;
+    m->cov[COV_TERMINATE_CLEANUPS]++;
+    int a = m->active;
+    if (a == M_HOST) {
+        runq_put(m, t, true);
+        return;
+    }
+    if (p->prio < m->p[a].prio) {
+        p->prio = m->p[a].prio;
+        m->cov[COV_BOOST]++;
+    }
+    runq_put(m, a, false);
+    switch_to(m, t);
+}
+
+static int live_user(const model *m)
+{
+    int n = 0;
+    for (int i = 0; i < M_SLOTS; i++)
+        n += m->p[i].used && m->p[i].alive;
+    return n;
+}
+
+/* ---- the idle process ------------------------------------------------------------------ */
+
+/* One pass: poll events; give the processor to anything runnable at 10 or above (idle
+ * queues behind it), else lend it to a process below 10; else return from stvm_run
+ * (OK when no user process is left, EDEADLOCK when nothing can ever arrive) with idle
+ * at the front of its queue; else jump the simulated clock to the armed deadline. */
+static void idle_step(model *m)
+{
+    poll_events(m);
+    int h = highest(m);
+    if (h >= STVM_PRIORITY_IDLE) {
+        runq_put(m, M_IDLE, true);
+        switch_to(m, pop_highest(m));
+    } else if (h) {
+        m->cov[COV_LEND]++;
+        int next = pop_highest(m);
+        runq_put(m, M_IDLE, true);
+        switch_to(m, next);
+    } else if (live_user(m) == 0 || !timer_is_work(m)) {
+        m->run_result = live_user(m) == 0 ? STVM_OK : STVM_EDEADLOCK;
+        m->cov[m->run_result == STVM_OK ? COV_RUN_OK : COV_DEADLOCK]++;
+        runq_put(m, M_IDLE, false);
+        m->active = M_HOST;
+    } else if (m->timer_deadline > m->now) {
+        m->cov[COV_CLOCK_JUMP]++;
+        m->now = m->timer_deadline - (m->mutation == MUT_CLOCK_EARLY ? 1 : 0);
+    }
+}
+
+/* ---- the stages of calls that give up the processor half-way ----------------------- */
+
+static int frame_id(const mproc *p)
+{
+    return p->n_fr ? p->fr[p->n_fr - 1].c.id : -1;
+}
+
+/* A cleanup returned: the exit goes on with the next one; stvm_ensure_pop answers. */
+static void end_frame(model *m)
+{
+    mproc *p = &m->p[m->active];
+    mframe f = p->fr[--p->n_fr];
+    if (f.kind == FR_EXIT)
+        p->cont = K_RUN_ENSURES;
+    else
+        answer(m, STVM_OK);
+}
+
+static void join_done(model *m, int t, int rc)
+{
+    if (rc == STVM_OK)
+        m->p[t].held = false;
+    release_if_unused(m, t);
+}
+
+/* Run one stage of the active process; false when it is at a visible point. */
+static bool step(model *m)
+{
+    int a = m->active;
+    if (a == M_HOST) {
+        m->obs = (mobs){.kind = OBS_RUN, .rc = m->run_result};
+        return false;
+    }
+    mproc *p = &m->p[a];
+    switch (p->cont) {
+    case K_ASK:
+        m->obs = (mobs){.kind = OBS_ASK, .proc = a, .frame = frame_id(p), .rc = p->rc};
+        return false;
+    case K_CLEANUP:
+        m->cov[COV_CLEANUP_RUN]++;
+        m->obs = (mobs){.kind = OBS_CLEANUP, .proc = a, .id = p->fr[p->n_fr - 1].c.id};
+        return false;
+    case K_WOKEN:
+        answer(m, wait_rc(p->wait_end));
+        break;
+    case K_EXIT:   /* run the cleanups newest first, in the process itself */
+        p->terminate = false;
+        p->exiting = true;
+        uncommit_how(m, a, true);
+        m->cov[COV_CLEANUP_ABANDONED] += (uint64_t)p->n_fr;
+        p->n_fr = 0;   /* whatever it was doing is abandoned */
+        p->cont = K_RUN_ENSURES;
+        break;
+    case K_RUN_ENSURES:
+        if (p->n_ens) {
+            p->fr[p->n_fr++] = (mframe){.c = p->ens[--p->n_ens], .kind = FR_EXIT};
+            p->cont = K_CLEANUP;
+        } else {
+            finish(m, a);
+            switch_to_next(m);
+        }
+        break;
+    /* stvm_delay_wait_*: start the Delay scheduler if needed, hand the Delay over (both
+     * may preempt the caller), wait on the Delay's semaphore, unschedule on the way out. */
+    case K_D_START:
+        p->cont = K_D_REQUEST;
+        if (!m->timing_started)
+            start_timing(m);
+        break;
+    case K_D_REQUEST:
+        p->cont = K_D_WAIT;
+        delay_request(m, a, p->call_dur_us, NULL);
+        break;
+    case K_D_WAIT:
+        p->label = "delay";
+        if (p->delay.own.excess > 0) {
+            p->delay.own.excess--;
+            p->call_rc = STVM_OK;
+            p->cont = K_D_DONE;
+        } else {
+            block_on(m, &p->delay.own.waiters, K_D_WOKEN);
+        }
+        break;
+    case K_D_WOKEN:
+        p->call_rc = wait_rc(p->wait_end);
+        p->cont = K_D_DONE;
+        break;
+    case K_D_DONE:
+        delay_done(m, a);
+        answer(m, p->call_rc);
+        break;
+    /* Timed waits (Pharo's DelayWaitTimeout): committed to the list from the start; a
+     * Delay bounds an ordinary wait; a Delay that expired before the wait began means
+     * ETIMEDOUT at once. */
+    case K_TW_START:
+        p->cont = K_TW_REQUEST;
+        if (!m->timing_started)
+            start_timing(m);
+        break;
+    case K_TW_REQUEST:
+        p->cont = K_TW_WAIT;
+        delay_request(m, a, p->call_dur_us, p->pinned);
+        break;
+    case K_TW_WAIT:
+        if (p->delay.state == D_EXPIRED) {
+            m->cov[COV_EXPIRED_BEFORE_WAIT]++;
+            p->call_rc = STVM_ETIMEDOUT;
+            p->cont = K_TW_DONE;
+            break;
+        }
+        p->label = "timed wait";
+        p->call_rc = STVM_OK;
+        p->cont = K_TW_DONE;
+        if (p->call_kind == TW_SEM) {
+            msem *s = &m->sem[p->call_obj];
+            if (s->excess > 0)
+                s->excess--;
+            else
+                block_on(m, &s->waiters, K_TW_WOKEN);
+        } else if (p->call_kind == TW_MUTEX) {
+            if (!mutex_try(m, p->call_obj))
+                block_on(m, &m->mx[p->call_obj].waiters, K_TW_WOKEN);
+        } else if (m->p[p->call_obj].alive) {
+            block_on(m, &m->p[p->call_obj].joiners, K_TW_WOKEN);
+        }
+        break;
+    case K_TW_WOKEN:
+        p->call_rc = wait_rc(p->wait_end);
+        p->cont = K_TW_DONE;
+        break;
+    case K_TW_DONE:
+        delay_done(m, a);
+        uncommit(m, a);
+        if (p->call_kind == TW_JOIN)
+            join_done(m, p->call_obj, p->call_rc);
+        answer(m, p->call_rc);
+        break;
+    case K_J_WOKEN:
+        p->call_rc = wait_rc(p->wait_end);
+        p->cont = K_J_DONE;
+        break;
+    case K_J_DONE:
+        uncommit(m, a);
+        join_done(m, p->call_obj, p->call_rc);
+        answer(m, p->call_rc);
+        break;
+    case K_IDLE:
+        idle_step(m);
+        break;
+    /* The timing process: wait on its semaphore, run a pass, again. */
+    case K_T_WAIT:
+        if (m->timing_sem.excess > 0) {
+            m->timing_sem.excess--;
+            p->cont = K_T_PASS;
+        } else {
+            block_on(m, &m->timing_sem.waiters, K_T_PASS);
+        }
+        break;
+    case K_T_PASS:
+        timing_pass(m);
+        p->cont = K_T_WAIT;
+        break;
+    default:
+        m->broken = "unknown continuation";
+        return false;
+    }
+    return true;
+}
+
+/* Run to the next point the driver can see (m->obs). */
+static void m_advance(model *m)
+{
+    for (uint64_t guard = 0; step(m); guard++) {
+        m->steps++;
+        if (guard > 1000000) {
+            m->broken = "the model does not reach a visible point";
+            return;
+        }
+    }
+}
+
+/* ---- building a model ------------------------------------------------------------------ */
+
+static void m_init(model *m, bool yields, bool ms_delays, uint64_t start_us, int mutation)
+{
+    memset(m, 0, sizeof *m);
+    m->yields = yields;
+    m->ms_delays = ms_delays;
+    m->mutation = mutation;
+    m->now = start_us;
+    m->active = M_HOST;
+    for (int q = 0; q <= STVM_PRIORITY_MAX; q++)
+        l_init(&m->runq[q], L_RUNQ, q);
+    for (int s = 0; s < M_SEMS; s++)
+        l_init(&m->sem[s].waiters, L_SEM, s);
+    for (int x = 0; x < M_MUTEXES; x++) {
+        l_init(&m->mx[x].waiters, L_MUTEX, x);
+        m->mx[x].owner = -1;
+    }
+    l_init(&m->timing_sem.waiters, L_TIMING, 0);
+    for (int i = 0; i < M_PROCS; i++)
+        l_init(&m->p[i].joiners, L_JOIN, i);
+    /* The idle process: id 1, priority 10, runnable from the start. */
+    mproc *idle = &m->p[M_IDLE];
+    idle->used = idle->alive = idle->vm_own = true;
+    idle->id = ++m->next_pid;
+    idle->prio = STVM_PRIORITY_IDLE;
+    idle->cont = K_IDLE;
+    runq_put(m, M_IDLE, true);
+}
+
+/* ---- what the driver reads ----------------------------------------------------------- */
+
+static stvm_process_state m_state(const model *m, int i)
+{
+    const mproc *p = &m->p[i];
+    if (!p->alive)
+        return STVM_PROCESS_TERMINATED;
+    if (m->active == i)
+        return STVM_PROCESS_ACTIVE;
+    if (!p->on)
+        return STVM_PROCESS_SUSPENDED;
+    return p->on->kind == L_RUNQ ? STVM_PROCESS_READY : STVM_PROCESS_WAITING;
+}
+
+static const char *m_waiting_on(const model *m, int i)
+{
+    const mproc *p = &m->p[i];
+    if (!p->alive || !p->on)
+        return NULL;
+    switch (p->on->kind) {
+    case L_SEM:
+    case L_DELAY:
+    case L_TIMING:
+        return p->label ? p->label : "semaphore";
+    case L_MUTEX:
+        return p->label ? p->label : "mutex";
+    case L_JOIN:
+        return "process";
+    default:
+        return NULL;
+    }
+}
+
+#endif

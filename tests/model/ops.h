@@ -1,0 +1,517 @@
+/*
+ * ops.h -- the operations a script is made of, what the model says each one does, and
+ * their readable names.
+ *
+ * A green operation is run by whichever process asks for it (the active one); a host
+ * operation by the embedding thread between runs (OP_RUN is stvm_run itself). An
+ * operation names its objects by index (sem0..2, mx0..1) and processes by slot
+ * (s0..s5), so a script means the same thing however it is cut: an operation that does
+ * not fit where it lands (a green one reached by the host, one naming a slot whose
+ * handle the driver does not hold) is skipped, on both sides.
+ */
+#ifndef STVM_TESTS_MODEL_OPS_H
+#define STVM_TESTS_MODEL_OPS_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+enum {
+    /* green only */
+    OP_WAIT, OP_TRY_WAIT, OP_WAIT_TIMEOUT,
+    OP_ENTER, OP_EXIT, OP_TRY_ENTER, OP_ENTER_TIMEOUT,
+    OP_YIELD, OP_CHECKPOINT, OP_DELAY, OP_JOIN,
+    OP_ENSURE, OP_ENSURE_POP, OP_RETURN,
+    /* green or host */
+    OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
+    OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
+    /* host only */
+    OP_RUN, OP_MISUSE,
+    OP_KINDS
+};
+
+/* op.flag */
+#define OPF_HELD 1        /* spawn: with a handle */
+#define OPF_SUSPENDED 2   /* spawn: stvm_spawn_suspended */
+#define OPF_US 4          /* delay, semaphore timeout: the microsecond call */
+#define OPF_RUN 8         /* ensure_pop: run the cleanup */
+#define OPF_LOOP 16       /* ensure: a cleanup that runs operations itself */
+
+typedef struct op {
+    uint8_t kind;
+    bool host;
+    int8_t obj;        /* semaphore, mutex or slot; misuse: which call */
+    int8_t prio;       /* spawn, set_priority */
+    uint8_t flag;
+    int64_t dur;       /* ms or us; join timeout */
+} op;
+
+/* Green-only calls made from the host thread, and what they answer there. */
+#define MISUSES 12
+static const int misuse_rc[MISUSES] = {
+    STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_EPERM, STVM_ENOTPROC, STVM_ENOTPROC,
+    STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC,
+};
+static const char *const misuse_name[MISUSES] = {
+    "stvm_semaphore_wait(sem0)", "stvm_semaphore_try_wait(sem0)", "stvm_mutex_enter(mx0)",
+    "stvm_mutex_exit(mx0)", "stvm_mutex_try_enter(mx0)", "stvm_yield()", "stvm_checkpoint()",
+    "stvm_delay_wait_ms(1)", "stvm_ensure(...)", "stvm_ensure_pop(true)",
+    "stvm_semaphore_wait_timeout_ms(sem0, 5)", "stvm_mutex_enter_timeout_ms(mx0, 5)",
+};
+
+static bool op_names_slot(int kind)
+{
+    return kind == OP_SUSPEND || kind == OP_RESUME || kind == OP_TERMINATE ||
+           kind == OP_SET_PRIORITY || kind == OP_RELEASE || kind == OP_JOIN;
+}
+
+/* Does o fit the model's present state? (Never changes anything.) */
+static bool m_applicable(const model *m, const op *o)
+{
+    if (o->host != (m->active == M_HOST))
+        return false;
+    if (op_names_slot(o->kind))
+        return m->p[o->obj].used && m->p[o->obj].known;
+    if (o->kind == OP_SPAWN)
+        return !m->p[o->obj].used;
+    if (o->host)
+        return true;
+    const mproc *p = &m->p[m->active];
+    if (o->kind == OP_ENSURE)
+        return p->n_ens < M_MAX_ENSURES;
+    if (o->kind == OP_ENSURE_POP && (o->flag & OPF_RUN))
+        return p->n_fr < M_MAX_FRAMES;
+    return true;
+}
+
+/* ---- the operations both the host and a process may call ------------------------------ */
+
+/* Each answers its result (a process caller's answer is set to OK before the call);
+ * on an error nothing changed. */
+
+static int m_spawn(model *m, const op *o)
+{
+    if (o->prio < STVM_PRIORITY_MIN || o->prio > STVM_PRIORITY_MAX)
+        return STVM_EINVAL;
+    mproc *t = &m->p[o->obj];
+    memset(t, 0, sizeof *t);
+    l_init(&t->joiners, L_JOIN, o->obj);
+    t->used = t->alive = true;
+    t->held = t->known = t->boxed_handle = (o->flag & OPF_HELD) != 0;
+    t->id = ++m->next_pid;
+    t->prio = o->prio;
+    t->cont = K_ASK;
+    t->rc = M_RC_NONE;
+    answer(m, STVM_OK);
+    if (!(o->flag & OPF_SUSPENDED))
+        make_runnable(m, o->obj);
+    return STVM_OK;
+}
+
+/* Primitive 88: off whatever list it is on; a waiter taken off its list answers ESTATE
+ * when resumed (no signal consumed); the active process switches away. */
+static int m_suspend(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    if (!p->alive)
+        return STVM_ESTATE;
+    if (t == m->active) {
+        answer(m, STVM_OK);
+        switch_to_next(m);
+        return STVM_OK;
+    }
+    if (!p->on)
+        return STVM_ESTATE;
+    if (p->on->kind == L_RUNQ) {
+        m_unlink(m, t);
+    } else {
+        wait_end(m, t, W_ABORTED);
+        m->cov[COV_ABORTED]++;
+    }
+    answer(m, STVM_OK);
+    return STVM_OK;
+}
+
+/* Primitive 87: only a suspended process; by the preemption rule. */
+static int m_resume(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    if (!p->alive || t == m->active || p->on)
+        return STVM_ESTATE;
+    answer(m, STVM_OK);
+    make_runnable(m, t);
+    return STVM_OK;
+}
+
+static int m_terminate(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    if (!p->alive)
+        return STVM_ESTATE;
+    if (t == m->active) {   /* never returns: exits through its cleanups */
+        p->cont = K_EXIT;
+        return STVM_OK;
+    }
+    answer(m, STVM_OK);
+    if (p->n_ens) {
+        terminate_with_cleanups(m, t);
+    } else {
+        finish(m, t);
+        preempt_if_needed(m);   /* its mutexes and joiners may have gone higher */
+    }
+    return STVM_OK;
+}
+
+/* A ready process moves to the back of its new queue (preemption rule); the active
+ * one lowered below a runnable one is preempted; others only change the field. */
+static int m_set_priority(model *m, int t, int prio)
+{
+    mproc *p = &m->p[t];
+    if (!p->alive)
+        return STVM_ESTATE;
+    if (prio < STVM_PRIORITY_MIN || prio > STVM_PRIORITY_MAX)
+        return STVM_EINVAL;
+    answer(m, STVM_OK);
+    if (p->on && p->on->kind == L_RUNQ) {
+        m_unlink(m, t);
+        p->prio = prio;
+        make_runnable(m, t);
+    } else {
+        p->prio = prio;
+        if (t == m->active)
+            preempt_if_needed(m);
+    }
+    return STVM_OK;
+}
+
+static int m_release(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    if (!p->held)
+        return STVM_ESTATE;
+    p->held = false;
+    release_if_unused(m, t);
+    answer(m, STVM_OK);
+    return STVM_OK;
+}
+
+/* stvm_semaphore_free: refused while a process waits on it or is committed to (inside
+ * a timed wait on it, even before it joined the list). A fresh one has no excess. */
+static int m_renew_sem(model *m, int s)
+{
+    if (m->sem[s].waiters.n || m->sem[s].waiters.pins)
+        return STVM_ESTATE;
+    m->sem[s].excess = 0;
+    return STVM_OK;
+}
+
+/* stvm_mutex_free: refused while owned, waited on, or a timed enter is committed. */
+static int m_renew_mutex(model *m, int x)
+{
+    if (m->mx[x].owner >= 0 || m->mx[x].waiters.n || m->mx[x].waiters.pins)
+        return STVM_ESTATE;
+    return STVM_OK;
+}
+
+static int m_shared(model *m, const op *o)
+{
+    switch (o->kind) {
+    case OP_RENEW_SEM:
+        return m_renew_sem(m, o->obj);
+    case OP_RENEW_MUTEX:
+        return m_renew_mutex(m, o->obj);
+    case OP_SIGNAL:
+        answer(m, STVM_OK);
+        sem_signal(m, &m->sem[o->obj], true);
+        return STVM_OK;
+    case OP_SPAWN:
+        return m_spawn(m, o);
+    case OP_SUSPEND:
+        return m_suspend(m, o->obj);
+    case OP_RESUME:
+        return m_resume(m, o->obj);
+    case OP_TERMINATE:
+        return m_terminate(m, o->obj);
+    case OP_SET_PRIORITY:
+        return m_set_priority(m, o->obj, o->prio);
+    case OP_RELEASE:
+        return m_release(m, o->obj);
+    default:
+        m->broken = "not a shared operation";
+        return STVM_EINVAL;
+    }
+}
+
+/* ---- the operations only a process may call ---------------------------------------- */
+
+static void m_join(model *m, const op *o)
+{
+    int a = m->active, t = o->obj;
+    mproc *p = &m->p[a], *tp = &m->p[t];
+    int64_t us = 0;
+    int rc = STVM_OK;
+    if (o->dur < -1 || (tp->alive && t == a))
+        rc = STVM_EINVAL;
+    else if (!tp->held)
+        rc = STVM_ESTATE;
+    else if (o->dur > 0)
+        rc = check_duration(m, o->dur, true, &us);
+    if (rc != STVM_OK) {
+        answer(m, rc);
+        return;
+    }
+    p->call_obj = t;
+    if (!tp->alive) {
+        join_done(m, t, STVM_OK);
+        answer(m, STVM_OK);
+    } else if (o->dur == 0) {
+        answer(m, STVM_ETIMEDOUT);
+    } else if (o->dur > 0) {
+        p->call_kind = TW_JOIN;
+        p->call_dur_us = us;
+        commit(m, a, &tp->joiners);
+        p->cont = K_TW_START;
+    } else {
+        commit(m, a, &tp->joiners);
+        block_on(m, &tp->joiners, K_J_WOKEN);
+    }
+}
+
+/* Apply o, run by the active process (which is at K_ASK). */
+static void m_green(model *m, const op *o)
+{
+    int a = m->active;
+    mproc *p = &m->p[a];
+    msem *s = &m->sem[o->obj < M_SEMS ? o->obj : 0];
+    int x = o->obj < M_MUTEXES ? o->obj : 0;
+    int64_t us = 0;
+    int rc;
+    switch (o->kind) {
+    case OP_WAIT:   /* primitive 86: an excess signal, or the end of the waiting list */
+        if (s->excess > 0) {
+            s->excess--;
+            answer(m, STVM_OK);
+        } else {
+            block_on(m, &s->waiters, K_WOKEN);
+        }
+        break;
+    case OP_TRY_WAIT:
+        rc = s->excess > 0 ? STVM_OK : STVM_ETIMEDOUT;
+        if (rc == STVM_OK)
+            s->excess--;
+        answer(m, rc);
+        break;
+    case OP_WAIT_TIMEOUT:   /* a signal in hand is taken without a Delay */
+        rc = check_duration(m, o->dur, !(o->flag & OPF_US), &us);
+        if (rc == STVM_OK && s->excess > 0) {
+            s->excess--;
+        } else if (rc == STVM_OK) {
+            p->call_kind = TW_SEM;
+            p->call_obj = o->obj;
+            p->call_dur_us = us;
+            commit(m, a, &s->waiters);
+            p->cont = K_TW_START;
+            break;
+        }
+        answer(m, rc);
+        break;
+    case OP_ENTER:
+        if (mutex_try(m, x))
+            answer(m, STVM_OK);
+        else
+            block_on(m, &m->mx[x].waiters, K_WOKEN);
+        break;
+    case OP_EXIT:
+        if (m->mx[x].owner != a) {
+            answer(m, STVM_EPERM);
+        } else if (--m->mx[x].depth > 0) {
+            answer(m, STVM_OK);
+        } else {
+            answer(m, STVM_OK);
+            int next = hand_off(m, x);
+            if (next >= 0)
+                make_runnable(m, next);
+        }
+        break;
+    case OP_TRY_ENTER:
+        answer(m, mutex_try(m, x));
+        break;
+    case OP_ENTER_TIMEOUT:   /* 0 ms only tries; no Delay when the try succeeds */
+        rc = check_duration(m, o->dur, true, &us);
+        if (rc == STVM_OK && !mutex_try(m, x)) {
+            if (o->dur == 0) {
+                rc = STVM_ETIMEDOUT;
+            } else {
+                p->call_kind = TW_MUTEX;
+                p->call_obj = x;
+                p->call_dur_us = us;
+                commit(m, a, &m->mx[x].waiters);
+                p->cont = K_TW_START;
+                break;
+            }
+        }
+        answer(m, rc);
+        break;
+    case OP_YIELD:   /* events first; then behind its peers, or nothing */
+        answer(m, STVM_OK);
+        poll_events(m);
+        if (m->runq[p->prio].n || highest(m) > p->prio) {
+            runq_put(m, a, true);
+            switch_to(m, pop_highest(m));
+        }
+        break;
+    case OP_CHECKPOINT:
+        poll_events(m);
+        answer(m, highest(m) > p->prio ? 1 : 0);
+        preempt_if_needed(m);
+        break;
+    case OP_DELAY:
+        rc = check_duration(m, o->dur, !(o->flag & OPF_US), &us);
+        if (rc != STVM_OK) {
+            answer(m, rc);
+        } else {
+            p->call_dur_us = us;
+            p->cont = K_D_START;
+        }
+        break;
+    case OP_JOIN:
+        m_join(m, o);
+        break;
+    case OP_ENSURE:
+        p->ens[p->n_ens++] = (mcleanup){.id = m->next_cleanup_id++,
+                                        .kind = (o->flag & OPF_LOOP) ? CL_LOOP : CL_LOG};
+        answer(m, STVM_OK);
+        break;
+    case OP_ENSURE_POP:   /* the newest cleanup goes, run first if asked */
+        if (!p->n_ens) {
+            answer(m, STVM_ESTATE);
+        } else if (o->flag & OPF_RUN) {
+            p->fr[p->n_fr++] = (mframe){.c = p->ens[--p->n_ens], .kind = FR_POP};
+            p->cont = K_CLEANUP;
+        } else {
+            p->n_ens--;
+            answer(m, STVM_OK);
+        }
+        break;
+    case OP_RETURN:   /* the body returns (the process exits) or the cleanup ends */
+        if (p->n_fr)
+            end_frame(m);
+        else
+            p->cont = K_EXIT;
+        break;
+    default:   /* answered OK before anything switches; errors change nothing */
+        answer(m, STVM_OK);
+        rc = m_shared(m, o);
+        if (rc != STVM_OK)
+            answer(m, rc);
+        break;
+    }
+}
+
+/* A host operation other than OP_RUN: answers its result. */
+static int m_host(model *m, const op *o)
+{
+    if (o->kind == OP_MISUSE)
+        return misuse_rc[o->obj];
+    return m_shared(m, o);
+}
+
+/* stvm_run: events first, then the highest runnable process gets the processor. */
+static void m_run_start(model *m)
+{
+    poll_events(m);
+    switch_to(m, pop_highest(m));
+}
+
+/* The driver saw the cleanup on top of the active process's frames start. */
+static void m_cleanup_started(model *m)
+{
+    mproc *p = &m->p[m->active];
+    if (p->fr[p->n_fr - 1].c.kind == CL_LOG) {
+        end_frame(m);
+    } else {
+        p->cont = K_ASK;
+        p->rc = M_RC_NONE;
+    }
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static const char *rc_name(int rc)
+{
+    static char buf[4][16];
+    static int k;
+    if (rc == M_RC_NONE)
+        return "(start)";
+    if (rc <= 0)
+        return stvm_err_name(rc);
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%d", rc);
+    return buf[k];
+}
+
+/* What an operation answered: try_enter and checkpoint answer 1 or 0, not codes. */
+static const char *answer_name(int kind, int rc)
+{
+    if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT) && (rc == 0 || rc == 1))
+        return rc ? "1" : "0";
+    return rc_name(rc);
+}
+
+static void op_text(const op *o, char *buf, size_t n)
+{
+    const char *us = (o->flag & OPF_US) ? "us" : "ms";
+    long long d = (long long)o->dur;
+    switch (o->kind) {
+    case OP_WAIT: snprintf(buf, n, "stvm_semaphore_wait(sem%d)", o->obj); break;
+    case OP_TRY_WAIT: snprintf(buf, n, "stvm_semaphore_try_wait(sem%d)", o->obj); break;
+    case OP_WAIT_TIMEOUT:
+        snprintf(buf, n, "stvm_semaphore_wait_timeout_%s(sem%d, %lld)", us, o->obj, d);
+        break;
+    case OP_ENTER: snprintf(buf, n, "stvm_mutex_enter(mx%d)", o->obj); break;
+    case OP_EXIT: snprintf(buf, n, "stvm_mutex_exit(mx%d)", o->obj); break;
+    case OP_TRY_ENTER: snprintf(buf, n, "stvm_mutex_try_enter(mx%d)", o->obj); break;
+    case OP_ENTER_TIMEOUT: snprintf(buf, n, "stvm_mutex_enter_timeout_ms(mx%d, %lld)", o->obj, d); break;
+    case OP_YIELD: snprintf(buf, n, "stvm_yield()"); break;
+    case OP_CHECKPOINT: snprintf(buf, n, "stvm_checkpoint()"); break;
+    case OP_DELAY: snprintf(buf, n, "stvm_delay_wait_%s(%lld)", us, d); break;
+    case OP_JOIN: snprintf(buf, n, "stvm_process_join(s%d, %lld)", o->obj, d); break;
+    case OP_ENSURE:
+        snprintf(buf, n, "stvm_ensure(%s cleanup)", (o->flag & OPF_LOOP) ? "a looping" : "a logging");
+        break;
+    case OP_ENSURE_POP:
+        snprintf(buf, n, "stvm_ensure_pop(%s)", (o->flag & OPF_RUN) ? "true" : "false");
+        break;
+    case OP_RETURN: snprintf(buf, n, "return"); break;
+    case OP_SIGNAL: snprintf(buf, n, "stvm_semaphore_signal(sem%d)", o->obj); break;
+    case OP_SPAWN:
+        snprintf(buf, n, "%s(s%d, priority %d%s)",
+                 (o->flag & OPF_SUSPENDED) ? "stvm_spawn_suspended" : "stvm_spawn", o->obj,
+                 o->prio, (o->flag & OPF_HELD) ? ", handle held" : ", no handle");
+        break;
+    case OP_SUSPEND: snprintf(buf, n, "stvm_process_suspend(s%d)", o->obj); break;
+    case OP_RESUME: snprintf(buf, n, "stvm_process_resume(s%d)", o->obj); break;
+    case OP_TERMINATE: snprintf(buf, n, "stvm_process_terminate(s%d)", o->obj); break;
+    case OP_SET_PRIORITY:
+        snprintf(buf, n, "stvm_process_set_priority(s%d, %d)", o->obj, o->prio);
+        break;
+    case OP_RELEASE: snprintf(buf, n, "stvm_process_release(s%d)", o->obj); break;
+    case OP_RENEW_SEM:
+        snprintf(buf, n, "stvm_semaphore_free(sem%d), and if freed stvm_semaphore_new", o->obj);
+        break;
+    case OP_RENEW_MUTEX:
+        snprintf(buf, n, "stvm_mutex_free(mx%d), and if freed stvm_mutex_new", o->obj);
+        break;
+    case OP_RUN: snprintf(buf, n, "stvm_run()"); break;
+    case OP_MISUSE: snprintf(buf, n, "%s", misuse_name[o->obj]); break;
+    default: snprintf(buf, n, "op %d", o->kind); break;
+    }
+}
+
+static const char *state_name(int st)
+{
+    static const char *const names[] = {"ACTIVE", "READY", "WAITING", "SUSPENDED", "TERMINATED"};
+    return st >= 0 && st <= 4 ? names[st] : "?";
+}
+
+#endif
