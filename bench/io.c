@@ -60,8 +60,9 @@ static void io_help(FILE *f)
             "                       at most %d)\n"
             "  --messages M         many: messages each client exchanges (default 10)\n"
             "  --message-bytes B    many: message size (default 64, at most 512)\n"
-            "  --timeout-ms T       every socket wait's timeout (default -1: none; Pharo's\n"
-            "                       timed waits go through the Delay scheduler)\n"
+            "  --timeout-ms T       every socket wait's timeout in ms, 1..3600000, or -1 for\n"
+            "                       none (default); with one, each wait that blocks is\n"
+            "                       Pharo's timed wait through the Delay scheduler\n"
             "  --cpu N              pin the VM and the peer threads to CPU N (default 0;\n"
             "                       -1 = no pinning)\n"
             "  --format F           table (default), csv, json or markdown\n",
@@ -322,6 +323,8 @@ int io_main(int argc, char **argv)
         rc = parse_option(argc, argv, &i, &o);
     if (rc != BENCH_NEXT)
         return rc;
+    if (o.timeout_ms == 0)   /* "only try": every wait would fail at once */
+        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
         return rc;
 

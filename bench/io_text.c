@@ -175,7 +175,8 @@ static void many(FILE *f, const io_report *r, bool md)
         const io_row *row = &r->rows[i];
         if (row->kind != IO_MANY)
             continue;
-        char a[24], b[24], c[24], d[24], rss[64];
+        char a[24], b[24], c[24], d[24], conns[24], rss[64];
+        num(conns, sizeof conns, row->nsamples ? (double)row->connections : NAN, 0);
         num(a, sizeof a, row->messages_per_second, 0);
         num(b, sizeof b, row->kib_per_connection, 2);
         num(c, sizeof c, row->kib_per_end, 2);
@@ -186,11 +187,11 @@ static void many(FILE *f, const io_report *r, bool md)
         else
             snprintf(rss, sizeof rss, "-");
         if (md)
-            fprintf(f, "| %s | %lld | %s | %s | %s | %s | %s |\n", row->idle_mode,
-                    row->connections, a, b, c, d, rss);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", row->idle_mode, conns, a,
+                    b, c, d, rss);
         else
-            fprintf(f, "%-7s %11lld %11s %9s %9s %10s %s\n", row->idle_mode, row->connections,
-                    a, b, c, d, rss);
+            fprintf(f, "%-7s %11s %11s %9s %9s %10s %s\n", row->idle_mode, conns, a, b, c, d,
+                    rss);
     }
 }
 
