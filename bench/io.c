@@ -20,7 +20,6 @@
 #include "io_report.h"
 
 #include <dirent.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>

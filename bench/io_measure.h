@@ -1,7 +1,7 @@
 /*
  * stvm-bench io: the measurements (the three loopback ping-pongs in io_pingpong.c, the
- * many-connections echo in io_many.c). Measurement only: they answer counts and print
- * nothing but progress.
+ * many-connections echo in io_many.c). Measurement only: they fill the data of
+ * io_report.h (io_counts, io_many_result) and print nothing but progress.
  */
 #ifndef STVM_BENCH_IO_MEASURE_H
 #define STVM_BENCH_IO_MEASURE_H
@@ -12,19 +12,7 @@
 
 #include <stvm.h>
 
-/* What one timed stretch cost: wall and process CPU time, the VM's counters that tell
- * how it waited (differences over the stretch; all zero where no VM took part), and the
- * OS's context switches of every thread of the process (getrusage). */
-typedef struct io_counts {
-    long long round_trips;          /* timed round trips (messages echoed for many) */
-    int64_t wall_ns, cpu_ns;
-    uint64_t os_sleeps, os_slept_us;
-    uint64_t wakeups_timer, wakeups_io, wakeups_external, wakeups_relinquish;
-    uint64_t io_polls_busy, fds_ready, io_signals_unwaited;
-    uint64_t socket_reads_blocked, timed_waits, context_switches;
-    long long voluntary_switches, involuntary_switches;
-    bool cut_short;                 /* the time limit ended it before its round trips */
-} io_counts;
+#include "io_report.h"
 
 typedef struct io_pingpong_params {
     int idle_mode;                  /* STVM_IDLE_*; ignored by the OS-thread pair */
@@ -54,13 +42,6 @@ typedef struct io_many_params {
     int64_t timeout_ms;
     const char *tag;                /* progress on stderr ("[tag] ..."), or NULL */
 } io_many_params;
-
-typedef struct io_many_result {
-    long connected;                 /* connections held at the memory reading */
-    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
-    uint64_t live_before, live_after; /* the VM's bytes_live */
-    io_counts counts;               /* the timed exchanges (round_trips = messages) */
-} io_many_result;
 
 int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t whysize);
 

@@ -1,6 +1,6 @@
 /*
- * stvm-bench io: the results (one row per case and idle mode, and one for the OS-thread
- * reference), the one list of figures that the CSV columns and the JSON keys both
+ * stvm-bench io: the results (what one cell measured; one row per case and idle mode,
+ * and one for the OS-thread reference), the one list of figures that the CSV columns and the JSON keys both
  * walk, and the targets.
  */
 #ifndef STVM_BENCH_IO_REPORT_H
@@ -10,11 +10,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io_measure.h"
-
 #define IO_MAX_REPEAT 100
 #define IO_MAX_ROWS 16
 #define IO_TARGET_CONNECTIONS 10000
+
+/* What one timed stretch cost: wall and process CPU time, the VM's counters that tell
+ * how it waited (differences over the stretch; all zero where no VM took part), and the
+ * OS's context switches of every thread of the process (getrusage). */
+typedef struct io_counts {
+    long long round_trips;          /* timed round trips (messages echoed for many) */
+    int64_t wall_ns, cpu_ns;
+    uint64_t os_sleeps, os_slept_us;
+    uint64_t wakeups_timer, wakeups_io, wakeups_external, wakeups_relinquish;
+    uint64_t io_polls_busy, fds_ready, io_signals_unwaited;
+    uint64_t socket_reads_blocked, timed_waits, context_switches;
+    long long voluntary_switches, involuntary_switches;
+    bool cut_short;                 /* the time limit ended it before its round trips */
+} io_counts;
+
+typedef struct io_many_result {
+    long connected;                 /* connections held at the memory reading */
+    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
+    uint64_t live_before, live_after; /* the VM's bytes_live */
+    io_counts counts;               /* the timed exchanges (round_trips = messages) */
+} io_many_result;
 
 /* The kinds of row; a figure lists the kinds that have it. */
 typedef enum io_case {
