@@ -1,7 +1,8 @@
 /*
  * stvm-bench: what both commands share (command-line helpers, the operating system,
  * statistics, JSON and CSV values). The commands' own data, measurement and rendering
- * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h).
+ * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h,
+ * io_*.h).
  *
  * The tool uses the public API only (<stvm.h>) plus the C library, so its figures are
  * what an embedder gets. It keeps no mutable file-scope state: options live in structs
@@ -101,6 +102,7 @@ uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
+int io_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 

@@ -6,6 +6,9 @@
  *                    [--processes N] [--format F]
  *   stvm-bench delay [--repr LIST] [--concurrency LIST] [--clock real|sim] [--repeat K]
  *                    [--window-ms W] [--cpu N] [--format F] [--plot FILE] [--report FILE]
+ *   stvm-bench io [--case LIST] [--idle-mode LIST] [--repeat K] [--rounds N]
+ *                 [--max-seconds S] [--connections N] [--messages M] [--message-bytes B]
+ *                 [--timeout-ms T] [--cpu N] [--format F]
  */
 #include "bench.h"
 #include "random.h"
@@ -134,6 +137,9 @@ static void usage(FILE *f)
             "          this binary is linked with\n"
             "  delay   Pharo's DelayBenchmark: delays per second against concurrency for\n"
             "          each Delay timestamp representation\n"
+            "  io      loopback TCP ping-pong (green processes, a green process and an OS\n"
+            "          thread, two OS threads) per idle mode, and many connections to an\n"
+            "          echo server in the VM: round trips, CPU, wake-ups, memory\n"
             "  version print the tool and library versions and the back end\n"
             "\n"
             "'stvm-bench COMMAND --help' lists a command's options.\n");
@@ -161,6 +167,8 @@ int main(int argc, char **argv)
         return micro_main(argc - 1, argv + 1);
     if (strcmp(cmd, "delay") == 0)
         return delay_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "io") == 0)
+        return io_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("stvm-bench %s (library %s, back end %s)\n", STVM_VERSION_STRING,
                stvm_version_string(), stvm_context_backend());
