@@ -61,12 +61,13 @@ int stvm__prim_signal_at_ms(stvm_vm *vm, stvm_semaphore *s, stvm_oop tick)
     uint64_t deadline = d > STVM_MS_CLOCK_MASK / 2
                             ? now
                             : stvm__clock_tick_start_us(vm, now) + (uint64_t)d * 1000;
-    stvm__timer_arm(vm, s, deadline < STVM_CLOCK_MAX_US ? deadline : STVM_CLOCK_MAX_US);
+    stvm__timer_arm(vm, deadline <= STVM_CLOCK_MAX_US ? s : NULL, deadline);
     return PRIM_OK;
 }
 
-/* A deadline past the clock's end: the Delay scheduler's "now + 1 s" near the end is
- * armed at the end; primitive 242 refuses it (below). */
+/* A deadline past the clock's end disarms: only the Delay scheduler's "now + 1 s" near
+ * the end can ask for one (no Delay can end there), and the timer must not fire at the
+ * end over and over; primitive 242 refuses such deadlines (below). */
 int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
 {
     if (!stvm__is_si(usecs) && !stvm__is_boxed(usecs))
@@ -77,7 +78,7 @@ int stvm__prim_signal_at_us(stvm_vm *vm, stvm_semaphore *s, stvm_oop usecs)
     if (stvm__is_boxed(usecs))
         vm->stats.large_int_ops++;   /* positive64BitValueOf: walks the digits */
     /* 0 means no deadline, as in Pharo. */
-    stvm__timer_arm(vm, s, v < (__int128)STVM_CLOCK_MAX_US ? (uint64_t)v : STVM_CLOCK_MAX_US);
+    stvm__timer_arm(vm, v <= (__int128)STVM_CLOCK_MAX_US ? s : NULL, (uint64_t)v);
     return PRIM_OK;
 }
 

@@ -69,13 +69,14 @@ void stvm__trampoline_asm(void);
 static int first_frame(stvm_proc *p, void (*entry)(void *), void *arg)
 {
 #ifdef STVM_CTX_UCONTEXT
-    ucontext_t *uc = calloc(1, sizeof *uc);
-    if (!uc || getcontext(uc) != 0) {
-        free(uc);
+    /* The context itself lives on the stack, just below p: nothing to allocate or free
+     * per process (a malloc'ed one a process kept about 1 KiB of heap after it ended). */
+    ucontext_t *uc = (ucontext_t *)(((uintptr_t)p - sizeof(ucontext_t)) & ~(uintptr_t)63);
+    memset(uc, 0, sizeof *uc);
+    if (getcontext(uc) != 0)
         return STVM_ENOMEM;
-    }
     uc->uc_stack.ss_sp = p->stack_lo;
-    uc->uc_stack.ss_size = p->stack_size;
+    uc->uc_stack.ss_size = (size_t)((unsigned char *)uc - p->stack_lo);
     uc->uc_link = NULL;
     uintptr_t e = (uintptr_t)entry, a = (uintptr_t)arg;
     makecontext(uc, (void (*)(void))uc_trampoline, 4, (unsigned)(e >> 32), (unsigned)e,
@@ -135,7 +136,6 @@ void stvm__ctx_release(stvm_vm *vm, stvm_proc *p)
 #ifdef STVM_TSAN
     __tsan_destroy_fiber(*tsan_fiber(p));
 #endif
-    free(p->uctx);
     stvm__stack_free(vm, &st);
 }
 
@@ -202,8 +202,12 @@ void stvm__ctx_vm_destroy(stvm_vm *vm)
 
 /* ---- the embedding thread's side of stvm_run ---------------------------------------- */
 
-void stvm__ctx_host_enter(stvm_vm *vm)
+/* Only AddressSanitizer needs the embedding thread's stack (its fiber annotations), and
+ * finding it is costly: on the main thread glibc reads /proc/self/maps, tens of
+ * microseconds per stvm_run. */
+static void learn_host_stack(stvm_vm *vm)
 {
+#ifdef STVM_ASAN
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void *addr;
@@ -214,6 +218,14 @@ void stvm__ctx_host_enter(stvm_vm *vm)
         }
         pthread_attr_destroy(&attr);
     }
+#else
+    (void)vm;
+#endif
+}
+
+void stvm__ctx_host_enter(stvm_vm *vm)
+{
+    learn_host_stack(vm);
     /* How late the idle process's sleep may end after the next deadline is the
      * thread's timer slack: the configured one while the VM runs (0 = 1 ns, exact). */
     unsigned long want = vm->cfg.timer_slack_us ? vm->cfg.timer_slack_us * 1000UL : 1UL;
@@ -305,7 +317,6 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
 #ifdef STVM_TSAN
     __tsan_destroy_fiber(*tsan_fiber(r->a));
 #endif
-    free(r->a->uctx);
     munmap(r->a->stack_lo, RAW_STACK);
     stvm__ctx_vm_destroy(&r->vm);
     free(r);

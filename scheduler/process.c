@@ -159,11 +159,21 @@ static void run_ensures(stvm_vm *vm, stvm_proc *p)
     }
 }
 
+/* p will never come back to the wait it committed to: drop the commitment, and when it
+ * was a join, the joined handle may have been waiting only for p to go. */
+static void abandon_commitment(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_list *l = p->pinned;
+    stvm__wait_uncommit(p);
+    if (l && l->kind == STVM_LIST_JOIN)
+        stvm__handle_release_if_unused(vm, STVM_CONTAINER(l, stvm_process, joiners));
+}
+
 /* Everything that ends a process except giving up its stack (and with it p). */
 static void finish(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
-    stvm__wait_uncommit(p);
+    abandon_commitment(vm, p);
     stvm__wait_guards_undo(vm, p);
     stvm__mutex_release_all(vm, p);
     unlink_all(vm, p);
@@ -180,7 +190,7 @@ _Noreturn void stvm__process_exit(stvm_vm *vm)
 {
     stvm_proc *p = vm->active;
     p->flags = (uint16_t)((p->flags & ~STVM_PF_TERMINATE) | STVM_PF_EXITING);
-    stvm__wait_uncommit(p);
+    abandon_commitment(vm, p);
     run_ensures(vm, p);
     finish(vm, p);
     vm->zombie = p;
@@ -193,7 +203,7 @@ _Noreturn void stvm__process_exit(stvm_vm *vm)
 static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
-    stvm__wait_uncommit(p);
+    abandon_commitment(vm, p);
     stvm__wait_guards_undo(vm, p);
     p->flags |= STVM_PF_TERMINATE;
     stvm_proc *a = vm->active;

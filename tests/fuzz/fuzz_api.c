@@ -239,7 +239,8 @@ static void op_int_misc(fz_ctx *c)
             return;
         fz_snap *s = snap(c);
         int rc = stvm_oop_release(c->vm, o);
-        int want = (o & 1) || o == STVM_NIL ? 0 : bi >= 0 ? 0 : STVM_EINVAL;
+        /* A tagged word beyond the VM's range is no SmallInteger of it (no class name). */
+        int want = ((o & 1) && name) || o == STVM_NIL ? 0 : bi >= 0 ? 0 : STVM_EINVAL;
         FZ_CHECK(rc == want, "oop_release(%#lx %s) answered %s", (unsigned long)o,
                  name ? name : "?", stvm_err_name(rc));
         if (rc)
@@ -530,7 +531,11 @@ static int duration_rule(fz_ctx *c, int64_t d, bool ms)
     int64_t dms = ms ? d : (d + 999) / 1000;
     if (c->cfg.delay_clock == STVM_DELAY_CLOCK_MS && dms > MAX_MS_SCHED)
         return STVM_ERANGE;
-    if (stvm_now_us(c->vm) + (uint64_t)dms * 1000 + 1000 > FZ_CLOCK_END)
+    /* It must end before the clock does: exactly for the microsecond scheduler, with
+     * the millisecond scheduler's rounding to whole ticks (1 ms more) for that one. */
+    bool ms_sched = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
+    uint64_t us = ms_sched ? (uint64_t)dms * 1000 + 1000 : (uint64_t)(ms ? d * 1000 : d);
+    if (stvm_now_us(c->vm) + us > FZ_CLOCK_END)
         return STVM_ERANGE;
     return 0;
 }

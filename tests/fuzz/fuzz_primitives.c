@@ -202,9 +202,12 @@ typedef struct call {
     stvm_stats stats_before;
 } call;
 
-/* A SmallInteger primitive's operand that is a tagged word beyond this VM's range:
- * the table checks only the tag (known defect 1), so anything may come out. */
-#define TAGGED_OUT(kl) ((kl)->tagged && (kl)->k == C_BAD)
+/* Primitives that need a process: from the host thread they fail as inappropriate
+ * before anything else is looked at (the table's caller column). */
+static bool needs_process(int n)
+{
+    return n == 86 || n == 167 || n == 185 || n == 186 || n == 187 || n == 230;
+}
 
 static int expect(fz_ctx *c, call *x)
 {
@@ -215,17 +218,13 @@ static int expect(fz_ctx *c, call *x)
         return STVM_PRIM_ERR_BAD_NUM_ARGS;
     const klass *r = &x->kr, *a0 = &x->ka[0], *a1 = &x->ka[1];
     int n = x->number;
+    if (x->host && needs_process(n))
+        return STVM_PRIM_ERR_INAPPROPRIATE;
     if (n >= 1 && n <= 9) {
         if (r->k != C_SI)
-            return FZ_KNOWN_DEFECT(1, TAGGED_OUT(r), "prim %d accepts a receiver %#lx beyond the "
-                                   "VM's SmallInteger range", n, (unsigned long)x->r)
-                       ? EXP_ANY
-                       : STVM_PRIM_ERR_BAD_RECEIVER;
+            return STVM_PRIM_ERR_BAD_RECEIVER;
         if (a0->k != C_SI)
-            return FZ_KNOWN_DEFECT(1, TAGGED_OUT(a0), "prim %d accepts an argument %#lx beyond "
-                                   "the VM's SmallInteger range", n, (unsigned long)x->a[0])
-                       ? EXP_ANY
-                       : STVM_PRIM_ERR_BAD_ARGUMENT;
+            return STVM_PRIM_ERR_BAD_ARGUMENT;
     }
     if (n >= 21 && n <= 29) {
         if (!is_int(r))
@@ -255,9 +254,7 @@ static int expect(fz_ctx *c, call *x)
     case 85:
         return r->k == C_SEM ? 0 : STVM_PRIM_ERR_BAD_RECEIVER;
     case 86:
-        if (r->k != C_SEM)
-            return STVM_PRIM_ERR_BAD_RECEIVER;
-        return x->host ? STVM_PRIM_ERR_INAPPROPRIATE : 0;
+        return r->k == C_SEM ? 0 : STVM_PRIM_ERR_BAD_RECEIVER;
     case 87:
         if (!live_proc(r) || r->info.state != STVM_PROCESS_SUSPENDED)
             return STVM_PRIM_ERR_BAD_RECEIVER;
@@ -273,11 +270,7 @@ static int expect(fz_ctx *c, call *x)
         if (x->a[0] != STVM_NIL && a0->k != C_SEM)
             return STVM_PRIM_ERR_BAD_ARGUMENT;
         if (a1->k != C_SI)
-            return FZ_KNOWN_DEFECT(1, TAGGED_OUT(a1) && a1->v >= 0,
-                                   "prim 136 accepts a tick %#lx beyond the VM's SmallInteger "
-                                   "range", (unsigned long)x->a[1])
-                       ? EXP_ANY
-                       : STVM_PRIM_ERR_BAD_ARGUMENT;
+            return STVM_PRIM_ERR_BAD_ARGUMENT;
         return a1->v >= 0 ? 0 : STVM_PRIM_ERR_BAD_ARGUMENT;
     case 167:
         return x->host ? STVM_PRIM_ERR_INAPPROPRIATE : 0;
@@ -292,25 +285,16 @@ static int expect(fz_ctx *c, call *x)
         return x->host ? STVM_PRIM_ERR_INAPPROPRIATE : 0;
     case 230:
         if (a0->k != C_SI)
-            return FZ_KNOWN_DEFECT(1, TAGGED_OUT(a0) && a0->v >= 0,
-                                   "prim 230 accepts %#lx beyond the VM's SmallInteger range",
-                                   (unsigned long)x->a[0])
-                       ? EXP_ANY
-                       : STVM_PRIM_ERR_BAD_ARGUMENT;
+            return STVM_PRIM_ERR_BAD_ARGUMENT;
         return a0->v >= 0 ? 0 : STVM_PRIM_ERR_BAD_ARGUMENT;
     case 242:
         if (x->a[0] != STVM_NIL && a0->k != C_SEM)
             return STVM_PRIM_ERR_BAD_ARGUMENT;
         if (!is_int(a1) || a1->v < 0)
             return STVM_PRIM_ERR_BAD_ARGUMENT;
-        /* stvm.h: the clock ends at 2^62 and deadlines past it are refused. Known
-         * defect 2: 242 takes them, the simulated clock jumps there, and a later Delay
-         * aborts the timing process; so by default the call is not made at all. */
-        if (a1->v > (__int128)FZ_CLOCK_END && x->a[0] != STVM_NIL)
-            return FZ_KNOWN_DEFECT(2, true, "prim 242 accepts a deadline past the clock's "
-                                   "end (2^62)")
-                       ? EXP_SKIP
-                       : STVM_PRIM_ERR_BAD_ARGUMENT;
+        /* The clock ends at 2^62 (vm/clock.h): deadlines past it are refused. */
+        if (a1->v > (__int128)FZ_CLOCK_END)
+            return STVM_PRIM_ERR_BAD_ARGUMENT;
         return 0;
     }
     fz_fail(__FILE__, __LINE__, "no model for primitive %d", n);
@@ -341,8 +325,6 @@ static void check_success(fz_ctx *c, const call *x, stvm_oop res)
     int n = x->number;
     const klass *r = &x->kr, *a0 = &x->ka[0];
     if ((n >= 1 && n <= 9) || (n >= 21 && n <= 29)) {
-        if (n < 10 && (TAGGED_OUT(r) || TAGGED_OUT(a0)))
-            return;   /* known defect 1: no model for such operands */
         int op = n < 10 ? n : n - 20;
         __int128 x0 = r->v, y0 = a0->v;
         switch (op) {

@@ -246,7 +246,8 @@ static bool compare_state(drv *d)
         const void *obj = expected_object(d, i);
         bool terminating = p->alive && (p->terminate || p->exiting);
         bool obj_ok = (p->on && p->on->kind == L_DELAY) || info.waiting_object == obj;
-        if ((int)info.state != st || info.priority != p->prio || !same_str(info.waiting_on, on) ||
+        int prio = p->alive ? p->prio : p->handle_prio;
+        if ((int)info.state != st || info.priority != prio || !same_str(info.waiting_on, on) ||
             !obj_ok || info.terminating != terminating || info.held != p->held ||
             info.id != p->id || info.vm_own) {
             fail(d, "state",
@@ -254,7 +255,7 @@ static bool compare_state(drv *d)
                  "the model %s, priority %d, waiting on %s, terminating %d, held %d, id %llu%s",
                  i, state_name(info.state), info.priority,
                  info.waiting_on ? info.waiting_on : "nothing", info.terminating, info.held,
-                 (unsigned long long)info.id, state_name(st), p->prio, on ? on : "nothing",
+                 (unsigned long long)info.id, state_name(st), prio, on ? on : "nothing",
                  terminating, p->held, (unsigned long long)p->id,
                  obj_ok ? "" : " (another waiting_object)");
             return false;

@@ -123,6 +123,8 @@ typedef struct mproc {
     bool exiting;      /* running its cleanups on the way out */
     uint64_t id;
     int prio;
+    int handle_prio;   /* the last priority set (spawn, set_priority): a finished process
+                          shows this one, never a cleanup's boost */
     mlist *on;
     int wait_end;
     const char *label; /* what a Delay wait shows as waiting_on: "delay", "timed wait" */
@@ -415,11 +417,9 @@ static void uncommit_how(model *m, int i, bool terminated)
     /* A joiner that leaves by any way, terminated included, may be the last thing
      * keeping a finished, released handle: it goes ("the handle goes when the last of
      * them returns"; nobody can use it any more). */
-    if (l->kind == L_JOIN && m->p[l->index].used) {
+    (void)terminated;
+    if (l->kind == L_JOIN && m->p[l->index].used)
         release_if_unused(m, l->index);
-        if (terminated && !m->p[l->index].used && m->p[l->index].boxed_handle)
-            m->kept_handles++;   /* known defect 1: the VM keeps it */
-    }
 }
 
 static void uncommit(model *m, int i)
@@ -524,7 +524,7 @@ static void start_timing(model *m)
     memset(t, 0, sizeof *t);
     t->used = t->alive = t->vm_own = true;
     t->id = ++m->next_pid;
-    t->prio = STVM_PRIORITY_TIMING;
+    t->prio = t->handle_prio = STVM_PRIORITY_TIMING;
     t->cont = K_T_WAIT;
     l_init(&t->joiners, L_JOIN, M_TIMING);
     m->timing_started = true;
@@ -633,7 +633,10 @@ static int check_duration(model *m, int64_t dur, bool from_ms, int64_t *us)
     int64_t ms = from_ms ? dur : (dur + 999) / 1000;
     if (m->ms_delays && ms > M_MAX_MS)
         return STVM_ERANGE;
-    if (m->now + (uint64_t)ms * 1000 + 1000 > M_CLOCK_END) {
+    /* It must end before the clock does: exactly for the microsecond scheduler; the
+     * millisecond one may take up to 1 ms more (whole ticks from the current one). */
+    uint64_t span = m->ms_delays ? (uint64_t)ms * 1000 + 1000 : (uint64_t)(from_ms ? dur * 1000 : dur);
+    if (m->now + span > M_CLOCK_END) {
         m->cov[COV_ERANGE]++;
         return STVM_ERANGE;
     }
@@ -936,7 +939,7 @@ static void m_init(model *m, bool yields, bool ms_delays, uint64_t start_us, int
     mproc *idle = &m->p[M_IDLE];
     idle->used = idle->alive = idle->vm_own = true;
     idle->id = ++m->next_pid;
-    idle->prio = STVM_PRIORITY_IDLE;
+    idle->prio = idle->handle_prio = STVM_PRIORITY_IDLE;
     idle->cont = K_IDLE;
     runq_put(m, M_IDLE, true);
 }

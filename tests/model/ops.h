@@ -100,6 +100,7 @@ static int m_spawn(model *m, const op *o)
     t->held = t->known = t->boxed_handle = (o->flag & OPF_HELD) != 0;
     t->id = ++m->next_pid;
     t->prio = o->prio;
+    t->handle_prio = o->prio;
     t->cont = K_ASK;
     t->rc = M_RC_NONE;
     answer(m, STVM_OK);
@@ -172,6 +173,7 @@ static int m_set_priority(model *m, int t, int prio)
     if (prio < STVM_PRIORITY_MIN || prio > STVM_PRIORITY_MAX)
         return STVM_EINVAL;
     answer(m, STVM_OK);
+    p->handle_prio = prio;
     if (p->on && p->on->kind == L_RUNQ) {
         m_unlink(m, t);
         p->prio = prio;
