@@ -90,7 +90,6 @@ static uint64_t default_base(void)
 
 typedef struct tally {
     uint64_t ops, seeds, violations;
-    uint64_t kept_handles;   /* known defect 1, tolerated unless STVM_MODEL_STRICT=1 */
     uint64_t cov[COV_N];
     uint64_t cov_rc[OP_KINDS][16];
     uint64_t ms_wraps;
@@ -138,7 +137,6 @@ static void run_seed(uint64_t seed, size_t max_ops, bool trace, tally *t)
     crash_armed = 0;
     t->ops += d->executed;
     t->seeds++;
-    t->kept_handles += d->m.kept_handles;
     for (int c = 0; c < COV_N; c++)
         t->cov[c] += d->m.cov[c];
     for (int k = 0; k < OP_KINDS; k++)
@@ -186,11 +184,9 @@ static void *seeds_thread(void *arg)
         }
     }
     fprintf(stderr,
-            "model: %s on %s%s: %llu operations, %llu seeds, %llu violations, %.1f s"
-            " (known defect, tolerated: %llu handles kept after their last joiner was terminated)\n",
+            "model: %s on %s%s: %llu operations, %llu seeds, %llu violations, %.1f s\n",
             job->name, stvm_context_backend(), MODEL_ASAN ? " (ASan+UBSan)" : "", (unsigned long long)t.ops,
-            (unsigned long long)t.seeds, (unsigned long long)t.violations, seconds_now() - t0,
-            (unsigned long long)t.kept_handles);
+            (unsigned long long)t.seeds, (unsigned long long)t.violations, seconds_now() - t0);
     if (env_u64("STVM_MODEL_COVERAGE", 0))
         print_coverage(&t);
     job->t = t;

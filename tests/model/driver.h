@@ -102,7 +102,6 @@ typedef struct green_rec {
 struct drv {
     run_params rp;
     bool check_objects;
-    bool strict;         /* known library defects count as disagreements */
     /* the script: generated (and recorded) or replayed */
     op *ops;
     size_t n_ops, cap_ops, cursor;
@@ -299,7 +298,7 @@ static bool compare_state(drv *d)
     if (d->check_objects) {
         /* Objects: the semaphores and mutexes made at the start, each handle spawned
          * held until it goes, and the Delay scheduler's semaphore and process. */
-        uint64_t want = d->objects_base + 2 * m->timing_started + (d->strict ? 0 : m->kept_handles);
+        uint64_t want = d->objects_base + 2 * m->timing_started;
         for (int i = 0; i < M_SLOTS; i++)
             want += m->p[i].used && m->p[i].boxed_handle;
         if (st.objects_live != want) {
@@ -910,7 +909,6 @@ static drv *drv_new(const run_params *rp)
         abort();
     d->rp = *rp;
     d->rng = rp->seed;
-    d->strict = getenv("STVM_MODEL_STRICT") && atoi(getenv("STVM_MODEL_STRICT"));
     for (int i = 0; i < M_SLOTS; i++)
         d->pending[i] = -1;
     return d;

@@ -199,10 +199,6 @@ typedef struct model {
     int next_cleanup_id;
     mobs obs;
     const char *broken;  /* set if the model itself got into a state it cannot handle */
-    /* Known library defect 1 (see known_defects in driver.h): a handle whose last
-     * joiner was terminated is not given back (it stays until stvm_vm_free). The
-     * model keeps to the contract and counts those handles here. */
-    uint64_t kept_handles;
     uint64_t cov[COV_N];
     uint64_t steps;
 } model;
