@@ -6,6 +6,7 @@
  * the host asserts after stvm_run returns.
  */
 #include "helpers.h"
+#include "../vm/objects.h"   /* one test sets a re-entry depth directly */
 
 /* Every test of the suite fails after 30 s instead of hanging the runner. */
 TestSuite(mutex, .timeout = 30);
@@ -578,4 +579,53 @@ Test(mutex, free_of_an_owned_mutex_is_estate)
     stvm_get_stats(s.vm, &after);
     cr_assert_eq(after.objects_live, before.objects_live - 1);
     SCENARIO_DONE(&s);
+}
+
+/* ---- the re-entry limit ------------------------------------------------------------ */
+
+/* Reaching 2^32 - 1 nested enters the honest way takes minutes; the depth is set just
+ * below the limit instead (white-box: the mutex struct of vm/objects.h). */
+typedef struct deep {
+    stvm_vm *vm;
+    stvm_mutex *m;
+    stvm_semaphore *go;
+    int try_at_limit, try_past, enter_past;
+    stvm_process *owner_after_exit;
+    int bad_line;
+} deep;
+
+static void deep_owner(stvm_vm *vm, void *arg)
+{
+    deep *s = arg;
+    GCHECK(s, stvm_mutex_enter(vm, s->m) == STVM_OK);
+    GCHECK(s, stvm_semaphore_wait(vm, s->go) == STVM_OK);   /* the host deepens it */
+    s->try_at_limit = stvm_mutex_try_enter(vm, s->m);
+    s->try_past = stvm_mutex_try_enter(vm, s->m);
+    s->enter_past = stvm_mutex_enter(vm, s->m);
+    GCHECK(s, stvm_mutex_exit(vm, s->m) == STVM_OK);
+    s->owner_after_exit = stvm_mutex_owner(vm, s->m);
+    GCHECK(s, stvm_semaphore_wait(vm, s->go) == STVM_OK);   /* the host makes it 1 */
+    GCHECK(s, stvm_mutex_exit(vm, s->m) == STVM_OK);
+}
+
+Test(mutex, try_enter_and_enter_stop_at_the_same_depth_limit_and_change_nothing)
+{
+    deep s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.go), STVM_OK);
+    stvm_process *p = spawn(s.vm, 40, "deep", deep_owner, &s);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    s.m->depth = UINT32_MAX - 1;
+    cr_assert_eq(stvm_semaphore_signal(s.vm, s.go), STVM_OK);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    cr_assert_eq(s.try_at_limit, 1, "the last enter that fits");
+    cr_assert_eq(s.try_past, STVM_ERANGE, "try_enter past the limit");
+    cr_assert_eq(s.enter_past, STVM_ERANGE, "enter past the limit");
+    cr_assert_eq(s.m->depth, UINT32_MAX - 1, "one exit after the refusals");
+    cr_assert_eq(s.owner_after_exit, p, "still owned: the refusals did not wrap the depth");
+    s.m->depth = 1;
+    cr_assert_eq(stvm_semaphore_signal(s.vm, s.go), STVM_OK);
+    RUN_OK_GREEN(&s);
+    cr_assert_null(stvm_mutex_owner(s.vm, s.m));
+    vm_done(s.vm);
 }

@@ -198,6 +198,39 @@ Test(run, two_processes_locking_two_mutexes_crosswise_are_a_reported_deadlock)
     vm_done(s.vm);
 }
 
+/* A name longer than a line's usual room must not cost the lines after it. */
+Test(run, the_blocked_report_keeps_every_line_after_a_300_character_name)
+{
+    blocked s = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.sem), STVM_OK);
+    char name[301];
+    memset(name, 'n', 300);
+    name[300] = '\0';
+    logged_wait a = {.sem = s.sem, .log = &s.log, .tag = 1};
+    logged_wait b = {.sem = s.sem, .log = &s.log, .tag = 2};
+    logged_wait c = {.sem = s.sem, .log = &s.log, .tag = 3};
+    spawn(s.vm, 40, name, wait_and_log, &a);
+    spawn(s.vm, 39, "second", wait_and_log, &b);
+    spawn(s.vm, 38, "third", wait_and_log, &c);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+
+    char buf[2048];
+    int n = stvm_blocked_report(s.vm, buf, sizeof buf);
+    cr_assert_eq((size_t)n, strlen(buf), "the whole report fits: %d bytes", n);
+    cr_assert_not_null(strstr(buf, name), "report: %s", buf);
+    cr_assert_not_null(strstr(buf, "'second' (priority 39)"), "report: %s", buf);
+    cr_assert_not_null(strstr(buf, "'third' (priority 38)"), "report: %s", buf);
+    int lines = 0;
+    for (const char *q = buf; *q; q++)
+        lines += *q == '\n';
+    cr_assert_eq(lines, 3, "one line per blocked process: %s", buf);
+
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
+    RUN_OK_GREEN(&s);
+    vm_done(s.vm);
+}
+
 Test(run, run_again_after_adding_processes_runs_them)
 {
     run_order s = {.vm = vm_make(NULL)};
