@@ -24,16 +24,6 @@ struct zn_client {
     char why[160];
 };
 
-void zn_busy_us(stvm_vm *vm, uint32_t us)
-{
-    (void)vm;
-    if (!us)
-        return;
-    int64_t until = stvm__mono_ns() + (int64_t)us * 1000;
-    while (stvm__mono_ns() < until)
-        ;
-}
-
 static int fail(zn_client *c, int err, const char *fmt, const char *detail)
 {
     snprintf(c->why, sizeof c->why, fmt, detail);
@@ -69,11 +59,19 @@ static int connect_(stvm_vm *vm, zn_client *c)
     return STVM_OK;
 }
 
-int zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out)
+static bool config_valid(const zn_client_config *cfg)
 {
-    if (!vm || !cfg || !cfg->host || !out || cfg->port < 1 || cfg->port > 65535 ||
-        strlen(cfg->host) >= sizeof((zn_client *)0)->host || cfg->timeout_ms < -1 ||
-        cfg->log_level < 0 || cfg->log_level > 3)
+    int level = cfg->logging.level;
+    return cfg->host && cfg->port >= 1 && cfg->port <= 65535 &&
+           strlen(cfg->host) < sizeof((zn_client *)0)->host && cfg->timeout_ms >= -1 &&
+           level >= ZN_LOG_OFF && level <= ZN_LOG_ALL && (cfg->log || level == ZN_LOG_OFF) &&
+           cfg->before_us <= ZN_LOG_MAX_COST_US && cfg->between_us <= ZN_LOG_MAX_COST_US &&
+           cfg->after_us <= ZN_LOG_MAX_COST_US;
+}
+
+int stvm__zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out)
+{
+    if (!vm || !cfg || !out || !config_valid(cfg))
         return STVM_EINVAL;
     zn_client *c = calloc(1, sizeof *c);
     if (!c)
@@ -86,7 +84,7 @@ int zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out)
     return STVM_OK;
 }
 
-void zn_client_free(stvm_vm *vm, zn_client *c)
+void stvm__zn_client_free(stvm_vm *vm, zn_client *c)
 {
     if (!c)
         return;
@@ -94,12 +92,12 @@ void zn_client_free(stvm_vm *vm, zn_client *c)
     free(c);
 }
 
-const char *zn_client_why(const zn_client *c)
+const char *stvm__zn_client_why(const zn_client *c)
 {
     return c->why;
 }
 
-const zn_client_stats *zn_client_stats_of(const zn_client *c)
+const zn_client_stats *stvm__zn_client_stats(const zn_client *c)
 {
     return &c->stats;
 }
@@ -122,13 +120,6 @@ static int write_request(stvm_vm *vm, zn_client *c, const char *path, size_t *by
         err = stvm__stream_flush(vm, c->stream);
     *bytes = (size_t)n;
     return err ? fail(c, err, "writing the request for %.100s", path) : STVM_OK;
-}
-
-static void emit(stvm_vm *vm, zn_client *c, zn_event_kind kind, const zn_event_info *info)
-{
-    bool wanted = c->cfg.log_level >= 3 || (kind == ZN_EVENT_TRANSACTION && c->cfg.log_level > 0);
-    if (wanted && c->cfg.on_event)
-        c->cfg.on_event(vm, kind, info, c->cfg.event_arg);
 }
 
 /* ---- the response -------------------------------------------------------------------- */
@@ -299,12 +290,14 @@ static int read_body(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_re
 
 /* ---- one exchange ------------------------------------------------------------------------ */
 
+/* One request's progress: ZnClient's two durations (VM clock, as its log steps take
+ * them) and the phase times (OS monotonic clock, what the experiment reports). */
 typedef struct exchange {
     zn_client *c;
-    zn_event_info info;
-    int64_t started;             /* when the request began */
-    int64_t t0;                  /* phase timing: where the current phase began */
-    uint64_t request_ns;         /* writing the request (ZnClient's request duration) */
+    zn_request_info req;
+    uint64_t started_us;         /* the VM clock where the current log step's span began */
+    uint64_t request_us, response_us;
+    int64_t t0;                  /* where the current phase began */
     bool any_response;           /* a byte of the response arrived */
 } exchange;
 
@@ -315,6 +308,17 @@ static void phase(exchange *x, uint64_t *into)
     x->t0 = now;
 }
 
+static void exchange_start(exchange *x, zn_client *c, const char *path)
+{
+    *x = (exchange){.c = c, .req = {.method = "GET", .uri = path}, .t0 = stvm__mono_ns()};
+}
+
+static void work(stvm_vm *vm, uint32_t us)
+{
+    if (us)
+        stvm__busy_us(vm, us, NULL);   /* cannot fail: checked in stvm__zn_client_new */
+}
+
 /* The first read of the response: a fill of the stream, counted if it had to wait. */
 static int first_read(stvm_vm *vm, exchange *x)
 {
@@ -323,6 +327,7 @@ static int first_read(stvm_vm *vm, exchange *x)
     int64_t n = stvm__stream_fill(vm, c->stream);
     if (c->stream->stats.reads_blocked != blocked)
         c->stats.first_reads_blocked++;
+    c->stats.reads_blocked += c->stream->stats.reads_blocked - blocked;
     if (n < 0)
         return fail(c, (int)n, "waiting for the response%.100s", "");
     if (n == 0)
@@ -331,9 +336,8 @@ static int first_read(stvm_vm *vm, exchange *x)
     return STVM_OK;
 }
 
-static int read_response(stvm_vm *vm, exchange *x, uint8_t *body, size_t cap, zn_response *r)
+static int read_response(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_response *r)
 {
-    zn_client *c = x->c;
     char line[LINE_MAX_BYTES];
     bool http10 = false;
     *r = (zn_response){.content_length = -1};
@@ -349,68 +353,75 @@ static int read_response(stvm_vm *vm, exchange *x, uint8_t *body, size_t cap, zn
     return err;
 }
 
-/* Send, the request-written event, wait for the first bytes, read the response. */
-static int exchange_once(stvm_vm *vm, exchange *x, const char *path, uint8_t *body, size_t cap,
-                         zn_response *r)
+/* writeRequest, logRequestWrittenStarted:, the between work, readResponse. */
+static int exchange_once(stvm_vm *vm, exchange *x, uint8_t *body, size_t cap, zn_response *r)
 {
     zn_client *c = x->c;
-    zn_busy_us(vm, c->cfg.before_us);
+    work(vm, c->cfg.before_us);
     phase(x, &c->stats.before_ns);
-    uint64_t blocked = c->stream->stats.reads_blocked;
-    int err = write_request(vm, c, path, &x->info.request_bytes);
+    x->started_us = stvm__clock_now_us(vm);
+    int err = write_request(vm, c, x->req.uri, &x->req.bytes);
+    if (!err)
+        err = stvm__zn_log_request_written(vm, c->cfg.log, &c->cfg.logging, x->started_us,
+                                           &x->req, &x->request_us);
     if (err)
         return err;
-    x->request_ns = (uint64_t)(stvm__mono_ns() - x->t0);
-    emit(vm, c, ZN_EVENT_REQUEST_WRITTEN, &x->info);
-    zn_busy_us(vm, c->cfg.between_us);
+    work(vm, c->cfg.between_us);
     phase(x, &c->stats.between_ns);
+    x->started_us = stvm__clock_now_us(vm);
     if ((err = first_read(vm, x)))
         return err;
-    c->stats.reads_blocked += c->stream->stats.reads_blocked - blocked;
     phase(x, &c->stats.wait_ns);
-    err = read_response(vm, x, body, cap, r);
+    err = read_response(vm, c, body, cap, r);
     phase(x, &c->stats.parse_ns);
     return err;
 }
 
-int zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *body, size_t cap,
-                  zn_response *r)
+/* logResponseReadStarted:, logClientTransaction...:, the after work. */
+static int exchange_end(stvm_vm *vm, exchange *x, const zn_response *r)
+{
+    zn_client *c = x->c;
+    zn_response_info resp = {.status = r->status, .bytes = r->body_bytes};
+    int err = stvm__zn_log_response_read(vm, c->cfg.log, &c->cfg.logging, x->started_us,
+                                         &resp, &x->response_us);
+    if (!err)
+        err = stvm__zn_log_client_transaction(vm, c->cfg.log, &c->cfg.logging, &x->req,
+                                              x->request_us, &resp, x->response_us);
+    work(vm, c->cfg.after_us);
+    phase(x, &c->stats.after_ns);
+    return err;
+}
+
+int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *body,
+                        size_t cap, zn_response *r)
 {
     if (!vm || !c || !path || !r || (!body && cap))
         return STVM_EINVAL;
     if (!vm->active)
         return STVM_ENOTPROC;
     c->why[0] = 0;
-    exchange x = {.c = c, .t0 = stvm__mono_ns()};
-    x.started = x.t0;
+    exchange x;
+    exchange_start(&x, c, path);
     int err = c->stream ? STVM_OK : connect_(vm, c);
     bool reused = c->requests_on_connection > 0;
     if (!err)
-        err = exchange_once(vm, &x, path, body, cap, r);
+        err = exchange_once(vm, &x, body, cap, r);
     /* ZnClient retries once on a new connection when a reused one turns out dead. */
     if (err == STVM_ECLOSED && reused && !x.any_response) {
         disconnect(vm, c);
         c->stats.retries++;
-        x = (exchange){.c = c, .t0 = stvm__mono_ns()};
-        x.started = x.t0;
+        exchange_start(&x, c, path);
         if (!(err = connect_(vm, c)))
-            err = exchange_once(vm, &x, path, body, cap, r);
+            err = exchange_once(vm, &x, body, cap, r);
     }
+    if (!err)
+        err = exchange_end(vm, &x, r);
     if (err) {
         disconnect(vm, c);
         return err;
     }
     c->requests_on_connection++;
     c->stats.requests++;
-    x.info.status = r->status;
-    x.info.request_duration_us = x.request_ns / 1000;
-    x.info.response_duration_us = (uint64_t)(stvm__mono_ns() - x.started) / 1000 -
-                                  x.info.request_duration_us;
-    x.info.response_bytes = r->body_bytes;
-    emit(vm, c, ZN_EVENT_RESPONSE_READ, &x.info);
-    emit(vm, c, ZN_EVENT_TRANSACTION, &x.info);
-    zn_busy_us(vm, c->cfg.after_us);
-    phase(&x, &c->stats.after_ns);
     if (r->close || c->stream->at_end)
         disconnect(vm, c);
     return STVM_OK;

@@ -9,83 +9,81 @@
  * request that fails on a reused connection before any of its response arrived is
  * retried once on a new one, as ZnClient does.
  *
- * Work knobs place pure CPU work before the send, between the send and the first read,
- * and after the read: the placement test of the experiment.
+ * Logging goes through zn_log.h's three steps, at the three points ZnClient calls them,
+ * whatever the level (level 0 builds nothing). Work knobs place pure CPU work
+ * (stvm__busy_us) before the send, between the send and the first read, and after the
+ * read: the placement test of the experiment. Not modelled: redirects, request
+ * bodies, other methods than GET, proxies, TLS, the connection events.
  */
 #ifndef STVM_IMAGE_STUBS_ZN_CLIENT_H
 #define STVM_IMAGE_STUBS_ZN_CLIENT_H
 
 #include "socket_stream.h"
+#include "zn_log.h"
 
 /* ZnNetworkingUtils' default socket stream timeout: 30 s for every wait. */
 #define ZN_DEFAULT_TIMEOUT_MS 30000
 
-/* The log events of one request, in the order ZnClient emits them. */
-typedef enum zn_event_kind {
-    ZN_EVENT_REQUEST_WRITTEN,   /* between the flush and the first read */
-    ZN_EVENT_RESPONSE_READ,
-    ZN_EVENT_TRANSACTION,
-} zn_event_kind;
-
-/* What an event carries (ZnClientLogEvent and its subclasses). */
-typedef struct zn_event_info {
-    int status;                 /* the response's, 0 before it is read */
-    size_t request_bytes, response_bytes;
-    uint64_t request_duration_us, response_duration_us;
-} zn_event_info;
-
-/* Called at each of the three points when the log level asks for the event (the
- * experiment connects this to the ZnLogEvent announcer). */
-typedef void (*zn_event_hook)(stvm_vm *vm, zn_event_kind kind, const zn_event_info *info,
-                              void *arg);
-
 typedef struct zn_client_config {
     const char *host;           /* numeric IPv4/IPv6 or "localhost" */
     int port;
-    int64_t timeout_ms;         /* each wait, connect included; 0 = ZN_DEFAULT_TIMEOUT_MS */
-    int log_level;              /* 0: no event; 1, 2: the transaction event; 3: all three */
-    zn_event_hook on_event;
-    void *event_arg;
+    int64_t timeout_ms;         /* each wait, connect included: 0 = ZN_DEFAULT_TIMEOUT_MS
+                                   (Socket>>waitForDataFor:, a timed wait through the
+                                   Delay scheduler); -1 = none (waitForDataIfClosed:, a
+                                   plain semaphore wait) */
+    zn_log *log;                /* ZnLogEvent's class side; NULL only with level 0 */
+    zn_client_log logging;      /* logLevel (ZN_LOG_*) and clientId */
     uint32_t before_us;         /* CPU work before building the request */
-    uint32_t between_us;        /* after the flush and the request-written event */
-    uint32_t after_us;          /* after the transaction event */
+    uint32_t between_us;        /* after the flush and the request-written step */
+    uint32_t after_us;          /* after the transaction step */
 } zn_client_config;
 
-/* Per request, what the experiment reports; the client adds to these. */
+/* What the experiment reports; the client adds to these. */
 typedef struct zn_client_stats {
     uint64_t requests;          /* answered */
     uint64_t connects;          /* connections opened (the first one included) */
     uint64_t retries;           /* requests sent again on a new connection */
     uint64_t first_reads_blocked;  /* the response's first read found nothing and waited */
-    uint64_t reads_blocked;     /* any read of a response that waited */
-    uint64_t before_ns, between_ns, wait_ns, parse_ns, after_ns;  /* time in each phase */
+    uint64_t reads_blocked;     /* any read of a response that waited (the first too) */
+    uint64_t before_ns, between_ns, wait_ns, parse_ns, after_ns;  /* time in each phase
+                                   (OS monotonic clock): before = the before work; between
+                                   = writing, the request-written step and the between
+                                   work; wait = the first read; parse = the rest of the
+                                   response; after = the other two steps and the after
+                                   work */
 } zn_client_stats;
 
 typedef struct zn_response {
     int status;
     int64_t content_length;     /* -1 when none was given */
     bool chunked;
-    bool close;                 /* "Connection: close" */
-    size_t body_bytes;          /* read (and dropped unless a buffer is given) */
+    bool close;                 /* "Connection: close", or HTTP/1.0 without keep-alive */
+    size_t body_bytes;          /* read (and dropped past the caller's buffer) */
 } zn_response;
 
 typedef struct zn_client zn_client;
 
-/* A client for host:port (no connection yet). EINVAL, ENOMEM. */
-int zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out);
-/* GET path; the body goes into body (up to cap bytes, the rest counted and dropped) when
- * body is not NULL. STVM_OK and *r, or: ECONNREFUSED, ETIMEDOUT, ECLOSED (the peer went
- * away, after the one retry), EPROTO (a malformed response: why() tells what), ESTATE,
- * ENOMEM. Needs an active process; switches. */
-int zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *body, size_t cap,
-                  zn_response *r);
-/* Why the last request failed (a sentence, "" after a success). */
-const char *zn_client_why(const zn_client *c);
-const zn_client_stats *zn_client_stats_of(const zn_client *c);
-/* Close the connection and free the client. */
-void zn_client_free(stvm_vm *vm, zn_client *c);
+/* A client for host:port (no connection yet). Errors: EINVAL (NULLs, a port outside
+ * 1..65535, a host of 256 bytes or more, timeout_ms < -1, a level outside 0..3, a level
+ * above 0 without a log, a work knob above ZN_LOG_MAX_COST_US), ENOMEM. Allocates
+ * (malloc); never switches. The caller owns it: stvm__zn_client_free. */
+int stvm__zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out);
 
-/* Spend us of CPU (busy, on the real clock; no time passes on the simulated one). */
-void zn_busy_us(stvm_vm *vm, uint32_t us);
+/* GET path, as ZnClient>>get: does. The body goes into body (up to cap bytes; the rest is
+ * counted and dropped) when body is not NULL. STVM_OK and *r, or: EINVAL, ENOTPROC,
+ * ECONNREFUSED, ETIMEDOUT, ECLOSED (the peer went away: on a new connection, or again
+ * after the one retry), EPROTO (a malformed response: why() tells what), ESTATE, ENOMEM;
+ * after an error the connection is closed and the next request opens a new one.
+ * Needs an active process; switches (socket waits, log subscribers, the work knobs'
+ * checkpoints). */
+int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *body,
+                        size_t cap, zn_response *r);
+
+/* Why the last request failed (a sentence; "" after a success). */
+const char *stvm__zn_client_why(const zn_client *c);
+const zn_client_stats *stvm__zn_client_stats(const zn_client *c);
+
+/* Close the connection and free the client (NULL is ignored). Never switches. */
+void stvm__zn_client_free(stvm_vm *vm, zn_client *c);
 
 #endif
