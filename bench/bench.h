@@ -34,6 +34,12 @@ bool bench_flag(int argc, char **argv, int *i, const char *name, const char **va
 /* Parse a decimal integer in [lo, hi]; false (and nothing stored) if it is not one. */
 bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out);
 bool bench_parse_format(const char *s, bench_format *out);
+/* "a,b,c" against names[n] (n <= 31): the bits (1 << index) of the words, or -1 for an
+ * unknown word or an empty list. */
+long bench_parse_names(const char *s, const char *const *names, int n);
+/* "1,20,300": up to max decimal integers in [lo, hi] into out; how many, or -1 (a bad
+ * item, too many, an empty list). */
+int bench_parse_numbers(const char *s, long long lo, long long hi, long long *out, int max);
 /* Print "stvm-bench: <message>" and a hint to stderr; answers BENCH_EXIT_USAGE. */
 int bench_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -98,11 +104,32 @@ void bench_hist_record(bench_hist *h, uint64_t v);
  * the exact maximum. 0 when empty. */
 uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
+/* ---- plot.c: what the charts share ------------------------------------------------ */
+
+/* A chart's files: the PNG, and beside it the gnuplot script and the data. */
+typedef struct bench_plot_paths {
+    const char *png;
+    char *gp, *dat;     /* the PNG's name with .gp and .dat for its extension */
+} bench_plot_paths;
+
+/* Fill p for png (allocates gp and dat); false when out of memory. */
+bool bench_plot_paths_make(bench_plot_paths *p, const char *png);
+void bench_plot_paths_free(bench_plot_paths *p);
+/* fopen for writing, with a message on failure (NULL). */
+FILE *bench_open_written(const char *path);
+/* fclose with a message; false if the file is not complete. */
+bool bench_close_written(FILE *f, const char *path);
+/* A gnuplot single-quoted string ('' stands for a quote). */
+void bench_gp_string(FILE *f, const char *s);
+/* Run gnuplot on p->gp and say what came of it (a missing gnuplot is only a note). */
+void bench_run_gnuplot(const bench_plot_paths *p);
+
 /* ---- the commands ------------------------------------------------------------------- */
 
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 int io_main(int argc, char **argv);
+int zn_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 
