@@ -50,7 +50,7 @@ static void zn_help(FILE *f)
             "  --wait LIST               timed (waitForDataFor:, Pharo's; default) or plain\n"
             "                            (waitForDataIfClosed:)\n"
             "  --background LIST         off (default) or on: a busy process at priority 30\n"
-            "  --event-cost-us N         CPU to build one ZnLogEvent (default 20)\n"
+            "  --event-cost-us N         CPU to build one ZnLogEvent (default 5)\n"
             "  --requests N              timed requests per configuration (default 2000)\n"
             "  --warmup N                requests before the timed ones (default 200)\n"
             "  --max-seconds S           time limit of a configuration's timed part\n"
@@ -343,7 +343,7 @@ static void opts_init(zn_opts *o)
     zn_list *zero[] = {&o->inject, &o->before, &o->between, &o->after, &o->wait, &o->bg};
     for (size_t k = 0; k < sizeof zero / sizeof zero[0]; k++)
         list_default(zero[k], 0, 0, 0, 1);
-    o->event_cost_us = 20;
+    o->event_cost_us = 5;
     o->requests = 2000;
     o->warmup = 200;
     o->max_seconds = 2;

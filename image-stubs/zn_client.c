@@ -22,6 +22,10 @@ struct zn_client {
     uint64_t requests_on_connection;
     zn_client_stats stats;
     char why[160];
+    /* Here rather than on the process's stack (16 KiB by default): one line at a time
+     * is parsed, and body bytes past the caller's buffer are dropped through scratch. */
+    char line[LINE_MAX_BYTES];
+    uint8_t scratch[STVM_STREAM_BUFFER_SIZE];
 };
 
 static int fail(zn_client *c, int err, const char *fmt, const char *detail)
@@ -108,13 +112,12 @@ const zn_client_stats *stvm__zn_client_stats(const zn_client *c)
  * and sent with one flush. */
 static int write_request(stvm_vm *vm, zn_client *c, const char *path, size_t *bytes)
 {
-    char req[LINE_MAX_BYTES + 256];
-    int n = snprintf(req, sizeof req,
+    /* Fits: the path is at most LINE_MAX_BYTES (checked on entry), the host < 256. */
+    char *req = (char *)c->scratch;
+    int n = snprintf(req, sizeof c->scratch,
                      "GET %s HTTP/1.1\r\nUser-Agent: Zinc HTTP Components 1.0\r\n"
                      "Accept: */*\r\nHost: %s:%d\r\n\r\n",
                      path, c->host, c->cfg.port);
-    if (n < 0 || (size_t)n >= sizeof req)
-        return fail(c, STVM_EINVAL, "the request line for %.100s is too long", path);
     int err = stvm__stream_write(vm, c->stream, req, (size_t)n);
     if (!err)
         err = stvm__stream_flush(vm, c->stream);
@@ -196,7 +199,7 @@ static int parse_header(zn_client *c, char *line, zn_response *r, bool *keep_ali
 
 static int read_headers(stvm_vm *vm, zn_client *c, zn_response *r, bool http10)
 {
-    char line[LINE_MAX_BYTES];
+    char *line = c->line;
     bool keep_alive = false;
     for (int i = 0;; i++) {
         int err = read_line(vm, c, line, "header line");
@@ -218,11 +221,10 @@ static int read_headers(stvm_vm *vm, zn_client *c, zn_response *r, bool http10)
 static int read_body_bytes(stvm_vm *vm, zn_client *c, uint64_t n, uint8_t *body, size_t cap,
                            zn_response *r)
 {
-    uint8_t scratch[STVM_STREAM_BUFFER_SIZE];
     while (n > 0) {
         bool keep = body && r->body_bytes < cap;
-        uint8_t *to = keep ? body + r->body_bytes : scratch;
-        size_t room = keep ? cap - r->body_bytes : sizeof scratch;
+        uint8_t *to = keep ? body + r->body_bytes : c->scratch;
+        size_t room = keep ? cap - r->body_bytes : sizeof c->scratch;
         int64_t got = stvm__stream_read(vm, c->stream, to, n < room ? (size_t)n : room);
         if (got < 0)
             return fail(c, (int)got, "reading the body%.100s", "");
@@ -237,7 +239,7 @@ static int read_body_bytes(stvm_vm *vm, zn_client *c, uint64_t n, uint8_t *body,
 /* A chunked body: hex sizes (extensions ignored), data, CRLF; 0 ends it, then trailers. */
 static int read_chunked(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_response *r)
 {
-    char line[LINE_MAX_BYTES];
+    char *line = c->line;
     for (;;) {
         int err = read_line(vm, c, line, "chunk size");
         if (err)
@@ -265,11 +267,10 @@ static int read_chunked(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn
 /* A body delimited by the end of the connection (neither length nor chunks). */
 static int read_to_end(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_response *r)
 {
-    uint8_t scratch[STVM_STREAM_BUFFER_SIZE];
     for (;;) {
         bool keep = body && r->body_bytes < cap;
-        int64_t got = stvm__stream_read(vm, c->stream, keep ? body + r->body_bytes : scratch,
-                                        keep ? cap - r->body_bytes : sizeof scratch);
+        int64_t got = stvm__stream_read(vm, c->stream, keep ? body + r->body_bytes : c->scratch,
+                                        keep ? cap - r->body_bytes : sizeof c->scratch);
         if (got < 0)
             return fail(c, (int)got, "reading the body%.100s", "");
         if (got == 0)
@@ -341,7 +342,7 @@ static int first_read(stvm_vm *vm, exchange *x)
 
 static int read_response(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_response *r)
 {
-    char line[LINE_MAX_BYTES];
+    char *line = c->line;
     bool http10 = false;
     *r = (zn_response){.content_length = -1};
     uint64_t blocked = c->stream->stats.reads_blocked;
@@ -400,7 +401,7 @@ static int exchange_end(stvm_vm *vm, exchange *x, const zn_response *r)
 int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *body,
                         size_t cap, zn_response *r)
 {
-    if (!vm || !c || !path || !r || (!body && cap))
+    if (!vm || !c || !path || !r || (!body && cap) || strlen(path) > LINE_MAX_BYTES)
         return STVM_EINVAL;
     if (!vm->active)
         return STVM_ENOTPROC;

@@ -69,7 +69,7 @@ typedef struct zn_client zn_client;
  * (malloc); never switches. The caller owns it: stvm__zn_client_free. */
 int stvm__zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **out);
 
-/* GET path, as ZnClient>>get: does. The body goes into body (up to cap bytes; the rest is
+/* GET path (at most 1024 bytes, sent as it is), as ZnClient>>get: does. The body goes into body (up to cap bytes; the rest is
  * counted and dropped) when body is not NULL. STVM_OK and *r, or: EINVAL, ENOTPROC,
  * ECONNREFUSED, ETIMEDOUT, ECLOSED (the peer went away: on a new connection, or again
  * after the one retry), EPROTO (a malformed response: why() tells what), ESTATE, ENOMEM;

@@ -680,7 +680,7 @@ Test(zn_client, a_refused_connection_is_econnrefused)
 
 typedef struct misuse {
     zn_client *c;
-    int rc[4];
+    int rc[5];
 } misuse;
 
 static void misuser(stvm_vm *vm, void *arg)
@@ -692,6 +692,9 @@ static void misuser(stvm_vm *vm, void *arg)
     m->rc[1] = stvm__zn_client_get(vm, m->c, "/", NULL, 4, &r);
     m->rc[2] = stvm__zn_client_get(vm, m->c, "/", b, sizeof b, NULL);
     m->rc[3] = stvm__zn_client_get(vm, NULL, "/", b, sizeof b, &r);
+    static char long_path[1100];
+    memset(long_path, 'a', sizeof long_path - 1);
+    m->rc[4] = stvm__zn_client_get(vm, m->c, long_path, b, sizeof b, &r);
 }
 
 Test(zn_client, bad_input_is_refused_and_nothing_is_made_or_sent)
@@ -727,7 +730,7 @@ Test(zn_client, bad_input_is_refused_and_nothing_is_made_or_sent)
     misuse m = {.c = c};
     spawn(vm, 40, "misuser", misuser, &m);
     cr_assert_eq(stvm_run(vm), STVM_OK);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         cr_assert_eq(m.rc[i], STVM_EINVAL, "call %d", i);
     cr_assert_eq(stvm__zn_client_stats(c)->connects, 0u, "nothing was sent");
     stvm__zn_client_free(vm, c);
