@@ -58,7 +58,9 @@ static void zn_help(FILE *f)
             "  --repeat K                repetitions, medians reported (default 3)\n"
             "  --wrk-seconds S           wrk's duration per repetition (default 2)\n"
             "  --no-wrk                  no wrk baseline row\n"
-            "  --cpu N                   pin the VM to CPU N (default -1: not pinned)\n"
+            "  --cpu N                   pin the VM (and wrk) to CPU N and nginx to the next\n"
+            "                            one (default -1: nothing pinned, which suits a shared\n"
+            "                            machine best)\n"
             "  --format F                table (default), csv, json or markdown\n"
             "  --plot FILE               requests/s against subscriber cost, one line per\n"
             "                            idle mode (gnuplot; .gp and .dat beside FILE)\n"
@@ -353,11 +355,15 @@ static void opts_init(zn_opts *o)
     o->format = FMT_TABLE;
 }
 
+/* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other
+ * (inheriting the bench's pin would put both on one CPU). */
 static int start_nginx(nginx_server *s, zn_report *rep)
 {
     nginx_options no;
     nginx_options_init(&no);
     no.ipv6 = false;
+    if (rep->cpu >= 0 && bench_ncpu() > 1)
+        no.cpu = (rep->cpu + 1) % bench_ncpu();
     if (nginx_start(s, &no) != 0) {
         fprintf(stderr, "stvm-bench: zn: %s\n", s->error);
         return BENCH_EXIT_FAIL;
