@@ -121,6 +121,9 @@ FILE *bench_open_written(const char *path);
 bool bench_close_written(FILE *f, const char *path);
 /* A gnuplot single-quoted string ('' stands for a quote). */
 void bench_gp_string(FILE *f, const char *s);
+/* The script's "# Run:" line, a 960x900 PNG terminal (pngcairo when there is one) and
+ * the output file, ending the line. */
+void bench_gp_terminal(FILE *g, const bench_plot_paths *p);
 /* Run gnuplot on p->gp and say what came of it (a missing gnuplot is only a note). */
 void bench_run_gnuplot(const bench_plot_paths *p);
 

@@ -48,16 +48,10 @@ static bool write_dat(const char *dat, const delay_report *r)
 static void gp_header(FILE *g, const bench_plot_paths *p, const delay_report *r)
 {
     fprintf(g, "# stvm-bench delay: delays per second (top) and CPU microseconds per delay "
-               "(bottom)\n# against N, one line per representation.\n# Run: gnuplot ");
-    bench_gp_string(g, p->gp);
-    fputs("\nif (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo size 960,900 noenhanced\n"
-          "} else {\n"
-          "    set terminal png size 960,900 noenhanced\n"
-          "}\nset output ", g);
-    bench_gp_string(g, p->png);
+               "(bottom)\n# against N, one line per representation.\n");
+    bench_gp_terminal(g, p);
     /* Two panels: the benchmark's figure (rate against N) above, its CPU cost below. */
-    fprintf(g, "\nset multiplot layout 2,1 title 'DelayBenchmark on stvm %s (%s, %s clock, "
+    fprintf(g, "set multiplot layout 2,1 title 'DelayBenchmark on stvm %s (%s, %s clock, "
                "window %d ms, median of %d)'\n",
             stvm_version_string(), stvm_context_backend(), r->sim ? "simulated" : "real",
             r->window_ms, r->repeat);

@@ -71,3 +71,16 @@ void bench_run_gnuplot(const bench_plot_paths *p)
     else
         fprintf(stderr, "stvm-bench: plot written to %s (%s, %s)\n", p->png, p->gp, p->dat);
 }
+
+void bench_gp_terminal(FILE *g, const bench_plot_paths *p)
+{
+    fputs("# Run: gnuplot ", g);
+    bench_gp_string(g, p->gp);
+    fputs("\nif (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+          "    set terminal pngcairo size 960,900 noenhanced\n"
+          "} else {\n"
+          "    set terminal png size 960,900 noenhanced\n"
+          "}\nset output ", g);
+    bench_gp_string(g, p->png);
+    fputc('\n', g);
+}

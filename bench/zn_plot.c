@@ -110,16 +110,9 @@ static bool write_gp(const bench_plot_paths *p, const zn_report *r, const zn_lin
     if (!g)
         return false;
     fputs("# stvm-bench zn: requests per second (top) and blocked first reads per request\n"
-          "# (bottom) against the subscriber's cost per event, one line per idle mode.\n"
-          "# Run: gnuplot ", g);
-    bench_gp_string(g, p->gp);
-    fputs("\nif (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo size 960,900 noenhanced\n"
-          "} else {\n"
-          "    set terminal png size 960,900 noenhanced\n"
-          "}\nset output ", g);
-    bench_gp_string(g, p->png);
-    fprintf(g, "\nset multiplot layout 2,1 title 'ZnClient experiment on stvm %s: GET of a "
+          "# (bottom) against the subscriber's cost per event, one line per idle mode.\n", g);
+    bench_gp_terminal(g, p);
+    fprintf(g, "set multiplot layout 2,1 title 'ZnClient experiment on stvm %s: GET of a "
                "%zu-byte file from nginx, median of %d'\n", stvm_version_string(),
             r->body_size, r->repeat);
     fputs("set xlabel 'subscriber cost per event (us)'\nset key outside right\nset grid\n"

@@ -113,12 +113,24 @@ static void nginx_up(nginx_server *s)
 
 static void nginx_down(nginx_server *s) { cr_assert_eq(nginx_stop(s), 0, "%s", s->error); }
 
+/* nginx and a client of it with cc; zc_nginx_end stops and frees both. */
+static void zc_nginx(zc *z, nginx_server *s, zn_client_config cc)
+{
+    nginx_up(s);
+    zc_make(z, NULL, s->port, cc);
+}
+
+static void zc_nginx_end(zc *z, nginx_server *s)
+{
+    zc_done(z);
+    nginx_down(s);
+}
+
 Test(zn_client, a_static_file_comes_back_byte_for_byte_with_its_status_and_length)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
+    zc_nginx(&z, &s, (zn_client_config){0});
     zc_get(&z, NGINX_PATH_STATIC, 1);
     zc_run(&z);
     expect_ok(&z, 0, 200);
@@ -127,16 +139,14 @@ Test(zn_client, a_static_file_comes_back_byte_for_byte_with_its_status_and_lengt
     cr_assert(!z.r[0].chunked && !z.r[0].close);
     for (size_t i = 0; i < s.static_size; i++)
         cr_assert_eq(z.body[i], (uint8_t)nginx_static_byte(&s, i), "byte %zu", i);
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 Test(zn_client, keep_alive_reuses_one_connection_for_every_request)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
+    zc_nginx(&z, &s, (zn_client_config){0});
     zc_get(&z, NGINX_PATH_STATIC, 50);
     zc_run(&z);
     for (int i = 0; i < 50; i++)
@@ -144,16 +154,14 @@ Test(zn_client, keep_alive_reuses_one_connection_for_every_request)
     cr_assert_eq(zc_stats(&z)->requests, 50u);
     cr_assert_eq(zc_stats(&z)->connects, 1u);
     cr_assert_eq(zc_stats(&z)->retries, 0u);
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 Test(zn_client, connection_close_makes_the_next_request_open_a_new_connection)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
+    zc_nginx(&z, &s, (zn_client_config){0});
     zc_get(&z, NGINX_PATH_CLOSE, 3);
     zc_get(&z, NGINX_PATH_STATIC, 2);
     zc_run(&z);
@@ -162,16 +170,14 @@ Test(zn_client, connection_close_makes_the_next_request_open_a_new_connection)
     cr_assert(z.r[0].close && z.r[2].close && !z.r[4].close);
     cr_assert_eq(zc_stats(&z)->connects, 4u, "one per /close, then one for both /static");
     cr_assert_eq(zc_stats(&z)->retries, 0u, "a close announced is not a failure");
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 Test(zn_client, a_chunked_body_is_decoded)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
+    zc_nginx(&z, &s, (zn_client_config){0});
     zc_get(&z, NGINX_PATH_CHUNKED, 2);
     zc_run(&z);
     expect_ok(&z, 1, 200);
@@ -185,16 +191,14 @@ Test(zn_client, a_chunked_body_is_decoded)
                   z.body[2 + n + i] == (uint8_t)nginx_static_byte(&s, i), "the file twice");
     cr_assert_eq(zc_stats(&z)->connects, 1u, "the chunked body ends the response, not "
                                              "the connection");
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 Test(zn_client, a_404_is_an_answer_and_the_connection_stays)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
+    zc_nginx(&z, &s, (zn_client_config){0});
     zc_get(&z, NGINX_PATH_404, 1);
     zc_get(&z, NGINX_PATH_STATIC, 1);
     zc_run(&z);
@@ -203,8 +207,7 @@ Test(zn_client, a_404_is_an_answer_and_the_connection_stays)
     cr_assert_eq(z.r[0].body_bytes, (size_t)z.r[0].content_length);
     expect_ok(&z, 1, 200);
     cr_assert_eq(zc_stats(&z)->connects, 1u);
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 /* A subscriber to every ZnLogEvent, noting the classes in order and the status each
@@ -229,9 +232,8 @@ static void note_event(stvm_vm *vm, const announcement *a, void *arg)
 Test(zn_client, at_level_3_each_request_emits_written_read_and_transaction_in_that_order)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){.logging = {.level = ZN_LOG_ALL}});
+    zc_nginx(&z, &s, (zn_client_config){.logging = {.level = ZN_LOG_ALL}});
     events_seen e = {0};
     announcer *an;
     uint64_t id;
@@ -249,16 +251,14 @@ Test(zn_client, at_level_3_each_request_emits_written_read_and_transaction_in_th
         cr_assert_eq(e.status[i + 1], 200);
         cr_assert_eq(e.cls[i + 2], &stvm__zn_client_transaction_class);
     }
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 Test(zn_client, at_level_0_no_event_is_built_and_no_announcer_made)
 {
     nginx_server s;
-    nginx_up(&s);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){.logging = {.level = ZN_LOG_OFF}});
+    zc_nginx(&z, &s, (zn_client_config){.logging = {.level = ZN_LOG_OFF}});
     zc_get(&z, NGINX_PATH_STATIC, 3);
     zc_run(&z);
     expect_ok(&z, 2, 200);
@@ -266,8 +266,7 @@ Test(zn_client, at_level_0_no_event_is_built_and_no_announcer_made)
     stvm__zn_log_get_stats(z.log, &ls);
     cr_assert_eq(ls.events_built, 0u);
     cr_assert(!ls.has_announcer);
-    zc_done(&z);
-    nginx_down(&s);
+    zc_nginx_end(&z, &s);
 }
 
 /* ---- the scripted server ------------------------------------------------------------------ */
@@ -393,6 +392,22 @@ static void script_end(script *s)
     cr_assert(!s->failed, "the script server waited past its limit");
 }
 
+/* A script server for replies and a client of it with cc, asked for path `times` times
+ * (run it with zc_run); zc_end frees both. */
+static void zc_scripted(zc *z, script *s, const reply *replies, int n, zn_client_config cc,
+                        const char *path, int times)
+{
+    script_start(s, replies, n);
+    zc_make(z, NULL, s->port, cc);
+    zc_get(z, path, times);
+}
+
+static void zc_end(zc *z, script *s)
+{
+    zc_done(z);
+    script_end(s);
+}
+
 #define OK_BODY(body) "HTTP/1.1 200 OK\r\nContent-Length: " #body "\r\n\r\n"
 
 /* ---- malformed responses -------------------------------------------------------------- */
@@ -434,10 +449,8 @@ Test(zn_client, each_malformed_response_is_eproto_with_a_reason_and_the_connecti
         const fixture *f = &MALFORMED[k];
         reply replies[] = {{f->response, CLOSE, 0}, {OK_BODY(2) "ok", CLOSE, 0}};
         script s;
-        script_start(&s, replies, 2);
         zc z;
-        zc_make(&z, NULL, s.port, (zn_client_config){0});
-        zc_get(&z, "/bad", 1);
+        zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/bad", 1);
         zc_get(&z, "/good", 1);
         zc_run(&z);
         cr_assert_eq(z.err[0], STVM_EPROTO, "%s: %s (%s)", f->name, stvm_err_name(z.err[0]),
@@ -448,8 +461,7 @@ Test(zn_client, each_malformed_response_is_eproto_with_a_reason_and_the_connecti
         cr_assert_eq(zc_stats(&z)->connects, 2u, "%s: a new connection after it", f->name);
         cr_assert_eq(zc_stats(&z)->retries, 0u, "%s: a malformed answer is not retried",
                      f->name);
-        zc_done(&z);
-        script_end(&s);
+        zc_end(&z, &s);
     }
 }
 
@@ -463,18 +475,15 @@ Test(zn_client, a_line_over_1024_bytes_and_more_than_100_headers_are_refused)
     snprintf(many + n, sizeof many - (size_t)n, "\r\n");
     reply replies[] = {{long_line, CLOSE, 0}, {many, CLOSE, 0}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/long", 1);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/long", 1);
     zc_get(&z, "/many", 1);
     zc_run(&z);
     cr_assert_eq(z.err[0], STVM_EPROTO, "%s", z.why[0]);
     cr_assert(strstr(z.why[0], "1024"), "%s", z.why[0]);
     cr_assert_eq(z.err[1], STVM_EPROTO, "%s", z.why[1]);
     cr_assert(strstr(z.why[1], "100 header"), "%s", z.why[1]);
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 /* ---- bodies and versions nginx does not send here ------------------------------------- */
@@ -484,10 +493,8 @@ Test(zn_client, a_body_without_length_or_chunks_runs_to_the_end_of_the_connectio
     reply replies[] = {{"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end", CLOSE, 0},
                        {OK_BODY(2) "ok", KEEP, 0}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/a", 1);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/a", 1);
     zc_get(&z, "/b", 1);
     zc_run(&z);
     expect_ok(&z, 0, 200);
@@ -495,8 +502,7 @@ Test(zn_client, a_body_without_length_or_chunks_runs_to_the_end_of_the_connectio
     cr_assert(z.r[0].close);
     expect_ok(&z, 1, 200);
     cr_assert_eq(zc_stats(&z)->connects, 2u);
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 Test(zn_client, http_1_0_closes_unless_keep_alive_and_204_has_no_body)
@@ -507,10 +513,8 @@ Test(zn_client, http_1_0_closes_unless_keep_alive_and_204_has_no_body)
                        {"HTTP/1.1 204 No Content\r\n\r\n", KEEP, 0},
                        {OK_BODY(2) "ok", CLOSE, 0}};
     script s;
-    script_start(&s, replies, 4);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/x", 4);
+    zc_scripted(&z, &s, replies, 4, (zn_client_config){0}, "/x", 4);
     zc_run(&z);
     expect_ok(&z, 0, 200);
     cr_assert(z.r[0].close);
@@ -520,8 +524,7 @@ Test(zn_client, http_1_0_closes_unless_keep_alive_and_204_has_no_body)
     cr_assert_eq(z.r[2].body_bytes, 0u);
     expect_ok(&z, 3, 200);
     cr_assert_eq(zc_stats(&z)->connects, 2u);
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 /* ---- the retry rule --------------------------------------------------------------------- */
@@ -530,18 +533,15 @@ static void retry_case(act how)
 {
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 0}, {NULL, how, 0}, {OK_BODY(2) "ok", KEEP, 0}};
     script s;
-    script_start(&s, replies, 3);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/x", 2);
+    zc_scripted(&z, &s, replies, 3, (zn_client_config){0}, "/x", 2);
     zc_run(&z);
     expect_ok(&z, 0, 200);
     expect_ok(&z, 1, 200);
     cr_assert_eq(zc_stats(&z)->retries, 1u);
     cr_assert_eq(zc_stats(&z)->connects, 2u);
     cr_assert_eq(s.requests, 3, "the request went out twice");
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 Test(zn_client, a_reused_connection_the_server_closed_is_retried_once_on_a_new_one)
@@ -559,35 +559,29 @@ Test(zn_client, the_retry_happens_once_and_never_on_a_new_connection)
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 0}, {NULL, CLOSE_NOW, 0}, {NULL, CLOSE_NOW, 0},
                        {NULL, CLOSE_NOW, 0}};
     script s;
-    script_start(&s, replies, 4);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/x", 3);
+    zc_scripted(&z, &s, replies, 4, (zn_client_config){0}, "/x", 3);
     zc_run(&z);
     expect_ok(&z, 0, 200);
     cr_assert_eq(z.err[1], STVM_ECLOSED, "after the one retry: %s", z.why[1]);
     cr_assert_eq(z.err[2], STVM_ECLOSED, "a new connection is not retried: %s", z.why[2]);
     cr_assert_eq(zc_stats(&z)->retries, 1u);
     cr_assert_eq(zc_stats(&z)->connects, 3u);
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 Test(zn_client, a_response_cut_short_on_a_reused_connection_is_not_retried)
 {
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 0}, {"HTTP/1.1 200 OK\r\nContent-Le", CLOSE, 0}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/x", 2);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/x", 2);
     zc_run(&z);
     expect_ok(&z, 0, 200);
     cr_assert_eq(z.err[1], STVM_EPROTO, "%s", z.why[1]);
     cr_assert(strstr(z.why[1], "ended inside"), "%s", z.why[1]);
     cr_assert_eq(zc_stats(&z)->retries, 0u, "part of the response had arrived");
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 /* ---- blocking, timeouts, refusal ----------------------------------------------------------- */
@@ -598,10 +592,8 @@ Test(zn_client, a_late_response_blocks_the_first_read_and_between_work_avoids_it
      * client spends 300 ms between sending and reading (generous both ways). */
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 200}, {OK_BODY(2) "ok", KEEP, 0}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){0});
-    zc_get(&z, "/x", 1);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/x", 1);
     zc_run(&z);
     expect_ok(&z, 0, 200);
     cr_assert_eq(zc_stats(&z)->first_reads_blocked, 1u);
@@ -616,8 +608,7 @@ Test(zn_client, a_late_response_blocks_the_first_read_and_between_work_avoids_it
     expect_ok(&z, 0, 200);
     cr_assert_eq(zc_stats(&z)->first_reads_blocked, 0u);
     cr_assert_geq(zc_stats(&z)->between_ns, 300000000u);
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 /* On the real clock: with a descriptor armed, a simulated-clock VM idles on the OS for
@@ -627,10 +618,8 @@ Test(zn_client, a_server_that_never_answers_times_out_and_the_request_is_not_ret
 {
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 0}, {NULL, SILENT, 0}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){.timeout_ms = 300});
-    zc_get(&z, "/x", 2);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){.timeout_ms = 300}, "/x", 2);
     stvm_stats before = stats_of(z.vm);
     zc_run(&z);
     expect_ok(&z, 0, 200);
@@ -638,26 +627,22 @@ Test(zn_client, a_server_that_never_answers_times_out_and_the_request_is_not_ret
     cr_assert(strstr(z.why[1], "waiting for the response"), "%s", z.why[1]);
     cr_assert_eq(zc_stats(&z)->retries, 0u, "a timeout on a reused connection is final");
     cr_assert_gt(stats_of(z.vm).timed_waits, before.timed_waits, "a timed wait ran out");
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
 }
 
 Test(zn_client, the_default_timeout_is_znclients_30_seconds_and_plain_waits_take_no_delay)
 {
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 50}, {OK_BODY(2) "ok", KEEP, 50}};
     script s;
-    script_start(&s, replies, 2);
     zc z;
-    zc_make(&z, NULL, s.port, (zn_client_config){.timeout_ms = -1});
-    zc_get(&z, "/x", 2);
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){.timeout_ms = -1}, "/x", 2);
     stvm_stats before = stats_of(z.vm);
     zc_run(&z);
     expect_ok(&z, 1, 200);
     cr_assert_eq(zc_stats(&z)->first_reads_blocked, 2u);
     cr_assert_eq(stats_of(z.vm).timed_waits, before.timed_waits,
                  "waitForDataIfClosed: is a plain wait");
-    zc_done(&z);
-    script_end(&s);
+    zc_end(&z, &s);
     cr_assert_eq(ZN_DEFAULT_TIMEOUT_MS, 30000);
 }
 
