@@ -2,10 +2,12 @@
  * stvm-bench: what both commands share (command-line helpers, the operating system,
  * statistics, JSON and CSV values). The commands' own data, measurement and rendering
  * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h,
- * io_*.h).
+ * io_*.h, zn_*.h).
  *
- * The tool uses the public API only (<stvm.h>) plus the C library, so its figures are
- * what an embedder gets. It keeps no mutable file-scope state: options live in structs
+ * The tool uses the public API (<stvm.h>) plus the C library, so its figures are what
+ * an embedder gets; only zn_run.c reaches into the image side (the ZnClient-shaped
+ * client, its log and announcer are the experiment's subject). It keeps no mutable
+ * file-scope state but nginx.c's registry of running servers: options live in structs
  * owned by each command.
  */
 #ifndef STVM_BENCH_H
