@@ -116,7 +116,7 @@ static bool write_gp(const bench_plot_paths *p, const zn_report *r, const zn_lin
                "%zu-byte file from nginx, median of %d'\n", stvm_version_string(),
             r->body_size, r->repeat);
     fputs("set xlabel 'subscriber cost per event (us)'\nset key outside right\nset grid\n"
-          "set lmargin at screen 0.09\nset rmargin at screen 0.66\n"
+          "set lmargin at screen 0.12\nset rmargin at screen 0.66\n"
           "set yrange [0:*]\nset datafile missing '?'\nset ylabel 'requests per second'\n", g);
     gp_panel(g, p->dat, lines, n, true);
     fputs("set ylabel 'blocked first reads per request'\nset yrange [0:*]\n", g);
