@@ -69,6 +69,9 @@ int bench_pin_cpu(int cpu);
 /* Resident set size in bytes from /proc/self/statm, or 0 if unreadable. */
 uint64_t bench_rss_bytes(void);
 int bench_ncpu(void);
+/* The one-minute load average from /proc/loadavg, NaN if unreadable: a loaded machine
+ * is part of what a figure means. */
+double bench_load_average(void);
 /* The first "model name" of /proc/cpuinfo (or "unknown") into buf. */
 void bench_cpu_model(char *buf, size_t size);
 /* Kernel release (uname -r) into buf. */

@@ -201,18 +201,11 @@ static void describe_run(FILE *f, const zn_report *r, const char *prefix)
     char model[128], date[64];
     bench_cpu_model(model, sizeof model);
     bench_date_utc(date, sizeof date);
-    double load[1] = {NAN};
-    FILE *la = fopen("/proc/loadavg", "r");
-    if (la) {
-        if (fscanf(la, "%lf", &load[0]) != 1)
-            load[0] = NAN;
-        fclose(la);
-    }
     fprintf(f, "%sstvm %s (%s back end), %s, %d CPUs (%s), load average %.1f; nginx on "
                "127.0.0.1, a %zu-byte static file; %lld requests after %lld of warm-up per "
                "configuration (at most %g s), median of %d repetitions%s\n\n",
             prefix, stvm_version_string(), stvm_context_backend(), date, bench_ncpu(), model,
-            load[0], r->body_size, r->requests, r->warmup, r->max_seconds, r->repeat,
+            bench_load_average(), r->body_size, r->requests, r->warmup, r->max_seconds, r->repeat,
             r->wrk_seconds ? "; wrk -t1 -c1 beside it in every repetition" : "");
 }
 
