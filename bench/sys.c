@@ -4,9 +4,8 @@
  */
 #include "bench.h"
 
-#include <math.h>
-
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
