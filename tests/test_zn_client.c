@@ -632,7 +632,7 @@ Test(zn_client, a_server_that_never_answers_times_out_and_the_request_is_not_ret
 
 Test(zn_client, the_default_timeout_is_znclients_30_seconds_and_plain_waits_take_no_delay)
 {
-    reply replies[] = {{OK_BODY(2) "ok", KEEP, 50}, {OK_BODY(2) "ok", KEEP, 50}};
+    reply replies[] = {{OK_BODY(2) "ok", KEEP, 200}, {OK_BODY(2) "ok", KEEP, 200}};
     script s;
     zc z;
     zc_scripted(&z, &s, replies, 2, (zn_client_config){.timeout_ms = -1}, "/x", 2);
