@@ -554,6 +554,24 @@ Test(zn_client, a_reused_connection_the_server_reset_is_retried_once_on_a_new_on
     retry_case(RESET);
 }
 
+Test(zn_client, a_keep_alive_connection_the_server_closed_while_idle_is_retried_once)
+{
+    /* The server answers without "Connection: close" and then closes, as a server's
+     * keep-alive timeout does: the client finds out only with its next request. */
+    reply replies[] = {{OK_BODY(2) "ok", CLOSE, 0}, {OK_BODY(2) "ok", KEEP, 0}};
+    script s;
+    zc z;
+    zc_scripted(&z, &s, replies, 2, (zn_client_config){0}, "/x", 2);
+    zc_run(&z);
+    expect_ok(&z, 0, 200);
+    cr_assert(!z.r[0].close);
+    expect_ok(&z, 1, 200);
+    cr_assert_eq(zc_stats(&z)->retries, 1u);
+    cr_assert_eq(zc_stats(&z)->connects, 2u);
+    cr_assert_eq(s.requests, 2, "the first try of the second request reached no server");
+    zc_end(&z, &s);
+}
+
 Test(zn_client, the_retry_happens_once_and_never_on_a_new_connection)
 {
     reply replies[] = {{OK_BODY(2) "ok", KEEP, 0}, {NULL, CLOSE_NOW, 0}, {NULL, CLOSE_NOW, 0},
