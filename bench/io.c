@@ -80,31 +80,12 @@ static int count_option(int argc, char **argv, int *i, const char *flag, long lo
     return BENCH_NEXT;
 }
 
-/* "a,b,c" against names[n]: the bits (1 << index) or -1 for an unknown word. */
-static long parse_list(const char *s, const char *const *names, int n)
-{
-    long bits = 0;
-    char buf[256];
-    if (!s || !*s || strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < n && strcmp(w, names[k]))
-            k++;
-        if (k == n)
-            return -1;
-        bits |= 1L << k;
-    }
-    return bits ? bits : -1;
-}
-
 static int list_option(int argc, char **argv, int *i, io_opts *o)
 {
     const char *v = NULL;
     if (bench_flag(argc, argv, i, "--case", &v)) {
         static const char *const names[] = {"pingpong", "thread-pair", "os-threads", "many"};
-        long bits = parse_list(v, names, 4);
+        long bits = bench_parse_names(v, names, 4);
         if (bits < 0)
             return bench_usage_error("io ", "--case wants a list of pingpong, thread-pair, "
                                             "many, os-threads, not '%s'", v ? v : "");
@@ -113,7 +94,7 @@ static int list_option(int argc, char **argv, int *i, io_opts *o)
     }
     if (bench_flag(argc, argv, i, "--idle-mode", &v)) {
         static const char *const names[] = {"poll", "legacy", "spin"};
-        long bits = parse_list(v, names, 3);
+        long bits = bench_parse_names(v, names, 3);
         if (bits < 0)
             return bench_usage_error("io ", "--idle-mode wants a list of poll, legacy, spin, "
                                             "not '%s'", v ? v : "");

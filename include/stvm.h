@@ -70,7 +70,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
     XX(ECONNREFUSED, -14, "connection refused")                                         \
-    XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */
+    XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
+    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),

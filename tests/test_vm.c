@@ -187,9 +187,10 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         {STVM_EFULL, "STVM_EFULL"},     {STVM_ESYS, "STVM_ESYS"},
         {STVM_EPRIM, "STVM_EPRIM"},     {STVM_ECLOSED, "STVM_ECLOSED"},
         {STVM_ECONNREFUSED, "STVM_ECONNREFUSED"}, {STVM_ESTOPPED, "STVM_ESTOPPED"},
+        {STVM_EPROTO, "STVM_EPROTO"},
     };
     enum { N = sizeof codes / sizeof codes[0] };
-    cr_assert_eq(N, 16);
+    cr_assert_eq(N, 17);
     const char *generic = stvm_strerror(-N);
     cr_assert_not_null(generic);
     cr_assert_gt(strlen(generic), 0);
