@@ -158,8 +158,9 @@ typedef struct stvm_config {
                                    both clocks; default 0 */
     uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
                                    default 1000 (Pharo 4/5); 1 .. 10,000,000 */
-    int external_table_size;    /* slots for stvm_register_external; default 256,
-                                   1 .. 65536 */
+    int external_table_size;    /* slots for stvm_register_external; default 65536
+                                   (three per socket), 1 .. 65536; memory is taken in
+                                   chunks of 256 slots (4 KiB) as slots are used */
     size_t stack_guard_size;    /* bytes of guard region below each stack, 0 = default
                                    (64 KiB); rounded up to pages; 4 KiB .. 64 MiB.
                                    Address space only. With a MADVISE or MPROTECT guard,
@@ -419,8 +420,9 @@ STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *a
 /* ---- External signals ---------------------------------------------------------- */
 
 /* Register sem in the external table and store its index (1-based, as Pharo's
- * ExternalSemaphoreTable) in *index_out. Errors: EINVAL, EFULL, ESTATE (already
- * registered). */
+ * ExternalSemaphoreTable) in *index_out: the lowest free slot. Errors: EINVAL, EFULL,
+ * ESTATE (already registered), ENOMEM (the table takes memory for 256 slots at a time,
+ * the first time one of them is used). */
 STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
 /* Free the slot; signals still pending for it are dropped. Errors: EINVAL. */
 STVM_API int stvm_unregister_external(stvm_vm *vm, int index);

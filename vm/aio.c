@@ -169,8 +169,7 @@ static void fire(stvm_vm *vm, int fd, uint32_t got)
         if (!(firing & ev))
             continue;
         int index = e->index[slot(ev)];
-        const stvm_semaphore *s = index >= 1 && index <= vm->ext.size ? vm->ext.sems[index - 1]
-                                                                      : NULL;
+        const stvm_semaphore *s = stvm__external_sem(vm, index);
         vm->stats.fds_ready++;
         if (!s || !s->list.first)
             vm->stats.io_signals_unwaited++;

@@ -25,14 +25,35 @@ typedef struct stvm_clock {
 } stvm_clock;
 
 /* The external semaphore table: Cog's lock-free requests/responses counters, so that
- * N requests from any threads become exactly N signals. */
+ * N requests from any threads become exactly N signals.
+ *
+ * Slots live in chunks of STVM_EXT_CHUNK_SLOTS, made when a slot of the chunk is first
+ * registered (a table of 65,536 slots costs 2 KiB until it is used). Which slots have
+ * requests not yet answered is a two-level bitmap, so that the drain costs O(pending)
+ * whatever the table's size: bit s%64 of a chunk's pending[s/64] marks slot s of the
+ * chunk, and bit w%64 of summary[w/64] marks pending word w of the table (word w of
+ * chunk w/STVM_EXT_CHUNK_WORDS). Requesters set a slot's bit, then its word's summary
+ * bit, then `pending`, with atomic OR from any thread; the VM thread clears `pending`
+ * and then takes words with atomic exchange, so a request that races with a drain is
+ * seen by the next one. The counters, not the bits, say how many signals are due. */
+#define STVM_EXT_CHUNK_SLOTS 256
+#define STVM_EXT_CHUNK_WORDS (STVM_EXT_CHUNK_SLOTS / 64)
+
+typedef struct stvm_ext_chunk {
+    _Atomic uint64_t pending[STVM_EXT_CHUNK_WORDS];  /* set by any thread */
+    _Atomic uint32_t requests[STVM_EXT_CHUNK_SLOTS]; /* bumped by any thread */
+    uint32_t responses[STVM_EXT_CHUNK_SLOTS];        /* VM thread only */
+    stvm_semaphore *sems[STVM_EXT_CHUNK_SLOTS];      /* VM thread only; NULL = free slot */
+} stvm_ext_chunk;
+
 typedef struct stvm_external_table {
-    int size;
+    int size;                       /* slots, 1-based indices 1..size */
     int high;                       /* slots above this were never used: not scanned */
     int first_free;                 /* every slot below this is in use */
-    _Atomic uint32_t *requests;     /* bumped by any thread */
-    uint32_t *responses;            /* VM thread only */
-    stvm_semaphore **sems;          /* VM thread only; NULL = free slot */
+    int nchunks;                    /* chunks[] entries: size / STVM_EXT_CHUNK_SLOTS, up */
+    int nsummary;                   /* summary words covering the chunks made so far */
+    stvm_ext_chunk *_Atomic *chunks;/* made by the VM thread, read by any (acquire) */
+    _Atomic uint64_t *summary;      /* one bit per pending word; set by any thread */
     atomic_int pending;             /* some request not yet answered */
     atomic_int sleeping;            /* the VM thread is (about to be) asleep in ppoll */
     int wake_fd;                    /* eventfd that wakes the sleeping VM */
