@@ -114,8 +114,9 @@ void stvm__relinquish(stvm_vm *vm, uint64_t us)
         relinquish_simulated(vm);
         return;
     }
-    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
+    uint64_t deadline = stvm__timer_deadline(vm);
     if (deadline) {
+        uint64_t now = stvm__clock_now_us(vm);
         uint64_t left = deadline > now ? deadline - now : 0;
         if (left < us)
             us = left;

@@ -61,7 +61,7 @@ void stvm__idle_main(stvm_vm *vm, void *arg)
 {
     (void)arg;
     for (;;) {
-        if (stvm__poll_events(vm)) {
+        if (stvm__poll_events_idle(vm)) {
             vm->stopping = false;
             exit_run(vm, STVM_ESTOPPED);
             continue;

@@ -626,6 +626,101 @@ Test(socket, a_reader_loops_over_spurious_signals)
     SCENARIO_DONE(&t);
 }
 
+/* ---- descriptor numbers used again ----------------------------------------------------------- */
+
+/* The kernel hands out the lowest free descriptor number, so a connection made after a
+ * close gets the number back. A socket's read handler is re-armed without a system call
+ * once its descriptor is known to the aio layer (edge-triggered); each new descriptor
+ * must therefore start afresh there, whether the number last belonged to a socket
+ * (forgotten when it closed) or to an embedder's pipe that stvm_fd_wait watched. */
+typedef struct reuse {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener;
+    int port;
+    int rounds;
+    int reused;              /* connections that got a number used before */
+    int pipe_fd_reused;      /* the client got the pipe's number */
+} reuse;
+
+static void send_after_go(stvm_vm *vm, void *arg);
+
+/* One connection: a read that must wait for the peer's byte, then close. */
+static bool connect_and_wait_for_a_byte(stvm_vm *vm, reuse *r, int *fd)
+{
+    stvm_socket *c = NULL, *sv = NULL;
+    GCHECK(r, stvm_tcp_connect(vm, "127.0.0.1", r->port, LONG, &c) == STVM_OK);
+    GCHECK(r, stvm_tcp_accept(vm, r->listener, LONG, &sv) == STVM_OK);
+    if (!c || !sv)
+        return false;
+    *fd = stvm_socket_fd(c);
+    char b = 0;
+    stvm_stats before;
+    stvm_get_stats(vm, &before);
+    /* The reader waits (nothing is there yet); the sender runs when it blocks. */
+    stvm_semaphore *go = NULL;
+    GCHECK(r, stvm_semaphore_new(vm, &go) == STVM_OK);
+    void *args[3] = {r, sv, go};
+    stvm_process *sender = NULL;
+    GCHECK(r, stvm_spawn(vm, 40, "sender", send_after_go, args, &sender) == STVM_OK);
+    GCHECK(r, stvm_semaphore_signal(vm, go) == STVM_OK);
+    GCHECK(r, stvm_socket_recv(vm, c, &b, 1, LONG) == 1 && b == 'r');
+    stvm_stats after;
+    stvm_get_stats(vm, &after);
+    GCHECK(r, after.socket_reads_blocked == before.socket_reads_blocked + 1);
+    GCHECK(r, stvm_process_join(vm, sender, LONG) == STVM_OK);   /* gives the handle back */
+    stvm_semaphore_free(vm, go);
+    GCHECK(r, stvm_socket_close(vm, c) == STVM_OK);
+    GCHECK(r, stvm_socket_close(vm, sv) == STVM_OK);
+    return true;
+}
+
+static void send_after_go(stvm_vm *vm, void *arg)
+{
+    void **a = arg;
+    reuse *r = a[0];
+    GCHECK(r, stvm_semaphore_wait(vm, a[2]) == STVM_OK);
+    GCHECK(r, stvm_socket_send(vm, a[1], "r", 1, LONG) == 1);
+}
+
+static void reuser(stvm_vm *vm, void *arg)
+{
+    reuse *r = arg;
+    int seen[64] = {0}, fd = -1;
+    for (int i = 0; i < r->rounds; i++) {
+        if (!connect_and_wait_for_a_byte(vm, r, &fd))
+            return;
+        if (fd >= 0 && fd < 64 && seen[fd]++)
+            r->reused++;
+    }
+    /* A pipe waited on with stvm_fd_wait, closed, and its number taken by a socket. */
+    int p[2];
+    GCHECK(r, pipe(p) == 0);
+    GCHECK(r, write(p[1], "x", 1) == 1);
+    GCHECK(r, stvm_fd_wait(vm, p[0], STVM_IO_READ, LONG) == STVM_IO_READ);
+    int pipe_fd = p[0];
+    close(p[0]);
+    close(p[1]);
+    if (connect_and_wait_for_a_byte(vm, r, &fd))
+        r->pipe_fd_reused = fd == pipe_fd;
+}
+
+Test(socket, descriptor_numbers_used_again_wake_their_new_readers, .timeout = 60)
+{
+    static reuse r;
+    memset(&r, 0, sizeof r);
+    r.vm = vm_make(NULL);
+    r.rounds = 20;
+    cr_assert_eq(stvm_tcp_listen(r.vm, "127.0.0.1", 0, 4, &r.listener), STVM_OK);
+    r.port = stvm_socket_port(r.listener);
+    spawn(r.vm, 40, "reuser", reuser, &r);
+    RUN_OK_GREEN(&r);
+    cr_assert_geq(r.reused, r.rounds - 1, "the numbers came back (%d times)", r.reused);
+    cr_assert(r.pipe_fd_reused, "the client socket got the pipe's number");
+    cr_assert_eq(stvm_socket_close(r.vm, r.listener), STVM_OK);
+    SCENARIO_DONE(&r);
+}
+
 /* ---- stvm_vm_free with sockets open -------------------------------------------------------- */
 
 static void leave_open(stvm_vm *vm, void *arg)

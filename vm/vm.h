@@ -73,6 +73,8 @@ typedef struct stvm_objmem {
     stvm_large_int *free_cells;     /* free list threaded through the digit bytes */
     uintptr_t *set;                 /* open addressing; 0 empty, 1 tombstone */
     size_t set_cap, set_used, set_tombs;
+    uintptr_t recent[8];            /* registered objects validated lately, by address
+                                       bits 6..8; freeing an object clears its entry */
 } stvm_objmem;
 
 /* Stack memory (stack.c): arenas of equal slots, one size class per stack size. */
@@ -112,12 +114,17 @@ typedef struct stvm_timer {
     bool keeps_alive;               /* the deadline is work stvm_run waits for */
 } stvm_timer;
 
-/* The aio layer (aio.c): per descriptor, its one-shot handlers. */
+/* The aio layer (aio.c): per descriptor, its one-shot handlers. A descriptor the VM
+ * owns (stvm__aio_own) is in the epoll set edge-triggered for every event it was ever
+ * armed for (interest); any other one-shot for the events armed (aio.c says why). */
 typedef struct stvm_aio_fd {
     int index[2];                   /* external slot to signal on read / write readiness */
     uint8_t armed;                  /* STVM_IO_* handlers armed */
     uint8_t fired;                  /* STVM_IO_* handlers fired, not yet taken */
+    uint8_t interest;               /* owned: STVM_IO_* events in its epoll registration */
+    bool hangup;                    /* a firing saw an error or hang-up, not yet taken */
     bool in_set;                    /* in the epoll set (disabled while nothing is armed) */
+    bool owned;                     /* the VM made it and forgets it before closing it */
 } stvm_aio_fd;
 
 typedef struct stvm_aio {
