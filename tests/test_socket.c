@@ -210,6 +210,144 @@ Test(socket, a_stream_reads_lines_and_a_body_through_its_4k_buffer)
     SCENARIO_DONE(n);
 }
 
+/* ---- stream buffers lent by the VM's pool ------------------------------------------------ */
+
+/* A stream holds a 4 KiB read buffer only while it has unread bytes and a write buffer
+ * only while it has unsent ones: a reader blocked with everything read and sent holds
+ * none (an idle connection costs no buffer). */
+typedef struct lent {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *c, *sv;
+    stvm_stream *cs, *ss;
+    int port;
+    uint64_t held[8];
+    int nheld;
+    char got[8];
+} lent;
+
+static bool blocked_soon(stvm_vm *vm, stvm_process *p);
+
+static uint64_t held(stvm_stream *st)
+{
+    stvm_stream_stats s;
+    return stvm_stream_get_stats(st, &s) == STVM_OK ? s.buffer_bytes : UINT64_MAX;
+}
+
+static void blocked_stream_reader(stvm_vm *vm, void *arg)
+{
+    lent *l = arg;
+    GCHECK(l, stvm_stream_read(vm, l->ss, l->got, 3) == 3);
+}
+
+static void lender(stvm_vm *vm, void *arg)
+{
+    lent *l = arg;
+    GCHECK(l, stvm_tcp_connect(vm, "127.0.0.1", l->port, LONG, &l->c) == STVM_OK);
+    GCHECK(l, stvm_tcp_accept(vm, l->listener, LONG, &l->sv) == STVM_OK);
+    GCHECK(l, stvm_stream_open(vm, l->c, LONG, &l->cs) == STVM_OK);
+    GCHECK(l, stvm_stream_open(vm, l->sv, LONG, &l->ss) == STVM_OK);
+    if (!l->cs || !l->ss)
+        return;
+    l->held[l->nheld++] = held(l->cs) + held(l->ss);                /* 0: just opened */
+    GCHECK(l, stvm_stream_write(vm, l->cs, "hello", 5) == STVM_OK);
+    l->held[l->nheld++] = held(l->cs);                              /* 4096: unsent */
+    GCHECK(l, stvm_stream_flush(vm, l->cs) == STVM_OK);
+    l->held[l->nheld++] = held(l->cs);                              /* 0: all sent */
+    char b[8];
+    GCHECK(l, stvm_stream_read(vm, l->ss, b, 2) == 2);
+    l->held[l->nheld++] = held(l->ss);                              /* 4096: 3 unread */
+    GCHECK(l, stvm_stream_read(vm, l->ss, b, 8) == 3);
+    l->held[l->nheld++] = held(l->ss);                              /* 0: all read */
+    stvm_process *r = NULL;
+    GCHECK(l, stvm_spawn(vm, 40, "reader", blocked_stream_reader, l, &r) == STVM_OK);
+    GCHECK(l, blocked_soon(vm, r));
+    l->held[l->nheld++] = held(l->ss);                              /* 0: blocked, empty */
+    GCHECK(l, stvm_stream_write(vm, l->cs, "abc", 3) == STVM_OK);
+    GCHECK(l, stvm_stream_flush(vm, l->cs) == STVM_OK);
+    GCHECK(l, stvm_process_join(vm, r, LONG) == STVM_OK);
+    l->held[l->nheld++] = held(l->ss);                              /* 0: read it all */
+    GCHECK(l, stvm_socket_close(vm, l->c) == STVM_OK);
+    GCHECK(l, stvm_socket_close(vm, l->sv) == STVM_OK);
+}
+
+Test(socket, a_stream_holds_its_buffers_only_while_they_hold_bytes)
+{
+    static lent l;
+    memset(&l, 0, sizeof l);
+    l.vm = vm_make(NULL);
+    cr_assert_eq(stvm_tcp_listen(l.vm, "127.0.0.1", 0, 4, &l.listener), STVM_OK);
+    l.port = stvm_socket_port(l.listener);
+    spawn(l.vm, 40, "lender", lender, &l);
+    RUN_OK_GREEN(&l);
+    static const uint64_t want[] = {0, 4096, 0, 4096, 0, 0, 0};
+    cr_assert_eq(l.nheld, 7);
+    for (int i = 0; i < 7; i++)
+        cr_assert_eq(l.held[i], want[i], "step %d: %llu bytes held", i,
+                     (unsigned long long)l.held[i]);
+    cr_assert_arr_eq(l.got, "abc", 3);
+    cr_assert_eq(stvm_socket_close(l.vm, l.listener), STVM_OK);
+    SCENARIO_DONE(&l);
+}
+
+/* Buffers given back are kept for the next stream, at most 64 of them (256 KiB): after
+ * 200 streams that each held a write buffer are closed, the VM keeps no more. */
+enum { MANY_STREAMS = 200, POOL_MAX = 64 };
+
+typedef struct pooled {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *c[MANY_STREAMS], *sv[MANY_STREAMS];
+    int port;
+    uint64_t live_before, live_holding, live_after;
+} pooled;
+
+static uint64_t live_bytes(stvm_vm *vm)
+{
+    stvm_stats s;
+    stvm_get_stats(vm, &s);
+    return s.bytes_live;
+}
+
+static void many_streams(stvm_vm *vm, void *arg)
+{
+    pooled *p = arg;
+    for (int i = 0; i < MANY_STREAMS; i++) {
+        GCHECK(p, stvm_tcp_connect(vm, "127.0.0.1", p->port, LONG, &p->c[i]) == STVM_OK);
+        GCHECK(p, stvm_tcp_accept(vm, p->listener, LONG, &p->sv[i]) == STVM_OK);
+    }
+    p->live_before = live_bytes(vm);
+    stvm_stream *st[MANY_STREAMS];
+    for (int i = 0; i < MANY_STREAMS && !p->bad_line; i++) {
+        GCHECK(p, stvm_stream_open(vm, p->c[i], LONG, &st[i]) == STVM_OK);
+        GCHECK(p, stvm_stream_write(vm, st[i], "unsent", 6) == STVM_OK);
+    }
+    p->live_holding = live_bytes(vm);
+    for (int i = 0; i < MANY_STREAMS; i++) {
+        stvm_socket_close(vm, p->c[i]);   /* its stream (and what it held) goes too */
+        stvm_socket_close(vm, p->sv[i]);
+    }
+    p->live_after = live_bytes(vm);
+}
+
+Test(socket, the_pool_keeps_at_most_64_buffers_once_streams_are_gone, .timeout = 60)
+{
+    static pooled p;
+    memset(&p, 0, sizeof p);
+    p.vm = vm_make(NULL);
+    cr_assert_eq(stvm_tcp_listen(p.vm, "127.0.0.1", 0, 256, &p.listener), STVM_OK);
+    p.port = stvm_socket_port(p.listener);
+    spawn(p.vm, 40, "streams", many_streams, &p);
+    RUN_OK_GREEN(&p);
+    cr_assert_geq(p.live_holding - p.live_before, (uint64_t)MANY_STREAMS * 4096,
+                  "each stream held a write buffer");
+    /* The sockets' own objects are gone too, so only the pool can be left above. */
+    cr_assert_leq(p.live_after, p.live_before + (uint64_t)POOL_MAX * (4096 + 64),
+                  "%llu bytes left over", (unsigned long long)(p.live_after - p.live_before));
+    cr_assert_eq(stvm_socket_close(p.vm, p.listener), STVM_OK);
+    SCENARIO_DONE(&p);
+}
+
 /* ---- large sends ------------------------------------------------------------------------ */
 
 static void slow_reader(stvm_vm *vm, void *arg)

@@ -135,6 +135,16 @@ typedef struct stvm_aio {
     uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
 } stvm_aio;
 
+/* The image side's pool of 4 KiB buffers (image-stubs/buffer_pool.c): ByteArrays no
+ * SocketStream or socket call holds right now, kept for the next that needs one. They
+ * are objects of the object memory, freed with it. */
+#define STVM_BUFFER_POOL_MAX 64
+
+typedef struct stvm_buffer_pool {
+    stvm_byte_array *free[STVM_BUFFER_POOL_MAX];
+    int nfree;
+} stvm_buffer_pool;
+
 /* Hooks the image side installs when its Delay scheduler starts. */
 typedef struct stvm_delay_hooks {
     void *state;
@@ -185,6 +195,7 @@ struct stvm_vm {
     stvm_stats stats;
     stvm_delay_hooks delay;
     stvm_socket_hooks sockets;
+    stvm_buffer_pool buffers;
 };
 
 #endif
