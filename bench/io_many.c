@@ -367,18 +367,31 @@ static void client_coordinator(stvm_vm *vm, void *arg)
     report(m, &rep);
 }
 
-/* The client VM's life, in the child: 0, or the failure in m. */
-static int run_clients(many *m)
+/* A VM in the idle mode asked, with m's all_done semaphore: 0, or an error and *what. */
+static int new_vm(many *m, stvm_vm **vm, const char **what)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.idle_mode = m->p->idle_mode;
-    stvm_vm *vm = NULL;
-    int err = stvm_vm_new(&vm, &cfg);
-    const char *what = "stvm_vm_new";
-    if (!err && (what = "stvm_semaphore_new", err = stvm_semaphore_new(vm, &m->all_done)) == 0 &&
-        (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
-                                               "coordinator", client_coordinator, m, NULL)) == 0)
+    *vm = NULL;
+    *what = "stvm_vm_new";
+    int err = stvm_vm_new(vm, &cfg);
+    if (!err) {
+        *what = "stvm_semaphore_new";
+        err = stvm_semaphore_new(*vm, &m->all_done);
+    }
+    return err;
+}
+
+/* The client VM's life, in the child: 0, or the failure in m. */
+static int run_clients(many *m)
+{
+    stvm_vm *vm;
+    const char *what;
+    int err = new_vm(m, &vm, &what);
+    if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
+                                                       "coordinator", client_coordinator, m,
+                                                       NULL)) == 0)
         err = stvm_run(vm);
     if (!m->err && err)
         snprintf(m->why, sizeof m->why, "%s: %s", what, stvm_err_name(err));
@@ -415,14 +428,10 @@ static void child_main(const io_many_params *p, conn_end *ends, int port_fd, int
 /* The server VM: listen, tell the child the port, run. 0, or an error and why. */
 static int run_server(many *m, int port_fd, char *why, size_t whysize)
 {
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.idle_mode = m->p->idle_mode;
-    stvm_vm *vm = NULL;
-    int err = stvm_vm_new(&vm, &cfg);
-    const char *what = "stvm_vm_new";
-    if (!err && (what = "stvm_semaphore_new", err = stvm_semaphore_new(vm, &m->all_done)) == 0 &&
-        (what = "stvm_tcp_listen",
+    stvm_vm *vm;
+    const char *what;
+    int err = new_vm(m, &vm, &what);
+    if (!err && (what = "stvm_tcp_listen",
          err = stvm_tcp_listen(vm, "127.0.0.1", 0,
                                m->p->connections < 65535 ? (int)m->p->connections : 65535,
                                &m->listener)) == 0) {

@@ -228,6 +228,15 @@ typedef struct lent {
 
 static bool blocked_soon(stvm_vm *vm, stvm_process *p);
 
+/* A VM with a listener on 127.0.0.1 (port 0: the system picks). */
+static stvm_vm *listening_vm(int backlog, stvm_socket **listener, int *port)
+{
+    stvm_vm *vm = vm_make(NULL);
+    cr_assert_eq(stvm_tcp_listen(vm, "127.0.0.1", 0, backlog, listener), STVM_OK);
+    *port = stvm_socket_port(*listener);
+    return vm;
+}
+
 static uint64_t held(stvm_stream *st)
 {
     stvm_stream_stats s;
@@ -275,9 +284,7 @@ Test(socket, a_stream_holds_its_buffers_only_while_they_hold_bytes)
 {
     static lent l;
     memset(&l, 0, sizeof l);
-    l.vm = vm_make(NULL);
-    cr_assert_eq(stvm_tcp_listen(l.vm, "127.0.0.1", 0, 4, &l.listener), STVM_OK);
-    l.port = stvm_socket_port(l.listener);
+    l.vm = listening_vm(4, &l.listener, &l.port);
     spawn(l.vm, 40, "lender", lender, &l);
     RUN_OK_GREEN(&l);
     static const uint64_t want[] = {0, 4096, 0, 4096, 0, 0, 0};
@@ -334,9 +341,7 @@ Test(socket, the_pool_keeps_at_most_64_buffers_once_streams_are_gone, .timeout =
 {
     static pooled p;
     memset(&p, 0, sizeof p);
-    p.vm = vm_make(NULL);
-    cr_assert_eq(stvm_tcp_listen(p.vm, "127.0.0.1", 0, 256, &p.listener), STVM_OK);
-    p.port = stvm_socket_port(p.listener);
+    p.vm = listening_vm(256, &p.listener, &p.port);
     spawn(p.vm, 40, "streams", many_streams, &p);
     RUN_OK_GREEN(&p);
     cr_assert_geq(p.live_holding - p.live_before, (uint64_t)MANY_STREAMS * 4096,
@@ -847,10 +852,8 @@ Test(socket, descriptor_numbers_used_again_wake_their_new_readers, .timeout = 60
 {
     static reuse r;
     memset(&r, 0, sizeof r);
-    r.vm = vm_make(NULL);
+    r.vm = listening_vm(4, &r.listener, &r.port);
     r.rounds = 20;
-    cr_assert_eq(stvm_tcp_listen(r.vm, "127.0.0.1", 0, 4, &r.listener), STVM_OK);
-    r.port = stvm_socket_port(r.listener);
     spawn(r.vm, 40, "reuser", reuser, &r);
     RUN_OK_GREEN(&r);
     cr_assert_geq(r.reused, r.rounds - 1, "the numbers came back (%d times)", r.reused);

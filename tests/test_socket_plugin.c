@@ -250,15 +250,21 @@ typedef struct pair {
     int64_t waits[4];
 } pair;
 
-static stvm_oop create_with(stvm_vm *vm, stvm_semaphore *sems[3])
+/* Three new semaphores registered in the external table, and their indices. */
+static void registered(stvm_vm *vm, stvm_semaphore *sems[3], stvm_oop idx[3])
 {
-    stvm_oop idx[3];
     for (int i = 0; i < 3; i++) {
         int index;
         sems[i] = sem_make(vm);
         cr_assert_eq(stvm_register_external(vm, sems[i], &index), STVM_OK);
         idx[i] = SI(index);
     }
+}
+
+static stvm_oop create_with(stvm_vm *vm, stvm_semaphore *sems[3])
+{
+    stvm_oop idx[3];
+    registered(vm, sems, idx);
     stvm_oop args[7] = {SI(0), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
     return ok(vm, "primitiveSocketCreate3Semaphores", args, 7);
 }
@@ -282,12 +288,7 @@ static void pair_make(pair *p)
     cr_assert_eq(status_after(vm, p->lis, STVM_SOCKET_WAITING_FOR_CONNECTION),
                  STVM_SOCKET_CONNECTED);
     stvm_oop idx[3];
-    for (int i = 0; i < 3; i++) {
-        int index;
-        ss[i] = sem_make(vm);
-        cr_assert_eq(stvm_register_external(vm, ss[i], &index), STVM_OK);
-        idx[i] = SI(index);
-    }
+    registered(vm, ss, idx);
     stvm_oop aargs[6] = {p->lis, SI(8000), SI(8000), idx[0], idx[1], idx[2]};
     p->srv = ok(vm, "primitiveSocketAccept3Semaphores", aargs, 6);
     p->srv_read = ss[1];
@@ -341,17 +342,32 @@ static void reader_trusting_the_handler(stvm_vm *vm, void *arg)
     stvm_oop_release(vm, msg);
 }
 
+/* Make the pair, run fn in a green process of its VM, check its green asserts. */
+static void pair_run(pair *p, stvm_fn fn)
+{
+    pair_make(p);
+    spawn(p->vm, 40, "scenario", fn, p);
+    RUN_OK_GREEN(p);
+}
+
+/* The answers the scenario recorded, each against what it should be and why. */
+static void expect_answers(const pair *p, int n, const stvm_oop *want, const char *const *why)
+{
+    cr_assert_eq(p->nresults, n);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(p->results[i], want[i], "answer %d: %s", i, why[i]);
+}
+
 Test(socket_plugin, data_available_answers_from_an_armed_or_fired_read_handler_without_looking)
 {
     static pair p;
-    pair_make(&p);
-    spawn(p.vm, 40, "reader", reader_trusting_the_handler, &p);
-    RUN_OK_GREEN(&p);
-    cr_assert_eq(p.nresults, 3);
-    cr_assert_eq(p.results[0], STVM_FALSE, "armed, not fired: false without a peek");
+    pair_run(&p, reader_trusting_the_handler);
+    static const stvm_oop want[] = {STVM_FALSE, STVM_TRUE, STVM_FALSE};
+    static const char *const why[] = {"armed, not fired: false without a peek",
+                                      "fired: true without a peek",
+                                      "the receive used the firing up; the peek saw none"};
+    expect_answers(&p, 3, want, why);
     cr_assert_eq(p.waits[0], STVM_OK, "the handler signalled the read semaphore");
-    cr_assert_eq(p.results[1], STVM_TRUE, "fired: true without a peek");
-    cr_assert_eq(p.results[2], STVM_FALSE, "the receive used the firing up; the peek saw none");
     cr_assert_eq(stats_of(p.vm).fds_ready, 1);
     /* The host thread has no scheduling point that could poll: it always looks. */
     stvm_oop msg = bytes_of(p.vm, "abc", 3);
@@ -385,12 +401,11 @@ static void reader_of_a_closed_peer(stvm_vm *vm, void *arg)
 Test(socket_plugin, a_read_handler_fired_by_the_peer_closing_makes_data_available_look)
 {
     static pair p;
-    pair_make(&p);
-    spawn(p.vm, 40, "reader", reader_of_a_closed_peer, &p);
-    RUN_OK_GREEN(&p);
+    pair_run(&p, reader_of_a_closed_peer);
+    static const stvm_oop want[] = {STVM_FALSE, SI(STVM_SOCKET_OTHER_END_CLOSED)};
+    static const char *const why[] = {"the end is no data", "the peek turned the status"};
+    expect_answers(&p, 2, want, why);
     cr_assert_eq(p.waits[0], STVM_OK);
-    cr_assert_eq(p.results[0], STVM_FALSE);
-    cr_assert_eq(p.results[1], SI(STVM_SOCKET_OTHER_END_CLOSED));
     pair_done(&p);
 }
 
@@ -431,15 +446,13 @@ static void writer_filling_the_socket(stvm_vm *vm, void *arg)
 Test(socket_plugin, send_done_looks_only_after_a_send_found_the_socket_full)
 {
     static pair p;
-    pair_make(&p);
-    spawn(p.vm, 40, "writer", writer_filling_the_socket, &p);
-    RUN_OK_GREEN(&p);
-    cr_assert_eq(p.nresults, 4);
-    cr_assert_eq(p.results[0], STVM_TRUE, "nothing sent yet");
-    cr_assert_eq(p.results[1], STVM_FALSE, "a send sent less than asked: full");
+    pair_run(&p, writer_filling_the_socket);
+    static const stvm_oop want[] = {STVM_TRUE, STVM_FALSE, STVM_TRUE, STVM_TRUE};
+    static const char *const why[] = {"nothing sent yet", "a send sent less than asked: full",
+                                      "the firing said there is room",
+                                      "a whole send: still room"};
+    expect_answers(&p, 4, want, why);
     cr_assert_eq(p.waits[0], STVM_OK, "the write handler fired when the peer drained");
-    cr_assert_eq(p.results[2], STVM_TRUE, "the firing said there is room");
-    cr_assert_eq(p.results[3], STVM_TRUE, "a whole send: still room");
     pair_done(&p);
 }
 
