@@ -24,7 +24,7 @@ static size_t set_hash(uintptr_t a, size_t cap)
  * again: a hit here saves the search. */
 static size_t recent_slot(uintptr_t a)
 {
-    return (a >> 6) & 7;
+    return ((a >> 6) ^ (a >> 11)) & 31;
 }
 
 static bool set_grow(stvm_objmem *m)

@@ -73,8 +73,8 @@ typedef struct stvm_objmem {
     stvm_large_int *free_cells;     /* free list threaded through the digit bytes */
     uintptr_t *set;                 /* open addressing; 0 empty, 1 tombstone */
     size_t set_cap, set_used, set_tombs;
-    uintptr_t recent[8];            /* registered objects validated lately, by address
-                                       bits 6..8; freeing an object clears its entry */
+    uintptr_t recent[32];           /* registered objects validated lately, by a hash of
+                                       the address; freeing an object clears its entry */
 } stvm_objmem;
 
 /* Stack memory (stack.c): arenas of equal slots, one size class per stack size. */
