@@ -22,7 +22,7 @@ Test(vm, config_init_fills_pharo_defaults)
     cr_assert_eq(cfg.delay_clock, STVM_DELAY_CLOCK_US);
     cr_assert_eq(cfg.clock, STVM_CLOCK_REAL);
     cr_assert_eq(cfg.idle_relinquish_us, 1000);
-    cr_assert_eq(cfg.external_table_size, 256);
+    cr_assert_eq(cfg.external_table_size, 65536);
     cr_assert_eq(cfg.stack_guard, true);
     cr_assert(cfg.stack_size == 0 || cfg.stack_size == 16 * 1024, "stack_size %zu",
               cfg.stack_size);
