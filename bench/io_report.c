@@ -39,50 +39,50 @@ const char *io_idle_mode_name(int mode)
 
 /* The order is the CSV column order, which scripts rely on: new figures go last. */
 #define FIELD(name, kind, rows) {#name, kind, offsetof(io_row, name), rows}
-const io_field io_fields[] = {
-    {"case", IO_TEXT, offsetof(io_row, case_name), IO_ALL_ROWS},
-    FIELD(idle_mode, IO_TEXT, IO_ALL_ROWS),
-    FIELD(us_per_round_trip, IO_REAL, IO_ALL_ROWS),
-    FIELD(cpu_us_per_round_trip, IO_REAL, IO_ALL_ROWS),
-    FIELD(wakeups_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(round_trips_per_second, IO_REAL, IO_ALL_ROWS),
-    FIELD(us_per_round_trip_min, IO_REAL, IO_ALL_ROWS),
-    FIELD(us_per_round_trip_max, IO_REAL, IO_ALL_ROWS),
-    FIELD(rate_vs_os_threads, IO_REAL, IO_PAIRS | IO_OS_THREADS),
-    FIELD(cpu_vs_os_threads, IO_REAL, IO_PAIRS | IO_OS_THREADS),
-    FIELD(os_slept_us_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(wakeups_io_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(wakeups_timer_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(wakeups_relinquish_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(wakeups_external_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(fds_ready_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(io_signals_unwaited_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(io_polls_busy_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(socket_reads_blocked_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(timed_waits_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(context_switches_per_round_trip, IO_REAL, IO_VM_ROWS),
-    FIELD(voluntary_switches_per_round_trip, IO_REAL, IO_ALL_ROWS),
-    FIELD(involuntary_switches_per_round_trip, IO_REAL, IO_ALL_ROWS),
-    FIELD(round_trips, IO_INTEGER, IO_ALL_ROWS),
-    FIELD(cut_short, IO_INTEGER, IO_ALL_ROWS),
-    FIELD(connections_asked, IO_INTEGER, IO_MANY),
-    FIELD(connections, IO_INTEGER, IO_MANY),
-    FIELD(messages_per_connection, IO_INTEGER, IO_MANY),
-    FIELD(message_bytes, IO_INTEGER, IO_MANY),
-    FIELD(messages_per_second, IO_REAL, IO_MANY),
-    FIELD(kib_per_connection, IO_REAL, IO_MANY),
-    FIELD(kib_per_end, IO_REAL, IO_MANY),
-    FIELD(vm_bytes_per_connection, IO_REAL, IO_MANY),
-    FIELD(rss_before_bytes, IO_INTEGER, IO_MANY),
-    FIELD(rss_after_bytes, IO_INTEGER, IO_MANY),
-    FIELD(repeat, IO_INTEGER, IO_ALL_ROWS),
-    FIELD(us_per_round_trip_samples, IO_SAMPLES, IO_ALL_ROWS),
-    FIELD(cpu_us_per_round_trip_samples, IO_SAMPLES, IO_ALL_ROWS),
-    FIELD(note, IO_TEXT, IO_ALL_ROWS),
-    FIELD(kib_per_server_end, IO_REAL, IO_MANY),
-    FIELD(kib_per_client_end, IO_REAL, IO_MANY),
-    FIELD(client_rss_before_bytes, IO_INTEGER, IO_MANY),
-    FIELD(client_rss_after_bytes, IO_INTEGER, IO_MANY),
+const bench_field io_fields[] = {
+    {"case", BENCH_TEXT, offsetof(io_row, case_name), IO_ALL_ROWS},
+    FIELD(idle_mode, BENCH_TEXT, IO_ALL_ROWS),
+    FIELD(us_per_round_trip, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(cpu_us_per_round_trip, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(wakeups_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(round_trips_per_second, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(us_per_round_trip_min, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(us_per_round_trip_max, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(rate_vs_os_threads, BENCH_REAL, IO_PAIRS | IO_OS_THREADS),
+    FIELD(cpu_vs_os_threads, BENCH_REAL, IO_PAIRS | IO_OS_THREADS),
+    FIELD(os_slept_us_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(wakeups_io_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(wakeups_timer_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(wakeups_relinquish_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(wakeups_external_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(fds_ready_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(io_signals_unwaited_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(io_polls_busy_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(socket_reads_blocked_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(timed_waits_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(context_switches_per_round_trip, BENCH_REAL, IO_VM_ROWS),
+    FIELD(voluntary_switches_per_round_trip, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(involuntary_switches_per_round_trip, BENCH_REAL, IO_ALL_ROWS),
+    FIELD(round_trips, BENCH_INTEGER, IO_ALL_ROWS),
+    FIELD(cut_short, BENCH_INTEGER, IO_ALL_ROWS),
+    FIELD(connections_asked, BENCH_INTEGER, IO_MANY),
+    FIELD(connections, BENCH_INTEGER, IO_MANY),
+    FIELD(messages_per_connection, BENCH_INTEGER, IO_MANY),
+    FIELD(message_bytes, BENCH_INTEGER, IO_MANY),
+    FIELD(messages_per_second, BENCH_REAL, IO_MANY),
+    FIELD(kib_per_connection, BENCH_REAL, IO_MANY),
+    FIELD(kib_per_end, BENCH_REAL, IO_MANY),
+    FIELD(vm_bytes_per_connection, BENCH_REAL, IO_MANY),
+    FIELD(rss_before_bytes, BENCH_INTEGER, IO_MANY),
+    FIELD(rss_after_bytes, BENCH_INTEGER, IO_MANY),
+    FIELD(repeat, BENCH_INTEGER, IO_ALL_ROWS),
+    FIELD(us_per_round_trip_samples, BENCH_SAMPLES, IO_ALL_ROWS),
+    FIELD(cpu_us_per_round_trip_samples, BENCH_SAMPLES, IO_ALL_ROWS),
+    FIELD(note, BENCH_TEXT, IO_ALL_ROWS),
+    FIELD(kib_per_server_end, BENCH_REAL, IO_MANY),
+    FIELD(kib_per_client_end, BENCH_REAL, IO_MANY),
+    FIELD(client_rss_before_bytes, BENCH_INTEGER, IO_MANY),
+    FIELD(client_rss_after_bytes, BENCH_INTEGER, IO_MANY),
 };
 #undef FIELD
 const size_t io_nfields = sizeof io_fields / sizeof io_fields[0];
@@ -97,44 +97,26 @@ const io_target io_targets[] = {
 };
 const size_t io_ntargets = sizeof io_targets / sizeof io_targets[0];
 
-bool io_field_present(const io_row *r, const io_field *f)
+double io_figure(const io_row *r, const char *name)
 {
-    if (!(f->rows & (unsigned)r->kind))
-        return false;
-    return f->kind != IO_REAL || isfinite(io_field_number(r, f));
+    const bench_field *f = bench_field_named(io_fields, io_nfields, name);
+    return f && bench_field_present(r, r->kind, f) ? bench_field_number(r, f) : NAN;
 }
 
-double io_field_number(const io_row *r, const io_field *f)
+static unsigned row_kind(const void *row)
 {
-    const char *p = (const char *)r + f->offset;
-    if (f->kind == IO_INTEGER) {
-        long long v;
-        memcpy(&v, p, sizeof v);
-        return (double)v;
-    }
-    double d = NAN;
-    if (f->kind == IO_REAL)
-        memcpy(&d, p, sizeof d);
-    return d;
+    return ((const io_row *)row)->kind;
 }
 
-const char *io_field_text(const io_row *r, const io_field *f)
+static int row_nsamples(const void *row)
 {
-    return f->kind == IO_TEXT ? (const char *)r + f->offset : "";
+    return ((const io_row *)row)->nsamples;
 }
 
-const double *io_field_samples(const io_row *r, const io_field *f, int *n)
+bench_rows io_rows(const io_report *r)
 {
-    *n = f->kind == IO_SAMPLES ? r->nsamples : 0;
-    return (const double *)(const void *)((const char *)r + f->offset);
-}
-
-const io_field *io_field_named(const char *name)
-{
-    for (size_t i = 0; i < io_nfields; i++)
-        if (!strcmp(io_fields[i].name, name))
-            return &io_fields[i];
-    return NULL;
+    return (bench_rows){io_fields, io_nfields, r->rows, sizeof r->rows[0], r->nrows,
+                        row_kind, row_nsamples};
 }
 
 const io_row *io_target_row(const io_report *r, const io_target *t)
@@ -149,8 +131,7 @@ const io_row *io_target_row(const io_report *r, const io_target *t)
 double io_target_measured(const io_report *r, const io_target *t, const char **met)
 {
     const io_row *row = io_target_row(r, t);
-    const io_field *f = io_field_named(t->field);
-    double v = row && f && io_field_present(row, f) ? io_field_number(row, f) : NAN;
+    double v = row ? io_figure(row, t->field) : NAN;
     if (!isfinite(v)) {
         *met = "not measured";
         return v;
@@ -297,7 +278,7 @@ void io_report_summarise(io_report *r)
         io_row *row = &r->rows[i];
         row->repeat = r->repeat;
         for (size_t j = 0; j < io_nfields; j++) {   /* not measured until summarised */
-            if (io_fields[j].kind == IO_REAL) {
+            if (io_fields[j].kind == BENCH_REAL) {
                 double nan = NAN;
                 memcpy((char *)row + io_fields[j].offset, &nan, sizeof nan);
             }

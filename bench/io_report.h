@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fields.h"
+
 #define IO_MAX_REPEAT 100
 #define IO_MAX_ROWS 16
 #define IO_TARGET_CONNECTIONS 10000
@@ -112,28 +114,14 @@ typedef struct io_report {
     int nrows;
 } io_report;
 
-typedef enum io_kind {
-    IO_TEXT,                        /* char[] */
-    IO_REAL,                        /* double */
-    IO_INTEGER,                     /* long long */
-    IO_SAMPLES,                     /* double[nsamples] */
-} io_kind;
-
-typedef struct io_field {
-    const char *name;
-    io_kind kind;
-    size_t offset;                  /* into io_row */
-    unsigned rows;                  /* io_case bits of the rows that have it */
-} io_field;
-extern const io_field io_fields[];
+/* The figures, in CSV column order; rows is a mask of io_case bits. */
+extern const bench_field io_fields[];
 extern const size_t io_nfields;
 
-/* False where the row has no such figure or it is not a number. */
-bool io_field_present(const io_row *r, const io_field *f);
-double io_field_number(const io_row *r, const io_field *f);
-const char *io_field_text(const io_row *r, const io_field *f);
-const double *io_field_samples(const io_row *r, const io_field *f, int *n);
-const io_field *io_field_named(const char *name);
+/* The figure called name where the row has it, else NaN. */
+double io_figure(const io_row *r, const char *name);
+/* The report's rows as the CSV and JSON writers walk them. */
+bench_rows io_rows(const io_report *r);
 
 typedef struct io_target {
     const char *field;              /* an io_fields name */

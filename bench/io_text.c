@@ -20,13 +20,6 @@ static const char *num(char *buf, size_t size, double v, int d)
     return buf;
 }
 
-/* A figure the row has (per io_fields), else NaN so that it prints as "-". */
-static double fig(const io_row *row, const char *name)
-{
-    const io_field *f = io_field_named(name);
-    return f && io_field_present(row, f) ? io_field_number(row, f) : NAN;
-}
-
 static bool has_kind(const io_report *r, unsigned kinds)
 {
     for (int i = 0; i < r->nrows; i++)
@@ -84,9 +77,9 @@ static void rates(FILE *f, const io_report *r, bool md)
             snprintf(us, sizeof us, "failed");
         num(a, sizeof a, row->round_trips_per_second, 0);
         num(b, sizeof b, row->cpu_us_per_round_trip, 1);
-        num(c, sizeof c, fig(row, "wakeups_per_round_trip"), 2);
-        num(d, sizeof d, fig(row, "rate_vs_os_threads"), 2);
-        num(e, sizeof e, fig(row, "cpu_vs_os_threads"), 2);
+        num(c, sizeof c, io_figure(row, "wakeups_per_round_trip"), 2);
+        num(d, sizeof d, io_figure(row, "rate_vs_os_threads"), 2);
+        num(e, sizeof e, io_figure(row, "cpu_vs_os_threads"), 2);
         if (strcmp(d, "-"))
             strcat(d, "x");
         if (strcmp(e, "-"))
@@ -146,7 +139,7 @@ static void costs(FILE *f, const io_report *r, bool md)
             fprintf(f, "%-12s %-7s", row->case_name, row->idle_mode);
         for (size_t j = 0; j < NCOST; j++) {
             char v[24];
-            num(v, sizeof v, fig(row, cost_columns[j].field), cost_columns[j].decimals);
+            num(v, sizeof v, io_figure(row, cost_columns[j].field), cost_columns[j].decimals);
             if (md)
                 fprintf(f, " %s |", v);
             else

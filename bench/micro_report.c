@@ -9,27 +9,28 @@
 #include <string.h>
 
 /* The order is the CSV column order, which scripts rely on: new figures go last. */
-#define FIELD(name, kind, reference) {#name, kind, offsetof(micro_row, name), reference}
-const micro_field micro_fields[] = {
-    FIELD(backend, MICRO_TEXT, true),
-    FIELD(handoff_ns, MICRO_REAL, true),
-    FIELD(handoff_ns_min, MICRO_REAL, true),
-    FIELD(handoff_ns_max, MICRO_REAL, true),
-    FIELD(raw_switch_ns, MICRO_REAL, false),
-    FIELD(raw_switch_ns_min, MICRO_REAL, false),
-    FIELD(raw_switch_ns_max, MICRO_REAL, false),
-    FIELD(processes_asked, MICRO_INTEGER, false),
-    FIELD(processes, MICRO_INTEGER, false),
-    FIELD(kib_per_process, MICRO_REAL, false),
-    FIELD(vm_bytes_per_process, MICRO_REAL, false),
-    FIELD(rss_before_bytes, MICRO_INTEGER, false),
-    FIELD(rss_after_bytes, MICRO_INTEGER, false),
-    FIELD(pthread_over_stvm, MICRO_REAL, true),
-    FIELD(repeat, MICRO_INTEGER, true),
-    FIELD(iterations, MICRO_INTEGER, true),
-    FIELD(handoff_ns_samples, MICRO_SAMPLES, true),
-    FIELD(raw_switch_ns_samples, MICRO_SAMPLES, false),
-    FIELD(note, MICRO_TEXT, true),
+#define FIELD(name, kind, reference) \
+    {#name, kind, offsetof(micro_row, name), MICRO_ROW_STVM | ((reference) ? MICRO_ROW_PTHREAD : 0)}
+const bench_field micro_fields[] = {
+    FIELD(backend, BENCH_TEXT, true),
+    FIELD(handoff_ns, BENCH_REAL, true),
+    FIELD(handoff_ns_min, BENCH_REAL, true),
+    FIELD(handoff_ns_max, BENCH_REAL, true),
+    FIELD(raw_switch_ns, BENCH_REAL, false),
+    FIELD(raw_switch_ns_min, BENCH_REAL, false),
+    FIELD(raw_switch_ns_max, BENCH_REAL, false),
+    FIELD(processes_asked, BENCH_INTEGER, false),
+    FIELD(processes, BENCH_INTEGER, false),
+    FIELD(kib_per_process, BENCH_REAL, false),
+    FIELD(vm_bytes_per_process, BENCH_REAL, false),
+    FIELD(rss_before_bytes, BENCH_INTEGER, false),
+    FIELD(rss_after_bytes, BENCH_INTEGER, false),
+    FIELD(pthread_over_stvm, BENCH_REAL, true),
+    FIELD(repeat, BENCH_INTEGER, true),
+    FIELD(iterations, BENCH_INTEGER, true),
+    FIELD(handoff_ns_samples, BENCH_SAMPLES, true),
+    FIELD(raw_switch_ns_samples, BENCH_SAMPLES, false),
+    FIELD(note, BENCH_TEXT, true),
 };
 #undef FIELD
 const size_t micro_nfields = sizeof micro_fields / sizeof micro_fields[0];
@@ -42,44 +43,20 @@ const micro_target micro_targets[] = {
 };
 const size_t micro_ntargets = sizeof micro_targets / sizeof micro_targets[0];
 
-bool micro_field_present(const micro_row *r, const micro_field *f)
+static unsigned row_kind(const void *row)
 {
-    if (r->reference && !f->reference)
-        return false;
-    return f->kind != MICRO_REAL || isfinite(micro_field_number(r, f));
+    return ((const micro_row *)row)->reference ? MICRO_ROW_PTHREAD : MICRO_ROW_STVM;
 }
 
-double micro_field_number(const micro_row *r, const micro_field *f)
+static int row_nsamples(const void *row)
 {
-    const char *p = (const char *)r + f->offset;
-    if (f->kind == MICRO_INTEGER) {
-        long long v;
-        memcpy(&v, p, sizeof v);
-        return (double)v;
-    }
-    double d = NAN;
-    if (f->kind == MICRO_REAL)
-        memcpy(&d, p, sizeof d);
-    return d;
+    return ((const micro_row *)row)->nsamples;
 }
 
-const char *micro_field_text(const micro_row *r, const micro_field *f)
+bench_rows micro_rows(const micro_report *r)
 {
-    return f->kind == MICRO_TEXT ? (const char *)r + f->offset : "";
-}
-
-const double *micro_field_samples(const micro_row *r, const micro_field *f, int *n)
-{
-    *n = f->kind == MICRO_SAMPLES ? r->nsamples : 0;
-    return (const double *)(const void *)((const char *)r + f->offset);
-}
-
-const micro_field *micro_field_named(const char *name)
-{
-    for (size_t i = 0; i < micro_nfields; i++)
-        if (!strcmp(micro_fields[i].name, name))
-            return &micro_fields[i];
-    return NULL;
+    return (bench_rows){micro_fields, micro_nfields, r->rows, sizeof r->rows[0], r->nrows,
+                        row_kind, row_nsamples};
 }
 
 bool micro_report_judged(const micro_report *r)
@@ -90,8 +67,8 @@ bool micro_report_judged(const micro_report *r)
 double micro_target_measured(const micro_report *r, const micro_target *t,
                              const char **met)
 {
-    const micro_field *f = micro_field_named(t->field);
-    double v = f ? micro_field_number(&r->rows[0], f) : NAN;
+    const bench_field *f = bench_field_named(micro_fields, micro_nfields, t->field);
+    double v = f ? bench_field_number(&r->rows[0], f) : NAN;
     if (!isfinite(v))
         *met = "not measured";
     else   /* judged on the figure as printed (4.0001 KiB prints, and counts, as 4.00) */

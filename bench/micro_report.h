@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fields.h"
+
 #define MICRO_MAX_REPEAT 100
 #define MICRO_JUDGED_BACKEND "asm-x86_64"
 #define MICRO_PTHREAD_ROW "pthread-sem"
@@ -42,29 +44,14 @@ typedef struct micro_report {
     int nrows;                      /* 1 when the reference could not run */
 } micro_report;
 
-typedef enum micro_kind {
-    MICRO_TEXT,                     /* char[] */
-    MICRO_REAL,                     /* double */
-    MICRO_INTEGER,                  /* long long */
-    MICRO_SAMPLES,                  /* double[nsamples] */
-} micro_kind;
-
-typedef struct micro_field {
-    const char *name;
-    micro_kind kind;
-    size_t offset;                  /* into micro_row */
-    bool reference;                 /* the pthread row has it too */
-} micro_field;
-extern const micro_field micro_fields[];
+/* The figures, in CSV column order; rows is a mask of these bits. */
+#define MICRO_ROW_STVM 1u           /* this binary's back end */
+#define MICRO_ROW_PTHREAD 2u        /* the reference: hand-off figures only */
+extern const bench_field micro_fields[];
 extern const size_t micro_nfields;
 
-/* False where the row has no such figure (the reference's raw switch and memory) or
- * the figure is not a number. */
-bool micro_field_present(const micro_row *r, const micro_field *f);
-double micro_field_number(const micro_row *r, const micro_field *f);
-const char *micro_field_text(const micro_row *r, const micro_field *f);
-const double *micro_field_samples(const micro_row *r, const micro_field *f, int *n);
-const micro_field *micro_field_named(const char *name);
+/* The report's rows as the CSV and JSON writers walk them. */
+bench_rows micro_rows(const micro_report *r);
 
 typedef struct micro_target {
     const char *field;              /* a micro_fields name */
