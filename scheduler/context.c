@@ -19,25 +19,12 @@
 #include <ucontext.h>
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-#define STVM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STVM_ASAN 1
-#endif
-#endif
+#include "../vm/sanitizers.h"
 #ifdef STVM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-#define STVM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STVM_TSAN 1
-#endif
-#endif
 #ifdef STVM_TSAN
 #include <sanitizer/tsan_interface.h>
 /* ThreadSanitizer sees each process as a fiber of its own, switched to (with a

@@ -13,15 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../vm/sanitizers.h"
 #include "../vm/stack.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define STVM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STVM_ASAN 1
-#endif
-#endif
 
 /* The VM running on this OS thread, for the SIGSEGV handler: per thread, so two VMs on
  * two threads each see their own. */
