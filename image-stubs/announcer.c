@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../scheduler/sched.h"
+#include "../vm/grow.h"
 #include "announcer.h"
 
 /* Matches copied on the announcing process's stack (16 bytes each) before the copy
@@ -132,14 +133,10 @@ int stvm__announcer_free(stvm_vm *vm, announcer *an)
 static int add(announcer *an, const announcement_class *cls, announcement_fn fn, void *arg,
                uint64_t *id_out)
 {
-    if (an->count == an->cap) {
-        size_t ncap = an->cap ? an->cap * 2 : 8;
-        subscription *n = realloc(an->subs, ncap * sizeof *n);
-        if (!n)
-            return STVM_ENOMEM;
-        an->subs = n;
-        an->cap = ncap;
-    }
+    void *items = an->subs;
+    if (!stvm__grow(&items, &an->cap, an->count + 1, sizeof *an->subs, 8))
+        return STVM_ENOMEM;
+    an->subs = items;
     uint64_t id = ++an->next_id;
     an->subs[an->count++] = (subscription){.id = id, .cls = cls, .fn = fn, .arg = arg};
     an->stats.subscriptions = an->count;

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "../vm/grow.h"
 #include "delay.h"
 
 /* ---- tickets ------------------------------------------------------------------- */
@@ -79,14 +80,10 @@ static void heap_down(stvm_vm *vm, delay_sched *ds, size_t i)
 
 bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
-    if (ds->count == ds->cap) {
-        size_t ncap = ds->cap ? ds->cap * 2 : 256;
-        heap_entry *n = realloc(ds->heap, ncap * sizeof *n);
-        if (!n)
-            return false;
-        ds->heap = n;
-        ds->cap = ncap;
-    }
+    void *items = ds->heap;
+    if (!stvm__grow(&items, &ds->cap, ds->count + 1, sizeof *ds->heap, 256))
+        return false;
+    ds->heap = items;
     ds->heap[ds->count++] = e;
     heap_up(vm, ds, ds->count - 1);
     return true;

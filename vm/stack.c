@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "grow.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102   /* <linux/mman.h> of Linux 6.13 */
@@ -220,14 +221,10 @@ static unsigned char *fresh_slot(stvm_stackmem *m, stvm_stack_class *c, stvm_sta
 
 static bool push(unsigned char ***list, size_t *n, size_t *cap, unsigned char *slot)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        unsigned char **nl = realloc(*list, ncap * sizeof *nl);
-        if (!nl)
-            return false;
-        *list = nl;
-        *cap = ncap;
-    }
+    void *items = *list;
+    if (!stvm__grow(&items, cap, *n + 1, sizeof **list, 64))
+        return false;
+    *list = items;
     (*list)[(*n)++] = slot;
     return true;
 }
