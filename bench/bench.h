@@ -124,6 +124,11 @@ void bench_plot_paths_free(bench_plot_paths *p);
 FILE *bench_open_written(const char *path);
 /* fclose with a message; false if the file is not complete. */
 bool bench_close_written(FILE *f, const char *path);
+/* Write a report file with write(f, data) and say so on stderr, after what stdout has
+ * so far (flushed first, so the message does not land inside a table); false, with a
+ * message, when the file cannot be written whole. */
+bool bench_write_report(const char *path, void (*write)(FILE *f, const void *data),
+                        const void *data);
 /* A gnuplot single-quoted string ('' stands for a quote). */
 void bench_gp_string(FILE *f, const char *s);
 /* The script's "# Run:" line, a 960x900 PNG terminal (pngcairo when there is one) and

@@ -380,20 +380,9 @@ static void print_report(FILE *f, bench_format format, const delay_report *rep)
     }
 }
 
-static bool write_report_file(const char *path, const delay_report *rep)
+static void write_markdown(FILE *f, const void *rep)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "stvm-bench: cannot write %s: %s\n", path, strerror(errno));
-        return false;
-    }
     delay_print_markdown(f, rep);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "stvm-bench: cannot write %s\n", path);
-        return false;
-    }
-    fprintf(stderr, "stvm-bench: report written to %s\n", path);
-    return true;
 }
 
 int delay_main(int argc, char **argv)
@@ -417,7 +406,7 @@ int delay_main(int argc, char **argv)
     rc = sweep(&o, table, &rep) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
     print_report(stdout, o.format, &rep);
     fflush(stdout);
-    if (o.report && !write_report_file(o.report, &rep))
+    if (o.report && !bench_write_report(o.report, write_markdown, &rep))
         rc = BENCH_EXIT_FAIL;
     if (o.plot && delay_plot(o.plot, &rep) != 0)
         rc = BENCH_EXIT_FAIL;

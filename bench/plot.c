@@ -38,6 +38,20 @@ bool bench_close_written(FILE *f, const char *path)
     return false;
 }
 
+bool bench_write_report(const char *path, void (*write)(FILE *f, const void *data),
+                        const void *data)
+{
+    fflush(stdout);
+    FILE *f = bench_open_written(path);
+    if (!f)
+        return false;
+    write(f, data);
+    if (!bench_close_written(f, path))
+        return false;
+    fprintf(stderr, "stvm-bench: report written to %s\n", path);
+    return true;
+}
+
 FILE *bench_open_written(const char *path)
 {
     FILE *f = fopen(path, "w");

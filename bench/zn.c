@@ -304,7 +304,13 @@ static bool run_all(const zn_opts *o, zn_report *rep, const nginx_server *s)
     return ok;
 }
 
-static void output(const zn_opts *o, const zn_report *rep)
+static void write_report(FILE *f, const void *rep)
+{
+    zn_print_report(f, rep);
+}
+
+/* False when a report or plot file could not be written. */
+static bool output(const zn_opts *o, const zn_report *rep)
 {
     if (o->format == FMT_CSV)
         zn_print_csv(stdout, rep);
@@ -312,18 +318,8 @@ static void output(const zn_opts *o, const zn_report *rep)
         zn_print_json(stdout, rep);
     else
         zn_print_table(stdout, rep, o->format == FMT_MARKDOWN);
-    if (o->report) {
-        FILE *f = fopen(o->report, "w");
-        if (f) {
-            zn_print_report(f, rep);
-            fclose(f);
-            fprintf(stderr, "stvm-bench: report written to %s\n", o->report);
-        } else {
-            fprintf(stderr, "stvm-bench: cannot write %s\n", o->report);
-        }
-    }
-    if (o->plot)
-        zn_plot(o->plot, rep);
+    bool ok = !o->report || bench_write_report(o->report, write_report, rep);
+    return (!o->plot || zn_plot(o->plot, rep) == 0) && ok;
 }
 
 static void list_default(zn_list *l, long long a, long long b, long long c, int n)
@@ -405,7 +401,8 @@ int zn_main(int argc, char **argv)
         rc = run_all(&o, rep, s) ? BENCH_EXIT_OK : BENCH_EXIT_FAIL;
         nginx_stop(s);
         zn_report_summarise(rep);
-        output(&o, rep);
+        if (!output(&o, rep))
+            rc = BENCH_EXIT_FAIL;
     }
     free(s);
     free(rep);
