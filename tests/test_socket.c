@@ -790,13 +790,14 @@ Test(socket, a_zero_ms_recv_beside_a_waiting_reader_is_refused_and_the_reader_st
 }
 
 /* A listener's read handler is armed only while a process accepts on it: one nobody
- * accepts on (after a look at its status, after an accept that gave up) cannot wake
+ * accepts on (after listen, an accept that gave up, a look at its status) cannot wake
  * anybody, so a run whose processes all wait for ever ends in a deadlock. */
 static void gives_up_then_waits_for_ever(stvm_vm *vm, void *arg)
 {
     term *t = arg;
     stvm_socket *s = NULL;
     t->try_rc = stvm_tcp_accept(vm, t->listener, 0, &s);
+    GCHECK(t, stvm_socket_status(vm, t->listener) == STVM_SOCKET_WAITING_FOR_CONNECTION);
     stvm_semaphore *never = NULL;
     GCHECK(t, stvm_semaphore_new(vm, &never) == STVM_OK);
     stvm_semaphore_wait(vm, never);
