@@ -408,19 +408,23 @@ static void waits_with_a_full_table(stvm_vm *vm, void *arg)
     p->rc[1] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, 0);
 }
 
-Test(fd_wait, a_wait_refused_for_a_full_table_disarms_and_takes_back_its_allocations)
+/* A VM whose external table of `slots` slots is all taken. */
+static stvm_vm *vm_with_a_full_table(int slots)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
-    cfg.external_table_size = 2;
-    pipe_run p = {.vm = vm_make(&cfg)};
-    cr_assert_eq(pipe(p.fds), 0);
-    stvm_semaphore *fill[2];
+    cfg.external_table_size = slots;
+    stvm_vm *vm = vm_make(&cfg);
     int index;
-    for (int i = 0; i < 2; i++) {
-        fill[i] = sem_make(p.vm);
-        cr_assert_eq(stvm_register_external(p.vm, fill[i], &index), STVM_OK);
-    }
+    for (int i = 0; i < slots; i++)
+        cr_assert_eq(stvm_register_external(vm, sem_make(vm), &index), STVM_OK);
+    return vm;
+}
+
+Test(fd_wait, a_wait_refused_for_a_full_table_disarms_and_takes_back_its_allocations)
+{
+    pipe_run p = {.vm = vm_with_a_full_table(2)};
+    cr_assert_eq(pipe(p.fds), 0);
     cr_assert_eq(stvm_spawn(p.vm, 40, "full", waits_with_a_full_table, &p, NULL), STVM_OK);
     cr_assert_eq(stvm_run(p.vm), STVM_OK);
     cr_assert_eq(p.bad_line, 0, "line %d", p.bad_line);
