@@ -787,8 +787,7 @@ static void tries_beside_a_reader(stvm_vm *vm, void *arg)
     t->try_rc = stvm_socket_recv(vm, t->client, &b, 1, 0);
     GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, 0) == STVM_EBUSY);
     GCHECK(t, stvm_socket_send(vm, t->server, "w", 1, LONG) == 1);
-    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
-    stvm_process_release(vm, r);
+    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);   /* gives the handle back */
     term_hang_up(vm, t);
 }
 
