@@ -94,8 +94,8 @@ static uint32_t epoll_events(const stvm_aio_fd *e)
 }
 
 /* What epoll_ctl's refusal of a descriptor means: EINVAL when epoll cannot watch it
- * (EBADF: closed; EPERM: a regular file, a directory, /dev/null; EINVAL: the epoll
- * descriptor itself), ESYS for the rest (ENOMEM, ENOSPC). The one place that decides
+ * (EBADF: closed; EPERM: a regular file, a directory, /dev/null; EINVAL and ELOOP: the
+ * epoll descriptor itself, or one watching it), ESYS for the rest (ENOMEM, ENOSPC). The one place that decides
  * which descriptors stvm_fd_wait takes. */
 static int refusal(int err)
 {
