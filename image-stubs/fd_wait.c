@@ -33,13 +33,15 @@ static void undo(stvm_vm *vm, stvm_wait_guard *g)
 }
 
 /* 0 ms: only look, without arming anything. poll answers what epoll refuses (a regular
- * file, /dev/null) as ready: epoll is asked first, so that looking and waiting take the
- * same descriptors. */
+ * file, /dev/null) as always ready, so a ready answer is checked with epoll: looking and
+ * waiting take the same descriptors. One that poll finds not ready has the poll method
+ * epoll needs; only an epoll descriptor can still be refused then, and the VM's own is
+ * the one a caller can name (stvm_backend_fd). A look that finds nothing stays one
+ * system call. */
 static int look(stvm_vm *vm, int fd, int events)
 {
-    int err = stvm__aio_watchable(vm, fd);
-    if (err)
-        return err;
+    if (fd == stvm_backend_fd(vm))
+        return STVM_EINVAL;
     struct pollfd p = {.fd = fd, .events = (short)(((events & STVM_IO_READ) ? POLLIN : 0) |
                                                    ((events & STVM_IO_WRITE) ? POLLOUT : 0))};
     if (poll(&p, 1, 0) < 0)
@@ -49,7 +51,10 @@ static int look(stvm_vm *vm, int fd, int events)
     int ready = ((p.revents & (POLLIN | POLLHUP | POLLERR)) ? STVM_IO_READ : 0) |
                 ((p.revents & (POLLOUT | POLLHUP | POLLERR)) ? STVM_IO_WRITE : 0);
     ready &= events;
-    return ready ? ready : STVM_ETIMEDOUT;
+    if (!ready)
+        return STVM_ETIMEDOUT;
+    int err = stvm__aio_watchable(vm, fd);
+    return err ? err : ready;
 }
 
 static int arm_events(stvm_vm *vm, fd_waiter *w, int index)

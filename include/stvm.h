@@ -470,9 +470,9 @@ STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
  *    The address is parsed as Pharo's NetNameResolver>>addressFromString: does: the
  *    SocketPlugin's resolver is not asked, and its status stays as it was.
  *  - A call that may wait must be made from a green process of the VM, on the thread
- *    that runs it (ENOTPROC otherwise; stream calls too) and takes timeout_ms: -1 waits forever, 0 only tries, n > 0 waits at
- *    most n ms in all (ETIMEDOUT when it ran out; ERANGE when too long, see
- *    stvm_delay_wait_ms). Such calls switch.
+ *    that runs it (ENOTPROC otherwise; stream calls too) and takes timeout_ms: -1
+ *    waits forever, 0 only tries, n > 0 waits at most n ms in all (ETIMEDOUT when it
+ *    ran out; ERANGE when too long, see stvm_delay_wait_ms). Such calls switch.
  *  - A socket is a handle of its VM. Only one process at a time may wait to read
  *    (recv, or a stream's read), to write (send, flush) or to accept on one socket:
  *    another one gets EBUSY, with timeout_ms 0 too (a try would take the waiter's

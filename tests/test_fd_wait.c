@@ -2,8 +2,9 @@
  * Waiting for descriptors (stvm_fd_wait) on pipes and socketpairs, in each idle mode:
  * readiness wakes exactly the waiter, timeouts run out, bad input is refused, a
  * terminated waiter leaves nothing registered, nor does a refused wait, and a waited
- * descriptor is pending work for deadlock detection while an unwaited one is not. Real clock, generous margins,
- * no fixed sleeps: writers are green processes on delays, or OS threads joined.
+ * descriptor is pending work for deadlock detection while an unwaited one is not.
+ * Real clock, generous margins, no fixed sleeps: writers are green processes on
+ * delays, or OS threads joined.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -435,7 +436,7 @@ Test(fd_wait, a_wait_refused_for_a_full_table_disarms_and_takes_back_its_allocat
 }
 
 /* Looking (0 ms) and waiting take the same descriptors: epoll's, not poll's (poll
- * answers a regular file and /dev/null as ready). */
+ * answers a regular file and /dev/null as ready, the VM's epoll descriptor as not). */
 static void looks_at_what_epoll_refuses(stvm_vm *vm, void *arg)
 {
     pipe_run *p = arg;
@@ -448,6 +449,8 @@ static void looks_at_what_epoll_refuses(stvm_vm *vm, void *arg)
     for (int i = 0; i < 3; i++) {
         GCHECK(p, stvm_fd_wait(vm, file, STVM_IO_READ, timeouts[i]) == STVM_EINVAL);
         GCHECK(p, stvm_fd_wait(vm, null, STVM_IO_WRITE, timeouts[i]) == STVM_EINVAL);
+        /* An epoll descriptor poll finds not ready, which epoll still refuses. */
+        GCHECK(p, stvm_fd_wait(vm, stvm_backend_fd(vm), STVM_IO_READ, timeouts[i]) == STVM_EINVAL);
     }
     /* The pipe epoll takes is still looked at as before. */
     GCHECK(p, stvm_fd_wait(vm, p->fds[1], STVM_IO_WRITE, 0) == STVM_IO_WRITE);

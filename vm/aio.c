@@ -95,8 +95,8 @@ static uint32_t epoll_events(const stvm_aio_fd *e)
 
 /* What epoll_ctl's refusal of a descriptor means: EINVAL when epoll cannot watch it
  * (EBADF: closed; EPERM: a regular file, a directory, /dev/null; EINVAL and ELOOP: the
- * epoll descriptor itself, or one watching it), ESYS for the rest (ENOMEM, ENOSPC). The one place that decides
- * which descriptors stvm_fd_wait takes. */
+ * epoll descriptor itself, or one watching it), ESYS for the rest (ENOMEM, ENOSPC).
+ * The one place that decides which descriptors stvm_fd_wait takes. */
 static int refusal(int err)
 {
     return err == EBADF || err == EPERM || err == EINVAL || err == ELOOP ? STVM_EINVAL
