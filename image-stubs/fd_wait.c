@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include "../vm/aio.h"
+#include "../vm/objmem.h"
 #include "delay.h"
 
 typedef struct fd_waiter {
@@ -22,7 +23,8 @@ static void release(stvm_vm *vm, fd_waiter *w)
     stvm__aio_disarm(vm, w->fd, w->events);
     if (w->index)
         stvm_unregister_external(vm, w->index);
-    stvm_semaphore_free(vm, w->sem);
+    if (w->sem)
+        stvm_semaphore_free(vm, w->sem);
 }
 
 static void undo(stvm_vm *vm, stvm_wait_guard *g)
@@ -30,9 +32,16 @@ static void undo(stvm_vm *vm, stvm_wait_guard *g)
     release(vm, STVM_CONTAINER(g, fd_waiter, guard));
 }
 
-/* 0 ms: only look, without arming anything. */
-static int look(int fd, int events)
+/* 0 ms: only look, without arming anything. poll answers what epoll refuses (a regular
+ * file, /dev/null) as always ready, so a ready answer is checked with epoll: looking and
+ * waiting take the same descriptors. One that poll finds not ready has the poll method
+ * epoll needs; only an epoll descriptor can still be refused then, and the VM's own is
+ * the one a caller can name (stvm_backend_fd). A look that finds nothing stays one
+ * system call. */
+static int look(stvm_vm *vm, int fd, int events)
 {
+    if (fd == stvm_backend_fd(vm))
+        return STVM_EINVAL;
     struct pollfd p = {.fd = fd, .events = (short)(((events & STVM_IO_READ) ? POLLIN : 0) |
                                                    ((events & STVM_IO_WRITE) ? POLLOUT : 0))};
     if (poll(&p, 1, 0) < 0)
@@ -42,23 +51,42 @@ static int look(int fd, int events)
     int ready = ((p.revents & (POLLIN | POLLHUP | POLLERR)) ? STVM_IO_READ : 0) |
                 ((p.revents & (POLLOUT | POLLHUP | POLLERR)) ? STVM_IO_WRITE : 0);
     ready &= events;
-    return ready ? ready : STVM_ETIMEDOUT;
+    if (!ready)
+        return STVM_ETIMEDOUT;
+    int err = stvm__aio_watchable(vm, fd);
+    return err ? err : ready;
 }
 
-static int arm(stvm_vm *vm, fd_waiter *w)
+static int arm_events(stvm_vm *vm, fd_waiter *w, int index)
 {
-    int err = stvm_semaphore_new(vm, &w->sem);
-    if (err)
-        return err;
-    if ((err = stvm_register_external(vm, w->sem, &w->index))) {
-        stvm_semaphore_free(vm, w->sem);
-        return err;
-    }
+    int err = STVM_OK;
     for (int ev = STVM_IO_READ; ev <= STVM_IO_WRITE && !err; ev <<= 1)
         if (w->events & ev)
-            err = stvm__aio_arm(vm, w->fd, ev, w->index);
-    if (err)
+            err = stvm__aio_arm(vm, w->fd, ev, index);
+    return err;
+}
+
+/* The handlers are armed first, with no slot yet (nothing can fire before this process
+ * waits): epoll refuses a descriptor it cannot watch before anything is allocated.
+ * Giving them the slot is no system call. A failure afterwards (EFULL, ENOMEM) undoes
+ * everything, the allocation counters too. */
+static int arm(stvm_vm *vm, fd_waiter *w)
+{
+    int err = arm_events(vm, w, 0);
+    if (err) {
+        stvm__aio_disarm(vm, w->fd, w->events);
+        return err;
+    }
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
+    err = stvm_semaphore_new(vm, &w->sem);
+    if (!err)
+        err = stvm_register_external(vm, w->sem, &w->index);
+    if (!err)
+        err = arm_events(vm, w, w->index);
+    if (err) {
         release(vm, w);
+        stvm__alloc_forget(vm, mark);
+    }
     return err;
 }
 
@@ -79,7 +107,7 @@ int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
     if (err)
         return err;
     if (timeout_ms == 0)
-        return look(fd, events);
+        return look(vm, fd, events);
     fd_waiter w = {.fd = fd, .events = events};
     if ((err = arm(vm, &w)))
         return err;

@@ -31,11 +31,27 @@ static bool prim1(stvm_vm *vm, stvm__primitive_fn *fn, stvm_socket *s, stvm_oop 
     return s->handle != STVM_NIL && fn(vm, STVM_NIL, args, result) == PRIM_OK;
 }
 
+static void disarm(stvm_vm *vm, stvm_socket *s, int event);
+
+/* A listener's read handler is armed only while a process waits in accept, as every
+ * other handler is armed only for its wait. The plugin arms it at listen and at each
+ * look at the status that finds nothing pending (as Pharo's does); left armed with
+ * nobody accepting, it would stand for a waiter that is not there: stvm_fd_wait on the
+ * descriptor would answer EBUSY, and stvm_run would count it as something that can
+ * wake a process, never answering EDEADLOCK. Disarming costs no system call (the VM
+ * owns the descriptor). */
+static void settle_listener(stvm_vm *vm, stvm_socket *s)
+{
+    if (s->listener && !s->waiting[SOCKET_CONNECTOR])
+        disarm(vm, s, STVM_IO_READ);
+}
+
 int stvm__socket_status(stvm_vm *vm, stvm_socket *s)
 {
     stvm_oop r;
     if (!prim1(vm, stvm__primitive_socket_connection_status, s, &r))
         return STVM_SOCKET_INVALID;
+    settle_listener(vm, s);
     return (int)stvm__si_value(r);
 }
 
@@ -100,8 +116,6 @@ int64_t stvm__socket_send_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size
 }
 
 /* ---- creation and destruction -------------------------------------------------------- */
-
-static void disarm(stvm_vm *vm, stvm_socket *s, int event);
 
 /* The object, its three semaphores registered in the external table. */
 static int make(stvm_vm *vm, stvm_socket **out)
@@ -169,10 +183,8 @@ int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **o
         stvm__socket_free(vm, s);
         return failure_error(code);
     }
-    /* The primitive re-armed the listener for the next connection; until someone waits
-     * for it, nothing stays armed (the next status or wait arms it again). */
-    if (!listener->waiting[SOCKET_CONNECTOR])
-        disarm(vm, listener, STVM_IO_READ);
+    /* The primitive re-armed the listener for the next connection. */
+    settle_listener(vm, listener);
     *out = s;
     return STVM_OK;
 }
@@ -216,6 +228,7 @@ int stvm__socket_listen(stvm_vm *vm, stvm_socket *s, int port, int backlog, stvm
     if (stvm__primitive_socket_listen_on_port_backlog_interface(vm, STVM_NIL, args, &r))
         return STVM_ESYS;
     s->listener = true;
+    settle_listener(vm, s);
     return STVM_OK;
 }
 
@@ -258,9 +271,17 @@ static void undo(stvm_vm *vm, stvm_wait_guard *g)
     disarm(vm, w->s, w->event);
 }
 
+/* Another process waits in the role: the caller may not use the role's handler, not
+ * even for a try that would not wait (its receive would take the waiter's data, and its
+ * giving up would disarm the waiter's handler). */
+static bool role_taken(const stvm_vm *vm, const stvm_socket *s, int role)
+{
+    return s->waiting[role] && s->waiting[role] != vm->active;
+}
+
 static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int event)
 {
-    if (s->waiting[role] && s->waiting[role] != vm->active)
+    if (role_taken(vm, s, role))
         return STVM_EBUSY;
     *w = (socket_waiter){.guard.undo = undo, .s = s, .role = role, .event = event};
     s->waiting[role] = vm->active;
@@ -416,6 +437,8 @@ static int await_data(stvm_vm *vm, stvm_socket *s, int64_t deadline, read_wait *
 static int64_t read_loop(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
                          int64_t timeout_ms, bool *blocked, stvm_oop *lent)
 {
+    if (role_taken(vm, s, SOCKET_READER))
+        return STVM_EBUSY;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     read_wait rw = {0};
     for (;;) {

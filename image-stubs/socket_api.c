@@ -9,6 +9,8 @@
 
 #include "../vm/bytes.h"
 #include "../vm/integer.h"
+#include "../vm/objmem.h"
+#include "../primitives/socket_plugin.h"
 #include "delay.h"
 #include "socket_stream.h"
 
@@ -34,40 +36,48 @@ static int check_timeout(stvm_vm *vm, int64_t timeout_ms)
     return timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
 }
 
-/* NetNameResolver addressForName: host -> a new 4- or 16-byte ByteArray. EINVAL. */
+/* NetNameResolver addressForName: host -> a new 4- or 16-byte ByteArray. EINVAL,
+ * ENOMEM. Pharo's answers a numeric address from addressFromString:, without the
+ * resolver; the resolver stvm has knows nothing else but "localhost", which is parsed
+ * here as well. So the resolver's status is never touched, and a host that is not an
+ * address is refused before anything is allocated. */
 static int resolve(stvm_vm *vm, const char *host, stvm_oop *address)
 {
-    size_t len = strlen(host);
-    stvm_byte_array *name = len < 64 ? stvm__bytes_alloc(vm, len) : NULL;
-    if (!name)
-        return len < 64 ? STVM_ENOMEM : STVM_EINVAL;
-    memcpy(name->bytes, host, len);
-    stvm_oop args[1] = {(stvm_oop)name}, r;
-    int code = stvm__primitive_resolver_start_name_lookup(vm, STVM_NIL, args, &r);
-    stvm__objmem_free(vm, name);
-    if (!code)
-        code = stvm__primitive_resolver_name_lookup_result(vm, STVM_NIL, NULL, address);
-    return !code ? STVM_OK : code == STVM_PRIM_ERR_NO_MEMORY ? STVM_ENOMEM : STVM_EINVAL;
+    uint8_t addr[16];
+    int len;
+    if (!stvm__socket_parse_host((const uint8_t *)host, strlen(host), addr, &len))
+        return STVM_EINVAL;
+    stvm_byte_array *b = stvm__bytes_alloc(vm, (size_t)len);
+    if (!b)
+        return STVM_ENOMEM;
+    memcpy(b->bytes, addr, (size_t)len);
+    *address = (stvm_oop)b;
+    return STVM_OK;
 }
 
 /* ---- opening --------------------------------------------------------------------------- */
 
+/* A call that fails after allocating (a taken port, a full external table) frees what
+ * it made and takes it out of the allocation counters: it changes nothing. */
 int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlog, stvm_socket **out)
 {
     if (!vm || !host || !out || port < 0 || port > 65535 || backlog < 1 || backlog > 65535)
         return STVM_EINVAL;
-    stvm_oop address;
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
+    stvm_oop address = STVM_NIL;
+    stvm_socket *s = NULL;
     int err = resolve(vm, host, &address);
-    if (err)
-        return err;
-    stvm_socket *s;
-    err = stvm__socket_new(vm, &s);
-    if (!err && (err = stvm__socket_listen(vm, s, port, backlog, address)))
+    if (!err && !(err = stvm__socket_new(vm, &s)) &&
+        (err = stvm__socket_listen(vm, s, port, backlog, address)))
         stvm__socket_free(vm, s);
-    stvm_oop_release(vm, address);
-    if (!err)
-        *out = s;
-    return err;
+    if (address != STVM_NIL)
+        stvm_oop_release(vm, address);
+    if (err) {
+        stvm__alloc_forget(vm, mark);
+        return err;
+    }
+    *out = s;
+    return STVM_OK;
 }
 
 int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms, stvm_socket **out)
@@ -106,16 +116,21 @@ int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms
         return STVM_EINVAL;
     int err = check_timeout(vm, timeout_ms);
     stvm_oop address = STVM_NIL;
-    if (err || (err = resolve(vm, host, &address)))
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
+    if (err || (err = resolve(vm, host, &address))) {
+        stvm__alloc_forget(vm, mark);
         return err;
+    }
     connecting c = {.guard.undo = connect_undo};
     err = stvm__socket_new(vm, &c.s);
     if (!err)
         err = stvm__socket_connect_nonblocking(vm, c.s, address, port);
     stvm_oop_release(vm, address);
     if (err) {
+        /* Refused before the wait (which lets other processes allocate): undone. */
         if (c.s)
             stvm__socket_free(vm, c.s);
+        stvm__alloc_forget(vm, mark);
         return err;
     }
     stvm__wait_guard_push(vm, &c.guard);
@@ -237,7 +252,7 @@ int stvm_socket_status(stvm_vm *vm, stvm_socket *sock)
 
 stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s)
 {
-    return s ? s->read_semaphore : NULL;
+    return s && s->hdr.class_index == STVM_CLASS_SOCKET ? s->read_semaphore : NULL;
 }
 
 /* ---- streams ---------------------------------------------------------------------------------- */
@@ -250,12 +265,14 @@ int stvm_stream_open(stvm_vm *vm, stvm_socket *sock, int64_t timeout_ms, stvm_st
     return stvm__stream_open(vm, s, timeout_ms, out);
 }
 
-/* The checks of every stream call that may wait. */
+/* The checks of every stream call that may wait: the caller must be a process of this
+ * VM on its thread, as for every other call that may wait (a process of the VM running
+ * on another thread is not the caller). */
 static int stream_checks(stvm_vm *vm, stvm_stream *st)
 {
     if (!stream_of(vm, st))
         return STVM_EINVAL;
-    return vm->active ? STVM_OK : STVM_ENOTPROC;
+    return stvm__in_process(vm) ? STVM_OK : STVM_ENOTPROC;
 }
 
 int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len)

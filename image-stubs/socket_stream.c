@@ -119,11 +119,11 @@ int64_t stvm__stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len)
 }
 
 int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter, uint8_t *buf,
-                                size_t cap, bool *found)
+                                size_t cap, size_t *taken)
 {
     size_t stored = 0;
-    *found = false;
     for (;;) {
+        *taken = stored;
         int64_t n = stvm__stream_fill(vm, st);
         if (n < 0)
             return n;
@@ -135,6 +135,7 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
         if (run > cap - stored) {
             memcpy(buf + stored, from, cap - stored);
             st->in_pos += cap - stored;
+            *taken = cap;
             consumed(vm, st);
             return STVM_ERANGE;
         }
@@ -143,7 +144,7 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
         st->in_pos += run + (hit != NULL);
         consumed(vm, st);
         if (hit) {
-            *found = true;
+            *taken = stored;
             return (int64_t)stored;
         }
     }
@@ -151,10 +152,13 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
 
 int64_t stvm__stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap)
 {
-    bool found;
-    int64_t n = stvm__stream_read_up_to(vm, st, '\n', (uint8_t *)buf, cap - 1, &found);
+    size_t taken = 0;
+    int64_t n = stvm__stream_read_up_to(vm, st, '\n', (uint8_t *)buf, cap - 1, &taken);
     if (n < 0) {
-        buf[0] = '\0';
+        /* A failed call leaves buf alone, unless bytes of the line were already taken
+         * from the stream: then they are the caller's, as a string, not lost. */
+        if (taken > 0)
+            buf[taken] = '\0';
         return n;
     }
     if (n > 0 && buf[n - 1] == '\r')

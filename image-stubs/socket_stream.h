@@ -61,12 +61,15 @@ int stvm__stream_peek(stvm_vm *vm, stvm_stream *st, uint8_t *byte);
 /* Up to len bytes (what is buffered, or one fill's worth): at least 1, 0 at the end. */
 int64_t stvm__stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len);
 /* Bytes up to the delimiter (consumed, not stored) or the end of the stream into buf:
- * answers how many were stored; *found tells whether the delimiter was met. ERANGE when
- * cap bytes were stored without meeting it (they are consumed). */
+ * answers how many were stored. ERANGE when cap bytes were stored without meeting it
+ * (they are consumed). *taken: the bytes stored in buf, on an error too (a fill that
+ * failed after part of the run was taken). */
 int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
-                                uint8_t *buf, size_t cap, bool *found);
+                                uint8_t *buf, size_t cap, size_t *taken);
 /* A line ending in LF (a CR before it dropped) as a C string without its end of line:
- * its length; 0 with "" at the end of the stream; ERANGE if it does not fit cap - 1. */
+ * its length; 0 with "" at the end of the stream; ERANGE if it does not fit cap - 1.
+ * On an error buf is untouched unless bytes were taken from the stream: then it holds
+ * them as a C string. */
 int64_t stvm__stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
 
 /* Buffer len bytes, flushing whenever the buffer is full (ENOMEM: no buffer). */

@@ -445,11 +445,14 @@ STVM_API int stvm_signal_external(stvm_vm *vm, int index);
  * counts as both, and the caller's next read or write says which), or STVM_ETIMEDOUT
  * when timeout_ms ran out (-1 = forever, 0 = only look; longer waits go through the
  * Delay scheduler as every timed wait). Errors: EINVAL (vm NULL, fd < 0 or not a
- * descriptor epoll can watch, such as a closed one or a regular file; events not 1..3;
- * timeout_ms < -1), ENOTPROC, EBUSY (another process already waits for one of these
- * events of fd, itself or through a socket), ESTATE (suspended meanwhile), ERANGE
- * (timeout too long), ENOMEM, ESYS. The descriptor stays the caller's; close it only
- * when no process waits on it. Allocates the first time; switches. */
+ * descriptor epoll can watch, such as a closed one, a regular file or /dev/null, with
+ * every timeout, 0 included: epoll decides, not poll; events not 1..3; timeout_ms
+ * < -1), ENOTPROC, EBUSY (another process already waits for one of these events of fd,
+ * itself or through a socket; a listener counts only while a process accepts on it),
+ * ESTATE (suspended meanwhile), ERANGE (timeout too long), EFULL (the external table
+ * has no free slot for the wait's semaphore), ENOMEM, ESYS. A call that fails changes
+ * nothing (the allocation counters included). The descriptor stays the caller's; close
+ * it only when no process waits on it. Allocates the first time; switches. */
 STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
 
 /* ---- Sockets (TCP over IPv4 and IPv6) -------------------------------------------- */
@@ -463,18 +466,25 @@ STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
  *
  * Common to every call below:
  *  - host is a numeric IPv4 or IPv6 address ("127.0.0.1", "::1") or "localhost"
- *    (127.0.0.1); nothing else is resolved (EINVAL).
- *  - A call that may wait must be made from a green process of the VM (ENOTPROC
- *    otherwise) and takes timeout_ms: -1 waits forever, 0 only tries, n > 0 waits at
- *    most n ms in all (ETIMEDOUT when it ran out; ERANGE when too long, see
- *    stvm_delay_wait_ms). Such calls switch.
+ *    (127.0.0.1); nothing else is resolved (EINVAL, before anything is allocated).
+ *    The address is parsed as Pharo's NetNameResolver>>addressFromString: does: the
+ *    SocketPlugin's resolver is not asked, and its status stays as it was.
+ *  - A call that may wait must be made from a green process of the VM, on the thread
+ *    that runs it (ENOTPROC otherwise; stream calls too) and takes timeout_ms: -1
+ *    waits forever, 0 only tries, n > 0 waits at most n ms in all (ETIMEDOUT when it
+ *    ran out; ERANGE when too long, see stvm_delay_wait_ms). Such calls switch.
  *  - A socket is a handle of its VM. Only one process at a time may wait to read
  *    (recv, or a stream's read), to write (send, flush) or to accept on one socket:
- *    another one gets EBUSY. A process terminated in such a wait leaves nothing
+ *    another one gets EBUSY, with timeout_ms 0 too (a try would take the waiter's
+ *    data and handler). A process terminated in such a wait leaves nothing
  *    registered, and the socket can be waited on again. ESTATE: the waiting process
  *    was suspended and resumed meanwhile.
  *  - ECLOSED: the peer closed or reset the connection (for send), or reset it (for
  *    recv), or the socket was closed. Nothing raises SIGPIPE.
+ *  - A call that fails changes nothing: what it allocated is freed and taken out of
+ *    stats.objects_allocated / bytes_allocated again (a connect that waited and then
+ *    failed leaves nothing open, but its allocations stay counted: other processes
+ *    allocated meanwhile).
  *  - stvm_vm_free closes the sockets still open and frees their handles. */
 typedef struct stvm_socket stvm_socket;
 
@@ -546,13 +556,17 @@ STVM_API int stvm_socket_fd(const stvm_socket *s);
  * EINVAL for NULL, ESYS when the system cannot tell. */
 STVM_API int stvm_socket_port(const stvm_socket *s);
 
-/* Pharo's connection status of the socket (STVM_SOCKET_*), or EINVAL. Looking may
- * complete a connection or take a pending one from the backlog, as the primitive does. */
+/* Pharo's connection status of the socket (STVM_SOCKET_*), or EINVAL (NULL, not a
+ * socket of this VM). EINVAL and STVM_SOCKET_INVALID are both -1, on purpose: either way
+ * there is no socket to use (INVALID is Pharo's answer for a destroyed handle). Looking
+ * may complete a connection or take a pending one from the backlog, as the primitive
+ * does; it leaves a listener's handler disarmed unless a process accepts on it. */
 STVM_API int stvm_socket_status(stvm_vm *vm, stvm_socket *s);
 
 /* The socket's read semaphore, signalled when its descriptor is found readable. For
  * tests and tools: a signal with no data behind it is a spurious one, which a reader
- * loops over. NULL for NULL. */
+ * loops over. NULL for NULL or a handle of another kind (a stream, a semaphore...; as
+ * stvm_socket_fd, it takes no vm, so it cannot tell another VM's socket). */
 STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
 
 /* ---- Socket streams (Pharo's SocketStream, Zodiac's ZdcSocketStream) -------------
@@ -591,7 +605,9 @@ STVM_API int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_
  * without its end of line. Answers its length, or: 0 with buf "" at the end of the
  * stream, ERANGE (the line does not fit cap - 1 bytes; what fitted is consumed),
  * EINVAL (cap 0), and the errors of stvm_stream_read. A last line without LF is
- * answered as a line. Switches. */
+ * answered as a line. On an error buf is untouched, unless bytes of the line were taken
+ * from the stream (ERANGE: the cap - 1 that fitted; or a read failing in mid-line):
+ * then buf holds them as a C string, so that nothing read is lost. Switches. */
 STVM_API int64_t stvm_stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
 /* Buffer len bytes, sending the buffer whenever it fills. Errors as stvm_socket_send.
  * Switches. */
@@ -627,7 +643,9 @@ STVM_API int stvm_backend_fd(stvm_vm *vm);
 
 /* How long a host loop may wait before calling stvm_run_mode again: 0 when a process
  * can run now (or the clock is simulated and a deadline is pending), the milliseconds to
- * the next deadline (rounded up), or -1 with none. EINVAL for NULL. */
+ * the next deadline (rounded up), or -1 with none. EINVAL for NULL, which is -1 too, on
+ * purpose: a NULL VM has no deadline either, and a host loop that hands the answer to
+ * poll or epoll_wait (libuv's uv_backend_timeout) waits on its descriptors alone. */
 STVM_API int stvm_backend_timeout_ms(stvm_vm *vm);
 
 /* Any thread, and async-signal-safe: make a running stvm_run return STVM_ESTOPPED at its

@@ -169,8 +169,7 @@ int stvm__primitive_initialize_network(stvm_vm *vm, stvm_oop rcvr, const stvm_oo
     return PRIM_OK;
 }
 
-/* Resolve name (len bytes, not NUL-terminated) into 4 or 16 bytes; false if unknown. */
-static bool resolve(const uint8_t *name, size_t len, uint8_t addr[16], int *addr_len)
+bool stvm__socket_parse_host(const uint8_t *name, size_t len, uint8_t addr[16], int *addr_len)
 {
     char text[64];
     if (len == 0 || len >= sizeof text || memchr(name, 0, len))
@@ -201,7 +200,8 @@ int stvm__primitive_resolver_start_name_lookup(stvm_vm *vm, stvm_oop rcvr,
     socket_plugin *p = stvm__socket_plugin(vm);
     if (!p)
         return STVM_PRIM_ERR_NO_MEMORY;
-    if (resolve(name->bytes, name->hdr.byte_size, p->last_addr, &p->last_addr_len)) {
+    if (stvm__socket_parse_host(name->bytes, name->hdr.byte_size, p->last_addr,
+                                &p->last_addr_len)) {
         p->resolver_status = RESOLVER_SUCCESS;
         p->resolver_error = 0;
     } else {

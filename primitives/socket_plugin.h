@@ -72,6 +72,11 @@ bool stvm__socket_int_arg(stvm_vm *vm, stvm_oop oop, int64_t *out);
 uint8_t *stvm__socket_buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
                                  size_t *len);
 
+/* The resolver's lookup: name (len bytes, not NUL-terminated) into 4 or 16 bytes;
+ * false for anything but a numeric IPv4 or IPv6 address or "localhost". Allocates
+ * nothing, so a caller can refuse a host before it allocates anything. */
+bool stvm__socket_parse_host(const uint8_t *name, size_t len, uint8_t addr[16], int *addr_len);
+
 /* A 4-byte (IPv4) or 16-byte (IPv6) address in a ByteArray and a port 0..65535 as a
  * sockaddr. False when the address is not one of these. */
 bool stvm__socket_sockaddr(stvm_vm *vm, stvm_oop address, int64_t port,

@@ -986,66 +986,39 @@ static bool selected(const fx *f, const row *r, int ctx)
  *      it ran: from another thread while the VM ran elsewhere they acted as its running
  *      process. They answer ENOTPROC now (a thread check), so every such call, the
  *      blocking ones too, is made in that context (gen_wrong_context).
+ *  D7: the stream calls that may wait (stvm_stream_read, _read_line, _write, _flush)
+ *      checked only that some process of the VM ran, not the thread: from another
+ *      thread while the VM ran elsewhere they acted for its running process. They
+ *      answer ENOTPROC now, as every other call that needs a process (the fixture
+ *      keeps data waiting for the stream the rows read from, so that the defect would
+ *      show without a read that waits).
+ *  D8: stvm_tcp_listen and stvm_tcp_connect with a host that is not an address ("",
+ *      "example.com", "999.1.1.1", "127.0.0.1 ") ran the image's resolver on it
+ *      (its status and error, and the allocation counters, changed) before refusing.
+ *      The host is parsed first now, and the resolver is never asked (Pharo's
+ *      addressFromString: for a numeric address).
+ *  D9: calls that failed only after allocating left it in objects_allocated /
+ *      bytes_allocated: stvm_tcp_listen on a taken port, stvm_tcp_listen and
+ *      stvm_tcp_connect on a VM whose external table is full (EFULL), stvm_fd_wait
+ *      with a timeout other than 0 on a closed descriptor, a regular file or /dev/null,
+ *      and stvm_fd_wait on a full external table (EFULL, now documented).
+ *  D10: stvm_fd_wait with timeout 0 answered a regular file or /dev/null as ready
+ *      (poll's answer); now EINVAL as with any other timeout (epoll decides both).
+ *  D11: a listener had its read handler armed while nobody accepted on it: stvm_fd_wait
+ *      on its descriptor answered EBUSY, and stvm_run never answered STVM_EDEADLOCK
+ *      while a listener was open (test_socket.c has that half).
+ *  D12: stvm_socket_recv with timeout 0 on a socket another process waits to read from
+ *      disarmed that process's read handler. It answers EBUSY now, as the other calls
+ *      that would use a role another process waits in (test_socket.c shows the waiter
+ *      is still woken).
+ *  D13: stvm_stream_read_line wrote "" into buf when it failed.
+ *  D14: stvm_fd_wait with a descriptor above 2^30 and a timeout other than 0 never
+ *      returned (an int capacity doubled until it overflowed): not a row, the test
+ *      fd_wait_beyond_2_30_answers_einval runs it in a child process with an alarm.
  * (D5 and D6 were test_boundaries.c's.)
  *
- * Open (found when the socket, stream, descriptor and run-mode calls got their rows):
- *  D7: the stream calls that may wait (stvm_stream_read, _read_line, _write, _flush)
- *      check only that some process of the VM runs (socket_api.c's stream_checks looks
- *      at vm->active), not the thread: from another thread while the VM runs elsewhere
- *      they act for its running process (read buffered or waiting data, buffer, send)
- *      instead of answering ENOTPROC. A read that has to wait would switch the VM's
- *      contexts on the wrong thread: the fixture has data waiting for the stream the
- *      rows read from, so that the defect shows without that.
- *  D8: stvm_tcp_listen and stvm_tcp_connect with a host that is not an address ("",
- *      "example.com", "999.1.1.1", "127.0.0.1 ") answer EINVAL after running the
- *      image's resolver on it: the SocketPlugin's resolver status and error
- *      (primitiveResolverStatus, primitiveResolverError) turn to Error (3) and 1, and
- *      objects_allocated / bytes_allocated count the name's ByteArray.
- *  D9: calls that fail only after allocating leave it in objects_allocated /
- *      bytes_allocated: stvm_tcp_listen on a taken port (ESYS: a Socket, its three
- *      semaphores and its record made and freed), stvm_tcp_listen and stvm_tcp_connect
- *      on a VM whose external table is full (EFULL), stvm_fd_wait with a timeout other
- *      than 0 on a closed descriptor, a regular file or /dev/null (EINVAL: a semaphore
- *      made, registered and freed before epoll refuses the descriptor), and
- *      stvm_fd_wait on a VM whose external table is full, which answers EFULL, an error
- *      its comment does not list.
- *  D10: stvm_fd_wait with timeout 0 on a regular file or /dev/null answers the events
- *      as ready (poll's answer) instead of EINVAL ("not a descriptor epoll can watch,
- *      such as ... a regular file"); with any other timeout it answers EINVAL.
- *  D11: a listener has its read handler armed while nobody accepts on it (listen and
- *      every status look arm it; only an accept that ends disarms it):
- *      stvm_fd_wait on its descriptor answers EBUSY with no process waiting. Not a row,
- *      the worse half: the armed handler counts as a waiter on a descriptor, so stvm_run
- *      of a VM whose processes all wait for ever while a listener is open never answers
- *      STVM_EDEADLOCK: it sleeps in epoll for good.
- *  D12: stvm_socket_recv with timeout 0 on a socket another process waits to read from
- *      answers ETIMEDOUT but disarms that process's read handler (socket.c's
- *      stvm__socket_read, "the receive armed it; nobody will wait"): the waiter is no
- *      longer woken by data, and sees it only when its own timeout runs out (never,
- *      with -1).
- *  D13: stvm_stream_read_line writes "" into buf when it fails (here EBUSY): a failed
- *      call changes the caller's buffer; its comment promises "" only at the end of
- *      the stream.
- *  D14 (no row: it hangs): stvm_fd_wait with a descriptor above 2^30 and a timeout
- *      other than 0 never returns: vm/aio.c's entry() doubles an int capacity until it
- *      exceeds the descriptor, which overflows (known_defect_fd_wait_beyond_2_30 below
- *      runs it in a child process).
+ * Open: none.
  */
-#define D_STREAM_THREAD                                                                    \
-    "D7: the stream calls that may wait act from another thread while the VM runs (no "   \
-    "thread check)"
-#define D_RESOLVES_FIRST                                                                   \
-    "D8: a host that is not an address is refused after the resolver ran: its status and " \
-    "error, and the allocation counters, change"
-#define D_ALLOC_THEN_FAIL                                                                  \
-    "D9: the call fails after allocating: objects_allocated and bytes_allocated change"
-#define D_FD_WAIT_LOOKS                                                                    \
-    "D10: stvm_fd_wait with timeout 0 answers a regular file or /dev/null as ready"
-#define D_LISTENER_ARMED                                                                   \
-    "D11: a listener's read handler stays armed with nobody accepting"
-#define D_RECV_DISARMS                                                                     \
-    "D12: stvm_socket_recv with timeout 0 disarms the read handler another process waits on"
-#define D_READ_LINE_WRITES "D13: stvm_stream_read_line writes \"\" into buf when it fails"
 /* One line per function: what the generated rows need to know. */
 typedef struct fn_desc {
     int null_vm;      /* what a NULL vm answers; 0: the function takes no vm */
@@ -1065,8 +1038,6 @@ static const int novm_socket_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_STREAM
                                         H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
 static const int novm_stream_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_BOX, H_BYTES,
                                         H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
-/* stvm_socket_read_semaphore documents NULL only (it reads the handle unchecked). */
-static const int only_null[] = {H_NULL, 0};
 
 #define E_INVAL STVM_EINVAL
 static const fn_desc FN[N_FN] = {
@@ -1172,21 +1143,18 @@ static const fn_desc FN[N_FN] = {
     [F_socket_status] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                          .ok = {.vm = V_NET}},
     [F_socket_read_semaphore] = {.kind = K_SOCKET, .bad_handle = R_NULL, .ok = {.vm = V_NET},
-                                 .wrong = only_null},
+                                 .wrong = novm_socket_wrong},
     [F_stream_open] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                        .null_out = E_INVAL, .ok = {.vm = V_NET, .t = -1}},
     [F_stream_read] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
-                       .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET, .z = 1},
-                       .elsewhere_defect = D_STREAM_THREAD},
+                       .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET, .z = 1}},
     [F_stream_read_line] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
                             .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
-                            .ok = {.vm = V_NET, .z = 64}, .elsewhere_defect = D_STREAM_THREAD},
+                            .ok = {.vm = V_NET, .z = 64}},
     [F_stream_write] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
-                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET, .z = 1},
-                        .elsewhere_defect = D_STREAM_THREAD},
+                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET, .z = 1}},
     [F_stream_flush] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
-                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET},
-                        .elsewhere_defect = D_STREAM_THREAD},
+                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET}},
     [F_stream_get_stats] = {.kind = K_STREAM, .bad_handle = E_INVAL, .null_out = E_INVAL,
                             .ok = {.vm = V_NET}, .wrong = novm_stream_wrong},
     [F_stream_close] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
@@ -1710,18 +1678,18 @@ static const row explicit_rows[] = {
     FDW("fd INT_MIN", E_INVAL, .fd = FD_INT_MIN, .n = STVM_IO_READ, .t = -1),
     FDW("fd INT_MAX, 0 ms", E_INVAL, .fd = FD_INT_MAX, .n = STVM_IO_READ, .t = 0),
     FDW("a closed descriptor, 0 ms", E_INVAL, .fd = FD_CLOSED, .n = STVM_IO_READ, .t = 0),
-    DEFECT(D_ALLOC_THEN_FAIL, fd_wait, "a closed descriptor, forever", C_GREEN, E_INVAL,
-           .vm = V_NET, .fd = FD_CLOSED, .n = STVM_IO_READ, .t = -1),
-    DEFECT(D_ALLOC_THEN_FAIL, fd_wait, "a closed descriptor, 5 ms", C_GREEN, E_INVAL, .vm = V_NET,
-           .fd = FD_CLOSED, .n = STVM_IO_WRITE, .t = 5),
-    DEFECT(D_FD_WAIT_LOOKS, fd_wait, "a regular file, 0 ms", C_GREEN, E_INVAL, .vm = V_NET,
-           .fd = FD_FILE, .n = STVM_IO_READ, .t = 0),
-    DEFECT(D_ALLOC_THEN_FAIL, fd_wait, "a regular file, forever", C_GREEN, E_INVAL, .vm = V_NET,
-           .fd = FD_FILE, .n = STVM_IO_READ, .t = -1),
-    DEFECT(D_FD_WAIT_LOOKS, fd_wait, "/dev/null, 0 ms", C_GREEN, E_INVAL, .vm = V_NET,
-           .fd = FD_DEVNULL, .n = STVM_IO_WRITE, .t = 0),
-    DEFECT(D_ALLOC_THEN_FAIL, fd_wait, "/dev/null, forever", C_GREEN, E_INVAL, .vm = V_NET,
-           .fd = FD_DEVNULL, .n = STVM_IO_WRITE, .t = -1),
+    ROW(fd_wait, "a closed descriptor, forever", C_GREEN, E_INVAL,
+        .vm = V_NET, .fd = FD_CLOSED, .n = STVM_IO_READ, .t = -1),
+    ROW(fd_wait, "a closed descriptor, 5 ms", C_GREEN, E_INVAL, .vm = V_NET,
+        .fd = FD_CLOSED, .n = STVM_IO_WRITE, .t = 5),
+    ROW(fd_wait, "a regular file, 0 ms", C_GREEN, E_INVAL, .vm = V_NET,
+        .fd = FD_FILE, .n = STVM_IO_READ, .t = 0),
+    ROW(fd_wait, "a regular file, forever", C_GREEN, E_INVAL, .vm = V_NET,
+        .fd = FD_FILE, .n = STVM_IO_READ, .t = -1),
+    ROW(fd_wait, "/dev/null, 0 ms", C_GREEN, E_INVAL, .vm = V_NET,
+        .fd = FD_DEVNULL, .n = STVM_IO_WRITE, .t = 0),
+    ROW(fd_wait, "/dev/null, forever", C_GREEN, E_INVAL, .vm = V_NET,
+        .fd = FD_DEVNULL, .n = STVM_IO_WRITE, .t = -1),
     FDW("events 0", E_INVAL, .n = 0, .t = -1),
     FDW("events 4", E_INVAL, .n = 4, .t = -1),
     FDW("events 7", E_INVAL, .n = 7, .t = -1),
@@ -1740,12 +1708,12 @@ static const row explicit_rows[] = {
         .fd = FD_READ_WAITED, .n = STVM_IO_READ | STVM_IO_WRITE, .t = 5),
     FDW("a listener a process accepts on", STVM_EBUSY, .fd = FD_BUSY_LISTENER, .n = STVM_IO_READ,
         .t = -1),
-    DEFECT(D_LISTENER_ARMED, fd_wait, "a listener nobody accepts on, 0 ms: nothing pending",
-           C_GREEN, STVM_ETIMEDOUT, .vm = V_NET, .fd = FD_LISTENER, .n = STVM_IO_READ, .t = 0),
+    ROW(fd_wait, "a listener nobody accepts on, 0 ms: nothing pending",
+        C_GREEN, STVM_ETIMEDOUT, .vm = V_NET, .fd = FD_LISTENER, .n = STVM_IO_READ, .t = 0),
     ROW(fd_wait, "fd -1, from the host thread (the arguments first)", C_HOST, E_INVAL, .vm = V_NET,
         .fd = FD_NEG, .n = STVM_IO_READ, .t = -1),
-    DEFECT(D_ALLOC_THEN_FAIL, fd_wait, "a VM whose external table is full (EFULL, undocumented)",
-           C_GREEN, STVM_EFULL, .n = STVM_IO_READ, .t = -1),
+    ROW(fd_wait, "a VM whose external table is full",
+        C_GREEN, STVM_EFULL, .n = STVM_IO_READ, .t = -1),
 
     /* ---- sockets: listening (any thread; the host's rows) ---- */
 #define LISTEN(what, want, ...) ROW(tcp_listen, what, C_HOST, want, .vm = V_NET, __VA_ARGS__)
@@ -1758,25 +1726,25 @@ static const row explicit_rows[] = {
     LISTEN("backlog -1", E_INVAL, .m = -1),
     LISTEN("backlog 65536", E_INVAL, .m = 65536),
     LISTEN("backlog INT_MIN", E_INVAL, .m = INT_MIN),
-    DEFECT(D_RESOLVES_FIRST, tcp_listen, "host \"\"", C_HOST, E_INVAL, .vm = V_NET, .s = "",
-           .m = 4),
-    DEFECT(D_RESOLVES_FIRST, tcp_listen, "host \"example.com\" (no name service)", C_HOST, E_INVAL,
-           .vm = V_NET, .s = "example.com", .m = 4),
-    DEFECT(D_RESOLVES_FIRST, tcp_listen, "host \"999.1.1.1\"", C_HOST, E_INVAL, .vm = V_NET,
-           .s = "999.1.1.1", .m = 4),
-    DEFECT(D_RESOLVES_FIRST, tcp_listen, "host \"127.0.0.1 \"", C_HOST, E_INVAL, .vm = V_NET,
-           .s = "127.0.0.1 ", .m = 4),
+    ROW(tcp_listen, "host \"\"", C_HOST, E_INVAL, .vm = V_NET, .s = "",
+        .m = 4),
+    ROW(tcp_listen, "host \"example.com\" (no name service)", C_HOST, E_INVAL,
+        .vm = V_NET, .s = "example.com", .m = 4),
+    ROW(tcp_listen, "host \"999.1.1.1\"", C_HOST, E_INVAL, .vm = V_NET,
+        .s = "999.1.1.1", .m = 4),
+    ROW(tcp_listen, "host \"127.0.0.1 \"", C_HOST, E_INVAL, .vm = V_NET,
+        .s = "127.0.0.1 ", .m = 4),
     LISTEN("host of 80 characters", E_INVAL,
            .s = "a123456789b123456789c123456789d123456789e123456789f123456789g123456789h123456789",
            .m = 4),
-    DEFECT(D_ALLOC_THEN_FAIL, tcp_listen, "the port of a listener: taken", C_HOST, STVM_ESYS,
-           .vm = V_NET, .n = PORT_LISTENING, .m = 4),
-    DEFECT(D_ALLOC_THEN_FAIL, tcp_listen, "a VM whose external table is full", C_HOST, STVM_EFULL,
-           .m = 4),
+    ROW(tcp_listen, "the port of a listener: taken", C_HOST, STVM_ESYS,
+        .vm = V_NET, .n = PORT_LISTENING, .m = 4),
+    ROW(tcp_listen, "a VM whose external table is full", C_HOST, STVM_EFULL,
+        .m = 4),
     ROW(tcp_listen, "port 65536, from a green process", C_GREEN, E_INVAL, .vm = V_NET, .n = 65536,
         .m = 4),
-    DEFECT(D_RESOLVES_FIRST, tcp_listen, "host \"example.com\", from a green process", C_GREEN,
-           E_INVAL, .vm = V_NET, .s = "example.com", .m = 4),
+    ROW(tcp_listen, "host \"example.com\", from a green process", C_GREEN,
+        E_INVAL, .vm = V_NET, .s = "example.com", .m = 4),
 
     /* ---- sockets: accepting and connecting (green; the wrong contexts are generated) ---- */
 #define ACCEPT(what, want, ...) ROW(tcp_accept, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
@@ -1802,19 +1770,19 @@ static const row explicit_rows[] = {
     CONNECT("timeout INT64_MIN", E_INVAL, .n = PORT_LISTENING, .t = INT64_MIN),
     CONNECT("timeout 2^52/1000 + 1 ms", E_RANGE, .n = PORT_LISTENING, .t = MS_MAX_FROM_US + 1),
     CONNECT("timeout INT64_MAX", E_RANGE, .n = PORT_LISTENING, .t = INT64_MAX),
-    DEFECT(D_RESOLVES_FIRST, tcp_connect, "host \"\"", C_GREEN, E_INVAL, .vm = V_NET, .s = "",
-           .n = PORT_LISTENING, .t = 1),
-    DEFECT(D_RESOLVES_FIRST, tcp_connect, "host \"example.com\" (no name service)", C_GREEN,
-           E_INVAL, .vm = V_NET, .s = "example.com",
+    ROW(tcp_connect, "host \"\"", C_GREEN, E_INVAL, .vm = V_NET, .s = "",
+        .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "host \"example.com\" (no name service)", C_GREEN,
+        E_INVAL, .vm = V_NET, .s = "example.com",
             .n = PORT_LISTENING, .t = 1),
-    DEFECT(D_RESOLVES_FIRST, tcp_connect, "host \"999.1.1.1\"", C_GREEN, E_INVAL, .vm = V_NET,
-           .s = "999.1.1.1", .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "host \"999.1.1.1\"", C_GREEN, E_INVAL, .vm = V_NET,
+        .s = "999.1.1.1", .n = PORT_LISTENING, .t = 1),
     ROW(tcp_connect, "port 0, from the host thread (the arguments first)", C_HOST, E_INVAL,
         .vm = V_NET, .n = 0, .t = 1),
     ROW(tcp_connect, "host \"example.com\", from the host thread (the caller first)", C_HOST,
         STVM_ENOTPROC, .vm = V_NET, .s = "example.com", .n = PORT_LISTENING, .t = 1),
-    DEFECT(D_ALLOC_THEN_FAIL, tcp_connect, "a VM whose external table is full", C_GREEN,
-           STVM_EFULL, .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "a VM whose external table is full", C_GREEN,
+        STVM_EFULL, .n = PORT_LISTENING, .t = 1),
 
     /* ---- sockets: sending, receiving, closing ---- */
 #define SEND(what, want, ...) ROW(socket_send, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
@@ -1879,8 +1847,8 @@ static const row explicit_rows[] = {
     SREAD(stream_read_line, "NULL buf", E_INVAL, .null_ptr = true, .z = 64),
     SREAD(stream_read_line, "cap 0", E_INVAL, .z = 0),
     SREAD(stream_read_line, "cap SIZE_MAX", E_INVAL, .z = SIZE_MAX),
-    DEFECT(D_READ_LINE_WRITES, stream_read_line, "a stream a process waits in", C_GREEN,
-           STVM_EBUSY, .vm = V_NET, .h = H_WAITED_STREAM, .z = 64),
+    ROW(stream_read_line, "a stream a process waits in", C_GREEN,
+        STVM_EBUSY, .vm = V_NET, .h = H_WAITED_STREAM, .z = 64),
     SREAD(stream_write, "NULL buf, length 1", E_INVAL, .null_ptr = true, .z = 1),
     SREAD(stream_write, "length SIZE_MAX", E_INVAL, .z = SIZE_MAX),
     ROW(stream_close, "a stream a process waits in", C_HOST, STVM_EBUSY, .vm = V_NET,
@@ -2075,10 +2043,10 @@ static const row explicit_rows[] = {
         .n = INT_MIN),
     ROW(primitive_named_list, "NULL names, cap 0", C_HOST, R_TRUE, .n = 0, .null_out = true),
 
-    /* Last: where D12 stands, this row leaves the reader's handler disarmed, and the
+    /* Last: were D12 back, this row would leave the reader's handler disarmed, and the
      * rows after it would see that instead of their own doing. */
-    DEFECT(D_RECV_DISARMS, socket_recv, "a socket a process waits to read from, 0 ms: only tries",
-           C_GREEN, STVM_ETIMEDOUT, .vm = V_NET, .h = H_READ_WAITED, .z = 1, .t = 0),
+    ROW(socket_recv, "a socket a process waits to read from, 0 ms: EBUSY",
+        C_GREEN, STVM_EBUSY, .vm = V_NET, .h = H_READ_WAITED, .z = 1, .t = 0),
 };
 #define N_EXPLICIT ((int)(sizeof explicit_rows / sizeof explicit_rows[0]))
 
@@ -2982,9 +2950,9 @@ Test(api_table, known_defects, .timeout = 60)
     run_table(-1, true);
 }
 
-/* D14 (see KNOWN DEFECTS): not a row, it never returns. In a child process, with an
- * alarm: stvm_fd_wait on a descriptor number above 2^30 with a timeout must answer
- * (EINVAL: no such descriptor), as it does for 1,000,000. */
+/* D14 (see KNOWN DEFECTS): not a row, where the defect stands it never returns. In a
+ * child process, with an alarm: stvm_fd_wait on a descriptor number above 2^30 with a
+ * timeout must answer (EINVAL: no such descriptor), as it does for 1,000,000. */
 static void fd_wait_far_fn(stvm_vm *vm, void *arg)
 {
     int *rc = arg;
@@ -3004,10 +2972,8 @@ static void fd_wait_far(void *arg)
     _exit(rc == STVM_EINVAL ? 0 : 3);
 }
 
-Test(api_table, known_defect_fd_wait_beyond_2_30, .timeout = 30)
+Test(api_table, fd_wait_beyond_2_30_answers_einval, .timeout = 30)
 {
-    if (!getenv("STVM_KNOWN_DEFECTS"))
-        cr_skip_test("known defect D14 (see test_api_table.c); set STVM_KNOWN_DEFECTS=1 to run");
     char err[512];
     int status = run_in_child(fd_wait_far, NULL, err, sizeof err);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -1,10 +1,12 @@
 /*
  * Waiting for descriptors (stvm_fd_wait) on pipes and socketpairs, in each idle mode:
  * readiness wakes exactly the waiter, timeouts run out, bad input is refused, a
- * terminated waiter leaves nothing registered, and a waited descriptor is pending work
- * for deadlock detection while an unwaited one is not. Real clock, generous margins,
- * no fixed sleeps: writers are green processes on delays, or OS threads joined.
+ * terminated waiter leaves nothing registered, nor does a refused wait, and a waited
+ * descriptor is pending work for deadlock detection while an unwaited one is not.
+ * Real clock, generous margins, no fixed sleeps: writers are green processes on
+ * delays, or OS threads joined.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -389,4 +391,80 @@ Test(fd_wait, while_processes_run_descriptors_are_looked_at_by_busy_polling)
     close(b.fds[0]);
     close(b.fds[1]);
     vm_done(b.vm);
+}
+
+/* ---- failed waits leave nothing behind ------------------------------------------------ */
+
+static void waits_with_a_full_table(stvm_vm *vm, void *arg)
+{
+    pipe_run *p = arg;
+    stvm_stats before, after;
+    GCHECK(p, stvm_get_stats(vm, &before) == STVM_OK);
+    p->rc[0] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, -1);
+    GCHECK(p, stvm_get_stats(vm, &after) == STVM_OK);
+    GCHECK(p, after.objects_allocated == before.objects_allocated);
+    GCHECK(p, after.bytes_allocated == before.bytes_allocated);
+    /* Its handler was armed before the table was found full, and disarmed again: the
+     * descriptor is nobody's (a look answers, it is not EBUSY). */
+    p->rc[1] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, 0);
+}
+
+/* A VM whose external table of `slots` slots is all taken. */
+static stvm_vm *vm_with_a_full_table(int slots)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.external_table_size = slots;
+    stvm_vm *vm = vm_make(&cfg);
+    int index;
+    for (int i = 0; i < slots; i++)
+        cr_assert_eq(stvm_register_external(vm, sem_make(vm), &index), STVM_OK);
+    return vm;
+}
+
+Test(fd_wait, a_wait_refused_for_a_full_table_disarms_and_takes_back_its_allocations)
+{
+    pipe_run p = {.vm = vm_with_a_full_table(2)};
+    cr_assert_eq(pipe(p.fds), 0);
+    cr_assert_eq(stvm_spawn(p.vm, 40, "full", waits_with_a_full_table, &p, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(p.vm), STVM_OK);
+    cr_assert_eq(p.bad_line, 0, "line %d", p.bad_line);
+    cr_assert_eq(p.rc[0], STVM_EFULL);
+    cr_assert_eq(p.rc[1], STVM_ETIMEDOUT, "not EBUSY: no handler was left armed");
+    close_pipe(&p);
+    vm_done(p.vm);
+}
+
+/* Looking (0 ms) and waiting take the same descriptors: epoll's, not poll's (poll
+ * answers a regular file and /dev/null as ready, the VM's epoll descriptor as not). */
+static void looks_at_what_epoll_refuses(stvm_vm *vm, void *arg)
+{
+    pipe_run *p = arg;
+    char path[] = "/tmp/stvm-fd-look-XXXXXX";
+    int file = mkstemp(path);
+    unlink(path);
+    int null = open("/dev/null", O_RDWR);
+    GCHECK(p, file >= 0 && null >= 0);
+    const int64_t timeouts[] = {0, -1, 5};
+    for (int i = 0; i < 3; i++) {
+        GCHECK(p, stvm_fd_wait(vm, file, STVM_IO_READ, timeouts[i]) == STVM_EINVAL);
+        GCHECK(p, stvm_fd_wait(vm, null, STVM_IO_WRITE, timeouts[i]) == STVM_EINVAL);
+        /* An epoll descriptor poll finds not ready, which epoll still refuses. */
+        GCHECK(p, stvm_fd_wait(vm, stvm_backend_fd(vm), STVM_IO_READ, timeouts[i]) == STVM_EINVAL);
+    }
+    /* The pipe epoll takes is still looked at as before. */
+    GCHECK(p, stvm_fd_wait(vm, p->fds[1], STVM_IO_WRITE, 0) == STVM_IO_WRITE);
+    close(file);
+    close(null);
+}
+
+Test(fd_wait, a_regular_file_and_dev_null_are_refused_whatever_the_timeout)
+{
+    pipe_run p = {.vm = vm_make(NULL)};
+    cr_assert_eq(pipe(p.fds), 0);
+    cr_assert_eq(stvm_spawn(p.vm, 40, "looker", looks_at_what_epoll_refuses, &p, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(p.vm), STVM_OK);
+    cr_assert_eq(p.bad_line, 0, "line %d", p.bad_line);
+    close_pipe(&p);
+    vm_done(p.vm);
 }

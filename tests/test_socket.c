@@ -644,6 +644,7 @@ typedef struct term {
     int port;
     stvm_process *victim;
     int64_t after_rc;
+    int64_t try_rc;          /* a 0 ms receive beside a waiting reader */
     int accept_after;
     char got;
     int spurious;
@@ -656,6 +657,36 @@ static bool blocked_soon(stvm_vm *vm, stvm_process *p)
     for (int i = 0; i < 1000 && gstate(vm, p) != STVM_PROCESS_WAITING; i++)
         stvm_yield(vm);
     return gstate(vm, p) == STVM_PROCESS_WAITING;
+}
+
+/* The scenarios below: a listener on loopback and body in a green process, run to its
+ * end; term_connect is a body's first step, a connection with both its ends. */
+static void term_run(term *t, const char *name, stvm_fn body)
+{
+    t->vm = vm_make(NULL);
+    cr_assert_eq(stvm_tcp_listen(t->vm, "127.0.0.1", 0, 4, &t->listener), STVM_OK);
+    t->port = stvm_socket_port(t->listener);
+    spawn(t->vm, 40, name, body, t);
+    RUN_OK_GREEN(t);
+}
+
+static void term_done(term *t)
+{
+    cr_assert_eq(stvm_socket_close(t->vm, t->listener), STVM_OK);
+    SCENARIO_DONE(t);
+}
+
+static void term_hang_up(stvm_vm *vm, term *t)
+{
+    stvm_socket_close(vm, t->client);
+    stvm_socket_close(vm, t->server);
+}
+
+static bool term_connect(stvm_vm *vm, term *t)
+{
+    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
+    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    return t->client && t->server;
 }
 
 static void stuck_reader(stvm_vm *vm, void *arg)
@@ -677,9 +708,7 @@ static void stuck_acceptor(stvm_vm *vm, void *arg)
 static void terminator(stvm_vm *vm, void *arg)
 {
     term *t = arg;
-    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
-    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
-    if (!t->client || !t->server)
+    if (!term_connect(vm, t))
         return;
     stvm_process *r = NULL, *a = NULL;
     GCHECK(t, stvm_spawn(vm, 40, "reader", stuck_reader, t, &r) == STVM_OK);
@@ -704,22 +733,17 @@ static void terminator(stvm_vm *vm, void *arg)
     t->accept_after = stvm_tcp_accept(vm, t->listener, LONG, &s2);
     stvm_socket_close(vm, c2);
     stvm_socket_close(vm, s2);
-    stvm_socket_close(vm, t->client);
-    stvm_socket_close(vm, t->server);
+    term_hang_up(vm, t);
 }
 
 Test(socket, a_process_terminated_in_recv_or_accept_leaves_nothing_registered)
 {
-    term t = {.vm = vm_make(NULL)};
-    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 4, &t.listener), STVM_OK);
-    t.port = stvm_socket_port(t.listener);
-    spawn(t.vm, 40, "terminator", terminator, &t);
-    RUN_OK_GREEN(&t);
+    term t = {0};
+    term_run(&t, "terminator", terminator);
     cr_assert_eq(t.after_rc, 1);
     cr_assert_eq(t.got, 'q');
     cr_assert_eq(t.accept_after, STVM_OK);
-    cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
-    SCENARIO_DONE(&t);
+    term_done(&t);
 }
 
 static void patient_reader(stvm_vm *vm, void *arg)
@@ -731,9 +755,7 @@ static void patient_reader(stvm_vm *vm, void *arg)
 static void spurious_signaller(stvm_vm *vm, void *arg)
 {
     term *t = arg;
-    GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
-    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
-    if (!t->client || !t->server)
+    if (!term_connect(vm, t))
         return;
     stvm_process *r = NULL;
     GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
@@ -747,8 +769,94 @@ static void spurious_signaller(stvm_vm *vm, void *arg)
     GCHECK(t, blocked_soon(vm, r));
     GCHECK(t, stvm_socket_send(vm, t->server, "s", 1, LONG) == 1);
     GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
-    stvm_socket_close(vm, t->client);
-    stvm_socket_close(vm, t->server);
+    term_hang_up(vm, t);
+}
+
+/* A receive that only tries (0 ms) while another process waits to read is refused as a
+ * second reader is: were it let through, its giving up would disarm the waiter's read
+ * handler, and the waiter would no longer be woken by data. */
+static void tries_beside_a_reader(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    if (!term_connect(vm, t))
+        return;
+    stvm_process *r = NULL;
+    GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
+    GCHECK(t, blocked_soon(vm, r));
+    char b;
+    t->try_rc = stvm_socket_recv(vm, t->client, &b, 1, 0);
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, 0) == STVM_EBUSY);
+    GCHECK(t, stvm_socket_send(vm, t->server, "w", 1, LONG) == 1);
+    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);   /* gives the handle back */
+    term_hang_up(vm, t);
+}
+
+Test(socket, a_zero_ms_recv_beside_a_waiting_reader_is_refused_and_the_reader_still_wakes)
+{
+    term t = {0};
+    term_run(&t, "trier", tries_beside_a_reader);
+    cr_assert_eq(t.try_rc, STVM_EBUSY);
+    cr_assert_eq(t.after_rc, 1);
+    cr_assert_eq(t.got, 'w');
+    term_done(&t);
+}
+
+/* A listener's read handler is armed only while a process accepts on it: one nobody
+ * accepts on (after listen, an accept that gave up, a look at its status) cannot wake
+ * anybody, so a run whose processes all wait for ever ends in a deadlock. */
+static void gives_up_then_waits_for_ever(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    stvm_socket *s = NULL;
+    t->try_rc = stvm_tcp_accept(vm, t->listener, 0, &s);
+    GCHECK(t, stvm_socket_status(vm, t->listener) == STVM_SOCKET_WAITING_FOR_CONNECTION);
+    stvm_semaphore *never = NULL;
+    GCHECK(t, stvm_semaphore_new(vm, &never) == STVM_OK);
+    stvm_semaphore_wait(vm, never);
+}
+
+Test(socket, a_listener_nobody_accepts_on_is_no_pending_work, .timeout = 30)
+{
+    term t = {.vm = vm_make(NULL)};
+    cr_assert_eq(stvm_tcp_listen(t.vm, "127.0.0.1", 0, 4, &t.listener), STVM_OK);
+    cr_assert_eq(stvm_socket_status(t.vm, t.listener), STVM_SOCKET_WAITING_FOR_CONNECTION);
+    spawn(t.vm, 40, "stuck", gives_up_then_waits_for_ever, &t);
+    cr_assert_eq(stvm_run(t.vm), STVM_EDEADLOCK);
+    cr_assert_eq(t.bad_line, 0, "line %d", t.bad_line);
+    cr_assert_eq(t.try_rc, STVM_ETIMEDOUT);
+    cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
+    vm_done(t.vm);
+}
+
+/* A failed read_line leaves buf alone, unless it took bytes of the line from the
+ * stream: a line too long for buf is answered ERANGE with the part that fitted, so that
+ * nothing read is lost. */
+static void reads_lines_that_do_not_fit(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    stvm_stream *st = NULL;
+    if (!term_connect(vm, t) || stvm_stream_open(vm, t->client, 1, &st) != STVM_OK)
+        return;
+    char buf[8] = "unset";
+    GCHECK(t, stvm_stream_read_line(vm, st, buf, sizeof buf) == STVM_ETIMEDOUT);
+    GCHECK(t, strcmp(buf, "unset") == 0);
+    GCHECK(t, stvm_socket_send(vm, t->server, "abcdefgh\nrest\n", 14, LONG) == 14);
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, LONG) > 0);
+    GCHECK(t, stvm_stream_read_line(vm, st, buf, 5) == STVM_ERANGE);
+    GCHECK(t, strcmp(buf, "abcd") == 0);
+    GCHECK(t, stvm_stream_read_line(vm, st, buf, sizeof buf) == 4);
+    GCHECK(t, strcmp(buf, "efgh") == 0);
+    GCHECK(t, stvm_stream_read_line(vm, st, buf, sizeof buf) == 4);
+    GCHECK(t, strcmp(buf, "rest") == 0);
+    stvm_stream_close(vm, st);
+    term_hang_up(vm, t);
+}
+
+Test(socket, read_line_leaves_buf_alone_when_it_fails_and_answers_what_fitted_with_erange)
+{
+    term t = {0};
+    term_run(&t, "liner", reads_lines_that_do_not_fit);
+    term_done(&t);
 }
 
 Test(socket, a_reader_loops_over_spurious_signals)

@@ -21,6 +21,9 @@
 #include "aio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -57,18 +60,27 @@ void stvm__aio_destroy(stvm_vm *vm)
     a->epfd = -1;
 }
 
+/* Grown by doubling, counted in size_t: an int capacity doubled past 2^30 overflows
+ * and never exceeds the descriptor. A descriptor is below INT_MAX (the kernel's own
+ * limit on descriptor numbers is lower), so the capacity stops there. */
 static stvm_aio_fd *entry(stvm_aio *a, int fd)
 {
     if (fd >= a->cap) {
-        int ncap = a->cap ? a->cap : 64;
-        while (ncap <= fd)
+        if (fd >= INT_MAX)
+            return NULL;
+        size_t ncap = a->cap ? (size_t)a->cap : 64;
+        while (ncap <= (size_t)fd)
             ncap *= 2;
-        stvm_aio_fd *n = realloc(a->fds, (size_t)ncap * sizeof *n);
+        if (ncap > (size_t)INT_MAX)
+            ncap = (size_t)INT_MAX;
+        if (ncap > SIZE_MAX / sizeof(stvm_aio_fd))
+            return NULL;
+        stvm_aio_fd *n = realloc(a->fds, ncap * sizeof *n);
         if (!n)
             return NULL;
-        memset(n + a->cap, 0, (size_t)(ncap - a->cap) * sizeof *n);
+        memset(n + a->cap, 0, (ncap - (size_t)a->cap) * sizeof *n);
         a->fds = n;
-        a->cap = ncap;
+        a->cap = (int)ncap;
     }
     return &a->fds[fd];
 }
@@ -81,6 +93,16 @@ static uint32_t epoll_events(const stvm_aio_fd *e)
            ((events & STVM_IO_WRITE) ? EPOLLOUT : 0);
 }
 
+/* What epoll_ctl's refusal of a descriptor means: EINVAL when epoll cannot watch it
+ * (EBADF: closed; EPERM: a regular file, a directory, /dev/null; EINVAL and ELOOP: the
+ * epoll descriptor itself, or one watching it), ESYS for the rest (ENOMEM, ENOSPC).
+ * The one place that decides which descriptors stvm_fd_wait takes. */
+static int refusal(int err)
+{
+    return err == EBADF || err == EPERM || err == EINVAL || err == ELOOP ? STVM_EINVAL
+                                                                         : STVM_ESYS;
+}
+
 /* Tell epoll what e now waits for. A descriptor closed and reopened under the same
  * number left the set without our knowing: then it is added again. */
 static int sync_epoll(stvm_aio *a, int fd, stvm_aio_fd *e)
@@ -91,8 +113,21 @@ static int sync_epoll(stvm_aio *a, int fd, stvm_aio_fd *e)
     if (r != 0 && errno == (op == EPOLL_CTL_MOD ? ENOENT : EEXIST))
         r = epoll_ctl(a->epfd, op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
     if (r != 0)
-        return errno == EBADF || errno == EPERM || errno == EINVAL ? STVM_EINVAL : STVM_ESYS;
+        return refusal(errno);
     e->in_set = true;
+    return STVM_OK;
+}
+
+int stvm__aio_watchable(stvm_vm *vm, int fd)
+{
+    if (fd < 0)
+        return STVM_EINVAL;
+    /* Asked of epoll itself, as arming asks it: added and taken out again, or already
+     * in the set (EEXIST). */
+    struct epoll_event ev = {.events = 0};
+    if (epoll_ctl(vm->aio.epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return errno == EEXIST ? STVM_OK : refusal(errno);
+    epoll_ctl(vm->aio.epfd, EPOLL_CTL_DEL, fd, NULL);
     return STVM_OK;
 }
 
@@ -106,6 +141,9 @@ static int arm(stvm_vm *vm, int fd, int event, int index, bool quiet)
 {
     stvm_aio *a = &vm->aio;
     if (fd < 0 || (event != STVM_IO_READ && event != STVM_IO_WRITE))
+        return STVM_EINVAL;
+    /* A number above the table that names no descriptor does not grow it. */
+    if (fd >= a->cap && fcntl(fd, F_GETFD) < 0)
         return STVM_EINVAL;
     stvm_aio_fd *e = entry(a, fd);
     if (!e)

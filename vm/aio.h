@@ -22,6 +22,10 @@ void stvm__aio_destroy(stvm_vm *vm);
  * Errors: EINVAL (fd < 0, or not a descriptor epoll can watch: closed, a regular file),
  * ENOMEM, ESYS. One system call, except as stvm__aio_rearm says. */
 int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index);
+/* Can epoll watch fd (as stvm__aio_arm would find)? STVM_OK, EINVAL (fd < 0, closed,
+ * a regular file, /dev/null and the like), ESYS. Arms nothing; one or two system
+ * calls. For a caller that only looks (poll answers such descriptors as ready). */
+int stvm__aio_watchable(stvm_vm *vm, int fd);
 /* stvm__aio_arm for a caller that has just seen the event not ready (a read, write,
  * accept or poll that would block) with no aio wait since. On a descriptor the VM owns
  * that was armed for this event before, this is no system call: its edge-triggered

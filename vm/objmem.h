@@ -14,6 +14,25 @@ void *stvm__objmem_alloc(stvm_vm *vm, uint32_t class_index, size_t size);
 /* Unregister and free an object made by stvm__objmem_alloc. */
 void stvm__objmem_free(stvm_vm *vm, void *obj);
 
+/* Undoing a failed call completely: a call that allocates and then fails frees what it
+ * made and, with these, takes it out of stats.objects_allocated / bytes_allocated too,
+ * so that it changes nothing (a refused call must not show in the counters). Valid
+ * only when every object allocated since the mark has been freed. */
+typedef struct stvm_alloc_mark {
+    uint64_t objects, bytes;
+} stvm_alloc_mark;
+
+static inline stvm_alloc_mark stvm__alloc_mark(const stvm_vm *vm)
+{
+    return (stvm_alloc_mark){vm->stats.objects_allocated, vm->stats.bytes_allocated};
+}
+
+static inline void stvm__alloc_forget(stvm_vm *vm, stvm_alloc_mark m)
+{
+    vm->stats.objects_allocated = m.objects;
+    vm->stats.bytes_allocated = m.bytes;
+}
+
 /* A boxed-integer cell (uninitialised digits), NULL when out of memory. */
 stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm);
 void stvm__objmem_free_large(stvm_vm *vm, stvm_large_int *li);
