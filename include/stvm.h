@@ -786,6 +786,12 @@ typedef struct stvm_ffi_worker stvm_ffi_worker;
  * Never switches. */
 STVM_API int stvm_ffi_function_new(stvm_vm *vm, const char *library, const char *symbol,
                                    const char *signature, stvm_ffi_function **out);
+/* The same for a function the caller already has the address of (a function of its
+ * own, a callback's c_function, a pointer a C library handed out), cast to void *.
+ * Errors: EINVAL (vm, address, signature or out NULL; a bad signature), ENOMEM.
+ * Allocates; freed as above. */
+STVM_API int stvm_ffi_function_at(stvm_vm *vm, void *address, const char *signature,
+                                  stvm_ffi_function **out);
 /* Free fn; the handle must not be used afterwards. A threaded call still running keeps
  * what it needs until it returns. NULL, or a handle that is not one of this VM's, is
  * ignored. Never switches. */

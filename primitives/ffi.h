@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "../scheduler/sched.h"
 #include "../scheduler/workers.h"
@@ -254,6 +255,8 @@ static inline ffi_state *stvm__ffi_state_of(stvm_vm *vm)
 {
     return vm->ffi.state;
 }
+/* STVM_FFI_SHUTDOWN_MS from now, on the clock pthread_timedjoin_np reads. */
+void stvm__ffi_shutdown_deadline(struct timespec *out);
 /* Record a failure code for stvm_ffi_last_failure and answer STVM_EPRIM. */
 int stvm__ffi_fail(stvm_vm *vm, int code);
 

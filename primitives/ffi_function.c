@@ -20,7 +20,8 @@ void stvm__ffi_function_unref(stvm_ffi_function *fn)
 {
     if (atomic_fetch_sub_explicit(&fn->refs, 1, memory_order_acq_rel) != 1)
         return;
-    dlclose(fn->lib);
+    if (fn->lib)
+        dlclose(fn->lib);
     free(fn);
 }
 
@@ -42,11 +43,10 @@ static int look_up(const char *library, const char *symbol, stvm_ffi_function *f
     return STVM_OK;
 }
 
-int stvm_ffi_function_new(stvm_vm *vm, const char *library, const char *symbol,
-                          const char *signature, stvm_ffi_function **out)
+/* A function with its signature prepared, linked into the VM's list; look_up or the
+ * address fills in what to call. */
+static int function_make(stvm_vm *vm, const char *signature, stvm_ffi_function **out)
 {
-    if (!vm || !symbol || !signature || !out)
-        return STVM_EINVAL;
     ffi_state *st;
     int err = stvm__ffi_state(vm, &st);
     if (err)
@@ -54,19 +54,56 @@ int stvm_ffi_function_new(stvm_vm *vm, const char *library, const char *symbol,
     stvm_ffi_function *fn = calloc(1, sizeof *fn);
     if (!fn)
         return STVM_ENOMEM;
-    if ((err = stvm__ffi_sig_parse(signature, &fn->sig)) ||
-        (err = look_up(library, symbol, fn))) {
+    if ((err = stvm__ffi_sig_parse(signature, &fn->sig))) {
         free(fn);
         return err;
     }
-    fn->magic = STVM_FFI_FUNCTION_MAGIC;
     fn->vm = vm;
     fn->stack_need = STVM_FFI_STACK_DEFAULT;
     atomic_init(&fn->refs, 1);
+    *out = fn;
+    return STVM_OK;
+}
+
+static void function_link(stvm_vm *vm, stvm_ffi_function *fn)
+{
+    ffi_state *st = vm->ffi.state;
+    fn->magic = STVM_FFI_FUNCTION_MAGIC;
     fn->next = st->functions;
     if (st->functions)
         st->functions->prev = fn;
     st->functions = fn;
+}
+
+int stvm_ffi_function_new(stvm_vm *vm, const char *library, const char *symbol,
+                          const char *signature, stvm_ffi_function **out)
+{
+    if (!vm || !symbol || !signature || !out)
+        return STVM_EINVAL;
+    stvm_ffi_function *fn;
+    int err = function_make(vm, signature, &fn);
+    if (err)
+        return err;
+    if ((err = look_up(library, symbol, fn))) {
+        free(fn);
+        return err;
+    }
+    function_link(vm, fn);
+    *out = fn;
+    return STVM_OK;
+}
+
+int stvm_ffi_function_at(stvm_vm *vm, void *address, const char *signature,
+                         stvm_ffi_function **out)
+{
+    if (!vm || !address || !signature || !out)
+        return STVM_EINVAL;
+    stvm_ffi_function *fn;
+    int err = function_make(vm, signature, &fn);
+    if (err)
+        return err;
+    memcpy(&fn->sym, &address, sizeof address);
+    function_link(vm, fn);
     *out = fn;
     return STVM_OK;
 }

@@ -208,9 +208,10 @@ int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w)
         return STVM_EINVAL;
     if (stvm__workers_busy(w->group))
         return STVM_EBUSY;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);   /* idle: every thread joins at once */
-    worker_release(vm->ffi.state, w, &now);
+    /* Idle: its thread ends as soon as it sees the group stop. */
+    struct timespec deadline;
+    stvm__ffi_shutdown_deadline(&deadline);
+    worker_release(vm->ffi.state, w, &deadline);
     return STVM_OK;
 }
 

@@ -29,8 +29,7 @@ static void destroy(stvm_vm *vm)
      * return from its callout, and be joined. */
     stvm__ffi_callbacks_flush(vm, true);
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += STVM_FFI_SHUTDOWN_MS / 1000;
+    stvm__ffi_shutdown_deadline(&deadline);
     stvm__ffi_jobs_destroy(vm, &deadline);
     stvm__ffi_functions_destroy(vm);
     stvm__ffi_callbacks_destroy(vm);
@@ -62,6 +61,17 @@ int stvm__ffi_state(stvm_vm *vm, ffi_state **out)
     vm->ffi.run_edge = run_edge;
     *out = st;
     return STVM_OK;
+}
+
+void stvm__ffi_shutdown_deadline(struct timespec *out)
+{
+    clock_gettime(CLOCK_REALTIME, out);
+    out->tv_sec += STVM_FFI_SHUTDOWN_MS / 1000;
+    out->tv_nsec += (long)(STVM_FFI_SHUTDOWN_MS % 1000) * 1000000L;
+    if (out->tv_nsec >= 1000000000L) {
+        out->tv_sec++;
+        out->tv_nsec -= 1000000000L;
+    }
 }
 
 int stvm__ffi_fail(stvm_vm *vm, int code)

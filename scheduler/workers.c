@@ -155,7 +155,8 @@ static void join_or_detach(stvm_workers *w, int n, const struct timespec *deadli
         if (pthread_timedjoin_np(w->threads[i], NULL, deadline) == 0)
             continue;
         fprintf(stderr, "stvm: FFI worker '%s' is still in a call at stvm_vm_free; its "
-                        "thread is detached and will drop the call's result\n", w->name);
+                        "thread is detached and will drop the call's result\n",
+                w->name[0] ? w->name : "(unnamed)");
         pthread_detach(w->threads[i]);
     }
 }
