@@ -103,6 +103,7 @@ uint64_t bench_hist_quantile(const bench_hist *h, double q);
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 int io_main(int argc, char **argv);
+int ffi_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 

@@ -9,6 +9,8 @@
  *   stvm-bench io [--case LIST] [--idle-mode LIST] [--repeat K] [--rounds N]
  *                 [--max-seconds S] [--connections N] [--messages M] [--message-bytes B]
  *                 [--timeout-ms T] [--cpu N] [--format F]
+ *   stvm-bench ffi [--repeat K] [--calls N] [--round-trips N] [--blocking-calls N]
+ *                  [--block-ms M] [--workers W] [--cpu N] [--format F]
  */
 #include "bench.h"
 #include "random.h"
@@ -140,6 +142,9 @@ static void usage(FILE *f)
             "  io      loopback TCP ping-pong (green processes, a green process and an OS\n"
             "          thread, two OS threads) per idle mode, and many connections to an\n"
             "          echo server in the VM: round trips, CPU, wake-ups, memory\n"
+            "  ffi     C calls through libffi: same-thread callouts against a bare ffi_call,\n"
+            "          threaded callouts and callbacks, and a ticker's ticks while blocking\n"
+            "          calls run on the VM's thread or on a worker\n"
             "  version print the tool and library versions and the back end\n"
             "\n"
             "'stvm-bench COMMAND --help' lists a command's options.\n");
@@ -169,6 +174,8 @@ int main(int argc, char **argv)
         return delay_main(argc - 1, argv + 1);
     if (strcmp(cmd, "io") == 0)
         return io_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "ffi") == 0)
+        return ffi_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("stvm-bench %s (library %s, back end %s)\n", STVM_VERSION_STRING,
                stvm_version_string(), stvm_context_backend());

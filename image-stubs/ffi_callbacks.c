@@ -17,7 +17,9 @@ static void callback_loop(stvm_vm *vm, void *arg)
 {
     stvm_semaphore *sem = arg;
     for (;;) {
+        int64_t since = sem->excess_signals ? 0 : stvm__ffi_spin(vm);
         stvm__sem_wait(vm, sem);
+        stvm__ffi_spin_woke(vm, since);
         ffi_invocation *inv = stvm__ffi_callback_take(vm);
         if (inv)   /* NULL: the run that queued it ended, and answered it 0 */
             stvm__ffi_callback_serve(vm, inv);

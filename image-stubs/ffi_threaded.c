@@ -25,8 +25,10 @@ static void wait_for_worker(stvm_vm *vm, ffi_job *job)
 {
     threaded_wait w = {.guard.undo = abandon, .job = job};
     stvm__wait_guard_push(vm, &w.guard);
+    int64_t since = stvm__ffi_spin(vm);
     while (stvm__sem_wait(vm, job->sem) != STVM_OK || !stvm__ffi_job_done(job)) {
     }
+    stvm__ffi_spin_woke(vm, since);
     stvm__wait_guard_pop(vm, &w.guard);
 }
 

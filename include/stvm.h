@@ -183,6 +183,12 @@ typedef struct stvm_config {
     int ffi_callback_priority;  /* priority of the process that runs FFI callbacks
                                    arriving from other threads (Pharo's callback queue
                                    process runs at highIOPriority); default 70; 1 .. 80 */
+    uint32_t ffi_spin_us;       /* how long an FFI worker out of calls, and a process
+                                   waiting for a worker or a foreign callback with nothing
+                                   else to run, look for the next event before sleeping
+                                   in the OS (on a machine where the VM's thread may use
+                                   one CPU only, never); 0 = never; default 50;
+                                   0 .. 10000 */
 } stvm_config;
 
 /* Fill cfg with the defaults above. cfg must not be NULL (a NULL cfg is ignored). */

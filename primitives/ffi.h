@@ -247,6 +247,13 @@ typedef struct ffi_state {
     _Atomic pthread_t host_thread;
     /* the image side's callback process (image-stubs/ffi_callbacks.c) */
     stvm_process *callback_process;
+    /* How long a worker out of calls, a process that waits for a thread with nothing
+     * else to run, and a foreign thread waiting for its callback's answer look for the
+     * event before sleeping in the OS (config ffi_spin_us, adapted: spin.h). 0 where the
+     * VM's thread may use one CPU only: a spinner would keep the CPU from the thread it
+     * waits for. */
+    int64_t spin_ns;
+    stvm_spin vm_spin, answer_spin;
 } ffi_state;
 
 /* The VM's FFI state, made (and its hooks installed) on first use. ENOMEM. */
@@ -257,6 +264,12 @@ static inline ffi_state *stvm__ffi_state_of(stvm_vm *vm)
 }
 /* STVM_FFI_SHUTDOWN_MS from now, on the clock pthread_timedjoin_np reads. */
 void stvm__ffi_shutdown_deadline(struct timespec *out);
+/* A green process about to wait for a thread (a worker's completion, a callback from
+ * another thread) while nothing but the idle process could run: look for an external
+ * event for up to the spin's window (never past the next deadline) before the VM
+ * sleeps. Answers what to hand stvm__ffi_spin_woke once the wait is over. */
+int64_t stvm__ffi_spin(stvm_vm *vm);
+void stvm__ffi_spin_woke(stvm_vm *vm, int64_t since);
 /* Record a failure code for stvm_ffi_last_failure and answer STVM_EPRIM. */
 int stvm__ffi_fail(stvm_vm *vm, int code);
 

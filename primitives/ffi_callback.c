@@ -134,6 +134,23 @@ static void run_nested(stvm_vm *vm, ffi_state *st, stvm_ffi_callback *cb, void *
     run_handler(vm, st, cb, ret, args);
 }
 
+static bool answered(void *arg)
+{
+    return sem_trywait(arg) == 0;
+}
+
+/* Look for the answer for a while (a quick handler then costs this thread no wake-up),
+ * then sleep for it. */
+static void wait_answer(ffi_state *st, sem_t *done)
+{
+    int64_t since;
+    if (stvm__spin(&st->answer_spin, INT64_MAX, answered, done, &since))
+        return;
+    while (sem_wait(done) != 0 && errno == EINTR) {
+    }
+    stvm__spin_woke(&st->answer_spin, since);
+}
+
 /* Queue the invocation for the callback process and wait for its answer. */
 static void run_queued(stvm_vm *vm, ffi_state *st, stvm_ffi_callback *cb, void *ret,
                        void **args)
@@ -158,8 +175,7 @@ static void run_queued(stvm_vm *vm, ffi_state *st, stvm_ffi_callback *cb, void *
     /* Under the lock: stvm_vm_free closes the queue under it before the table goes. */
     stvm_signal_external(vm, st->queue_index);
     pthread_mutex_unlock(&st->queue_lock);
-    while (sem_wait(&inv.done) != 0 && errno == EINTR) {
-    }
+    wait_answer(st, &inv.done);
     sem_destroy(&inv.done);
 }
 

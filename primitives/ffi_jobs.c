@@ -113,7 +113,8 @@ void stvm__ffi_job_abandon(stvm_vm *vm, ffi_job *job)
 static int pool(stvm_vm *vm, ffi_state *st, stvm_workers **out)
 {
     if (!st->pool) {
-        int err = stvm__workers_new(vm, "stvm-ffi", vm->cfg.ffi_workers, &st->pool);
+        int err = stvm__workers_new(vm, "stvm-ffi", vm->cfg.ffi_workers, st->spin_ns,
+                                    &st->pool);
         if (err)
             return err;
     }
@@ -170,7 +171,7 @@ int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out)
     stvm_ffi_worker *w = calloc(1, sizeof *w);
     if (!w)
         return STVM_ENOMEM;
-    if ((err = stvm__workers_new(vm, name, 1, &w->group))) {
+    if ((err = stvm__workers_new(vm, name, 1, st->spin_ns, &w->group))) {
         free(w);
         return err;
     }

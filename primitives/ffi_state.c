@@ -4,6 +4,9 @@
  */
 #include "ffi.h"
 
+#include "../scheduler/timer.h"
+
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +59,11 @@ int stvm__ffi_state(stvm_vm *vm, ffi_state **out)
     atomic_init(&st->refused, 0);
     atomic_init(&st->host_depth, 0);
     atomic_init(&st->host_thread, pthread_self());
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1)
+        st->spin_ns = (int64_t)vm->cfg.ffi_spin_us * 1000;
+    stvm__spin_init(&st->vm_spin, st->spin_ns);
+    stvm__spin_init(&st->answer_spin, st->spin_ns);
     vm->ffi.state = st;
     vm->ffi.destroy = destroy;
     vm->ffi.run_edge = run_edge;
@@ -80,6 +88,31 @@ int stvm__ffi_fail(stvm_vm *vm, int code)
     if (vm->ffi.state)
         ((ffi_state *)vm->ffi.state)->stats.callouts_failed++;
     return STVM_EPRIM;
+}
+
+static bool external_pending(void *arg)
+{
+    stvm_vm *vm = arg;
+    return atomic_load_explicit(&vm->ext.pending, memory_order_relaxed) != 0;
+}
+
+/* Only while nothing but the idle process could run, and never past the next deadline. */
+int64_t stvm__ffi_spin(stvm_vm *vm)
+{
+    ffi_state *st = vm->ffi.state;
+    if (!st->spin_ns || stvm__runq_highest(vm) > STVM_PRIORITY_IDLE)
+        return 0;
+    int64_t limit = INT64_MAX, since;
+    uint64_t deadline = stvm__timer_deadline(vm), now = stvm__clock_now_us(vm);
+    if (deadline)
+        limit = deadline > now ? (int64_t)(deadline - now) * 1000 : 0;
+    stvm__spin(&st->vm_spin, limit, external_pending, vm, &since);
+    return since;
+}
+
+void stvm__ffi_spin_woke(stvm_vm *vm, int64_t since)
+{
+    stvm__spin_woke(&((ffi_state *)vm->ffi.state)->vm_spin, since);
 }
 
 int stvm_ffi_last_failure(stvm_vm *vm)

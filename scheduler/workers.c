@@ -5,6 +5,8 @@
  */
 #include "workers.h"
 
+#include <stdint.h>
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 struct stvm_workers {
     pthread_mutex_t lock;
     pthread_cond_t more;         /* a task was queued, or quit */
+    atomic_int queued;           /* tasks in the queue, for threads looking without the lock */
     stvm_task *head, *tail;
     stvm_vm *vm;                 /* NULL once the VM freed the group */
     bool quit;
@@ -21,11 +24,13 @@ struct stvm_workers {
     int running;                 /* tasks being run */
     int refs;                    /* the VM's, and one per thread not yet ended */
     int started, max;
+    stvm_spin spin;              /* how long a thread out of tasks looks before it sleeps */
     char name[16];
     pthread_t threads[];
 };
 
-int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, stvm_workers **out)
+int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, int64_t spin_ns,
+                      stvm_workers **out)
 {
     stvm_workers *w = calloc(1, sizeof *w + (size_t)nthreads * sizeof(pthread_t));
     if (!w)
@@ -40,8 +45,10 @@ int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, stvm_workers 
         return STVM_ENOMEM;
     }
     w->vm = vm;
+    atomic_init(&w->queued, 0);
     w->refs = 1;
     w->max = nthreads;
+    stvm__spin_init(&w->spin, spin_ns);
     snprintf(w->name, sizeof w->name, "%s", name ? name : "");
     *out = w;
     return STVM_OK;
@@ -68,22 +75,40 @@ static void complete(stvm_workers *w, stvm_task *t)
         stvm_signal_external(w->vm, t->index);
 }
 
+static bool task_queued(void *arg)
+{
+    stvm_workers *w = arg;
+    return atomic_load_explicit(&w->queued, memory_order_relaxed) > 0;
+}
+
+/* Wait for a task or quit (lock held): look without the lock for a while, then sleep. */
+static void wait_for_task(stvm_workers *w)
+{
+    w->idle++;
+    pthread_mutex_unlock(&w->lock);
+    int64_t since;
+    stvm__spin(&w->spin, INT64_MAX, task_queued, w, &since);
+    pthread_mutex_lock(&w->lock);
+    while (!w->head && !w->quit)
+        pthread_cond_wait(&w->more, &w->lock);
+    w->idle--;
+    stvm__spin_woke(&w->spin, since);
+}
+
 static void *worker_main(void *arg)
 {
     stvm_workers *w = arg;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->quit) {
-            w->idle++;
-            pthread_cond_wait(&w->more, &w->lock);
-            w->idle--;
-        }
+        if (!w->head && !w->quit)
+            wait_for_task(w);
         stvm_task *t = w->head;
         if (!t)
             break;   /* quit, and nothing left to run */
         w->head = t->next;
         if (!w->head)
             w->tail = NULL;
+        atomic_fetch_sub_explicit(&w->queued, 1, memory_order_relaxed);
         atomic_store_explicit(&t->state, STVM_TASK_RUNNING, memory_order_relaxed);
         w->running++;
         pthread_mutex_unlock(&w->lock);
@@ -133,6 +158,7 @@ int stvm__workers_submit(stvm_workers *w, stvm_task *t)
     else
         w->head = t;
     w->tail = t;
+    atomic_fetch_add_explicit(&w->queued, 1, memory_order_relaxed);
     pthread_cond_signal(&w->more);
     pthread_mutex_unlock(&w->lock);
     return STVM_OK;
@@ -167,6 +193,7 @@ void stvm__workers_free(stvm_workers *w, const struct timespec *deadline)
     for (stvm_task *t = w->head; t; t = t->next)
         atomic_store_explicit(&t->state, STVM_TASK_IDLE, memory_order_relaxed);
     w->head = w->tail = NULL;
+    atomic_store_explicit(&w->queued, 0, memory_order_relaxed);
     w->quit = true;
     pthread_cond_broadcast(&w->more);
     int n = w->started;

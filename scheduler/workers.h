@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../vm/vm.h"
+#include "spin.h"
 
 /* Where a task is. Written under the group's lock; DONE is also read without it (the
  * waiter's check, after its signal). */
@@ -32,8 +33,11 @@ typedef struct stvm_task {
 typedef struct stvm_workers stvm_workers;
 
 /* A group of up to nthreads threads named name (at most 15 characters are kept),
- * started one at a time as queued tasks find every started thread busy. ENOMEM. */
-int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, stvm_workers **out);
+ * started one at a time as queued tasks find every started thread busy. A thread that
+ * runs out of tasks looks for the next one for up to spin_ns before it sleeps (spin.h),
+ * so that calls made back to back find it awake (0: it sleeps at once). ENOMEM. */
+int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, int64_t spin_ns,
+                      stvm_workers **out);
 /* Queue t (its run, orphan and index set). ESYS when no thread runs and none could
  * be started: t is not queued. VM thread only. */
 int stvm__workers_submit(stvm_workers *w, stvm_task *t);

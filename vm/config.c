@@ -30,6 +30,7 @@ void stvm_config_init(stvm_config *cfg)
     cfg->timer_slack_us = STVM_DEFAULT_TIMER_SLACK_US;
     cfg->ffi_workers = STVM_DEFAULT_FFI_WORKERS;
     cfg->ffi_callback_priority = STVM_DEFAULT_FFI_CALLBACK_PRIORITY;
+    cfg->ffi_spin_us = STVM_DEFAULT_FFI_SPIN_US;
 }
 
 size_t stvm__page_round(size_t bytes)
@@ -82,6 +83,7 @@ static int check(const stvm_config *c, char *why, size_t size)
     RULE(c->ffi_callback_priority >= STVM_PRIORITY_MIN &&
              c->ffi_callback_priority <= STVM_PRIORITY_MAX,
          ffi_callback_priority, "1 .. 80");
+    RULE(c->ffi_spin_us <= STVM_MAX_FFI_SPIN_US, ffi_spin_us, "0 .. 10000");
     return STVM_OK;
 }
 
