@@ -108,6 +108,8 @@ struct stvm_ffi_function {
     ffi_sig sig;
     size_t stack_need;              /* stvm_ffi_function_set_stack */
     atomic_int refs;                /* the VM's while not freed, one per call in flight */
+    int running;                    /* same-thread calls in progress (callbacks nest
+                                       them); the VM's reference waits for the last */
     struct stvm_ffi_function *prev, *next;   /* the VM's functions */
 };
 
@@ -204,6 +206,7 @@ typedef struct ffi_invocation {
     void *ret;                      /* libffi's return slot and argument pointers */
     void **args;
     sem_t done;                     /* posted when ret holds the answer */
+    int64_t queued_at;              /* when it was queued (stvm__spin_now) */
     struct ffi_invocation *next;
 } ffi_invocation;
 

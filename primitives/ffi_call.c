@@ -30,6 +30,26 @@ static void invoke_on_host(ffi_state *st, stvm_ffi_function *fn, ffi_frame *f)
     atomic_fetch_sub_explicit(&st->host_depth, 1, memory_order_release);
 }
 
+/* A same-thread call in progress: fn stays allocated until it returns, even if a callback
+ * frees fn, and a process terminated inside a callback it makes lets go of fn as the
+ * return would have. */
+typedef struct call_hold {
+    stvm_wait_guard guard;
+    stvm_ffi_function *fn;
+} call_hold;
+
+static void let_go(stvm_ffi_function *fn)
+{
+    if (--fn->running == 0 && fn->magic != STVM_FFI_FUNCTION_MAGIC)
+        stvm__ffi_function_unref(fn);
+}
+
+static void undo_hold(stvm_vm *vm, stvm_wait_guard *g)
+{
+    (void)vm;
+    let_go(STVM_CONTAINER(g, call_hold, guard)->fn);
+}
+
 int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int nargs,
                   stvm_oop *result)
 {
@@ -46,10 +66,16 @@ int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int 
         return stvm__ffi_fail(vm, code);
     ffi_state *st = vm->ffi.state;
     st->stats.callouts++;
-    if (a)
+    ffi_kind ret = (ffi_kind)fn->sig.ret;
+    call_hold hold = {.guard.undo = undo_hold, .fn = fn};
+    fn->running++;
+    if (a) {
+        stvm__wait_guard_push(vm, &hold.guard);
         stvm__ffi_invoke(fn, &f);
-    else
+        stvm__wait_guard_pop(vm, &hold.guard);
+    } else {
         invoke_on_host(st, fn, &f);
-    return result ? stvm__ffi_to_oop(vm, (ffi_kind)fn->sig.ret, &f.ret, true, result)
-                  : STVM_OK;
+    }
+    let_go(fn);
+    return result ? stvm__ffi_to_oop(vm, ret, &f.ret, true, result) : STVM_OK;
 }

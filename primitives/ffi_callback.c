@@ -140,15 +140,17 @@ static bool answered(void *arg)
 }
 
 /* Look for the answer for a while (a quick handler then costs this thread no wake-up),
- * then sleep for it. */
-static void wait_answer(ffi_state *st, sem_t *done)
+ * then sleep for it. Once the answer is posted the VM may be gone (stvm_vm_free answers
+ * what is waiting): the spin is a copy, and the VM learns from the wait when it answers. */
+static void wait_answer(int64_t window, sem_t *done)
 {
+    stvm_spin mine;
+    stvm__spin_init(&mine, window);
     int64_t since;
-    if (stvm__spin(&st->answer_spin, INT64_MAX, answered, done, &since))
+    if (stvm__spin(&mine, INT64_MAX, answered, done, &since))
         return;
     while (sem_wait(done) != 0 && errno == EINTR) {
     }
-    stvm__spin_woke(&st->answer_spin, since);
 }
 
 /* Queue the invocation for the callback process and wait for its answer. */
@@ -172,10 +174,12 @@ static void run_queued(stvm_vm *vm, ffi_state *st, stvm_ffi_callback *cb, void *
     else
         st->queue_head = &inv;
     st->queue_tail = &inv;
+    inv.queued_at = stvm__spin_now();
+    int64_t window = atomic_load_explicit(&st->answer_spin.window_ns, memory_order_relaxed);
     /* Under the lock: stvm_vm_free closes the queue under it before the table goes. */
     stvm_signal_external(vm, st->queue_index);
     pthread_mutex_unlock(&st->queue_lock);
-    wait_answer(st, &inv.done);
+    wait_answer(window, &inv.done);
     sem_destroy(&inv.done);
 }
 
@@ -243,6 +247,7 @@ void stvm__ffi_callback_serve(stvm_vm *vm, ffi_invocation *inv)
     pthread_mutex_lock(&st->queue_lock);
     st->serving = NULL;
     pthread_mutex_unlock(&st->queue_lock);
+    stvm__spin_waited(&st->answer_spin, stvm__spin_now() - inv->queued_at);
     sem_post(&inv->done);
 }
 

@@ -117,7 +117,8 @@ static void release(ffi_state *st, stvm_ffi_function *fn)
     if (fn->next)
         fn->next->prev = fn->prev;
     fn->magic = 0;
-    stvm__ffi_function_unref(fn);
+    if (!fn->running)   /* else the last same-thread call in progress lets go */
+        stvm__ffi_function_unref(fn);
 }
 
 void stvm_ffi_function_free(stvm_vm *vm, stvm_ffi_function *fn)

@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-static int64_t mono_ns(void)
+int64_t stvm__spin_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -35,8 +35,8 @@ bool stvm__spin(stvm_spin *s, int64_t limit_ns, bool (*ready)(void *arg), void *
         window = limit_ns;
     if (window <= 0 || !s->max_ns)
         return ready(arg);
-    int64_t start = mono_ns();
-    for (int64_t end = start + window; mono_ns() < end;) {
+    int64_t start = stvm__spin_now();
+    for (int64_t end = start + window; stvm__spin_now() < end;) {
         if (ready(arg)) {
             learn(s, s->max_ns);
             return true;
@@ -49,11 +49,14 @@ bool stvm__spin(stvm_spin *s, int64_t limit_ns, bool (*ready)(void *arg), void *
     return false;
 }
 
+void stvm__spin_waited(stvm_spin *s, int64_t waited_ns)
+{
+    int64_t window = atomic_load_explicit(&s->window_ns, memory_order_relaxed);
+    learn(s, waited_ns <= s->max_ns ? s->max_ns : window / 2);
+}
+
 void stvm__spin_woke(stvm_spin *s, int64_t since)
 {
-    if (!since)
-        return;
-    int64_t waited = mono_ns() - since;
-    int64_t window = atomic_load_explicit(&s->window_ns, memory_order_relaxed);
-    learn(s, waited <= s->max_ns ? s->max_ns : window / 2);
+    if (since)
+        stvm__spin_waited(s, stvm__spin_now() - since);
 }

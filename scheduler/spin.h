@@ -35,5 +35,9 @@ static inline void stvm__spin_init(stvm_spin *s, int64_t max_ns)
 bool stvm__spin(stvm_spin *s, int64_t limit_ns, bool (*ready)(void *arg), void *arg,
                 int64_t *since);
 void stvm__spin_woke(stvm_spin *s, int64_t since);
+/* The same lesson from a wait someone else timed (waited_ns from start to event). */
+void stvm__spin_waited(stvm_spin *s, int64_t waited_ns);
+/* CLOCK_MONOTONIC in ns, the clock the spins read. */
+int64_t stvm__spin_now(void);
 
 #endif

@@ -576,6 +576,7 @@ typedef struct sorting {
     stvm_ffi_function *qsort_fn;
     void *outer_c, *inner_c;      /* the comparators' C functions */
     stvm_process *caller;
+    stvm_semaphore *gate;         /* what a blocking comparator waits on */
     int outer_calls, inner_calls;
     bool inner_sorted, ran_in_caller;
     int depth, max_depth;
@@ -882,4 +883,70 @@ Test(ffi, floats_and_addresses_are_objects_the_caller_releases)
     cr_assert_eq(stvm_oop_release(vm, p), STVM_EINVAL, "released twice");
     cr_assert_eq(stats_of(vm).objects_live, live);
     vm_done(vm);
+}
+
+/* The comparator frees the very qsort function that calls it, on its first call. */
+static int freeing_compare(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs,
+                           stvm_oop *result)
+{
+    sorting *s = arg;
+    if (s->outer_calls++ == 0)
+        stvm_ffi_function_free(vm, s->qsort_fn);
+    return compare_oops(vm, args, result);
+}
+
+Test(ffi, a_function_freed_by_its_own_callback_finishes_the_call_it_is_in)
+{
+    sorting s = {.vm = vm_make(NULL)};
+    stvm_ffi_callback *cb;
+    cr_assert_eq(stvm_ffi_function_new(s.vm, NULL, "qsort", "void(ptr, size, size, ptr)",
+                                       &s.qsort_fn), STVM_OK);
+    cr_assert_eq(stvm_ffi_callback_new(s.vm, "i32(ptr, ptr)", freeing_compare, &s, &cb,
+                                       &s.outer_c), STVM_OK);
+    uint32_t seed = 3;
+    for (int i = 0; i < 64; i++)
+        numbers[i] = (int)(lcg(&seed) % 1000);
+    cr_assert_eq(sort_ints(s.vm, &s, numbers, 64, s.outer_c), STVM_OK);
+    expect_sorted();
+    SCENARIO_DONE(&s);
+}
+
+/* The comparator frees the qsort function, then waits on a semaphore nobody signals. */
+static int freeing_then_blocking_compare(stvm_vm *vm, void *arg, const stvm_oop *args,
+                                         int nargs, stvm_oop *result)
+{
+    sorting *s = arg;
+    if (s->outer_calls++ == 0) {
+        stvm_ffi_function_free(vm, s->qsort_fn);
+        GCHECK(s, stvm_semaphore_wait(vm, s->gate) == STVM_OK);
+    }
+    return compare_oops(vm, args, result);
+}
+
+static void terminate_sorter(stvm_vm *vm, void *arg)
+{
+    sorting *s = arg;
+    GCHECK(s, s->outer_calls == 1);
+    GCHECK(s, stvm_process_terminate(vm, s->caller) == STVM_OK);
+}
+
+Test(ffi, a_process_terminated_in_a_callback_lets_go_of_the_function_it_was_calling)
+{
+    sorting s = {.vm = vm_make(NULL)};
+    stvm_ffi_callback *cb;
+    cr_assert_eq(stvm_ffi_function_new(s.vm, NULL, "qsort", "void(ptr, size, size, ptr)",
+                                       &s.qsort_fn), STVM_OK);
+    cr_assert_eq(stvm_ffi_callback_new(s.vm, "i32(ptr, ptr)", freeing_then_blocking_compare,
+                                       &s, &cb, &s.outer_c), STVM_OK);
+    cr_assert_eq(stvm_semaphore_new(s.vm, &s.gate), STVM_OK);
+    uint64_t live = stats_of(s.vm).objects_live;
+    s.caller = spawn(s.vm, 40, "sorter", sort_numbers, &s);
+    spawn(s.vm, 30, "terminator", terminate_sorter, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(state_of(s.vm, s.caller), STVM_PROCESS_TERMINATED);
+    cr_assert_eq(stvm_process_release(s.vm, s.caller), STVM_OK);
+    cr_assert_eq(stats_of(s.vm).objects_live, live, "the callback's argument oops went");
+    cr_assert_eq(stvm_semaphore_free(s.vm, s.gate), STVM_OK);
+    /* The function's memory: ASan's leak check fails the run if it was kept. */
+    SCENARIO_DONE(&s);
 }
