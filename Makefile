@@ -1,6 +1,6 @@
 # stvm: `make` builds the libraries, tools and examples; `make check` installs what is
 # missing, builds and runs every test (assembly and ucontext back ends, then ASan+UBSan);
-# `make demo` runs the main job. See README.md.
+# `make demo` runs the two experiments (DelayBenchmark, ZnClient). See README.md.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -131,8 +131,14 @@ symbols: $(B)/libstvm.so
 install-smoke: lib
 	@sh scripts/install-smoke.sh
 
+# Two experiments, each about a minute: the DelayBenchmark sweep, then the ZnClient
+# experiment against a real nginx (the seed's table per idle mode and a sweep of the
+# subscriber's cost, beside wrk -t1 -c1).
 demo: deps all
 	$(B)/stvm-bench delay --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
+	$(B)/stvm-bench zn --idle-mode poll,legacy,spin --subscriber-cost-us 0,10,20,40,60,120,240 \
+	    --requests 1000 --max-seconds 1 --plot $(B)/znclient-experiment.png \
+	    --report $(B)/znclient-experiment.md
 
 bench-micro: tools
 	$(B)/stvm-bench micro

@@ -2,10 +2,12 @@
  * stvm-bench: what both commands share (command-line helpers, the operating system,
  * statistics, JSON and CSV values). The commands' own data, measurement and rendering
  * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h,
- * io_*.h).
+ * io_*.h, zn_*.h).
  *
- * The tool uses the public API only (<stvm.h>) plus the C library, so its figures are
- * what an embedder gets. It keeps no mutable file-scope state: options live in structs
+ * The tool uses the public API (<stvm.h>) plus the C library, so its figures are what
+ * an embedder gets; only zn_run.c reaches into the image side (the ZnClient-shaped
+ * client, its log and announcer are the experiment's subject). It keeps no mutable
+ * file-scope state but nginx.c's registry of running servers: options live in structs
  * owned by each command.
  */
 #ifndef STVM_BENCH_H
@@ -34,6 +36,12 @@ bool bench_flag(int argc, char **argv, int *i, const char *name, const char **va
 /* Parse a decimal integer in [lo, hi]; false (and nothing stored) if it is not one. */
 bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out);
 bool bench_parse_format(const char *s, bench_format *out);
+/* "a,b,c" against names[n] (n <= 31): the bits (1 << index) of the words, or -1 for an
+ * unknown word or an empty list. */
+long bench_parse_names(const char *s, const char *const *names, int n);
+/* "1,20,300": up to max decimal integers in [lo, hi] into out; how many, or -1 (a bad
+ * item, too many, an empty list). */
+int bench_parse_numbers(const char *s, long long lo, long long hi, long long *out, int max);
 /* Print "stvm-bench: <message>" and a hint to stderr; answers BENCH_EXIT_USAGE. */
 int bench_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -61,6 +69,9 @@ int bench_pin_cpu(int cpu);
 /* Resident set size in bytes from /proc/self/statm, or 0 if unreadable. */
 uint64_t bench_rss_bytes(void);
 int bench_ncpu(void);
+/* The one-minute load average from /proc/loadavg, NaN if unreadable: a loaded machine
+ * is part of what a figure means. */
+double bench_load_average(void);
 /* The first "model name" of /proc/cpuinfo (or "unknown") into buf. */
 void bench_cpu_model(char *buf, size_t size);
 /* Kernel release (uname -r) into buf. */
@@ -98,12 +109,36 @@ void bench_hist_record(bench_hist *h, uint64_t v);
  * the exact maximum. 0 when empty. */
 uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
+/* ---- plot.c: what the charts share ------------------------------------------------ */
+
+/* A chart's files: the PNG, and beside it the gnuplot script and the data. */
+typedef struct bench_plot_paths {
+    const char *png;
+    char *gp, *dat;     /* the PNG's name with .gp and .dat for its extension */
+} bench_plot_paths;
+
+/* Fill p for png (allocates gp and dat); false when out of memory. */
+bool bench_plot_paths_make(bench_plot_paths *p, const char *png);
+void bench_plot_paths_free(bench_plot_paths *p);
+/* fopen for writing, with a message on failure (NULL). */
+FILE *bench_open_written(const char *path);
+/* fclose with a message; false if the file is not complete. */
+bool bench_close_written(FILE *f, const char *path);
+/* A gnuplot single-quoted string ('' stands for a quote). */
+void bench_gp_string(FILE *f, const char *s);
+/* The script's "# Run:" line, a 960x900 PNG terminal (pngcairo when there is one) and
+ * the output file, ending the line. */
+void bench_gp_terminal(FILE *g, const bench_plot_paths *p);
+/* Run gnuplot on p->gp and say what came of it (a missing gnuplot is only a note). */
+void bench_run_gnuplot(const bench_plot_paths *p);
+
 /* ---- the commands ------------------------------------------------------------------- */
 
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 int io_main(int argc, char **argv);
 int ffi_main(int argc, char **argv);
+int zn_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */
 

@@ -104,22 +104,16 @@ static bool parse_reprs(const char *s, delay_opts *o)
 /* "0,50": timer slacks in us. */
 static bool parse_slacks(const char *s, delay_opts *o)
 {
-    char buf[128];
-    o->nslacks = 0;
-    if (!s || !*s || strlen(s) >= sizeof buf) {
-        bench_usage_error("delay ", "--timer-slack-us wants a list such as 0,50");
+    long long v[MAX_SLACKS];
+    int n = bench_parse_numbers(s, 0, 1000, v, MAX_SLACKS);
+    if (n < 0) {
+        bench_usage_error("delay ", "--timer-slack-us wants a list of at most %d numbers in "
+                                    "0..1000, such as 0,50, not '%s'", MAX_SLACKS, s ? s : "");
         return false;
     }
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL;) {
-        long long v;
-        if (o->nslacks == MAX_SLACKS || !bench_parse_ll(t, 0, 1000, &v)) {
-            bench_usage_error("delay ", "--timer-slack-us: '%s' is not one of at most %d "
-                                        "numbers in 0..1000", t, MAX_SLACKS);
-            return false;
-        }
-        o->slacks[o->nslacks++] = (int)v;
-    }
+    o->nslacks = n;
+    for (int k = 0; k < n; k++)
+        o->slacks[k] = (int)v[k];
     return true;
 }
 

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define MAX_CONNECTIONS 10922   /* 3 external semaphores per socket, 2 per connection,
-                                   in a table of at most 65536 */
-#define FD_RESERVE 16           /* listener, epoll, eventfd, /proc reads, spare */
+#define MAX_CONNECTIONS 21844   /* 3 external semaphores per socket: the server VM's
+                                   sockets and its listener in a table of 65536 */
+#define FD_RESERVE 16           /* listener, epoll, eventfd, pipes, /proc reads, spare */
 
 typedef struct io_opts {
     unsigned cases;             /* io_case bits */
@@ -55,8 +55,8 @@ static void io_help(FILE *f)
             "  --repeat K           repetitions, medians reported (default 3)\n"
             "  --rounds N           round trips per ping-pong cell (default 20000)\n"
             "  --max-seconds S      time limit of a ping-pong cell's timed part (default 3)\n"
-            "  --connections N      many: connections, both ends in the VM (default 10000,\n"
-            "                       at most %d)\n"
+            "  --connections N      many: connections, one end in this VM, the other in a\n"
+            "                       child process's (default 10000, at most %d)\n"
             "  --messages M         many: messages each client exchanges (default 10)\n"
             "  --message-bytes B    many: message size (default 64, at most 512)\n"
             "  --timeout-ms T       every socket wait's timeout in ms, 1..3600000, or -1 for\n"
@@ -80,31 +80,12 @@ static int count_option(int argc, char **argv, int *i, const char *flag, long lo
     return BENCH_NEXT;
 }
 
-/* "a,b,c" against names[n]: the bits (1 << index) or -1 for an unknown word. */
-static long parse_list(const char *s, const char *const *names, int n)
-{
-    long bits = 0;
-    char buf[256];
-    if (!s || !*s || strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < n && strcmp(w, names[k]))
-            k++;
-        if (k == n)
-            return -1;
-        bits |= 1L << k;
-    }
-    return bits ? bits : -1;
-}
-
 static int list_option(int argc, char **argv, int *i, io_opts *o)
 {
     const char *v = NULL;
     if (bench_flag(argc, argv, i, "--case", &v)) {
         static const char *const names[] = {"pingpong", "thread-pair", "os-threads", "many"};
-        long bits = parse_list(v, names, 4);
+        long bits = bench_parse_names(v, names, 4);
         if (bits < 0)
             return bench_usage_error("io ", "--case wants a list of pingpong, thread-pair, "
                                             "many, os-threads, not '%s'", v ? v : "");
@@ -113,7 +94,7 @@ static int list_option(int argc, char **argv, int *i, io_opts *o)
     }
     if (bench_flag(argc, argv, i, "--idle-mode", &v)) {
         static const char *const names[] = {"poll", "legacy", "spin"};
-        long bits = parse_list(v, names, 3);
+        long bits = bench_parse_names(v, names, 3);
         if (bits < 0)
             return bench_usage_error("io ", "--idle-mode wants a list of poll, legacy, spin, "
                                             "not '%s'", v ? v : "");
@@ -169,8 +150,9 @@ static long open_descriptors(void)
     return n - 3;   /* ".", ".." and the directory's own */
 }
 
-/* Raise the soft RLIMIT_NOFILE to the hard one (this process only) and answer how many
- * connections fit, at most `asked`. */
+/* Raise the soft RLIMIT_NOFILE to the hard one (this process only; the many case's
+ * child inherits it) and answer how many connections fit, at most `asked`: each process
+ * holds one end of each, one descriptor. */
 static long fit_connections(long asked, io_report *rep)
 {
     struct rlimit rl;
@@ -186,13 +168,12 @@ static long fit_connections(long asked, io_report *rep)
     if (rl.rlim_cur == RLIM_INFINITY)
         return asked;
     long long room = (long long)rl.rlim_cur - open_descriptors() - FD_RESERVE;
-    long fit = room > 0 ? (long)(room / 2) : 0;
+    long fit = room > 0 ? (long)room : 0;
     if (fit < asked) {
-        fprintf(stderr, "stvm-bench: note: %ld connections need about %ld descriptors (two "
-                        "each) but RLIMIT_NOFILE is %lld (hard limit); running %ld. Raise the "
-                        "hard limit (as root: ulimit -Hn %ld, or prlimit) for all of them\n",
-                asked, 2 * asked + FD_RESERVE, (long long)rl.rlim_cur, fit,
-                2 * asked + 64);
+        fprintf(stderr, "stvm-bench: note: %ld connections need about %ld descriptors in each "
+                        "process but RLIMIT_NOFILE is %lld (hard limit); running %ld. Raise "
+                        "the hard limit (as root: ulimit -Hn %ld, or prlimit) for all of them\n",
+                asked, asked + FD_RESERVE, (long long)rl.rlim_cur, fit, asked + 64);
         return fit;
     }
     return asked;

@@ -1,49 +1,74 @@
 /*
- * stvm-bench io: many connections in one VM. An echo server (a listener, an accepting
- * process at priority 50 that spawns one handler process per connection at 40) and N
- * client processes at 40, each end with a SocketStream, exchanging fixed-size messages:
+ * stvm-bench io: many connections, their two ends in two VMs of two processes. A
+ * connection takes a descriptor at each end, so both ends in one process would need
+ * 20,000 descriptors for 10,000 connections, more than a stock hard RLIMIT_NOFILE allows
+ * (the tool never raises a hard limit); the client VM therefore runs in a forked child,
+ * pinned to the same CPU (it inherits the affinity), and each process holds one end of
+ * every connection.
  *
- *  1. a coordinator at priority 30 (so it runs only when every client and handler is
- *     blocked) reads RSS and bytes_live, then spawns the clients in batches small
- *     enough for the listen backlog, waiting after each batch until all of it is warm;
- *  2. each client connects, opens a stream, sends one message and reads its echo (the
- *     warm-up: buffers and stacks are touched as traffic touches them), then blocks
- *     reading a one-byte greeting; each handler, having echoed that message, blocks
- *     reading the next one;
- *  3. with every connection open and every process blocked in a read, the coordinator
- *     reads RSS and bytes_live again; then it writes the greeting into every server-side
- *     stream and the clock runs until each client has had `messages` echoes and closed.
- * Kernel socket buffers are kernel memory, never in the process's RSS.
+ *  - the server (this process): a listener, an accepting process at priority 50 that
+ *    spawns one handler process per connection at 40, each with a SocketStream, echoing
+ *    fixed-size messages;
+ *  - the clients (the child): a coordinator at priority 30 (it runs only when every
+ *    client is blocked) spawns the client processes at 40 in batches small enough for
+ *    the listen backlog, waiting after each batch until all of it is warm. Each client
+ *    connects, opens a stream, sends one message and reads its echo (the warm-up:
+ *    buffers and stacks are touched as traffic touches them), then blocks reading a
+ *    one-byte greeting.
+ * With every connection open and every process of both VMs blocked in a read, each
+ * process reads its own RSS and bytes_live (the child reports its figures through a
+ * pipe); then the server writes the greeting into every server-side stream, and the
+ * clients each exchange `messages` echoes and close. Kernel socket buffers are kernel
+ * memory, never in a process's RSS.
  */
 #include "io_measure.h"
 
 #include "bench.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define BATCH 128                   /* clients spawned before waiting for them */
 #define MAX_MESSAGE 512          /* bytes; small buffers keep the stacks as a real handler's */
 #define PROGRESS_EVERY 1024
+#define REPORT_WAIT_MS 100          /* the server looks for the child's report this often */
 
 typedef struct many many;
 
-/* One end of a connection: the handler's argument, or the client's. */
+/* One end of a connection: a handler's argument, or a client's. */
 typedef struct conn_end {
     many *m;
     stvm_socket *s;
     stvm_stream *st;
 } conn_end;
 
+/* What the client process tells the server process, one write each (atomic: < PIPE_BUF). */
+enum { REPORT_READY = 1, REPORT_DONE = 2, REPORT_FAILED = 3 };
+typedef struct client_report {
+    int kind;
+    int err;
+    io_many_side side;              /* REPORT_READY: the client process's memory */
+    io_counts counts;               /* REPORT_DONE: its share of the exchange */
+    char why[200];                  /* REPORT_FAILED */
+} client_report;
+
+/* One process's side: the server's or the clients'. */
 struct many {
     const io_many_params *p;
     io_many_result *r;
-    stvm_socket *listener;
+    stvm_socket *listener;          /* server */
     int port;
-    conn_end *servers, *clients;    /* [connections], allocated and touched beforehand */
-    long accepted, handlers_warm, clients_warm, clients_done, spawned;
-    stvm_semaphore *done;           /* the last client, or a failure, signals it */
+    conn_end *ends;                 /* [connections], allocated and touched beforehand */
+    long accepted, warm, done, spawned;
+    stvm_semaphore *all_done;       /* the last end to finish, or a failure, signals it */
+    int report_fd;                  /* server: reads the child's reports; child: writes */
     int err;
     char why[200];
 };
@@ -54,7 +79,7 @@ static void fail(stvm_vm *vm, many *m, const char *who, const char *what, int64_
         return;
     m->err = (int)err;
     snprintf(m->why, sizeof m->why, "%s: %s: %s", who, what, stvm_err_name((int)err));
-    stvm_semaphore_signal(vm, m->done);
+    stvm_semaphore_signal(vm, m->all_done);
 }
 
 /* Read exactly len bytes: len, 0 at the end of the stream before any, or an error. */
@@ -76,7 +101,19 @@ static int64_t send_message(stvm_vm *vm, stvm_stream *st, const uint8_t *buf, si
     return err ? err : stvm_stream_flush(vm, st);
 }
 
-/* ---- the server --------------------------------------------------------------------------- */
+/* An end has finished (closed, or failed: fail() signalled already). */
+static void end_done(stvm_vm *vm, conn_end *e)
+{
+    many *m = e->m;
+    if (e->s)
+        stvm_socket_close(vm, e->s);   /* its stream goes with it */
+    e->s = NULL;
+    e->st = NULL;
+    if (++m->done == m->p->connections)
+        stvm_semaphore_signal(vm, m->all_done);
+}
+
+/* ---- the server ----------------------------------------------------------------------------- */
 
 static void handler(stvm_vm *vm, void *arg)
 {
@@ -85,31 +122,26 @@ static void handler(stvm_vm *vm, void *arg)
     size_t len = (size_t)m->p->message_bytes;
     uint8_t buf[MAX_MESSAGE];
     int64_t err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st);
-    if (err) {
+    if (err)
         fail(vm, m, "handler", "stvm_stream_open", err);
-        stvm_socket_close(vm, e->s);
-        return;
-    }
-    for (bool warm = false;; warm = true) {
+    for (bool warm = false; !err; warm = true) {
         if ((err = read_full(vm, e->st, buf, len)) <= 0)
             break;
         if ((err = send_message(vm, e->st, buf, len)))
             break;
         if (!warm)
-            m->handlers_warm++;
+            m->warm++;
     }
     if (err < 0)
         fail(vm, m, "handler", "echo", err);
-    stvm_socket_close(vm, e->s);    /* its stream goes with it */
-    e->s = NULL;
-    e->st = NULL;
+    end_done(vm, e);
 }
 
 static void acceptor(stvm_vm *vm, void *arg)
 {
     many *m = arg;
     for (long i = 0; i < m->p->connections && !m->err; i++) {
-        conn_end *e = &m->servers[i];
+        conn_end *e = &m->ends[i];
         int err = stvm_tcp_accept(vm, m->listener, m->p->timeout_ms, &e->s);
         if (!err && (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "handler", handler,
                                       e, NULL)))
@@ -122,7 +154,114 @@ static void acceptor(stvm_vm *vm, void *arg)
     }
 }
 
-/* ---- the clients --------------------------------------------------------------------------- */
+/* The next report of the client process, waiting for it in the VM (other processes run
+ * meanwhile), with progress while the connections open. 0, or the failure noted. */
+static int await_report(stvm_vm *vm, many *m, int kind, client_report *rep)
+{
+    long shown = -1;
+    for (;;) {
+        int ready = stvm_fd_wait(vm, m->report_fd, STVM_IO_READ, REPORT_WAIT_MS);
+        if (m->err)
+            return m->err;
+        if (m->p->tag && kind == REPORT_READY && m->warm != shown &&
+            (m->warm % PROGRESS_EVERY == 0 || m->warm == m->p->connections))
+            bench_progress("[%s] %ld of %ld connections open", m->p->tag, shown = m->warm,
+                           m->p->connections);
+        if (ready == STVM_ETIMEDOUT)
+            continue;
+        ssize_t n = ready < 0 ? -1 : read(m->report_fd, rep, sizeof *rep);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof *rep || rep->kind != kind) {
+            if (n == (ssize_t)sizeof *rep && rep->kind == REPORT_FAILED) {
+                m->err = rep->err ? rep->err : STVM_ESYS;
+                snprintf(m->why, sizeof m->why, "the client process: %.170s", rep->why);
+            } else {
+                fail(vm, m, "server", "the client process's report (it ended?)", STVM_ESYS);
+            }
+            return m->err;
+        }
+        return 0;
+    }
+}
+
+static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
+{
+    stvm_stats st;
+    stvm_get_stats(vm, &st);
+    *live = st.bytes_live;
+    *rss = bench_rss_bytes();
+}
+
+/* The server's timed part: greetings, then every handler until its client closes. */
+static void exchange(stvm_vm *vm, many *m, io_counts *c)
+{
+    io_snapshot a, b;
+    io_snapshot_take(vm, &a);
+    const uint8_t greeting = 'g';
+    for (long i = 0; i < m->p->connections && !m->err; i++) {
+        int64_t err = send_message(vm, m->ends[i].st, &greeting, 1);
+        if (err)
+            fail(vm, m, "server", "the greeting", err);
+    }
+    if (!m->err)
+        stvm_semaphore_wait(vm, m->all_done);
+    io_snapshot_take(vm, &b);
+    io_counts_between(&a, &b, c);
+}
+
+static void add_counts(io_counts *to, const io_counts *c)
+{
+    to->cpu_ns += c->cpu_ns;
+    to->voluntary_switches += c->voluntary_switches;
+    to->involuntary_switches += c->involuntary_switches;
+#define ADD(f) to->f += c->f
+    ADD(os_sleeps);
+    ADD(os_slept_us);
+    ADD(wakeups_timer);
+    ADD(wakeups_io);
+    ADD(wakeups_external);
+    ADD(wakeups_relinquish);
+    ADD(io_polls_busy);
+    ADD(fds_ready);
+    ADD(io_signals_unwaited);
+    ADD(socket_reads_blocked);
+    ADD(timed_waits);
+    ADD(context_switches);
+#undef ADD
+}
+
+static void server_coordinator(stvm_vm *vm, void *arg)
+{
+    many *m = arg;
+    io_many_result *r = m->r;
+    malloc_trim(0);   /* what earlier VMs freed goes back, so that RSS counts anew */
+    measure_side(vm, &r->server.rss_before, &r->server.live_before);
+    int err = stvm_spawn(vm, STVM_PRIORITY_USER_INTERRUPT, "acceptor", acceptor, m, NULL);
+    if (err)
+        fail(vm, m, "server", "stvm_spawn", err);
+    client_report rep;
+    if (m->err || await_report(vm, m, REPORT_READY, &rep))
+        goto out;
+    r->client = rep.side;
+    while (!m->err && m->warm < m->p->connections)
+        stvm_delay_wait_ms(vm, 1);
+    /* Every connection open, every process of both VMs blocked in a read. */
+    measure_side(vm, &r->server.rss_after, &r->server.live_after);
+    r->connected = m->p->connections;
+    if (m->p->tag)
+        bench_progress("[%s] %ld connections open; exchanging %d messages each", m->p->tag,
+                       m->p->connections, m->p->messages);
+    exchange(vm, m, &r->counts);
+    if (!m->err && !await_report(vm, m, REPORT_DONE, &rep))
+        add_counts(&r->counts, &rep.counts);
+    r->counts.round_trips = (long long)m->p->connections * m->p->messages;
+out:
+    if (m->err)
+        stvm_stop(vm);
+}
+
+/* ---- the clients (the child process) ----------------------------------------------------- */
 
 /* A read of exactly len bytes, where the end of the stream is a failure. */
 static int64_t expect(stvm_vm *vm, stvm_stream *st, uint8_t *buf, size_t len)
@@ -138,7 +277,7 @@ static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
     size_t len = (size_t)m->p->message_bytes;
     uint8_t out[MAX_MESSAGE], in[MAX_MESSAGE];
     for (size_t i = 0; i < len; i++)
-        out[i] = (uint8_t)(i + (size_t)(e - m->clients));
+        out[i] = (uint8_t)(i + (size_t)(e - m->ends));
     *what = "stvm_tcp_connect";
     int64_t err = stvm_tcp_connect(vm, "127.0.0.1", m->port, m->p->timeout_ms, &e->s);
     if (err)
@@ -150,7 +289,7 @@ static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
     *what = "the warm-up exchange";
     if ((err = send_message(vm, e->st, out, len)) || (err = expect(vm, e->st, in, len)))
         return err;
-    m->clients_warm++;
+    m->warm++;
     *what = "the greeting";
     if ((err = expect(vm, e->st, in, 1)))
         return err;
@@ -170,78 +309,150 @@ static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
 static void client(stvm_vm *vm, void *arg)
 {
     conn_end *e = arg;
-    many *m = e->m;
     const char *what = "";
     int64_t err = client_talk(vm, e, &what);
     if (err)
-        fail(vm, m, "client", what, err);
-    if (e->s)
-        stvm_socket_close(vm, e->s);    /* its stream goes with it */
-    e->s = NULL;
-    e->st = NULL;
-    if (++m->clients_done == m->p->connections)
-        stvm_semaphore_signal(vm, m->done);
+        fail(vm, e->m, "client", what, err);
+    end_done(vm, e);
 }
 
-/* ---- the coordinator ------------------------------------------------------------------------- */
-
-static void wait_until_warm(stvm_vm *vm, many *m)
+static void report(const many *m, client_report *rep)
 {
-    while (!m->err && (m->clients_warm < m->spawned || m->handlers_warm < m->spawned))
-        stvm_delay_wait_ms(vm, 1);
+    ssize_t n;
+    do
+        n = write(m->report_fd, rep, sizeof *rep);
+    while (n < 0 && errno == EINTR);
 }
 
-static void coordinator(stvm_vm *vm, void *arg)
+static void spawn_clients(stvm_vm *vm, many *m)
 {
-    many *m = arg;
-    io_many_result *r = m->r;
-    stvm_stats st;
-    malloc_trim(0);   /* what earlier VMs freed goes back, so that RSS counts anew */
-    stvm_get_stats(vm, &st);
-    r->live_before = st.bytes_live;
-    r->rss_before = bench_rss_bytes();
-    int err = stvm_spawn(vm, STVM_PRIORITY_USER_INTERRUPT, "acceptor", acceptor, m, NULL);
-    if (err)
-        fail(vm, m, "coordinator", "stvm_spawn", err);
     long n = m->p->connections;
     for (long i = 0; i < n && !m->err; i++) {
-        m->clients[i].m = m;
-        if ((err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "client", client,
-                              &m->clients[i], NULL))) {
-            fail(vm, m, "coordinator", "stvm_spawn", err);
+        int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "client", client, &m->ends[i],
+                             NULL);
+        if (err) {
+            fail(vm, m, "clients", "stvm_spawn", err);
             break;
         }
         m->spawned++;
         if (m->spawned % BATCH == 0 || m->spawned == n)
-            wait_until_warm(vm, m);
-        if (m->p->tag && (m->spawned % PROGRESS_EVERY == 0 || m->spawned == n))
-            bench_progress("[%s] %ld of %ld connections open", m->p->tag, m->spawned, n);
+            while (!m->err && m->warm < m->spawned)
+                stvm_delay_wait_ms(vm, 1);
     }
+}
+
+static void client_coordinator(stvm_vm *vm, void *arg)
+{
+    many *m = arg;
+    client_report rep = {.kind = REPORT_READY};
+    malloc_trim(0);
+    measure_side(vm, &rep.side.rss_before, &rep.side.live_before);
+    spawn_clients(vm, m);
     if (m->err) {
         stvm_stop(vm);
         return;
     }
-    /* Every connection open, every process blocked in a read. */
-    r->rss_after = bench_rss_bytes();
-    stvm_get_stats(vm, &st);
-    r->live_after = st.bytes_live;
-    r->connected = n;
-    if (m->p->tag)
-        bench_progress("[%s] %ld connections open; exchanging %d messages each", m->p->tag,
-                       n, m->p->messages);
+    measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
     io_snapshot a, b;
     io_snapshot_take(vm, &a);
-    const uint8_t greeting = 'g';
-    for (long i = 0; i < n && !m->err; i++)
-        if ((err = (int)send_message(vm, m->servers[i].st, &greeting, 1)))
-            fail(vm, m, "coordinator", "the greeting", err);
-    if (!m->err)
-        stvm_semaphore_wait(vm, m->done);
+    report(m, &rep);
+    stvm_semaphore_wait(vm, m->all_done);
     io_snapshot_take(vm, &b);
-    io_counts_between(&a, &b, &r->counts);
-    r->counts.round_trips = (long long)n * m->p->messages;
-    if (m->err)
+    if (m->err) {
         stvm_stop(vm);
+        return;
+    }
+    rep = (client_report){.kind = REPORT_DONE};
+    io_counts_between(&a, &b, &rep.counts);
+    report(m, &rep);
+}
+
+/* A VM in the idle mode asked, with m's all_done semaphore: 0, or an error and *what. */
+static int new_vm(many *m, stvm_vm **vm, const char **what)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.idle_mode = m->p->idle_mode;
+    *vm = NULL;
+    *what = "stvm_vm_new";
+    int err = stvm_vm_new(vm, &cfg);
+    if (!err) {
+        *what = "stvm_semaphore_new";
+        err = stvm_semaphore_new(*vm, &m->all_done);
+    }
+    return err;
+}
+
+/* The client VM's life, in the child: 0, or the failure in m. */
+static int run_clients(many *m)
+{
+    stvm_vm *vm;
+    const char *what;
+    int err = new_vm(m, &vm, &what);
+    if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
+                                                       "coordinator", client_coordinator, m,
+                                                       NULL)) == 0)
+        err = stvm_run(vm);
+    if (!m->err && err)
+        snprintf(m->why, sizeof m->why, "%s: %s", what, stvm_err_name(err));
+    if (!m->err)
+        m->err = err;
+    stvm_vm_free(vm);
+    return m->err;
+}
+
+/* The child: wait for the server's port, run the clients, report a failure. */
+static void child_main(const io_many_params *p, conn_end *ends, int port_fd, int report_fd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive the tool (its watchdog) */
+    many m = {.p = p, .ends = ends, .report_fd = report_fd};
+    for (long i = 0; i < p->connections; i++)
+        ends[i].m = &m;
+    ssize_t n;
+    do
+        n = read(port_fd, &m.port, sizeof m.port);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof m.port)
+        _exit(BENCH_EXIT_FAIL);   /* the server failed before it listened */
+    if (run_clients(&m)) {
+        client_report rep = {.kind = REPORT_FAILED, .err = m.err};
+        snprintf(rep.why, sizeof rep.why, "%s", m.why);
+        report(&m, &rep);
+        _exit(BENCH_EXIT_FAIL);
+    }
+    _exit(BENCH_EXIT_OK);
+}
+
+/* ---- the two processes --------------------------------------------------------------------- */
+
+/* The server VM: listen, tell the child the port, run. 0, or an error and why. */
+static int run_server(many *m, int port_fd, char *why, size_t whysize)
+{
+    stvm_vm *vm;
+    const char *what;
+    int err = new_vm(m, &vm, &what);
+    if (!err && (what = "stvm_tcp_listen",
+         err = stvm_tcp_listen(vm, "127.0.0.1", 0,
+                               m->p->connections < 65535 ? (int)m->p->connections : 65535,
+                               &m->listener)) == 0) {
+        m->port = stvm_socket_port(m->listener);
+        what = "telling the client process the port";
+        err = write(port_fd, &m->port, sizeof m->port) == (ssize_t)sizeof m->port ? 0 : STVM_ESYS;
+        if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
+                                                           "coordinator", server_coordinator,
+                                                           m, NULL)) == 0) {
+            what = "stvm_run";
+            err = stvm_run(vm);
+        }
+    }
+    if (m->err) {
+        snprintf(why, whysize, "%s", m->why);
+        err = m->err;
+    } else if (err) {
+        snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
+    }
+    stvm_vm_free(vm);               /* closes what is still open */
+    return err;
 }
 
 int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t whysize)
@@ -253,49 +464,41 @@ int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t wh
         return STVM_EINVAL;
     }
     size_t n = (size_t)p->connections;
-    many m = {.p = p, .r = r, .servers = calloc(n, sizeof(conn_end)),
-              .clients = calloc(n, sizeof(conn_end))};
-    if (!m.servers || !m.clients) {
-        free(m.servers);
-        free(m.clients);
-        snprintf(why, whysize, "out of memory for %zu connections", n);
+    conn_end *ends = calloc(n, sizeof *ends);   /* touched now, so not counted as a VM's */
+    int port_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1};
+    if (!ends || pipe2(port_pipe, O_CLOEXEC) != 0 || pipe2(report_pipe, O_CLOEXEC) != 0) {
+        snprintf(why, whysize, "out of memory or descriptors for %zu connections", n);
+        free(ends);
+        for (int i = 0; i < 2; i++)
+            if (port_pipe[i] >= 0)
+                close(port_pipe[i]);
         return STVM_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++)  /* touched now, so not counted as the VM's */
-        m.servers[i] = m.clients[i] = (conn_end){.m = &m};
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.idle_mode = p->idle_mode;
-    /* Three external semaphores per socket, both ends in this VM, and the listener. */
-    long slots = 3 * (2 * p->connections + 1) + 16;
-    cfg.external_table_size = slots < 65536 ? (int)slots : 65536;
-    stvm_vm *vm = NULL;
-    int err = stvm_vm_new(&vm, &cfg);
-    const char *what = "stvm_vm_new";
-    if (!err && (what = "stvm_semaphore_new", err = stvm_semaphore_new(vm, &m.done)) == 0 &&
-        (what = "stvm_tcp_listen",
-         err = stvm_tcp_listen(vm, "127.0.0.1", 0,
-                               p->connections < 65535 ? (int)p->connections : 65535,
-                               &m.listener)) == 0) {
-        m.port = stvm_socket_port(m.listener);
-        what = "stvm_spawn";
-        err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "coordinator", coordinator, &m,
-                         NULL);
-        if (!err) {
-            what = "stvm_run";
-            err = stvm_run(vm);
-        }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child == 0) {
+        close(port_pipe[1]);
+        close(report_pipe[0]);
+        child_main(p, ends, port_pipe[0], report_pipe[1]);
+    }
+    close(port_pipe[0]);
+    close(report_pipe[1]);
+    many m = {.p = p, .r = r, .ends = ends, .report_fd = report_pipe[0]};
+    for (size_t i = 0; i < n; i++)
+        ends[i].m = &m;
+    int err = child < 0 ? STVM_ESYS : run_server(&m, port_pipe[1], why, whysize);
+    if (child < 0)
+        snprintf(why, whysize, "fork: %s", strerror(errno));
+    close(port_pipe[1]);
+    close(report_pipe[0]);
+    if (child > 0) {
+        if (err)
+            kill(child, SIGKILL);   /* its clients would wait for greetings forever */
+        waitpid(child, NULL, 0);
     }
     if (p->tag)
         fputc('\n', stderr);
-    if (m.err) {
-        snprintf(why, whysize, "%s", m.why);
-        err = m.err;
-    } else if (err) {
-        snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
-    }
-    stvm_vm_free(vm);               /* closes what is still open */
-    free(m.servers);
-    free(m.clients);
+    free(ends);
     return err;
 }

@@ -79,6 +79,10 @@ const io_field io_fields[] = {
     FIELD(us_per_round_trip_samples, IO_SAMPLES, IO_ALL_ROWS),
     FIELD(cpu_us_per_round_trip_samples, IO_SAMPLES, IO_ALL_ROWS),
     FIELD(note, IO_TEXT, IO_ALL_ROWS),
+    FIELD(kib_per_server_end, IO_REAL, IO_MANY),
+    FIELD(kib_per_client_end, IO_REAL, IO_MANY),
+    FIELD(client_rss_before_bytes, IO_INTEGER, IO_MANY),
+    FIELD(client_rss_after_bytes, IO_INTEGER, IO_MANY),
 };
 #undef FIELD
 const size_t io_nfields = sizeof io_fields / sizeof io_fields[0];
@@ -183,26 +187,47 @@ const io_row *io_reference_row(const io_report *r)
         (row)->field##_per_round_trip = bench_median(v_, (size_t)(row)->nsamples);      \
     } while (0)
 
+/* Per repetition: the figures of the many case. */
+static double kib_growth(const io_many_side *s, const io_many_result *m)
+{
+    return ((double)s->rss_after - (double)s->rss_before) / 1024.0 / (double)m->connected;
+}
+static double connected(const io_many_result *m) { return (double)m->connected; }
+static double kib_server(const io_many_result *m) { return kib_growth(&m->server, m); }
+static double kib_client(const io_many_result *m) { return kib_growth(&m->client, m); }
+static double kib_both(const io_many_result *m) { return kib_server(m) + kib_client(m); }
+static double live_both(const io_many_result *m)
+{
+    return ((double)m->server.live_after - (double)m->server.live_before +
+            (double)m->client.live_after - (double)m->client.live_before) /
+           (double)m->connected;
+}
+static double server_before(const io_many_result *m) { return (double)m->server.rss_before; }
+static double server_after(const io_many_result *m) { return (double)m->server.rss_after; }
+static double client_before(const io_many_result *m) { return (double)m->client.rss_before; }
+static double client_after(const io_many_result *m) { return (double)m->client.rss_after; }
+
+/* The median over the repetitions of one figure. */
+static double many_median(const io_row *row, double (*figure)(const io_many_result *m))
+{
+    double v[IO_MAX_REPEAT];
+    for (int k = 0; k < row->nsamples; k++)
+        v[k] = figure(&row->many[k]);
+    return bench_median(v, (size_t)row->nsamples);
+}
+
 static void summarise_many(io_row *row)
 {
-    size_t n = (size_t)row->nsamples;
-    double conn[IO_MAX_REPEAT], kib[IO_MAX_REPEAT], live[IO_MAX_REPEAT], before[IO_MAX_REPEAT],
-        after[IO_MAX_REPEAT];
-    for (size_t k = 0; k < n; k++) {
-        const io_many_result *m = &row->many[k];
-        double c = (double)m->connected;
-        conn[k] = c;
-        kib[k] = ((double)m->rss_after - (double)m->rss_before) / 1024.0 / c;
-        live[k] = ((double)m->live_after - (double)m->live_before) / c;
-        before[k] = (double)m->rss_before;
-        after[k] = (double)m->rss_after;
-    }
-    row->connections = (long long)bench_median(conn, n);
-    row->kib_per_connection = bench_median(kib, n);
+    row->connections = (long long)many_median(row, connected);
+    row->kib_per_server_end = many_median(row, kib_server);
+    row->kib_per_client_end = many_median(row, kib_client);
+    row->kib_per_connection = many_median(row, kib_both);
     row->kib_per_end = row->kib_per_connection / 2;
-    row->vm_bytes_per_connection = bench_median(live, n);
-    row->rss_before_bytes = (long long)bench_median(before, n);
-    row->rss_after_bytes = (long long)bench_median(after, n);
+    row->vm_bytes_per_connection = many_median(row, live_both);
+    row->rss_before_bytes = (long long)many_median(row, server_before);
+    row->rss_after_bytes = (long long)many_median(row, server_after);
+    row->client_rss_before_bytes = (long long)many_median(row, client_before);
+    row->client_rss_after_bytes = (long long)many_median(row, client_after);
     row->messages_per_second = 1e6 / row->us_per_round_trip;
 }
 

@@ -28,11 +28,19 @@ typedef struct io_counts {
     bool cut_short;                 /* the time limit ended it before its round trips */
 } io_counts;
 
+/* One process of the many case (the server's or the clients'), before the first
+ * connection and with all of them open. */
+typedef struct io_many_side {
+    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
+    uint64_t live_before, live_after; /* its VM's bytes_live */
+} io_many_side;
+
 typedef struct io_many_result {
     long connected;                 /* connections held at the memory reading */
-    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
-    uint64_t live_before, live_after; /* the VM's bytes_live */
-    io_counts counts;               /* the timed exchanges (round_trips = messages) */
+    io_many_side server, client;    /* this process (handlers), the child (clients) */
+    io_counts counts;               /* the timed exchanges (round_trips = messages): the
+                                       server's wall time; CPU, VM counters and OS
+                                       switches of both processes */
 } io_many_result;
 
 /* The kinds of row; a figure lists the kinds that have it. */
@@ -80,10 +88,13 @@ typedef struct io_row {
     long long connections_asked, connections;
     long long messages_per_connection, message_bytes;
     double messages_per_second;
-    double kib_per_connection;      /* RSS growth / connections (both ends) */
-    double kib_per_end;             /* RSS growth / (2 x connections): one end */
-    double vm_bytes_per_connection; /* bytes_live growth / connections */
-    long long rss_before_bytes, rss_after_bytes;
+    double kib_per_connection;      /* RSS growth of both processes / connections */
+    double kib_per_end;             /* kib_per_connection / 2: one end, on average */
+    double kib_per_server_end;      /* the server process's RSS growth / connections */
+    double kib_per_client_end;      /* the client process's */
+    double vm_bytes_per_connection; /* bytes_live growth of both VMs / connections */
+    long long rss_before_bytes, rss_after_bytes;   /* the server process */
+    long long client_rss_before_bytes, client_rss_after_bytes;
     long long repeat;
     char note[400];
 } io_row;

@@ -164,34 +164,40 @@ static void many(FILE *f, const io_report *r, bool md)
         return;
     if (md)
         fprintf(f, "\n### Many connections\n\n| idle mode | connections | messages/s | "
-                   "KiB per connection (both ends) | KiB per connection end | VM bytes_live "
-                   "per connection | RSS before → after [MiB] |\n"
-                   "|---|---:|---:|---:|---:|---:|---|\n");
+                   "KiB per connection (both ends) | KiB per end (mean) | KiB per server "
+                   "end | KiB per client end | VM bytes_live per connection | RSS server, "
+                   "client before → after [MiB] |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     else
-        fprintf(f, "\nMany connections\n%-7s %11s %11s %9s %9s %10s %s\n", "idle",
-                "connections", "messages/s", "KiB/conn", "KiB/end", "VM B/conn",
-                "RSS MiB before..after");
+        fprintf(f, "\nMany connections\n%-7s %11s %11s %9s %9s %9s %9s %10s %s\n", "idle",
+                "connections", "messages/s", "KiB/conn", "KiB/end", "KiB/srv", "KiB/cli",
+                "VM B/conn", "RSS MiB server, client before..after");
     for (int i = 0; i < r->nrows; i++) {
         const io_row *row = &r->rows[i];
         if (row->kind != IO_MANY)
             continue;
-        char a[24], b[24], c[24], d[24], conns[24], rss[64];
+        char a[24], b[24], c[24], d[24], srv[24], cli[24], conns[24], rss[96];
         num(conns, sizeof conns, row->nsamples ? (double)row->connections : NAN, 0);
         num(a, sizeof a, row->messages_per_second, 0);
         num(b, sizeof b, row->kib_per_connection, 2);
         num(c, sizeof c, row->kib_per_end, 2);
+        num(srv, sizeof srv, row->kib_per_server_end, 2);
+        num(cli, sizeof cli, row->kib_per_client_end, 2);
         num(d, sizeof d, row->vm_bytes_per_connection, 0);
         if (row->nsamples)
-            snprintf(rss, sizeof rss, "%.1f..%.1f", (double)row->rss_before_bytes / 1048576.0,
-                     (double)row->rss_after_bytes / 1048576.0);
+            snprintf(rss, sizeof rss, "%.1f..%.1f, %.1f..%.1f",
+                     (double)row->rss_before_bytes / 1048576.0,
+                     (double)row->rss_after_bytes / 1048576.0,
+                     (double)row->client_rss_before_bytes / 1048576.0,
+                     (double)row->client_rss_after_bytes / 1048576.0);
         else
             snprintf(rss, sizeof rss, "-");
         if (md)
-            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", row->idle_mode, conns, a,
-                    b, c, d, rss);
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row->idle_mode,
+                    conns, a, b, c, srv, cli, d, rss);
         else
-            fprintf(f, "%-7s %11s %11s %9s %9s %10s %s\n", row->idle_mode, conns, a, b, c, d,
-                    rss);
+            fprintf(f, "%-7s %11s %11s %9s %9s %9s %9s %10s %s\n", row->idle_mode, conns, a,
+                    b, c, srv, cli, d, rss);
     }
 }
 
@@ -217,21 +223,27 @@ static void notes(FILE *f, const io_report *r, bool md)
                "descriptors while processes ran; blocked: socket reads that waited; green: "
                "the VM's context switches.\n", b);
     if (has_kind(r, IO_MANY))
-        fprintf(f, "%smany: an echo server in the VM (an accepting process spawning one "
-                   "handler process per connection) and one client process per connection, "
-                   "each end with a SocketStream (4 KiB read and write buffers). RSS is read "
-                   "before the first connection and again with every connection open and "
-                   "every process blocked in a read after one exchange; kernel socket "
-                   "buffers are kernel memory and not in RSS. Both ends of each connection "
-                   "are in this VM: KiB/end = KiB/conn / 2 is one process, one socket and "
-                   "one SocketStream. messages/s counts echoes from the first greeting to "
-                   "the last echo.\n", b);
+        fprintf(f, "%smany: an echo server in this process's VM (an accepting process "
+                   "spawning one handler process per connection) and one client process per "
+                   "connection in a forked child's VM on the same CPU, each end with a "
+                   "SocketStream (4 KiB read and write buffers, lent while they hold bytes). "
+                   "Each process reads its RSS before the first connection and again with "
+                   "every connection open and every green process of both VMs blocked in a "
+                   "read after one exchange. An end (KiB/srv: the server process's growth, "
+                   "KiB/cli: the client process's, per connection) is one green process, its "
+                   "stack, one socket (descriptor, three external semaphores, aio entry) and "
+                   "one SocketStream; KiB/conn is both ends, KiB/end their mean. Kernel "
+                   "memory (socket buffers, TCP state, epoll items, descriptor tables) is "
+                   "not in RSS and not counted. messages/s counts echoes from the first "
+                   "greeting to the last echo; CPU and the VM counters are both "
+                   "processes'.\n", b);
     if (r->connections < r->connections_asked)
-        fprintf(f, "%sdescriptors: %ld connections asked need %ld descriptors but "
-                   "RLIMIT_NOFILE allows %lld (soft raised to the hard limit): ran %ld. Raise "
-                   "the hard limit (as root: ulimit -Hn %ld, or prlimit) to hold them all.\n",
-                b, r->connections_asked, 2 * r->connections_asked + 16, r->nofile_hard,
-                r->connections, 2 * r->connections_asked + 64);
+        fprintf(f, "%sdescriptors: %ld connections asked need %ld descriptors in each "
+                   "process but RLIMIT_NOFILE allows %lld (soft raised to the hard limit): ran "
+                   "%ld. Raise the hard limit (as root: ulimit -Hn %ld, or prlimit) to hold "
+                   "them all.\n",
+                b, r->connections_asked, r->connections_asked + 16, r->nofile_hard,
+                r->connections, r->connections_asked + 64);
     for (int i = 0; i < r->nrows; i++)
         if (r->rows[i].note[0])
             fprintf(f, "%s%s %s: %s\n", b, r->rows[i].case_name, r->rows[i].idle_mode,

@@ -59,6 +59,39 @@ bool bench_parse_ll(const char *s, long long lo, long long hi, long long *out)
 
 static const char *const format_names[] = {"table", "csv", "json", "markdown"};
 
+long bench_parse_names(const char *s, const char *const *names, int n)
+{
+    long bits = 0;
+    char buf[256];
+    if (!s || !*s || strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < n && strcmp(w, names[k]))
+            k++;
+        if (k == n)
+            return -1;
+        bits |= 1L << k;
+    }
+    return bits ? bits : -1;
+}
+
+int bench_parse_numbers(const char *s, long long lo, long long hi, long long *out, int max)
+{
+    char buf[256];
+    int n = 0;
+    if (!s || !*s || strlen(s) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL;) {
+        if (n == max || !bench_parse_ll(t, lo, hi, &out[n]))
+            return -1;
+        n++;
+    }
+    return n;
+}
+
 bool bench_parse_format(const char *s, bench_format *out)
 {
     for (int i = 0; i < 4; i++) {
@@ -145,6 +178,9 @@ static void usage(FILE *f)
             "  ffi     C calls through libffi: same-thread callouts against a bare ffi_call,\n"
             "          threaded callouts and callbacks, and a ticker's ticks while blocking\n"
             "          calls run on the VM's thread or on a worker\n"
+            "  zn      the ZnClient experiment: a ZnClient-shaped client in the VM against\n"
+            "          a real nginx with logging off, on, and on with a subscriber, per\n"
+            "          idle mode, beside wrk -t1 -c1\n"
             "  version print the tool and library versions and the back end\n"
             "\n"
             "'stvm-bench COMMAND --help' lists a command's options.\n");
@@ -176,6 +212,8 @@ int main(int argc, char **argv)
         return io_main(argc - 1, argv + 1);
     if (strcmp(cmd, "ffi") == 0)
         return ffi_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "zn") == 0)
+        return zn_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("stvm-bench %s (library %s, back end %s)\n", STVM_VERSION_STRING,
                stvm_version_string(), stvm_context_backend());

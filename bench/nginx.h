@@ -47,6 +47,8 @@ typedef struct nginx_options {
     bool ipv6;             /* also listen on [::1] when it is available (default true) */
     int start_timeout_ms;  /* starting until it answers, all attempts (default 5000) */
     int stop_timeout_ms;   /* the wait after each stop signal (default 2000) */
+    int cpu;               /* run nginx on this CPU only; -1 (default): on every CPU,
+                              whatever CPU the caller is pinned to */
 } nginx_options;
 
 void nginx_options_init(nginx_options *o);

@@ -5,6 +5,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -50,6 +51,18 @@ uint64_t bench_rss_bytes(void)
     if (n != 2)
         return 0;
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+double bench_load_average(void)
+{
+    double load = NAN;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = NAN;
+        fclose(f);
+    }
+    return load;
 }
 
 int bench_ncpu(void)

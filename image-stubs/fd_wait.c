@@ -54,7 +54,6 @@ static int arm(stvm_vm *vm, fd_waiter *w)
         stvm_semaphore_free(vm, w->sem);
         return err;
     }
-    stvm__aio_take_fired(vm, w->fd);   /* forget what fired for an earlier waiter */
     for (int ev = STVM_IO_READ; ev <= STVM_IO_WRITE && !err; ev <<= 1)
         if (w->events & ev)
             err = stvm__aio_arm(vm, w->fd, ev, w->index);
@@ -89,7 +88,7 @@ int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
     err = timeout_ms < 0 ? stvm__sem_wait(vm, w.sem)
                          : stvm__timed_wait(vm, &w.sem->list, sem_wait, w.sem, timeout_ms, true);
     stvm__wait_guard_pop(vm, &w.guard);
-    int fired = stvm__aio_take_fired(vm, fd) & events;
+    int fired = stvm__aio_take_fired(vm, fd, events);
     release(vm, &w);
     return err ? err : fired;
 }

@@ -12,9 +12,10 @@
  */
 #include "socket.h"
 
+#include "../vm/aio.h"
 #include "../vm/bytes.h"
 #include "../vm/integer.h"
-#include "../vm/aio.h"
+#include "buffer_pool.h"
 
 /* ---- calling the plugin ------------------------------------------------------------ */
 
@@ -194,8 +195,6 @@ void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
         if (sems[i])
             stvm_semaphore_free(vm, sems[i]);
     }
-    if (s->scratch != STVM_NIL)
-        stvm_oop_release(vm, s->scratch);
     stvm__objmem_free(vm, s);
 }
 
@@ -369,38 +368,85 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
 
 /* ---- reading and writing ------------------------------------------------------------------ */
 
+/* The two steps of a read. try_read: one non-blocking receive: the bytes (> 0), 0 at
+ * the orderly end, STVM_ECLOSED; or 0 with *would_block set (nothing there yet, the read
+ * handler armed). await_data: waitForDataFor: until deadline: STVM_OK when a receive may
+ * find something (data, or the end), STVM_ETIMEDOUT, or the wait's error; the first wait
+ * of a read counts in stats.socket_reads_blocked. */
+typedef struct read_wait {
+    bool blocked;                    /* this read has waited (and was counted) */
+} read_wait;
+
+static int64_t try_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
+                        bool *would_block)
+{
+    *would_block = false;
+    int64_t n = stvm__socket_receive_some(vm, s, bytes, start, count);
+    if (n > 0)
+        return n;
+    int status = stvm__socket_status(vm, s);
+    if (status != STVM_SOCKET_CONNECTED) {
+        /* The end of the stream: orderly when the peer closed without an error. */
+        return status == STVM_SOCKET_OTHER_END_CLOSED && stvm__socket_error(vm, s) == 0
+                   ? 0
+                   : STVM_ECLOSED;
+    }
+    *would_block = true;
+    return 0;
+}
+
+static int await_data(stvm_vm *vm, stvm_socket *s, int64_t deadline, read_wait *rw)
+{
+    int64_t left = stvm__socket_remaining(vm, deadline);
+    if (left == 0) {
+        disarm(vm, s, STVM_IO_READ);   /* the receive armed it; nobody will wait */
+        return STVM_ETIMEDOUT;
+    }
+    bool waited = false;
+    int err = stvm__socket_wait_for_data(vm, s, left, &waited);
+    if (waited && !rw->blocked) {
+        rw->blocked = true;
+        vm->stats.socket_reads_blocked++;
+    }
+    return err == STVM_ECLOSED ? STVM_OK : err;   /* the next receive says how it ended */
+}
+
+/* The read loop; lent: read into buffers of the pool instead of bytes, none held while
+ * waiting (stvm__socket_read_lent). */
+static int64_t read_loop(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
+                         int64_t timeout_ms, bool *blocked, stvm_oop *lent)
+{
+    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    read_wait rw = {0};
+    for (;;) {
+        stvm_oop into = lent ? (stvm_oop)stvm__buffer_take(vm) : bytes;
+        if (into == STVM_NIL)
+            return STVM_ENOMEM;
+        bool would_block;
+        int64_t n = try_read(vm, s, into, start, count, &would_block);
+        if (lent) {
+            *lent = n > 0 ? into : STVM_NIL;
+            if (n <= 0)
+                stvm__buffer_give(vm, (stvm_byte_array *)into);
+        }
+        int err = would_block ? await_data(vm, s, deadline, &rw) : STVM_OK;
+        if (blocked)
+            *blocked = rw.blocked;
+        if (!would_block || err)
+            return would_block ? err : n;
+    }
+}
+
 int64_t stvm__socket_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
                           size_t count, int64_t timeout_ms, bool *blocked)
 {
-    int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
-    bool counted = false;
-    for (;;) {
-        int64_t n = stvm__socket_receive_some(vm, s, bytes, start, count);
-        if (n > 0)
-            return n;
-        int status = stvm__socket_status(vm, s);
-        if (status != STVM_SOCKET_CONNECTED) {
-            /* The end of the stream: orderly when the peer closed without an error. */
-            return status == STVM_SOCKET_OTHER_END_CLOSED && stvm__socket_error(vm, s) == 0
-                       ? 0
-                       : STVM_ECLOSED;
-        }
-        int64_t left = stvm__socket_remaining(vm, deadline);
-        if (left == 0) {
-            disarm(vm, s, STVM_IO_READ);   /* the receive armed it; nobody will wait */
-            return STVM_ETIMEDOUT;
-        }
-        bool waited = false;
-        int err = stvm__socket_wait_for_data(vm, s, left, &waited);
-        if (waited && !counted) {
-            counted = true;
-            vm->stats.socket_reads_blocked++;
-            if (blocked)
-                *blocked = true;
-        }
-        if (err && err != STVM_ECLOSED)
-            return err;
-    }
+    return read_loop(vm, s, bytes, start, count, timeout_ms, blocked, NULL);
+}
+
+int64_t stvm__socket_read_lent(stvm_vm *vm, stvm_socket *s, size_t count, int64_t timeout_ms,
+                               bool *blocked, stvm_oop *lent)
+{
+    return read_loop(vm, s, STVM_NIL, 1, count, timeout_ms, blocked, lent);
 }
 
 int stvm__socket_write(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,

@@ -33,7 +33,6 @@ struct stvm_socket {
     stvm_semaphore *write_semaphore;
     int indices[3];                  /* their external slots */
     stvm_proc *waiting[SOCKET_ROLES];/* the process waiting in each role, or NULL */
-    stvm_oop scratch;                /* the public calls' ByteArray, made on first use */
     struct stvm_stream *stream;      /* the stream open on it, or NULL */
     bool listener;
 };
@@ -83,6 +82,13 @@ int64_t stvm__socket_send_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size
  * nothing and waited counts in stats.socket_reads_blocked and sets *blocked. */
 int64_t stvm__socket_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start,
                           size_t count, int64_t timeout_ms, bool *blocked);
+/* stvm__socket_read of up to count bytes (<= STVM_BUFFER_SIZE) into a buffer lent by
+ * the VM's pool (buffer_pool.h), which the read does not hold while it waits: a reader
+ * blocked with nothing to read holds no buffer. The bytes read (> 0) are at the start
+ * of *lent, which the caller gives back (stvm__buffer_give) when done with them;
+ * otherwise *lent is NIL and the answer is stvm__socket_read's, or ENOMEM. */
+int64_t stvm__socket_read_lent(stvm_vm *vm, stvm_socket *s, size_t count, int64_t timeout_ms,
+                               bool *blocked, stvm_oop *lent);
 /* Send count bytes of bytes from start (1-based), waitForSendDoneFor: before each send
  * (Socket>>sendData:): STVM_OK, or ECLOSED / ETIMEDOUT with *sent telling how far it
  * got. timeout_ms bounds the whole. */

@@ -12,7 +12,6 @@
 #include "delay.h"
 #include "socket_stream.h"
 
-#define SCRATCH_SIZE 16384           /* the ByteArray public sends and receives copy through */
 #define MAX_LEN ((size_t)INT64_MAX)
 
 static stvm_socket *socket_of(stvm_vm *vm, stvm_socket *s)
@@ -134,24 +133,17 @@ int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms
 
 /* ---- sending and receiving --------------------------------------------------------------- */
 
-/* The checks of send and recv; the scratch ByteArray made on first use. */
+/* The checks of send and recv. */
 static int transfer_checks(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                            int64_t timeout_ms)
 {
     if (!s || s->listener || (!buf && len > 0) || len > MAX_LEN)
         return STVM_EINVAL;
-    int err = check_timeout(vm, timeout_ms);
-    if (err)
-        return err;
-    if (s->scratch == STVM_NIL) {
-        stvm_byte_array *b = stvm__bytes_alloc(vm, SCRATCH_SIZE);
-        if (!b)
-            return STVM_ENOMEM;
-        s->scratch = (stvm_oop)b;
-    }
-    return STVM_OK;
+    return check_timeout(vm, timeout_ms);
 }
 
+/* Sent through a buffer of the pool (the plugin sends from a ByteArray), held while the
+ * send lasts, STVM_BUFFER_SIZE bytes at a time. */
 int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *sock, const void *buf, size_t len,
                          int64_t timeout_ms)
 {
@@ -159,20 +151,21 @@ int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *sock, const void *buf, size_t
     int err = transfer_checks(vm, s, buf, len, timeout_ms);
     if (err)
         return err;
+    stvm_byte_array *b = len ? stvm__buffer_take(vm) : NULL;
+    if (len && !b)
+        return STVM_ENOMEM;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
-    uint8_t *scratch = ((stvm_byte_array *)s->scratch)->bytes;
-    for (size_t done = 0; done < len;) {
-        size_t chunk = len - done < SCRATCH_SIZE ? len - done : SCRATCH_SIZE, sent;
-        memcpy(scratch, (const uint8_t *)buf + done, chunk);
-        err = stvm__socket_write(vm, s, s->scratch, 1, chunk,
+    for (size_t done = 0, sent; done < len && !err; done += sent) {
+        size_t chunk = len - done < STVM_BUFFER_SIZE ? len - done : STVM_BUFFER_SIZE;
+        memcpy(b->bytes, (const uint8_t *)buf + done, chunk);
+        err = stvm__socket_write(vm, s, (stvm_oop)b, 1, chunk,
                                  stvm__socket_remaining(vm, deadline), &sent);
-        done += sent;
-        if (err)
-            return err;
     }
-    return (int64_t)len;
+    stvm__buffer_give(vm, b);
+    return err ? err : (int64_t)len;
 }
 
+/* Received into a buffer of the pool, which the read does not hold while it waits. */
 int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *sock, void *buf, size_t len,
                          int64_t timeout_ms)
 {
@@ -182,10 +175,13 @@ int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *sock, void *buf, size_t len,
     int err = transfer_checks(vm, s, buf, len, timeout_ms);
     if (err)
         return err;
-    size_t want = len < SCRATCH_SIZE ? len : SCRATCH_SIZE;
-    int64_t n = stvm__socket_read(vm, s, s->scratch, 1, want, timeout_ms, NULL);
-    if (n > 0)
-        memcpy(buf, ((stvm_byte_array *)s->scratch)->bytes, (size_t)n);
+    size_t want = len < STVM_BUFFER_SIZE ? len : STVM_BUFFER_SIZE;
+    stvm_oop lent;
+    int64_t n = stvm__socket_read_lent(vm, s, want, timeout_ms, NULL, &lent);
+    if (n > 0) {
+        memcpy(buf, ((stvm_byte_array *)lent)->bytes, (size_t)n);
+        stvm__buffer_give(vm, (stvm_byte_array *)lent);
+    }
     return n;
 }
 
@@ -303,6 +299,8 @@ int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out)
     if (!st || !out || st->hdr.class_index != STVM_CLASS_SOCKET_STREAM)
         return STVM_EINVAL;
     *out = st->stats;
+    out->buffer_bytes = (uint64_t)((st->in != STVM_NIL) + (st->out != STVM_NIL)) *
+                        STVM_STREAM_BUFFER_SIZE;
     return STVM_OK;
 }
 

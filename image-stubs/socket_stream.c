@@ -10,24 +10,30 @@ static uint8_t *bytes(stvm_oop b)
     return ((stvm_byte_array *)b)->bytes;
 }
 
+/* Borrow a buffer from the pool into *slot (NIL: none lent). */
+static bool lend(stvm_vm *vm, stvm_oop *slot)
+{
+    if (*slot == STVM_NIL)
+        *slot = (stvm_oop)stvm__buffer_take(vm);
+    return *slot != STVM_NIL;
+}
+
+static void give_back(stvm_vm *vm, stvm_oop *slot)
+{
+    stvm__buffer_give(vm, (stvm_byte_array *)*slot);
+    *slot = STVM_NIL;
+}
+
 int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stream **out)
 {
     if (s->stream)
         return STVM_ESTATE;
     stvm_stream *st = stvm__objmem_alloc(vm, STVM_CLASS_SOCKET_STREAM, sizeof *st);
-    stvm_byte_array *in = st ? stvm__bytes_alloc(vm, STVM_STREAM_BUFFER_SIZE) : NULL;
-    stvm_byte_array *o = in ? stvm__bytes_alloc(vm, STVM_STREAM_BUFFER_SIZE) : NULL;
-    if (!o) {
-        if (in)
-            stvm__objmem_free(vm, in);
-        if (st)
-            stvm__objmem_free(vm, st);
+    if (!st)
         return STVM_ENOMEM;
-    }
     st->vm = vm;
     st->socket = s;
-    st->in = (stvm_oop)in;
-    st->out = (stvm_oop)o;
+    st->in = st->out = STVM_NIL;
     st->timeout_ms = timeout_ms;
     s->stream = st;
     *out = st;
@@ -37,8 +43,8 @@ int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stre
 void stvm__stream_close(stvm_vm *vm, stvm_stream *st)
 {
     st->socket->stream = NULL;
-    stvm_oop_release(vm, st->in);
-    stvm_oop_release(vm, st->out);
+    give_back(vm, &st->in);
+    give_back(vm, &st->out);
     stvm__objmem_free(vm, st);
 }
 
@@ -57,8 +63,8 @@ int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st)
         return 0;
     st->in_pos = st->in_end = 0;
     bool blocked = false;
-    int64_t n = stvm__socket_read(vm, st->socket, st->in, 1, STVM_STREAM_BUFFER_SIZE,
-                                  st->timeout_ms, &blocked);
+    int64_t n = stvm__socket_read_lent(vm, st->socket, STVM_STREAM_BUFFER_SIZE, st->timeout_ms,
+                                       &blocked, &st->in);
     if (blocked)
         st->stats.reads_blocked++;
     if (n == 0)
@@ -69,6 +75,16 @@ int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st)
     st->stats.bytes_in += (uint64_t)n;
     st->in_end = (size_t)n;
     return n;
+}
+
+/* The bytes of the read buffer have all been taken: it goes back at once, so that a
+ * reader that is about to wait holds none. */
+static void consumed(stvm_vm *vm, stvm_stream *st)
+{
+    if (st->in_pos == st->in_end) {
+        st->in_pos = st->in_end = 0;
+        give_back(vm, &st->in);
+    }
 }
 
 int stvm__stream_peek(stvm_vm *vm, stvm_stream *st, uint8_t *byte)
@@ -83,8 +99,10 @@ int stvm__stream_peek(stvm_vm *vm, stvm_stream *st, uint8_t *byte)
 int stvm__stream_next(stvm_vm *vm, stvm_stream *st, uint8_t *byte)
 {
     int r = stvm__stream_peek(vm, st, byte);
-    if (r == 1)
+    if (r == 1) {
         st->in_pos++;
+        consumed(vm, st);
+    }
     return r;
 }
 
@@ -96,6 +114,7 @@ int64_t stvm__stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len)
     size_t take = (size_t)n < len ? (size_t)n : len;
     memcpy(buf, bytes(st->in) + st->in_pos, take);
     st->in_pos += take;
+    consumed(vm, st);
     return (int64_t)take;
 }
 
@@ -116,13 +135,14 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
         if (run > cap - stored) {
             memcpy(buf + stored, from, cap - stored);
             st->in_pos += cap - stored;
+            consumed(vm, st);
             return STVM_ERANGE;
         }
         memcpy(buf + stored, from, run);
         stored += run;
-        st->in_pos += run;
+        st->in_pos += run + (hit != NULL);
+        consumed(vm, st);
         if (hit) {
-            st->in_pos++;
             *found = true;
             return (int64_t)stored;
         }
@@ -155,6 +175,8 @@ int stvm__stream_flush(stvm_vm *vm, stvm_stream *st)
     /* What was not sent stays buffered, at the front. */
     memmove(bytes(st->out), bytes(st->out) + sent, st->out_len - sent);
     st->out_len -= sent;
+    if (st->out_len == 0)
+        give_back(vm, &st->out);
     if (!err)
         st->stats.flushes++;
     return err;
@@ -169,6 +191,8 @@ int stvm__stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len
             if (err)
                 return err;
         }
+        if (!lend(vm, &st->out))
+            return STVM_ENOMEM;
         size_t room = STVM_STREAM_BUFFER_SIZE - st->out_len;
         size_t take = len < room ? len : room;
         memcpy(bytes(st->out) + st->out_len, p, take);

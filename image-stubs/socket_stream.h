@@ -12,6 +12,12 @@
  * flush sends it with Socket>>sendData: semantics (waitForSendDoneFor: before each
  * send); a full buffer is flushed before more is written.
  *
+ * The two buffers are lent by the VM's pool (buffer_pool.h) while they hold bytes: the
+ * read buffer from a receive until its bytes are read and the next receive finds
+ * nothing (it goes back before the stream waits), the write buffer from the first byte
+ * written until a flush has sent them all. A stream blocked in a read with everything
+ * sent holds neither; Pharo's SocketStream keeps both for its whole life.
+ *
  * Calls that may wait need an active process and answer as the socket calls do:
  * STVM_ECLOSED (reset, or this end closed), STVM_ETIMEDOUT, STVM_EBUSY, STVM_ESTATE.
  * The end of the stream is not an error: a read answers 0 there.
@@ -19,31 +25,35 @@
 #ifndef STVM_IMAGE_STUBS_SOCKET_STREAM_H
 #define STVM_IMAGE_STUBS_SOCKET_STREAM_H
 
+#include "buffer_pool.h"
 #include "socket.h"
 
-#define STVM_STREAM_BUFFER_SIZE 4096
+#define STVM_STREAM_BUFFER_SIZE STVM_BUFFER_SIZE
 
 /* The stream: an object of the VM (class STVM_CLASS_SOCKET_STREAM). */
 struct stvm_stream {
     stvm_object hdr;
     stvm_vm *vm;
     stvm_socket *socket;
-    stvm_oop in, out;                /* the two 4 KiB ByteArrays */
-    size_t in_pos, in_end;           /* unread bytes of in: [in_pos, in_end) */
-    size_t out_len;                  /* bytes of out not yet sent */
+    stvm_oop in, out;                /* the 4 KiB ByteArrays lent by the pool, or NIL */
+    size_t in_pos, in_end;           /* unread bytes of in: [in_pos, in_end); in is lent
+                                        exactly while in_pos < in_end */
+    size_t out_len;                  /* bytes of out not yet sent; out is lent exactly
+                                        while out_len > 0 */
     int64_t timeout_ms;              /* each wait's bound, -1 forever */
     bool at_end;                     /* the peer closed and everything was read */
     stvm_stream_stats stats;
 };
 
-/* Open a stream on s (one per socket). ESTATE (s has one), ENOMEM. Never waits. */
+/* Open a stream on s (one per socket). ESTATE (s has one), ENOMEM. Never waits; takes
+ * no buffer yet. */
 int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stream **out);
 /* Close the stream (unsent bytes are dropped) and free it; the socket stays open. */
 void stvm__stream_close(stvm_vm *vm, stvm_stream *st);
 void stvm__stream_set_timeout(stvm_stream *st, int64_t timeout_ms);
 
 /* Make sure bytes are buffered: answers how many (> 0), 0 at the end of the stream, or
- * an error. Only an empty buffer is filled. */
+ * an error (ENOMEM: no buffer could be had). Only an empty buffer is filled. */
 int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st);
 /* The next byte: 1 with *byte set, 0 at the end, or an error. peek leaves it there. */
 int stvm__stream_next(stvm_vm *vm, stvm_stream *st, uint8_t *byte);
@@ -59,7 +69,7 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
  * its length; 0 with "" at the end of the stream; ERANGE if it does not fit cap - 1. */
 int64_t stvm__stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
 
-/* Buffer len bytes, flushing whenever the buffer is full. */
+/* Buffer len bytes, flushing whenever the buffer is full (ENOMEM: no buffer). */
 int stvm__stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len);
 /* Send what is buffered. */
 int stvm__stream_flush(stvm_vm *vm, stvm_stream *st);

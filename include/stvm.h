@@ -70,7 +70,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
     XX(ECONNREFUSED, -14, "connection refused")                                         \
-    XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */
+    XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
+    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -158,8 +159,9 @@ typedef struct stvm_config {
                                    both clocks; default 0 */
     uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
                                    default 1000 (Pharo 4/5); 1 .. 10,000,000 */
-    int external_table_size;    /* slots for stvm_register_external; default 256,
-                                   1 .. 65536 */
+    int external_table_size;    /* slots for stvm_register_external; default 65536
+                                   (three per socket), 1 .. 65536; memory is taken in
+                                   chunks of 256 slots (4 KiB) as slots are used */
     size_t stack_guard_size;    /* bytes of guard region below each stack, 0 = default
                                    (64 KiB); rounded up to pages; 4 KiB .. 64 MiB.
                                    Address space only. With a MADVISE or MPROTECT guard,
@@ -431,8 +433,9 @@ STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *a
 /* ---- External signals ---------------------------------------------------------- */
 
 /* Register sem in the external table and store its index (1-based, as Pharo's
- * ExternalSemaphoreTable) in *index_out. Errors: EINVAL, EFULL, ESTATE (already
- * registered). */
+ * ExternalSemaphoreTable) in *index_out: the lowest free slot. Errors: EINVAL, EFULL,
+ * ESTATE (already registered), ENOMEM (the table takes memory for 256 slots at a time,
+ * the first time one of them is used). */
 STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
 /* Free the slot; signals still pending for it are dropped. Errors: EINVAL. */
 STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
@@ -524,7 +527,9 @@ STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t t
  * waitForSendDoneFor:). Answers len, or an error: EINVAL (NULL s or buf with len > 0,
  * len > INT64_MAX, s not a connected socket of this VM, timeout_ms < -1), ENOTPROC,
  * EBUSY, ECLOSED (the peer has gone; some bytes may have been sent), ETIMEDOUT (some
- * bytes may have been sent), ESTATE, ERANGE. len 0 answers 0 at once. Switches. */
+ * bytes may have been sent), ESTATE, ERANGE, ENOMEM. len 0 answers 0 at once. The
+ * bytes go through a 4 KiB buffer the VM lends for the call, 4 KiB per send at most.
+ * Switches. */
 STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -534,8 +539,9 @@ STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, 
  * bytes read (1..len), 0 at the orderly end of the stream (the peer closed and
  * everything was read), or an error: EINVAL (NULL, len 0 or > INT64_MAX, not a
  * connected socket of this VM, timeout_ms < -1), ENOTPROC, EBUSY, ECLOSED (reset by
- * the peer), ETIMEDOUT, ESTATE, ERANGE. A read that found nothing and waited counts in
- * stats.socket_reads_blocked. Switches. */
+ * the peer), ETIMEDOUT, ESTATE, ERANGE, ENOMEM. At most 4 KiB per call (the size of the
+ * buffer the VM lends it, not held while it waits). A read that found nothing and
+ * waited counts in stats.socket_reads_blocked. Switches. */
 STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -568,6 +574,9 @@ STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
  * with the stream's timeout); that wait counts as a blocked read, in the stream's
  * counters and in stats.socket_reads_blocked. Writes collect in the buffer and go out
  * when it is full or at stvm_stream_flush (waitForSendDoneFor: before each send).
+ * The buffers are the VM's, lent while they hold bytes (read and not yet taken, written
+ * and not yet sent): a stream blocked in a read with nothing unsent holds none. A call
+ * that needs one may therefore answer ENOMEM.
  * The calls that may wait follow the socket rules above (ENOTPROC, EBUSY, ECLOSED,
  * ETIMEDOUT with the stream's timeout, ESTATE). */
 typedef struct stvm_stream stvm_stream;
@@ -577,6 +586,9 @@ typedef struct stvm_stream_stats {
     uint64_t reads_blocked;      /* fills that found nothing and waited */
     uint64_t flushes;            /* sends of the write buffer */
     uint64_t bytes_in, bytes_out;
+    uint64_t buffer_bytes;       /* now: bytes of the VM's 4 KiB buffers the stream holds
+                                    (0, 4096 or 8192): a read buffer while it has unread
+                                    bytes, a write buffer while it has unsent ones */
 } stvm_stream_stats;
 
 /* Open a stream on a connected socket; timeout_ms (-1 = forever) bounds each wait.

@@ -89,11 +89,13 @@ void stvm__socket_notify(stvm_vm *vm, int index)
         stvm_signal_external(vm, index);
 }
 
-void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index)
+void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index, bool looked)
 {
-    if (h->fd < 0 || index < 1)
+    if (h->fd < 0 || index < 1 || (stvm__aio_armed(vm, h->fd) & event))
         return;
-    if (!(stvm__aio_armed(vm, h->fd) & event))
+    if (looked)
+        stvm__aio_rearm(vm, h->fd, event, index);
+    else
         stvm__aio_arm(vm, h->fd, event, index);
 }
 
@@ -159,6 +161,7 @@ static int make_handle(stvm_vm *vm, socket_plugin *p, int fd, int family, int st
         return STVM_PRIM_ERR_NO_MEMORY;
     h->vm = vm;
     h->fd = fd;
+    stvm__aio_own(vm, fd);
     h->family = family;
     h->state = state;
     h->sema = sema[0];
@@ -211,16 +214,17 @@ int stvm__primitive_socket_create3_semaphores(stvm_vm *vm, stvm_oop rcvr, const 
 
 /* The descriptor of an unconnected socket takes the family of the address it is about
  * to connect to or bind (the IPv6 plugin recreates it the same way). */
-static bool take_family(stvm_socket_handle *h, int family)
+static bool take_family(stvm_vm *vm, stvm_socket_handle *h, int family)
 {
     if (h->family == family)
         return true;
     int fd = new_descriptor(family);
     if (fd < 0)
         return false;
-    /* Nothing is armed on an unconnected socket's descriptor: no aio entry to drop. */
+    stvm__aio_forget(vm, h->fd);
     close(h->fd);
     h->fd = fd;
+    stvm__aio_own(vm, fd);
     h->family = family;
     return true;
 }
@@ -242,7 +246,7 @@ int stvm__primitive_socket_connect_to_port(stvm_vm *vm, stvm_oop rcvr, const stv
         !stvm__socket_sockaddr(vm, args[1], port, &sa, &len) ||
         h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening)
         return STVM_PRIM_ERR_GENERIC;
-    if (!take_family(h, sa.ss_family))
+    if (!take_family(vm, h, sa.ss_family))
         return STVM_PRIM_ERR_GENERIC;
     h->error = 0;
     if (connect(h->fd, (struct sockaddr *)&sa, len) == 0) {
@@ -251,7 +255,7 @@ int stvm__primitive_socket_connect_to_port(stvm_vm *vm, stvm_oop rcvr, const stv
     } else if (errno == EINPROGRESS || errno == EAGAIN) {
         h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
         h->connecting = true;
-        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema);
+        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema, true);
     } else {
         h->error = errno;   /* refused at once: the status says Unconnected */
         stvm__socket_notify(vm, h->sema);
@@ -264,7 +268,7 @@ static void update_connecting(stvm_vm *vm, stvm_socket_handle *h)
 {
     struct pollfd pf = {.fd = h->fd, .events = POLLOUT};
     if (poll(&pf, 1, 0) <= 0) {
-        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema);
+        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema, true);
         return;
     }
     int err = 0;
@@ -283,11 +287,12 @@ static void update_listening(stvm_vm *vm, stvm_socket_handle *h)
         h->accepted_fd = fd;
         h->state = STVM_SOCKET_CONNECTED;   /* as acceptHandler: a connection waits */
         stvm__aio_disarm(vm, h->fd, STVM_IO_READ);
-    } else if (errno == EAGAIN || errno == ECONNABORTED || errno == EINTR) {
-        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
     } else {
-        h->error = errno;                   /* EMFILE and the like: try again later */
-        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
+        /* EAGAIN: no connection waits. Otherwise (one aborted, EMFILE and the like:
+         * try again later) more may be waiting, and the kernel is asked again. */
+        if (errno != EAGAIN && errno != ECONNABORTED && errno != EINTR)
+            h->error = errno;
+        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, errno == EAGAIN);
     }
 }
 
@@ -341,20 +346,22 @@ static int listen_on(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, const stv
         in->sin_family = AF_INET;
         in->sin_port = htons((uint16_t)port);
     }
-    if (h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || !take_family(h, sa.ss_family))
+    if (h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || !take_family(vm, h, sa.ss_family))
         return STVM_PRIM_ERR_GENERIC;
     if (bind(h->fd, (struct sockaddr *)&sa, len) != 0 || listen(h->fd, (int)backlog) != 0) {
         /* A socket that failed to bind is left as it was: a fresh descriptor. */
         int fd = new_descriptor(h->family);
         if (fd >= 0) {
+            stvm__aio_forget(vm, h->fd);
             close(h->fd);
             h->fd = fd;
+            stvm__aio_own(vm, fd);
         }
         return STVM_PRIM_ERR_GENERIC;
     }
     h->listening = true;
     h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
-    stvm__socket_arm(vm, h, STVM_IO_READ, h->sema);
+    stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, false);
     *result = rcvr;
     return PRIM_OK;
 }
@@ -412,7 +419,7 @@ int stvm__primitive_socket_accept3_semaphores(stvm_vm *vm, stvm_oop rcvr, const 
         return code;
     l->accepted_fd = -1;
     l->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
-    stvm__socket_arm(vm, l, STVM_IO_READ, l->sema);
+    stvm__socket_arm(vm, l, STVM_IO_READ, l->sema, false);
     return PRIM_OK;
 }
 

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <poll.h>
 
+#include "../vm/aio.h"
+
 uint8_t *stvm__socket_buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
                                  size_t *len)
 {
@@ -56,7 +58,8 @@ static stvm_socket_handle *transfer_args(stvm_vm *vm, const stvm_oop *args, uint
 
 /* primitiveSocketSendDataBufCount: socketHandle aByteArray startIndex count -> the bytes
  * sent (0 when the socket has no room, or the connection is gone). Never raises
- * SIGPIPE. */
+ * SIGPIPE. A send that finds no room, or room for less than asked, tells sendDone to
+ * look before it answers true again. */
 int stvm__primitive_socket_send_data_buf_count(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
                                                 stvm_oop *result)
 {
@@ -72,12 +75,31 @@ int stvm__primitive_socket_send_data_buf_count(stvm_vm *vm, stvm_oop rcvr, const
             other_end_closed(vm, h, errno);
         n = 0;
     }
+    if (len)
+        h->send_full = (size_t)n < len;
     *result = stvm__si_make(n);
     return PRIM_OK;
 }
 
+/* Room to send: only after a send found none is it looked for (a poll, or the write
+ * handler's firing); then true or the write handler armed. */
+static bool room_to_send(stvm_vm *vm, stvm_socket_handle *h)
+{
+    if (h->send_full && !stvm__aio_take_fired(vm, h->fd, STVM_IO_WRITE)) {
+        struct pollfd pf = {.fd = h->fd, .events = POLLOUT};
+        if (poll(&pf, 1, 0) <= 0) {
+            stvm__socket_arm(vm, h, STVM_IO_WRITE, h->write_sema, true);
+            return false;
+        }
+    }
+    h->send_full = false;
+    return true;
+}
+
 /* primitiveSocketSendDone: socketHandle -> true when a send would not block; false
- * otherwise, with the write handler armed (a socket that is not connected: false). */
+ * otherwise, with the write handler armed (a socket that is not connected: false). As
+ * long as no send has found the socket full since the last that did not, the answer
+ * is true without a system call (the send itself tells when it is not). */
 int stvm__primitive_socket_send_done(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
                                       stvm_oop *result)
 {
@@ -86,20 +108,30 @@ int stvm__primitive_socket_send_done(stvm_vm *vm, stvm_oop rcvr, const stvm_oop 
     if (!h)
         return fail;
     stvm__socket_update(vm, h);
-    bool done = false;
-    if (h->state == STVM_SOCKET_CONNECTED) {
-        struct pollfd pf = {.fd = h->fd, .events = POLLOUT};
-        done = poll(&pf, 1, 0) > 0;
-        if (!done)
-            stvm__socket_arm(vm, h, STVM_IO_WRITE, h->write_sema);
-    }
+    bool done = h->state == STVM_SOCKET_CONNECTED && room_to_send(vm, h);
     *result = done ? STVM_TRUE : STVM_FALSE;
     return PRIM_OK;
 }
 
+/* What the aio layer knows of h's read readiness without a system call: 1 (the read
+ * handler fired cleanly since the last receive: data is there), 0 (it is armed and has
+ * not fired: nothing came yet that an aio poll has seen, and the handler will tell), -1
+ * (not known: look). The embedding thread outside stvm_run passes no scheduling point
+ * that could poll, so it always looks. */
+static int known_readable(const stvm_vm *vm, const stvm_socket_handle *h)
+{
+    bool hangup;
+    if (stvm__aio_fired(vm, h->fd, &hangup) & STVM_IO_READ)
+        return hangup ? -1 : 1;   /* a hang-up: the peek tells data from the end */
+    return vm->active && (stvm__aio_armed(vm, h->fd) & STVM_IO_READ) ? 0 : -1;
+}
+
 /* primitiveSocketReceiveDataAvailable: socketHandle -> true when a byte can be read
  * (peeked at, not taken). Otherwise false, with the read handler armed; a peer that
- * closed or reset the connection turns the status to OtherEndClosed. */
+ * closed or reset the connection turns the status to OtherEndClosed. The aio layer's
+ * state answers first where it can (known_readable): a handler armed and not fired
+ * answers false without looking, and data that came meanwhile is reported by the next
+ * aio poll (the idle process's wait, or busy polling) through the read semaphore. */
 int stvm__primitive_socket_receive_data_available(stvm_vm *vm, stvm_oop rcvr,
                                                    const stvm_oop *args, stvm_oop *result)
 {
@@ -108,26 +140,34 @@ int stvm__primitive_socket_receive_data_available(stvm_vm *vm, stvm_oop rcvr,
     if (!h)
         return fail;
     stvm__socket_update(vm, h);
+    bool none = false;   /* the peek found no data, and the connection is there */
     if (h->state == STVM_SOCKET_CONNECTED) {
+        int known = known_readable(vm, h);
+        if (known >= 0) {
+            *result = known ? STVM_TRUE : STVM_FALSE;
+            return PRIM_OK;
+        }
         uint8_t byte;
         ssize_t n = recv(h->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) {
             *result = STVM_TRUE;
             return PRIM_OK;
         }
+        none = n < 0 && errno == EAGAIN;
         if (n == 0)
             h->state = STVM_SOCKET_OTHER_END_CLOSED, h->error = 0;
         else if (errno != EAGAIN && errno != EINTR)
             h->state = STVM_SOCKET_OTHER_END_CLOSED, h->error = errno;
     }
-    stvm__socket_arm(vm, h, STVM_IO_READ, h->read_sema);
+    stvm__socket_arm(vm, h, STVM_IO_READ, h->read_sema, none);
     *result = STVM_FALSE;
     return PRIM_OK;
 }
 
 /* primitiveSocketReceiveDataBufCount: socketHandle aByteArray startIndex count -> the
  * bytes read, 0 when none are there (the read handler is then armed) or the connection
- * is gone (OtherEndClosed, and the connection semaphore is signalled). */
+ * is gone (OtherEndClosed, and the connection semaphore is signalled). What the read
+ * handler's firing said is used up by the receive. */
 int stvm__primitive_socket_receive_data_buf_count(stvm_vm *vm, stvm_oop rcvr,
                                                    const stvm_oop *args, stvm_oop *result)
 {
@@ -139,13 +179,14 @@ int stvm__primitive_socket_receive_data_buf_count(stvm_vm *vm, stvm_oop rcvr,
         return fail;
     ssize_t n = 0;
     if (len) {
+        stvm__aio_take_fired(vm, h->fd, STVM_IO_READ);
         n = recv(h->fd, buf, len, MSG_DONTWAIT);
         if (n == 0) {
             if (h->state == STVM_SOCKET_CONNECTED)
                 other_end_closed(vm, h, 0);
         } else if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
-                stvm__socket_arm(vm, h, STVM_IO_READ, h->read_sema);
+                stvm__socket_arm(vm, h, STVM_IO_READ, h->read_sema, errno == EAGAIN);
             else
                 other_end_closed(vm, h, errno);
             n = 0;

@@ -53,8 +53,11 @@ void stvm__socket_update(stvm_vm *vm, stvm_socket_handle *h);
 void stvm__socket_notify(stvm_vm *vm, int index);
 
 /* Arm the one-shot handler of event (STVM_IO_READ or _WRITE) of h's descriptor to
- * signal slot index, unless it already is (no slot, no descriptor: nothing). */
-void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index);
+ * signal slot index, unless it already is (no slot, no descriptor: nothing). looked:
+ * the caller has just seen the event not ready (EAGAIN, a poll that found nothing), so
+ * the arming needs no system call (stvm__aio_rearm); otherwise the kernel is asked to
+ * report readiness it may already have. */
+void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index, bool looked);
 
 /* Take h's descriptors out of the aio layer and close them; h stays open or not in the
  * plugin's list as its descriptors say. abort: reset the connection (SO_LINGER 0). */

@@ -20,33 +20,60 @@ int stvm__external_init(stvm_vm *vm)
 {
     stvm_external_table *t = &vm->ext;
     t->size = vm->cfg.external_table_size;
-    t->requests = calloc((size_t)t->size, sizeof *t->requests);
-    t->responses = calloc((size_t)t->size, sizeof *t->responses);
-    t->sems = calloc((size_t)t->size, sizeof *t->sems);
+    t->nchunks = (t->size + STVM_EXT_CHUNK_SLOTS - 1) / STVM_EXT_CHUNK_SLOTS;
+    int words = t->nchunks * STVM_EXT_CHUNK_WORDS;
+    t->chunks = calloc((size_t)t->nchunks, sizeof *t->chunks);
+    t->summary = calloc((size_t)(words + 63) / 64, sizeof *t->summary);
     atomic_init(&t->pending, 0);
     t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (!t->requests || !t->responses || !t->sems || t->wake_fd < 0) {
+    if (!t->chunks || !t->summary || t->wake_fd < 0) {
         int err = t->wake_fd < 0 ? STVM_ESYS : STVM_ENOMEM;
         stvm__external_destroy(vm);
         return err;
     }
-    for (int i = 0; i < t->size; i++)
-        atomic_init(&t->requests[i], 0);
+    for (int k = 0; k < t->nchunks; k++)
+        atomic_init(&t->chunks[k], NULL);
+    for (int w = 0; w < (words + 63) / 64; w++)
+        atomic_init(&t->summary[w], 0);
     return STVM_OK;
 }
 
 void stvm__external_destroy(stvm_vm *vm)
 {
     stvm_external_table *t = &vm->ext;
-    free((void *)t->requests);
-    free(t->responses);
-    free(t->sems);
+    for (int k = 0; t->chunks && k < t->nchunks; k++)
+        free(atomic_load(&t->chunks[k]));
+    free((void *)t->chunks);
+    free((void *)t->summary);
     if (t->wake_fd >= 0)
         close(t->wake_fd);
-    t->requests = NULL;
-    t->responses = NULL;
-    t->sems = NULL;
+    t->chunks = NULL;
+    t->summary = NULL;
+    t->nchunks = t->nsummary = 0;
     t->wake_fd = -1;
+}
+
+/* The chunk of slot i, made if it is not yet (NULL: out of memory). Its counters start
+ * at zero and nobody can have requested one of its slots: requests for slots of a chunk
+ * not yet made are dropped (external.h). */
+static stvm_ext_chunk *chunk_made(stvm_external_table *t, int i)
+{
+    int k = i / STVM_EXT_CHUNK_SLOTS;
+    stvm_ext_chunk *c = atomic_load_explicit(&t->chunks[k], memory_order_relaxed);
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (int j = 0; j < STVM_EXT_CHUNK_SLOTS; j++)
+        atomic_init(&c->requests[j], 0);
+    for (int w = 0; w < STVM_EXT_CHUNK_WORDS; w++)
+        atomic_init(&c->pending[w], 0);
+    atomic_store_explicit(&t->chunks[k], c, memory_order_release);
+    int summary = ((k + 1) * STVM_EXT_CHUNK_WORDS + 63) / 64;
+    if (summary > t->nsummary)
+        t->nsummary = summary;
+    return c;
 }
 
 void stvm__external_wake_if_sleeping(stvm_vm *vm)
@@ -62,31 +89,57 @@ void stvm__external_wake_if_sleeping(stvm_vm *vm)
     errno = saved;
 }
 
+/* Answer every request of slot j of chunk c: one signal per request. */
+static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
+{
+    uint32_t r = atomic_load(&c->requests[j]);
+    while (c->responses[j] != r) {
+        c->responses[j]++;
+        if (c->sems[j]) {
+            vm->stats.external_signals++;
+            stvm__sem_signal_noswitch(vm, c->sems[j]);
+        }
+    }
+}
+
+/* The slots marked in pending word w of the table. */
+static void drain_word(stvm_vm *vm, int w)
+{
+    stvm_ext_chunk *c = atomic_load_explicit(&vm->ext.chunks[w / STVM_EXT_CHUNK_WORDS],
+                                             memory_order_relaxed);
+    int first = (w % STVM_EXT_CHUNK_WORDS) * 64;
+    uint64_t bits = atomic_exchange(&c->pending[w % STVM_EXT_CHUNK_WORDS], 0);
+    for (; bits; bits &= bits - 1)
+        answer(vm, c, first + __builtin_ctzll(bits));
+}
+
+/* O(slots with requests) plus one load per 4,096 slots of the chunks made. */
 void stvm__external_drain(stvm_vm *vm)
 {
     stvm_external_table *t = &vm->ext;
     atomic_store(&t->pending, 0);
     if (atomic_exchange(&vm->stop_requested, 0))
         vm->stopping = true;
-    for (int i = 0; i < t->high; i++) {
-        uint32_t r = atomic_load(&t->requests[i]);
-        while (t->responses[i] != r) {
-            t->responses[i]++;
-            if (t->sems[i]) {
-                vm->stats.external_signals++;
-                stvm__sem_signal_noswitch(vm, t->sems[i]);
-            }
-        }
+    for (int s = 0; s < t->nsummary; s++) {
+        if (!atomic_load_explicit(&t->summary[s], memory_order_relaxed))
+            continue;
+        uint64_t words = atomic_exchange(&t->summary[s], 0);
+        for (; words; words &= words - 1)
+            drain_word(vm, s * 64 + __builtin_ctzll(words));
     }
 }
 
+/* The last test of "can anything wake a process" (run.c): the scan over the slots in
+ * use runs only when no deadline and no descriptor can. */
 bool stvm__external_can_wake(stvm_vm *vm)
 {
     if (atomic_load(&vm->ext.pending))
         return true;
-    for (int i = 0; i < vm->ext.high; i++)
-        if (vm->ext.sems[i] && vm->ext.sems[i]->list.first)
+    for (int i = 0; i < vm->ext.high; i++) {
+        const stvm_semaphore *s = stvm__external_sem(vm, i + 1);
+        if (s && s->list.first)
             return true;
+    }
     return false;
 }
 
@@ -100,12 +153,16 @@ int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
     /* The lowest free slot, searched from where the last search stopped: sockets and
      * descriptor waits register and unregister all the time. */
     for (int i = t->first_free; i < t->size; i++) {
-        if (t->sems[i])
+        stvm_ext_chunk *c = chunk_made(t, i);
+        if (!c)
+            return STVM_ENOMEM;
+        int j = i % STVM_EXT_CHUNK_SLOTS;
+        if (c->sems[j])
             continue;
         t->first_free = i + 1;
         /* Requests made for a previous owner of the slot are forgotten. */
-        t->responses[i] = atomic_load(&t->requests[i]);
-        t->sems[i] = sem;
+        c->responses[j] = atomic_load(&c->requests[j]);
+        c->sems[j] = sem;
         if (i + 1 > t->high)
             t->high = i + 1;
         sem->external_index = i + 1;
@@ -117,10 +174,11 @@ int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
 
 int stvm_unregister_external(stvm_vm *vm, int index)
 {
-    if (!vm || index < 1 || index > vm->ext.size || !vm->ext.sems[index - 1])
+    stvm_semaphore *s = vm ? stvm__external_sem(vm, index) : NULL;
+    if (!s)
         return STVM_EINVAL;
-    vm->ext.sems[index - 1]->external_index = 0;
-    vm->ext.sems[index - 1] = NULL;
+    s->external_index = 0;
+    stvm__external_chunk(vm, index - 1)->sems[(index - 1) % STVM_EXT_CHUNK_SLOTS] = NULL;
     if (index - 1 < vm->ext.first_free)
         vm->ext.first_free = index - 1;
     return STVM_OK;

@@ -34,11 +34,12 @@ static void lend_processor(stvm_vm *vm)
     stvm__transfer_to(vm, next);
 }
 
-/* Can anything still wake a process: a deadline worth waiting for, an external
- * signal, a descriptor somebody waits on? */
+/* Can anything still wake a process: a deadline worth waiting for, a descriptor
+ * somebody waits on, an external signal? The external table's answer may scan the slots
+ * in use, so it is asked last. */
 static bool can_be_woken(stvm_vm *vm)
 {
-    return stvm__timer_is_work(vm) || stvm__external_can_wake(vm) || stvm__aio_any_armed(vm);
+    return stvm__timer_is_work(vm) || stvm__aio_any_armed(vm) || stvm__external_can_wake(vm);
 }
 
 /* Nothing can run: wait in the OS, or give the processor back as the run mode says. */
@@ -60,7 +61,7 @@ void stvm__idle_main(stvm_vm *vm, void *arg)
 {
     (void)arg;
     for (;;) {
-        if (stvm__poll_events(vm)) {
+        if (stvm__poll_events_idle(vm)) {
             vm->stopping = false;
             exit_run(vm, STVM_ESTOPPED);
             continue;

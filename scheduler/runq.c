@@ -156,9 +156,10 @@ static void busy_poll(stvm_vm *vm, uint64_t now)
     stvm__aio_wait(vm, 0);
 }
 
-/* External requests, the timer deadline and ready descriptors. A stale clock can only
- * make the timer fire or the descriptors be looked at later, never early. */
-static inline bool check_events(stvm_vm *vm, bool fresh_clock)
+/* External requests, the timer deadline and (busy) ready descriptors. A stale clock
+ * can only make the timer fire or the descriptors be looked at later, never early. The
+ * clock is read only when a deadline or a busy poll may be due. */
+static inline bool check_events(stvm_vm *vm, bool fresh_clock, bool busy)
 {
     /* A stop arrives as a pending external request: looked for only then, and every
      * caller acts on it at once, so it is never left for later. */
@@ -168,10 +169,10 @@ static inline bool check_events(stvm_vm *vm, bool fresh_clock)
         stop = vm->stopping;
     }
     /* One test for both on the hand-off's path. */
-    if ((vm->timer.deadline_us | (uint64_t)vm->aio.narmed) != 0) {
+    if ((vm->timer.deadline_us | (busy ? (uint64_t)vm->aio.narmed : 0)) != 0) {
         uint64_t now = point_clock(vm, fresh_clock);
         stvm__timer_poll(vm, now);
-        if (stvm__aio_any_armed(vm)) {
+        if (busy && stvm__aio_any_armed(vm)) {
             busy_poll(vm, now);
             if (atomic_load_explicit(&vm->ext.pending, memory_order_relaxed)) {
                 stvm__external_drain(vm);
@@ -184,7 +185,12 @@ static inline bool check_events(stvm_vm *vm, bool fresh_clock)
 
 bool stvm__poll_events(stvm_vm *vm)
 {
-    return check_events(vm, true);
+    return check_events(vm, true, true);
+}
+
+bool stvm__poll_events_idle(stvm_vm *vm)
+{
+    return check_events(vm, true, false);
 }
 
 void stvm__stop_here(stvm_vm *vm)
@@ -197,7 +203,7 @@ void stvm__stop_here(stvm_vm *vm)
 
 void stvm__switch_to_next(stvm_vm *vm)
 {
-    if (__builtin_expect(check_events(vm, false), 0)) {
+    if (__builtin_expect(check_events(vm, false, true), 0)) {
         vm->stopping = false;   /* the active process is already on its list */
         vm->run_result = STVM_ESTOPPED;
         stvm__transfer_to_host(vm);

@@ -85,6 +85,9 @@ bool stvm__preempt_if_needed(stvm_vm *vm);
  * descriptors: the processes they wake are queued, no switch happens here. True when
  * stvm_stop asked the VM to give the processor back. */
 bool stvm__poll_events(stvm_vm *vm);
+/* The same for the idle process, without the busy poll: it looks at descriptors itself
+ * whenever it waits, which it does next unless a process became runnable. */
+bool stvm__poll_events_idle(stvm_vm *vm);
 /* stvm_stop was seen at a scheduling point: the active process goes to the front of its
  * run queue (kept as it was) and stvm_run returns STVM_ESTOPPED. */
 void stvm__stop_here(stvm_vm *vm);

@@ -452,6 +452,50 @@ Test(announcer, a_subscriber_that_waits_holds_up_its_announcer_that_long_but_not
     vm_done(vm);
 }
 
+/* Another process subscribes while a delivery waits in a subscriber. */
+typedef struct late_subscriber {
+    announcer *an;
+    listener *l;
+    int rc;
+    uint64_t at;
+} late_subscriber;
+
+static void subscribe_late(stvm_vm *vm, void *arg)
+{
+    late_subscriber *s = arg;
+    stvm_delay_wait_ms(vm, 1);
+    uint64_t id;
+    s->rc = stvm__announcer_subscribe(vm, s->an, &ping_class, listen, s->l, &id);
+    s->at = stvm_now_us(vm);
+}
+
+Test(announcer, a_process_subscribing_during_a_delivery_gets_only_later_announcements)
+{
+    stvm_vm *vm = rep_vm(&US61);
+    announcer *an = an_make(vm);
+    trace_log log = {0};
+    listener slow = {.log = &log, .who = 1, .wait_ms = 5};
+    listener late = {.log = &log, .who = 3};
+    sub(vm, an, &ping_class, &slow);
+    /* a announces 1 at 0 (slow holds it until 5 ms) and 2 at 5 ms (until 10 ms); c
+     * subscribes at 1 ms, in the middle of the first delivery. */
+    msg m[2] = {msg_of(&ping_class, 1), msg_of(&ping_class, 2)};
+    shouter a = {.an = an, .msgs = m, .n = 2};
+    late_subscriber c = {.an = an, .l = &late};
+    spawn(vm, 40, "a", shout, &a);
+    spawn(vm, 40, "c", subscribe_late, &c);
+    run_ok(vm);
+    shouter_expect_ok(&a);
+    cr_assert_eq(c.rc, STVM_OK);
+    cr_assert_eq(c.at, SIM_START + 1000u, "subscribing did not wait for the delivery");
+    int want[3] = {101, 102, 302};
+    trace_expect(&log, want, 3);
+    cr_assert_eq(late.at[0], SIM_START + 10000u, "after slow, in subscription order");
+    cr_assert_eq(an_stats(an).mutex_waits, 0u);
+    an_done(vm, an);
+    vm_done(vm);
+}
+
 /* A subscriber that announces again, from inside the delivery. */
 typedef struct echo {
     listener self;

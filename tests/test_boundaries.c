@@ -21,11 +21,12 @@
  *     with mprotect and canary guards (the whole file stays well under a minute per
  *     build); under AddressSanitizer 50,000 each.
  *
- * Known defects found here (D1, D5, D6) are checked in tests that skip unless
- * STVM_KNOWN_DEFECTS=1 is set; test_api_table.c lists D1-D4.
+ * The defects first found here are fixed, and their tests state the behaviour: primitive
+ * 242 refuses deadlines past the clock's end (D1), microsecond delays may end up to the
+ * clock's last microsecond (D5), and the ucontext back end gives its contexts' memory
+ * back (D6: they live on the process stacks). test_api_table.c lists the known defects.
  */
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,6 @@
 #include "helpers.h"
 
 #define CLOCK_END ((uint64_t)1 << 62)   /* STVM_CLOCK_MAX_US */
-
-static bool known_defects_wanted(void) { return getenv("STVM_KNOWN_DEFECTS") != NULL; }
 
 static void run_to_end(stvm_vm *vm)
 {
@@ -476,15 +475,12 @@ Test(boundaries, primitive_242_fires_exactly_at_the_last_microsecond, .timeout =
     }
 }
 
-/* ---- known defects at the clock's end (skipped unless STVM_KNOWN_DEFECTS=1) ---- */
+/* ---- the last deadlines of the clock ---- */
 
-/* D1: primitive 242 must fail with bad argument for a deadline past 2^62 (vm/clock.h:
- * "deadlines past it are refused (primitive 242 fails)"); it answers OK and arms the
- * timer (found by test_api_table.c too). On the simulated clock the idle process then
- * moves the clock to that deadline, past the end the other checks rely on: at 2^64 - 1
- * a 1 ms delay passes the duration check (now + duration wraps around in
- * timed_wait.c's check_duration) and the timing process aborts the program ("now +
- * duration: value out of range"). */
+/* Primitive 242 fails with bad argument for a deadline past 2^62 (vm/clock.h:
+ * "deadlines past it are refused (primitive 242 fails)") and arms nothing. (Known
+ * defect D1 until fixed: it armed the timer, the simulated clock then moved past its
+ * end, and at 2^64 - 1 a 1 ms delay aborted the program.) */
 typedef struct past_end {
     stvm_semaphore *sem;
     int rc, fail, delay_rc;
@@ -500,16 +496,14 @@ static void arms_past_the_end_then_delays(stvm_vm *vm, void *arg)
     stvm_oop args[2] = {stvm_semaphore_oop(p->sem), when};
     p->rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, &p->fail);
     stvm_oop_release(vm, when);
-    if (p->rc == STVM_OK)   /* the defect: the timer is armed at 2^64 - 1 */
+    if (p->rc == STVM_OK)   /* D1 again: the timer is armed at 2^64 - 1 */
         stvm_semaphore_wait(vm, p->sem);
     p->woke_at = stvm_now_us(vm);
-    p->delay_rc = stvm_delay_wait_ms(vm, 1);   /* aborts the program while D1 stands */
+    p->delay_rc = stvm_delay_wait_ms(vm, 1);   /* aborted the program while D1 stood */
 }
 
-Test(boundaries, known_defect_D1_primitive_242_past_the_end_of_the_clock, .timeout = 30)
+Test(boundaries, primitive_242_refuses_deadlines_past_the_clock_end, .timeout = 30)
 {
-    if (!known_defects_wanted())
-        cr_skip_test("known defect D1: primitive 242 accepts deadlines past 2^62 us");
     stvm_vm *vm = sim_vm(61, CLOCK_END - 5000, 0);
     uint64_t past[] = {CLOCK_END + 1, CLOCK_END + 1000000, UINT64_MAX};
     for (size_t i = 0; i < 3; i++) {
@@ -541,10 +535,11 @@ Test(boundaries, known_defect_D1_primitive_242_past_the_end_of_the_clock, .timeo
     vm_done(vm);
 }
 
-/* D5: a microsecond delay that would end in the last 999 us before the clock's end is
- * refused (ERANGE) although it fits: timed_wait.c rounds the duration up to whole
- * milliseconds and adds 1 ms for the millisecond scheduler, on the microsecond
- * scheduler too. (A delay ending exactly 1 ms before the end fires: see
+/* A microsecond delay that ends in the last millisecond before the clock's end, at
+ * 2^62 - 999 us or at 2^62 - 1 us, fires on time. (Known defect D5 until fixed: such
+ * delays were refused with ERANGE, the duration check rounding up to whole milliseconds
+ * and adding the millisecond scheduler's 1 ms on the microsecond scheduler too. A delay
+ * ending exactly 1 ms before the end: see
  * delays_near_the_end_of_the_clock_fire_on_time_and_past_it_are_refused.) */
 typedef struct near_end {
     int64_t us;
@@ -561,11 +556,8 @@ static void waits_to_the_last_microsecond(stvm_vm *vm, void *arg)
     n->elapsed = stvm_now_us(vm) - t0;
 }
 
-Test(boundaries, known_defect_D5_microsecond_delays_ending_just_before_the_end, .timeout = 30)
+Test(boundaries, microsecond_delays_may_end_up_to_the_clocks_last_microsecond, .timeout = 30)
 {
-    if (!known_defects_wanted())
-        cr_skip_test(
-            "known defect D5: us delays ending in the last 999 us before 2^62 answer ERANGE");
     for (int bits = 31; bits <= 61; bits += 30) {
         stvm_vm *vm = sim_vm(bits, CLOCK_END - END_LEAD_US, 0);
         near_end n = {.us = END_LEAD_US - 999};   /* ends at 2^62 - 999 us */
@@ -775,19 +767,6 @@ static bool within(uint64_t after, uint64_t before, uint64_t margin)
     return after <= before + margin && before <= after + margin;
 }
 
-#if !UNDER_ASAN
-/* D6 (ucontext back end): every process mallocs its ucontext_t (about 1 KiB); freed
- * in creation order they stay in glibc's heap, pinned by chunks its caches hold near
- * the top, so the heap is not trimmed and n KiB stay resident after stvm_vm_free.
- * malloc_trim(0) gives them back: it is retention, not a leak. */
-static bool d6_applies(const memsnap *b, const memsnap *a)
-{
-    return strcmp(stvm_context_backend(), "ucontext") == 0 &&
-           (!within(a->anon_bytes, b->anon_bytes, BYTES_MARGIN) ||
-            !within(a->rss_bytes, b->rss_bytes, BYTES_MARGIN));
-}
-#endif
-
 static void memory_comes_back(const char *what, const stvm_config *cfg, long n)
 {
     size_t hbytes = (size_t)n * sizeof(stvm_process *);
@@ -805,8 +784,6 @@ static void memory_comes_back(const char *what, const stvm_config *cfg, long n)
     /* the crowd really was there */
     cr_assert_geq(peak.rss_bytes, before.rss_bytes + (uint64_t)n * 4096 / 2,
                   "%s: the peak does not show one page per waiting process", what);
-    bool d6 = false;
-    static char d6_note[256];
 #if UNDER_ASAN
     /* AddressSanitizer keeps its shadow of every stack byte ever touched (1/8 of it)
      * and a quarantine of freed blocks, and its allocator maps regions of its own:
@@ -818,38 +795,16 @@ static void memory_comes_back(const char *what, const stvm_config *cfg, long n)
 #else
     cr_assert(after.maps >= before.maps - MAPS_MARGIN && after.maps <= before.maps + MAPS_MARGIN,
               "%s: %ld maps before, %ld after", what, before.maps, after.maps);
-    if (d6_applies(&before, &after)) {
-        /* What glibc kept must be free heap: trimmed, it is no longer resident (the
-         * heap segment itself stays mapped, pinned by a live chunk above it). */
-        malloc_trim(0);
-        memsnap trimmed = mem_now();
-        /* (cr_log_warn would make Criterion exit 1: the figures go in the skip.) */
-        snprintf(d6_note, sizeof d6_note,
-                 "%s: %+lld KiB anonymous mappings, %+lld KiB resident after stvm_vm_free; "
-                 "after malloc_trim(0): %+lld KiB, %+lld KiB",
-                 what, delta(after.anon_bytes, before.anon_bytes) / 1024,
-                 delta(after.rss_bytes, before.rss_bytes) / 1024,
-                 delta(trimmed.anon_bytes, before.anon_bytes) / 1024,
-                 delta(trimmed.rss_bytes, before.rss_bytes) / 1024);
-        cr_log_info("known defect D6 (ucontext): %s", d6_note);
-        cr_assert(within(trimmed.rss_bytes, before.rss_bytes, BYTES_MARGIN),
-                  "%s: resident memory %+lld KiB even after malloc_trim: a leak, not D6", what,
-                  delta(trimmed.rss_bytes, before.rss_bytes) / 1024);
-        d6 = true;
-    } else {
-        cr_assert(within(after.anon_bytes, before.anon_bytes, BYTES_MARGIN),
-                  "%s: anonymous mappings %+lld KiB after the VM was freed", what,
-                  delta(after.anon_bytes, before.anon_bytes) / 1024);
-        cr_assert(within(after.rss_bytes, before.rss_bytes, BYTES_MARGIN),
-                  "%s: resident memory %+lld KiB after the VM was freed", what,
-                  delta(after.rss_bytes, before.rss_bytes) / 1024);
-    }
+    /* Every back end: the ucontext one's contexts live on the process stacks (known
+     * defect D6 until fixed: they were malloced, and glibc kept them resident). */
+    cr_assert(within(after.anon_bytes, before.anon_bytes, BYTES_MARGIN),
+              "%s: anonymous mappings %+lld KiB after the VM was freed", what,
+              delta(after.anon_bytes, before.anon_bytes) / 1024);
+    cr_assert(within(after.rss_bytes, before.rss_bytes, BYTES_MARGIN),
+              "%s: resident memory %+lld KiB after the VM was freed", what,
+              delta(after.rss_bytes, before.rss_bytes) / 1024);
 #endif
     free(handles);
-    if (d6 && !known_defects_wanted())
-        cr_skip_test("known defect D6 (ucontext back end: freed contexts stay resident until "
-                     "malloc_trim; everything else checked): %s", d6_note);
-    cr_assert_not(d6, "known defect D6: %s", d6_note);
 }
 
 Test(boundaries, a_million_processes_give_back_their_memory, .timeout = 180)

@@ -135,6 +135,60 @@ Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
     vm_done(vm);
 }
 
+/* The default table holds 65,536 slots (three per socket: 21,845 sockets), taken in
+ * chunks of 256 as they are used; every slot up to the last is registrable. */
+Test(external, the_default_table_registers_65536_slots_in_order_then_is_full)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_config got;
+    cr_assert_eq(stvm_vm_config(vm, &got), STVM_OK);
+    cr_assert_eq(got.external_table_size, 65536);
+    static stvm_semaphore *sems[65536];
+    for (int i = 0; i < 65536; i++) {
+        sems[i] = sem_make(vm);
+        int idx = -77, err = stvm_register_external(vm, sems[i], &idx);
+        cr_assert_eq(err, STVM_OK, "slot %d: %s", i + 1, stvm_err_name(err));
+        cr_assert_eq(idx, i + 1);
+    }
+    stvm_semaphore *extra = sem_make(vm);
+    int idx = -77;
+    cr_assert_eq(stvm_register_external(vm, extra, &idx), STVM_EFULL);
+    cr_assert_eq(idx, -77);
+    /* A freed slot in the middle of a chunk is the next one handed out. */
+    cr_assert_eq(stvm_unregister_external(vm, 40000), STVM_OK);
+    cr_assert_eq(reg(vm, extra), 40000);
+    vm_done(vm);
+}
+
+/* Requests on slots across chunk and bitmap-word boundaries (the pending bitmap has a
+ * word per 64 slots and a summary bit per word) each arrive as exactly their count of
+ * signals, and a request for a slot of a chunk never used is dropped. */
+Test(external, requests_across_chunks_and_bitmap_words_become_exactly_their_signals)
+{
+    stvm_vm *vm = vm_make(NULL);
+    static const int slots[] = {1, 63, 64, 65, 128, 255, 256, 257, 4095, 4096, 4097, 4160,
+                                8191, 20000, 32768};
+    enum { N = sizeof slots / sizeof slots[0] };
+    static stvm_semaphore *sems[32768];
+    for (int i = 0; i < 32768; i++)
+        cr_assert_eq(reg(vm, sems[i] = sem_make(vm)), i + 1);
+    uint64_t total = 0;
+    for (int k = 0; k < N; k++)
+        for (int r = 0; r <= k; r++, total++)
+            cr_assert_eq(stvm_signal_external(vm, slots[k]), STVM_OK);
+    cr_assert_eq(stvm_signal_external(vm, 65536), STVM_OK, "a chunk never made");
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    for (int k = 0; k < N; k++)
+        cr_assert_eq(stvm_semaphore_excess(vm, sems[slots[k] - 1]), k + 1, "slot %d",
+                     slots[k]);
+    cr_assert_eq(stvm_semaphore_excess(vm, sems[1]), 0, "a slot nobody signalled");
+    cr_assert_eq(stats_of(vm).external_signals, total);
+    /* Every bit was taken: a second run delivers nothing more. */
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(stats_of(vm).external_signals, total);
+    vm_done(vm);
+}
+
 /* ---- signals from the host --------------------------------------------------------- */
 
 typedef struct three_waits {
@@ -380,6 +434,92 @@ Test(external, four_threads_signalling_100000_times_each_wake_400000_waits_exact
     cr_assert_eq(st.external_signals, (uint64_t)SIGNALLERS * PER_THREAD);
     cr_assert_eq(st.semaphore_waits, (uint64_t)SIGNALLERS * PER_THREAD);
     cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0, "no signal lost or invented");
+    vm_done(vm);
+}
+
+/* Threads signal slots spread over the whole table while a green process drains at
+ * its checkpoints: a request that races with a drain (its bit set after the drain took
+ * the word) is delivered by the next one, so every slot gets exactly its count. */
+enum { SPREAD_THREADS = 4, SPREAD_SLOTS = 16, SPREAD_ROUNDS = 2000 };
+
+typedef struct spread {
+    stvm_vm *vm;
+    stvm_semaphore *sems[SPREAD_THREADS * SPREAD_SLOTS];
+    int index[SPREAD_THREADS * SPREAD_SLOTS];
+    atomic_int go;
+    atomic_int errors;
+    long checkpoints;
+} spread;
+
+typedef struct spread_thread {
+    spread *s;
+    int first;      /* its slots: index[first .. first + SPREAD_SLOTS) */
+} spread_thread;
+
+static void *spread_signaller(void *arg)
+{
+    spread_thread *t = arg;
+    while (!atomic_load(&t->s->go))
+        sched_yield();
+    for (int r = 0; r < SPREAD_ROUNDS; r++)
+        for (int k = 0; k < SPREAD_SLOTS; k++)
+            if (stvm_signal_external(t->s->vm, t->s->index[t->first + k]) != STVM_OK)
+                atomic_fetch_add(&t->s->errors, 1);
+    return NULL;
+}
+
+static void spread_drainer(stvm_vm *vm, void *arg)
+{
+    spread *s = arg;
+    atomic_store(&s->go, 1);
+    for (;;) {
+        int64_t sum = 0;
+        for (int i = 0; i < SPREAD_THREADS * SPREAD_SLOTS; i++)
+            sum += stvm_semaphore_excess(vm, s->sems[i]);
+        if (sum == (int64_t)SPREAD_THREADS * SPREAD_SLOTS * SPREAD_ROUNDS)
+            return;
+        stvm_checkpoint(vm);
+        s->checkpoints++;
+    }
+}
+
+Test(external, signals_spread_over_the_table_from_four_threads_arrive_exactly)
+{
+    stvm_vm *vm = vm_make(NULL);
+    static spread s;
+    memset(&s, 0, sizeof s);
+    s.vm = vm;
+    atomic_init(&s.go, 0);
+    atomic_init(&s.errors, 0);
+    static stvm_semaphore *fill[65536];
+    int want = 0;
+    for (int i = 1; i <= 65536; i++) {
+        fill[i - 1] = sem_make(vm);
+        cr_assert_eq(reg(vm, fill[i - 1]), i);
+        /* Every 1021st slot (a prime stride: all offsets in a word, many chunks). */
+        if (i % 1021 == 7 && want < SPREAD_THREADS * SPREAD_SLOTS) {
+            s.sems[want] = fill[i - 1];
+            s.index[want++] = i;
+        }
+    }
+    cr_assert_eq(want, SPREAD_THREADS * SPREAD_SLOTS);
+    cr_assert_eq(stvm_spawn(vm, 40, "drainer", spread_drainer, &s, NULL), STVM_OK);
+    spread_thread t[SPREAD_THREADS];
+    pthread_t th[SPREAD_THREADS];
+    for (int i = 0; i < SPREAD_THREADS; i++) {
+        t[i] = (spread_thread){&s, i * SPREAD_SLOTS};
+        cr_assert_eq(pthread_create(&th[i], NULL, spread_signaller, &t[i]), 0);
+    }
+    int err = stvm_run(vm);
+    for (int i = 0; i < SPREAD_THREADS; i++)
+        cr_assert_eq(pthread_join(th[i], NULL), 0);
+    cr_assert_eq(err, STVM_OK, "stvm_run: %s", stvm_err_name(err));
+    cr_assert_eq(atomic_load(&s.errors), 0);
+    for (int i = 0; i < SPREAD_THREADS * SPREAD_SLOTS; i++)
+        cr_assert_eq(stvm_semaphore_excess(vm, s.sems[i]), SPREAD_ROUNDS, "slot %d",
+                     s.index[i]);
+    cr_assert_eq(stats_of(vm).external_signals,
+                 (uint64_t)SPREAD_THREADS * SPREAD_SLOTS * SPREAD_ROUNDS);
     vm_done(vm);
 }
 

@@ -120,6 +120,32 @@ Test(fd_wait, a_poll_mode_sleep_is_ended_by_the_descriptor_and_counted_as_io)
     vm_done(p.vm);
 }
 
+/* The writer makes the pipe readable while the VM runs; when the idle process then has
+ * nothing to run, its look finds the descriptor ready: no OS sleep is counted. */
+static void writes_at_once(stvm_vm *vm, void *arg)
+{
+    pipe_run *p = arg;
+    GCHECK(p, write(p->fds[1], "z", 1) == 1);
+}
+
+Test(fd_wait, a_poll_mode_idle_finds_a_descriptor_already_ready_without_an_os_sleep)
+{
+    pipe_run p = {.vm = vm_mode(STVM_IDLE_POLL, 0)};
+    cr_assert_eq(pipe(p.fds), 0);
+    cr_assert_eq(stvm_spawn(p.vm, 40, "reader", reads_one, &p, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(p.vm, 40, "writer", writes_at_once, &p, NULL), STVM_OK);
+    stvm_stats before = stats_of(p.vm);
+    cr_assert_eq(stvm_run(p.vm), STVM_OK);
+    cr_assert_eq(p.bad_line, 0, "line %d", p.bad_line);
+    cr_assert_eq(p.rc[0], STVM_IO_READ);
+    cr_assert_eq(p.got, 'z');
+    stvm_stats s = stats_of(p.vm);
+    cr_assert_eq(s.fds_ready - before.fds_ready, 1);
+    cr_assert_eq(s.os_sleeps - before.os_sleeps, 0, "found by a look, not a sleep");
+    close_pipe(&p);
+    vm_done(p.vm);
+}
+
 Test(fd_wait, legacy_mode_sleeps_blind_to_descriptors_for_its_whole_quantum)
 {
     /* 10 ms idle quantum, under 1/60 s: the write 20 ms in is seen only when a sleep

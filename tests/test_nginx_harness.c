@@ -3,11 +3,12 @@
  * started as the current user answers on each of its locations, wrk measures it, and
  * nothing is left behind: not by nginx_stop, nor when the process that started nginx
  * ends by SIGINT, SIGTERM, SIGHUP, SIGPIPE, exit() or (but for its scratch folder)
- * SIGKILL. These tests need Debian's nginx and wrk (make check installs them); without
+ * SIGKILL; nginx runs on the CPUs it is given, not the caller's. These tests need Debian's nginx and wrk (make check installs them); without
  * them they fail, naming the package. They start real processes and wait for real
  * sockets, unlike the VM suites.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,46 @@ Test(nginx_harness, master_and_one_worker)
     nginx_response r = {0};
     get(&s, NGINX_PATH_STATIC, 10, &r);
     cr_assert_eq(r.status, 200, "%s", r.head);
+    stop_and_check(&s);
+}
+
+/* nginx's Cpus_allowed_list from /proc ("0", "0-1", ...). */
+static void cpus_of(pid_t pid, char *buf, size_t size)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    buf[0] = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Cpus_allowed_list: %63s", buf) == 1)
+            break;
+    fclose(f);
+    cr_assert(buf[0], "no Cpus_allowed_list in %s", path);
+}
+
+/* The caller pinned to CPU 0: nginx runs where o.cpu says, not where it inherits. */
+Test(nginx_harness, nginx_runs_on_its_cpu_not_the_callers)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        cr_skip_test("one CPU");
+    cpu_set_t zero;
+    CPU_ZERO(&zero);
+    CPU_SET(0, &zero);
+    cr_assert_eq(sched_setaffinity(0, sizeof zero, &zero), 0);
+    nginx_options o;
+    nginx_options_init(&o);
+    o.cpu = 1;
+    nginx_server s;
+    start(&s, &o);
+    char cpus[64];
+    cpus_of(s.pid, cpus, sizeof cpus);
+    cr_assert_str_eq(cpus, "1");
+    stop_and_check(&s);
+    o.cpu = -1;
+    start(&s, &o);
+    cpus_of(s.pid, cpus, sizeof cpus);
+    cr_assert_str_neq(cpus, "0", "every CPU, not the caller's one");
     stop_and_check(&s);
 }
 

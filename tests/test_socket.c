@@ -210,6 +210,149 @@ Test(socket, a_stream_reads_lines_and_a_body_through_its_4k_buffer)
     SCENARIO_DONE(n);
 }
 
+/* ---- stream buffers lent by the VM's pool ------------------------------------------------ */
+
+/* A stream holds a 4 KiB read buffer only while it has unread bytes and a write buffer
+ * only while it has unsent ones: a reader blocked with everything read and sent holds
+ * none (an idle connection costs no buffer). */
+typedef struct lent {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *c, *sv;
+    stvm_stream *cs, *ss;
+    int port;
+    uint64_t held[8];
+    int nheld;
+    char got[8];
+} lent;
+
+static bool blocked_soon(stvm_vm *vm, stvm_process *p);
+
+/* A VM with a listener on 127.0.0.1 (port 0: the system picks). */
+static stvm_vm *listening_vm(int backlog, stvm_socket **listener, int *port)
+{
+    stvm_vm *vm = vm_make(NULL);
+    cr_assert_eq(stvm_tcp_listen(vm, "127.0.0.1", 0, backlog, listener), STVM_OK);
+    *port = stvm_socket_port(*listener);
+    return vm;
+}
+
+static uint64_t held(stvm_stream *st)
+{
+    stvm_stream_stats s;
+    return stvm_stream_get_stats(st, &s) == STVM_OK ? s.buffer_bytes : UINT64_MAX;
+}
+
+static void blocked_stream_reader(stvm_vm *vm, void *arg)
+{
+    lent *l = arg;
+    GCHECK(l, stvm_stream_read(vm, l->ss, l->got, 3) == 3);
+}
+
+static void lender(stvm_vm *vm, void *arg)
+{
+    lent *l = arg;
+    GCHECK(l, stvm_tcp_connect(vm, "127.0.0.1", l->port, LONG, &l->c) == STVM_OK);
+    GCHECK(l, stvm_tcp_accept(vm, l->listener, LONG, &l->sv) == STVM_OK);
+    GCHECK(l, stvm_stream_open(vm, l->c, LONG, &l->cs) == STVM_OK);
+    GCHECK(l, stvm_stream_open(vm, l->sv, LONG, &l->ss) == STVM_OK);
+    if (!l->cs || !l->ss)
+        return;
+    l->held[l->nheld++] = held(l->cs) + held(l->ss);                /* 0: just opened */
+    GCHECK(l, stvm_stream_write(vm, l->cs, "hello", 5) == STVM_OK);
+    l->held[l->nheld++] = held(l->cs);                              /* 4096: unsent */
+    GCHECK(l, stvm_stream_flush(vm, l->cs) == STVM_OK);
+    l->held[l->nheld++] = held(l->cs);                              /* 0: all sent */
+    char b[8];
+    GCHECK(l, stvm_stream_read(vm, l->ss, b, 2) == 2);
+    l->held[l->nheld++] = held(l->ss);                              /* 4096: 3 unread */
+    GCHECK(l, stvm_stream_read(vm, l->ss, b, 8) == 3);
+    l->held[l->nheld++] = held(l->ss);                              /* 0: all read */
+    stvm_process *r = NULL;
+    GCHECK(l, stvm_spawn(vm, 40, "reader", blocked_stream_reader, l, &r) == STVM_OK);
+    GCHECK(l, blocked_soon(vm, r));
+    l->held[l->nheld++] = held(l->ss);                              /* 0: blocked, empty */
+    GCHECK(l, stvm_stream_write(vm, l->cs, "abc", 3) == STVM_OK);
+    GCHECK(l, stvm_stream_flush(vm, l->cs) == STVM_OK);
+    GCHECK(l, stvm_process_join(vm, r, LONG) == STVM_OK);
+    l->held[l->nheld++] = held(l->ss);                              /* 0: read it all */
+    GCHECK(l, stvm_socket_close(vm, l->c) == STVM_OK);
+    GCHECK(l, stvm_socket_close(vm, l->sv) == STVM_OK);
+}
+
+Test(socket, a_stream_holds_its_buffers_only_while_they_hold_bytes)
+{
+    static lent l;
+    memset(&l, 0, sizeof l);
+    l.vm = listening_vm(4, &l.listener, &l.port);
+    spawn(l.vm, 40, "lender", lender, &l);
+    RUN_OK_GREEN(&l);
+    static const uint64_t want[] = {0, 4096, 0, 4096, 0, 0, 0};
+    cr_assert_eq(l.nheld, 7);
+    for (int i = 0; i < 7; i++)
+        cr_assert_eq(l.held[i], want[i], "step %d: %llu bytes held", i,
+                     (unsigned long long)l.held[i]);
+    cr_assert_arr_eq(l.got, "abc", 3);
+    cr_assert_eq(stvm_socket_close(l.vm, l.listener), STVM_OK);
+    SCENARIO_DONE(&l);
+}
+
+/* Buffers given back are kept for the next stream, at most 64 of them (256 KiB): after
+ * 200 streams that each held a write buffer are closed, the VM keeps no more. */
+enum { MANY_STREAMS = 200, POOL_MAX = 64 };
+
+typedef struct pooled {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener, *c[MANY_STREAMS], *sv[MANY_STREAMS];
+    int port;
+    uint64_t live_before, live_holding, live_after;
+} pooled;
+
+static uint64_t live_bytes(stvm_vm *vm)
+{
+    stvm_stats s;
+    stvm_get_stats(vm, &s);
+    return s.bytes_live;
+}
+
+static void many_streams(stvm_vm *vm, void *arg)
+{
+    pooled *p = arg;
+    for (int i = 0; i < MANY_STREAMS; i++) {
+        GCHECK(p, stvm_tcp_connect(vm, "127.0.0.1", p->port, LONG, &p->c[i]) == STVM_OK);
+        GCHECK(p, stvm_tcp_accept(vm, p->listener, LONG, &p->sv[i]) == STVM_OK);
+    }
+    p->live_before = live_bytes(vm);
+    stvm_stream *st[MANY_STREAMS];
+    for (int i = 0; i < MANY_STREAMS && !p->bad_line; i++) {
+        GCHECK(p, stvm_stream_open(vm, p->c[i], LONG, &st[i]) == STVM_OK);
+        GCHECK(p, stvm_stream_write(vm, st[i], "unsent", 6) == STVM_OK);
+    }
+    p->live_holding = live_bytes(vm);
+    for (int i = 0; i < MANY_STREAMS; i++) {
+        stvm_socket_close(vm, p->c[i]);   /* its stream (and what it held) goes too */
+        stvm_socket_close(vm, p->sv[i]);
+    }
+    p->live_after = live_bytes(vm);
+}
+
+Test(socket, the_pool_keeps_at_most_64_buffers_once_streams_are_gone, .timeout = 60)
+{
+    static pooled p;
+    memset(&p, 0, sizeof p);
+    p.vm = listening_vm(256, &p.listener, &p.port);
+    spawn(p.vm, 40, "streams", many_streams, &p);
+    RUN_OK_GREEN(&p);
+    cr_assert_geq(p.live_holding - p.live_before, (uint64_t)MANY_STREAMS * 4096,
+                  "each stream held a write buffer");
+    /* The sockets' own objects are gone too, so only the pool can be left above. */
+    cr_assert_leq(p.live_after, p.live_before + (uint64_t)POOL_MAX * (4096 + 64),
+                  "%llu bytes left over", (unsigned long long)(p.live_after - p.live_before));
+    cr_assert_eq(stvm_socket_close(p.vm, p.listener), STVM_OK);
+    SCENARIO_DONE(&p);
+}
+
 /* ---- large sends ------------------------------------------------------------------------ */
 
 static void slow_reader(stvm_vm *vm, void *arg)
@@ -624,6 +767,99 @@ Test(socket, a_reader_loops_over_spurious_signals)
     cr_assert_geq(after.timed_waits - before.timed_waits, 4);
     cr_assert_eq(stvm_socket_close(t.vm, t.listener), STVM_OK);
     SCENARIO_DONE(&t);
+}
+
+/* ---- descriptor numbers used again ----------------------------------------------------------- */
+
+/* The kernel hands out the lowest free descriptor number, so a connection made after a
+ * close gets the number back. A socket's read handler is re-armed without a system call
+ * once its descriptor is known to the aio layer (edge-triggered); each new descriptor
+ * must therefore start afresh there, whether the number last belonged to a socket
+ * (forgotten when it closed) or to an embedder's pipe that stvm_fd_wait watched. */
+typedef struct reuse {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_socket *listener;
+    int port;
+    int rounds;
+    int reused;              /* connections that got a number used before */
+    int pipe_fd_reused;      /* the client got the pipe's number */
+} reuse;
+
+static void send_after_go(stvm_vm *vm, void *arg);
+
+/* One connection: a read that must wait for the peer's byte, then close. */
+static bool connect_and_wait_for_a_byte(stvm_vm *vm, reuse *r, int *fd)
+{
+    stvm_socket *c = NULL, *sv = NULL;
+    GCHECK(r, stvm_tcp_connect(vm, "127.0.0.1", r->port, LONG, &c) == STVM_OK);
+    GCHECK(r, stvm_tcp_accept(vm, r->listener, LONG, &sv) == STVM_OK);
+    if (!c || !sv)
+        return false;
+    *fd = stvm_socket_fd(c);
+    char b = 0;
+    stvm_stats before;
+    stvm_get_stats(vm, &before);
+    /* The reader waits (nothing is there yet); the sender runs when it blocks. */
+    stvm_semaphore *go = NULL;
+    GCHECK(r, stvm_semaphore_new(vm, &go) == STVM_OK);
+    void *args[3] = {r, sv, go};
+    stvm_process *sender = NULL;
+    GCHECK(r, stvm_spawn(vm, 40, "sender", send_after_go, args, &sender) == STVM_OK);
+    GCHECK(r, stvm_semaphore_signal(vm, go) == STVM_OK);
+    GCHECK(r, stvm_socket_recv(vm, c, &b, 1, LONG) == 1 && b == 'r');
+    stvm_stats after;
+    stvm_get_stats(vm, &after);
+    GCHECK(r, after.socket_reads_blocked == before.socket_reads_blocked + 1);
+    GCHECK(r, stvm_process_join(vm, sender, LONG) == STVM_OK);   /* gives the handle back */
+    stvm_semaphore_free(vm, go);
+    GCHECK(r, stvm_socket_close(vm, c) == STVM_OK);
+    GCHECK(r, stvm_socket_close(vm, sv) == STVM_OK);
+    return true;
+}
+
+static void send_after_go(stvm_vm *vm, void *arg)
+{
+    void **a = arg;
+    reuse *r = a[0];
+    GCHECK(r, stvm_semaphore_wait(vm, a[2]) == STVM_OK);
+    GCHECK(r, stvm_socket_send(vm, a[1], "r", 1, LONG) == 1);
+}
+
+static void reuser(stvm_vm *vm, void *arg)
+{
+    reuse *r = arg;
+    int seen[64] = {0}, fd = -1;
+    for (int i = 0; i < r->rounds; i++) {
+        if (!connect_and_wait_for_a_byte(vm, r, &fd))
+            return;
+        if (fd >= 0 && fd < 64 && seen[fd]++)
+            r->reused++;
+    }
+    /* A pipe waited on with stvm_fd_wait, closed, and its number taken by a socket. */
+    int p[2];
+    GCHECK(r, pipe(p) == 0);
+    GCHECK(r, write(p[1], "x", 1) == 1);
+    GCHECK(r, stvm_fd_wait(vm, p[0], STVM_IO_READ, LONG) == STVM_IO_READ);
+    int pipe_fd = p[0];
+    close(p[0]);
+    close(p[1]);
+    if (connect_and_wait_for_a_byte(vm, r, &fd))
+        r->pipe_fd_reused = fd == pipe_fd;
+}
+
+Test(socket, descriptor_numbers_used_again_wake_their_new_readers, .timeout = 60)
+{
+    static reuse r;
+    memset(&r, 0, sizeof r);
+    r.vm = listening_vm(4, &r.listener, &r.port);
+    r.rounds = 20;
+    spawn(r.vm, 40, "reuser", reuser, &r);
+    RUN_OK_GREEN(&r);
+    cr_assert_geq(r.reused, r.rounds - 1, "the numbers came back (%d times)", r.reused);
+    cr_assert(r.pipe_fd_reused, "the client socket got the pipe's number");
+    cr_assert_eq(stvm_socket_close(r.vm, r.listener), STVM_OK);
+    SCENARIO_DONE(&r);
 }
 
 /* ---- stvm_vm_free with sockets open -------------------------------------------------------- */

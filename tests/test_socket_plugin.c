@@ -237,6 +237,225 @@ Test(socket_plugin, a_connection_made_and_used_with_primitives_only)
     vm_done(vm);
 }
 
+/* ---- readiness the aio layer already knows ------------------------------------------ */
+
+/* A connection made with primitives, each end with three registered semaphores. */
+typedef struct pair {
+    stvm_vm *vm;
+    int bad_line;
+    stvm_oop lis, cli, srv;
+    stvm_semaphore *srv_read, *cli_write;
+    stvm_oop results[8];
+    int nresults;
+    int64_t waits[4];
+} pair;
+
+/* Three new semaphores registered in the external table, and their indices. */
+static void registered(stvm_vm *vm, stvm_semaphore *sems[3], stvm_oop idx[3])
+{
+    for (int i = 0; i < 3; i++) {
+        int index;
+        sems[i] = sem_make(vm);
+        cr_assert_eq(stvm_register_external(vm, sems[i], &index), STVM_OK);
+        idx[i] = SI(index);
+    }
+}
+
+static stvm_oop create_with(stvm_vm *vm, stvm_semaphore *sems[3])
+{
+    stvm_oop idx[3];
+    registered(vm, sems, idx);
+    stvm_oop args[7] = {SI(0), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    return ok(vm, "primitiveSocketCreate3Semaphores", args, 7);
+}
+
+static void pair_make(pair *p)
+{
+    memset(p, 0, sizeof *p);
+    p->vm = vm_make(NULL);
+    stvm_vm *vm = p->vm;
+    stvm_semaphore *ls[3], *cs[3], *ss[3];
+    p->lis = create_with(vm, ls);
+    p->cli = create_with(vm, cs);
+    stvm_oop lo = bytes_of(vm, LOOPBACK4, 4);
+    stvm_oop largs[4] = {p->lis, SI(0), SI(4), lo};
+    ok(vm, "primitiveSocketListenOnPortBacklogInterface", largs, 4);
+    int64_t port = SI_VAL(ok(vm, "primitiveSocketLocalPort", &p->lis, 1));
+    stvm_oop cargs[3] = {p->cli, lo, SI(port)};
+    ok(vm, "primitiveSocketConnectToPort", cargs, 3);
+    cr_assert_eq(status_after(vm, p->cli, STVM_SOCKET_WAITING_FOR_CONNECTION),
+                 STVM_SOCKET_CONNECTED);
+    cr_assert_eq(status_after(vm, p->lis, STVM_SOCKET_WAITING_FOR_CONNECTION),
+                 STVM_SOCKET_CONNECTED);
+    stvm_oop idx[3];
+    registered(vm, ss, idx);
+    stvm_oop aargs[6] = {p->lis, SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    p->srv = ok(vm, "primitiveSocketAccept3Semaphores", aargs, 6);
+    p->srv_read = ss[1];
+    p->cli_write = cs[2];
+}
+
+static void pair_done(pair *p)
+{
+    stvm_oop all[3] = {p->lis, p->cli, p->srv};
+    for (int i = 0; i < 3; i++)
+        ok(p->vm, "primitiveSocketDestroy", &all[i], 1);
+    SCENARIO_DONE(p);
+}
+
+/* A primitive called by a green process (no asserts there): its answer, or SENTINEL. */
+static stvm_oop gcall(pair *p, const char *name, const stvm_oop *args, int nargs)
+{
+    stvm_oop r = SENTINEL;
+    int fail;
+    GCHECK(p, call(p->vm, name, args, nargs, &r, &fail) == STVM_OK);
+    return r;
+}
+
+static int64_t receive(pair *p, stvm_oop h, stvm_oop buf, int64_t count)
+{
+    stvm_oop rargs[4] = {h, buf, SI(1), SI(count)};
+    return SI_VAL(gcall(p, "primitiveSocketReceiveDataBufCount", rargs, 4));
+}
+
+/* The server's reader: a receive that finds nothing arms the read handler; the client's
+ * bytes then sit in the socket, but no aio poll has seen them, so dataAvailable answers
+ * false without looking; the wait on the read semaphore lets the idle process poll, the
+ * handler fires, and dataAvailable answers true without looking; the receive takes the
+ * bytes and uses up the firing, so the next dataAvailable looks (a peek: false). */
+static void reader_trusting_the_handler(stvm_vm *vm, void *arg)
+{
+    pair *p = arg;
+    stvm_oop buf;
+    GCHECK(p, stvm_bytes_new(vm, 16, &buf) == STVM_OK);
+    GCHECK(p, receive(p, p->srv, buf, 16) == 0);
+    stvm_oop msg;
+    GCHECK(p, stvm_bytes_new(vm, 5, &msg) == STVM_OK);
+    stvm_oop sargs[4] = {p->cli, msg, SI(1), SI(5)};
+    GCHECK(p, SI_VAL(gcall(p, "primitiveSocketSendDataBufCount", sargs, 4)) == 5);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketReceiveDataAvailable", &p->srv, 1);
+    p->waits[0] = stvm_semaphore_wait_timeout_ms(vm, p->srv_read, 10000);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketReceiveDataAvailable", &p->srv, 1);
+    GCHECK(p, receive(p, p->srv, buf, 16) == 5);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketReceiveDataAvailable", &p->srv, 1);
+    stvm_oop_release(vm, buf);
+    stvm_oop_release(vm, msg);
+}
+
+/* Make the pair, run fn in a green process of its VM, check its green asserts. */
+static void pair_run(pair *p, stvm_fn fn)
+{
+    pair_make(p);
+    spawn(p->vm, 40, "scenario", fn, p);
+    RUN_OK_GREEN(p);
+}
+
+/* The answers the scenario recorded, each against what it should be and why. */
+static void expect_answers(const pair *p, int n, const stvm_oop *want, const char *const *why)
+{
+    cr_assert_eq(p->nresults, n);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(p->results[i], want[i], "answer %d: %s", i, why[i]);
+}
+
+Test(socket_plugin, data_available_answers_from_an_armed_or_fired_read_handler_without_looking)
+{
+    static pair p;
+    pair_run(&p, reader_trusting_the_handler);
+    static const stvm_oop want[] = {STVM_FALSE, STVM_TRUE, STVM_FALSE};
+    static const char *const why[] = {"armed, not fired: false without a peek",
+                                      "fired: true without a peek",
+                                      "the receive used the firing up; the peek saw none"};
+    expect_answers(&p, 3, want, why);
+    cr_assert_eq(p.waits[0], STVM_OK, "the handler signalled the read semaphore");
+    cr_assert_eq(stats_of(p.vm).fds_ready, 1);
+    /* The host thread has no scheduling point that could poll: it always looks. */
+    stvm_oop msg = bytes_of(p.vm, "abc", 3);
+    stvm_oop sargs[4] = {p.cli, msg, SI(1), SI(3)};
+    cr_assert_eq(SI_VAL(ok(p.vm, "primitiveSocketSendDataBufCount", sargs, 4)), 3);
+    stvm_oop avail = STVM_FALSE;
+    for (int i = 0; i < 2000 && avail != STVM_TRUE; i++) {
+        avail = ok(p.vm, "primitiveSocketReceiveDataAvailable", &p.srv, 1);
+        if (avail != STVM_TRUE)
+            poll(NULL, 0, 1);
+    }
+    cr_assert_eq(avail, STVM_TRUE, "armed, but looked at from the host thread");
+    pair_done(&p);
+}
+
+/* The peer closes while the read handler is armed: the firing saw the hang-up, so
+ * dataAvailable looks, finds the end, answers false and turns the status. */
+static void reader_of_a_closed_peer(stvm_vm *vm, void *arg)
+{
+    pair *p = arg;
+    stvm_oop buf;
+    GCHECK(p, stvm_bytes_new(vm, 16, &buf) == STVM_OK);
+    GCHECK(p, receive(p, p->srv, buf, 16) == 0);
+    gcall(p, "primitiveSocketCloseConnection", &p->cli, 1);
+    p->waits[0] = stvm_semaphore_wait_timeout_ms(vm, p->srv_read, 10000);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketReceiveDataAvailable", &p->srv, 1);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketConnectionStatus", &p->srv, 1);
+    stvm_oop_release(vm, buf);
+}
+
+Test(socket_plugin, a_read_handler_fired_by_the_peer_closing_makes_data_available_look)
+{
+    static pair p;
+    pair_run(&p, reader_of_a_closed_peer);
+    static const stvm_oop want[] = {STVM_FALSE, SI(STVM_SOCKET_OTHER_END_CLOSED)};
+    static const char *const why[] = {"the end is no data", "the peek turned the status"};
+    expect_answers(&p, 2, want, why);
+    cr_assert_eq(p.waits[0], STVM_OK);
+    pair_done(&p);
+}
+
+/* sendDone: true without looking while no send has found the socket full; a send that
+ * sends less than asked makes it look (false, the write handler armed); the peer
+ * draining fires the handler (the write semaphore is signalled), and sendDone answers
+ * true again. */
+static void writer_filling_the_socket(stvm_vm *vm, void *arg)
+{
+    pair *p = arg;
+    enum { CHUNK = 1 << 16 };
+    stvm_oop big, sink;
+    GCHECK(p, stvm_bytes_new(vm, CHUNK, &big) == STVM_OK);
+    GCHECK(p, stvm_bytes_new(vm, CHUNK, &sink) == STVM_OK);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketSendDone", &p->cli, 1);
+    stvm_oop sargs[4] = {p->cli, big, SI(1), SI(CHUNK)};
+    int64_t sent = 0, n;
+    for (int i = 0; i < 1000 && (n = SI_VAL(gcall(p, "primitiveSocketSendDataBufCount",
+                                                  sargs, 4))) == CHUNK; i++)
+        sent += n;
+    p->results[p->nresults++] = gcall(p, "primitiveSocketSendDone", &p->cli, 1);
+    sent += n;
+    /* The server drains everything sent, waiting for data as it goes. */
+    for (int64_t got = 0, r; got < sent && !p->bad_line; got += r) {
+        r = receive(p, p->srv, sink, CHUNK);
+        if (r == 0)
+            GCHECK(p, stvm_semaphore_wait_timeout_ms(vm, p->srv_read, 10000) == STVM_OK);
+    }
+    p->waits[0] = stvm_semaphore_wait_timeout_ms(vm, p->cli_write, 10000);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketSendDone", &p->cli, 1);
+    stvm_oop one[4] = {p->cli, big, SI(1), SI(1)};
+    GCHECK(p, SI_VAL(gcall(p, "primitiveSocketSendDataBufCount", one, 4)) == 1);
+    p->results[p->nresults++] = gcall(p, "primitiveSocketSendDone", &p->cli, 1);
+    stvm_oop_release(vm, big);
+    stvm_oop_release(vm, sink);
+}
+
+Test(socket_plugin, send_done_looks_only_after_a_send_found_the_socket_full)
+{
+    static pair p;
+    pair_run(&p, writer_filling_the_socket);
+    static const stvm_oop want[] = {STVM_TRUE, STVM_FALSE, STVM_TRUE, STVM_TRUE};
+    static const char *const why[] = {"nothing sent yet", "a send sent less than asked: full",
+                                      "the firing said there is room",
+                                      "a whole send: still room"};
+    expect_answers(&p, 4, want, why);
+    cr_assert_eq(p.waits[0], STVM_OK, "the write handler fired when the peer drained");
+    pair_done(&p);
+}
+
 Test(socket_plugin, a_refused_connection_is_a_status_and_an_error_not_a_failure)
 {
     stvm_vm *vm = vm_make(NULL);

@@ -22,7 +22,7 @@ Test(vm, config_init_fills_pharo_defaults)
     cr_assert_eq(cfg.delay_clock, STVM_DELAY_CLOCK_US);
     cr_assert_eq(cfg.clock, STVM_CLOCK_REAL);
     cr_assert_eq(cfg.idle_relinquish_us, 1000);
-    cr_assert_eq(cfg.external_table_size, 256);
+    cr_assert_eq(cfg.external_table_size, 65536);
     cr_assert_eq(cfg.stack_guard, true);
     cr_assert(cfg.stack_size == 0 || cfg.stack_size == 16 * 1024, "stack_size %zu",
               cfg.stack_size);
@@ -187,9 +187,10 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         {STVM_EFULL, "STVM_EFULL"},     {STVM_ESYS, "STVM_ESYS"},
         {STVM_EPRIM, "STVM_EPRIM"},     {STVM_ECLOSED, "STVM_ECLOSED"},
         {STVM_ECONNREFUSED, "STVM_ECONNREFUSED"}, {STVM_ESTOPPED, "STVM_ESTOPPED"},
+        {STVM_EPROTO, "STVM_EPROTO"},
     };
     enum { N = sizeof codes / sizeof codes[0] };
-    cr_assert_eq(N, 16);
+    cr_assert_eq(N, 17);
     const char *generic = stvm_strerror(-N);
     cr_assert_not_null(generic);
     cr_assert_gt(strlen(generic), 0);

@@ -1,9 +1,19 @@
 /*
- * The aio layer (see aio.h). Handlers are one-shot as in Cog: a descriptor is in the
- * epoll set with EPOLLONESHOT and the events of its armed handlers, so the kernel
- * reports it once and then ignores it until it is armed again (one epoll_ctl). The
- * external table's eventfd is in the set too, level-triggered, so one epoll wait ends
- * on readiness, a deadline (its timeout) and a signal from another thread alike.
+ * The aio layer (see aio.h). Handlers are one-shot as in Cog: a firing disarms the
+ * handler until it is armed again. How the kernel is told depends on who owns the
+ * descriptor:
+ *  - the embedder's (stvm_fd_wait): in the epoll set with EPOLLONESHOT and the events
+ *    of its armed handlers, so the kernel reports it once and then ignores it until it
+ *    is armed again (one epoll_ctl, which also looks at the readiness it already has);
+ *  - the VM's own (sockets, stvm__aio_own): edge-triggered, for every event it was ever
+ *    armed for, and left so. Its handlers are armed again only after a read, write or
+ *    accept found the descriptor not ready (stvm__aio_rearm), so any readiness after
+ *    that is a new edge that the next wait reports: re-arming costs no system call,
+ *    which on a socket ping-pong is one epoll_ctl per message. The price: an edge
+ *    while no handler is armed (data for a reader that gave up waiting) ends an aio
+ *    wait once for nothing, where one-shot would have stayed silent.
+ * The external table's eventfd is in the set too, level-triggered, so one epoll wait
+ * ends on readiness, a deadline (its timeout) and a signal from another thread alike.
  *
  * The table of descriptors is an array indexed by descriptor (Redis, libuv): O(1) to
  * find, as large as the highest descriptor armed.
@@ -63,17 +73,19 @@ static stvm_aio_fd *entry(stvm_aio *a, int fd)
     return &a->fds[fd];
 }
 
-static uint32_t epoll_events(uint8_t armed)
+static uint32_t epoll_events(const stvm_aio_fd *e)
 {
-    return EPOLLONESHOT | ((armed & STVM_IO_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
-           ((armed & STVM_IO_WRITE) ? EPOLLOUT : 0);
+    uint8_t events = e->owned ? e->interest : e->armed;
+    return (e->owned ? EPOLLET : EPOLLONESHOT) |
+           ((events & STVM_IO_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
+           ((events & STVM_IO_WRITE) ? EPOLLOUT : 0);
 }
 
 /* Tell epoll what e now waits for. A descriptor closed and reopened under the same
  * number left the set without our knowing: then it is added again. */
 static int sync_epoll(stvm_aio *a, int fd, stvm_aio_fd *e)
 {
-    struct epoll_event ev = {.events = epoll_events(e->armed), .data.u64 = (uint64_t)fd};
+    struct epoll_event ev = {.events = epoll_events(e), .data.u64 = (uint64_t)fd};
     int op = e->in_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     int r = epoll_ctl(a->epfd, op, fd, &ev);
     if (r != 0 && errno == (op == EPOLL_CTL_MOD ? ENOENT : EEXIST))
@@ -89,7 +101,8 @@ static int slot(int event)
     return event == STVM_IO_WRITE;
 }
 
-int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index)
+/* quiet: the caller has just seen the event not ready (stvm__aio_rearm). */
+static int arm(stvm_vm *vm, int fd, int event, int index, bool quiet)
 {
     stvm_aio *a = &vm->aio;
     if (fd < 0 || (event != STVM_IO_READ && event != STVM_IO_WRITE))
@@ -97,16 +110,46 @@ int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index)
     stvm_aio_fd *e = entry(a, fd);
     if (!e)
         return STVM_ENOMEM;
-    uint8_t was = e->armed;
+    uint8_t was = e->armed, had = e->interest;
     e->armed |= (uint8_t)event;
-    e->index[slot(event)] = index;
-    int err = sync_epoll(a, fd, e);
-    if (err) {
-        e->armed = was;
-        return err;
+    /* Armed already: the kernel will report it (the one-shot has not fired). */
+    bool told = (was & event) || (quiet && e->owned && e->in_set && (had & event));
+    if (!told) {
+        if (e->owned)
+            e->interest |= (uint8_t)event;
+        int err = sync_epoll(a, fd, e);
+        if (err) {
+            e->armed = was;
+            e->interest = had;
+            return err;
+        }
     }
+    e->index[slot(event)] = index;
+    e->fired &= (uint8_t)~event;
+    if (!e->fired)
+        e->hangup = false;
     a->narmed += !(was & event);
     return STVM_OK;
+}
+
+int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index)
+{
+    return arm(vm, fd, event, index, false);
+}
+
+int stvm__aio_rearm(stvm_vm *vm, int fd, int event, int index)
+{
+    return arm(vm, fd, event, index, true);
+}
+
+void stvm__aio_own(stvm_vm *vm, int fd)
+{
+    stvm_aio_fd *e = fd >= 0 ? entry(&vm->aio, fd) : NULL;
+    if (!e)
+        return;
+    /* A number the kernel handed out again: whatever was known of it is gone. */
+    vm->aio.narmed -= __builtin_popcount(e->armed);
+    *e = (stvm_aio_fd){.owned = true};
 }
 
 void stvm__aio_disarm(stvm_vm *vm, int fd, int events)
@@ -121,8 +164,9 @@ void stvm__aio_disarm(stvm_vm *vm, int fd, int events)
     e->armed &= (uint8_t)~off;
     a->narmed -= __builtin_popcount(off);
     /* With nothing left armed the entry may stay in the set as it is: EPOLLONESHOT
-     * reports it at most once more, and a report for an unarmed handler is ignored. */
-    if (e->armed)
+     * reports it at most once more, an owned descriptor once per edge, and a report for
+     * an unarmed handler is ignored. */
+    if (e->armed && !e->owned)
         sync_epoll(a, fd, e);
 }
 
@@ -131,12 +175,23 @@ int stvm__aio_armed(const stvm_vm *vm, int fd)
     return fd >= 0 && fd < vm->aio.cap ? vm->aio.fds[fd].armed : 0;
 }
 
-int stvm__aio_take_fired(stvm_vm *vm, int fd)
+int stvm__aio_fired(const stvm_vm *vm, int fd, bool *hangup)
+{
+    const stvm_aio_fd *e = fd >= 0 && fd < vm->aio.cap ? &vm->aio.fds[fd] : NULL;
+    if (hangup)
+        *hangup = e && e->hangup;
+    return e ? e->fired : 0;
+}
+
+int stvm__aio_take_fired(stvm_vm *vm, int fd, int events)
 {
     if (fd < 0 || fd >= vm->aio.cap)
         return 0;
-    int fired = vm->aio.fds[fd].fired;
-    vm->aio.fds[fd].fired = 0;
+    stvm_aio_fd *e = &vm->aio.fds[fd];
+    int fired = e->fired & events;
+    e->fired &= (uint8_t)~events;
+    if (!e->fired)
+        e->hangup = false;
     return fired;
 }
 
@@ -169,8 +224,7 @@ static void fire(stvm_vm *vm, int fd, uint32_t got)
         if (!(firing & ev))
             continue;
         int index = e->index[slot(ev)];
-        const stvm_semaphore *s = index >= 1 && index <= vm->ext.size ? vm->ext.sems[index - 1]
-                                                                      : NULL;
+        const stvm_semaphore *s = stvm__external_sem(vm, index);
         vm->stats.fds_ready++;
         if (!s || !s->list.first)
             vm->stats.io_signals_unwaited++;
@@ -179,8 +233,10 @@ static void fire(stvm_vm *vm, int fd, uint32_t got)
     }
     e->armed &= (uint8_t)~firing;
     e->fired |= firing;
+    if (firing && (got & (EPOLLRDHUP | EPOLLERR | EPOLLHUP)))
+        e->hangup = true;
     a->narmed -= __builtin_popcount(firing);
-    if (e->armed)   /* EPOLLONESHOT disabled the rest too */
+    if (e->armed && !e->owned)   /* EPOLLONESHOT disabled the rest too */
         sync_epoll(a, fd, e);
 }
 

@@ -17,16 +17,29 @@ int stvm__aio_init(stvm_vm *vm);
 void stvm__aio_destroy(stvm_vm *vm);
 
 /* Arm the one-shot handler of one event (STVM_IO_READ or STVM_IO_WRITE) of fd to
- * request a signal of external slot index (1-based). Re-arming an armed handler only
- * changes its index. Errors: EINVAL (fd < 0, or not a descriptor epoll can watch:
- * closed, a regular file), ENOMEM, ESYS. One system call. */
+ * request a signal of external slot index (1-based), and forget an earlier firing of
+ * that event. Re-arming an armed handler only changes its index (no system call).
+ * Errors: EINVAL (fd < 0, or not a descriptor epoll can watch: closed, a regular file),
+ * ENOMEM, ESYS. One system call, except as stvm__aio_rearm says. */
 int stvm__aio_arm(stvm_vm *vm, int fd, int event, int index);
+/* stvm__aio_arm for a caller that has just seen the event not ready (a read, write,
+ * accept or poll that would block) with no aio wait since. On a descriptor the VM owns
+ * that was armed for this event before, this is no system call: its edge-triggered
+ * registration reports the next readiness. Otherwise as stvm__aio_arm. */
+int stvm__aio_rearm(stvm_vm *vm, int fd, int event, int index);
+/* fd was just made by the VM (a socket, an accepted connection), which will call
+ * stvm__aio_forget before it closes it: its handlers may be re-armed without a system
+ * call (stvm__aio_rearm). Best effort: out of memory, it is armed as any other. */
+void stvm__aio_own(stvm_vm *vm, int fd);
 /* Disarm the handlers of events (either or both) of fd; no-op for unarmed ones. */
 void stvm__aio_disarm(stvm_vm *vm, int fd, int events);
 /* Events of fd whose handlers are armed (0 if none). */
 int stvm__aio_armed(const stvm_vm *vm, int fd);
-/* The events whose handlers fired since the last call, cleared by reading them. */
-int stvm__aio_take_fired(stvm_vm *vm, int fd);
+/* The events of fd whose handlers fired and were not yet taken or re-armed; *hangup
+ * (may be NULL) tells whether a firing saw an error or a hang-up. Clears nothing. */
+int stvm__aio_fired(const stvm_vm *vm, int fd, bool *hangup);
+/* The fired events among events (as stvm__aio_fired), now forgotten. */
+int stvm__aio_take_fired(stvm_vm *vm, int fd, int events);
 /* fd is about to be closed: disarm it and take it out of the epoll set. */
 void stvm__aio_forget(stvm_vm *vm, int fd);
 

@@ -12,7 +12,7 @@
 #define STVM_MAX_GUARD_SIZE ((size_t)64 << 20)
 #define STVM_DEFAULT_RELINQUISH_US 1000u
 #define STVM_MAX_RELINQUISH_US 10000000u
-#define STVM_DEFAULT_EXTERNAL_SLOTS 256
+#define STVM_DEFAULT_EXTERNAL_SLOTS 65536   /* made in chunks as slots are used */
 #define STVM_MAX_EXTERNAL_SLOTS 65536
 #define STVM_DEFAULT_BUSY_POLL_MS 20u       /* the Cog heartbeat's ioProcessEvents period */
 #define STVM_MAX_BUSY_POLL_MS 1000u

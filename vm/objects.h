@@ -84,6 +84,9 @@ typedef struct stvm_socket_handle {
     bool connecting;                 /* connect() in progress (WaitingForConnection) */
     bool listening;                  /* a listener (WaitingForConnection until accept) */
     bool destroyed;                  /* primitiveSocketDestroy ran: every primitive fails */
+    bool send_full;                  /* a send found no room (EAGAIN, or sent less than
+                                        asked) and none has since been seen: sendDone
+                                        must look */
     struct stvm_socket_handle *prev_open, *next_open;   /* handles with a descriptor */
 } stvm_socket_handle;
 

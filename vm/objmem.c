@@ -20,6 +20,13 @@ static size_t set_hash(uintptr_t a, size_t cap)
     return (size_t)(((a >> 6) * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
 }
 
+/* A socket's primitives validate its handle, its buffer and its semaphores again and
+ * again: a hit here saves the search. */
+static size_t recent_slot(uintptr_t a)
+{
+    return ((a >> 6) ^ (a >> 11)) & 31;
+}
+
 static bool set_grow(stvm_objmem *m)
 {
     size_t ncap = m->set_cap ? m->set_cap * 2 : 256;
@@ -137,6 +144,8 @@ void stvm__objmem_free(stvm_vm *vm, void *obj)
         return;
     m->set[j] = SET_TOMB;
     m->set_used--;
+    if (m->recent[recent_slot((uintptr_t)obj)] == (uintptr_t)obj)
+        m->recent[recent_slot((uintptr_t)obj)] = 0;
     m->set_tombs++;
     stvm_object *o = obj;
     count_free(vm, o->byte_size + sizeof(stvm_object));
@@ -195,14 +204,19 @@ bool stvm__objmem_is_object(stvm_vm *vm, stvm_oop oop)
 {
     if (oop == STVM_NIL || (oop & 15))
         return false;
+    uintptr_t *recent = &vm->mem.recent[recent_slot(oop)];
+    if (*recent == oop)
+        return true;
     for (stvm_slab *s = vm->mem.slabs; s; s = s->next) {
         uintptr_t lo = (uintptr_t)s->cells, hi = lo + s->count * sizeof(stvm_large_int);
         if (oop >= lo && oop < hi)
             return (oop - lo) % sizeof(stvm_large_int) == 0 &&
                    ((stvm_large_int *)oop)->hdr.class_index != STVM_CLASS_FREE;
     }
-    if (set_find(&vm->mem, oop) != (size_t)-1)
+    if (set_find(&vm->mem, oop) != (size_t)-1) {
+        *recent = oop;
         return true;
+    }
     /* The handle of a process nobody holds lives at a fixed place in its stack. */
     stvm_stack st;
     bool in_guard;

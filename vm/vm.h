@@ -25,14 +25,35 @@ typedef struct stvm_clock {
 } stvm_clock;
 
 /* The external semaphore table: Cog's lock-free requests/responses counters, so that
- * N requests from any threads become exactly N signals. */
+ * N requests from any threads become exactly N signals.
+ *
+ * Slots live in chunks of STVM_EXT_CHUNK_SLOTS, made when a slot of the chunk is first
+ * registered (a table of 65,536 slots costs 2 KiB until it is used). Which slots have
+ * requests not yet answered is a two-level bitmap, so that the drain costs O(pending)
+ * whatever the table's size: bit s%64 of a chunk's pending[s/64] marks slot s of the
+ * chunk, and bit w%64 of summary[w/64] marks pending word w of the table (word w of
+ * chunk w/STVM_EXT_CHUNK_WORDS). Requesters set a slot's bit, then its word's summary
+ * bit, then `pending`, with atomic OR from any thread; the VM thread clears `pending`
+ * and then takes words with atomic exchange, so a request that races with a drain is
+ * seen by the next one. The counters, not the bits, say how many signals are due. */
+#define STVM_EXT_CHUNK_SLOTS 256
+#define STVM_EXT_CHUNK_WORDS (STVM_EXT_CHUNK_SLOTS / 64)
+
+typedef struct stvm_ext_chunk {
+    _Atomic uint64_t pending[STVM_EXT_CHUNK_WORDS];  /* set by any thread */
+    _Atomic uint32_t requests[STVM_EXT_CHUNK_SLOTS]; /* bumped by any thread */
+    uint32_t responses[STVM_EXT_CHUNK_SLOTS];        /* VM thread only */
+    stvm_semaphore *sems[STVM_EXT_CHUNK_SLOTS];      /* VM thread only; NULL = free slot */
+} stvm_ext_chunk;
+
 typedef struct stvm_external_table {
-    int size;
+    int size;                       /* slots, 1-based indices 1..size */
     int high;                       /* slots above this were never used: not scanned */
     int first_free;                 /* every slot below this is in use */
-    _Atomic uint32_t *requests;     /* bumped by any thread */
-    uint32_t *responses;            /* VM thread only */
-    stvm_semaphore **sems;          /* VM thread only; NULL = free slot */
+    int nchunks;                    /* chunks[] entries: size / STVM_EXT_CHUNK_SLOTS, up */
+    int nsummary;                   /* summary words covering the chunks made so far */
+    stvm_ext_chunk *_Atomic *chunks;/* made by the VM thread, read by any (acquire) */
+    _Atomic uint64_t *summary;      /* one bit per pending word; set by any thread */
     atomic_int pending;             /* some request not yet answered */
     atomic_int sleeping;            /* the VM thread is (about to be) asleep in ppoll */
     int wake_fd;                    /* eventfd that wakes the sleeping VM */
@@ -52,6 +73,8 @@ typedef struct stvm_objmem {
     stvm_large_int *free_cells;     /* free list threaded through the digit bytes */
     uintptr_t *set;                 /* open addressing; 0 empty, 1 tombstone */
     size_t set_cap, set_used, set_tombs;
+    uintptr_t recent[32];           /* registered objects validated lately, by a hash of
+                                       the address; freeing an object clears its entry */
 } stvm_objmem;
 
 /* Stack memory (stack.c): arenas of equal slots, one size class per stack size. */
@@ -91,12 +114,17 @@ typedef struct stvm_timer {
     bool keeps_alive;               /* the deadline is work stvm_run waits for */
 } stvm_timer;
 
-/* The aio layer (aio.c): per descriptor, its one-shot handlers. */
+/* The aio layer (aio.c): per descriptor, its one-shot handlers. A descriptor the VM
+ * owns (stvm__aio_own) is in the epoll set edge-triggered for every event it was ever
+ * armed for (interest); any other one-shot for the events armed (aio.c says why). */
 typedef struct stvm_aio_fd {
     int index[2];                   /* external slot to signal on read / write readiness */
     uint8_t armed;                  /* STVM_IO_* handlers armed */
     uint8_t fired;                  /* STVM_IO_* handlers fired, not yet taken */
+    uint8_t interest;               /* owned: STVM_IO_* events in its epoll registration */
+    bool hangup;                    /* a firing saw an error or hang-up, not yet taken */
     bool in_set;                    /* in the epoll set (disabled while nothing is armed) */
+    bool owned;                     /* the VM made it and forgets it before closing it */
 } stvm_aio_fd;
 
 typedef struct stvm_aio {
@@ -106,6 +134,16 @@ typedef struct stvm_aio {
     int narmed;                     /* handlers armed, all descriptors together */
     uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
 } stvm_aio;
+
+/* The image side's pool of 4 KiB buffers (image-stubs/buffer_pool.c): ByteArrays no
+ * SocketStream or socket call holds right now, kept for the next that needs one. They
+ * are objects of the object memory, freed with it. */
+#define STVM_BUFFER_POOL_MAX 64
+
+typedef struct stvm_buffer_pool {
+    stvm_byte_array *free[STVM_BUFFER_POOL_MAX];
+    int nfree;
+} stvm_buffer_pool;
 
 /* Hooks the image side installs when its Delay scheduler starts. */
 typedef struct stvm_delay_hooks {
@@ -169,6 +207,7 @@ struct stvm_vm {
     stvm_delay_hooks delay;
     stvm_socket_hooks sockets;
     stvm_ffi_hooks ffi;
+    stvm_buffer_pool buffers;
 };
 
 #endif

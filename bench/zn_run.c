@@ -1,0 +1,236 @@
+/*
+ * stvm-bench zn: one configuration in a fresh VM. The benchmark process runs at
+ * priority 40 as Sven's loop ran in Pharo's UI process: a ZnClient-shaped client
+ * (image-stubs/zn_client.h) with its log level, and for subscriber rows a synchronous
+ * subscription on the ZnLogEvent announcer whose callback spends --subscriber-cost-us
+ * of CPU (stvm__busy_us) per delivered event. With --background on a process at
+ * priority 30 stays runnable, spinning through preemption checkpoints, so the idle
+ * process never runs. After the warm-up the counters are read, the timed requests
+ * run, the counters are read again.
+ *
+ * The bench reaches below the public API here (the image side's client, log and
+ * announcer), which it may: it links the static library and sits above image-stubs.
+ */
+#include "zn_measure.h"
+
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../image-stubs/zn_client.h"
+
+typedef struct zn_snapshot {
+    int64_t mono_ns, cpu_ns;
+    stvm_stats vm;
+    zn_client_stats client;
+    zn_log_stats log;
+} zn_snapshot;
+
+typedef struct zn_bench {
+    const zn_params *p;
+    zn_counts *c;
+    zn_log *log;
+    zn_client *client;
+    uint8_t *body;
+    bool done;                      /* tells the background process to end */
+    int err;
+    char why[200];
+} zn_bench;
+
+static void bench_fail(zn_bench *b, const char *what, int err)
+{
+    if (b->err)
+        return;
+    b->err = err;
+    const char *detail = b->client ? stvm__zn_client_why(b->client) : "";
+    snprintf(b->why, sizeof b->why, "%s: %s%s%s", what, stvm_err_name(err),
+             *detail ? ": " : "", detail);
+}
+
+static void snapshot(stvm_vm *vm, const zn_bench *b, zn_snapshot *s)
+{
+    stvm_get_stats(vm, &s->vm);
+    s->client = *stvm__zn_client_stats(b->client);
+    stvm__zn_log_get_stats(b->log, &s->log);
+    s->cpu_ns = bench_cpu_ns();
+    s->mono_ns = bench_mono_ns();
+}
+
+static void counts_between(const zn_snapshot *a, const zn_snapshot *b, zn_counts *c)
+{
+    c->wall_ns = b->mono_ns - a->mono_ns;
+    c->cpu_ns = b->cpu_ns - a->cpu_ns;
+#define D(f, part, g) c->f = b->part.g - a->part.g
+    D(reads_blocked, client, reads_blocked);
+    D(first_reads_blocked, client, first_reads_blocked);
+    D(connects, client, connects);
+    D(retries, client, retries);
+    D(before_ns, client, before_ns);
+    D(between_ns, client, between_ns);
+    D(wait_ns, client, wait_ns);
+    D(parse_ns, client, parse_ns);
+    D(after_ns, client, after_ns);
+    D(timed_waits, vm, timed_waits);
+    D(timing_activations, vm, timing_loop_passes);
+    D(os_sleeps, vm, os_sleeps);
+    D(os_slept_us, vm, os_slept_us);
+    D(wakeups_timer, vm, wakeups_timer);
+    D(wakeups_io, vm, wakeups_io);
+    D(wakeups_external, vm, wakeups_external);
+    D(wakeups_relinquish, vm, wakeups_relinquish);
+    D(fds_ready, vm, fds_ready);
+    D(io_polls_busy, vm, io_polls_busy);
+    D(context_switches, vm, context_switches);
+    D(events_built, log, events_built);
+    D(deliveries, log, announcer.deliveries);
+#undef D
+}
+
+/* ---- the processes ---------------------------------------------------------------------- */
+
+/* The inspector's stand-in: its work runs in the announcing process. */
+static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
+{
+    (void)a;
+    const zn_bench *b = arg;
+    stvm__busy_us(vm, b->p->cfg.subscriber_cost_us, NULL);
+}
+
+static const announcement_class *subscribed_class(zn_events e)
+{
+    switch (e) {
+    case ZN_EVENTS_WRITTEN: return &stvm__zn_request_written_class;
+    case ZN_EVENTS_READ: return &stvm__zn_response_read_class;
+    case ZN_EVENTS_TRANSACTION: return &stvm__zn_client_transaction_class;
+    default: return &stvm__zn_log_event_class;
+    }
+}
+
+static void background(stvm_vm *vm, void *arg)
+{
+    const zn_bench *b = arg;
+    while (!b->done)
+        stvm_checkpoint(vm);
+}
+
+static bool one_request(stvm_vm *vm, zn_bench *b)
+{
+    zn_response r;
+    int err = stvm__zn_client_get(vm, b->client, b->p->path, b->body, b->p->body_size + 1, &r);
+    if (err) {
+        bench_fail(b, "a request", err);
+        return false;
+    }
+    if (r.status != 200 || r.body_bytes != b->p->body_size) {
+        snprintf(b->why, sizeof b->why, "nginx answered %d with %zu bytes (%zu expected)",
+                 r.status, r.body_bytes, b->p->body_size);
+        b->err = STVM_EPROTO;
+        return false;
+    }
+    return true;
+}
+
+/* The warm-up, then the timed requests between two snapshots. */
+static void request_loop(stvm_vm *vm, zn_bench *b)
+{
+    const zn_params *p = b->p;
+    int64_t warm_end = bench_mono_ns() + (int64_t)(p->max_seconds * 1e8);
+    for (long long i = 0; i < p->warmup && bench_mono_ns() < warm_end; i++)
+        if (!one_request(vm, b))
+            return;
+    zn_snapshot s0, s1;
+    snapshot(vm, b, &s0);
+    int64_t deadline = s0.mono_ns + (int64_t)(p->max_seconds * 1e9);
+    long long done = 0;
+    while (done < p->requests && one_request(vm, b)) {
+        done++;
+        if (bench_mono_ns() >= deadline) {
+            b->c->cut_short = done < p->requests;
+            break;
+        }
+    }
+    snapshot(vm, b, &s1);
+    counts_between(&s0, &s1, b->c);
+    b->c->requests = done;
+}
+
+static void ui_process(stvm_vm *vm, void *arg)
+{
+    zn_bench *b = arg;
+    const zn_config *k = &b->p->cfg;
+    if (k->background && stvm_spawn(vm, 30, "background", background, b, NULL) != STVM_OK)
+        bench_fail(b, "spawning the background process", STVM_ENOMEM);
+    if (!b->err)
+        request_loop(vm, b);
+    b->done = true;
+    stvm__zn_client_free(vm, b->client);
+    b->client = NULL;
+}
+
+/* ---- one configuration ------------------------------------------------------------------ */
+
+static int setup_log(stvm_vm *vm, zn_bench *b)
+{
+    const zn_config *k = &b->p->cfg;
+    int err = stvm__zn_log_new(vm, &b->log);
+    if (!err)
+        err = stvm__zn_log_set_construction_cost_us(b->log, k->event_cost_us);
+    if (err || k->logging != ZN_LOGGING_SUBSCRIBER)
+        return err;
+    announcer *an;
+    uint64_t id;
+    err = stvm__zn_log_announcer(vm, b->log, &an);
+    if (!err)
+        err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
+                                        subscriber, b, &id);
+    return err;
+}
+
+static int setup_client(stvm_vm *vm, zn_bench *b)
+{
+    const zn_config *k = &b->p->cfg;
+    zn_client_config cc = {.host = "127.0.0.1", .port = b->p->port,
+                           .timeout_ms = k->plain_wait ? -1 : 0, .log = b->log,
+                           .logging = {.level = k->logging == ZN_LOGGING_OFF ? ZN_LOG_OFF
+                                                                             : ZN_LOG_ALL},
+                           .before_us = k->before_us, .between_us = k->between_us,
+                           .after_us = k->after_us};
+    return stvm__zn_client_new(vm, &cc, &b->client);
+}
+
+static int make_vm(const zn_config *k, stvm_vm **vm)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.idle_mode = k->idle_mode;
+    cfg.idle_relinquish_us = k->idle_us;
+    cfg.wake_inject_us = k->wake_inject_us;
+    return stvm_vm_new(vm, &cfg);
+}
+
+int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
+{
+    memset(c, 0, sizeof *c);
+    zn_bench b = {.p = p, .c = c, .body = malloc(p->body_size + 1)};
+    stvm_vm *vm = NULL;
+    int err = b.body ? make_vm(&p->cfg, &vm) : STVM_ENOMEM;
+    if (err)
+        snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
+    else if ((err = setup_log(vm, &b)) || (err = setup_client(vm, &b)))
+        snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
+    else if ((err = stvm_spawn(vm, 40, "ui", ui_process, &b, NULL)) ||
+             (err = stvm_run(vm)))
+        snprintf(b.why, sizeof b.why, "running the VM: %s", stvm_err_name(err));
+    else
+        err = b.err;
+    if (vm) {
+        stvm__zn_client_free(vm, b.client);
+        if (b.log)
+            stvm__zn_log_free(vm, b.log);
+        stvm_vm_free(vm);
+    }
+    free(b.body);
+    snprintf(why, whysize, "%s", b.why);
+    return err;
+}
