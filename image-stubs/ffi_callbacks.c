@@ -32,6 +32,8 @@ static int start_queue(stvm_vm *vm, ffi_state *st)
 {
     if (st->callback_process)
         return STVM_OK;
+    if (!stvm__external_has_room(vm))
+        return STVM_EFULL;
     stvm_semaphore *sem;
     int index, err = stvm_semaphore_new(vm, &sem);
     if (err)

@@ -40,6 +40,11 @@ int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
+    /* Refused arguments are refused before a job is taken: the first one allocates. */
+    ffi_frame check;
+    int code = stvm__ffi_marshal(vm, &fn->sig, args, nargs, &check);
+    if (code)
+        return stvm__ffi_fail(vm, code);
     ffi_job *job;
     int err = stvm__ffi_job_take(vm, &job);
     if (err)

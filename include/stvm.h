@@ -893,7 +893,9 @@ typedef int (*stvm_ffi_handler)(stvm_vm *vm, void *arg, const stvm_oop *args, in
  * callback starts the callback process; from then on stvm_run no longer answers
  * STVM_EDEADLOCK while processes wait (a foreign thread may call back at any time).
  * Errors: EINVAL (vm, signature, handler, out or c_function NULL; a bad signature),
- * ENOMEM, ESYS (libffi could not make executable memory). Allocates; never switches. */
+ * EFULL (the first callback of a VM whose external table has no free slot for the
+ * queue's semaphore), ENOMEM, ESYS (libffi could not make executable memory).
+ * Allocates; never switches. */
 STVM_API int stvm_ffi_callback_new(stvm_vm *vm, const char *signature,
                                    stvm_ffi_handler handler, void *arg,
                                    stvm_ffi_callback **out, void **c_function);

@@ -37,6 +37,8 @@ static void job_orphan(stvm_task *t)
 
 static int job_new(stvm_vm *vm, ffi_state *st, ffi_job **out)
 {
+    if (!stvm__external_has_room(vm))
+        return STVM_EFULL;
     ffi_job *job = calloc(1, sizeof *job);
     if (!job)
         return STVM_ENOMEM;
