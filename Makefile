@@ -15,7 +15,7 @@ B       := build
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
 CFLAGS_LIB = $(WARN) $(OPT) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
-LDLIBS  := -lpthread -lm
+LDLIBS  := -lffi -ldl -lpthread -lm
 
 LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
 LIB_ASM := scheduler/switch_x86_64.S

@@ -142,6 +142,7 @@ void bench_run_gnuplot(const bench_plot_paths *p);
 int micro_main(int argc, char **argv);
 int delay_main(int argc, char **argv);
 int io_main(int argc, char **argv);
+int ffi_main(int argc, char **argv);
 int zn_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */

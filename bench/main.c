@@ -9,6 +9,8 @@
  *   stvm-bench io [--case LIST] [--idle-mode LIST] [--repeat K] [--rounds N]
  *                 [--max-seconds S] [--connections N] [--messages M] [--message-bytes B]
  *                 [--timeout-ms T] [--cpu N] [--format F]
+ *   stvm-bench ffi [--repeat K] [--calls N] [--round-trips N] [--blocking-calls N]
+ *                  [--block-ms M] [--workers W] [--cpu N] [--format F]
  */
 #include "bench.h"
 #include "random.h"
@@ -173,6 +175,9 @@ static void usage(FILE *f)
             "  io      loopback TCP ping-pong (green processes, a green process and an OS\n"
             "          thread, two OS threads) per idle mode, and many connections to an\n"
             "          echo server in the VM: round trips, CPU, wake-ups, memory\n"
+            "  ffi     C calls through libffi: same-thread callouts against a bare ffi_call,\n"
+            "          threaded callouts and callbacks, and a ticker's ticks while blocking\n"
+            "          calls run on the VM's thread or on a worker\n"
             "  zn      the ZnClient experiment: a ZnClient-shaped client in the VM against\n"
             "          a real nginx with logging off, on, and on with a subscriber, per\n"
             "          idle mode, beside wrk -t1 -c1\n"
@@ -205,6 +210,8 @@ int main(int argc, char **argv)
         return delay_main(argc - 1, argv + 1);
     if (strcmp(cmd, "io") == 0)
         return io_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "ffi") == 0)
+        return ffi_main(argc - 1, argv + 1);
     if (strcmp(cmd, "zn") == 0)
         return zn_main(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -43,6 +43,8 @@ const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop)
     case STVM_CLASS_SOCKET_HANDLE: return "SocketHandle";
     case STVM_CLASS_SOCKET: return "Socket";
     case STVM_CLASS_SOCKET_STREAM: return "SocketStream";
+    case STVM_CLASS_FLOAT: return "BoxedFloat64";
+    case STVM_CLASS_EXTERNAL_ADDRESS: return "ExternalAddress";
     default: return NULL;
     }
 }

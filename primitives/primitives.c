@@ -136,7 +136,9 @@ const char *stvm_prim_error_name(int code)
     static const char *const names[] = {
         "success", "generic failure", "bad receiver", "bad argument", "bad index",
         "bad number of arguments", "inappropriate operation", "unsupported operation",
-        "no modification", "insufficient object memory",
+        "no modification", "insufficient object memory", "insufficient C memory",
+        "not found", "bad method", "internal error in named primitive machinery",
+        "object may move", "resource limit exceeded",
     };
     if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
         return names[code];

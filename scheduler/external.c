@@ -172,6 +172,18 @@ int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
     return STVM_EFULL;
 }
 
+bool stvm__external_has_room(stvm_vm *vm)
+{
+    stvm_external_table *t = &vm->ext;
+    for (int i = t->first_free; i < t->size; i++) {
+        stvm_ext_chunk *c =
+            atomic_load_explicit(&t->chunks[i / STVM_EXT_CHUNK_SLOTS], memory_order_relaxed);
+        if (!c || !c->sems[i % STVM_EXT_CHUNK_SLOTS])
+            return true;   /* a chunk not made yet has every slot free */
+    }
+    return false;
+}
+
 int stvm_unregister_external(stvm_vm *vm, int index)
 {
     stvm_semaphore *s = vm ? stvm__external_sem(vm, index) : NULL;

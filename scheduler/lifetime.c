@@ -61,6 +61,9 @@ void stvm_vm_free(stvm_vm *vm)
     if (!vm || vm->running)
         return;
     stvm__processes_destroy(vm);
+    /* Before the external table and object memory go: its workers still signal. */
+    if (vm->ffi.destroy)
+        vm->ffi.destroy(vm);
     if (vm->sockets.destroy)
         vm->sockets.destroy(vm);
     if (vm->delay.destroy)

@@ -89,6 +89,8 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     vm->run_slept = false;
     /* While it runs, the VM's own waits decide when the wake descriptor is written. */
     atomic_store(&vm->ext.sleeping, 0);
+    if (vm->ffi.run_edge)
+        vm->ffi.run_edge(vm, true);
     stvm__ctx_host_enter(vm);
     if (stvm__poll_events(vm)) {   /* stopped before it began: the first scheduling point */
         vm->stopping = false;
@@ -97,6 +99,8 @@ int stvm_run_mode(stvm_vm *vm, int mode)
         stvm__transfer_from_host(vm);
     }
     stvm__ctx_host_leave(vm);
+    if (vm->ffi.run_edge)
+        vm->ffi.run_edge(vm, false);
     /* Between runs every external signal writes it, so stvm_backend_fd tells a host
      * event loop that there is something to do. */
     atomic_store(&vm->ext.sleeping, 1);

@@ -28,6 +28,9 @@ void stvm_config_init(stvm_config *cfg)
     cfg->idle_mode = STVM_IDLE_POLL;
     cfg->busy_poll_ms = STVM_DEFAULT_BUSY_POLL_MS;
     cfg->timer_slack_us = STVM_DEFAULT_TIMER_SLACK_US;
+    cfg->ffi_workers = STVM_DEFAULT_FFI_WORKERS;
+    cfg->ffi_callback_priority = STVM_DEFAULT_FFI_CALLBACK_PRIORITY;
+    cfg->ffi_spin_us = STVM_DEFAULT_FFI_SPIN_US;
 }
 
 size_t stvm__page_round(size_t bytes)
@@ -76,6 +79,11 @@ static int check(const stvm_config *c, char *why, size_t size)
     RULE(c->busy_poll_ms <= STVM_MAX_BUSY_POLL_MS, busy_poll_ms, "0 .. 1000");
     RULE(c->wake_inject_us <= STVM_MAX_WAKE_INJECT_US, wake_inject_us, "0 .. 1000000");
     RULE(c->timer_slack_us <= STVM_MAX_TIMER_SLACK_US, timer_slack_us, "0 .. 1000");
+    RULE(c->ffi_workers >= 1 && c->ffi_workers <= STVM_MAX_FFI_WORKERS, ffi_workers, "1 .. 64");
+    RULE(c->ffi_callback_priority >= STVM_PRIORITY_MIN &&
+             c->ffi_callback_priority <= STVM_PRIORITY_MAX,
+         ffi_callback_priority, "1 .. 80");
+    RULE(c->ffi_spin_us <= STVM_MAX_FFI_SPIN_US, ffi_spin_us, "0 .. 10000");
     return STVM_OK;
 }
 

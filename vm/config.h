@@ -19,6 +19,11 @@
 #define STVM_MAX_WAKE_INJECT_US 1000000u
 #define STVM_DEFAULT_TIMER_SLACK_US 50u     /* Linux's default for ordinary threads */
 #define STVM_MAX_TIMER_SLACK_US 1000u
+#define STVM_DEFAULT_FFI_WORKERS 2
+#define STVM_MAX_FFI_WORKERS 64
+#define STVM_DEFAULT_FFI_CALLBACK_PRIORITY STVM_PRIORITY_HIGH_IO
+#define STVM_DEFAULT_FFI_SPIN_US 50u
+#define STVM_MAX_FFI_SPIN_US 10000u
 
 /* Round up to the page size (stacks and guards are mapped in pages). */
 size_t stvm__page_round(size_t bytes);

@@ -199,6 +199,10 @@ int stvm_oop_release(stvm_vm *vm, stvm_oop oop)
         stvm__objmem_free(vm, (void *)oop);
         return STVM_OK;
     }
+    if (o->class_index == STVM_CLASS_FLOAT || o->class_index == STVM_CLASS_EXTERNAL_ADDRESS) {
+        stvm__objmem_free_cell(vm, (void *)oop);
+        return STVM_OK;
+    }
     if (o->class_index == STVM_CLASS_SOCKET_HANDLE) {
         /* Only a destroyed socket's record: its descriptor is gone with it. */
         if (!((const stvm_socket_handle *)oop)->destroyed)

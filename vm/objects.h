@@ -27,6 +27,8 @@ enum {
     STVM_CLASS_SOCKET_HANDLE = 7,    /* the SocketPlugin's record of one socket */
     STVM_CLASS_SOCKET = 8,           /* the image side's Socket (image-stubs/socket.h) */
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
+    STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
+    STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -41,6 +43,22 @@ typedef struct stvm_large_int {
     stvm_object hdr;                 /* byte_size = number of digit bytes, 1..8 */
     uint8_t digits[8];
 } stvm_large_int;
+
+/* The other objects that fit a 16-byte cell of the integer slabs (vm/objmem.c), so that
+ * making one is a pop from a free list, as a boxed integer is. */
+typedef struct stvm_float {
+    stvm_object hdr;                 /* byte_size = 8 */
+    double value;
+} stvm_float;
+
+typedef struct stvm_external_address {
+    stvm_object hdr;                 /* byte_size = 8 */
+    void *address;                   /* never NULL (a NULL pointer is nil) */
+} stvm_external_address;
+
+_Static_assert(sizeof(stvm_float) == sizeof(stvm_large_int), "a float fills one cell");
+_Static_assert(sizeof(stvm_external_address) == sizeof(stvm_large_int),
+               "an address fills one cell");
 
 /* A ByteArray: a header and byte_size bytes inline after it (Pharo's ByteArray). */
 typedef struct stvm_byte_array {

@@ -153,7 +153,7 @@ void stvm__objmem_free(stvm_vm *vm, void *obj)
     free(obj);
 }
 
-stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm)
+void *stvm__objmem_alloc_cell(stvm_vm *vm, uint32_t class_index)
 {
     stvm_objmem *m = &vm->mem;
     if (!m->free_cells) {
@@ -174,20 +174,30 @@ stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm)
             m->free_cells = &cells[i];
         }
     }
-    stvm_large_int *li = m->free_cells;
-    memcpy(&m->free_cells, li->digits, sizeof m->free_cells);
-    count_alloc(vm, sizeof *li);
-    vm->stats.boxed_allocated++;
+    stvm_large_int *cell = m->free_cells;
+    memcpy(&m->free_cells, cell->digits, sizeof m->free_cells);
+    cell->hdr.class_index = class_index;
+    count_alloc(vm, sizeof *cell);
+    return cell;
+}
+
+stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm)
+{
+    /* The class (positive or negative) is the caller's to set with the digits. */
+    stvm_large_int *li = stvm__objmem_alloc_cell(vm, STVM_CLASS_LARGE_POSITIVE_INTEGER);
+    if (li)
+        vm->stats.boxed_allocated++;
     return li;
 }
 
-void stvm__objmem_free_large(stvm_vm *vm, stvm_large_int *li)
+void stvm__objmem_free_cell(stvm_vm *vm, void *cell)
 {
     stvm_objmem *m = &vm->mem;
-    li->hdr.class_index = STVM_CLASS_FREE;
-    memcpy(li->digits, &m->free_cells, sizeof m->free_cells);
-    m->free_cells = li;
-    count_free(vm, sizeof *li);
+    stvm_large_int *c = cell;
+    c->hdr.class_index = STVM_CLASS_FREE;
+    memcpy(c->digits, &m->free_cells, sizeof m->free_cells);
+    m->free_cells = c;
+    count_free(vm, sizeof *c);
 }
 
 bool stvm__objmem_is_object(stvm_vm *vm, stvm_oop oop)

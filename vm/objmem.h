@@ -33,11 +33,20 @@ static inline void stvm__alloc_forget(stvm_vm *vm, stvm_alloc_mark m)
     vm->stats.bytes_allocated = m.bytes;
 }
 
-/* A boxed-integer cell (uninitialised digits), NULL when out of memory. */
+/* A 16-byte cell of class class_index (header set, the 8 bytes after it
+ * uninitialised): boxed integers, floats and external addresses. NULL when out of
+ * memory. */
+void *stvm__objmem_alloc_cell(stvm_vm *vm, uint32_t class_index);
+void stvm__objmem_free_cell(stvm_vm *vm, void *cell);
+/* A boxed-integer cell (uninitialised digits; counted in boxed_allocated), NULL when
+ * out of memory. */
 stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm);
-void stvm__objmem_free_large(stvm_vm *vm, stvm_large_int *li);
+static inline void stvm__objmem_free_large(stvm_vm *vm, stvm_large_int *li)
+{
+    stvm__objmem_free_cell(vm, li);
+}
 
-/* Is oop a live object of this VM (registered object or allocated boxed integer)?
+/* Is oop a live object of this VM (registered object or allocated cell)?
  * Safe for any value: it never dereferences an address it does not own. */
 bool stvm__objmem_is_object(stvm_vm *vm, stvm_oop oop);
 

@@ -158,6 +158,17 @@ typedef struct stvm_socket_hooks {
     void (*destroy)(stvm_vm *vm);
 } stvm_socket_hooks;
 
+/* Hooks the FFI installs on first use (primitives/ffi_state.c): its state, what
+ * stvm_vm_free calls to stop its worker threads and free its functions and callbacks,
+ * and what stvm_run calls as it begins and ends (callbacks from other threads are run
+ * only while it runs). last_failure is what stvm_ffi_last_failure answers. */
+typedef struct stvm_ffi_hooks {
+    void *state;
+    void (*destroy)(stvm_vm *vm);
+    void (*run_edge)(stvm_vm *vm, bool running);
+    int last_failure;
+} stvm_ffi_hooks;
+
 struct stvm_vm {
     stvm_config cfg;
     int64_t si_min, si_max;
@@ -195,6 +206,7 @@ struct stvm_vm {
     stvm_stats stats;
     stvm_delay_hooks delay;
     stvm_socket_hooks sockets;
+    stvm_ffi_hooks ffi;
     stvm_buffer_pool buffers;
 };
 

@@ -278,7 +278,9 @@ static void op_names(fz_ctx *c)
     }
     const char *p = stvm_prim_error_name(code);
     FZ_CHECK(p != NULL, "prim_error_name NULL");
-    FZ_CHECK((strcmp(p, "unknown failure code") != 0) == (code >= 0 && code <= 9),
+    /* Pharo's table names 0 .. STVM_PRIM_ERR_LIMIT_EXCEEDED (the FFI's highest code). */
+    FZ_CHECK((strcmp(p, "unknown failure code") != 0) ==
+                 (code >= 0 && code <= STVM_PRIM_ERR_LIMIT_EXCEEDED),
              "prim_error_name(%d) = %s", code, p);
     int nums[64];
     int total = stvm_primitive_numbers(nums, 64);

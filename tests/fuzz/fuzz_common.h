@@ -453,10 +453,9 @@ static void fz_region(fz_snap *s, const void *at, size_t size, const char *name)
 static void fz_snap_take(fz_ctx *c, fz_snap *s)
 {
     memcpy(s->vm, c->vm, sizeof(struct stvm_vm));
-    /* The validation cache remembers the objects looked up lately, a failed call's too:
-     * a cache of the object memory, not a state a failed call must leave alone. */
-    memset(s->vm + offsetof(struct stvm_vm, mem) + offsetof(stvm_objmem, recent), 0,
-           sizeof c->vm->mem.recent);
+    /* The validation cache remembers what a call looked at, failed or not: a cache,
+     * not a change. */
+    memset(s->vm + offsetof(struct stvm_vm, mem.recent), 0, sizeof c->vm->mem.recent);
     s->obj_used = 0;
     s->nregions = 0;
     for (int i = 0; i < c->nsem; i++)

@@ -1,0 +1,64 @@
+/*
+ * The threaded runner's image side, after TFFI's TFExternalAsyncCall: take a job (a
+ * pooled semaphore registered in the external table), hand the call to a worker
+ * (primitiveWorkerCallout), wait on the semaphore while every other process runs, and
+ * read the result (primitiveWorkerExtractReturnValue).
+ *
+ * A blocking C call cannot be cancelled. A caller terminated in the wait leaves the job
+ * to its worker (its wait guard abandons it); a caller suspended in the wait and resumed
+ * goes back to waiting, because the call it made is still running.
+ */
+#include "../primitives/ffi.h"
+
+typedef struct threaded_wait {
+    stvm_wait_guard guard;       /* abandons the job if the caller is terminated */
+    ffi_job *job;
+} threaded_wait;
+
+static void abandon(stvm_vm *vm, stvm_wait_guard *g)
+{
+    stvm__ffi_job_abandon(vm, STVM_CONTAINER(g, threaded_wait, guard)->job);
+}
+
+/* Wait for the worker's signal; a wait cut short by a suspend is resumed. */
+static void wait_for_worker(stvm_vm *vm, ffi_job *job)
+{
+    threaded_wait w = {.guard.undo = abandon, .job = job};
+    stvm__wait_guard_push(vm, &w.guard);
+    int64_t since = stvm__ffi_spin(vm);
+    while (stvm__sem_wait(vm, job->sem) != STVM_OK || !stvm__ffi_job_done(job)) {
+    }
+    stvm__ffi_spin_woke(vm, since);
+    stvm__wait_guard_pop(vm, &w.guard);
+}
+
+int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
+                     const stvm_oop *args, int nargs, stvm_oop *result)
+{
+    if (!vm || !stvm__ffi_is_function(vm, fn) || nargs < 0 || (nargs > 0 && !args) ||
+        (w && !stvm__ffi_worker_valid(vm, w)))
+        return STVM_EINVAL;
+    if (!stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    /* Refused arguments are refused before a job is taken: the first one allocates. */
+    ffi_frame check;
+    int code = stvm__ffi_marshal(vm, &fn->sig, args, nargs, &check);
+    if (code)
+        return stvm__ffi_fail(vm, code);
+    ffi_job *job;
+    int err = stvm__ffi_job_take(vm, &job);
+    if (err)
+        return err;
+    if ((err = stvm__ffi_worker_callout(vm, w, fn, args, nargs, job))) {
+        stvm__ffi_job_put(vm, job);
+        return err;
+    }
+    wait_for_worker(vm, job);
+    return stvm__ffi_worker_result(vm, job, result);
+}
+
+int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
+                           int nargs, stvm_oop *result)
+{
+    return stvm_ffi_call_on(vm, NULL, fn, args, nargs, result);
+}
