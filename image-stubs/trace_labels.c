@@ -96,6 +96,16 @@ void stvm__trace_process_label(const stvm_vm *vm, uint64_t id, char *buf, size_t
         snprintf(buf, size, "#%llu", (unsigned long long)id);
 }
 
+int stvm_trace_process_name(const stvm_vm *vm, uint64_t id, char *buf, size_t size)
+{
+    if (!vm || !buf || size == 0)
+        return STVM_EINVAL;
+    if (!stvm__trace_ring(vm))
+        return STVM_ESTATE;
+    stvm__trace_process_label(vm, id, buf, size);
+    return STVM_OK;
+}
+
 void stvm__trace_ms(const stvm_vm *vm, uint64_t time_us, char *buf, size_t size)
 {
     uint64_t start = stvm__trace_ring(vm)->start_us;

@@ -759,6 +759,10 @@ STVM_API int stvm_trace_get(const stvm_vm *vm, size_t index, stvm_trace_event *o
 /* Install fn (NULL: none) with arg; it sees events while recording. Replaces the
  * previous hook. Errors: EINVAL (vm NULL). Never allocates. */
 STVM_API int stvm_trace_set_hook(stvm_vm *vm, stvm_trace_hook fn, void *arg);
+/* Write "name#id" for process id into buf (NUL-terminated, truncated to size): the name
+ * it had when it was created or when recording started ("#id" if none is known, "host"
+ * for 0). Errors: EINVAL (vm or buf NULL, size 0), ESTATE (no ring). Never allocates. */
+STVM_API int stvm_trace_process_name(const stvm_vm *vm, uint64_t id, char *buf, size_t size);
 /* The kind's name ("switch", "sem-signal"), or NULL for a kind that does not exist. */
 STVM_API const char *stvm_trace_kind_name(int kind);
 /* Write the ring as a text timeline to out: a first line with the counts (dropped

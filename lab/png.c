@@ -1,7 +1,9 @@
 /*
- * stvm-lab --png: a Gantt chart of who ran when, from the trace's SWITCH events: one
- * row per process (by id, downwards), time across in ms from the first event. gnuplot
- * draws it from a data file of intervals.
+ * stvm-lab --png: a chart of who ran when, from the trace's SWITCH events: one row per
+ * process (by id, downwards, named), and across the event sequence number. On the
+ * simulated clock everything but the idle process's sleeps takes no time at all, so a
+ * time axis would show one column; the order is what a scenario teaches. gnuplot draws
+ * it from a data file of intervals.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,30 +13,42 @@
 
 #include "png.h"
 
-/* One running interval per line: "row start_ms end_ms". */
+/* One running interval per line: "row first_seq end_seq". */
 static int write_intervals(stvm_vm *vm, FILE *data, uint64_t *max_id)
 {
     int64_t n = stvm_trace_count(vm);
-    stvm_trace_event ev, first;
+    stvm_trace_event ev = {0};
     uint64_t running = 0, since = 0;
-    if (n <= 0 || stvm_trace_get(vm, 0, &first) != STVM_OK)
-        return -1;
     for (int64_t i = 0; i < n; i++) {
         stvm_trace_get(vm, (size_t)i, &ev);
-        uint64_t t = ev.time_us - first.time_us;
         if (ev.kind != STVM_TRACE_SWITCH)
             continue;
         if (running)
-            fprintf(data, "%llu %.3f %.3f\n", (unsigned long long)running, since / 1000.0,
-                    t / 1000.0);
+            fprintf(data, "%llu %llu %llu\n", (unsigned long long)running,
+                    (unsigned long long)since, (unsigned long long)ev.seq);
         running = ev.object;
-        since = t;
+        since = ev.seq;
         *max_id = ev.object > *max_id ? ev.object : *max_id;
     }
     if (running)
-        fprintf(data, "%llu %.3f %.3f\n", (unsigned long long)running, since / 1000.0,
-                (ev.time_us - first.time_us) / 1000.0);
-    return 0;
+        fprintf(data, "%llu %llu %llu\n", (unsigned long long)running, (unsigned long long)since,
+                (unsigned long long)ev.seq);
+    return n > 0 ? 0 : -1;
+}
+
+/* The rows' labels: each process's name. */
+static void name_rows(stvm_vm *vm, FILE *gp, uint64_t max_id)
+{
+    fputs("set ytics (", gp);
+    for (uint64_t id = 1; id <= max_id; id++) {
+        char name[64];
+        stvm_trace_process_name(vm, id, name, sizeof name);
+        for (char *c = name; *c; c++)
+            if (*c == '"' || *c == '\\')
+                *c = '\'';
+        fprintf(gp, "%s\"%s\" %llu", id > 1 ? ", " : "", name, (unsigned long long)id);
+    }
+    fputs(")\n", gp);
 }
 
 int lab_png(stvm_vm *vm, const char *path, const char *title)
@@ -56,11 +70,13 @@ int lab_png(stvm_vm *vm, const char *path, const char *title)
         return 1;
     }
     fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n",
-            160 + 24 * (int)max_id, path);
-    fprintf(gp, "set title '%s: who runs when'\nset xlabel 'ms'\nset ylabel 'process id'\n"
-                "set yrange [%llu.5:0.5]\nset ytics 1\nset grid xtics\nunset key\n",
+            160 + 28 * (int)max_id, path);
+    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
+                "set xlabel 'trace event number'\nset yrange [%llu.5:0.5]\n"
+                "set grid xtics\nunset key\n",
             title, (unsigned long long)max_id);
-    fprintf(gp, "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 12\n", data_path);
+    name_rows(vm, gp, max_id);
+    fprintf(gp, "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n", data_path);
     int rc = pclose(gp);
     unlink(data_path);
     if (rc != 0) {

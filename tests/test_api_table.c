@@ -89,7 +89,8 @@
 /* Tracing (its rows are trace_rows, after the others). */
 #define TRACE_FUNCTIONS(X)                                                               \
     X(trace_start) X(trace_stop) X(trace_dropped) X(trace_count) X(trace_get)            \
-    X(trace_set_hook) X(trace_kind_name) X(trace_write_text) X(trace_write_json)
+    X(trace_set_hook) X(trace_process_name) X(trace_kind_name) X(trace_write_text)         \
+    X(trace_write_json)
 
 enum fn_id {
 #define FN_ENUM(n) F_##n,
@@ -769,6 +770,9 @@ static int call(fx *f, int fn, const args *a)
     case F_trace_count: r = stvm_trace_count(vm); return r < 0 ? (int)r : R_COUNT;
     case F_trace_get: return stvm_trace_get(vm, (size_t)a->z, o ? &o->tev : NULL);
     case F_trace_set_hook: return stvm_trace_set_hook(vm, NULL, NULL);
+    case F_trace_process_name:
+        return stvm_trace_process_name(vm, (uint64_t)a->n, a->null_ptr ? NULL : f->text,
+                                       a->null_ptr ? 0 : a->z ? a->z : sizeof f->text);
     case F_trace_kind_name: return null_or_not(stvm_trace_kind_name((int)a->n));
     case F_trace_write_text: return stvm_trace_write_text(vm, a->null_ptr ? NULL : stdout);
     case F_trace_write_json:
@@ -2117,6 +2121,9 @@ static const row explicit_rows[] = {
     ROW(trace_get, "no ring: index 0", ctx, STVM_ERANGE, .z = 0),                            \
     ROW(trace_get, "no ring: index SIZE_MAX", ctx, STVM_ERANGE, .z = SIZE_MAX),              \
     ROW(trace_set_hook, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                              \
+    ROW(trace_process_name, "NULL vm", ctx, E_INVAL, .vm = V_NULL, .n = 1),                  \
+    ROW(trace_process_name, "NULL buf", ctx, E_INVAL, .n = 1, .null_ptr = true),             \
+    ROW(trace_process_name, "no ring", ctx, E_STATE, .n = 1),                                \
     ROW(trace_kind_name, "kind -1", ctx, R_NULL, .n = -1),                                   \
     ROW(trace_kind_name, "kind STVM_TRACE_KINDS", ctx, R_NULL, .n = STVM_TRACE_KINDS),       \
     ROW(trace_kind_name, "kind INT_MIN", ctx, R_NULL, .n = INT_MIN),                         \

@@ -214,6 +214,22 @@ Test(trace, a_timed_wait_signalled_in_time_records_its_delay_as_cancelled)
     vm_done(vm);
 }
 
+Test(trace, processes_are_named_by_the_names_they_had)
+{
+    stvm_vm *vm = traced_vm(1 << 12, NULL);
+    run_work(vm, 1);
+    char name[32];
+    cr_assert_eq(stvm_trace_process_name(vm, 1, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "Idle Process#1", "named when recording started");
+    cr_assert_eq(stvm_trace_process_name(vm, 2, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "peer#2", "named at creation; it has finished since");
+    cr_assert_eq(stvm_trace_process_name(vm, 0, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "host");
+    cr_assert_eq(stvm_trace_process_name(vm, 999, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "#999");
+    vm_done(vm);
+}
+
 Test(trace, events_carry_the_simulated_clock)
 {
     stvm_vm *vm = traced_vm(1 << 12, NULL);
@@ -317,6 +333,10 @@ Test(trace, bad_input_is_refused_and_changes_nothing)
     cr_assert_eq(stvm_trace_write_json(NULL, "/tmp/x.json"), STVM_EINVAL);
     cr_assert_eq(stvm_trace_write_json(vm, NULL), STVM_EINVAL);
     cr_assert_eq(stvm_trace_write_json(vm, "/nonexistent-dir/x.json"), STVM_ESYS);
+    char name[16];
+    cr_assert_eq(stvm_trace_process_name(NULL, 1, name, sizeof name), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_process_name(vm, 1, NULL, 8), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_process_name(vm, 1, name, 0), STVM_EINVAL);
     cr_assert_null(stvm_trace_kind_name(-1));
     cr_assert_null(stvm_trace_kind_name(STVM_TRACE_KINDS));
     cr_assert_str_eq(stvm_trace_kind_name(STVM_TRACE_SWITCH), "switch");
