@@ -107,10 +107,11 @@ static int switch_why(stvm_vm *vm, const stvm_proc *from)
     return vm->trace->yielding ? STVM_TRACE_WHY_YIELDED : STVM_TRACE_WHY_PREEMPTED;
 }
 
-static inline void trace_switch(stvm_vm *vm, const stvm_proc *from, const stvm_proc *to)
+/* Out of line and cold: inlined, it made stvm__transfer_to too big to be inlined into
+ * the hand-off paths, which cost every switch a call while tracing was off. */
+static __attribute__((noinline, cold)) void trace_switch(stvm_vm *vm, const stvm_proc *from,
+                                                        const stvm_proc *to)
 {
-    if (__builtin_expect(vm->trace == NULL, 1))
-        return;
     int why = switch_why(vm, from);
     vm->trace->yielding = false;
     stvm__trace_emit(vm, STVM_TRACE_SWITCH, from ? from->id : 0, to ? to->id : 0, 0, 0, why);
@@ -135,7 +136,8 @@ void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
     next->my_list = NULL;
     vm->active = next;
     if (from != next) {
-        trace_switch(vm, from, next);
+        if (__builtin_expect(vm->trace != NULL, 0))
+            trace_switch(vm, from, next);
         switch_away(vm, from, next);
     }
 }
@@ -146,7 +148,8 @@ void stvm__transfer_from_host(stvm_vm *vm)
     next->my_list = NULL;
     vm->active = next;
     vm->stats.context_switches++;
-    trace_switch(vm, NULL, next);
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_switch(vm, NULL, next);
     stvm__ctx_switch(vm, NULL, next);
     stvm__after_switch(vm);
 }
@@ -155,7 +158,8 @@ void stvm__transfer_to_host(stvm_vm *vm)
 {
     stvm_proc *from = vm->active;
     vm->active = NULL;
-    trace_switch(vm, from, NULL);
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_switch(vm, from, NULL);
     switch_away(vm, from, NULL);
 }
 

@@ -13,7 +13,7 @@ void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
 }
 
 /* The signaller (0: the embedding thread), the semaphore and whom it woke. */
-static void trace_signal(stvm_vm *vm, const stvm_semaphore *s, const stvm_proc *woken)
+static __attribute__((noinline, cold)) void trace_signal(stvm_vm *vm, const stvm_semaphore *s, const stvm_proc *woken)
 {
     uint64_t by = stvm__trace_active(vm);
     if (woken)
@@ -59,10 +59,11 @@ bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
 
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s)
 {
-    bool took = stvm__sem_try(vm, s);
-    stvm__trace(vm, STVM_TRACE_SEM_WAIT, vm->active->id, (uintptr_t)s, !took);
-    if (took)
+    if (stvm__sem_try(vm, s)) {
+        stvm__trace(vm, STVM_TRACE_SEM_WAIT, vm->active->id, (uintptr_t)s, 0);
         return STVM_OK;
+    }
+    stvm__trace(vm, STVM_TRACE_SEM_WAIT, vm->active->id, (uintptr_t)s, 1);
     vm->stats.semaphore_waits++;
     return stvm__wait(vm, &s->list);
 }
