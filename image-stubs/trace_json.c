@@ -259,14 +259,13 @@ static int write_all(writer *w, const struct stvm_trace *t, size_t kept)
 
 int stvm_trace_write_json(stvm_vm *vm, const char *path)
 {
-    if (!vm || !path)
-        return STVM_EINVAL;
-    const struct stvm_trace *t = stvm__trace_ring(vm);
-    if (!t)
-        return STVM_ESTATE;
+    const struct stvm_trace *t;
+    int err = stvm__trace_writer_ring(vm, path, &t);
+    if (err)
+        return err;
     size_t kept = stvm__trace_kept(t);
     writer w = {.vm = vm, .first = true};
-    int err = make_tracks(&w, t, kept);
+    err = make_tracks(&w, t, kept);
     if (!err && (w.out = fopen(path, "w")) == NULL)
         err = STVM_ESYS;
     if (!err)

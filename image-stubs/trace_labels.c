@@ -4,6 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+int stvm__trace_writer_ring(const stvm_vm *vm, const void *where,
+                            const struct stvm_trace **out)
+{
+    if (!vm || !where)
+        return STVM_EINVAL;
+    *out = stvm__trace_ring(vm);
+    return *out ? STVM_OK : STVM_ESTATE;
+}
+
 int stvm__trace_object_kind(int event_kind)
 {
     switch (event_kind) {

@@ -86,29 +86,30 @@ static int line(const stvm_vm *vm, trace_labels *l, const stvm_trace_event *ev, 
     stvm__trace_process_label(vm, ev->process, who, sizeof who);
     stvm__trace_ms(vm, ev->time_us, at, sizeof at);
     detail(vm, ev, obj, text, sizeof text);
-    int n = snprintf(NULL, 0, "%7llu %12s  %-20s %-15s ", (unsigned long long)ev->seq, at, who,
-                     stvm_trace_kind_name(ev->kind));
-    int room = n < COLUMNS ? COLUMNS - n : 0;
-    if (fprintf(out, "%7llu %12s  %-20s %-15s %.*s\n", (unsigned long long)ev->seq, at, who,
-                stvm_trace_kind_name(ev->kind), room, text) < 0)
-        return STVM_ESYS;
-    return STVM_OK;
+    char head[COLUMNS + 1];
+    int n = snprintf(head, sizeof head, "%7llu %12s  %-20s %-15s", (unsigned long long)ev->seq,
+                     at, who, stvm_trace_kind_name(ev->kind));
+    int room = n < COLUMNS - 1 ? COLUMNS - 1 - n : 0;
+    if (text[0])
+        return fprintf(out, "%s %.*s\n", head, room, text) < 0 ? STVM_ESYS : STVM_OK;
+    size_t len = strlen(head);   /* an event without detail ends at its name */
+    while (len && head[len - 1] == ' ')
+        len--;
+    return fprintf(out, "%.*s\n", (int)len, head) < 0 ? STVM_ESYS : STVM_OK;
 }
 
 int stvm_trace_write_text(stvm_vm *vm, FILE *out)
 {
-    if (!vm || !out)
-        return STVM_EINVAL;
-    const struct stvm_trace *t = stvm__trace_ring(vm);
-    if (!t)
-        return STVM_ESTATE;
+    const struct stvm_trace *t;
+    int err = stvm__trace_writer_ring(vm, out, &t);
+    if (err)
+        return err;
     size_t kept = stvm__trace_kept(t);
     if (fprintf(out, "# stvm trace: %zu events kept, %lld dropped, times in ms from the start\n"
                      "#   seq    time (ms)  process              event           detail\n",
                 kept, (long long)stvm_trace_dropped(vm)) < 0)
         return STVM_ESYS;
     trace_labels l = {0};
-    int err = STVM_OK;
     for (size_t i = 0; i < kept && !err; i++)
         err = line(vm, &l, stvm__trace_at(t, i), out);
     stvm__trace_labels_free(&l);

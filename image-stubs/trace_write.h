@@ -17,6 +17,10 @@ typedef struct trace_labels {
     uint32_t next[4];           /* next number per kind: sem, mutex, delay, other */
 } trace_labels;
 
+/* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the
+ * ring in *out. */
+int stvm__trace_writer_ring(const stvm_vm *vm, const void *where,
+                            const struct stvm_trace **out);
 /* The kind of object an event names (0 sem, 1 mutex, 2 delay), or -1: not an object. */
 int stvm__trace_object_kind(int event_kind);
 /* Write ev's object label ("sem1") into buf. Allocates (the map); ENOMEM. */

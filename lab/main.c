@@ -27,6 +27,22 @@ void lab_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *ar
     lab_check(stvm_spawn(vm, priority, name, fn, arg, NULL), name);
 }
 
+/* "label: text", wrapped at word boundaries to fit 100 columns, continuation lines
+ * indented under the text. */
+static void say(const char *label, const char *text)
+{
+    int indent = (int)strlen(label) + 2, col = printf("%s:", label);
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > indent && col + 1 + (int)word > 100)
+            col = printf("\n%*s", indent - 1, "") - 1;
+        col += printf(" %.*s", (int)word, text);
+        text += word;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
 static const lab_scenario *find(const char *name)
 {
     for (const lab_scenario *s = lab_scenarios; s->name; s++)
@@ -45,7 +61,8 @@ static int list(void)
 /* Show the set-up and, on a terminal, wait until the reader has made a prediction. */
 static void predict(const lab_scenario *s)
 {
-    printf("set-up: %s\nquestion: %s\n", s->setup, s->question);
+    say("set-up", s->setup);
+    say("question", s->question);
     if (!isatty(STDIN_FILENO))
         return;
     printf("Write down the order you expect, then press Enter. ");
@@ -94,12 +111,15 @@ static int run(int argc, char **argv)
         }
     }
     printf("scenario: %s\n", s->name);
-    if (ask)
+    if (ask) {
         predict(s);
-    else
-        printf("set-up: %s\nquestion: %s\n", s->setup, s->question);
+    } else {
+        say("set-up", s->setup);
+        say("question", s->question);
+    }
     stvm_vm *vm = run_traced(s);
-    printf("rule: %s\n\n", s->rule);
+    say("rule", s->rule);
+    putchar('\n');
     fflush(stdout);
     lab_check(stvm_trace_write_text(vm, stdout), "writing the timeline");
     if (json)

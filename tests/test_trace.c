@@ -276,22 +276,22 @@ Test(trace, text_states_the_dropped_count_first_and_keeps_lines_within_100_colum
     vm_done(vm);
 }
 
-static void check_json(const char *path)
+/* Write vm's ring as JSON and run tests/trace_check.py on it. */
+static void check_json_of(stvm_vm *vm)
 {
-    char cmd[512];
+    char path[] = "/tmp/stvm-trace-XXXXXX.json", cmd[512];
+    close(mkstemps(path, 5));
+    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
     snprintf(cmd, sizeof cmd, "python3 tests/trace_check.py %s > /dev/null", path);
     cr_assert_eq(system(cmd), 0, "%s fails tests/trace_check.py", path);
+    unlink(path);
 }
 
 Test(trace, json_parses_and_every_slice_is_closed_on_tracks_that_never_go_back, .timeout = 60)
 {
     stvm_vm *vm = traced_vm(1 << 12, NULL);
     run_work(vm, 10);
-    char path[] = "/tmp/stvm-trace-XXXXXX.json";
-    close(mkstemps(path, 5));
-    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
-    check_json(path);
-    unlink(path);
+    check_json_of(vm);
     vm_done(vm);
 }
 
@@ -300,11 +300,7 @@ Test(trace, json_of_a_ring_that_began_mid_run_is_still_well_formed, .timeout = 6
     stvm_vm *vm = traced_vm(7, NULL);
     run_work(vm, 10);
     cr_assert_gt(stvm_trace_dropped(vm), 0);
-    char path[] = "/tmp/stvm-trace-XXXXXX.json";
-    close(mkstemps(path, 5));
-    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
-    check_json(path);
-    unlink(path);
+    check_json_of(vm);
     vm_done(vm);
 }
 
