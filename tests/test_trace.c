@@ -4,6 +4,7 @@
  * checked by tests/trace_check.py with python3's json module), and bad input.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,59 @@ Test(trace, events_carry_the_simulated_clock)
         }
     }
     cr_assert(slept);
+    vm_done(vm);
+}
+
+static void check_json_of(stvm_vm *vm);
+
+/* A descriptor made ready by another thread, and an external signal from it. */
+typedef struct io_work {
+    int pipe[2];
+    int index;
+    stvm_semaphore *ext;
+} io_work;
+
+/* Usually late enough for the idle process to sleep first (the JSON then has an OS
+ * sleep slice), but nothing asserted depends on it. */
+static void *writer_thread(void *arg)
+{
+    io_work *w = arg;
+    usleep(20000);
+    ssize_t n = write(w->pipe[1], "x", 1);
+    (void)n;
+    return NULL;
+}
+
+static void io_waiter(stvm_vm *vm, void *arg)
+{
+    io_work *w = arg;
+    stvm_fd_wait(vm, w->pipe[0], STVM_IO_READ, -1);
+    stvm_semaphore_wait(vm, w->ext);
+}
+
+Test(trace, a_ready_descriptor_and_an_external_signal_are_recorded_on_the_real_clock,
+     .timeout = 30)
+{
+    stvm_vm *vm = vm_make(NULL);
+    seen s = {.in_order = true};
+    cr_assert_eq(stvm_trace_set_hook(vm, count_hook, &s), STVM_OK);
+    cr_assert_eq(stvm_trace_start(vm, 1 << 12), STVM_OK);
+    static io_work w;
+    cr_assert_eq(pipe(w.pipe), 0);
+    w.ext = sem_make(vm);
+    cr_assert_eq(stvm_register_external(vm, w.ext, &w.index), STVM_OK);
+    cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, writer_thread, &w), 0);
+    spawn(vm, 40, "io", io_waiter, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    pthread_join(t, NULL);
+    cr_assert_geq(s.kinds[STVM_TRACE_IO_READY], 1);
+    cr_assert_geq(s.kinds[STVM_TRACE_EXTERNAL], 2, "the signal, and the descriptor's");
+    check_json_of(vm);
+    cr_assert_eq(stvm_unregister_external(vm, w.index), STVM_OK);
+    close(w.pipe[0]);
+    close(w.pipe[1]);
     vm_done(vm);
 }
 
