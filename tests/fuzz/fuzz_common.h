@@ -453,6 +453,10 @@ static void fz_region(fz_snap *s, const void *at, size_t size, const char *name)
 static void fz_snap_take(fz_ctx *c, fz_snap *s)
 {
     memcpy(s->vm, c->vm, sizeof(struct stvm_vm));
+    /* The validation cache remembers the objects a call looked up, whether the call then
+     * failed or not: a cache (vm/objmem.c), not state a failed call may not change. */
+    memset(s->vm + offsetof(struct stvm_vm, mem) + offsetof(stvm_objmem, recent), 0,
+           sizeof c->vm->mem.recent);
     s->obj_used = 0;
     s->nregions = 0;
     for (int i = 0; i < c->nsem; i++)
