@@ -55,7 +55,7 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro soak fuzz
+.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden
 
 # Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
 # ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
@@ -79,7 +79,15 @@ VERSION := $(shell sed -n 's/\#define STVM_VERSION_STRING "\(.*\)"/\1/p' include
 
 # stvm-bench is linked with the assembly back end, stvm-bench-ucontext with the portable
 # one; each reports its own back end (`make bench-micro` runs both).
-tools: $(B)/stvm-bench $(B)/stvm-bench-ucontext
+tools: $(B)/stvm-bench $(B)/stvm-bench-ucontext $(B)/stvm-lab
+
+# The scenario lab (lab/README.md); `make lab-golden` rewrites its expected outputs.
+LAB_SRC := $(wildcard lab/*.c)
+$(B)/stvm-lab: $(LAB_SRC) $(wildcard lab/*.h) $(B)/asm/libstvm.a
+	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(LAB_SRC) $(B)/asm/libstvm.a $(LDLIBS) -o $@
+
+lab-golden: $(B)/stvm-lab
+	@sh scripts/lab-golden.sh $(B)/stvm-lab tests/lab
 
 $(B)/stvm-bench: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/asm/libstvm.a
 	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/asm/libstvm.a $(LDLIBS) -o $@

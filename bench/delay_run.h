@@ -14,6 +14,8 @@ typedef struct delay_run_params {
     int window_ms;          /* the window, and the drain after it */
     bool sim;               /* simulated clock */
     bool stack_guard;
+    const char *trace;      /* write the run's trace (Trace Event JSON) here, or NULL */
+    size_t trace_events;    /* the trace ring's capacity */
 } delay_run_params;
 
 /* STVM_OK and *out filled, or a negative stvm error and a sentence in why. */

@@ -51,6 +51,8 @@ static void pending_changed(stvm_vm *vm, delay_sched *ds)
 static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     vm->stats.delays_scheduled++;
+    if (vm->trace)
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, e.d->process->id, e.d, e.key);
     if (!ds->has_active) {
         ds->active = e;
         ds->has_active = true;
@@ -74,6 +76,8 @@ static void next_active(stvm_vm *vm, delay_sched *ds)
 static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     delay *d = e.d;
+    if (vm->trace)
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, d->process->id, d, e.key);
     stvm__delay_discard(vm, ds, e);
     d->state = D_EXPIRED;
     ds->pending--;
@@ -202,6 +206,19 @@ static void timing_loop(stvm_vm *vm, void *arg)
 
 /* ---- the user's side ------------------------------------------------------------- */
 
+/* A scheduled Delay is cancelled: its entry (the active one or in the heap) holds the
+ * resumption time. A linear search, made only while tracing. */
+static void trace_cancel(stvm_vm *vm, const delay_sched *ds, const delay *d)
+{
+    stvm_oop key = STVM_NIL;
+    if (ds->has_active && ds->active.ticket == d->ticket)
+        key = ds->active.key;
+    for (size_t i = 0; key == STVM_NIL && i < ds->count; i++)
+        if (ds->heap[i].ticket == d->ticket && ds->heap[i].d == d)
+            key = ds->heap[i].key;
+    stvm__trace_delay(vm, STVM_TRACE_DELAY_CANCELLED, d->process->id, d, key);
+}
+
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
 {
     if (d->state == D_REQUESTED) {
@@ -214,6 +231,8 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
                 ds->req_tail = prev;
         }
     } else if (d->state == D_SCHEDULED) {
+        if (vm->trace)
+            trace_cancel(vm, ds, d);
         if (ds->has_active && ds->active.ticket == d->ticket) {
             heap_entry e = ds->active;
             next_active(vm, ds);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -689,6 +690,124 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 STVM_API int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms);
 /* The same in microseconds (the microsecond Delay scheduler never ends it early). */
 STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, int64_t us);
+
+/* ---- Tracing (docs/scheduler.md, "Tracing") ------------------------------------
+ * What the scheduler did, in order, with the VM clock's time: a ring of the newest
+ * events per VM, off by default (while off every event point costs one predictable
+ * branch). A live hook sees every event recorded, kept in the ring or not. The ring
+ * stays after stvm_trace_stop for the writers, until the next start or stvm_vm_free.
+ *
+ * Fields of an event by kind ('process' is the process the event is about, 0 for the
+ * embedding thread; for timer, IO, external and sleep events the process the VM ran;
+ * 'object' a semaphore's, mutex's or Delay's address, or a descriptor; ids are
+ * stvm_process_info's ids):
+ *   CREATED       detail = priority
+ *   READY         made runnable (put on its run queue); detail = priority
+ *   RESUMED, SUSPENDED, TERMINATED (primitives 87, 88, stvm_process_terminate)
+ *   FINISHED      its way out ended; it never runs again
+ *   SWITCH        process -> object (a process id, 0 = the embedding thread);
+ *                 reason = STVM_TRACE_WHY_*
+ *   SEM_WAIT      detail = 1 it blocks, 0 it took an excess signal
+ *   SEM_SIGNAL    detail = the process it woke; SEM_EXCESS: nobody waited,
+ *                 detail = excess signals after it
+ *   MUTEX_ENTER   detail = depth; MUTEX_WAIT detail = owner; MUTEX_EXIT detail = the
+ *                 next owner (0 none); MUTEX_HANDOFF process = new owner, detail = old
+ *   TIMER_ARMED, TIMER_DISARMED, TIMER_FIRED  object = semaphore, detail = deadline (us)
+ *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter, object = the
+ *                 Delay, detail = resumption time in the scheduler's unit (ms or us),
+ *                 extra = 1 when that timestamp is a boxed LargePositiveInteger
+ *   IDLE_SLEEP    a wait in the OS (or the simulated clock's jump), reported when it
+ *                 ended: detail = requested us (-1: no limit), extra = actual us,
+ *                 reason = STVM_TRACE_END_* (what ended it)
+ *   IO_READY      object = descriptor, detail = STVM_IO_* events ready
+ *   EXTERNAL      object = the semaphore; an external request became its signal */
+typedef enum stvm_trace_kind {
+    STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
+    STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
+    STVM_TRACE_SEM_SIGNAL, STVM_TRACE_SEM_EXCESS, STVM_TRACE_MUTEX_ENTER,
+    STVM_TRACE_MUTEX_WAIT, STVM_TRACE_MUTEX_EXIT, STVM_TRACE_MUTEX_HANDOFF,
+    STVM_TRACE_TIMER_ARMED, STVM_TRACE_TIMER_DISARMED, STVM_TRACE_TIMER_FIRED,
+    STVM_TRACE_DELAY_SCHEDULED, STVM_TRACE_DELAY_EXPIRED, STVM_TRACE_DELAY_CANCELLED,
+    STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL,
+    STVM_TRACE_KINDS
+} stvm_trace_kind;
+
+/* Why the processor went from one process to another (SWITCH's reason). */
+enum {
+    STVM_TRACE_WHY_PREEMPTED,   /* a higher priority became runnable */
+    STVM_TRACE_WHY_WAITED,      /* it waits on a semaphore, mutex or join */
+    STVM_TRACE_WHY_YIELDED,     /* primitive 167 */
+    STVM_TRACE_WHY_FINISHED,    /* it finished */
+    STVM_TRACE_WHY_IDLE,        /* the idle process hands the processor on */
+    STVM_TRACE_WHY_SUSPENDED,   /* it suspended itself (primitive 88) */
+    STVM_TRACE_WHY_HOST         /* the embedding thread enters stvm_run */
+};
+/* What ended an IDLE_SLEEP. */
+enum {
+    STVM_TRACE_END_TIMER,       /* the next deadline (on the simulated clock: its jump) */
+    STVM_TRACE_END_IO,          /* a ready descriptor */
+    STVM_TRACE_END_EXTERNAL,    /* an external signal or stvm_stop */
+    STVM_TRACE_END_TIMEOUT      /* the relinquish time ran out */
+};
+
+typedef struct stvm_trace_event {
+    uint64_t seq;       /* 0 for the first event after stvm_trace_start, then +1 */
+    uint64_t time_us;   /* the VM clock: UTC us since 1901, simulated or real */
+    uint32_t time_ns;   /* ns within that us (real clock; 0 on the simulated one) */
+    uint16_t kind;      /* stvm_trace_kind */
+    uint16_t reason;    /* SWITCH: STVM_TRACE_WHY_*; IDLE_SLEEP: STVM_TRACE_END_* */
+    uint64_t process;   /* process id, 0 = the embedding thread or none */
+    uint64_t object;    /* see the table above */
+    int64_t detail;
+    int64_t extra;
+} stvm_trace_event;
+
+/* Called for every event recorded, on the VM's thread, inside the scheduler: it must
+ * not call stvm functions other than stvm_now_us and stvm_trace_kind_name, nor block.
+ * ev is valid during the call only. */
+typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *arg);
+
+/* The most events a ring may keep (2^24, about 1 GiB). */
+#define STVM_TRACE_MAX_EVENTS ((size_t)1 << 24)
+
+/* Start recording into a new ring of `events` events (1 .. STVM_TRACE_MAX_EVENTS),
+ * dropping the previous ring and its names; sequence numbers and the dropped count
+ * start at 0. Errors: EINVAL (vm NULL, events out of range), ENOMEM (then the previous
+ * ring, recording or not, is kept as it was). Allocates; never switches. */
+STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);
+/* Stop recording; the ring stays for the writers. Errors: EINVAL (vm NULL), ESTATE
+ * (not recording). Never allocates. */
+STVM_API int stvm_trace_stop(stvm_vm *vm);
+/* Events recorded but no longer in the ring (overwritten by newer ones): >= 0, or
+ * EINVAL for a NULL vm. 0 when no ring exists. */
+STVM_API int64_t stvm_trace_dropped(const stvm_vm *vm);
+/* Events in the ring: >= 0, or EINVAL for a NULL vm. */
+STVM_API int64_t stvm_trace_count(const stvm_vm *vm);
+/* Copy the index-th event in the ring (0 = the oldest kept) into *out. Errors: EINVAL
+ * (vm or out NULL), ERANGE (index >= stvm_trace_count). */
+STVM_API int stvm_trace_get(const stvm_vm *vm, size_t index, stvm_trace_event *out);
+/* Install fn (NULL: none) with arg; it sees events while recording. Replaces the
+ * previous hook. Errors: EINVAL (vm NULL). Never allocates. */
+STVM_API int stvm_trace_set_hook(stvm_vm *vm, stvm_trace_hook fn, void *arg);
+/* Write "name#id" for process id into buf (NUL-terminated, truncated to size): the name
+ * it had when it was created or when recording started ("#id" if none is known, "host"
+ * for 0). Errors: EINVAL (vm or buf NULL, size 0), ESTATE (no ring). Never allocates. */
+STVM_API int stvm_trace_process_name(const stvm_vm *vm, uint64_t id, char *buf, size_t size);
+/* The kind's name ("switch", "sem-signal"), or NULL for a kind that does not exist. */
+STVM_API const char *stvm_trace_kind_name(int kind);
+/* Write the ring as a text timeline to out: a first line with the counts (dropped
+ * included), then one aligned line per event, at most 100 columns, times relative to
+ * the trace's start in ms with us. Errors: EINVAL (vm or out NULL), ESTATE (no ring),
+ * ESYS (a write failed). Allocates (temporarily). */
+STVM_API int stvm_trace_write_text(stvm_vm *vm, FILE *out);
+/* Write the ring as Trace Event JSON (Perfetto, chrome://tracing) to the file at path:
+ * one track per process named by a thread_name metadata event, slices for running,
+ * ready, waiting, sleeping (on a Delay) and the OS sleep, every slice closed; instant
+ * events for signals, timer fires, expiries, descriptors and external signals; a
+ * "run queue" counter; args.seq on every entry made from an event; otherData.dropped.
+ * Errors: EINVAL (vm or path NULL), ESTATE (no ring), ESYS (the file cannot be written:
+ * nothing is left at path), ENOMEM. Allocates (temporarily). */
+STVM_API int stvm_trace_write_json(stvm_vm *vm, const char *path);
 
 /* ---- Counters ------------------------------------------------------------------ */
 typedef struct stvm_stats {

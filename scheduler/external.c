@@ -97,6 +97,7 @@ static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
         c->responses[j]++;
         if (c->sems[j]) {
             vm->stats.external_signals++;
+            stvm__trace(vm, STVM_TRACE_EXTERNAL, stvm__trace_active(vm), (uintptr_t)c->sems[j], 0);
             stvm__sem_signal_noswitch(vm, c->sems[j]);
         }
     }

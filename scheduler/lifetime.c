@@ -73,6 +73,7 @@ void stvm_vm_free(stvm_vm *vm)
     stvm__external_destroy(vm);
     stvm__objmem_destroy(vm);
     stvm__ctx_vm_destroy(vm);
+    stvm__trace_destroy(vm);
     free(vm);
 }
 

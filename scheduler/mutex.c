@@ -9,6 +9,7 @@
 
 static void add_owned(stvm_proc *p, stvm_mutex *m)
 {
+    stvm__trace(p->vm, STVM_TRACE_MUTEX_ENTER, p->id, (uintptr_t)m, 1);
     m->owner = p;
     m->next_owned = p->owned;
     p->owned = m;
@@ -29,16 +30,25 @@ static void remove_owned(stvm_proc *p, stvm_mutex *m)
 /* Give m to its first waiter (or nobody). Answers the new owner. */
 static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
 {
-    remove_owned(m->owner, m);
+    stvm_proc *old = m->owner;
+    remove_owned(old, m);
     stvm_proc *next = stvm__list_pop(&m->list);
+    stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, old->id, (uintptr_t)m, next ? (int64_t)next->id : 0);
     if (next) {
+        stvm__trace(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, (uintptr_t)m, (int64_t)old->id);
         add_owned(next, m);
         m->depth = 1;
     } else {
         m->depth = 0;
     }
-    (void)vm;
     return next;
+}
+
+/* The active process joins m's waiters (as stvm__wait). */
+static int wait_for(stvm_vm *vm, stvm_mutex *m)
+{
+    stvm__trace(vm, STVM_TRACE_MUTEX_WAIT, vm->active->id, (uintptr_t)m, (int64_t)m->owner->id);
+    return stvm__wait(vm, &m->list);
 }
 
 int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m)
@@ -51,7 +61,7 @@ int stvm__mutex_enter_prim(stvm_vm *vm, stvm_mutex *m)
     }
     if (m->owner == a)
         return 1;
-    return stvm__wait(vm, &m->list);   /* OK (0): handed to us by the exit */
+    return wait_for(vm, m);   /* OK (0): handed to us by the exit */
 }
 
 int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m)
@@ -59,7 +69,7 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m)
     int r = stvm__mutex_try(vm, m);
     if (r != 0)
         return r == 1 ? STVM_OK : r;
-    return stvm__wait(vm, &m->list);   /* OK: handed to us by the exit */
+    return wait_for(vm, m);   /* OK: handed to us by the exit */
 }
 
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
@@ -75,6 +85,7 @@ int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
     if (m->depth == UINT32_MAX)
         return STVM_ERANGE;
     m->depth++;
+    stvm__trace(vm, STVM_TRACE_MUTEX_ENTER, a->id, (uintptr_t)m, m->depth);
     return 1;
 }
 
@@ -134,8 +145,10 @@ int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m)
         return STVM_EINVAL;
     if (!stvm__in_process(vm) || m->owner != vm->active)
         return STVM_EPERM;
-    if (--m->depth > 0)
+    if (--m->depth > 0) {
+        stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, vm->active->id, (uintptr_t)m, (int64_t)vm->active->id);
         return STVM_OK;
+    }
     stvm__mutex_exit_prim(vm, m);
     return STVM_OK;
 }

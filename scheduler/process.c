@@ -128,7 +128,10 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
     p->fn = fn;
     p->arg = arg;
     p->flags |= (uint16_t)(flags & 0xFF);
+    p->id = h->id;
     link_all(vm, p);
+    if (vm->trace)
+        stvm__trace_created(vm, p->id, h->name, priority);
     if (out)
         *out = h;
     if (start)
@@ -172,6 +175,7 @@ static void abandon_commitment(stvm_vm *vm, stvm_proc *p)
 /* Everything that ends a process except giving up its stack (and with it p). */
 static void finish(stvm_vm *vm, stvm_proc *p)
 {
+    stvm__trace(vm, STVM_TRACE_FINISHED, p->id, 0, 0);
     stvm__unlink(vm, p);
     abandon_commitment(vm, p);
     stvm__wait_guards_undo(vm, p);
@@ -239,6 +243,7 @@ int stvm__process_resume(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED || p == vm->active || p->my_list)
         return STVM_ESTATE;
+    stvm__trace(vm, STVM_TRACE_RESUMED, p->id, 0, 0);
     stvm__resume(vm, p);
     return STVM_OK;
 }
@@ -247,6 +252,8 @@ int stvm__process_suspend(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED)
         return STVM_ESTATE;
+    if (p == vm->active || p->my_list)
+        stvm__trace(vm, STVM_TRACE_SUSPENDED, p->id, 0, 0);
     if (p == vm->active) {
         stvm__switch_to_next(vm);   /* on no list: only a resume brings it back */
         return STVM_OK;
@@ -319,6 +326,7 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
     int err = core_of(vm, h, true, &p);
     if (err)
         return err;
+    stvm__trace(vm, STVM_TRACE_TERMINATED, p->id, 0, 0);
     if (p == vm->active)
         stvm__process_exit(vm);
     if (p->ensures) {

@@ -50,22 +50,35 @@ static int sleep_blind(stvm_vm *vm, uint64_t us)
     return 0;
 }
 
-/* Count what ended an OS sleep of us (UINT64_MAX: until something happened). */
-static void account(stvm_vm *vm, int what, int64_t slept_ns)
+/* What ended an OS sleep, as a trace says it. */
+static int sleep_end(stvm_vm *vm, int what)
 {
+    uint64_t deadline = stvm__timer_deadline(vm);
+    if (what & STVM_AIO_IO)
+        return STVM_TRACE_END_IO;
+    if (what & STVM_AIO_EXTERNAL)
+        return STVM_TRACE_END_EXTERNAL;
+    if (deadline && stvm__clock_now_us(vm) >= deadline)
+        return STVM_TRACE_END_TIMER;
+    return STVM_TRACE_END_TIMEOUT;
+}
+
+/* Count what ended an OS sleep of us (UINT64_MAX: until something happened). */
+static void account(stvm_vm *vm, int what, uint64_t us, int64_t slept_ns)
+{
+    if (vm->trace)
+        stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, stvm__trace_active(vm), 0,
+                         us == UINT64_MAX ? -1 : (int64_t)us, slept_ns / 1000, sleep_end(vm, what));
     vm->stats.os_sleeps++;
     vm->stats.os_slept_us += (uint64_t)(slept_ns / 1000);
     if (vm->active == vm->idle)
         vm->stats.idle_sleeps++;
-    uint64_t deadline = stvm__timer_deadline(vm);
-    if (what & STVM_AIO_IO)
-        vm->stats.wakeups_io++;
-    else if (what & STVM_AIO_EXTERNAL)
-        vm->stats.wakeups_external++;
-    else if (deadline && stvm__clock_now_us(vm) >= deadline)
-        vm->stats.wakeups_timer++;
-    else
-        vm->stats.wakeups_relinquish++;
+    switch (sleep_end(vm, what)) {
+    case STVM_TRACE_END_IO: vm->stats.wakeups_io++; break;
+    case STVM_TRACE_END_EXTERNAL: vm->stats.wakeups_external++; break;
+    case STVM_TRACE_END_TIMER: vm->stats.wakeups_timer++; break;
+    default: vm->stats.wakeups_relinquish++; break;
+    }
 }
 
 /* One wait in the OS of at most us (UINT64_MAX: no limit), blind to descriptors when
@@ -81,7 +94,7 @@ static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
                      : stvm__aio_wait(vm, us == UINT64_MAX ? -1 : (int64_t)us * 1000);
     int64_t slept = stvm__mono_ns() - t0;
     atomic_store(&vm->ext.sleeping, 0);
-    account(vm, what, slept);
+    account(vm, what, us, slept);
     inject_wake_latency(vm);
     return what;
 }
@@ -106,6 +119,8 @@ static void relinquish_simulated(stvm_vm *vm)
     if (io && os_sleep(vm, deadline - now, false))
         return;
     vm->clock.sim_now_us = deadline;
+    stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, vm->active->id, 0, (int64_t)(deadline - now),
+                     (int64_t)(deadline - now), STVM_TRACE_END_TIMER);
 }
 
 void stvm__relinquish(stvm_vm *vm, uint64_t us)

@@ -54,6 +54,7 @@ void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back)
         p->my_list = l;
     }
     set_ready_bit(vm, p->priority);
+    stvm__trace(vm, STVM_TRACE_READY, p->id, 0, p->priority);
 }
 
 stvm_proc *stvm__runq_pop_highest(stvm_vm *vm)
@@ -88,6 +89,34 @@ void stvm__unlink(stvm_vm *vm, stvm_proc *p)
 
 /* ---- switching --------------------------------------------------------------------- */
 
+/* Why from leaves the processor, read from where it went: the caller has already put
+ * it on a run queue (preempted, or yielded when stvm__yield said so), on a waiting
+ * list, or nowhere (it suspended itself or finished). */
+static int switch_why(stvm_vm *vm, const stvm_proc *from)
+{
+    if (!from)
+        return STVM_TRACE_WHY_HOST;
+    if (from == vm->idle)
+        return STVM_TRACE_WHY_IDLE;
+    if (from->flags & STVM_PF_TERMINATED)
+        return STVM_TRACE_WHY_FINISHED;
+    if (!from->my_list)
+        return STVM_TRACE_WHY_SUSPENDED;
+    if (from->my_list->kind != STVM_LIST_RUNQ)
+        return STVM_TRACE_WHY_WAITED;
+    return vm->trace->yielding ? STVM_TRACE_WHY_YIELDED : STVM_TRACE_WHY_PREEMPTED;
+}
+
+/* Out of line and cold: inlined, it made stvm__transfer_to too big to be inlined into
+ * the hand-off paths, which cost every switch a call while tracing was off. */
+static __attribute__((noinline, cold)) void trace_switch(stvm_vm *vm, const stvm_proc *from,
+                                                        const stvm_proc *to)
+{
+    int why = switch_why(vm, from);
+    vm->trace->yielding = false;
+    stvm__trace_emit(vm, STVM_TRACE_SWITCH, from ? from->id : 0, to ? to->id : 0, 0, 0, why);
+}
+
 /* The switch itself, and what a process checks when it gets the processor back: a
  * finished predecessor's stack to free, and whether it was terminated meanwhile. */
 static __attribute__((noinline)) void switch_away(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
@@ -106,8 +135,11 @@ void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
     stvm_proc *from = vm->active;
     next->my_list = NULL;
     vm->active = next;
-    if (from != next)
+    if (from != next) {
+        if (__builtin_expect(vm->trace != NULL, 0))
+            trace_switch(vm, from, next);
         switch_away(vm, from, next);
+    }
 }
 
 void stvm__transfer_from_host(stvm_vm *vm)
@@ -116,6 +148,8 @@ void stvm__transfer_from_host(stvm_vm *vm)
     next->my_list = NULL;
     vm->active = next;
     vm->stats.context_switches++;
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_switch(vm, NULL, next);
     stvm__ctx_switch(vm, NULL, next);
     stvm__after_switch(vm);
 }
@@ -124,6 +158,8 @@ void stvm__transfer_to_host(stvm_vm *vm)
 {
     stvm_proc *from = vm->active;
     vm->active = NULL;
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_switch(vm, from, NULL);
     switch_away(vm, from, NULL);
 }
 
@@ -247,6 +283,8 @@ int stvm__yield(stvm_vm *vm)
     if (!vm->runq[a->priority - 1].first && stvm__runq_highest(vm) <= a->priority)
         return STVM_OK;
     stvm__runq_put(vm, a, true);
+    if (vm->trace)
+        vm->trace->yielding = true;
     stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
     return STVM_OK;
 }

@@ -7,6 +7,7 @@
 #define STVM_SCHEDULER_SCHED_H
 
 #include "../vm/clock.h"
+#include "../vm/trace.h"
 #include "../vm/vm.h"
 
 /* ---- runq.c: lists, run queues and switching ---------------------------------------

@@ -12,26 +12,40 @@ void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
     s->vm = vm;
 }
 
-void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
+/* The signaller (0: the embedding thread), the semaphore and whom it woke. */
+static __attribute__((noinline, cold)) void trace_signal(stvm_vm *vm, const stvm_semaphore *s, const stvm_proc *woken)
+{
+    uint64_t by = stvm__trace_active(vm);
+    if (woken)
+        stvm__trace_emit(vm, STVM_TRACE_SEM_SIGNAL, by, (uintptr_t)s, (int64_t)woken->id, 0, 0);
+    else
+        stvm__trace_emit(vm, STVM_TRACE_SEM_EXCESS, by, (uintptr_t)s, s->excess_signals, 0, 0);
+}
+
+/* Take the first waiter off s, or count an excess signal (NULL). */
+static inline stvm_proc *signal_take(stvm_vm *vm, stvm_semaphore *s)
 {
     vm->stats.semaphore_signals++;
     stvm_proc *p = stvm__list_pop(&s->list);
-    if (!p) {
+    if (!p)
         s->excess_signals++;
-        return;
-    }
-    stvm__resume(vm, p);
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_signal(vm, s, p);
+    return p;
+}
+
+void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
+{
+    stvm_proc *p = signal_take(vm, s);
+    if (p)
+        stvm__resume(vm, p);
 }
 
 void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s)
 {
-    vm->stats.semaphore_signals++;
-    stvm_proc *p = stvm__list_pop(&s->list);
-    if (!p) {
-        s->excess_signals++;
-        return;
-    }
-    stvm__make_ready(vm, p);
+    stvm_proc *p = signal_take(vm, s);
+    if (p)
+        stvm__make_ready(vm, p);
 }
 
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
@@ -45,8 +59,11 @@ bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
 
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s)
 {
-    if (stvm__sem_try(vm, s))
+    if (stvm__sem_try(vm, s)) {
+        stvm__trace(vm, STVM_TRACE_SEM_WAIT, vm->active->id, (uintptr_t)s, 0);
         return STVM_OK;
+    }
+    stvm__trace(vm, STVM_TRACE_SEM_WAIT, vm->active->id, (uintptr_t)s, 1);
     vm->stats.semaphore_waits++;
     return stvm__wait(vm, &s->list);
 }

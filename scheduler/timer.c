@@ -1,9 +1,23 @@
 /* The one-shot timer (see timer.h). */
 #include "timer.h"
 
+/* ARMED, or DISARMED when an armed timer is cleared. */
+static __attribute__((noinline, cold)) void trace_arm(stvm_vm *vm, stvm_semaphore *sem,
+                                                     uint64_t deadline_us)
+{
+    uint64_t by = stvm__trace_active(vm);
+    if (sem)
+        stvm__trace_emit(vm, STVM_TRACE_TIMER_ARMED, by, (uintptr_t)sem, (int64_t)deadline_us, 0, 0);
+    else if (vm->timer.deadline_us)
+        stvm__trace_emit(vm, STVM_TRACE_TIMER_DISARMED, by, (uintptr_t)vm->timer.sem,
+                         (int64_t)vm->timer.deadline_us, 0, 0);
+}
+
 void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
     bool armed = sem && deadline_us;
+    if (__builtin_expect(vm->trace != NULL, 0))
+        trace_arm(vm, armed ? sem : NULL, deadline_us);
     vm->timer.sem = armed ? sem : NULL;
     vm->timer.deadline_us = armed ? deadline_us : 0;
     vm->timer.keeps_alive = armed;
@@ -33,6 +47,7 @@ bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem)
 void stvm__timer_fire(stvm_vm *vm)
 {
     stvm_semaphore *s = vm->timer.sem;
+    stvm__trace(vm, STVM_TRACE_TIMER_FIRED, stvm__trace_active(vm), (uintptr_t)s, (int64_t)vm->timer.deadline_us);
     /* One-shot: cleared before the signal, so the woken code may re-arm it. */
     vm->timer.deadline_us = 0;
     vm->timer.sem = NULL;

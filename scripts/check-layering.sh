@@ -5,11 +5,11 @@ set -eu
 rank() {
     case "$1" in
         include) echo 0 ;; vm) echo 1 ;; scheduler) echo 2 ;; primitives) echo 3 ;;
-        image-stubs) echo 4 ;; bench|examples|tests) echo 5 ;; *) echo 9 ;;
+        image-stubs) echo 4 ;; bench|examples|tests|lab) echo 5 ;; *) echo 9 ;;
     esac
 }
 bad=0
-for f in $(ls vm/* scheduler/* primitives/* image-stubs/* bench/* examples/* 2>/dev/null | grep -E '\.(c|h)$'); do
+for f in $(ls vm/* scheduler/* primitives/* image-stubs/* bench/* examples/* lab/* 2>/dev/null | grep -E '\.(c|h)$'); do
     dir=${f%%/*}
     mine=$(rank "$dir")
     for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do

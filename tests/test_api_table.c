@@ -89,7 +89,13 @@
     X(ffi_last_failure) X(float_new) X(float_value) X(ptr_oop) X(oop_ptr)                 \
     X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats)                             \
     X(primitive_call) X(primitive_call_named)                                            \
-    X(primitive_named_list) X(primitive_name) X(primitive_numbers) X(prim_error_name)
+    X(primitive_named_list) X(primitive_name) X(primitive_numbers) X(prim_error_name)      \
+    TRACE_FUNCTIONS(X)
+/* Tracing (its rows are trace_rows, after the others). */
+#define TRACE_FUNCTIONS(X)                                                               \
+    X(trace_start) X(trace_stop) X(trace_dropped) X(trace_count) X(trace_get)            \
+    X(trace_set_hook) X(trace_process_name) X(trace_kind_name) X(trace_write_text)         \
+    X(trace_write_json)
 
 enum fn_id {
 #define FN_ENUM(n) F_##n,
@@ -338,6 +344,7 @@ union out_slot {
     struct { uint8_t *data; size_t size; } bd;
     const char *named[2][32];   /* stvm_primitive_named_list: modules, names */
     char buf[512];              /* what a receive or read may write */
+    stvm_trace_event tev;
 };
 #define OUT_PATTERN 0xA5
 
@@ -775,6 +782,20 @@ static int call(fx *f, int fn, const args *a)
     case F_primitive_numbers:
         return yes(stvm_primitive_numbers(o ? o->nums : NULL, (int)a->n) == f->nprims);
     case F_prim_error_name: return text_ok(stvm_prim_error_name((int)a->n));
+    /* tracing */
+    case F_trace_start: return stvm_trace_start(vm, (size_t)a->z);
+    case F_trace_stop: return stvm_trace_stop(vm);
+    case F_trace_dropped: r = stvm_trace_dropped(vm); return r < 0 ? (int)r : R_COUNT;
+    case F_trace_count: r = stvm_trace_count(vm); return r < 0 ? (int)r : R_COUNT;
+    case F_trace_get: return stvm_trace_get(vm, (size_t)a->z, o ? &o->tev : NULL);
+    case F_trace_set_hook: return stvm_trace_set_hook(vm, NULL, NULL);
+    case F_trace_process_name:
+        return stvm_trace_process_name(vm, (uint64_t)a->n, a->null_ptr ? NULL : f->text,
+                                       a->null_ptr ? 0 : a->z ? a->z : sizeof f->text);
+    case F_trace_kind_name: return null_or_not(stvm_trace_kind_name((int)a->n));
+    case F_trace_write_text: return stvm_trace_write_text(vm, a->null_ptr ? NULL : stdout);
+    case F_trace_write_json:
+        return stvm_trace_write_json(vm, a->null_ptr ? NULL : "/tmp/stvm-api-table-trace.json");
     }
     return call_ffi(f, fn, a);
 }
@@ -2501,6 +2522,38 @@ static const row ffi_rows[] = {
     FFI_WRONG(ffi_callback_free, C_HOST, R_VOID, .vm = V_MAIN),
 };
 #define N_FFI_ROWS ((int)(sizeof ffi_rows / sizeof ffi_rows[0]))
+/* Tracing. No VM of the fixture records, so every call that needs a ring answers
+ * ESTATE (or an empty count), and a refused start must not make one. */
+#define TRACE_ROWS(ctx)                                                                      \
+    ROW(trace_start, "NULL vm", ctx, E_INVAL, .vm = V_NULL, .z = 8),                         \
+    ROW(trace_start, "0 events", ctx, E_INVAL, .z = 0),                                      \
+    ROW(trace_start, "2^24 + 1 events", ctx, E_INVAL, .z = STVM_TRACE_MAX_EVENTS + 1),       \
+    ROW(trace_start, "SIZE_MAX events", ctx, E_INVAL, .z = SIZE_MAX),                        \
+    ROW(trace_stop, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                                  \
+    ROW(trace_stop, "not recording", ctx, E_STATE),                                          \
+    ROW(trace_dropped, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                               \
+    ROW(trace_dropped, "no ring: 0", ctx, R_COUNT),                                          \
+    ROW(trace_count, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                                 \
+    ROW(trace_count, "no ring: 0", ctx, R_COUNT),                                            \
+    ROW(trace_get, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                                   \
+    ROW(trace_get, "NULL out", ctx, E_INVAL, .null_out = true),                              \
+    ROW(trace_get, "no ring: index 0", ctx, STVM_ERANGE, .z = 0),                            \
+    ROW(trace_get, "no ring: index SIZE_MAX", ctx, STVM_ERANGE, .z = SIZE_MAX),              \
+    ROW(trace_set_hook, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                              \
+    ROW(trace_process_name, "NULL vm", ctx, E_INVAL, .vm = V_NULL, .n = 1),                  \
+    ROW(trace_process_name, "NULL buf", ctx, E_INVAL, .n = 1, .null_ptr = true),             \
+    ROW(trace_process_name, "no ring", ctx, E_STATE, .n = 1),                                \
+    ROW(trace_kind_name, "kind -1", ctx, R_NULL, .n = -1),                                   \
+    ROW(trace_kind_name, "kind STVM_TRACE_KINDS", ctx, R_NULL, .n = STVM_TRACE_KINDS),       \
+    ROW(trace_kind_name, "kind INT_MIN", ctx, R_NULL, .n = INT_MIN),                         \
+    ROW(trace_write_text, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                            \
+    ROW(trace_write_text, "NULL FILE", ctx, E_INVAL, .null_ptr = true),                      \
+    ROW(trace_write_text, "no ring", ctx, E_STATE),                                          \
+    ROW(trace_write_json, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                            \
+    ROW(trace_write_json, "NULL path", ctx, E_INVAL, .null_ptr = true),                      \
+    ROW(trace_write_json, "no ring", ctx, E_STATE)
+static const row trace_rows[] = {TRACE_ROWS(C_HOST), TRACE_ROWS(C_GREEN), TRACE_ROWS(C_THREAD)};
+#define N_TRACE_ROWS ((int)(sizeof trace_rows / sizeof trace_rows[0]))
 
 /* ---- generating the matrix --------------------------------------------------------- */
 
@@ -2637,6 +2690,8 @@ static table table_build(void)
         add(&t, explicit_rows[i]);
     for (int i = 0; i < N_FFI_ROWS; i++)
         add(&t, ffi_rows[i]);
+    for (int i = 0; i < N_TRACE_ROWS; i++)
+        add(&t, trace_rows[i]);
     return t;
 }
 

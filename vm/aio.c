@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "external.h"
+#include "trace.h"
 
 #define WAKE_TAG UINT64_MAX   /* epoll data of the external table's eventfd */
 #define EVENTS_PER_WAIT 64
@@ -264,6 +265,7 @@ static void fire(stvm_vm *vm, int fd, uint32_t got)
         int index = e->index[slot(ev)];
         const stvm_semaphore *s = stvm__external_sem(vm, index);
         vm->stats.fds_ready++;
+        stvm__trace(vm, STVM_TRACE_IO_READY, stvm__trace_active(vm), (uint64_t)fd, ev);
         if (!s || !s->list.first)
             vm->stats.io_signals_unwaited++;
         if (s)

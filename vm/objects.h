@@ -209,6 +209,8 @@ struct stvm_proc {
     stvm_ensure_node *ensures;       /* cleanups, newest first */
     stvm_proc *all_prev, *all_next;  /* every unfinished process of the VM */
     uint8_t guard;                   /* STVM_GUARD_* that protects its stack, 0 = none */
+    uint64_t id;                     /* its handle's id, readable after the handle is gone
+                                        (a trace names a finished process by it) */
 };
 
 /* The top of every stack mapping: the running state, the handle (when nobody holds

@@ -168,10 +168,15 @@ typedef struct stvm_ffi_hooks {
     void (*run_edge)(stvm_vm *vm, bool running);
     int last_failure;
 } stvm_ffi_hooks;
+struct stvm_trace;
 
 struct stvm_vm {
     stvm_config cfg;
     int64_t si_min, si_max;
+    struct stvm_trace *trace;       /* the ring while it records, else NULL (vm/trace.h) */
+    struct stvm_trace *trace_ring;  /* the ring, recording or kept for the writers */
+    stvm_trace_hook trace_hook;     /* stvm_trace_set_hook */
+    void *trace_arg;
 
     /* scheduler */
     stvm_proc *active;           /* NULL: the embedding thread (outside stvm_run) */

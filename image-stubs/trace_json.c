@@ -1,0 +1,280 @@
+/*
+ * stvm_trace_write_json: the ring as Trace Event JSON (the format Perfetto's UI and
+ * chrome://tracing read). One track (tid) per process, the embedding thread as tid 0;
+ * a process's track is a sequence of slices, one per state it was in:
+ *
+ *   running   from the switch to it until it leaves the processor;
+ *   ready     from READY (on a run queue) until it runs;
+ *   waiting   from a switch away with reason "waited" until it is ready again;
+ *   sleeping  the same while a Delay of its own is scheduled;
+ *   suspended until resumed.
+ *
+ * The ring may begin in the middle of a state: a slice opens at the first event that
+ * shows a state and every slice open at the end is closed at the last event's time, so
+ * every B has its E. The idle process's OS sleeps are complete (X) slices inside its
+ * running slice, signals and expiries instants on the track of whoever caused them,
+ * and the run queue's length a counter.
+ */
+#include "trace_write.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_NONE, S_RUNNING, S_READY, S_WAITING, S_SLEEPING, S_SUSPENDED };
+static const char *const state_name[] = {"", "running", "ready", "waiting", "sleeping",
+                                         "suspended"};
+
+typedef struct track {
+    uint8_t state;
+    bool seen;
+    uint32_t delays;            /* its Delays scheduled and not yet expired or cancelled */
+    char ts[32];                /* where its last entry was, for the X slices */
+} track;
+
+typedef struct writer {
+    stvm_vm *vm;
+    FILE *out;
+    track *tracks;              /* by process id */
+    size_t ntracks;
+    trace_labels labels;
+    int64_t runq;
+    bool first;                 /* no entry written yet (commas) */
+} writer;
+
+static void entry_start(writer *w)
+{
+    fputs(w->first ? "\n" : ",\n", w->out);
+    w->first = false;
+}
+
+/* "us.nnn" after the trace's start. */
+static void ts_of(const writer *w, const stvm_trace_event *ev, char *buf, size_t size)
+{
+    uint64_t start = stvm__trace_ring(w->vm)->start_us;
+    uint64_t us = ev->time_us > start ? ev->time_us - start : 0;
+    snprintf(buf, size, "%llu.%03u", (unsigned long long)us, ev->time_ns);
+}
+
+static void set_state(writer *w, uint64_t id, int state, const char *ts, uint64_t seq)
+{
+    track *t = &w->tracks[id];
+    if (t->state == state)
+        return;
+    if (t->state == S_READY)
+        w->runq--;
+    if (state == S_READY)
+        w->runq++;
+    if (t->state != S_NONE) {
+        entry_start(w);
+        fprintf(w->out, "{\"ph\":\"E\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"args\":{\"seq\":%llu}}",
+                (unsigned long long)id, ts, (unsigned long long)seq);
+    }
+    if (state != S_NONE) {
+        entry_start(w);
+        fprintf(w->out, "{\"ph\":\"B\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"name\":\"%s\","
+                        "\"args\":{\"seq\":%llu}}",
+                (unsigned long long)id, ts, state_name[state], (unsigned long long)seq);
+    }
+    t->state = (uint8_t)state;
+    snprintf(t->ts, sizeof t->ts, "%s", ts);
+}
+
+static void counter(writer *w, const char *ts, uint64_t seq)
+{
+    entry_start(w);
+    fprintf(w->out, "{\"ph\":\"C\",\"pid\":1,\"ts\":%s,\"name\":\"run queue\","
+                    "\"args\":{\"length\":%lld,\"seq\":%llu}}",
+            ts, (long long)w->runq, (unsigned long long)seq);
+}
+
+/* An instant on the track of ev's process (process scope when it has none). */
+static void instant(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
+{
+    entry_start(w);
+    if (ev->process)
+        fprintf(w->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%llu,",
+                (unsigned long long)ev->process);
+    else
+        fprintf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"pid\":1,");
+    fprintf(w->out, "\"ts\":%s,\"name\":\"%s %s\",\"args\":{\"seq\":%llu,\"detail\":%lld}}", ts,
+            stvm_trace_kind_name(ev->kind), obj, (unsigned long long)ev->seq,
+            (long long)ev->detail);
+    if (ev->process)
+        snprintf(w->tracks[ev->process].ts, sizeof w->tracks[0].ts, "%s", ts);
+}
+
+/* An OS sleep of the idle process: it began `extra` us before it was reported, but
+ * never before the track's last entry (rounding). */
+static void os_sleep(writer *w, const stvm_trace_event *ev, const char *ts)
+{
+    uint64_t start_us = stvm__trace_ring(w->vm)->start_us;
+    uint64_t end = ev->time_us > start_us ? ev->time_us - start_us : 0;
+    uint64_t began = end > (uint64_t)ev->extra ? end - (uint64_t)ev->extra : 0;
+    track *t = &w->tracks[ev->process];
+    char from[32];
+    snprintf(from, sizeof from, "%llu.000", (unsigned long long)began);
+    if (t->ts[0] && strtod(from, NULL) < strtod(t->ts, NULL))
+        snprintf(from, sizeof from, "%s", t->ts);
+    entry_start(w);
+    fprintf(w->out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"dur\":%.3f,"
+                    "\"name\":\"os sleep (%s)\",\"args\":{\"seq\":%llu,\"asked_us\":%lld}}",
+            (unsigned long long)ev->process, from, strtod(ts, NULL) - strtod(from, NULL),
+            stvm__trace_end(ev->reason), (unsigned long long)ev->seq, (long long)ev->detail);
+    snprintf(t->ts, sizeof t->ts, "%s", from);
+}
+
+/* The state a process leaves the processor for. */
+static int after_switch(const writer *w, uint64_t id, int why)
+{
+    switch (why) {
+    case STVM_TRACE_WHY_WAITED:
+        return w->tracks[id].delays ? S_SLEEPING : S_WAITING;
+    case STVM_TRACE_WHY_SUSPENDED:
+        return S_SUSPENDED;
+    case STVM_TRACE_WHY_FINISHED:
+        return S_NONE;
+    default:
+        return w->tracks[id].state == S_RUNNING ? S_READY : w->tracks[id].state;
+    }
+}
+
+static void event(writer *w, const stvm_trace_event *ev, const char *obj)
+{
+    char ts[32];
+    ts_of(w, ev, ts, sizeof ts);
+    track *t = &w->tracks[ev->process];
+    int64_t runq = w->runq;
+    switch (ev->kind) {
+    case STVM_TRACE_READY:
+        set_state(w, ev->process, S_READY, ts, ev->seq);
+        break;
+    case STVM_TRACE_SWITCH:
+        if (ev->process)
+            set_state(w, ev->process, after_switch(w, ev->process, ev->reason), ts, ev->seq);
+        if (ev->object)
+            set_state(w, ev->object, S_RUNNING, ts, ev->seq);
+        break;
+    case STVM_TRACE_SUSPENDED:
+        if (t->state != S_RUNNING)
+            set_state(w, ev->process, S_SUSPENDED, ts, ev->seq);
+        break;
+    case STVM_TRACE_TERMINATED: case STVM_TRACE_FINISHED:
+        set_state(w, ev->process, S_NONE, ts, ev->seq);
+        break;
+    case STVM_TRACE_DELAY_SCHEDULED:
+        t->delays++;
+        break;
+    case STVM_TRACE_DELAY_EXPIRED: case STVM_TRACE_DELAY_CANCELLED:
+        if (t->delays)
+            t->delays--;
+        if (ev->kind == STVM_TRACE_DELAY_EXPIRED)
+            instant(w, ev, ts, obj);
+        break;
+    case STVM_TRACE_IDLE_SLEEP:
+        os_sleep(w, ev, ts);
+        break;
+    case STVM_TRACE_SEM_SIGNAL: case STVM_TRACE_SEM_EXCESS: case STVM_TRACE_TIMER_FIRED:
+    case STVM_TRACE_IO_READY: case STVM_TRACE_EXTERNAL: case STVM_TRACE_MUTEX_HANDOFF:
+        instant(w, ev, ts, obj);
+        break;
+    default:
+        break;
+    }
+    if (w->runq != runq)
+        counter(w, ts, ev->seq);
+}
+
+/* ---- tracks and their names ---------------------------------------------------------- */
+
+static void mark(writer *w, uint64_t id)
+{
+    if (id < w->ntracks)
+        w->tracks[id].seen = true;
+}
+
+static int make_tracks(writer *w, const struct stvm_trace *t, size_t kept)
+{
+    uint64_t max = 0;
+    for (size_t i = 0; i < kept; i++) {
+        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        max = ev->process > max ? ev->process : max;
+        if (ev->kind == STVM_TRACE_SWITCH && ev->object > max)
+            max = ev->object;
+    }
+    w->ntracks = (size_t)max + 1;
+    w->tracks = calloc(w->ntracks, sizeof *w->tracks);
+    if (!w->tracks)
+        return STVM_ENOMEM;
+    for (size_t i = 0; i < kept; i++) {
+        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        mark(w, ev->process);
+        if (ev->kind == STVM_TRACE_SWITCH)
+            mark(w, ev->object);
+    }
+    return STVM_OK;
+}
+
+static void names(writer *w)
+{
+    entry_start(w);
+    fprintf(w->out, "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"stvm\"}}");
+    for (size_t id = 0; id < w->ntracks; id++) {
+        if (!w->tracks[id].seen)
+            continue;
+        char label[64];
+        stvm__trace_process_label(w->vm, id, label, sizeof label);
+        entry_start(w);
+        fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"thread_name\",\"tid\":", w->out);
+        fprintf(w->out, "%zu,\"args\":{\"name\":\"", id);
+        for (const char *c = label; *c; c++)   /* names are the embedder's: escape them */
+            fprintf(w->out, (*c == '"' || *c == '\\') ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
+        fputs("\"}}", w->out);
+    }
+}
+
+/* ---- the file ------------------------------------------------------------------------ */
+
+static int write_all(writer *w, const struct stvm_trace *t, size_t kept)
+{
+    fputs("{\"traceEvents\":[", w->out);
+    names(w);
+    char obj[32], ts[32] = "0.000";
+    uint64_t last_seq = 0;
+    for (size_t i = 0; i < kept; i++) {
+        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        if (stvm__trace_object_label(&w->labels, ev, obj, sizeof obj))
+            return STVM_ENOMEM;
+        event(w, ev, obj);
+        ts_of(w, ev, ts, sizeof ts);
+        last_seq = ev->seq;
+    }
+    for (size_t id = 0; id < w->ntracks; id++)
+        set_state(w, id, S_NONE, ts, last_seq);
+    fprintf(w->out, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"dropped\":%lld,"
+                    "\"events\":%zu,\"clock\":\"%s\"}}\n",
+            (long long)stvm_trace_dropped(w->vm), kept,
+            w->vm->clock.kind == STVM_CLOCK_SIMULATED ? "simulated" : "real");
+    return ferror(w->out) ? STVM_ESYS : STVM_OK;
+}
+
+int stvm_trace_write_json(stvm_vm *vm, const char *path)
+{
+    const struct stvm_trace *t;
+    int err = stvm__trace_writer_ring(vm, path, &t);
+    if (err)
+        return err;
+    size_t kept = stvm__trace_kept(t);
+    writer w = {.vm = vm, .first = true};
+    err = make_tracks(&w, t, kept);
+    if (!err && (w.out = fopen(path, "w")) == NULL)
+        err = STVM_ESYS;
+    if (!err)
+        err = write_all(&w, t, kept);
+    if (w.out && fclose(w.out) != 0 && !err)
+        err = STVM_ESYS;
+    if (err && w.out)
+        remove(path);
+    free(w.tracks);
+    stvm__trace_labels_free(&w.labels);
+    return err;
+}

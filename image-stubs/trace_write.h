@@ -1,0 +1,37 @@
+/*
+ * What the two trace writers share (trace_text.c, trace_json.c): short stable labels
+ * for what an event names. Addresses differ from run to run, so semaphores, mutexes and
+ * Delays are numbered in the order the trace first mentions them ("sem1", "delay3"):
+ * the same run gives the same text on every machine.
+ */
+#ifndef STVM_IMAGE_STUBS_TRACE_WRITE_H
+#define STVM_IMAGE_STUBS_TRACE_WRITE_H
+
+#include "../vm/trace.h"
+
+/* Object numbers by address, per kind of object (open addressing). */
+typedef struct trace_labels {
+    uint64_t *keys;             /* address, 0 = empty */
+    uint32_t *numbers;
+    size_t cap, used;
+    uint32_t next[4];           /* next number per kind: sem, mutex, delay, other */
+} trace_labels;
+
+/* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the
+ * ring in *out. */
+int stvm__trace_writer_ring(const stvm_vm *vm, const void *where,
+                            const struct stvm_trace **out);
+/* The kind of object an event names (0 sem, 1 mutex, 2 delay), or -1: not an object. */
+int stvm__trace_object_kind(int event_kind);
+/* Write ev's object label ("sem1") into buf. Allocates (the map); ENOMEM. */
+int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size);
+void stvm__trace_labels_free(trace_labels *l);
+/* "name#id" of a process id (0: "host"), truncated to size. */
+void stvm__trace_process_label(const stvm_vm *vm, uint64_t id, char *buf, size_t size);
+/* A time relative to the trace's start as "ms.uuu" (a time before it as "-"). */
+void stvm__trace_ms(const stvm_vm *vm, uint64_t time_us, char *buf, size_t size);
+/* The text of a SWITCH reason or an IDLE_SLEEP end. */
+const char *stvm__trace_why(int why);
+const char *stvm__trace_end(int end);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * stvm-lab: `list`, and `run NAME [--trace FILE] [--png FILE] [--predict]`. A run prints
+ * the scenario's set-up, question and rule, then its timeline (stvm_trace_write_text);
+ * --trace writes the Trace Event JSON, --png a picture drawn by gnuplot.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "png.h"
+
+#define SIM_START_US 3913056000000000ull   /* 2025-01-01 UTC, in us since 1901 */
+#define RING_EVENTS 4096
+
+void lab_check(int err, const char *what)
+{
+    if (err < 0) {
+        fprintf(stderr, "stvm-lab: %s: %s\n", what, stvm_strerror(err));
+        exit(1);
+    }
+}
+
+void lab_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg)
+{
+    lab_check(stvm_spawn(vm, priority, name, fn, arg, NULL), name);
+}
+
+/* "label: text", wrapped at word boundaries to fit 100 columns, continuation lines
+ * indented under the text. */
+static void say(const char *label, const char *text)
+{
+    int indent = (int)strlen(label) + 2, col = printf("%s:", label);
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > indent && col + 1 + (int)word > 100)
+            col = printf("\n%*s", indent - 1, "") - 1;
+        col += printf(" %.*s", (int)word, text);
+        text += word;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
+static const lab_scenario *find(const char *name)
+{
+    for (const lab_scenario *s = lab_scenarios; s->name; s++)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+static int list(void)
+{
+    for (const lab_scenario *s = lab_scenarios; s->name; s++)
+        printf("%s  %s\n", s->name, s->summary);
+    return 0;
+}
+
+/* Show the set-up and, on a terminal, wait until the reader has made a prediction. */
+static void predict(const lab_scenario *s)
+{
+    say("set-up", s->setup);
+    say("question", s->question);
+    if (!isatty(STDIN_FILENO))
+        return;
+    printf("Write down the order you expect, then press Enter. ");
+    fflush(stdout);
+    int c;
+    while ((c = getchar()) != EOF && c != '\n')
+        ;
+}
+
+static stvm_vm *run_traced(const lab_scenario *s)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.clock = STVM_CLOCK_SIMULATED;
+    cfg.sim_start_us = SIM_START_US;
+    if (s->config)
+        s->config(&cfg);
+    stvm_vm *vm;
+    lab_check(stvm_vm_new(&vm, &cfg), "stvm_vm_new");
+    lab_check(stvm_trace_start(vm, RING_EVENTS), "stvm_trace_start");
+    lab_check(stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "main", s->main, NULL, NULL), "main");
+    lab_check(stvm_run(vm), "stvm_run");
+    lab_check(stvm_trace_stop(vm), "stvm_trace_stop");
+    return vm;
+}
+
+static int run(int argc, char **argv)
+{
+    const lab_scenario *s = find(argv[0]);
+    if (!s) {
+        fprintf(stderr, "stvm-lab: no scenario %s (stvm-lab list names them)\n", argv[0]);
+        return 2;
+    }
+    const char *json = NULL, *png = NULL;
+    bool ask = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--predict") == 0)
+            ask = true;
+        else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc)
+            json = argv[++i];
+        else if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
+            png = argv[++i];
+        else {
+            fprintf(stderr, "stvm-lab: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    printf("scenario: %s\n", s->name);
+    if (ask) {
+        predict(s);
+    } else {
+        say("set-up", s->setup);
+        say("question", s->question);
+    }
+    stvm_vm *vm = run_traced(s);
+    say("rule", s->rule);
+    putchar('\n');
+    fflush(stdout);
+    lab_check(stvm_trace_write_text(vm, stdout), "writing the timeline");
+    if (json)
+        lab_check(stvm_trace_write_json(vm, json), json);
+    int rc = png ? lab_png(vm, png, s->name) : 0;
+    stvm_vm_free(vm);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "list") == 0)
+        return list();
+    if (argc >= 3 && strcmp(argv[1], "run") == 0)
+        return run(argc - 2, argv + 2);
+    fprintf(stderr, "usage: stvm-lab list\n"
+                    "       stvm-lab run NAME [--trace FILE.json] [--png FILE.png] [--predict]\n");
+    return 2;
+}

@@ -1,0 +1,395 @@
+/*
+ * Tracing (suite trace): the ring keeps the newest events and counts the rest, the hook
+ * sees every event, start/stop/restart, the switch reasons, the writers (the JSON is
+ * checked by tests/trace_check.py with python3's json module), and bad input.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/* ---- a small workload: a ping-pong, a Delay, a timed wait that is signalled ---------- */
+
+typedef struct work {
+    stvm_semaphore *ping, *pong;
+    int rounds;
+} work;
+
+static void ponger(stvm_vm *vm, void *arg)
+{
+    work *w = arg;
+    for (int i = 0; i < w->rounds; i++) {
+        stvm_semaphore_wait(vm, w->ping);
+        stvm_semaphore_signal(vm, w->pong);
+    }
+}
+
+static void pinger(stvm_vm *vm, void *arg)
+{
+    work *w = arg;
+    for (int i = 0; i < w->rounds; i++) {
+        stvm_semaphore_signal(vm, w->ping);
+        stvm_semaphore_wait(vm, w->pong);
+    }
+    stvm_delay_wait_ms(vm, 3);
+    stvm_yield(vm);
+    stvm_semaphore_signal(vm, w->ping);   /* an excess signal */
+    stvm_semaphore_wait_timeout_ms(vm, w->ping, 10);   /* takes it: no Delay */
+    stvm_semaphore_wait_timeout_ms(vm, w->pong, 2);    /* times out */
+}
+
+/* Wakes with pinger after 3 ms: whichever runs first yields to the other. */
+static void peer(stvm_vm *vm, void *arg)
+{
+    stvm_delay_wait_ms(vm, 3);
+    stvm_yield(vm);
+}
+
+static void run_work(stvm_vm *vm, int rounds)
+{
+    static work w;
+    w = (work){.ping = sem_make(vm), .pong = sem_make(vm), .rounds = rounds};
+    spawn(vm, 40, "peer", peer, NULL);
+    spawn(vm, 40, "ponger", ponger, &w);
+    spawn(vm, 40, "pinger", pinger, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+}
+
+typedef struct seen {
+    uint64_t count, next_seq;
+    bool in_order;
+    uint64_t kinds[STVM_TRACE_KINDS];
+    uint64_t why[8];
+} seen;
+
+static void count_hook(stvm_vm *vm, const stvm_trace_event *ev, void *arg)
+{
+    seen *s = arg;
+    s->in_order &= ev->seq == s->next_seq;
+    s->next_seq = ev->seq + 1;
+    s->count++;
+    s->kinds[ev->kind]++;
+    if (ev->kind == STVM_TRACE_SWITCH && ev->reason < 8)
+        s->why[ev->reason]++;
+}
+
+static stvm_vm *traced_vm(size_t events, seen *s)
+{
+    stvm_vm *vm = vm_make_sim_at(61, STVM_DELAY_CLOCK_US, SIM_START, 0);
+    if (s) {
+        *s = (seen){.in_order = true};
+        cr_assert_eq(stvm_trace_set_hook(vm, count_hook, s), STVM_OK);
+    }
+    cr_assert_eq(stvm_trace_start(vm, events), STVM_OK);
+    return vm;
+}
+
+/* ---- the ring and the hook ------------------------------------------------------------ */
+
+Test(trace, off_by_default_records_nothing_and_calls_no_hook)
+{
+    stvm_vm *vm = vm_make_sim_at(61, STVM_DELAY_CLOCK_US, SIM_START, 0);
+    seen s = {.in_order = true};
+    cr_assert_eq(stvm_trace_set_hook(vm, count_hook, &s), STVM_OK);
+    run_work(vm, 3);
+    cr_assert_eq(s.count, 0);
+    cr_assert_eq(stvm_trace_count(vm), 0);
+    cr_assert_eq(stvm_trace_dropped(vm), 0);
+    cr_assert_eq(stvm_trace_write_text(vm, stdout), STVM_ESTATE);
+    cr_assert_eq(stvm_trace_write_json(vm, "/tmp/stvm-trace-none.json"), STVM_ESTATE);
+    vm_done(vm);
+}
+
+Test(trace, ring_keeps_the_newest_events_and_counts_exactly_what_it_dropped)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(16, &s);
+    run_work(vm, 20);
+    cr_assert_gt(s.count, 16);
+    cr_assert_eq(stvm_trace_count(vm), 16);
+    cr_assert_eq(stvm_trace_dropped(vm), (int64_t)s.count - 16);
+    stvm_trace_event first, last;
+    cr_assert_eq(stvm_trace_get(vm, 0, &first), STVM_OK);
+    cr_assert_eq(stvm_trace_get(vm, 15, &last), STVM_OK);
+    cr_assert_eq(first.seq, s.count - 16);
+    cr_assert_eq(last.seq, s.count - 1);
+    for (size_t i = 1; i < 16; i++) {
+        stvm_trace_event a, b;
+        stvm_trace_get(vm, i - 1, &a);
+        stvm_trace_get(vm, i, &b);
+        cr_assert_eq(b.seq, a.seq + 1);
+        cr_assert_geq(b.time_us, a.time_us, "times never go back");
+    }
+    vm_done(vm);
+}
+
+Test(trace, hook_sees_every_event_in_order_including_the_dropped_ones)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(4, &s);
+    run_work(vm, 5);
+    cr_assert(s.in_order);
+    cr_assert_eq(s.count, (uint64_t)(stvm_trace_dropped(vm) + stvm_trace_count(vm)));
+    cr_assert_eq(stvm_trace_set_hook(vm, NULL, NULL), STVM_OK);
+    vm_done(vm);
+}
+
+Test(trace, a_ring_larger_than_the_run_drops_nothing)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(1 << 16, &s);
+    run_work(vm, 5);
+    cr_assert_eq(stvm_trace_dropped(vm), 0);
+    cr_assert_eq(stvm_trace_count(vm), (int64_t)s.count);
+    vm_done(vm);
+}
+
+Test(trace, stop_keeps_the_ring_and_a_restart_begins_a_new_one)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(1 << 12, &s);
+    run_work(vm, 2);
+    cr_assert_eq(stvm_trace_stop(vm), STVM_OK);
+    int64_t kept = stvm_trace_count(vm);
+    uint64_t heard = s.count;
+    cr_assert_gt(kept, 0);
+    run_work(vm, 2);
+    cr_assert_eq(stvm_trace_count(vm), kept, "nothing is recorded while stopped");
+    cr_assert_eq(s.count, heard, "the hook hears nothing while stopped");
+    cr_assert_eq(stvm_trace_stop(vm), STVM_ESTATE);
+    cr_assert_eq(stvm_trace_start(vm, 8), STVM_OK);
+    cr_assert_eq(stvm_trace_count(vm), 0);
+    cr_assert_eq(stvm_trace_dropped(vm), 0);
+    run_work(vm, 1);
+    stvm_trace_event ev;
+    cr_assert_eq(stvm_trace_get(vm, 0, &ev), STVM_OK);
+    cr_assert_eq(ev.seq, (uint64_t)stvm_trace_dropped(vm), "sequence numbers restart at 0");
+    vm_done(vm);
+}
+
+Test(trace, every_switch_reason_and_the_event_kinds_of_a_run_are_recorded)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(1 << 12, &s);
+    run_work(vm, 3);
+    cr_assert_gt(s.why[STVM_TRACE_WHY_WAITED], 0);
+    cr_assert_gt(s.why[STVM_TRACE_WHY_PREEMPTED], 0, "the timing process preempts");
+    cr_assert_gt(s.why[STVM_TRACE_WHY_YIELDED], 0);
+    cr_assert_gt(s.why[STVM_TRACE_WHY_FINISHED], 0);
+    cr_assert_gt(s.why[STVM_TRACE_WHY_IDLE], 0);
+    cr_assert_gt(s.why[STVM_TRACE_WHY_HOST], 0);
+    int want[] = {STVM_TRACE_CREATED,         STVM_TRACE_READY,           STVM_TRACE_FINISHED,
+                  STVM_TRACE_SEM_WAIT,        STVM_TRACE_SEM_SIGNAL,      STVM_TRACE_SEM_EXCESS,
+                  STVM_TRACE_TIMER_ARMED,     STVM_TRACE_TIMER_FIRED,     STVM_TRACE_DELAY_SCHEDULED,
+                  STVM_TRACE_DELAY_EXPIRED,   STVM_TRACE_IDLE_SLEEP};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert_gt(s.kinds[want[i]], 0, "no %s event", stvm_trace_kind_name(want[i]));
+    vm_done(vm);
+}
+
+/* A timed wait that is signalled in time cancels its Delay. */
+static void signaller(stvm_vm *vm, void *arg)
+{
+    stvm_semaphore_signal(vm, arg);
+}
+
+static void timed_waiter(stvm_vm *vm, void *arg)
+{
+    stvm_spawn(vm, 30, "signaller", signaller, arg, NULL);
+    stvm_semaphore_wait_timeout_ms(vm, arg, 50);
+}
+
+Test(trace, a_timed_wait_signalled_in_time_records_its_delay_as_cancelled)
+{
+    seen s;
+    stvm_vm *vm = traced_vm(1 << 12, &s);
+    stvm_semaphore *sem = sem_make(vm);
+    spawn(vm, 40, "waiter", timed_waiter, sem);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(s.kinds[STVM_TRACE_DELAY_CANCELLED], 1);
+    cr_assert_eq(s.kinds[STVM_TRACE_DELAY_EXPIRED], 0);
+    vm_done(vm);
+}
+
+Test(trace, processes_are_named_by_the_names_they_had)
+{
+    stvm_vm *vm = traced_vm(1 << 12, NULL);
+    run_work(vm, 1);
+    char name[32];
+    cr_assert_eq(stvm_trace_process_name(vm, 1, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "Idle Process#1", "named when recording started");
+    cr_assert_eq(stvm_trace_process_name(vm, 2, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "peer#2", "named at creation; it has finished since");
+    cr_assert_eq(stvm_trace_process_name(vm, 0, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "host");
+    cr_assert_eq(stvm_trace_process_name(vm, 999, name, sizeof name), STVM_OK);
+    cr_assert_str_eq(name, "#999");
+    vm_done(vm);
+}
+
+Test(trace, events_carry_the_simulated_clock)
+{
+    stvm_vm *vm = traced_vm(1 << 12, NULL);
+    run_work(vm, 1);
+    int64_t n = stvm_trace_count(vm);
+    stvm_trace_event ev;
+    bool slept = false;
+    for (int64_t i = 0; i < n; i++) {
+        stvm_trace_get(vm, (size_t)i, &ev);
+        cr_assert_eq(ev.time_ns, 0);
+        if (ev.kind == STVM_TRACE_IDLE_SLEEP && ev.detail == 3000) {
+            slept = true;
+            cr_assert_eq(ev.time_us, SIM_START + 3000, "the clock jumped to the Delay's end");
+            cr_assert_eq(ev.extra, 3000);
+        }
+    }
+    cr_assert(slept);
+    vm_done(vm);
+}
+
+static void check_json_of(stvm_vm *vm);
+
+/* A descriptor made ready by another thread, and an external signal from it. */
+typedef struct io_work {
+    int pipe[2];
+    int index;
+    stvm_semaphore *ext;
+} io_work;
+
+/* Usually late enough for the idle process to sleep first (the JSON then has an OS
+ * sleep slice), but nothing asserted depends on it. */
+static void *writer_thread(void *arg)
+{
+    io_work *w = arg;
+    usleep(20000);
+    ssize_t n = write(w->pipe[1], "x", 1);
+    (void)n;
+    return NULL;
+}
+
+static void io_waiter(stvm_vm *vm, void *arg)
+{
+    io_work *w = arg;
+    stvm_fd_wait(vm, w->pipe[0], STVM_IO_READ, -1);
+    stvm_semaphore_wait(vm, w->ext);
+}
+
+Test(trace, a_ready_descriptor_and_an_external_signal_are_recorded_on_the_real_clock,
+     .timeout = 30)
+{
+    stvm_vm *vm = vm_make(NULL);
+    seen s = {.in_order = true};
+    cr_assert_eq(stvm_trace_set_hook(vm, count_hook, &s), STVM_OK);
+    cr_assert_eq(stvm_trace_start(vm, 1 << 12), STVM_OK);
+    static io_work w;
+    cr_assert_eq(pipe(w.pipe), 0);
+    w.ext = sem_make(vm);
+    cr_assert_eq(stvm_register_external(vm, w.ext, &w.index), STVM_OK);
+    cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, writer_thread, &w), 0);
+    spawn(vm, 40, "io", io_waiter, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    pthread_join(t, NULL);
+    cr_assert_geq(s.kinds[STVM_TRACE_IO_READY], 1);
+    cr_assert_geq(s.kinds[STVM_TRACE_EXTERNAL], 2, "the signal, and the descriptor's");
+    check_json_of(vm);
+    cr_assert_eq(stvm_unregister_external(vm, w.index), STVM_OK);
+    close(w.pipe[0]);
+    close(w.pipe[1]);
+    vm_done(vm);
+}
+
+/* ---- the writers ------------------------------------------------------------------------ */
+
+Test(trace, text_states_the_dropped_count_first_and_keeps_lines_within_100_columns)
+{
+    stvm_vm *vm = traced_vm(32, NULL);
+    run_work(vm, 10);
+    char path[] = "/tmp/stvm-trace-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w+");
+    cr_assert_eq(stvm_trace_write_text(vm, f), STVM_OK);
+    rewind(f);
+    char line[512], want[64];
+    snprintf(want, sizeof want, "32 events kept, %lld dropped", (long long)stvm_trace_dropped(vm));
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_assert_not_null(strstr(line, want), "first line: %s", line);
+    int lines = 1;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert_leq(strlen(line), 101, "too wide: %s", line);
+        lines++;
+    }
+    cr_assert_eq(lines, 2 + 32);
+    fclose(f);
+    unlink(path);
+    vm_done(vm);
+}
+
+/* Write vm's ring as JSON and run tests/trace_check.py on it. */
+static void check_json_of(stvm_vm *vm)
+{
+    char path[] = "/tmp/stvm-trace-XXXXXX.json", cmd[512];
+    close(mkstemps(path, 5));
+    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
+    snprintf(cmd, sizeof cmd, "python3 tests/trace_check.py %s > /dev/null", path);
+    cr_assert_eq(system(cmd), 0, "%s fails tests/trace_check.py", path);
+    unlink(path);
+}
+
+Test(trace, json_parses_and_every_slice_is_closed_on_tracks_that_never_go_back, .timeout = 60)
+{
+    stvm_vm *vm = traced_vm(1 << 12, NULL);
+    run_work(vm, 10);
+    check_json_of(vm);
+    vm_done(vm);
+}
+
+Test(trace, json_of_a_ring_that_began_mid_run_is_still_well_formed, .timeout = 60)
+{
+    stvm_vm *vm = traced_vm(7, NULL);
+    run_work(vm, 10);
+    cr_assert_gt(stvm_trace_dropped(vm), 0);
+    check_json_of(vm);
+    vm_done(vm);
+}
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+Test(trace, bad_input_is_refused_and_changes_nothing)
+{
+    stvm_vm *vm = traced_vm(64, NULL);
+    run_work(vm, 1);
+    int64_t kept = stvm_trace_count(vm);
+    cr_assert_eq(stvm_trace_start(NULL, 8), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_start(vm, 0), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_start(vm, STVM_TRACE_MAX_EVENTS + 1), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_start(vm, SIZE_MAX), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_count(vm), kept, "a refused start keeps the ring");
+    cr_assert_eq(stvm_trace_stop(NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_dropped(NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_count(NULL), STVM_EINVAL);
+    stvm_trace_event ev;
+    cr_assert_eq(stvm_trace_get(NULL, 0, &ev), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_get(vm, 0, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_get(vm, (size_t)kept, &ev), STVM_ERANGE);
+    cr_assert_eq(stvm_trace_set_hook(NULL, count_hook, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_write_text(NULL, stdout), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_write_text(vm, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_write_json(NULL, "/tmp/x.json"), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_write_json(vm, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_write_json(vm, "/nonexistent-dir/x.json"), STVM_ESYS);
+    char name[16];
+    cr_assert_eq(stvm_trace_process_name(NULL, 1, name, sizeof name), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_process_name(vm, 1, NULL, 8), STVM_EINVAL);
+    cr_assert_eq(stvm_trace_process_name(vm, 1, name, 0), STVM_EINVAL);
+    cr_assert_null(stvm_trace_kind_name(-1));
+    cr_assert_null(stvm_trace_kind_name(STVM_TRACE_KINDS));
+    cr_assert_str_eq(stvm_trace_kind_name(STVM_TRACE_SWITCH), "switch");
+    cr_assert_eq(stvm_trace_count(vm), kept);
+    vm_done(vm);
+}

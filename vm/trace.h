@@ -1,0 +1,81 @@
+/*
+ * Tracing's core: the per-VM ring of events and the one emit function every event point
+ * calls (the public side is stvm_trace_* in stvm.h; the writers are image-stubs/trace_*).
+ * While nothing records, vm->trace is NULL and an event point is one predictable branch.
+ */
+#ifndef STVM_VM_TRACE_H
+#define STVM_VM_TRACE_H
+
+#include "vm.h"
+
+/* A name remembered for a process id, so that the writers can name processes that
+ * finished long ago. Truncated to fit. */
+#define STVM_TRACE_NAME_MAX 32
+typedef struct stvm_trace_name {
+    uint64_t id;
+    char name[STVM_TRACE_NAME_MAX];
+} stvm_trace_name;
+
+/* The ring: events[] holds the newest min(seq, cap) events, the oldest at head when
+ * full. seq counts every event recorded since the start, so seq - kept were dropped. */
+struct stvm_trace {
+    stvm_trace_event *events;
+    size_t cap;
+    size_t head;                    /* where the next event goes */
+    uint64_t seq;                   /* events recorded so far */
+    uint64_t start_us;              /* the VM clock when recording started */
+    bool recording;
+    bool yielding;                  /* the next switch is a yield (set by stvm__yield) */
+    stvm_trace_name *names;         /* ids in order of creation */
+    size_t nnames, cap_names;
+};
+
+/* Record one event (vm->trace is recording). Never allocates; calls the hook. Cold, so
+ * that the event points' calls are laid out away from the paths they sit on. */
+__attribute__((cold)) void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
+                      int64_t detail, int64_t extra, int reason);
+
+/* The id of the process the VM runs now (0: the embedding thread). */
+static inline uint64_t stvm__trace_active(const stvm_vm *vm)
+{
+    return vm->active ? vm->active->id : 0;
+}
+
+static inline void stvm__trace(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
+                               int64_t detail)
+{
+    if (__builtin_expect(vm->trace != NULL, 0))
+        stvm__trace_emit(vm, kind, process, object, detail, 0, 0);
+}
+
+static inline void stvm__trace_full(stvm_vm *vm, int kind, uint64_t process,
+                                    uint64_t object, int64_t detail, int64_t extra, int reason)
+{
+    if (__builtin_expect(vm->trace != NULL, 0))
+        stvm__trace_emit(vm, kind, process, object, detail, extra, reason);
+}
+
+/* A process was created: remember its name, then record CREATED. */
+void stvm__trace_created(stvm_vm *vm, uint64_t id, const char *name, int priority);
+/* A Delay event: its resumption time `key` (an integer oop in the scheduler's unit) is
+ * recorded as a number, and whether it is boxed. */
+void stvm__trace_delay(stvm_vm *vm, int kind, uint64_t process, const void *delay,
+                       stvm_oop key);
+
+/* Remember id's name (a process was created while recording). Allocates; a name that
+ * cannot be kept is left out (the writers then say "process <id>"). */
+void stvm__trace_name(stvm_vm *vm, uint64_t id, const char *name);
+/* The name remembered for id, or NULL. */
+const char *stvm__trace_name_of(const stvm_vm *vm, uint64_t id);
+/* The kept ring (recording or stopped), or NULL. */
+static inline const struct stvm_trace *stvm__trace_ring(const stvm_vm *vm)
+{
+    return vm->trace_ring;
+}
+/* The index-th kept event, oldest first (index < kept). */
+const stvm_trace_event *stvm__trace_at(const struct stvm_trace *t, size_t index);
+size_t stvm__trace_kept(const struct stvm_trace *t);
+/* stvm_vm_free. */
+void stvm__trace_destroy(stvm_vm *vm);
+
+#endif
