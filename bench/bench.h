@@ -52,6 +52,10 @@ int bench_usage_error(const char *command, const char *fmt, ...)
 /* --cpu N (-1 = no pinning) and --format F, which every command has. */
 int bench_common_option(int argc, char **argv, int *i, const char *command, int *cpu,
                         bench_format *format);
+/* FLAG N with lo <= N <= hi into *out (BENCH_NEXT), a usage error naming the range
+ * (range, or "lo..hi" when NULL), or BENCH_NOT_MINE when argv[*i] is another flag. */
+int bench_count_option(int argc, char **argv, int *i, const char *command, const char *flag,
+                       long long lo, long long hi, const char *range, long long *out);
 /* Pin the calling thread to cpu unless it is -1; a message and BENCH_EXIT_USAGE if that
  * fails, else BENCH_EXIT_OK. */
 int bench_pin_option(int cpu);

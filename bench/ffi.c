@@ -46,18 +46,6 @@ static void ffi_help(FILE *f)
             "  --format F            table (default), csv, json or markdown\n");
 }
 
-static int count_option(int argc, char **argv, int *i, const char *flag, long long lo,
-                        long long hi, long long *out)
-{
-    const char *v = NULL;
-    if (!bench_flag(argc, argv, i, flag, &v))
-        return BENCH_NOT_MINE;
-    if (!bench_parse_ll(v, lo, hi, out))
-        return bench_usage_error("ffi ", "%s wants %lld..%lld, not '%s'", flag, lo, hi,
-                                 v ? v : "");
-    return BENCH_NEXT;
-}
-
 static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
 {
     if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
@@ -67,7 +55,8 @@ static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
     long long n = 0;
     int rc;
 #define COUNT(flag, lo, hi, dest)                                                       \
-    if ((rc = count_option(argc, argv, i, flag, lo, hi, &n)) != BENCH_NOT_MINE) {       \
+    rc = bench_count_option(argc, argv, i, "ffi ", flag, lo, hi, NULL, &n);             \
+    if (rc != BENCH_NOT_MINE) {                                                         \
         dest = n;                                                                       \
         return rc;                                                                      \
     }

@@ -9,80 +9,10 @@
 
 #include <string.h>
 
-static void csv_value(FILE *f, const ffi_row *r, const ffi_field *fl)
-{
-    if (!ffi_field_present(r, fl))
-        return;
-    int n;
-    const double *v;
-    switch (fl->kind) {
-    case FFI_TEXT:
-        bench_csv_text(f, ffi_field_text(r, fl));
-        break;
-    case FFI_REAL:
-    case FFI_INTEGER:
-        bench_csv_number(f, ffi_field_number(r, fl), fl->kind == FFI_INTEGER ? 0 : -1);
-        break;
-    case FFI_SAMPLES:
-        v = ffi_field_samples(r, fl, &n);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%.6g", i ? ";" : "", v[i]);
-        break;
-    }
-}
-
 void ffi_print_csv(FILE *f, const ffi_report *r)
 {
-    for (size_t i = 0; i < ffi_nfields; i++)
-        fprintf(f, "%s%s", i ? "," : "", ffi_fields[i].name);
-    fputc('\n', f);
-    for (int k = 0; k < r->nrows; k++) {
-        for (size_t i = 0; i < ffi_nfields; i++) {
-            if (i)
-                fputc(',', f);
-            csv_value(f, &r->rows[k], &ffi_fields[i]);
-        }
-        fputc('\n', f);
-    }
-}
-
-static void json_value(FILE *f, const ffi_row *r, const ffi_field *fl)
-{
-    if (!ffi_field_present(r, fl)) {
-        fputs("null", f);
-        return;
-    }
-    int n;
-    const double *v;
-    switch (fl->kind) {
-    case FFI_TEXT:
-        bench_json_string(f, ffi_field_text(r, fl));
-        break;
-    case FFI_REAL:
-    case FFI_INTEGER:
-        bench_json_number(f, ffi_field_number(r, fl));
-        break;
-    case FFI_SAMPLES:
-        v = ffi_field_samples(r, fl, &n);
-        fputc('[', f);
-        for (int i = 0; i < n; i++) {
-            fputs(i ? ", " : "", f);
-            bench_json_number(f, v[i]);
-        }
-        fputc(']', f);
-        break;
-    }
-}
-
-static void json_row(FILE *f, const ffi_row *r, bool last)
-{
-    fputs("    {\n", f);
-    for (size_t i = 0; i < ffi_nfields; i++) {
-        fprintf(f, "      \"%s\": ", ffi_fields[i].name);
-        json_value(f, r, &ffi_fields[i]);
-        fputs(i + 1 < ffi_nfields ? ",\n" : "\n", f);
-    }
-    fprintf(f, "    }%s\n", last ? "" : ",");
+    bench_rows rows = ffi_rows(r);
+    bench_fields_csv(f, &rows);
 }
 
 static void json_targets(FILE *f, const ffi_report *r)
@@ -116,8 +46,8 @@ void ffi_print_json(FILE *f, const ffi_report *r)
             r->repeat, r->calls, r->round_trips, r->blocking_calls, r->block_ms, r->workers,
             r->spin_us);
     fputs("  \"results\": [\n", f);
-    for (int k = 0; k < r->nrows; k++)
-        json_row(f, &r->rows[k], k + 1 == r->nrows);
+    bench_rows rows = ffi_rows(r);
+    bench_fields_json(f, &rows);
     fputs("  ],\n", f);
     json_targets(f, r);
     fputs("}\n", f);

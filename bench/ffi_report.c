@@ -35,25 +35,25 @@ const char *ffi_case_name(ffi_case c)
 
 /* The order is the CSV column order, which scripts rely on: new figures go last. */
 #define FIELD(name, kind, rows) {#name, kind, offsetof(ffi_row, name), rows}
-const ffi_field ffi_fields[] = {
-    {"case", FFI_TEXT, offsetof(ffi_row, case_name), ALL},
-    FIELD(runner, FFI_TEXT, ALL),
-    FIELD(bits, FFI_INTEGER, ALL),
-    FIELD(unit, FFI_TEXT, ALL),
-    FIELD(median, FFI_REAL, ALL),
-    FIELD(min, FFI_REAL, ALL),
-    FIELD(max, FFI_REAL, ALL),
-    FIELD(p99, FFI_REAL, ROUND_TRIPS),
-    FIELD(ratio, FFI_REAL, COMPARED),
-    FIELD(versus, FFI_TEXT, COMPARED),
-    FIELD(ticks, FFI_INTEGER, TICKERS),
-    FIELD(periods, FFI_INTEGER, TICKERS),
-    FIELD(ticks_lost, FFI_INTEGER, TICKERS),
-    FIELD(count, FFI_INTEGER, TIMED),
-    FIELD(repeat, FFI_INTEGER, ALL),
-    FIELD(samples, FFI_SAMPLES, ALL),
-    FIELD(ratio_samples, FFI_SAMPLES, COMPARED),
-    FIELD(note, FFI_TEXT, ALL),
+const bench_field ffi_fields[] = {
+    {"case", BENCH_TEXT, offsetof(ffi_row, case_name), ALL},
+    FIELD(runner, BENCH_TEXT, ALL),
+    FIELD(bits, BENCH_INTEGER, ALL),
+    FIELD(unit, BENCH_TEXT, ALL),
+    FIELD(median, BENCH_REAL, ALL),
+    FIELD(min, BENCH_REAL, ALL),
+    FIELD(max, BENCH_REAL, ALL),
+    FIELD(p99, BENCH_REAL, ROUND_TRIPS),
+    FIELD(ratio, BENCH_REAL, COMPARED),
+    FIELD(versus, BENCH_TEXT, COMPARED),
+    FIELD(ticks, BENCH_INTEGER, TICKERS),
+    FIELD(periods, BENCH_INTEGER, TICKERS),
+    FIELD(ticks_lost, BENCH_INTEGER, TICKERS),
+    FIELD(count, BENCH_INTEGER, TIMED),
+    FIELD(repeat, BENCH_INTEGER, ALL),
+    FIELD(samples, BENCH_SAMPLES, ALL),
+    FIELD(ratio_samples, BENCH_SAMPLES, COMPARED),
+    FIELD(note, BENCH_TEXT, ALL),
 };
 #undef FIELD
 const size_t ffi_nfields = sizeof ffi_fields / sizeof ffi_fields[0];
@@ -69,36 +69,20 @@ const ffi_target ffi_targets[] = {
 };
 const size_t ffi_ntargets = sizeof ffi_targets / sizeof ffi_targets[0];
 
-bool ffi_field_present(const ffi_row *r, const ffi_field *f)
+static unsigned row_kind(const void *row)
 {
-    if (!(f->rows & B(r->kind)))
-        return false;
-    return f->kind != FFI_REAL || isfinite(ffi_field_number(r, f));
+    return B(((const ffi_row *)row)->kind);
 }
 
-double ffi_field_number(const ffi_row *r, const ffi_field *f)
+static int row_nsamples(const void *row)
 {
-    const char *p = (const char *)r + f->offset;
-    if (f->kind == FFI_INTEGER) {
-        long long v;
-        memcpy(&v, p, sizeof v);
-        return (double)v;
-    }
-    double d = NAN;
-    if (f->kind == FFI_REAL)
-        memcpy(&d, p, sizeof d);
-    return d;
+    return ((const ffi_row *)row)->nsamples;
 }
 
-const char *ffi_field_text(const ffi_row *r, const ffi_field *f)
+bench_rows ffi_rows(const ffi_report *r)
 {
-    return f->kind == FFI_TEXT ? (const char *)r + f->offset : "";
-}
-
-const double *ffi_field_samples(const ffi_row *r, const ffi_field *f, int *n)
-{
-    *n = f->kind == FFI_SAMPLES ? r->nsamples : 0;
-    return (const double *)(const void *)((const char *)r + f->offset);
+    return (bench_rows){ffi_fields, ffi_nfields, r->rows, sizeof r->rows[0], r->nrows,
+                        row_kind, row_nsamples};
 }
 
 const ffi_row *ffi_row_of(const ffi_report *r, ffi_case c)
@@ -112,11 +96,9 @@ const ffi_row *ffi_row_of(const ffi_report *r, ffi_case c)
 double ffi_target_measured(const ffi_report *r, const ffi_target *t, const char **met)
 {
     const ffi_row *row = ffi_row_of(r, t->kind);
-    const ffi_field *f = NULL;
-    for (size_t i = 0; i < ffi_nfields && !f; i++)
-        if (!strcmp(ffi_fields[i].name, t->field))
-            f = &ffi_fields[i];
-    double v = row && f && ffi_field_present(row, f) ? ffi_field_number(row, f) : NAN;
+    const bench_field *f = bench_field_named(ffi_fields, ffi_nfields, t->field);
+    double v = row && f && bench_field_present(row, B(row->kind), f)
+                   ? bench_field_number(row, f) : NAN;
     if (!isfinite(v)) {
         *met = "not measured";
         return v;

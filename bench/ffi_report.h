@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fields.h"
+
 #define FFI_MAX_REPEAT 100
 
 /* The cases, in the order the rows are printed and run. */
@@ -72,21 +74,12 @@ typedef struct ffi_report {
 
 const char *ffi_case_name(ffi_case c);
 
-typedef enum ffi_kind { FFI_TEXT, FFI_REAL, FFI_INTEGER, FFI_SAMPLES } ffi_kind;
-
-typedef struct ffi_field {
-    const char *name;
-    ffi_kind kind;
-    size_t offset;          /* into ffi_row */
-    unsigned rows;          /* bit (1 << ffi_case) of the rows that have it */
-} ffi_field;
-extern const ffi_field ffi_fields[];
+/* The figures, in CSV column order; rows is a mask of bits 1 << ffi_case. */
+extern const bench_field ffi_fields[];
 extern const size_t ffi_nfields;
 
-bool ffi_field_present(const ffi_row *r, const ffi_field *f);
-double ffi_field_number(const ffi_row *r, const ffi_field *f);
-const char *ffi_field_text(const ffi_row *r, const ffi_field *f);
-const double *ffi_field_samples(const ffi_row *r, const ffi_field *f, int *n);
+/* The report's rows as the CSV and JSON writers walk them. */
+bench_rows ffi_rows(const ffi_report *r);
 
 typedef struct ffi_target {
     const char *field;      /* an ffi_fields name */

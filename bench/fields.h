@@ -1,8 +1,8 @@
 /*
  * stvm-bench: a command's figures as one list of fields (name, kind, where the figure
  * lives in the command's row struct, which kinds of row have it), which the CSV
- * columns and the JSON keys both walk, so a figure has one name in both. `micro` and
- * `io` use it; `delay` and `zn` keep their own lists, whose rows have another shape
+ * columns and the JSON keys both walk, so a figure has one name in both. `micro`, `io`
+ * and `ffi` use it; `delay` and `zn` keep their own lists, whose rows have another shape
  * (a cell per N and representation, knob columns).
  */
 #ifndef STVM_BENCH_FIELDS_H

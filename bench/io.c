@@ -68,18 +68,6 @@ static void io_help(FILE *f)
             MAX_CONNECTIONS);
 }
 
-static int count_option(int argc, char **argv, int *i, const char *flag, long long lo,
-                        long long hi, long long *out)
-{
-    const char *v = NULL;
-    if (!bench_flag(argc, argv, i, flag, &v))
-        return BENCH_NOT_MINE;
-    if (!bench_parse_ll(v, lo, hi, out))
-        return bench_usage_error("io ", "%s wants %lld..%lld, not '%s'", flag, lo, hi,
-                                 v ? v : "");
-    return BENCH_NEXT;
-}
-
 static int list_option(int argc, char **argv, int *i, io_opts *o)
 {
     const char *v = NULL;
@@ -118,7 +106,8 @@ static int parse_option(int argc, char **argv, int *i, io_opts *o)
     if (rc != BENCH_NOT_MINE)
         return rc;
 #define COUNT(flag, lo, hi, dest)                                                       \
-    if ((rc = count_option(argc, argv, i, flag, lo, hi, &n)) != BENCH_NOT_MINE) {       \
+    rc = bench_count_option(argc, argv, i, "io ", flag, lo, hi, NULL, &n);              \
+    if (rc != BENCH_NOT_MINE) {                                                         \
         dest = n;                                                                       \
         return rc;                                                                      \
     }

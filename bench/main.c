@@ -136,6 +136,20 @@ int bench_common_option(int argc, char **argv, int *i, const char *command, int 
     return BENCH_NOT_MINE;
 }
 
+int bench_count_option(int argc, char **argv, int *i, const char *command, const char *flag,
+                       long long lo, long long hi, const char *range, long long *out)
+{
+    const char *v = NULL;
+    if (!bench_flag(argc, argv, i, flag, &v))
+        return BENCH_NOT_MINE;
+    if (bench_parse_ll(v, lo, hi, out))
+        return BENCH_NEXT;
+    if (range)
+        return bench_usage_error(command, "%s wants %s, not '%s'", flag, range, v ? v : "");
+    return bench_usage_error(command, "%s wants %lld..%lld, not '%s'", flag, lo, hi,
+                             v ? v : "");
+}
+
 int bench_pin_option(int cpu)
 {
     int err = cpu >= 0 ? bench_pin_cpu(cpu) : 0;

@@ -48,17 +48,6 @@ static void micro_help(FILE *f)
 }
 
 /* A count flag in [lo, hi]: BENCH_NEXT, BENCH_NOT_MINE, or a usage error. */
-static int count_option(int argc, char **argv, int *i, const char *flag, long long lo,
-                        long long hi, const char *range, long long *out)
-{
-    const char *v = NULL;
-    if (!bench_flag(argc, argv, i, flag, &v))
-        return BENCH_NOT_MINE;
-    if (!bench_parse_ll(v, lo, hi, out))
-        return bench_usage_error("micro ", "%s wants %s, not '%s'", flag, range, v ? v : "");
-    return BENCH_NEXT;
-}
-
 static int parse_option(int argc, char **argv, int *i, micro_opts *o)
 {
     if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
@@ -66,20 +55,22 @@ static int parse_option(int argc, char **argv, int *i, micro_opts *o)
         return BENCH_EXIT_OK;
     }
     long long n = 0;
-    int rc = count_option(argc, argv, i, "--repeat", 1, MICRO_MAX_REPEAT, "1..100", &n);
+    int rc = bench_count_option(argc, argv, i, "micro ", "--repeat", 1, MICRO_MAX_REPEAT,
+                                "1..100", &n);
     if (rc != BENCH_NOT_MINE) {
         o->repeat = (int)n;
         return rc;
     }
-    rc = count_option(argc, argv, i, "--iterations", 2, 10000000000LL, "2..10^10",
-                      &o->iterations);
+    rc = bench_count_option(argc, argv, i, "micro ", "--iterations", 2, 10000000000LL,
+                            "2..10^10", &o->iterations);
     if (rc != BENCH_NOT_MINE)
         return rc;
-    rc = count_option(argc, argv, i, "--pthread-iterations", 2, 10000000000LL, "2..10^10",
-                      &o->pthread_iterations);
+    rc = bench_count_option(argc, argv, i, "micro ", "--pthread-iterations", 2,
+                            10000000000LL, "2..10^10", &o->pthread_iterations);
     if (rc != BENCH_NOT_MINE)
         return rc;
-    rc = count_option(argc, argv, i, "--processes", 1, 10000000, "1..10^7", &n);
+    rc = bench_count_option(argc, argv, i, "micro ", "--processes", 1, 10000000, "1..10^7",
+                            &n);
     if (rc != BENCH_NOT_MINE) {
         o->processes = (long)n;
         return rc;

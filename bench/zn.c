@@ -123,13 +123,12 @@ static int number_option(int argc, char **argv, int *i, zn_opts *o)
         {"--max-seconds", 1, 3600, &o->max_seconds}, {"--wrk-seconds", 1, 60, &o->wrk_seconds}};
     const char *v = NULL;
     long long n;
-    for (size_t k = 0; k < sizeof num / sizeof num[0]; k++)
-        if (bench_flag(argc, argv, i, num[k].flag, &v)) {
-            if (!bench_parse_ll(v, num[k].lo, num[k].hi, num[k].out))
-                return bench_usage_error("zn ", "%s wants %lld..%lld, not '%s'", num[k].flag,
-                                         num[k].lo, num[k].hi, v ? v : "");
-            return BENCH_NEXT;
-        }
+    for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+        int rc = bench_count_option(argc, argv, i, "zn ", num[k].flag, num[k].lo, num[k].hi,
+                                    NULL, num[k].out);
+        if (rc != BENCH_NOT_MINE)
+            return rc;
+    }
     if (bench_flag(argc, argv, i, "--repeat", &v)) {
         if (!bench_parse_ll(v, 1, ZN_MAX_REPEAT, &n))
             return bench_usage_error("zn ", "--repeat wants 1..%d, not '%s'", ZN_MAX_REPEAT,
