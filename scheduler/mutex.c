@@ -146,7 +146,8 @@ int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m)
     if (!stvm__in_process(vm) || m->owner != vm->active)
         return STVM_EPERM;
     if (--m->depth > 0) {
-        stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, vm->active->id, (uintptr_t)m, (int64_t)vm->active->id);
+        stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, vm->active->id, (uintptr_t)m,
+                    (int64_t)vm->active->id);
         return STVM_OK;
     }
     stvm__mutex_exit_prim(vm, m);

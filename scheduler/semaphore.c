@@ -13,7 +13,8 @@ void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
 }
 
 /* The signaller (0: the embedding thread), the semaphore and whom it woke. */
-static __attribute__((noinline, cold)) void trace_signal(stvm_vm *vm, const stvm_semaphore *s, const stvm_proc *woken)
+static __attribute__((noinline, cold)) void trace_signal(stvm_vm *vm, const stvm_semaphore *s,
+                                                        const stvm_proc *woken)
 {
     uint64_t by = stvm__trace_active(vm);
     if (woken)

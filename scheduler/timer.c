@@ -7,7 +7,8 @@ static __attribute__((noinline, cold)) void trace_arm(stvm_vm *vm, stvm_semaphor
 {
     uint64_t by = stvm__trace_active(vm);
     if (sem)
-        stvm__trace_emit(vm, STVM_TRACE_TIMER_ARMED, by, (uintptr_t)sem, (int64_t)deadline_us, 0, 0);
+        stvm__trace_emit(vm, STVM_TRACE_TIMER_ARMED, by, (uintptr_t)sem, (int64_t)deadline_us,
+                         0, 0);
     else if (vm->timer.deadline_us)
         stvm__trace_emit(vm, STVM_TRACE_TIMER_DISARMED, by, (uintptr_t)vm->timer.sem,
                          (int64_t)vm->timer.deadline_us, 0, 0);
@@ -47,7 +48,8 @@ bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem)
 void stvm__timer_fire(stvm_vm *vm)
 {
     stvm_semaphore *s = vm->timer.sem;
-    stvm__trace(vm, STVM_TRACE_TIMER_FIRED, stvm__trace_active(vm), (uintptr_t)s, (int64_t)vm->timer.deadline_us);
+    stvm__trace(vm, STVM_TRACE_TIMER_FIRED, stvm__trace_active(vm), (uintptr_t)s,
+                (int64_t)vm->timer.deadline_us);
     /* One-shot: cleared before the signal, so the woken code may re-arm it. */
     vm->timer.deadline_us = 0;
     vm->timer.sem = NULL;
