@@ -3,7 +3,7 @@
  * priority 40 as Sven's loop ran in Pharo's UI process: a ZnClient-shaped client
  * (image-stubs/zn_client.h) with its log level, and for subscriber rows a synchronous
  * subscription on the ZnLogEvent announcer whose callback spends --subscriber-cost-us
- * of CPU (stvm__busy_us) per delivered event. With --background on a process at
+ * of CPU (stvm_work_us) per delivered event. With --background on a process at
  * priority 30 stays runnable, spinning through preemption checkpoints, so the idle
  * process never runs. After the warm-up the counters are read, the timed requests
  * run, the counters are read again.
@@ -94,7 +94,7 @@ static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
 {
     (void)a;
     const zn_bench *b = arg;
-    stvm__busy_us(vm, b->p->cfg.subscriber_cost_us, NULL);
+    stvm_work_us(vm, b->p->cfg.subscriber_cost_us);
 }
 
 static const announcement_class *subscribed_class(zn_events e)

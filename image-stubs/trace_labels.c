@@ -136,6 +136,6 @@ const char *stvm__trace_why(int why)
 
 const char *stvm__trace_end(int end)
 {
-    static const char *const text[] = {"timer", "io", "external", "timeout"};
+    static const char *const text[] = {"timer", "io", "external", "timeout", "outside"};
     return end >= 0 && end < (int)(sizeof text / sizeof text[0]) ? text[end] : "?";
 }

@@ -66,11 +66,14 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
                  (long long)ev->extra, stvm__trace_end(ev->reason));
         return;
     case STVM_TRACE_IO_READY:
-        snprintf(buf, size, "fd %llu %s%s", (unsigned long long)ev->object,
-                 ev->detail & STVM_IO_READ ? "read " : "", ev->detail & STVM_IO_WRITE ? "write" : "");
+        snprintf(buf, size, "fd %llu%s%s", (unsigned long long)ev->object,
+                 ev->detail & STVM_IO_READ ? " read" : "", ev->detail & STVM_IO_WRITE ? " write" : "");
         return;
     case STVM_TRACE_EXTERNAL:
         snprintf(buf, size, "%s", obj);
+        return;
+    case STVM_TRACE_OUTSIDE:
+        snprintf(buf, size, "the outside world acts (stvm_sim_at)");
         return;
     default:
         buf[0] = 0;

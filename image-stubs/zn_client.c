@@ -320,7 +320,7 @@ static void exchange_start(exchange *x, zn_client *c, const char *path)
 static void work(stvm_vm *vm, uint32_t us)
 {
     if (us)
-        stvm__busy_us(vm, us, NULL);   /* cannot fail: checked in stvm__zn_client_new */
+        stvm_work_us(vm, us);   /* cannot fail: checked in stvm__zn_client_new */
 }
 
 /* The first read of the response: a fill of the stream, counted if it had to wait. */

@@ -11,7 +11,7 @@
  *
  * Logging goes through zn_log.h's three steps, at the three points ZnClient calls them,
  * whatever the level (level 0 builds nothing). Work knobs place pure CPU work
- * (stvm__busy_us) before the send, between the send and the first read, and after the
+ * (stvm_work_us) before the send, between the send and the first read, and after the
  * read: the placement test of the experiment. Not modelled: redirects, request
  * bodies, other methods than GET, proxies, TLS, the connection events.
  */

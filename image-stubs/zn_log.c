@@ -40,36 +40,6 @@ typedef struct event_frame {
     zn_log_event *e;
 } event_frame;
 
-/* ---- busy CPU --------------------------------------------------------------------------- */
-
-static uint64_t cpu_clock_us(stvm_vm *vm)
-{
-    if (vm->clock.kind == STVM_CLOCK_SIMULATED)
-        return (uint64_t)stvm__mono_ns() / 1000;
-    return stvm__clock_now_us(vm);
-}
-
-int stvm__busy_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us)
-{
-    if (!vm)
-        return STVM_EINVAL;
-    if (!vm->active)
-        return STVM_ENOTPROC;
-    if (us > ZN_LOG_MAX_COST_US)
-        return STVM_ERANGE;
-    uint64_t spent = 0, t = cpu_clock_us(vm);
-    while (spent < us) {
-        uint64_t now = cpu_clock_us(vm);
-        spent += now - t;
-        t = now;
-        if (stvm_checkpoint(vm) == 1)
-            t = cpu_clock_us(vm);   /* the time others ran is not this process's CPU */
-    }
-    if (spent_us)
-        *spent_us = spent;
-    return STVM_OK;
-}
-
 /* ---- the class side --------------------------------------------------------------------- */
 
 int stvm__zn_log_new(stvm_vm *vm, zn_log **out)
@@ -163,7 +133,7 @@ static int build(stvm_vm *vm, zn_log *log, const announcement_class *cls,
     stvm__int_release(vm, now);
     uint64_t spent = 0;
     if (log->cost_us)
-        stvm__busy_us(vm, log->cost_us, &spent);   /* cannot fail: checked on setting */
+        stvm__work_us(vm, log->cost_us, &spent);   /* cannot fail: checked on setting */
     log->stats.cost_spent_us += spent;
     f->e->id = ++log->id_counter;
     f->e->client_id = client_id;

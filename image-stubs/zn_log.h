@@ -87,8 +87,8 @@ typedef struct zn_log_stats {
     announcer_stats announcer;      /* its counters, zero before it exists */
 } zn_log_stats;
 
-/* Longest construction cost: 1 s per event. */
-#define ZN_LOG_MAX_COST_US 1000000u
+/* Longest construction cost: 1 s per event, what one stvm_work_us call computes. */
+#define ZN_LOG_MAX_COST_US STVM_MAX_WORK_US
 
 /* A zn_log for vm: no announcer yet, the counter at 0, cost 0. From the host or a
  * process. Errors: EINVAL, ENOMEM. Allocates (malloc). The caller owns it and frees it
@@ -160,18 +160,5 @@ int stvm__zn_log_client_transaction(stvm_vm *vm, zn_log *log, const zn_client_lo
 int stvm__zn_log_emit(stvm_vm *vm, zn_log *log, const announcement_class *cls,
                       const zn_log_event *fields);
 
-/* ---- CPU -------------------------------------------------------------------------------- */
-
-/* Spend us microseconds of the calling process's CPU busy (the construction cost uses
- * it; an experiment's subscribers may too). It spins, passing a preemption checkpoint
- * each turn, so a higher-priority process woken meanwhile (the timing process, a
- * socket's reader) runs at once, and the time other processes run is not counted.
- * The time is measured with the VM clock on the real clock. On the simulated clock the
- * VM clock stands still while a process computes (only idling moves it), so the same
- * real CPU is spent, measured with the OS monotonic clock, and the VM clock does not
- * move: there a CPU cost is invisible to every timestamp and Delay.
- * Stores the microseconds counted in *spent_us (>= us; may be NULL).
- * Errors: EINVAL, ENOTPROC, ERANGE (above ZN_LOG_MAX_COST_US). Switches. */
-int stvm__busy_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us);
 
 #endif

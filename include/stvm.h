@@ -269,6 +269,18 @@ STVM_API stvm_process *stvm_active_process(stvm_vm *vm);
  * Returns 1 if another process ran, 0 if not, or ENOTPROC. Switches. */
 STVM_API int stvm_checkpoint(stvm_vm *vm);
 
+/* The most one stvm_work_us call computes (1 s); longer work is several calls. */
+#define STVM_MAX_WORK_US 1000000u
+
+/* Compute for us microseconds in the active process: the model of CPU work (a logging
+ * subscriber's, a parser's). On the real clock a spin with checkpoints between slices;
+ * on the simulated clock the clock itself moves, stopping at each timer deadline and
+ * outside-world event (stvm_sim_at) on the way, so that what is due happens, and may
+ * preempt, at its own instant. Time others ran meanwhile does not count as the caller's
+ * work. Errors: EINVAL (vm NULL), ENOTPROC, ERANGE (us > STVM_MAX_WORK_US). Switches
+ * (at the checkpoints); never allocates. */
+STVM_API int stvm_work_us(stvm_vm *vm, uint64_t us);
+
 /* Primitive 87: make a suspended process runnable; preempts the caller if strictly
  * higher. Errors: EINVAL, ESTATE (the process is running, already on a run queue or
  * waiting list, or finished). Switches. */
@@ -674,6 +686,21 @@ STVM_API uint64_t stvm_now_us(stvm_vm *vm);
 /* Primitive 135's value: ms since VM start plus ms_clock_start, masked 0x1FFFFFFF. */
 STVM_API uint32_t stvm_millisecond_clock(stvm_vm *vm);
 
+/* The simulated clock's outside world: something a peer on its own CPU does at a
+ * simulated time, unseen by the VM until it happens (a server answering 40 us after a
+ * request came: it writes the answer then). fn(vm, arg) runs on the VM's thread when
+ * the clock reaches at_us: during the idle process's jump or a stvm_work_us; events at
+ * one time run in the order they were made. fn may write to descriptors and call
+ * stvm_signal_external, stvm_sim_at and stvm_now_us; nothing else of the VM's (it runs
+ * inside the scheduler). Unlike a timer it does not end a wait by itself: only what it
+ * does (a descriptor made ready, an external signal) can, and only when the VM looks,
+ * so that the legacy idle mode's blind sleep sleeps through it as the old VM did. Events
+ * still pending at stvm_vm_free are dropped uncalled. Errors: EINVAL (vm or fn NULL),
+ * ESTATE (not the simulated clock), ERANGE (at_us before the clock's now or at or past
+ * STVM's clock limit, 2^62), ENOMEM. Allocates; never switches. */
+typedef void (*stvm_sim_fn)(stvm_vm *vm, void *arg);
+STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg);
+
 /* Wait ms (or us) on a Delay handed to the VM's Delay scheduler (started on first
  * use). 0 returns at the next timing pass. The millisecond scheduler counts whole
  * ticks (it may end up to 1 ms early by the microsecond clock, as Pharo's did); the
@@ -720,7 +747,9 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *                 ended: detail = requested us (-1: no limit), extra = actual us,
  *                 reason = STVM_TRACE_END_* (what ended it)
  *   IO_READY      object = descriptor, detail = STVM_IO_* events ready
- *   EXTERNAL      object = the semaphore; an external request became its signal */
+ *   EXTERNAL      object = the semaphore; an external request became its signal
+ *   OUTSIDE       the simulated clock reached an outside-world event (stvm_sim_at) and
+ *                 runs it now */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -728,7 +757,7 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_MUTEX_WAIT, STVM_TRACE_MUTEX_EXIT, STVM_TRACE_MUTEX_HANDOFF,
     STVM_TRACE_TIMER_ARMED, STVM_TRACE_TIMER_DISARMED, STVM_TRACE_TIMER_FIRED,
     STVM_TRACE_DELAY_SCHEDULED, STVM_TRACE_DELAY_EXPIRED, STVM_TRACE_DELAY_CANCELLED,
-    STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL,
+    STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 
@@ -747,7 +776,8 @@ enum {
     STVM_TRACE_END_TIMER,       /* the next deadline (on the simulated clock: its jump) */
     STVM_TRACE_END_IO,          /* a ready descriptor */
     STVM_TRACE_END_EXTERNAL,    /* an external signal or stvm_stop */
-    STVM_TRACE_END_TIMEOUT      /* the relinquish time ran out */
+    STVM_TRACE_END_TIMEOUT,     /* the relinquish time ran out */
+    STVM_TRACE_END_OUTSIDE      /* the simulated clock reached an outside event (stvm_sim_at) */
 };
 
 typedef struct stvm_trace_event {

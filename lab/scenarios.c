@@ -2,7 +2,11 @@
  * The lab's scenarios: each main runs as "main" at priority 40 on a fresh VM with the
  * simulated clock, and sets up the few processes its rule needs.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "lab.h"
 
@@ -182,6 +186,75 @@ static void bench_31(stvm_config *cfg)
     cfg->smallint_bits = 31;
 }
 
+/* ---- a ZnClient request whose first read blocks, beside one whose first read does not -- */
+
+#define NGINX_US 40           /* nginx's time to answer, on its own CPU */
+#define SUBSCRIBER_US 60      /* a logging subscriber's work on the request-written event */
+#define ZN_TIMEOUT_MS 30000   /* ZnClient's socket stream timeout */
+#define ZN_CLIENT_FD 100      /* the lowest free descriptor from here is the client's */
+
+/* The connection: a socketpair, so that bytes written are readable at once and the run
+ * does not depend on how a loopback TCP stack schedules its work. */
+typedef struct zn_wire {
+    int client, nginx;
+} zn_wire;
+
+static const char zn_request[] = "GET /static HTTP/1.1\r\nHost: localhost\r\n\r\n";
+static const char zn_answer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/* nginx, outside the VM: it takes the request and writes the answer. The VM learns of
+ * it only when it looks at the client's descriptor. */
+static void nginx_answers(stvm_vm *vm, void *arg)
+{
+    zn_wire *w = arg;
+    char buf[sizeof zn_request];
+    if (read(w->nginx, buf, sizeof buf) <= 0 ||
+        write(w->nginx, zn_answer, sizeof zn_answer - 1) != (ssize_t)(sizeof zn_answer - 1))
+        lab_check(STVM_ESYS, "nginx's answer");
+}
+
+/* ZnClient>>executeRequestResponse reduced to its timing: one flush of the request, the
+ * request-written log event (with a subscriber: its work), Zodiac's non-blocking first
+ * read and, when that finds nothing, Socket>>waitForDataFor: with the 30 s timeout. */
+static void zn_get(stvm_vm *vm, zn_wire *w, uint64_t subscriber_us)
+{
+    if (write(w->client, zn_request, sizeof zn_request - 1) != (ssize_t)(sizeof zn_request - 1))
+        lab_check(STVM_ESYS, "sending the request");
+    lab_check(stvm_sim_at(vm, stvm_now_us(vm) + NGINX_US, nginx_answers, w), "nginx");
+    if (subscriber_us)
+        lab_check(stvm_work_us(vm, subscriber_us), "the subscriber");
+    char buf[sizeof zn_answer];
+    ssize_t n = recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) {
+        lab_check(stvm_fd_wait(vm, w->client, STVM_IO_READ, ZN_TIMEOUT_MS), "waitForDataFor:");
+        n = recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
+    }
+    if (n <= 0)
+        lab_check(STVM_ESYS, "reading the answer");
+}
+
+static void zn_main(stvm_vm *vm, void *arg)
+{
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+        lab_check(STVM_ESYS, "socketpair");
+    /* The timeline names the client's descriptor: a fixed number keeps it the same
+     * whatever descriptors the caller left open. */
+    zn_wire w = {.client = fcntl(fds[0], F_DUPFD_CLOEXEC, ZN_CLIENT_FD), .nginx = fds[1]};
+    if (w.client < 0)
+        lab_check(STVM_ESYS, "placing the client's descriptor");
+    close(fds[0]);
+    zn_get(vm, &w, 0);               /* logging off */
+    zn_get(vm, &w, SUBSCRIBER_US);   /* logging on, with a subscriber */
+    close(w.client);
+    close(w.nginx);
+}
+
+static void zn_legacy(stvm_config *cfg)
+{
+    cfg->idle_mode = STVM_IDLE_LEGACY;
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const lab_scenario lab_scenarios[] = {
@@ -250,5 +323,22 @@ const lab_scenario lab_scenarios[] = {
      "on a 31-bit VM every microsecond timestamp is boxed (marked BOXED): the clock read, "
      "now + duration and each comparison allocate or follow a LargePositiveInteger",
      bench_31, bench_main},
+    {"zn_first_read_legacy", "ZnClient: more work before the read, a faster request (Pharo 6)",
+     "main, a ZnClient, sends two GETs to nginx, which answers 40 us after a request comes; "
+     "the first request reads at once, the second after a logging subscriber's 60 us of "
+     "work; the VM idles as before May 2017 (legacy: sleep 1 ms without looking at sockets)",
+     "which request takes longer, and by how much?",
+     "the first read of the first request finds nothing and waits; the idle process sleeps "
+     "the whole 1 ms blind (relinquish.c, relinquish_simulated: a legacy jump), so the "
+     "answer that came at 40 us is seen at 1 ms; the second request's subscriber works past "
+     "the answer's arrival, its first read finds the answer and nothing sleeps: 60 us",
+     zn_legacy, zn_main},
+    {"zn_first_read_poll", "ZnClient: the same requests on today's VM (epoll)",
+     "as zn_first_read_legacy, with the idle process waiting in epoll (the default)",
+     "which request takes longer now?",
+     "the idle process waits until the descriptor is ready (relinquish.c, "
+     "relinquish_simulated: the jump ends at the answer), so the blocked first read costs "
+     "nothing extra: 40 us against the subscriber's 60",
+     NULL, zn_main},
     {0},
 };

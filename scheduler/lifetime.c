@@ -8,6 +8,7 @@
 #include "../vm/config.h"
 #include "../vm/integer.h"
 #include "../vm/objmem.h"
+#include "../vm/sim_world.h"
 #include "../vm/stack.h"
 #include "context.h"
 
@@ -74,6 +75,7 @@ void stvm_vm_free(stvm_vm *vm)
     stvm__objmem_destroy(vm);
     stvm__ctx_vm_destroy(vm);
     stvm__trace_destroy(vm);
+    stvm__sim_destroy(vm);
     free(vm);
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../vm/aio.h"
+#include "../vm/sim_world.h"
 #include "timer.h"
 
 #define LEGACY_SLEEP_LIMIT_US 16667   /* 1/60 s: aioSleepForUsecs's threshold */
@@ -66,9 +67,12 @@ static int sleep_end(stvm_vm *vm, int what)
 /* Count what ended an OS sleep of us (UINT64_MAX: until something happened). */
 static void account(stvm_vm *vm, int what, uint64_t us, int64_t slept_ns)
 {
+    /* The trace keeps the VM clock's time: a real wait on the simulated one took none. */
     if (vm->trace)
         stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, stvm__trace_active(vm), 0,
-                         us == UINT64_MAX ? -1 : (int64_t)us, slept_ns / 1000, sleep_end(vm, what));
+                         us == UINT64_MAX ? -1 : (int64_t)us,
+                         vm->clock.kind == STVM_CLOCK_SIMULATED ? 0 : slept_ns / 1000,
+                         sleep_end(vm, what));
     vm->stats.os_sleeps++;
     vm->stats.os_slept_us += (uint64_t)(slept_ns / 1000);
     if (vm->active == vm->idle)
@@ -99,34 +103,58 @@ static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
     return what;
 }
 
-/* The simulated clock: time moves only when nothing else can happen. Ready descriptors
- * and external signals come in real time, so while a descriptor is waited on the VM
- * first waits for it as long in real time as the jump would skip. */
-static void relinquish_simulated(stvm_vm *vm)
+/* The simulated clock jumps by `by` us (requested: what the idle process asked for),
+ * passing the outside world's events on the way: the trace's OS sleep of virtual time. */
+static void jump(stvm_vm *vm, uint64_t requested, uint64_t by, int end)
+{
+    stvm__sim_advance(vm, vm->clock.sim_now_us + by);
+    stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, vm->active->id, 0, (int64_t)requested,
+                     (int64_t)by, end);
+}
+
+/* The simulated clock: time moves only when nothing else can happen, to the next
+ * deadline or outside event (stvm_sim_at), whichever is first. The legacy idle mode
+ * keeps its blindness: a relinquish shorter than 1/60 s jumps the whole of it (or to the
+ * deadline), seeing descriptors only before and after, so a peer's answer that comes
+ * meanwhile waits for the jump's end as it waited for the old VM's sleep. Ready
+ * descriptors and external signals from real threads come in real time: with nothing
+ * to jump to, the VM waits for them in the OS. */
+static void relinquish_simulated(stvm_vm *vm, uint64_t us)
 {
     if (vm->active != vm->idle)
         return;
     bool io = stvm__aio_any_armed(vm);
     if (io && stvm__aio_wait(vm, 0))
         return;
-    if (!stvm__timer_is_work(vm)) {
+    uint64_t now = stvm__clock_now_us(vm);
+    uint64_t deadline = stvm__timer_is_work(vm) ? stvm__timer_deadline(vm) : 0;
+    uint64_t outside = stvm__sim_next(vm);
+    if (deadline && deadline <= now)
+        return;
+    if (vm->cfg.idle_mode == STVM_IDLE_LEGACY && io && us < LEGACY_SLEEP_LIMIT_US) {
+        bool to_deadline = deadline && deadline - now <= us;
+        jump(vm, us, to_deadline ? deadline - now : us,
+             to_deadline ? STVM_TRACE_END_TIMER : STVM_TRACE_END_TIMEOUT);
+        stvm__aio_wait(vm, 0);
+        return;
+    }
+    if (outside && (!deadline || outside < deadline)) {
+        jump(vm, deadline ? deadline - now : UINT64_MAX, outside - now, STVM_TRACE_END_OUTSIDE);
+        return;
+    }
+    if (!deadline) {
         os_sleep(vm, UINT64_MAX, false);   /* only a descriptor or a signal can help */
         return;
     }
-    uint64_t now = stvm__clock_now_us(vm), deadline = stvm__timer_deadline(vm);
-    if (deadline <= now)
-        return;
     if (io && os_sleep(vm, deadline - now, false))
         return;
-    vm->clock.sim_now_us = deadline;
-    stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, vm->active->id, 0, (int64_t)(deadline - now),
-                     (int64_t)(deadline - now), STVM_TRACE_END_TIMER);
+    jump(vm, deadline - now, deadline - now, STVM_TRACE_END_TIMER);
 }
 
 void stvm__relinquish(stvm_vm *vm, uint64_t us)
 {
     if (vm->clock.kind == STVM_CLOCK_SIMULATED) {
-        relinquish_simulated(vm);
+        relinquish_simulated(vm, us);
         return;
     }
     uint64_t deadline = stvm__timer_deadline(vm);

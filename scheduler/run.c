@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 
 #include "../vm/aio.h"
+#include "../vm/sim_world.h"
 #include "context.h"
 #include "timer.h"
 
@@ -39,7 +40,8 @@ static void lend_processor(stvm_vm *vm)
  * in use, so it is asked last. */
 static bool can_be_woken(stvm_vm *vm)
 {
-    return stvm__timer_is_work(vm) || stvm__aio_any_armed(vm) || stvm__external_can_wake(vm);
+    return stvm__timer_is_work(vm) || stvm__aio_any_armed(vm) || stvm__external_can_wake(vm) ||
+           stvm__sim_next(vm);
 }
 
 /* Nothing can run: wait in the OS, or give the processor back as the run mode says. */

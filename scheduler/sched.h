@@ -94,6 +94,10 @@ bool stvm__poll_events_idle(stvm_vm *vm);
 void stvm__stop_here(stvm_vm *vm);
 /* Primitive 167: the caller goes to the back of its queue if anyone else can run. */
 int stvm__yield(stvm_vm *vm);
+/* stvm_work_us (work.c), also telling the work counted in *spent_us (may be NULL; >= us
+ * on the real clock, us on the simulated one). Errors: EINVAL, ENOTPROC, ERANGE (above
+ * STVM_MAX_WORK_US). Switches. */
+int stvm__work_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us);
 
 /* Is the caller a green process of vm? A process of vm is running and vm runs on the
  * calling thread (another thread would see vm->active set by a run elsewhere). Every

@@ -66,7 +66,7 @@
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(active_process)         \
-    X(checkpoint) X(process_resume) X(process_suspend) X(process_terminate)              \
+    X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend) X(process_terminate)              \
     X(process_release) X(process_join) X(ensure) X(ensure_pop) X(process_set_priority)   \
     X(process_info_get) X(blocked_report) X(check_invariants) X(semaphore_new)           \
     X(semaphore_free) X(semaphore_signal) X(semaphore_wait) X(semaphore_try_wait)        \
@@ -666,6 +666,10 @@ static int call(fx *f, int fn, const args *a)
     case F_yield: return stvm_yield(vm);
     case F_active_process: return null_or_not(stvm_active_process(vm));
     case F_checkpoint: return stvm_checkpoint(vm);
+    case F_work_us: return stvm_work_us(vm, (uint64_t)a->z);
+    case F_sim_at:
+        return stvm_sim_at(vm, stvm_now_us(vm) + (uint64_t)a->z, a->null_fail ? NULL : nothing_fn,
+                           NULL);
     case F_process_resume: return stvm_process_resume(vm, p);
     case F_process_suspend: return stvm_process_suspend(vm, p);
     case F_process_terminate: return stvm_process_terminate(vm, p);
@@ -1092,6 +1096,8 @@ static const fn_desc FN[N_FN] = {
     [F_yield] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_active_process] = {.null_vm = R_NULL, .not_proc = R_NULL},
     [F_checkpoint] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_work_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_sim_at] = {.null_vm = E_INVAL},
     [F_process_resume] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_suspend] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_terminate] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
@@ -1506,6 +1512,12 @@ static const row explicit_rows[] = {
         .n = (MS_MAX_DELAY + 1) * 1000, __VA_ARGS__),                                           \
     ROW(fn, "1000 us, ending past the clock's end", C_GREEN, E_RANGE, .vm = V_END, .n = 1000,   \
         __VA_ARGS__)
+    ROW(work_us, "STVM_MAX_WORK_US + 1 us", C_GREEN, STVM_ERANGE, .z = STVM_MAX_WORK_US + 1),
+    ROW(work_us, "SIZE_MAX us", C_GREEN, STVM_ERANGE, .z = SIZE_MAX),
+    ROW(sim_at, "NULL fn", C_HOST, E_INVAL, .null_fail = true),
+    ROW(sim_at, "1 us before now", C_HOST, E_RANGE, .z = SIZE_MAX),
+    ROW(sim_at, "1 us before now, from a process", C_GREEN, E_RANGE, .z = SIZE_MAX),
+    ROW(sim_at, "past the clock's end (2^62 us)", C_HOST, E_RANGE, .vm = V_END, .z = 1000),
     BAD_DURATIONS_MS(delay_wait_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(delay_wait_us, .h = H_DEFAULT),
     BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),

@@ -15,7 +15,7 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "finished",    "switch",        "sem-wait",       "sem-signal",    "sem-excess",
     "mutex-enter", "mutex-wait",    "mutex-exit",     "mutex-handoff", "timer-armed",
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
-    "idle-sleep",  "io-ready",      "external",
+    "idle-sleep",  "io-ready",      "external",       "outside",
 };
 
 const char *stvm_trace_kind_name(int kind)

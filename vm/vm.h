@@ -24,6 +24,19 @@ typedef struct stvm_clock {
     uint32_t ms_start;              /* the millisecond clock's value at start */
 } stvm_clock;
 
+/* Something the outside world does at a simulated time (stvm_sim_at): the model of a
+ * peer on its own CPU, which the VM cannot see coming. */
+typedef struct stvm_sim_event {
+    uint64_t at_us;
+    void (*fn)(stvm_vm *vm, void *arg);
+    void *arg;
+} stvm_sim_event;
+
+typedef struct stvm_sim_world {
+    stvm_sim_event *events;         /* by time, equal times in the order made */
+    size_t n, cap;
+} stvm_sim_world;
+
 /* The external semaphore table: Cog's lock-free requests/responses counters, so that
  * N requests from any threads become exactly N signals.
  *
@@ -206,6 +219,7 @@ struct stvm_vm {
     stvm_aio aio;
 
     stvm_clock clock;
+    stvm_sim_world outside;         /* the simulated clock's outside world */
     stvm_external_table ext;
     stvm_objmem mem;
     stvm_stats stats;
