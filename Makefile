@@ -55,7 +55,7 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden
+.PHONY: all lib tools examples check test demo deps install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
 
 # Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
 # ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
@@ -88,6 +88,10 @@ $(B)/stvm-lab: $(LAB_SRC) $(wildcard lab/*.h) $(B)/asm/libstvm.a
 
 lab-golden: $(B)/stvm-lab
 	@sh scripts/lab-golden.sh $(B)/stvm-lab tests/lab
+
+# The README's picture, drawn by the lab (needs gnuplot); rerun when the lab changes.
+doc-images: $(B)/stvm-lab
+	$(B)/stvm-lab run zn_first_read_legacy --png docs/images/zn_first_read_legacy.png > /dev/null
 
 $(B)/stvm-bench: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/asm/libstvm.a
 	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/asm/libstvm.a $(LDLIBS) -o $@

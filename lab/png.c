@@ -1,9 +1,10 @@
 /*
  * stvm-lab --png: a chart of who ran when, from the trace's SWITCH events: one row per
- * process (by id, downwards, named), and across the event sequence number. On the
- * simulated clock everything but the idle process's sleeps takes no time at all, so a
- * time axis would show one column; the order is what a scenario teaches. gnuplot draws
- * it from a data file of intervals.
+ * process (by id, downwards, named). The first panel runs across the event sequence
+ * number: on the simulated clock most events share a time, and their order is what a
+ * scenario teaches. When the run took simulated time, a second panel runs across time
+ * (ms from the start), where sleeps and work show their length. gnuplot draws both from
+ * a data file of intervals.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,26 +14,35 @@
 
 #include "png.h"
 
-/* One running interval per line: "row first_seq end_seq". */
-static int write_intervals(stvm_vm *vm, FILE *data, uint64_t *max_id)
+/* One running interval per line: "row first_seq end_seq first_ms end_ms". */
+static void interval(FILE *data, uint64_t row, const stvm_trace_event *from,
+                     const stvm_trace_event *to, uint64_t start_us)
+{
+    fprintf(data, "%llu %llu %llu %.3f %.3f\n", (unsigned long long)row,
+            (unsigned long long)from->seq, (unsigned long long)to->seq,
+            (double)(from->time_us - start_us) / 1000, (double)(to->time_us - start_us) / 1000);
+}
+
+/* The intervals; *span_us is the time from the first event to the last. */
+static int write_intervals(stvm_vm *vm, FILE *data, uint64_t *max_id, uint64_t *span_us)
 {
     int64_t n = stvm_trace_count(vm);
-    stvm_trace_event ev = {0};
-    uint64_t running = 0, since = 0;
+    stvm_trace_event ev = {0}, since = {0}, first = {0};
+    stvm_trace_get(vm, 0, &first);
+    uint64_t running = 0;
     for (int64_t i = 0; i < n; i++) {
         stvm_trace_get(vm, (size_t)i, &ev);
         if (ev.kind != STVM_TRACE_SWITCH)
             continue;
         if (running)
-            fprintf(data, "%llu %llu %llu\n", (unsigned long long)running,
-                    (unsigned long long)since, (unsigned long long)ev.seq);
+            interval(data, running, &since, &ev, first.time_us);
         running = ev.object;
-        since = ev.seq;
+        since = ev;
         *max_id = ev.object > *max_id ? ev.object : *max_id;
     }
     if (running)
-        fprintf(data, "%llu %llu %llu\n", (unsigned long long)running, (unsigned long long)since,
-                (unsigned long long)ev.seq);
+        interval(data, running, &since, &ev, first.time_us);
+    *span_us = ev.time_us - first.time_us;
     return n > 0 ? 0 : -1;
 }
 
@@ -60,8 +70,8 @@ int lab_png(stvm_vm *vm, const char *path, const char *title)
         fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
         return 1;
     }
-    uint64_t max_id = 1;
-    int bad = write_intervals(vm, data, &max_id);
+    uint64_t max_id = 1, span_us = 0;
+    int bad = write_intervals(vm, data, &max_id, &span_us);
     fclose(data);
     FILE *gp = bad ? NULL : popen("gnuplot", "w");
     if (!gp) {
@@ -69,14 +79,21 @@ int lab_png(stvm_vm *vm, const char *path, const char *title)
         fprintf(stderr, "stvm-lab: %s\n", bad ? "the trace is empty" : "cannot run gnuplot");
         return 1;
     }
-    fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n",
-            160 + 28 * (int)max_id, path);
-    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
-                "set xlabel 'trace event number'\nset yrange [%llu.5:0.5]\n"
-                "set grid xtics\nunset key\n",
-            title, (unsigned long long)max_id);
+    int panels = span_us ? 2 : 1, height = 160 + 28 * (int)max_id;
+    fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n", panels * height, path);
+    fprintf(gp, "set multiplot layout %d,1\nset yrange [%llu.5:0.5]\nset grid xtics\nunset key\n",
+            panels, (unsigned long long)max_id);
     name_rows(vm, gp, max_id);
-    fprintf(gp, "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n", data_path);
+    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
+                "set xlabel 'trace event number'\n"
+                "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n",
+            title, data_path);
+    if (span_us)
+        fprintf(gp, "set title '%s: who runs, in simulated time' noenhanced\n"
+                    "set xlabel 'ms from the start'\n"
+                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14\n",
+                title, data_path);
+    fputs("unset multiplot\n", gp);
     int rc = pclose(gp);
     unlink(data_path);
     if (rc != 0) {
