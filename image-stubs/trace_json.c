@@ -197,7 +197,8 @@ static int make_tracks(writer *w, const struct stvm_trace *t, size_t kept)
 {
     uint64_t max = 0;
     for (size_t i = 0; i < kept; i++) {
-        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        stvm_trace_event e = stvm__trace_at(t, i);
+        const stvm_trace_event *ev = &e;
         max = ev->process > max ? ev->process : max;
         if (ev->kind == STVM_TRACE_SWITCH && ev->object > max)
             max = ev->object;
@@ -207,7 +208,8 @@ static int make_tracks(writer *w, const struct stvm_trace *t, size_t kept)
     if (!w->tracks)
         return STVM_ENOMEM;
     for (size_t i = 0; i < kept; i++) {
-        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        stvm_trace_event e = stvm__trace_at(t, i);
+        const stvm_trace_event *ev = &e;
         mark(w, ev->process);
         if (ev->kind == STVM_TRACE_SWITCH)
             mark(w, ev->object);
@@ -242,7 +244,8 @@ static int write_all(writer *w, const struct stvm_trace *t, size_t kept)
     char obj[32], ts[32] = "0.000";
     uint64_t last_seq = 0;
     for (size_t i = 0; i < kept; i++) {
-        const stvm_trace_event *ev = stvm__trace_at(t, i);
+        stvm_trace_event e = stvm__trace_at(t, i);
+        const stvm_trace_event *ev = &e;
         if (stvm__trace_object_label(&w->labels, ev, obj, sizeof obj))
             return STVM_ENOMEM;
         event(w, ev, obj);

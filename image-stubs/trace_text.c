@@ -113,8 +113,10 @@ int stvm_trace_write_text(stvm_vm *vm, FILE *out)
                 kept, (long long)stvm_trace_dropped(vm)) < 0)
         return STVM_ESYS;
     trace_labels l = {0};
-    for (size_t i = 0; i < kept && !err; i++)
-        err = line(vm, &l, stvm__trace_at(t, i), out);
+    for (size_t i = 0; i < kept && !err; i++) {
+        stvm_trace_event ev = stvm__trace_at(t, i);
+        err = line(vm, &l, &ev, out);
+    }
     stvm__trace_labels_free(&l);
     if (!err && fflush(out) != 0)
         err = STVM_ESYS;

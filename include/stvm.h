@@ -797,7 +797,7 @@ typedef struct stvm_trace_event {
  * ev is valid during the call only. */
 typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *arg);
 
-/* The most events a ring may keep (2^24, about 1 GiB). */
+/* The most events a ring may keep (2^24: 512 MiB, 32 bytes each). */
 #define STVM_TRACE_MAX_EVENTS ((size_t)1 << 24)
 
 /* Start recording into a new ring of `events` events (1 .. STVM_TRACE_MAX_EVENTS),

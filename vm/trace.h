@@ -16,10 +16,23 @@ typedef struct stvm_trace_name {
     char name[STVM_TRACE_NAME_MAX];
 } stvm_trace_name;
 
+/* An event as the ring keeps it: 32 bytes, against the public struct's 56, because a
+ * ring larger than the caches costs its memory traffic per event. The sequence number
+ * is the record's place in the ring; the time is ns since recording started (584 years
+ * fit); `packed` holds the process id (48 bits: ids past 2^48 are kept modulo it),
+ * the kind and the reason; `extra` shares the slot of a field its kind leaves unused
+ * (trace.c, extra_slot). */
+typedef struct stvm_trace_rec {
+    uint64_t rel_ns;
+    uint64_t object;
+    int64_t detail;
+    uint64_t packed;
+} stvm_trace_rec;
+
 /* The ring: events[] holds the newest min(seq, cap) events, the oldest at head when
  * full. seq counts every event recorded since the start, so seq - kept were dropped. */
 struct stvm_trace {
-    stvm_trace_event *events;
+    stvm_trace_rec *events;
     size_t cap;
     size_t head;                    /* where the next event goes */
     uint64_t seq;                   /* events recorded so far */
@@ -72,8 +85,8 @@ static inline const struct stvm_trace *stvm__trace_ring(const stvm_vm *vm)
 {
     return vm->trace_ring;
 }
-/* The index-th kept event, oldest first (index < kept). */
-const stvm_trace_event *stvm__trace_at(const struct stvm_trace *t, size_t index);
+/* The index-th kept event, oldest first (index < kept), as the public struct. */
+stvm_trace_event stvm__trace_at(const struct stvm_trace *t, size_t index);
 size_t stvm__trace_kept(const struct stvm_trace *t);
 /* stvm_vm_free. */
 void stvm__trace_destroy(stvm_vm *vm);
