@@ -786,7 +786,8 @@ typedef struct stvm_trace_event {
     uint32_t time_ns;   /* ns within that us (real clock; 0 on the simulated one) */
     uint16_t kind;      /* stvm_trace_kind */
     uint16_t reason;    /* SWITCH: STVM_TRACE_WHY_*; IDLE_SLEEP: STVM_TRACE_END_* */
-    uint64_t process;   /* process id, 0 = the embedding thread or none */
+    uint64_t process;   /* process id, 0 = the embedding thread or none (the ring keeps
+                           ids modulo 2^48: 9 years at a million processes a second) */
     uint64_t object;    /* see the table above */
     int64_t detail;
     int64_t extra;

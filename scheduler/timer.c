@@ -14,14 +14,29 @@ static __attribute__((noinline, cold)) void trace_arm(stvm_vm *vm, stvm_semaphor
                          (int64_t)vm->timer.deadline_us, 0, 0);
 }
 
-void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
+static inline void arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
     bool armed = sem && deadline_us;
-    if (__builtin_expect(vm->trace != NULL, 0))
-        trace_arm(vm, armed ? sem : NULL, deadline_us);
     vm->timer.sem = armed ? sem : NULL;
     vm->timer.deadline_us = armed ? deadline_us : 0;
     vm->timer.keeps_alive = armed;
+}
+
+/* While recording, arming goes this way (a tail call: see semaphore.c, signal_traced). */
+static __attribute__((noinline, cold)) void arm_traced(stvm_vm *vm, stvm_semaphore *sem,
+                                                      uint64_t deadline_us)
+{
+    trace_arm(vm, sem && deadline_us ? sem : NULL, deadline_us);
+    arm(vm, sem, deadline_us);
+}
+
+void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
+{
+    if (__builtin_expect(vm->trace != NULL, 0)) {
+        arm_traced(vm, sem, deadline_us);
+        return;
+    }
+    arm(vm, sem, deadline_us);
 }
 
 void stvm__timer_keep_alive(stvm_vm *vm, stvm_semaphore *sem, bool keep)

@@ -68,12 +68,13 @@ static inline void stvm__trace_full(stvm_vm *vm, int kind, uint64_t process,
         stvm__trace_emit(vm, kind, process, object, detail, extra, reason);
 }
 
-/* A process was created: remember its name, then record CREATED. */
-void stvm__trace_created(stvm_vm *vm, uint64_t id, const char *name, int priority);
+/* A process was created: remember its name, then record CREATED. Cold, as emit. */
+__attribute__((cold)) void stvm__trace_created(stvm_vm *vm, uint64_t id, const char *name,
+                                              int priority);
 /* A Delay event: its resumption time `key` (an integer oop in the scheduler's unit) is
  * recorded as a number, and whether it is boxed. */
-void stvm__trace_delay(stvm_vm *vm, int kind, uint64_t process, const void *delay,
-                       stvm_oop key);
+__attribute__((cold)) void stvm__trace_delay(stvm_vm *vm, int kind, uint64_t process,
+                                            const void *delay, stvm_oop key);
 
 /* Remember id's name (a process was created while recording). Allocates; a name that
  * cannot be kept is left out (the writers then say "process <id>"). */
