@@ -7,7 +7,12 @@
  *   ready     from READY (on a run queue) until it runs;
  *   waiting   from a switch away with reason "waited" until it is ready again;
  *   sleeping  the same while a Delay of its own is scheduled;
- *   suspended until resumed.
+ *   suspended until resumed;
+ *   "waiting on fd N (data)" instead of waiting or sleeping while a socket wait is open
+ *             (SOCKET_WAIT to SOCKET_DONE), "callout fn1 (threaded)" while a threaded
+ *             callout is (FFI_CALL to FFI_RETURN);
+ *   "callout fn1" instead of running during a same-thread callout (callouts nested by
+ *             callbacks are one slice, named by the outer one).
  *
  * The ring may begin in the middle of a state: a slice opens at the first event that
  * shows a state and every slice open at the end is closed at the last event's time, so
@@ -20,15 +25,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_NONE, S_RUNNING, S_READY, S_WAITING, S_SLEEPING, S_SUSPENDED };
+enum { S_NONE, S_RUNNING, S_READY, S_WAITING, S_SLEEPING, S_SUSPENDED, S_ON, S_CALLOUT };
 static const char *const state_name[] = {"", "running", "ready", "waiting", "sleeping",
                                          "suspended"};
 
 typedef struct track {
     uint8_t state;
+    uint8_t before_call;        /* the state a same-thread callout began in */
     bool seen;
+    uint16_t calls;             /* same-thread callouts in progress (callbacks nest them) */
     uint32_t delays;            /* its Delays scheduled and not yet expired or cancelled */
     char ts[32];                /* where its last entry was, for the X slices */
+    char on[64];                /* S_ON's name: the socket wait or threaded callout open */
+    char call[48];              /* S_CALLOUT's name */
 } track;
 
 typedef struct writer {
@@ -70,10 +79,12 @@ static void set_state(writer *w, uint64_t id, int state, const char *ts, uint64_
                 (unsigned long long)id, ts, (unsigned long long)seq);
     }
     if (state != S_NONE) {
+        const char *name = state == S_ON ? t->on : state == S_CALLOUT ? t->call
+                                                                      : state_name[state];
         entry_start(w);
         fprintf(w->out, "{\"ph\":\"B\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"name\":\"%s\","
                         "\"args\":{\"seq\":%llu}}",
-                (unsigned long long)id, ts, state_name[state], (unsigned long long)seq);
+                (unsigned long long)id, ts, name, (unsigned long long)seq);
     }
     t->state = (uint8_t)state;
     snprintf(t->ts, sizeof t->ts, "%s", ts);
@@ -128,13 +139,53 @@ static int after_switch(const writer *w, uint64_t id, int why)
 {
     switch (why) {
     case STVM_TRACE_WHY_WAITED:
-        return w->tracks[id].delays ? S_SLEEPING : S_WAITING;
+        return w->tracks[id].on[0] ? S_ON : w->tracks[id].delays ? S_SLEEPING : S_WAITING;
     case STVM_TRACE_WHY_SUSPENDED:
         return S_SUSPENDED;
     case STVM_TRACE_WHY_FINISHED:
         return S_NONE;
     default:
-        return w->tracks[id].state == S_RUNNING ? S_READY : w->tracks[id].state;
+        return w->tracks[id].state == S_RUNNING || w->tracks[id].state == S_CALLOUT
+                   ? S_READY
+                   : w->tracks[id].state;
+    }
+}
+
+/* A socket wait opens (SOCKET_WAIT) or ends (SOCKET_DONE, also an instant). */
+static void socket_event(writer *w, const stvm_trace_event *ev, const char *ts)
+{
+    track *t = &w->tracks[ev->process];
+    if (ev->kind == STVM_TRACE_SOCKET_WAIT) {
+        snprintf(t->on, sizeof t->on, "waiting on fd %llu (%s)",
+                 (unsigned long long)ev->object, stvm__trace_socket_for((int)ev->detail));
+        return;
+    }
+    char what[48];
+    t->on[0] = 0;
+    snprintf(what, sizeof what, "fd %llu %s", (unsigned long long)ev->object,
+             ev->detail == STVM_OK ? "ready" : stvm_err_name((int)ev->detail));
+    instant(w, ev, ts, what);
+}
+
+/* A same-thread callout is a state of its own; a threaded one names the wait for it. */
+static void ffi_event(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
+{
+    track *t = &w->tracks[ev->process];
+    bool call = ev->kind == STVM_TRACE_FFI_CALL;
+    int runner = (int)(call ? ev->detail : ev->extra);
+    if (runner != STVM_TRACE_FFI_SAME_THREAD) {
+        if (call)
+            snprintf(t->on, sizeof t->on, "callout %s (%s)", obj, stvm__trace_runner(runner));
+        else
+            t->on[0] = 0;
+        return;
+    }
+    if (call && t->calls++ == 0) {
+        snprintf(t->call, sizeof t->call, "callout %s", obj);
+        t->before_call = t->state;
+        set_state(w, ev->process, S_CALLOUT, ts, ev->seq);
+    } else if (!call && t->calls && --t->calls == 0 && t->state == S_CALLOUT) {
+        set_state(w, ev->process, t->before_call, ts, ev->seq);
     }
 }
 
@@ -172,6 +223,12 @@ static void event(writer *w, const stvm_trace_event *ev, const char *obj)
         break;
     case STVM_TRACE_IDLE_SLEEP:
         os_sleep(w, ev, ts);
+        break;
+    case STVM_TRACE_SOCKET_WAIT: case STVM_TRACE_SOCKET_DONE:
+        socket_event(w, ev, ts);
+        break;
+    case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
+        ffi_event(w, ev, ts, obj);
         break;
     case STVM_TRACE_SEM_SIGNAL: case STVM_TRACE_SEM_EXCESS: case STVM_TRACE_TIMER_FIRED:
     case STVM_TRACE_IO_READY: case STVM_TRACE_EXTERNAL: case STVM_TRACE_MUTEX_HANDOFF:

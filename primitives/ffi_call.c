@@ -69,6 +69,8 @@ int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int 
     ffi_kind ret = (ffi_kind)fn->sig.ret;
     call_hold hold = {.guard.undo = undo_hold, .fn = fn};
     fn->running++;
+    stvm__trace_full(vm, STVM_TRACE_FFI_CALL, stvm__trace_active(vm), (uintptr_t)fn,
+                     STVM_TRACE_FFI_SAME_THREAD, nargs, 0);
     if (a) {
         stvm__wait_guard_push(vm, &hold.guard);
         stvm__ffi_invoke(fn, &f);
@@ -77,5 +79,9 @@ int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int 
         invoke_on_host(st, fn, &f);
     }
     let_go(fn);
-    return result ? stvm__ffi_to_oop(vm, ret, &f.ret, true, result) : STVM_OK;
+    int err = result ? stvm__ffi_to_oop(vm, ret, &f.ret, true, result) : STVM_OK;
+    /* fn's address only labels the event: it may be gone by now */
+    stvm__trace_full(vm, STVM_TRACE_FFI_RETURN, stvm__trace_active(vm), (uintptr_t)fn, err,
+                     STVM_TRACE_FFI_SAME_THREAD, 0);
+    return err;
 }

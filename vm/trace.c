@@ -15,7 +15,8 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "finished",    "switch",        "sem-wait",       "sem-signal",    "sem-excess",
     "mutex-enter", "mutex-wait",    "mutex-exit",     "mutex-handoff", "timer-armed",
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
-    "idle-sleep",  "io-ready",      "external",
+    "idle-sleep",  "io-ready",      "external",       "socket-wait",   "socket-done",
+    "ffi-call",    "ffi-return",
 };
 
 const char *stvm_trace_kind_name(int kind)
