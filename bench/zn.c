@@ -29,6 +29,7 @@ typedef struct zn_opts {
     bool no_wrk;
     const char *plot, *report;
     bench_format format;
+    bench_trace trace;
 } zn_opts;
 
 static void zn_help(FILE *f)
@@ -65,6 +66,8 @@ static void zn_help(FILE *f)
             "  --plot FILE               requests/s against subscriber cost, one line per\n"
             "                            idle mode (gnuplot; .gp and .dat beside FILE)\n"
             "  --report FILE             the Markdown report\n");
+    bench_trace_help(f, 28, "one configuration's VM (the client's; nginx and wrk are\n"
+                            "other processes, and the wrk row runs untraced)");
 }
 
 /* ---- options ---------------------------------------------------------------------------- */
@@ -162,6 +165,8 @@ static int parse_option(int argc, char **argv, int *i, zn_opts *o)
     int rc = list_option(argc, argv, i, o);
     if (rc == BENCH_NOT_MINE)
         rc = number_option(argc, argv, i, o);
+    if (rc == BENCH_NOT_MINE)
+        rc = bench_trace_option(argc, argv, i, "zn ", &o->trace);
     if (rc == BENCH_NOT_MINE)
         rc = bench_common_option(argc, argv, i, "zn ", &o->cpu, &o->format);
     if (rc == BENCH_NOT_MINE)
@@ -266,7 +271,8 @@ static bool run_cell(const zn_opts *o, const zn_report *rep, zn_row *row, int k,
                        zn_logging_name(row->cfg.logging), zn_idle_mode_name(row->cfg.idle_mode));
     zn_params p = {.cfg = row->cfg, .port = rep->port, .path = NGINX_PATH_STATIC,
                    .body_size = rep->body_size, .requests = rep->requests,
-                   .warmup = rep->warmup, .max_seconds = rep->max_seconds};
+                   .warmup = rep->warmup, .max_seconds = rep->max_seconds,
+                   .trace = &o->trace};
     char why[240] = "";
     bench_watchdog((unsigned)(3 * rep->max_seconds + 60));
     int err = zn_measure(&p, &row->samples[k], why, sizeof why);
@@ -348,6 +354,7 @@ static void opts_init(zn_opts *o)
     o->repeat = 3;
     o->cpu = -1;
     o->format = FMT_TABLE;
+    o->trace.events = BENCH_TRACE_EVENTS;
 }
 
 /* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other
@@ -393,6 +400,12 @@ int zn_main(int argc, char **argv)
     if (!make_rows(&o, rep)) {
         free(rep);
         return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
+    }
+    long vm_rows = rep->nrows - (o.no_wrk ? 0 : 1);
+    if ((rc = bench_trace_one_cell(&o.trace, "zn ", vm_rows * o.repeat,
+                                   "give every LIST one value and --repeat 1")) != BENCH_NEXT) {
+        free(rep);
+        return rc;
     }
     nginx_server *s = calloc(1, sizeof *s);
     rc = s ? start_nginx(s, rep) : BENCH_EXIT_FAIL;
