@@ -100,6 +100,19 @@ static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
     return rc;
 }
 
+/* Every option, then the one-cell rule of --trace: BENCH_NEXT or an exit status. */
+static int parse_args(int argc, char **argv, ffi_opts *o)
+{
+    int rc = BENCH_NEXT;
+    for (int i = 1; i < argc && rc == BENCH_NEXT;)
+        rc = parse_option(argc, argv, &i, o);
+    if (rc != BENCH_NEXT)
+        return rc;
+    return bench_trace_one_cell(&o->trace, "ffi ",
+                                (long)__builtin_popcountl(o->cases & ~NO_VM) * o->repeat,
+                                "give --case one case with a VM and --repeat 1");
+}
+
 /* ---- the rows and the runs ------------------------------------------------------------- */
 
 static const struct {
@@ -179,13 +192,7 @@ int ffi_main(int argc, char **argv)
                         .block_ms = 10, .workers = 2, .spin_us = 50},
                   .cases = (1L << FFI_NCASES) - 1, .trace.events = BENCH_TRACE_EVENTS};
     o.p.trace = &o.trace;
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
-    if (rc == BENCH_NEXT)
-        rc = bench_trace_one_cell(&o.trace, "ffi ",
-                                  (long)__builtin_popcountl(o.cases & ~NO_VM) * o.repeat,
-                                  "give --case one case with a VM and --repeat 1");
+    int rc = parse_args(argc, argv, &o);
     if (rc != BENCH_NEXT)
         return rc;
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)

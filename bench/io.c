@@ -139,6 +139,21 @@ static long vm_cells(const io_opts *o)
     return cases * o->nmodes * o->repeat;
 }
 
+/* Every option, then what they must agree on: BENCH_NEXT or an exit status. */
+static int parse_args(int argc, char **argv, io_opts *o)
+{
+    int rc = BENCH_NEXT;
+    for (int i = 1; i < argc && rc == BENCH_NEXT;)
+        rc = parse_option(argc, argv, &i, o);
+    if (rc != BENCH_NEXT)
+        return rc;
+    if (o->timeout_ms == 0)   /* "only try": every wait would fail at once */
+        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
+    return bench_trace_one_cell(&o->trace, "io ", vm_cells(o),
+                                "give one of pingpong, thread-pair, many to --case, one "
+                                "--idle-mode and --repeat 1");
+}
+
 /* ---- descriptors ---------------------------------------------------------------------------- */
 
 static long open_descriptors(void)
@@ -302,17 +317,9 @@ int io_main(int argc, char **argv)
                  .repeat = 3, .round_trips = 20000, .max_seconds = 3, .connections = 10000,
                  .messages = 10, .message_bytes = 64, .timeout_ms = -1, .cpu = 0,
                  .format = FMT_TABLE, .trace.events = BENCH_TRACE_EVENTS};
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
-    if (rc == BENCH_NEXT)
-        rc = bench_trace_one_cell(&o.trace, "io ", vm_cells(&o),
-                                  "give one of pingpong, thread-pair, many to --case, one "
-                                  "--idle-mode and --repeat 1");
+    int rc = parse_args(argc, argv, &o);
     if (rc != BENCH_NEXT)
         return rc;
-    if (o.timeout_ms == 0)   /* "only try": every wait would fail at once */
-        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
         return rc;
 

@@ -177,9 +177,9 @@ int micro_main(int argc, char **argv)
     int rc = BENCH_NEXT;
     for (int i = 1; i < argc && rc == BENCH_NEXT;)
         rc = parse_option(argc, argv, &i, &o);
-    if (rc == BENCH_NEXT)
-        rc = bench_trace_one_cell(&o.trace, "micro ", o.repeat, "give --repeat 1");
-    if (rc != BENCH_NEXT)
+    if (rc != BENCH_NEXT ||
+        (rc = bench_trace_one_cell(&o.trace, "micro ", o.repeat, "give --repeat 1")) !=
+            BENCH_NEXT)
         return rc;
     rc = bench_pin_option(o.cpu);
     if (rc != BENCH_EXIT_OK)

@@ -232,6 +232,16 @@ static bool make_rows(const zn_opts *o, zn_report *rep)
     return ok;
 }
 
+/* The rows, and --trace's one-cell rule: BENCH_NEXT or a usage error. */
+static int plan_rows(const zn_opts *o, zn_report *rep)
+{
+    if (!make_rows(o, rep))
+        return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
+    long vm_rows = rep->nrows - (o->no_wrk ? 0 : 1);
+    return bench_trace_one_cell(&o->trace, "zn ", vm_rows * o->repeat,
+                                "give every LIST one value and --repeat 1");
+}
+
 /* ---- the runs ----------------------------------------------------------------------------- */
 
 static void row_failed(zn_row *row, int k, const char *why)
@@ -397,13 +407,7 @@ int zn_main(int argc, char **argv)
     rep->max_seconds = (double)o.max_seconds;
     rep->wrk_seconds = o.no_wrk ? 0 : (int)o.wrk_seconds;
     rep->cpu = o.cpu;
-    if (!make_rows(&o, rep)) {
-        free(rep);
-        return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
-    }
-    long vm_rows = rep->nrows - (o.no_wrk ? 0 : 1);
-    if ((rc = bench_trace_one_cell(&o.trace, "zn ", vm_rows * o.repeat,
-                                   "give every LIST one value and --repeat 1")) != BENCH_NEXT) {
+    if ((rc = plan_rows(&o, rep)) != BENCH_NEXT) {
         free(rep);
         return rc;
     }

@@ -189,6 +189,15 @@ static void ffi_event(writer *w, const stvm_trace_event *ev, const char *ts, con
     }
 }
 
+/* The socket and FFI events; nothing for the kinds that make no entry. */
+static void io_event(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
+{
+    if (ev->kind == STVM_TRACE_SOCKET_WAIT || ev->kind == STVM_TRACE_SOCKET_DONE)
+        socket_event(w, ev, ts);
+    else if (ev->kind == STVM_TRACE_FFI_CALL || ev->kind == STVM_TRACE_FFI_RETURN)
+        ffi_event(w, ev, ts, obj);
+}
+
 static void event(writer *w, const stvm_trace_event *ev, const char *obj)
 {
     char ts[32];
@@ -224,18 +233,12 @@ static void event(writer *w, const stvm_trace_event *ev, const char *obj)
     case STVM_TRACE_IDLE_SLEEP:
         os_sleep(w, ev, ts);
         break;
-    case STVM_TRACE_SOCKET_WAIT: case STVM_TRACE_SOCKET_DONE:
-        socket_event(w, ev, ts);
-        break;
-    case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
-        ffi_event(w, ev, ts, obj);
-        break;
     case STVM_TRACE_SEM_SIGNAL: case STVM_TRACE_SEM_EXCESS: case STVM_TRACE_TIMER_FIRED:
     case STVM_TRACE_IO_READY: case STVM_TRACE_EXTERNAL: case STVM_TRACE_MUTEX_HANDOFF:
         instant(w, ev, ts, obj);
         break;
     default:
-        break;
+        io_event(w, ev, ts, obj);
     }
     if (w->runq != runq)
         counter(w, ts, ev->seq);

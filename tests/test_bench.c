@@ -12,22 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* build/stvm-bench, next to the test binary's folder (build/<variant>/stvm-tests). */
-static void bench_path(char *buf, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, size - 32);
-    cr_assert_gt(n, 0);
-    buf[n] = 0;
-    char *slash = strrchr(buf, '/');
-    snprintf(slash, size - (size_t)(slash - buf), "/../stvm-bench");
-    cr_assert_eq(access(buf, X_OK), 0, "%s not built (make builds it)", buf);
-}
+#include "helpers.h"
 
 /* The exit status of `stvm-bench ARGS --trace FILE`, its output thrown away. */
 static int run_bench(const char *args, const char *json)
 {
     char bench[1024], cmd[4096];
-    bench_path(bench, sizeof bench);
+    tool_path("stvm-bench", bench, sizeof bench);
     snprintf(cmd, sizeof cmd, "%s %s --trace %s --format csv > /dev/null 2>&1", bench, args,
              json);
     int rc = system(cmd);

@@ -461,14 +461,21 @@ Test(trace, same_thread_and_threaded_callouts_record_their_call_and_return, .tim
     vm_done(vm);
 }
 
-Test(trace, a_callout_of_the_embedding_thread_is_recorded_as_the_host_s)
+/* A traced VM whose embedding thread has made one callout (of negate). */
+static stvm_vm *host_called(io_seen *s)
 {
-    io_seen s;
-    stvm_vm *vm = io_traced_vm(&s);
+    stvm_vm *vm = io_traced_vm(s);
     stvm_ffi_function *fn = NULL;
     cr_assert_eq(stvm_ffi_function_at(vm, (void *)negate, "i64(i64)", &fn), STVM_OK);
     stvm_oop a = mk_i(vm, 7);
     cr_assert_eq(stvm_ffi_call(vm, fn, &a, 1, NULL), STVM_OK);
+    return vm;
+}
+
+Test(trace, a_callout_of_the_embedding_thread_is_recorded_as_the_host_s)
+{
+    io_seen s;
+    stvm_vm *vm = host_called(&s);
     cr_assert_eq(s.n, 2);
     cr_assert_eq(s.ev[0].kind, STVM_TRACE_FFI_CALL);
     cr_assert_eq(s.ev[1].kind, STVM_TRACE_FFI_RETURN);
@@ -477,14 +484,10 @@ Test(trace, a_callout_of_the_embedding_thread_is_recorded_as_the_host_s)
     vm_done(vm);
 }
 
-Test(trace, text_names_socket_waits_and_callouts)
+Test(trace, text_names_a_callout_its_runner_and_how_it_returned)
 {
     io_seen s;
-    stvm_vm *vm = io_traced_vm(&s);
-    stvm_ffi_function *fn = NULL;
-    cr_assert_eq(stvm_ffi_function_at(vm, (void *)negate, "i64(i64)", &fn), STVM_OK);
-    stvm_oop a = mk_i(vm, 7);
-    cr_assert_eq(stvm_ffi_call(vm, fn, &a, 1, NULL), STVM_OK);
+    stvm_vm *vm = host_called(&s);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
