@@ -54,12 +54,10 @@ int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
         return err;
     }
     int runner = w ? STVM_TRACE_FFI_WORKER : STVM_TRACE_FFI_THREADED;
-    stvm__trace_full(vm, STVM_TRACE_FFI_CALL, stvm__trace_active(vm), (uintptr_t)fn, runner,
-                     nargs, 0);
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_CALL, fn, runner, nargs);
     wait_for_worker(vm, job);
     err = stvm__ffi_worker_result(vm, job, result);
-    stvm__trace_full(vm, STVM_TRACE_FFI_RETURN, stvm__trace_active(vm), (uintptr_t)fn, err,
-                     runner, 0);
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, runner);
     return err;
 }
 

@@ -270,13 +270,21 @@ static uint64_t traced_fd(const stvm_socket *s)
     return s->handle != STVM_NIL && record(s)->fd >= 0 ? (uint64_t)record(s)->fd : 0;
 }
 
+/* SOCKET_WAIT or SOCKET_DONE of w (vm->trace is recording); out of line, so that an
+ * untraced wait pays one test per event point. */
+__attribute__((cold, noinline)) static void trace_socket(stvm_vm *vm, const socket_waiter *w,
+                                                         int kind, int64_t detail,
+                                                         int64_t extra)
+{
+    stvm__trace_emit(vm, kind, stvm__trace_active(vm), traced_fd(w->s), detail, extra, 0);
+}
+
 /* The wait is about to block (the first time): SOCKET_WAIT, while recording. */
 static void trace_block(stvm_vm *vm, socket_waiter *w, int64_t timeout_ms)
 {
     if (__builtin_expect(vm->trace != NULL, 0) && !w->traced) {
         w->traced = true;
-        stvm__trace_emit(vm, STVM_TRACE_SOCKET_WAIT, stvm__trace_active(vm), traced_fd(w->s),
-                         w->role, timeout_ms, 0);
+        trace_socket(vm, w, STVM_TRACE_SOCKET_WAIT, w->role, timeout_ms);
     }
 }
 
@@ -315,9 +323,8 @@ static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int ev
  * would otherwise stay armed with nobody to wake). */
 static void leave(stvm_vm *vm, socket_waiter *w, int result)
 {
-    if (__builtin_expect(w->traced, 0))
-        stvm__trace_full(vm, STVM_TRACE_SOCKET_DONE, stvm__trace_active(vm), traced_fd(w->s),
-                         result, w->role, 0);
+    if (__builtin_expect(w->traced && vm->trace != NULL, 0))
+        trace_socket(vm, w, STVM_TRACE_SOCKET_DONE, result, w->role);
     stvm__wait_guard_pop(vm, &w->guard);
     w->s->waiting[w->role] = NULL;
     disarm(vm, w->s, w->event);
