@@ -9,10 +9,11 @@
  *   sleeping  the same while a Delay of its own is scheduled;
  *   suspended until resumed;
  *   "waiting on fd N (data)" instead of waiting or sleeping while a socket wait is open
- *             (SOCKET_WAIT to SOCKET_DONE), "callout fn1 (threaded)" while a threaded
- *             callout is (FFI_CALL to FFI_RETURN);
- *   "callout fn1" instead of running during a same-thread callout (callouts nested by
- *             callbacks are one slice, named by the outer one).
+ *             (SOCKET_WAIT to SOCKET_DONE), "callout fn1 (threaded)" while its caller
+ *             waits for a threaded callout (FFI_CALL to FFI_RETURN);
+ *   "callout fn1" (same-thread) or "callout fn1 (threaded)" instead of running from a
+ *             callout's call until it returns or its caller leaves the processor
+ *             (callouts nested by callbacks are one slice, named by the outer one).
  *
  * The ring may begin in the middle of a state: a slice opens at the first event that
  * shows a state and every slice open at the end is closed at the last event's time, so
@@ -37,7 +38,7 @@ typedef struct track {
     uint32_t delays;            /* its Delays scheduled and not yet expired or cancelled */
     char ts[32];                /* where its last entry was, for the X slices */
     char on[64];                /* S_ON's name: the socket wait or threaded callout open */
-    char call[48];              /* S_CALLOUT's name */
+    char call[64];              /* S_CALLOUT's name */
 } track;
 
 typedef struct writer {
@@ -167,25 +168,27 @@ static void socket_event(writer *w, const stvm_trace_event *ev, const char *ts)
     instant(w, ev, ts, what);
 }
 
-/* A same-thread callout is a state of its own; a threaded one names the wait for it. */
+/* A callout is a state of its own in place of running; a threaded one also names the
+ * waiting slice if its caller blocks for it. */
 static void ffi_event(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
 {
     track *t = &w->tracks[ev->process];
     bool call = ev->kind == STVM_TRACE_FFI_CALL;
     int runner = (int)(call ? ev->detail : ev->extra);
-    if (runner != STVM_TRACE_FFI_SAME_THREAD) {
-        if (call)
-            snprintf(t->on, sizeof t->on, "callout %s (%s)", obj, stvm__trace_runner(runner));
-        else
-            t->on[0] = 0;
-        return;
-    }
     if (call && t->calls++ == 0) {
-        snprintf(t->call, sizeof t->call, "callout %s", obj);
+        if (runner == STVM_TRACE_FFI_SAME_THREAD)
+            snprintf(t->call, sizeof t->call, "callout %s", obj);
+        else
+            snprintf(t->call, sizeof t->call, "callout %s (%s)", obj, stvm__trace_runner(runner));
+        if (runner != STVM_TRACE_FFI_SAME_THREAD)
+            snprintf(t->on, sizeof t->on, "%s", t->call);
         t->before_call = t->state;
         set_state(w, ev->process, S_CALLOUT, ts, ev->seq);
-    } else if (!call && t->calls && --t->calls == 0 && t->state == S_CALLOUT) {
-        set_state(w, ev->process, t->before_call, ts, ev->seq);
+    } else if (!call && t->calls && --t->calls == 0) {
+        if (runner != STVM_TRACE_FFI_SAME_THREAD)
+            t->on[0] = 0;
+        if (t->state == S_CALLOUT)
+            set_state(w, ev->process, t->before_call, ts, ev->seq);
     }
 }
 
