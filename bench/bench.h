@@ -64,6 +64,32 @@ bool bench_progress_on(void);
 /* Overwrite the current stderr line with a progress message. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- trace.c: --trace FILE and --trace-events N, which every command has ----------- */
+
+/* What a command was asked to trace: path NULL for no trace. */
+typedef struct bench_trace {
+    const char *path;               /* --trace: the Trace Event JSON file */
+    size_t events;                  /* --trace-events: the ring's capacity */
+} bench_trace;
+#define BENCH_TRACE_EVENTS 4194304  /* --trace-events' default: the newest kept */
+
+/* The two options' help lines, their text at column `column` (the command's own, >= 22);
+ * `traced` says what the trace records (lines separated by "\n", each indented). */
+void bench_trace_help(FILE *f, int column, const char *traced);
+/* --trace FILE or --trace-events N into *t: BENCH_NEXT, a usage error, or BENCH_NOT_MINE
+ * when argv[*i] is another flag. */
+int bench_trace_option(int argc, char **argv, int *i, const char *command, bench_trace *t);
+/* A trace is of one cell: BENCH_NEXT when t asks for none or `cells` (the traced cells
+ * the options select, repetitions included) is 1; else a usage error ending with `how`
+ * (how to select one). */
+int bench_trace_one_cell(const bench_trace *t, const char *command, long cells,
+                         const char *how);
+/* Around the traced cell's VM (t NULL or without a path: nothing, STVM_OK). begin starts
+ * the ring before the cell runs; end writes the JSON after it. Both print nothing:
+ * STVM_OK, or the stvm error with a sentence in why. */
+int bench_trace_begin(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize);
+int bench_trace_end(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize);
+
 /* ---- sys.c: the operating system ---------------------------------------------------- */
 
 int64_t bench_mono_ns(void);             /* CLOCK_MONOTONIC */

@@ -42,8 +42,7 @@ typedef struct delay_opts {
     bench_format format;
     const char *plot;
     const char *report;
-    const char *trace;              /* --trace: one cell's Trace Event JSON */
-    long trace_events;
+    bench_trace trace;
 } delay_opts;
 
 /* ---- options ------------------------------------------------------------------------- */
@@ -65,12 +64,11 @@ static void delay_help(FILE *f)
             "  --format F          table (default), csv, json or markdown\n"
             "  --plot FILE         write FILE.gp/.dat beside FILE and run gnuplot for a PNG\n"
             "  --report FILE       also write the Markdown report to FILE\n"
-            "  --trace FILE        trace the run (one representation, one N, --repeat 1) and\n"
-            "                      write it as Trace Event JSON (Perfetto) to FILE\n"
-            "  --trace-events N    the trace ring's capacity (default 4194304; the newest kept)\n"
             "  --no-stack-guard    no guard region below each stack, no overflow check\n"
             "  --timer-slack-us LIST  the VMs' timer slack, comma-separated, 0..1000 (default\n"
             "                      50); each representation runs at each\n");
+    bench_trace_help(f, 22, "the run's VM (one --repr, one --concurrency value and one\n"
+                            "--timer-slack-us value)");
 }
 
 static bool parse_reprs(const char *s, delay_opts *o)
@@ -194,13 +192,6 @@ static int parse_number_option(int argc, char **argv, int *i, delay_opts *o)
         o->repeat = (int)n;
         return BENCH_NEXT;
     }
-    if (bench_flag(argc, argv, i, "--trace-events", &v)) {
-        if (!bench_parse_ll(v, 1, (long long)STVM_TRACE_MAX_EVENTS, &n))
-            return bench_usage_error("delay ", "--trace-events wants 1..%lld, not '%s'",
-                                     (long long)STVM_TRACE_MAX_EVENTS, v ? v : "");
-        o->trace_events = (long)n;
-        return BENCH_NEXT;
-    }
     if (bench_flag(argc, argv, i, "--window-ms", &v)) {
         if (!bench_parse_ll(v, 1, 3600000, &n))
             return bench_usage_error("delay ", "--window-ms wants 1..3600000, not '%s'",
@@ -208,7 +199,9 @@ static int parse_number_option(int argc, char **argv, int *i, delay_opts *o)
         o->window_ms = (int)n;
         return BENCH_NEXT;
     }
-    int rc = bench_common_option(argc, argv, i, "delay ", &o->cpu, &o->format);
+    int rc = bench_trace_option(argc, argv, i, "delay ", &o->trace);
+    if (rc == BENCH_NOT_MINE)
+        rc = bench_common_option(argc, argv, i, "delay ", &o->cpu, &o->format);
     if (rc == BENCH_NOT_MINE)
         return bench_usage_error("delay ", "unknown option '%s'", argv[*i]);
     return rc;
@@ -251,8 +244,6 @@ static int parse_option(int argc, char **argv, int *i, delay_opts *o)
         return parse_file_option("--plot", v, &o->plot);
     if (bench_flag(argc, argv, i, "--report", &v))
         return parse_file_option("--report", v, &o->report);
-    if (bench_flag(argc, argv, i, "--trace", &v))
-        return parse_file_option("--trace", v, &o->trace);
     return parse_number_option(argc, argv, i, o);
 }
 
@@ -290,10 +281,9 @@ static int parse_args(int argc, char **argv, delay_opts *o)
             return rc;
     }
     expand_slacks(o);
-    if (o->trace && (o->nreprs != 1 || o->nns != 1 || o->repeat != 1))
-        return bench_usage_error("delay ", "--trace traces one cell: give one --repr, one "
-                                           "--concurrency value and --repeat 1");
-    return BENCH_NEXT;
+    return bench_trace_one_cell(&o->trace, "delay ", (long)o->nreprs * o->nns * o->repeat,
+                                "give one --repr, one --concurrency value, one "
+                                "--timer-slack-us value and --repeat 1");
 }
 
 /* ---- the sweep ----------------------------------------------------------------------- */
@@ -336,8 +326,7 @@ static bool run_cell(const delay_opts *o, const int *table, delay_cell *c, int k
 {
     const delay_repr *rp = &o->reprs[c->repr];
     delay_run_params p = {.repr = rp, .n = c->n, .table = table, .window_ms = o->window_ms,
-                          .sim = o->sim, .stack_guard = o->stack_guard, .trace = o->trace,
-                          .trace_events = (size_t)o->trace_events};
+                          .sim = o->sim, .stack_guard = o->stack_guard, .trace = &o->trace};
     char why[sizeof c->error] = "";
     if (delay_run_one(&p, &c->samples[c->nsamples], why, sizeof why) == STVM_OK) {
         c->nsamples++;
@@ -407,7 +396,8 @@ int delay_main(int argc, char **argv)
 {
     long ns_store[MAX_NS];
     delay_opts o = {.repeat = 1, .window_ms = 1000, .cpu = 0, .stack_guard = true,
-                    .format = FMT_TABLE, .ns = ns_store, .trace_events = 4194304};
+                    .format = FMT_TABLE, .ns = ns_store,
+                    .trace.events = BENCH_TRACE_EVENTS};
     int rc = parse_args(argc, argv, &o);
     if (rc != BENCH_NEXT)
         return rc;

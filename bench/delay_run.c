@@ -230,16 +230,16 @@ int delay_run_one(const delay_run_params *p, delay_sample *out, char *why, size_
         snprintf(why, whysize, "out of memory for %ld worker handles", p->n);
         err = STVM_ENOMEM;
     }
-    if (!err && p->trace && (err = stvm_trace_start(vm, p->trace_events)) != STVM_OK)
-        snprintf(why, whysize, "stvm_trace_start: %s", stvm_err_name(err));
+    if (!err)
+        err = bench_trace_begin(p->trace, vm, why, whysize);
     if (!err)
         err = spawn_workers(vm, r, why, whysize);
     if (!err)
         err = run_vm(vm, r, watchdog_seconds(p), why, whysize);
     if (!err)
         fill_sample(r, out);
-    if (!err && p->trace && (err = stvm_trace_write_json(vm, p->trace)) != STVM_OK)
-        snprintf(why, whysize, "writing the trace to %s: %s", p->trace, stvm_err_name(err));
+    if (!err)
+        err = bench_trace_end(p->trace, vm, why, whysize);
     stvm_vm_free(vm);
     free(r->workers);
     free(r);

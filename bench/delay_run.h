@@ -5,6 +5,7 @@
 #ifndef STVM_BENCH_DELAY_RUN_H
 #define STVM_BENCH_DELAY_RUN_H
 
+#include "bench.h"
 #include "delay_report.h"
 
 typedef struct delay_run_params {
@@ -14,8 +15,7 @@ typedef struct delay_run_params {
     int window_ms;          /* the window, and the drain after it */
     bool sim;               /* simulated clock */
     bool stack_guard;
-    const char *trace;      /* write the run's trace (Trace Event JSON) here, or NULL */
-    size_t trace_events;    /* the trace ring's capacity */
+    const bench_trace *trace;   /* the run's trace, or NULL */
 } delay_run_params;
 
 /* STVM_OK and *out filled, or a negative stvm error and a sentence in why. */

@@ -25,7 +25,17 @@ typedef struct ffi_opts {
     ffi_params p;
     int cpu;
     bench_format format;
+    long cases;                 /* bits (1 << ffi_case) of the cases to run */
+    bench_trace trace;
 } ffi_opts;
+
+/* --case's words, one per case in ffi_case's order. */
+static const char *const case_words[FFI_NCASES] = {
+    "direct", "ffi_call", "callout-61", "callout-31", "callout-boxed", "callback-nested",
+    "pthread-sem", "threaded", "threaded-nospin", "callback-queued", "callback-queued-nospin",
+    "ticker-same", "ticker-threaded"};
+/* The cases without a VM (nothing to trace). */
+#define NO_VM ((1L << FFI_DIRECT) | (1L << FFI_BARE) | (1L << FFI_PTHREAD))
 
 static void ffi_help(FILE *f)
 {
@@ -43,7 +53,13 @@ static void ffi_help(FILE *f)
             "                        the nospin rows run with 0)\n"
             "  --cpu N               pin the VM's thread to CPU N (default -1: not pinned;\n"
             "                        workers and other threads are never pinned)\n"
-            "  --format F            table (default), csv, json or markdown\n");
+            "  --format F            table (default), csv, json or markdown\n"
+            "  --case LIST           the cases to run (default all): direct, ffi_call,\n"
+            "                        callout-61, callout-31, callout-boxed, callback-nested,\n"
+            "                        pthread-sem, threaded, threaded-nospin, callback-queued,\n"
+            "                        callback-queued-nospin, ticker-same, ticker-threaded\n");
+    bench_trace_help(f, 24, "one case's VM (the caller's: callouts, callbacks, the\n"
+                            "ticker); direct, ffi_call and pthread-sem have no VM");
 }
 
 static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
@@ -53,7 +69,17 @@ static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
         return BENCH_EXIT_OK;
     }
     long long n = 0;
-    int rc;
+    const char *v = NULL;
+    if (bench_flag(argc, argv, i, "--case", &v)) {
+        o->cases = bench_parse_names(v, case_words, FFI_NCASES);
+        if (o->cases < 0)
+            return bench_usage_error("ffi ", "--case: '%s' is not a list of cases (see "
+                                             "--help)", v ? v : "");
+        return BENCH_NEXT;
+    }
+    int rc = bench_trace_option(argc, argv, i, "ffi ", &o->trace);
+    if (rc != BENCH_NOT_MINE)
+        return rc;
 #define COUNT(flag, lo, hi, dest)                                                       \
     rc = bench_count_option(argc, argv, i, "ffi ", flag, lo, hi, NULL, &n);             \
     if (rc != BENCH_NOT_MINE) {                                                         \
@@ -74,6 +100,19 @@ static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
     return rc;
 }
 
+/* Every option, then the one-cell rule of --trace: BENCH_NEXT or an exit status. */
+static int parse_args(int argc, char **argv, ffi_opts *o)
+{
+    int rc = BENCH_NEXT;
+    for (int i = 1; i < argc && rc == BENCH_NEXT;)
+        rc = parse_option(argc, argv, &i, o);
+    if (rc != BENCH_NEXT)
+        return rc;
+    return bench_trace_one_cell(&o->trace, "ffi ",
+                                (long)__builtin_popcountl(o->cases & ~NO_VM) * o->repeat,
+                                "give --case one case with a VM and --repeat 1");
+}
+
 /* ---- the rows and the runs ------------------------------------------------------------- */
 
 static const struct {
@@ -92,9 +131,11 @@ static const struct {
     [FFI_TICKER_SAME] = {"same-thread", "%", 61}, [FFI_TICKER_THREADED] = {"worker", "%", 61},
 };
 
-static void make_rows(ffi_report *rep)
+static void make_rows(ffi_report *rep, long cases)
 {
     for (int c = 0; c < FFI_NCASES; c++) {
+        if (!(cases & (1L << c)))
+            continue;
         ffi_row *row = &rep->rows[rep->nrows++];
         row->kind = (ffi_case)c;
         snprintf(row->case_name, sizeof row->case_name, "%s", ffi_case_name(row->kind));
@@ -148,10 +189,10 @@ int ffi_main(int argc, char **argv)
 {
     ffi_opts o = {.repeat = 5, .cpu = -1, .format = FMT_TABLE,
                   .p = {.calls = 2000000, .round_trips = 20000, .blocking_calls = 100,
-                        .block_ms = 10, .workers = 2, .spin_us = 50}};
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
+                        .block_ms = 10, .workers = 2, .spin_us = 50},
+                  .cases = (1L << FFI_NCASES) - 1, .trace.events = BENCH_TRACE_EVENTS};
+    o.p.trace = &o.trace;
+    int rc = parse_args(argc, argv, &o);
     if (rc != BENCH_NEXT)
         return rc;
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
@@ -164,7 +205,7 @@ int ffi_main(int argc, char **argv)
     *rep = (ffi_report){.repeat = o.repeat, .calls = o.p.calls, .round_trips = o.p.round_trips,
                         .blocking_calls = o.p.blocking_calls, .block_ms = o.p.block_ms,
                         .cpu = o.cpu, .workers = o.p.workers, .spin_us = o.p.spin_us};
-    make_rows(rep);
+    make_rows(rep, o.cases);
     rc = BENCH_EXIT_OK;
     for (int k = 0; k < o.repeat; k++)
         for (int i = 0; i < rep->nrows; i++)

@@ -97,14 +97,15 @@ static int vm_with(int bits, void *address, const char *sig, stvm_vm **vm,
     return err;
 }
 
-/* Run body(vm, arg) as a process of vm, then free vm. */
-static int run_once(stvm_vm *vm, stvm_fn body, void *arg, char *why, size_t whysize)
+/* Run body(vm, arg) as a process of vm (traced as trace says), then free vm. */
+static int run_once(stvm_vm *vm, const bench_trace *trace, stvm_fn body, void *arg, char *why,
+                    size_t whysize)
 {
     int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "bench", body, arg, NULL);
-    if (!err)
-        err = stvm_run(vm);
+    if (!err && !(err = bench_trace_begin(trace, vm, why, whysize)) && !(err = stvm_run(vm)))
+        err = bench_trace_end(trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (err)
+    if (err && !why[0])
         snprintf(why, whysize, "running: %s", stvm_err_name(err));
     return err;
 }
@@ -119,7 +120,7 @@ int ffi_time_callout(const ffi_params *p, int bits, bool boxed, ffi_sample *s, c
         return err;
     stvm_int_from_i64(vm, boxed ? (int64_t)1 << 40 : 1000, &c.args[0]);
     stvm_int_from_i64(vm, 1, &c.args[1]);
-    if ((err = run_once(vm, callout_loop, &c, why, whysize)))
+    if ((err = run_once(vm, p->trace, callout_loop, &c, why, whysize)))
         return err;
     if (c.err) {
         snprintf(why, whysize, "stvm_ffi_call: %s", stvm_err_name(c.err));
@@ -165,7 +166,7 @@ int ffi_time_callback_nested(const ffi_params *p, ffi_sample *s, char *why, size
     }
     stvm_ptr_oop(vm, code, &c.args[0]);
     stvm_int_from_i64(vm, p->calls, &c.args[1]);
-    if ((err = run_once(vm, callout_loop, &c, why, whysize)))
+    if ((err = run_once(vm, p->trace, callout_loop, &c, why, whysize)))
         return err;
     if (c.err) {
         snprintf(why, whysize, "stvm_ffi_call: %s", stvm_err_name(c.err));

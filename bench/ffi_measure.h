@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench.h"
 #include "ffi_report.h"
 
 typedef struct ffi_params {
@@ -22,6 +23,7 @@ typedef struct ffi_params {
     int blocking_calls, block_ms;
     int workers;                /* config.ffi_workers */
     int spin_us;                /* config.ffi_spin_us of the spinning rows */
+    const bench_trace *trace;   /* the case's VM's trace, or NULL */
 } ffi_params;
 
 /* The function every callout case calls (ffi_callout.c). */

@@ -125,10 +125,11 @@ int ffi_time_threaded(const ffi_params *p, bool spin, ffi_sample *s, char *why,
         return err;
     }
     err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "caller", threaded_loop, &r, NULL);
-    if (!err)
-        err = stvm_run(vm);
+    if (!err && !(err = bench_trace_begin(p->trace, vm, why, whysize)) &&
+        !(err = stvm_run(vm)) && !r.err)
+        err = bench_trace_end(p->trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (err || r.err)
+    if ((err || r.err) && !why[0])
         snprintf(why, whysize, "threaded callouts: %s", stvm_err_name(err ? err : r.err));
     else
         summarise(r.h, s);
@@ -217,10 +218,11 @@ int ffi_time_callback_queued(const ffi_params *p, bool spin, ffi_sample *s, char
     c.vm = vm;
     if (!(err = queued_setup(vm, &c, &w)) &&
         !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "waiter", start_and_wait, &w,
-                           NULL)))
-        err = stvm_run(vm);
+                           NULL)) &&
+        !(err = bench_trace_begin(p->trace, vm, why, whysize)) && !(err = stvm_run(vm)))
+        err = bench_trace_end(p->trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (err || w.err || c.wrong)
+    if ((err || w.err || c.wrong) && !why[0])
         snprintf(why, whysize, "callbacks from a thread: %s, %lld wrong answers",
                  err ? stvm_err_name(err) : w.err ? "no thread" : "ok", c.wrong);
     else

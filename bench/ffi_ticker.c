@@ -82,10 +82,12 @@ static int ticker_vm(ticker_run *t, char *why, size_t whysize)
         err = stvm_spawn(vm, 40, "ticker", ticker, t, NULL);
     if (!err)
         err = stvm_spawn(vm, 30, "caller", blocking_caller, t, NULL);
-    t->grid = bench_mono_ns();
     if (!err)
-        err = stvm_run(vm);
-    if (vm && (err || t->err))
+        err = bench_trace_begin(t->p->trace, vm, why, whysize);
+    t->grid = bench_mono_ns();
+    if (!err && !(err = stvm_run(vm)) && !t->err)
+        err = bench_trace_end(t->p->trace, vm, why, whysize);
+    if (vm && (err || t->err) && !why[0])
         snprintf(why, whysize, "ticker: %s", stvm_err_name(err ? err : t->err));
     stvm_vm_free(vm);
     return err ? err : t->err;

@@ -40,6 +40,7 @@ typedef struct io_opts {
     int cpu;
     bool cases_given;
     bench_format format;
+    bench_trace trace;
 } io_opts;
 
 /* ---- options ---------------------------------------------------------------------------- */
@@ -66,6 +67,10 @@ static void io_help(FILE *f)
             "                       -1 = no pinning)\n"
             "  --format F           table (default), csv, json or markdown\n",
             MAX_CONNECTIONS);
+    bench_trace_help(f, 23, "one case in one idle mode: pingpong's VM (both processes),\n"
+                            "thread-pair's VM side (the OS thread has no VM), many's\n"
+                            "server VM (the clients' VM runs in the forked child and is\n"
+                            "not traced); the os-threads reference has no VM and is not");
 }
 
 static int list_option(int argc, char **argv, int *i, io_opts *o)
@@ -119,10 +124,34 @@ static int parse_option(int argc, char **argv, int *i, io_opts *o)
     COUNT("--message-bytes", 1, 512, o->message_bytes)
     COUNT("--timeout-ms", -1, 3600000, o->timeout_ms)
 #undef COUNT
-    rc = bench_common_option(argc, argv, i, "io ", &o->cpu, &o->format);
+    rc = bench_trace_option(argc, argv, i, "io ", &o->trace);
+    if (rc == BENCH_NOT_MINE)
+        rc = bench_common_option(argc, argv, i, "io ", &o->cpu, &o->format);
     if (rc == BENCH_NOT_MINE)
         return bench_usage_error("io ", "unknown option '%s'", argv[*i]);
     return rc;
+}
+
+/* The cells with a VM the options select, repetitions included. */
+static long vm_cells(const io_opts *o)
+{
+    long cases = __builtin_popcount(o->cases & IO_VM_ROWS);
+    return cases * o->nmodes * o->repeat;
+}
+
+/* Every option, then what they must agree on: BENCH_NEXT or an exit status. */
+static int parse_args(int argc, char **argv, io_opts *o)
+{
+    int rc = BENCH_NEXT;
+    for (int i = 1; i < argc && rc == BENCH_NEXT;)
+        rc = parse_option(argc, argv, &i, o);
+    if (rc != BENCH_NEXT)
+        return rc;
+    if (o->timeout_ms == 0)   /* "only try": every wait would fail at once */
+        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
+    return bench_trace_one_cell(&o->trace, "io ", vm_cells(o),
+                                "give one of pingpong, thread-pair, many to --case, one "
+                                "--idle-mode and --repeat 1");
 }
 
 /* ---- descriptors ---------------------------------------------------------------------------- */
@@ -211,7 +240,8 @@ static bool run_cell(const io_opts *o, io_report *rep, io_row *row, int k)
         snprintf(tag, sizeof tag, "%d/%d many %s", k + 1, o->repeat, row->idle_mode);
         io_many_params p = {.idle_mode = row->mode, .connections = rep->connections,
                             .messages = o->messages, .message_bytes = o->message_bytes,
-                            .timeout_ms = o->timeout_ms, .tag = tty ? tag : NULL};
+                            .timeout_ms = o->timeout_ms, .tag = tty ? tag : NULL,
+                            .trace = &o->trace};
         bench_watchdog((unsigned)(120 + rep->connections / 20 +
                                   (long long)rep->connections * o->messages / 1000));
         err = io_many_run(&p, &row->many[k], why, sizeof why);
@@ -219,7 +249,7 @@ static bool run_cell(const io_opts *o, io_report *rep, io_row *row, int k)
     } else {
         io_pingpong_params p = {.idle_mode = row->mode, .round_trips = o->round_trips,
                                 .max_seconds = (double)o->max_seconds, .cpu = o->cpu,
-                                .timeout_ms = o->timeout_ms};
+                                .timeout_ms = o->timeout_ms, .trace = &o->trace};
         bench_watchdog((unsigned)(2 * o->max_seconds + 60));
         err = row->kind == IO_PINGPONG     ? io_pingpong_vm(&p, &row->samples[k], why, sizeof why)
               : row->kind == IO_THREAD_PAIR ? io_pingpong_thread(&p, &row->samples[k], why,
@@ -286,14 +316,10 @@ int io_main(int argc, char **argv)
                  .modes = {STVM_IDLE_POLL, STVM_IDLE_LEGACY, STVM_IDLE_SPIN}, .nmodes = 3,
                  .repeat = 3, .round_trips = 20000, .max_seconds = 3, .connections = 10000,
                  .messages = 10, .message_bytes = 64, .timeout_ms = -1, .cpu = 0,
-                 .format = FMT_TABLE};
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
+                 .format = FMT_TABLE, .trace.events = BENCH_TRACE_EVENTS};
+    int rc = parse_args(argc, argv, &o);
     if (rc != BENCH_NEXT)
         return rc;
-    if (o.timeout_ms == 0)   /* "only try": every wait would fail at once */
-        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
     if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
         return rc;
 

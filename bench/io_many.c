@@ -431,7 +431,9 @@ static int run_server(many *m, int port_fd, char *why, size_t whysize)
     stvm_vm *vm;
     const char *what;
     int err = new_vm(m, &vm, &what);
-    if (!err && (what = "stvm_tcp_listen",
+    if (!err && (what = "stvm_trace_start", err = bench_trace_begin(m->p->trace, vm, why,
+                                                                    whysize)) == 0 &&
+        (what = "stvm_tcp_listen",
          err = stvm_tcp_listen(vm, "127.0.0.1", 0,
                                m->p->connections < 65535 ? (int)m->p->connections : 65535,
                                &m->listener)) == 0) {
@@ -444,6 +446,8 @@ static int run_server(many *m, int port_fd, char *why, size_t whysize)
             what = "stvm_run";
             err = stvm_run(vm);
         }
+        if (!err && !m->err && (err = bench_trace_end(m->p->trace, vm, why, whysize)))
+            what = "writing the trace";
     }
     if (m->err) {
         snprintf(why, whysize, "%s", m->why);

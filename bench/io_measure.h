@@ -12,6 +12,7 @@
 
 #include <stvm.h>
 
+#include "bench.h"
 #include "io_report.h"
 
 typedef struct io_pingpong_params {
@@ -20,6 +21,7 @@ typedef struct io_pingpong_params {
     double max_seconds;             /* the timed stretch stops here even if short */
     int cpu;                        /* where peer OS threads are pinned; -1 = not pinned */
     int64_t timeout_ms;             /* every socket wait's timeout (-1 = forever) */
+    const bench_trace *trace;       /* the VM's trace (not the OS-thread pair's), or NULL */
 } io_pingpong_params;
 
 /* 1-byte round trips over loopback TCP:
@@ -41,6 +43,7 @@ typedef struct io_many_params {
     int message_bytes;
     int64_t timeout_ms;
     const char *tag;                /* progress on stderr ("[tag] ..."), or NULL */
+    const bench_trace *trace;       /* the server VM's trace (this process's), or NULL */
 } io_many_params;
 
 int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t whysize);

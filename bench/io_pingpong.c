@@ -316,6 +316,11 @@ static int vm_setup(vm_pair *v, stvm_vm **out, char *why, size_t whysize)
         return err;
     }
     v->port = stvm_socket_port(v->listener);
+    if ((err = bench_trace_begin(v->p->trace, vm, why, whysize))) {
+        stvm_socket_close(vm, v->listener);
+        stvm_vm_free(vm);
+        return err;
+    }
     *out = vm;
     return STVM_OK;
 }
@@ -325,13 +330,15 @@ static int vm_finish(stvm_vm *vm, vm_pair *v, char *why, size_t whysize)
 {
     int err = stvm_run(vm);
     stvm_socket_close(vm, v->listener);
+    if (!err && !v->err)
+        err = bench_trace_end(v->p->trace, vm, why, whysize);
+    else if (err)
+        snprintf(why, whysize, "stvm_run: %s", stvm_err_name(err));
     stvm_vm_free(vm);
     if (v->err) {
         snprintf(why, whysize, "%s", v->why);
         return v->err;
     }
-    if (err)
-        snprintf(why, whysize, "stvm_run: %s", stvm_err_name(err));
     return err;
 }
 

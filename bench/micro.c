@@ -26,6 +26,7 @@ typedef struct micro_opts {
     long long pthread_iterations;   /* hand-offs per repetition of the pthread pair */
     long processes;                 /* blocked processes for the memory figure */
     bench_format format;
+    bench_trace trace;
 } micro_opts;
 
 /* ---- options ------------------------------------------------------------------------- */
@@ -41,7 +42,10 @@ static void micro_help(FILE *f)
             "  --pthread-iterations N  hand-offs of the pthread reference (default 200000)\n"
             "  --processes N           blocked processes for the memory figure "
             "(default 100000)\n"
-            "  --format F              table (default), csv, json or markdown\n"
+            "  --format F              table (default), csv, json or markdown\n");
+    bench_trace_help(f, 26, "the hand-off's VM (ping and pong); the raw switch, the\n"
+                            "memory figure and the pthread reference are not traced");
+    fprintf(f,
             "Only the back end this binary is linked with is measured (make bench-micro\n"
             "runs stvm-bench and stvm-bench-ucontext); the targets apply to the\n"
             "asm-x86_64 back end only.\n");
@@ -75,7 +79,9 @@ static int parse_option(int argc, char **argv, int *i, micro_opts *o)
         o->processes = (long)n;
         return rc;
     }
-    rc = bench_common_option(argc, argv, i, "micro ", &o->cpu, &o->format);
+    rc = bench_trace_option(argc, argv, i, "micro ", &o->trace);
+    if (rc == BENCH_NOT_MINE)
+        rc = bench_common_option(argc, argv, i, "micro ", &o->cpu, &o->format);
     if (rc == BENCH_NOT_MINE)
         return bench_usage_error("micro ", "unknown option '%s'", argv[*i]);
     return rc;
@@ -119,7 +125,8 @@ static int switch_figures(const micro_opts *o, micro_row *r)
             bench_progress("[%s] hand-off and raw switch, rep %d/%d", r->backend, k + 1,
                            o->repeat);
         char why[200] = "";
-        int err = micro_handoff(o->iterations, &r->handoff_ns_samples[k], why, sizeof why);
+        int err = micro_handoff(o->iterations, &o->trace, &r->handoff_ns_samples[k], why,
+                                sizeof why);
         uint64_t raw_iter = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
         if (!err && (err = stvm_measure_raw_switch(raw_iter, &r->raw_switch_ns_samples[k])))
             snprintf(why, sizeof why, "stvm_measure_raw_switch: %s", stvm_err_name(err));
@@ -166,11 +173,13 @@ int micro_main(int argc, char **argv)
 {
     micro_opts o = {.cpu = 0, .repeat = 5, .iterations = 2000000,
                     .pthread_iterations = 200000, .processes = 100000,
-                    .format = FMT_TABLE};
+                    .format = FMT_TABLE, .trace.events = BENCH_TRACE_EVENTS};
     int rc = BENCH_NEXT;
     for (int i = 1; i < argc && rc == BENCH_NEXT;)
         rc = parse_option(argc, argv, &i, &o);
-    if (rc != BENCH_NEXT)
+    if (rc != BENCH_NEXT ||
+        (rc = bench_trace_one_cell(&o.trace, "micro ", o.repeat, "give --repeat 1")) !=
+            BENCH_NEXT)
         return rc;
     rc = bench_pin_option(o.cpu);
     if (rc != BENCH_EXIT_OK)

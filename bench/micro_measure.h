@@ -9,9 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ns per hand-off between two green processes of equal priority in a fresh VM: STVM_OK,
- * or a negative stvm error and a sentence in why. */
-int micro_handoff(long long handoffs, double *ns, char *why, size_t whysize);
+#include "bench.h"
+
+/* ns per hand-off between two green processes of equal priority in a fresh VM (traced
+ * as trace says; NULL: not): STVM_OK, or a negative stvm error and a sentence in why. */
+int micro_handoff(long long handoffs, const bench_trace *trace, double *ns, char *why,
+                  size_t whysize);
 /* ns per hand-off between two OS threads pinned to cpu: 0, or -1 if the threads could
  * not be made or pinned. */
 int micro_pthread_handoff(long long handoffs, int cpu, double *ns);

@@ -50,7 +50,8 @@ static void pong(stvm_vm *vm, void *arg)
     }
 }
 
-int micro_handoff(long long handoffs, double *ns, char *why, size_t whysize)
+int micro_handoff(long long handoffs, const bench_trace *trace, double *ns, char *why,
+                  size_t whysize)
 {
     stvm_vm *vm;
     int err = stvm_vm_new(&vm, NULL);
@@ -66,11 +67,18 @@ int micro_handoff(long long handoffs, double *ns, char *why, size_t whysize)
         stvm_vm_free(vm);
         return err;
     }
+    if ((err = bench_trace_begin(trace, vm, why, whysize))) {
+        stvm_vm_free(vm);
+        return err;
+    }
     stvm_stats st;
     stvm_reset_stats(vm);
     err = stvm_run(vm);
     stvm_get_stats(vm, &st);
+    int werr = err || pp.err ? STVM_OK : bench_trace_end(trace, vm, why, whysize);
     stvm_vm_free(vm);
+    if (werr)
+        return werr;
     if (err || pp.err) {
         snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err ? err : pp.err));
         return err ? err : pp.err;

@@ -29,6 +29,7 @@ typedef struct zn_opts {
     bool no_wrk;
     const char *plot, *report;
     bench_format format;
+    bench_trace trace;
 } zn_opts;
 
 static void zn_help(FILE *f)
@@ -65,6 +66,8 @@ static void zn_help(FILE *f)
             "  --plot FILE               requests/s against subscriber cost, one line per\n"
             "                            idle mode (gnuplot; .gp and .dat beside FILE)\n"
             "  --report FILE             the Markdown report\n");
+    bench_trace_help(f, 28, "one configuration's VM (the client's; nginx and wrk are\n"
+                            "other processes, and the wrk row runs untraced)");
 }
 
 /* ---- options ---------------------------------------------------------------------------- */
@@ -163,6 +166,8 @@ static int parse_option(int argc, char **argv, int *i, zn_opts *o)
     if (rc == BENCH_NOT_MINE)
         rc = number_option(argc, argv, i, o);
     if (rc == BENCH_NOT_MINE)
+        rc = bench_trace_option(argc, argv, i, "zn ", &o->trace);
+    if (rc == BENCH_NOT_MINE)
         rc = bench_common_option(argc, argv, i, "zn ", &o->cpu, &o->format);
     if (rc == BENCH_NOT_MINE)
         return bench_usage_error("zn ", "unknown option '%s'", argv[*i]);
@@ -227,6 +232,16 @@ static bool make_rows(const zn_opts *o, zn_report *rep)
     return ok;
 }
 
+/* The rows, and --trace's one-cell rule: BENCH_NEXT or a usage error. */
+static int plan_rows(const zn_opts *o, zn_report *rep)
+{
+    if (!make_rows(o, rep))
+        return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
+    long vm_rows = rep->nrows - (o->no_wrk ? 0 : 1);
+    return bench_trace_one_cell(&o->trace, "zn ", vm_rows * o->repeat,
+                                "give every LIST one value and --repeat 1");
+}
+
 /* ---- the runs ----------------------------------------------------------------------------- */
 
 static void row_failed(zn_row *row, int k, const char *why)
@@ -266,7 +281,8 @@ static bool run_cell(const zn_opts *o, const zn_report *rep, zn_row *row, int k,
                        zn_logging_name(row->cfg.logging), zn_idle_mode_name(row->cfg.idle_mode));
     zn_params p = {.cfg = row->cfg, .port = rep->port, .path = NGINX_PATH_STATIC,
                    .body_size = rep->body_size, .requests = rep->requests,
-                   .warmup = rep->warmup, .max_seconds = rep->max_seconds};
+                   .warmup = rep->warmup, .max_seconds = rep->max_seconds,
+                   .trace = &o->trace};
     char why[240] = "";
     bench_watchdog((unsigned)(3 * rep->max_seconds + 60));
     int err = zn_measure(&p, &row->samples[k], why, sizeof why);
@@ -348,6 +364,7 @@ static void opts_init(zn_opts *o)
     o->repeat = 3;
     o->cpu = -1;
     o->format = FMT_TABLE;
+    o->trace.events = BENCH_TRACE_EVENTS;
 }
 
 /* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other
@@ -390,9 +407,9 @@ int zn_main(int argc, char **argv)
     rep->max_seconds = (double)o.max_seconds;
     rep->wrk_seconds = o.no_wrk ? 0 : (int)o.wrk_seconds;
     rep->cpu = o.cpu;
-    if (!make_rows(&o, rep)) {
+    if ((rc = plan_rows(&o, rep)) != BENCH_NEXT) {
         free(rep);
-        return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
+        return rc;
     }
     nginx_server *s = calloc(1, sizeof *s);
     rc = s ? start_nginx(s, rep) : BENCH_EXIT_FAIL;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bench.h"
 #include "zn_report.h"
 
 /* Everything one configuration runs with. */
@@ -21,6 +22,7 @@ typedef struct zn_params {
     long long requests;             /* timed, after the warm-up */
     long long warmup;
     double max_seconds;             /* the timed requests stop here even if short */
+    const bench_trace *trace;       /* the VM's trace, or NULL */
 } zn_params;
 
 /* Run one configuration in a fresh VM: 0 and *c, or a negative stvm error with a

@@ -219,11 +219,13 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
     else if ((err = setup_log(vm, &b)) || (err = setup_client(vm, &b)))
         snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
+    else if ((err = bench_trace_begin(p->trace, vm, b.why, sizeof b.why)))
+        ;   /* why written */
     else if ((err = stvm_spawn(vm, 40, "ui", ui_process, &b, NULL)) ||
              (err = stvm_run(vm)))
         snprintf(b.why, sizeof b.why, "running the VM: %s", stvm_err_name(err));
-    else
-        err = b.err;
+    else if (!(err = b.err))
+        err = bench_trace_end(p->trace, vm, b.why, sizeof b.why);
     if (vm) {
         stvm__zn_client_free(vm, b.client);
         if (b.log)

@@ -53,8 +53,12 @@ int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
         stvm__ffi_job_put(vm, job);
         return err;
     }
+    int runner = w ? STVM_TRACE_FFI_WORKER : STVM_TRACE_FFI_THREADED;
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_CALL, fn, runner, nargs);
     wait_for_worker(vm, job);
-    return stvm__ffi_worker_result(vm, job, result);
+    err = stvm__ffi_worker_result(vm, job, result);
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, runner);
+    return err;
 }
 
 int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,

@@ -256,7 +256,37 @@ typedef struct socket_waiter {
     stvm_socket *s;
     int role;
     int event;                       /* the handler that serves the wait */
+    bool traced;                     /* SOCKET_WAIT was recorded: SOCKET_DONE will be */
 } socket_waiter;
+
+/* The roles are the trace's STVM_TRACE_FOR_* values. */
+_Static_assert((int)SOCKET_READER == (int)STVM_TRACE_FOR_DATA &&
+                   (int)SOCKET_WRITER == (int)STVM_TRACE_FOR_SEND &&
+                   (int)SOCKET_CONNECTOR == (int)STVM_TRACE_FOR_CONNECTION,
+               "socket roles are the trace's wait kinds");
+
+static uint64_t traced_fd(const stvm_socket *s)
+{
+    return s->handle != STVM_NIL && record(s)->fd >= 0 ? (uint64_t)record(s)->fd : 0;
+}
+
+/* SOCKET_WAIT or SOCKET_DONE of w (vm->trace is recording); out of line, so that an
+ * untraced wait pays one test per event point. */
+__attribute__((cold, noinline)) static void trace_socket(stvm_vm *vm, const socket_waiter *w,
+                                                         int kind, int64_t detail,
+                                                         int64_t extra)
+{
+    stvm__trace_emit(vm, kind, stvm__trace_active(vm), traced_fd(w->s), detail, extra, 0);
+}
+
+/* The wait is about to block (the first time): SOCKET_WAIT, while recording. */
+static void trace_block(stvm_vm *vm, socket_waiter *w, int64_t timeout_ms)
+{
+    if (__builtin_expect(vm->trace != NULL, 0) && !w->traced) {
+        w->traced = true;
+        trace_socket(vm, w, STVM_TRACE_SOCKET_WAIT, timeout_ms, w->role);
+    }
+}
 
 static void disarm(stvm_vm *vm, stvm_socket *s, int event)
 {
@@ -291,8 +321,10 @@ static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int ev
 
 /* The wait is over: what it armed and did not use is disarmed (the one-shot handler
  * would otherwise stay armed with nobody to wake). */
-static void leave(stvm_vm *vm, socket_waiter *w)
+static void leave(stvm_vm *vm, socket_waiter *w, int result)
 {
+    if (__builtin_expect(w->traced && vm->trace != NULL, 0))
+        trace_socket(vm, w, STVM_TRACE_SOCKET_DONE, result, w->role);
     stvm__wait_guard_pop(vm, &w->guard);
     w->s->waiting[w->role] = NULL;
     disarm(vm, w->s, w->event);
@@ -336,11 +368,12 @@ static int wait_until(stvm_vm *vm, stvm_socket *s, int role, int event,
             break;
         }
         *waited = true;
+        trace_block(vm, &w, timeout_ms);
         err = wait_on(vm, sem, left);
         if (err && err != STVM_ETIMEDOUT)
             break;
     }
-    leave(vm, &w);
+    leave(vm, &w, err);
     return err;
 }
 
@@ -374,6 +407,7 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
         int64_t left = stvm__socket_remaining(vm, deadline);
         if (left == 0)
             break;
+        trace_block(vm, &w, timeout_ms);
         err = wait_on(vm, s->semaphore, left);
         if (err && err != STVM_ETIMEDOUT)
             break;
@@ -383,7 +417,7 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
         err = status == STVM_SOCKET_CONNECTED             ? STVM_OK
               : status == STVM_SOCKET_WAITING_FOR_CONNECTION ? STVM_ETIMEDOUT
                                                              : STVM_ECLOSED;
-    leave(vm, &w);
+    leave(vm, &w, err);
     return err;
 }
 

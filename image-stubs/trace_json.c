@@ -7,7 +7,13 @@
  *   ready     from READY (on a run queue) until it runs;
  *   waiting   from a switch away with reason "waited" until it is ready again;
  *   sleeping  the same while a Delay of its own is scheduled;
- *   suspended until resumed.
+ *   suspended until resumed;
+ *   "waiting on fd N (data)" instead of waiting or sleeping while a socket wait is open
+ *             (SOCKET_WAIT to SOCKET_DONE), "callout fn1 (threaded)" while its caller
+ *             waits for a threaded callout (FFI_CALL to FFI_RETURN);
+ *   "callout fn1" (same-thread) or "callout fn1 (threaded)" instead of running from a
+ *             callout's call until it returns or its caller leaves the processor
+ *             (callouts nested by callbacks are one slice, named by the outer one).
  *
  * The ring may begin in the middle of a state: a slice opens at the first event that
  * shows a state and every slice open at the end is closed at the last event's time, so
@@ -20,15 +26,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_NONE, S_RUNNING, S_READY, S_WAITING, S_SLEEPING, S_SUSPENDED };
+enum { S_NONE, S_RUNNING, S_READY, S_WAITING, S_SLEEPING, S_SUSPENDED, S_ON, S_CALLOUT };
 static const char *const state_name[] = {"", "running", "ready", "waiting", "sleeping",
                                          "suspended"};
 
 typedef struct track {
     uint8_t state;
+    uint8_t before_call;        /* the state a same-thread callout began in */
     bool seen;
+    uint16_t calls;             /* same-thread callouts in progress (callbacks nest them) */
     uint32_t delays;            /* its Delays scheduled and not yet expired or cancelled */
     char ts[32];                /* where its last entry was, for the X slices */
+    char on[64];                /* S_ON's name: the socket wait or threaded callout open */
+    char call[64];              /* S_CALLOUT's name */
 } track;
 
 typedef struct writer {
@@ -70,10 +80,12 @@ static void set_state(writer *w, uint64_t id, int state, const char *ts, uint64_
                 (unsigned long long)id, ts, (unsigned long long)seq);
     }
     if (state != S_NONE) {
+        const char *name = state == S_ON ? t->on : state == S_CALLOUT ? t->call
+                                                                      : state_name[state];
         entry_start(w);
         fprintf(w->out, "{\"ph\":\"B\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"name\":\"%s\","
                         "\"args\":{\"seq\":%llu}}",
-                (unsigned long long)id, ts, state_name[state], (unsigned long long)seq);
+                (unsigned long long)id, ts, name, (unsigned long long)seq);
     }
     t->state = (uint8_t)state;
     snprintf(t->ts, sizeof t->ts, "%s", ts);
@@ -128,14 +140,65 @@ static int after_switch(const writer *w, uint64_t id, int why)
 {
     switch (why) {
     case STVM_TRACE_WHY_WAITED:
-        return w->tracks[id].delays ? S_SLEEPING : S_WAITING;
+        return w->tracks[id].on[0] ? S_ON : w->tracks[id].delays ? S_SLEEPING : S_WAITING;
     case STVM_TRACE_WHY_SUSPENDED:
         return S_SUSPENDED;
     case STVM_TRACE_WHY_FINISHED:
         return S_NONE;
     default:
-        return w->tracks[id].state == S_RUNNING ? S_READY : w->tracks[id].state;
+        return w->tracks[id].state == S_RUNNING || w->tracks[id].state == S_CALLOUT
+                   ? S_READY
+                   : w->tracks[id].state;
     }
+}
+
+/* A socket wait opens (SOCKET_WAIT) or ends (SOCKET_DONE, also an instant). */
+static void socket_event(writer *w, const stvm_trace_event *ev, const char *ts)
+{
+    track *t = &w->tracks[ev->process];
+    if (ev->kind == STVM_TRACE_SOCKET_WAIT) {
+        snprintf(t->on, sizeof t->on, "waiting on fd %llu (%s)",
+                 (unsigned long long)ev->object, stvm__trace_socket_for((int)ev->extra));
+        return;
+    }
+    char what[48];
+    t->on[0] = 0;
+    snprintf(what, sizeof what, "fd %llu %s", (unsigned long long)ev->object,
+             ev->detail == STVM_OK ? "ready" : stvm_err_name((int)ev->detail));
+    instant(w, ev, ts, what);
+}
+
+/* A callout is a state of its own in place of running; a threaded one also names the
+ * waiting slice if its caller blocks for it. */
+static void ffi_event(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
+{
+    track *t = &w->tracks[ev->process];
+    bool call = ev->kind == STVM_TRACE_FFI_CALL;
+    int runner = (int)(call ? ev->detail : ev->extra);
+    if (call && t->calls++ == 0) {
+        if (runner == STVM_TRACE_FFI_SAME_THREAD)
+            snprintf(t->call, sizeof t->call, "callout %s", obj);
+        else
+            snprintf(t->call, sizeof t->call, "callout %s (%s)", obj, stvm__trace_runner(runner));
+        if (runner != STVM_TRACE_FFI_SAME_THREAD)
+            snprintf(t->on, sizeof t->on, "%s", t->call);
+        t->before_call = t->state;
+        set_state(w, ev->process, S_CALLOUT, ts, ev->seq);
+    } else if (!call && t->calls && --t->calls == 0) {
+        if (runner != STVM_TRACE_FFI_SAME_THREAD)
+            t->on[0] = 0;
+        if (t->state == S_CALLOUT)
+            set_state(w, ev->process, t->before_call, ts, ev->seq);
+    }
+}
+
+/* The socket and FFI events; nothing for the kinds that make no entry. */
+static void io_event(writer *w, const stvm_trace_event *ev, const char *ts, const char *obj)
+{
+    if (ev->kind == STVM_TRACE_SOCKET_WAIT || ev->kind == STVM_TRACE_SOCKET_DONE)
+        socket_event(w, ev, ts);
+    else if (ev->kind == STVM_TRACE_FFI_CALL || ev->kind == STVM_TRACE_FFI_RETURN)
+        ffi_event(w, ev, ts, obj);
 }
 
 static void event(writer *w, const stvm_trace_event *ev, const char *obj)
@@ -179,7 +242,7 @@ static void event(writer *w, const stvm_trace_event *ev, const char *obj)
         instant(w, ev, ts, obj);
         break;
     default:
-        break;
+        io_event(w, ev, ts, obj);
     }
     if (w->runq != runq)
         counter(w, ts, ev->seq);

@@ -26,6 +26,8 @@ int stvm__trace_object_kind(int event_kind)
     case STVM_TRACE_DELAY_SCHEDULED: case STVM_TRACE_DELAY_EXPIRED:
     case STVM_TRACE_DELAY_CANCELLED:
         return 2;
+    case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
+        return 3;
     default:
         return -1;
     }
@@ -64,7 +66,7 @@ static bool grow(trace_labels *l)
 
 int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size)
 {
-    static const char *const prefix[] = {"sem", "mutex", "delay"};
+    static const char *const prefix[] = {"sem", "mutex", "delay", "fn"};
     int kind = stvm__trace_object_kind(ev->kind);
     if (kind < 0 || !ev->object) {
         snprintf(buf, size, "-");
@@ -132,6 +134,18 @@ const char *stvm__trace_why(int why)
     static const char *const text[] = {"preempted", "waited",    "yielded", "finished",
                                        "idle",      "suspended", "host"};
     return why >= 0 && why < (int)(sizeof text / sizeof text[0]) ? text[why] : "?";
+}
+
+const char *stvm__trace_socket_for(int what)
+{
+    static const char *const text[] = {"data", "send done", "connection"};
+    return what >= 0 && what < (int)(sizeof text / sizeof text[0]) ? text[what] : "?";
+}
+
+const char *stvm__trace_runner(int runner)
+{
+    static const char *const text[] = {"same-thread", "threaded", "worker"};
+    return runner >= 0 && runner < (int)(sizeof text / sizeof text[0]) ? text[runner] : "?";
 }
 
 const char *stvm__trace_end(int end)

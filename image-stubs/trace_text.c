@@ -21,6 +21,41 @@ static void delay_time(const stvm_vm *vm, int64_t t, char *buf, size_t size)
     snprintf(buf, size, "%s ms", ms);
 }
 
+/* A wait's timeout (SOCKET_WAIT's detail) or a wait's end (SOCKET_DONE's). */
+static void socket_text(const stvm_trace_event *ev, char *buf, size_t size)
+{
+    if (ev->kind == STVM_TRACE_SOCKET_DONE)
+        snprintf(buf, size, "%s", ev->detail == STVM_OK ? "ready" : stvm_err_name((int)ev->detail));
+    else if (ev->detail < 0)
+        snprintf(buf, size, "no timeout");
+    else
+        snprintf(buf, size, "timeout %lld ms", (long long)ev->detail);
+}
+
+/* The detail column of the socket and FFI events (empty for any other). */
+static void io_detail(const stvm_trace_event *ev, const char *obj, char *buf, size_t size)
+{
+    char how[40];
+    switch (ev->kind) {
+    case STVM_TRACE_SOCKET_WAIT: case STVM_TRACE_SOCKET_DONE:
+        socket_text(ev, how, sizeof how);
+        snprintf(buf, size, "fd %llu, %s: %s", (unsigned long long)ev->object,
+                 stvm__trace_socket_for((int)ev->extra),
+                 how);
+        return;
+    case STVM_TRACE_FFI_CALL:
+        snprintf(buf, size, "%s %s, %lld args", obj, stvm__trace_runner((int)ev->detail),
+                 (long long)ev->extra);
+        return;
+    case STVM_TRACE_FFI_RETURN:
+        snprintf(buf, size, "%s %s: %s", obj, stvm__trace_runner((int)ev->extra),
+                 ev->detail == STVM_OK ? "returned" : stvm_err_name((int)ev->detail));
+        return;
+    default:
+        buf[0] = 0;
+    }
+}
+
 /* The detail column of ev; obj is its object's label. */
 static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *obj, char *buf,
                    size_t size)
@@ -76,7 +111,7 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
         snprintf(buf, size, "the outside world acts (stvm_sim_at)");
         return;
     default:
-        buf[0] = 0;
+        io_detail(ev, obj, buf, size);
     }
 }
 

@@ -14,14 +14,15 @@ typedef struct trace_labels {
     uint64_t *keys;             /* address, 0 = empty */
     uint32_t *numbers;
     size_t cap, used;
-    uint32_t next[4];           /* next number per kind: sem, mutex, delay, other */
+    uint32_t next[4];           /* next number per kind: sem, mutex, delay, FFI function */
 } trace_labels;
 
 /* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the
  * ring in *out. */
 int stvm__trace_writer_ring(const stvm_vm *vm, const void *where,
                             const struct stvm_trace **out);
-/* The kind of object an event names (0 sem, 1 mutex, 2 delay), or -1: not an object. */
+/* The kind of object an event names (0 sem, 1 mutex, 2 delay, 3 FFI function "fn1"),
+ * or -1: not an object. */
 int stvm__trace_object_kind(int event_kind);
 /* Write ev's object label ("sem1") into buf. Allocates (the map); ENOMEM. */
 int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size);
@@ -33,5 +34,9 @@ void stvm__trace_ms(const stvm_vm *vm, uint64_t time_us, char *buf, size_t size)
 /* The text of a SWITCH reason or an IDLE_SLEEP end. */
 const char *stvm__trace_why(int why);
 const char *stvm__trace_end(int end);
+/* What a socket wait waits for (STVM_TRACE_FOR_*): "data", "send done", "connection". */
+const char *stvm__trace_socket_for(int what);
+/* A callout's runner (STVM_TRACE_FFI_*): "same-thread", "threaded", "worker". */
+const char *stvm__trace_runner(int runner);
 
 #endif

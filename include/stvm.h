@@ -749,7 +749,16 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *   IO_READY      object = descriptor, detail = STVM_IO_* events ready
  *   EXTERNAL      object = the semaphore; an external request became its signal
  *   OUTSIDE       the simulated clock reached an outside-world event (stvm_sim_at) and
- *                 runs it now */
+ *                 runs it now
+ *   SOCKET_WAIT   a socket wait blocks (recorded once per wait, when it first blocks):
+ *                 object = descriptor, detail = its timeout in ms (what is left of the
+ *                 call's; -1: none), extra = STVM_TRACE_FOR_* (what it waits for)
+ *   SOCKET_DONE   that wait ended: object = descriptor, detail = how (STVM_OK ready,
+ *                 STVM_ETIMEDOUT, STVM_ECLOSED or another error), extra = STVM_TRACE_FOR_*
+ *   FFI_CALL      a callout begins: object = the stvm_ffi_function's address, detail =
+ *                 STVM_TRACE_FFI_* (the runner), extra = its argument count
+ *   FFI_RETURN    it ended: object as FFI_CALL, detail = STVM_OK or the error the call
+ *                 answers (its result could not be made), extra = STVM_TRACE_FFI_* */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -758,6 +767,8 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_TIMER_ARMED, STVM_TRACE_TIMER_DISARMED, STVM_TRACE_TIMER_FIRED,
     STVM_TRACE_DELAY_SCHEDULED, STVM_TRACE_DELAY_EXPIRED, STVM_TRACE_DELAY_CANCELLED,
     STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
+    STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
+    STVM_TRACE_FFI_RETURN,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 
@@ -778,6 +789,18 @@ enum {
     STVM_TRACE_END_EXTERNAL,    /* an external signal or stvm_stop */
     STVM_TRACE_END_TIMEOUT,     /* the relinquish time ran out */
     STVM_TRACE_END_OUTSIDE      /* the simulated clock reached an outside event (stvm_sim_at) */
+};
+/* What a socket wait waits for (SOCKET_WAIT's detail, SOCKET_DONE's extra). */
+enum {
+    STVM_TRACE_FOR_DATA,        /* waitForDataFor: (a read) */
+    STVM_TRACE_FOR_SEND,        /* waitForSendDoneFor: (a write) */
+    STVM_TRACE_FOR_CONNECTION   /* waitForConnectionFor: / waitForAcceptFor: */
+};
+/* Which runner a callout ran on (FFI_CALL's detail, FFI_RETURN's extra). */
+enum {
+    STVM_TRACE_FFI_SAME_THREAD, /* stvm_ffi_call: the caller's thread and stack */
+    STVM_TRACE_FFI_THREADED,    /* stvm_ffi_call_threaded: the pool's worker */
+    STVM_TRACE_FFI_WORKER       /* stvm_ffi_call_on with a worker of its own */
 };
 
 typedef struct stvm_trace_event {

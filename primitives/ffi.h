@@ -132,6 +132,19 @@ static inline void stvm__ffi_invoke(stvm_ffi_function *fn, ffi_frame *f)
     ffi_call(&fn->sig.cif, fn->sym, &f->ret, f->av);
 }
 
+/* Record FFI_CALL or FFI_RETURN of fn for the active process (vm->trace is recording).
+ * Cold and out of line: everything an event needs is worked out here, so that an
+ * untraced callout pays one test of vm->trace per event point and nothing more. */
+__attribute__((cold)) void stvm__ffi_trace_emit(stvm_vm *vm, int kind,
+                                                const stvm_ffi_function *fn, int64_t detail,
+                                                int64_t extra);
+static inline void stvm__ffi_trace(stvm_vm *vm, int kind, const stvm_ffi_function *fn,
+                                   int64_t detail, int64_t extra)
+{
+    if (__builtin_expect(vm->trace != NULL, 0))
+        stvm__ffi_trace_emit(vm, kind, fn, detail, extra);
+}
+
 /* ---- ffi_jobs.c: threaded callouts -------------------------------------------------- */
 
 /* One threaded call: a task for a worker group, its frame, and the semaphore its

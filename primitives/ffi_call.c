@@ -69,6 +69,7 @@ int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int 
     ffi_kind ret = (ffi_kind)fn->sig.ret;
     call_hold hold = {.guard.undo = undo_hold, .fn = fn};
     fn->running++;
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_CALL, fn, STVM_TRACE_FFI_SAME_THREAD, nargs);
     if (a) {
         stvm__wait_guard_push(vm, &hold.guard);
         stvm__ffi_invoke(fn, &f);
@@ -77,5 +78,14 @@ int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args, int 
         invoke_on_host(st, fn, &f);
     }
     let_go(fn);
-    return result ? stvm__ffi_to_oop(vm, ret, &f.ret, true, result) : STVM_OK;
+    int err = result ? stvm__ffi_to_oop(vm, ret, &f.ret, true, result) : STVM_OK;
+    stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, STVM_TRACE_FFI_SAME_THREAD);
+    return err;
+}
+
+void stvm__ffi_trace_emit(stvm_vm *vm, int kind, const stvm_ffi_function *fn, int64_t detail,
+                          int64_t extra)
+{
+    /* fn's address only labels the event: after a return it may be gone */
+    stvm__trace_emit(vm, kind, stvm__trace_active(vm), (uintptr_t)fn, detail, extra, 0);
 }

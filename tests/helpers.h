@@ -356,4 +356,18 @@ static inline int run_in_child(void (*body)(void *arg), void *arg, char *err, si
     return status;
 }
 
+/* ---- the tools --------------------------------------------------------------------- */
+
+/* build/<tool> (stvm-lab, stvm-bench), next to the test binary's folder
+ * (build/<variant>/stvm-tests), into buf; fails the test if it is not built. */
+static inline void tool_path(const char *tool, char *buf, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size - 32);
+    cr_assert_gt(n, 0);
+    buf[n] = 0;
+    char *slash = strrchr(buf, '/');
+    snprintf(slash, size - (size_t)(slash - buf), "/../%s", tool);
+    cr_assert_eq(access(buf, X_OK), 0, "%s not built (make builds it)", buf);
+}
+
 #endif

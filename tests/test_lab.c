@@ -12,17 +12,6 @@
 
 #include "helpers.h"
 
-/* build/stvm-lab, next to the test binary's folder (build/<variant>/stvm-tests). */
-static void lab_path(char *buf, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, size - 32);
-    cr_assert_gt(n, 0);
-    buf[n] = 0;
-    char *slash = strrchr(buf, '/');
-    snprintf(slash, size - (size_t)(slash - buf), "/../stvm-lab");
-    cr_assert_eq(access(buf, X_OK), 0, "%s not built (make builds it)", buf);
-}
-
 static bool same_file(const char *a, const char *b)
 {
     char cmd[1024];
@@ -33,7 +22,7 @@ static bool same_file(const char *a, const char *b)
 Test(lab, every_scenario_prints_and_writes_exactly_its_expected_output, .timeout = 120)
 {
     char lab[1024], cmd[2048], name[128];
-    lab_path(lab, sizeof lab);
+    tool_path("stvm-lab", lab, sizeof lab);
     snprintf(cmd, sizeof cmd, "%s list", lab);
     FILE *list = popen(cmd, "r");
     cr_assert_not_null(list);
@@ -61,7 +50,7 @@ Test(lab, every_scenario_prints_and_writes_exactly_its_expected_output, .timeout
 Test(lab, an_unknown_scenario_is_refused)
 {
     char lab[1024], cmd[2048];
-    lab_path(lab, sizeof lab);
+    tool_path("stvm-lab", lab, sizeof lab);
     snprintf(cmd, sizeof cmd, "%s run no_such_scenario > /dev/null 2>&1", lab);
     cr_assert_neq(system(cmd), 0);
 }

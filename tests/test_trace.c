@@ -304,6 +304,202 @@ Test(trace, a_ready_descriptor_and_an_external_signal_are_recorded_on_the_real_c
     vm_done(vm);
 }
 
+/* ---- socket waits and FFI callouts ------------------------------------------------------ */
+
+/* The socket and FFI events a hook saw, in order. */
+typedef struct io_seen {
+    int n;
+    stvm_trace_event ev[32];
+} io_seen;
+
+static void io_hook(stvm_vm *vm, const stvm_trace_event *ev, void *arg)
+{
+    io_seen *s = arg;
+    if (ev->kind >= STVM_TRACE_SOCKET_WAIT && s->n < 32)
+        s->ev[s->n++] = *ev;
+}
+
+/* The first event of kind with detail (INT64_MIN: any detail), or NULL. */
+static const stvm_trace_event *find(const io_seen *s, int kind, int64_t detail)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->ev[i].kind == kind && (detail == INT64_MIN || s->ev[i].detail == detail))
+            return &s->ev[i];
+    return NULL;
+}
+
+static stvm_vm *io_traced_vm(io_seen *s)
+{
+    stvm_vm *vm = vm_make(NULL);
+    *s = (io_seen){0};
+    cr_assert_eq(stvm_trace_set_hook(vm, io_hook, s), STVM_OK);
+    cr_assert_eq(stvm_trace_start(vm, 1 << 14), STVM_OK);
+    return vm;
+}
+
+/* A connected pair over loopback; the reader waits for a byte the writer sends after
+ * it blocked, then waits 20 ms for one that never comes. */
+typedef struct sock_work {
+    stvm_socket *listener, *c, *sv;
+    int port, sv_fd;
+    int64_t got, timed;
+} sock_work;
+
+static void sock_reader(stvm_vm *vm, void *arg)
+{
+    sock_work *w = arg;
+    char b;
+    w->got = stvm_socket_recv(vm, w->sv, &b, 1, 10000);
+    w->timed = stvm_socket_recv(vm, w->sv, &b, 1, 20);
+}
+
+static void sock_main(stvm_vm *vm, void *arg)
+{
+    sock_work *w = arg;
+    stvm_process *r = NULL;
+    if (stvm_tcp_connect(vm, "127.0.0.1", w->port, 10000, &w->c) != STVM_OK ||
+        stvm_tcp_accept(vm, w->listener, 10000, &w->sv) != STVM_OK)
+        return;
+    w->sv_fd = stvm_socket_fd(w->sv);
+    stvm_spawn(vm, 40, "reader", sock_reader, w, &r);
+    stvm_yield(vm);                          /* the reader blocks */
+    stvm_socket_send(vm, w->c, "x", 1, 10000);
+    stvm_process_join(vm, r, 10000);
+    stvm_socket_close(vm, w->c);
+    stvm_socket_close(vm, w->sv);
+}
+
+Test(trace, a_socket_wait_records_its_descriptor_what_it_waits_for_and_how_it_ended,
+     .timeout = 30)
+{
+    io_seen s;
+    stvm_vm *vm = io_traced_vm(&s);
+    static sock_work w;
+    w = (sock_work){.got = -100, .timed = -100};
+    cr_assert_eq(stvm_tcp_listen(vm, "127.0.0.1", 0, 4, &w.listener), STVM_OK);
+    w.port = stvm_socket_port(w.listener);
+    spawn(vm, 40, "main", sock_main, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(w.got, 1);
+    cr_assert_eq(w.timed, STVM_ETIMEDOUT);
+    const stvm_trace_event *wait = find(&s, STVM_TRACE_SOCKET_WAIT, INT64_MIN);
+    cr_assert_not_null(wait, "the read's wait");
+    cr_assert_eq(wait->extra, STVM_TRACE_FOR_DATA);
+    cr_assert_eq(wait->object, (uint64_t)w.sv_fd);
+    cr_assert(wait->detail > 9000 && wait->detail <= 10000, "its timeout: what is left of the "
+              "call's 10 s, not %lld", (long long)wait->detail);
+    const stvm_trace_event *ready = find(&s, STVM_TRACE_SOCKET_DONE, STVM_OK);
+    const stvm_trace_event *timeout = find(&s, STVM_TRACE_SOCKET_DONE, STVM_ETIMEDOUT);
+    cr_assert_not_null(ready);
+    cr_assert_not_null(timeout);
+    cr_assert_eq(ready->object, (uint64_t)w.sv_fd);
+    cr_assert_eq(ready->extra, STVM_TRACE_FOR_DATA);
+    cr_assert_eq(ready->process, wait->process);
+    cr_assert_gt(ready->seq, wait->seq);
+    cr_assert_eq(timeout->object, (uint64_t)w.sv_fd);
+    cr_assert_gt(timeout->seq, ready->seq);
+    check_json_of(vm);
+    cr_assert_eq(stvm_socket_close(vm, w.listener), STVM_OK);
+    vm_done(vm);
+}
+
+static int64_t negate(int64_t v)
+{
+    return -v;
+}
+
+typedef struct ffi_work {
+    stvm_ffi_function *fn;
+    stvm_oop arg;
+    int same, threaded;
+    int64_t same_r, threaded_r;
+} ffi_work;
+
+static void ffi_caller(stvm_vm *vm, void *arg)
+{
+    ffi_work *w = arg;
+    stvm_oop r;
+    if ((w->same = stvm_ffi_call(vm, w->fn, &w->arg, 1, &r)) == STVM_OK)
+        w->same_r = val_i(vm, r);
+    if ((w->threaded = stvm_ffi_call_threaded(vm, w->fn, &w->arg, 1, &r)) == STVM_OK)
+        w->threaded_r = val_i(vm, r);
+}
+
+/* Call and return of a callout, on the one runner given, with no other callout between. */
+static void check_callout(const io_seen *s, const ffi_work *w, int runner)
+{
+    const stvm_trace_event *call = find(s, STVM_TRACE_FFI_CALL, runner);
+    cr_assert_not_null(call, "runner %d's call", runner);
+    cr_assert_eq(call->object, (uint64_t)(uintptr_t)w->fn);
+    cr_assert_eq(call->extra, 1, "one argument");
+    const stvm_trace_event *ret = call + 1;
+    cr_assert_lt(ret - s->ev, s->n, "runner %d's return", runner);
+    cr_assert_eq(ret->kind, STVM_TRACE_FFI_RETURN);
+    cr_assert_eq(ret->detail, STVM_OK);
+    cr_assert_eq(ret->extra, runner);
+    cr_assert_eq(ret->object, call->object);
+    cr_assert_eq(ret->process, call->process);
+    cr_assert_neq(call->process, 0, "a green process called");
+}
+
+Test(trace, same_thread_and_threaded_callouts_record_their_call_and_return, .timeout = 30)
+{
+    io_seen s;
+    stvm_vm *vm = io_traced_vm(&s);
+    static ffi_work w;
+    w = (ffi_work){.arg = mk_i(vm, 42), .same = -100, .threaded = -100};
+    cr_assert_eq(stvm_ffi_function_at(vm, (void *)negate, "i64(i64)", &w.fn), STVM_OK);
+    spawn(vm, 40, "caller", ffi_caller, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(w.same, STVM_OK);
+    cr_assert_eq(w.threaded, STVM_OK);
+    cr_assert_eq(w.same_r, -42);
+    cr_assert_eq(w.threaded_r, -42);
+    check_callout(&s, &w, STVM_TRACE_FFI_SAME_THREAD);
+    check_callout(&s, &w, STVM_TRACE_FFI_THREADED);
+    cr_assert_eq(s.n, 4, "two callouts, nothing else");
+    check_json_of(vm);
+    vm_done(vm);
+}
+
+/* A traced VM whose embedding thread has made one callout (of negate). */
+static stvm_vm *host_called(io_seen *s)
+{
+    stvm_vm *vm = io_traced_vm(s);
+    stvm_ffi_function *fn = NULL;
+    cr_assert_eq(stvm_ffi_function_at(vm, (void *)negate, "i64(i64)", &fn), STVM_OK);
+    stvm_oop a = mk_i(vm, 7);
+    cr_assert_eq(stvm_ffi_call(vm, fn, &a, 1, NULL), STVM_OK);
+    return vm;
+}
+
+Test(trace, a_callout_of_the_embedding_thread_is_recorded_as_the_host_s)
+{
+    io_seen s;
+    stvm_vm *vm = host_called(&s);
+    cr_assert_eq(s.n, 2);
+    cr_assert_eq(s.ev[0].kind, STVM_TRACE_FFI_CALL);
+    cr_assert_eq(s.ev[1].kind, STVM_TRACE_FFI_RETURN);
+    cr_assert_eq(s.ev[0].process, 0);
+    check_json_of(vm);
+    vm_done(vm);
+}
+
+Test(trace, text_names_a_callout_its_runner_and_how_it_returned)
+{
+    io_seen s;
+    stvm_vm *vm = host_called(&s);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(stvm_trace_write_text(vm, f), STVM_OK);
+    fclose(f);
+    cr_assert_not_null(strstr(text, "ffi-call        fn1 same-thread, 1 args"), "%s", text);
+    cr_assert_not_null(strstr(text, "ffi-return      fn1 same-thread: returned"), "%s", text);
+    free(text);
+    vm_done(vm);
+}
+
 /* ---- the writers ------------------------------------------------------------------------ */
 
 Test(trace, text_states_the_dropped_count_first_and_keeps_lines_within_100_columns)

@@ -16,7 +16,8 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "finished",    "switch",        "sem-wait",       "sem-signal",    "sem-excess",
     "mutex-enter", "mutex-wait",    "mutex-exit",     "mutex-handoff", "timer-armed",
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
-    "idle-sleep",  "io-ready",      "external",       "outside",
+    "idle-sleep",  "io-ready",      "external",       "outside",       "socket-wait",
+    "socket-done", "ffi-call",      "ffi-return",
 };
 
 const char *stvm_trace_kind_name(int kind)
@@ -32,6 +33,10 @@ static const uint8_t extra_slot[STVM_TRACE_KINDS] = {
     [STVM_TRACE_DELAY_EXPIRED] = EXTRA_IN_REASON,
     [STVM_TRACE_DELAY_CANCELLED] = EXTRA_IN_REASON,
     [STVM_TRACE_IDLE_SLEEP] = EXTRA_IN_OBJECT,         /* the slept us; no object */
+    [STVM_TRACE_SOCKET_WAIT] = EXTRA_IN_REASON,        /* STVM_TRACE_FOR_* */
+    [STVM_TRACE_SOCKET_DONE] = EXTRA_IN_REASON,
+    [STVM_TRACE_FFI_CALL] = EXTRA_IN_REASON,           /* arguments: at most 16 */
+    [STVM_TRACE_FFI_RETURN] = EXTRA_IN_REASON,         /* STVM_TRACE_FFI_* */
 };
 
 #define PROCESS_BITS 48
