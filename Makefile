@@ -21,7 +21,7 @@ LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
 LIB_ASM := scheduler/switch_x86_64.S
 TEST_SRC := $(wildcard tests/test_*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
-TEST_BENCH_SRC := bench/nginx.c bench/wrk.c
+TEST_BENCH_SRC := bench/nginx.c bench/wrk.c bench/child.c
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 
@@ -43,7 +43,7 @@ $(B)/$(1)/obj:
 	@mkdir -p $$@
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
+$(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
 	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
 endef
 

@@ -23,12 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "child.h"
 
 #define DEBIAN_NGINX "/usr/sbin/nginx"
 #define PORT_ATTEMPTS 8
@@ -468,6 +469,21 @@ static void set_cpus(int cpu)
 }
 
 /* fork and exec nginx in its own process group, logs in the scratch folder. */
+/* In the child: the signals the tool catches, and SIGQUIT, back to their defaults and
+ * none blocked, so that stopping nginx works as nginx expects. */
+static void default_signals(void)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int k = 0; k < NCAUGHT; k++)
+        sigaction(caught[k], &dfl, NULL);
+    sigaction(SIGQUIT, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static int spawn(nginx_server *s, reg_entry *e, int cpu)
 {
     char prefix[NGINX_PATH_SIZE + 2], conf[NGINX_PATH_SIZE + 16], errlog[NGINX_PATH_SIZE + 16],
@@ -479,14 +495,8 @@ static int spawn(nginx_server *s, reg_entry *e, int cpu)
     unlink(errlog);
     char *argv[] = {s->binary, "-p", prefix, "-c", conf, "-e", errlog, NULL};
     int outfd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (outfd < 0 || nullfd < 0) {
-        snprintf(s->error, sizeof s->error, "nginx: cannot open %s or /dev/null: %s", out,
-                 strerror(errno));
-        if (outfd >= 0)
-            close(outfd);
-        if (nullfd >= 0)
-            close(nullfd);
+    if (outfd < 0) {
+        snprintf(s->error, sizeof s->error, "nginx: cannot open %s: %s", out, strerror(errno));
         return -1;
     }
     sigset_t old;
@@ -495,25 +505,9 @@ static int spawn(nginx_server *s, reg_entry *e, int cpu)
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
         set_cpus(cpu);
-        dup2(nullfd, 0);
-        dup2(outfd, 1);
-        dup2(outfd, 2);
-        close_range(3, ~0u, 0);
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        for (int k = 0; k < NCAUGHT; k++)
-            sigaction(caught[k], &dfl, NULL);
-        sigaction(SIGQUIT, &dfl, NULL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execv(argv[0], argv);
-        _exit(127);
+        default_signals();
+        bench_child_exec(parent, outfd, argv);
     }
     int err = errno;
     if (pid > 0) {
@@ -522,7 +516,6 @@ static int spawn(nginx_server *s, reg_entry *e, int cpu)
     }
     restore_mask(&old);
     close(outfd);
-    close(nullfd);
     if (pid < 0) {
         snprintf(s->error, sizeof s->error, "nginx: fork: %s", strerror(err));
         return -1;
@@ -597,6 +590,83 @@ static int undo_start(nginx_server *s, reg_entry *e)
     return -1;
 }
 
+/* The binary and the slot in the registry of running servers: 0, or -1 and s->error. */
+static int find_binary_and_slot(nginx_server *s, const nginx_options *o, reg_entry **e)
+{
+    if (!find_nginx(s, o->binary)) {
+        snprintf(s->error, sizeof s->error,
+                 "nginx: %s%s not found or not executable: install Debian's package "
+                 "'" NGINX_PACKAGE "' (as root: sh scripts/install-deps.sh)",
+                 s->binary, o->binary ? "" : " (nor nginx in PATH)");
+        return -1;
+    }
+    if (!config_safe(s->binary)) {
+        snprintf(s->error, sizeof s->error, "nginx: unusable binary path %s", s->binary);
+        return -1;
+    }
+    *e = claim_slot();
+    if (!*e) {
+        snprintf(s->error, sizeof s->error, "nginx: %d servers already run in this process",
+                 NGINX_MAX_SERVERS);
+        return -1;
+    }
+    return 0;
+}
+
+/* The scratch folder, registered (so that every exit path removes it) before anything
+ * is written into it, and the two files nginx serves. */
+static int prepare_scratch(nginx_server *s, reg_entry *e)
+{
+    install_exit_paths();
+    sigset_t old;
+    block_caught(&old);
+    int rc = make_scratch(s);
+    e->owner = getpid();
+    e->pid = 0;
+    e->stop_timeout_ms = s->stop_timeout_ms;
+    snprintf(e->dir, sizeof e->dir, "%s", s->dir);
+    atomic_store(&e->state, SLOT_LIVE);
+    restore_mask(&old);
+    if (rc != 0 || write_file(s, "html/static.txt", NULL, s->static_size) != 0)
+        return -1;
+    /* Two SSI includes of the static file: nginx cannot know the length, so it answers
+     * chunked, one chunk per piece: "[", the file, "|", the file, "]\n". */
+    static const char chunked[] = "[<!--# include virtual=\"" NGINX_PATH_STATIC "\" -->|"
+                                  "<!--# include virtual=\"" NGINX_PATH_STATIC "\" -->]\n";
+    return write_file(s, "html/chunked.html", chunked, 0);
+}
+
+/* Ports are found free, then taken by nginx: another program may take one in between,
+ * so a few are tried. 0, or -1 and s->error (with nginx's logs). */
+static int start_on_a_port(nginx_server *s, const nginx_options *o, reg_entry *e)
+{
+    int64_t deadline = now_ms() + (o->start_timeout_ms > 0 ? o->start_timeout_ms : 5000);
+    for (int attempt = 0;; attempt++) {
+        s->ipv6 = o->ipv6;
+        s->port = free_port(&s->ipv6);
+        if (s->port < 0) {
+            snprintf(s->error, sizeof s->error, "nginx: no free loopback port: %s",
+                     strerror(errno));
+            return -1;
+        }
+        if (write_config(s) != 0 || spawn(s, e, o->cpu) != 0)
+            return -1;
+        int rc = wait_ready(s, e, deadline);
+        if (rc == 0)
+            return 0;
+        if (rc < 0 || attempt + 1 == PORT_ATTEMPTS) {
+            if (rc > 0)
+                snprintf(s->error, sizeof s->error, "nginx: every port tried was taken");
+            size_t used = strlen(s->error);
+            snprintf(s->error + used, sizeof s->error - used, " (binary %s, folder %s)",
+                     s->binary, s->dir);
+            append_log(s, "error.log", 1500);
+            append_log(s, "nginx.out", 600);
+            return -1;
+        }
+    }
+}
+
 int nginx_start(nginx_server *s, const nginx_options *o)
 {
     nginx_options defaults;
@@ -609,66 +679,12 @@ int nginx_start(nginx_server *s, const nginx_options *o)
     s->chunked_size = 2 * o->static_size + 4;
     s->master_process = o->master_process;
     s->stop_timeout_ms = o->stop_timeout_ms > 0 ? o->stop_timeout_ms : 2000;
-    if (!find_nginx(s, o->binary)) {
-        snprintf(s->error, sizeof s->error,
-                 "nginx: %s%s not found or not executable: install Debian's package "
-                 "'" NGINX_PACKAGE "' (as root: sh scripts/install-deps.sh)",
-                 s->binary, o->binary ? "" : " (nor nginx in PATH)");
+    reg_entry *e;
+    if (find_binary_and_slot(s, o, &e) != 0)
         return -1;
-    }
-    if (!config_safe(s->binary)) {
-        snprintf(s->error, sizeof s->error, "nginx: unusable binary path %s", s->binary);
-        return -1;
-    }
-    reg_entry *e = claim_slot();
-    if (!e) {
-        snprintf(s->error, sizeof s->error, "nginx: %d servers already run in this process",
-                 NGINX_MAX_SERVERS);
-        return -1;
-    }
-    install_exit_paths();
-    sigset_t old;
-    block_caught(&old);
-    int rc = make_scratch(s);
-    e->owner = getpid();
-    e->pid = 0;
-    e->stop_timeout_ms = s->stop_timeout_ms;
-    snprintf(e->dir, sizeof e->dir, "%s", s->dir);
-    atomic_store(&e->state, SLOT_LIVE);
-    restore_mask(&old);
-    if (rc != 0 || write_file(s, "html/static.txt", NULL, s->static_size) != 0)
+    if (prepare_scratch(s, e) != 0 || start_on_a_port(s, o, e) != 0)
         return undo_start(s, e);
-    /* Two SSI includes of the static file: nginx cannot know the length, so it answers
-     * chunked, one chunk per piece: "[", the file, "|", the file, "]\n". */
-    static const char chunked[] = "[<!--# include virtual=\"" NGINX_PATH_STATIC "\" -->|"
-                                  "<!--# include virtual=\"" NGINX_PATH_STATIC "\" -->]\n";
-    if (write_file(s, "html/chunked.html", chunked, 0) != 0)
-        return undo_start(s, e);
-    int64_t deadline = now_ms() + (o->start_timeout_ms > 0 ? o->start_timeout_ms : 5000);
-    for (int attempt = 0;; attempt++) {
-        s->ipv6 = o->ipv6;
-        s->port = free_port(&s->ipv6);
-        if (s->port < 0) {
-            snprintf(s->error, sizeof s->error, "nginx: no free loopback port: %s",
-                     strerror(errno));
-            return undo_start(s, e);
-        }
-        if (write_config(s) != 0 || spawn(s, e, o->cpu) != 0)
-            return undo_start(s, e);
-        rc = wait_ready(s, e, deadline);
-        if (rc == 0)
-            return 0;
-        if (rc < 0 || attempt + 1 == PORT_ATTEMPTS) {
-            if (rc > 0)
-                snprintf(s->error, sizeof s->error, "nginx: every port tried was taken");
-            size_t used = strlen(s->error);
-            snprintf(s->error + used, sizeof s->error - used, " (binary %s, folder %s)",
-                     s->binary, s->dir);
-            append_log(s, "error.log", 1500);
-            append_log(s, "nginx.out", 600);
-            return undo_start(s, e);
-        }
-    }
+    return 0;
 }
 
 /* ---- stopping ---------------------------------------------------------------------- */

@@ -11,11 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "child.h"
 
 #define DEBIAN_WRK "/usr/bin/wrk"
 #define GRACE_SECONDS 10
@@ -143,6 +144,87 @@ static bool find_wrk(char *out, size_t size, const char *given)
     return executable(out);
 }
 
+/* Start wrk with its output into a pipe (*out: the reading end). 0, or -1 and err. */
+static int start(const wrk_options *o, char *binary, const char *url, pid_t *pid, int *out,
+                 char *err, size_t errsize)
+{
+    char t[16], c[16], d[16];
+    snprintf(t, sizeof t, "-t%d", o->threads);
+    snprintf(c, sizeof c, "-c%d", o->connections);
+    snprintf(d, sizeof d, "-d%ds", o->seconds);
+    char *argv[] = {binary, t, c, d, "--latency", (char *)url, NULL};
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        snprintf(err, errsize, "wrk: pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t parent = getpid();
+    *pid = fork();
+    if (*pid == 0)
+        bench_child_exec(parent, pipefd[1], argv);
+    int fork_errno = errno;
+    close(pipefd[1]);
+    if (*pid < 0) {
+        close(pipefd[0]);
+        snprintf(err, errsize, "wrk: fork: %s", strerror(fork_errno));
+        return -1;
+    }
+    *out = pipefd[0];
+    return 0;
+}
+
+/* Read wrk's output into r->output (the rest is read and dropped) until it ends or the
+ * deadline passes. Answers whether the deadline passed first. */
+static bool read_output(int fd, int64_t deadline, wrk_result *r)
+{
+    size_t used = 0;
+    bool late = false;
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            late = true;
+            break;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+            break;
+        char scratch[512];
+        bool room = used < sizeof r->output - 1;
+        ssize_t n = read(fd, room ? r->output + used : scratch,
+                         room ? sizeof r->output - 1 - used : sizeof scratch);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            break;
+        if (n > 0 && room)
+            used += (size_t)n;
+    }
+    r->output[used] = 0;
+    return late;
+}
+
+/* How the run ended, once wrk is reaped: 0, or -1 and err. */
+static int judge(const wrk_options *o, bool late, int status, wrk_result *r, char *err,
+                 size_t errsize)
+{
+    if (late) {
+        snprintf(err, errsize, "wrk: still running %d s after its %d s run; killed",
+                 GRACE_SECONDS, o->seconds);
+        return -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errsize, "wrk: %s %d%s: %.*s", WIFEXITED(status) ? "exit status" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                 WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (could not run it)" : "",
+                 (int)(errsize > 128 ? errsize - 128 : 0), r->output);
+        return -1;
+    }
+    if (wrk_parse(r->output, r) != 0) {
+        snprintf(err, errsize, "wrk: no Requests/sec or latency percentiles in: %.*s",
+                 (int)(errsize > 96 ? errsize - 96 : 0), r->output);
+        return -1;
+    }
+    return 0;
+}
+
 int wrk_run(const wrk_options *o, const char *url, wrk_result *r, char *err, size_t errsize)
 {
     wrk_options defaults;
@@ -163,82 +245,16 @@ int wrk_run(const wrk_options *o, const char *url, wrk_result *r, char *err, siz
         snprintf(err, errsize, "wrk: need 1 <= threads <= connections and seconds >= 1");
         return -1;
     }
-    char t[16], c[16], d[16];
-    snprintf(t, sizeof t, "-t%d", o->threads);
-    snprintf(c, sizeof c, "-c%d", o->connections);
-    snprintf(d, sizeof d, "-d%ds", o->seconds);
-    char *argv[] = {binary, t, c, d, "--latency", (char *)url, NULL};
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        snprintf(err, errsize, "wrk: pipe: %s", strerror(errno));
+    pid_t pid;
+    int out;
+    if (start(o, binary, url, &pid, &out, err, errsize) != 0)
         return -1;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a killed bench leaves no wrk running */
-        if (getppid() != parent)
-            _exit(127);
-        int nullfd = open("/dev/null", O_RDONLY);
-        if (nullfd >= 0)
-            dup2(nullfd, 0);
-        dup2(pipefd[1], 1);
-        dup2(pipefd[1], 2);
-        close_range(3, ~0u, 0);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int fork_errno = errno;
-    close(pipefd[1]);
-    if (pid < 0) {
-        close(pipefd[0]);
-        snprintf(err, errsize, "wrk: fork: %s", strerror(fork_errno));
-        return -1;
-    }
-    int64_t deadline = now_ms() + (int64_t)(o->seconds + GRACE_SECONDS) * 1000;
-    size_t used = 0;
-    bool late = false;
-    for (;;) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0) {
-            late = true;
-            break;
-        }
-        struct pollfd p = {pipefd[0], POLLIN, 0};
-        if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
-            break;
-        char scratch[512];
-        bool room = used < sizeof r->output - 1;
-        ssize_t n = read(pipefd[0], room ? r->output + used : scratch,
-                         room ? sizeof r->output - 1 - used : sizeof scratch);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-            break;
-        if (n > 0 && room)
-            used += (size_t)n;
-    }
-    r->output[used] = 0;
-    close(pipefd[0]);
+    bool late = read_output(out, now_ms() + (int64_t)(o->seconds + GRACE_SECONDS) * 1000, r);
+    close(out);
     if (late)
         kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (late) {
-        snprintf(err, errsize, "wrk: still running %d s after its %d s run; killed",
-                 GRACE_SECONDS, o->seconds);
-        return -1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(err, errsize, "wrk: %s %d%s: %.*s", WIFEXITED(status) ? "exit status" : "signal",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                 WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (could not run it)" : "",
-                 (int)(errsize > 128 ? errsize - 128 : 0), r->output);
-        return -1;
-    }
-    if (wrk_parse(r->output, r) != 0) {
-        snprintf(err, errsize, "wrk: no Requests/sec or latency percentiles in: %.*s",
-                 (int)(errsize > 96 ? errsize - 96 : 0), r->output);
-        return -1;
-    }
-    return 0;
+    return judge(o, late, status, r, err, errsize);
 }
