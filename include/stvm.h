@@ -826,7 +826,8 @@ typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *a
 
 /* Start recording into a new ring of `events` events (1 .. STVM_TRACE_MAX_EVENTS),
  * dropping the previous ring and its names; sequence numbers and the dropped count
- * start at 0. Errors: EINVAL (vm NULL, events out of range), ENOMEM (then the previous
+ * start at 0. The first events are READY for every process already on a run queue (the
+ * idle process at least), so that a trace begun mid-run knows who was ready. Errors: EINVAL (vm NULL, events out of range), ENOMEM (then the previous
  * ring, recording or not, is kept as it was). Allocates; never switches. */
 STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);
 /* Stop recording; the ring stays for the writers. Errors: EINVAL (vm NULL), ESTATE

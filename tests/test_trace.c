@@ -162,10 +162,13 @@ Test(trace, stop_keeps_the_ring_and_a_restart_begins_a_new_one)
     cr_assert_eq(s.count, heard, "the hook hears nothing while stopped");
     cr_assert_eq(stvm_trace_stop(vm), STVM_ESTATE);
     cr_assert_eq(stvm_trace_start(vm, 8), STVM_OK);
-    cr_assert_eq(stvm_trace_count(vm), 0);
+    stvm_trace_event ev;
+    cr_assert_eq(stvm_trace_count(vm), 1, "only the snapshot of the run queues");
+    cr_assert_eq(stvm_trace_get(vm, 0, &ev), STVM_OK);
+    cr_assert_eq(ev.kind, STVM_TRACE_READY, "the idle process is ready");
+    cr_assert_eq(ev.seq, 0u);
     cr_assert_eq(stvm_trace_dropped(vm), 0);
     run_work(vm, 1);
-    stvm_trace_event ev;
     cr_assert_eq(stvm_trace_get(vm, 0, &ev), STVM_OK);
     cr_assert_eq(ev.seq, (uint64_t)stvm_trace_dropped(vm), "sequence numbers restart at 0");
     vm_done(vm);

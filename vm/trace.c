@@ -158,6 +158,16 @@ static void name_living(stvm_vm *vm)
         stvm__trace_name(vm, p->id, p->handle ? p->handle->name : NULL);
 }
 
+/* Processes already on a run queue get a READY event first, highest priority first and
+ * in queue order, so that a trace begun mid-run shows them ready and the writers' run
+ * queue count starts right. */
+static void ready_snapshot(stvm_vm *vm)
+{
+    for (int prio = STVM_NUM_PRIORITIES; prio >= 1; prio--)
+        for (stvm_proc *p = vm->runq[prio - 1].first; p; p = p->next_link)
+            stvm__trace_emit(vm, STVM_TRACE_READY, p->id, 0, p->priority, 0, 0);
+}
+
 /* ---- the public calls --------------------------------------------------------------- */
 
 /* A ring of 2 MiB or more asks for transparent huge pages: a ring larger than the
@@ -206,6 +216,7 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
     vm->trace_ring = t;
     name_living(vm);
     vm->trace = t;
+    ready_snapshot(vm);
     return STVM_OK;
 }
 
