@@ -2,7 +2,8 @@
  * The scenario lab (suite lab): every scenario `build/stvm-lab list` names is run, and
  * its text and Trace Event JSON must equal tests/lab/NAME.txt and NAME.json byte for
  * byte (a changed scheduler rule shows as a diff; `make lab-golden` rewrites them), and
- * the JSON must pass tests/trace_check.py. Run from the repository (make check does).
+ * the JSON must pass tests/trace_check.py; `list`'s format, `--predict` without a
+ * terminal, `--png`'s panels and bad options. Run from the repository (make check does).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@ Test(lab, every_scenario_prints_and_writes_exactly_its_expected_output, .timeout
         scenarios++;
     }
     pclose(list);
-    cr_assert_geq(scenarios, 10, "stvm-lab list named %d scenarios", scenarios);
+    cr_assert_geq(scenarios, 12, "stvm-lab list named %d scenarios", scenarios);
 }
 
 Test(lab, an_unknown_scenario_is_refused)
@@ -52,5 +53,95 @@ Test(lab, an_unknown_scenario_is_refused)
     char lab[1024], cmd[2048];
     tool_path("stvm-lab", lab, sizeof lab);
     snprintf(cmd, sizeof cmd, "%s run no_such_scenario > /dev/null 2>&1", lab);
+    cr_assert_neq(system(cmd), 0);
+}
+
+Test(lab, list_names_one_scenario_per_line_then_two_spaces_and_its_summary)
+{
+    char lab[1024], cmd[2048], line[512];
+    tool_path("stvm-lab", lab, sizeof lab);
+    snprintf(cmd, sizeof cmd, "%s list", lab);
+    FILE *list = popen(cmd, "r");
+    cr_assert_not_null(list);
+    int lines = 0;
+    while (fgets(line, sizeof line, list)) {
+        size_t name = strspn(line, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        cr_expect_gt(name, 0u, "line %d starts with no name: %s", lines + 1, line);
+        cr_expect(line[name] == '\n' || (line[name] == ' ' && line[name + 1] == ' ' &&
+                                          line[name + 2] != ' '),
+                  "line %d: the name is not followed by two spaces and text: %s", lines + 1,
+                  line);
+        lines++;
+    }
+    pclose(list);
+    cr_assert_geq(lines, 12);
+}
+
+/* --predict with stdin not a terminal: the set-up and question come first, nothing waits
+ * for Enter, and the run follows. */
+Test(lab, predict_without_a_terminal_asks_nothing_and_runs, .timeout = 30)
+{
+    char lab[1024], cmd[2048], line[512];
+    tool_path("stvm-lab", lab, sizeof lab);
+    snprintf(cmd, sizeof cmd, "%s run priority_preemption --predict < /dev/null", lab);
+    FILE *out = popen(cmd, "r");
+    cr_assert_not_null(out);
+    int setup = 0, question = 0, rule = 0, finished = 0;
+    while (fgets(line, sizeof line, out)) {
+        setup += strncmp(line, "set-up:", 7) == 0;
+        question += strncmp(line, "question:", 9) == 0 && setup;
+        rule += strncmp(line, "rule:", 5) == 0 && question;
+        finished += strstr(line, " finished") != NULL && rule;
+        cr_expect_null(strstr(line, "press Enter"), "it asked: %s", line);
+    }
+    cr_assert_eq(pclose(out), 0);
+    cr_assert_eq(setup, 1);
+    cr_assert_eq(question, 1, "the question follows the set-up");
+    cr_assert_eq(rule, 1, "the rule follows the question");
+    cr_assert_geq(finished, 4, "the timeline follows: main, higher, equal and lower finish");
+}
+
+/* A PNG's height from its IHDR chunk (bytes 20..23), 0 if the file is not a PNG. */
+static unsigned png_height(const char *path)
+{
+    unsigned char h[24] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose(f);
+    if (n != sizeof h || memcmp(h, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(h + 12, "IHDR", 4))
+        return 0;
+    return (unsigned)h[20] << 24 | (unsigned)h[21] << 16 | (unsigned)h[22] << 8 | h[23];
+}
+
+static unsigned png_of(const char *lab, const char *scenario)
+{
+    char png[] = "/tmp/stvm-lab-XXXXXX.png", cmd[2048];
+    close(mkstemps(png, 4));
+    snprintf(cmd, sizeof cmd, "%s run %s --png %s < /dev/null > /dev/null", lab, scenario, png);
+    cr_assert_eq(system(cmd), 0, "%s --png failed", scenario);
+    unsigned height = png_height(png);
+    unlink(png);
+    return height;
+}
+
+/* One panel (160 pixels and 28 per process row) when no simulated time passed, a second
+ * across time when it did. */
+Test(lab, png_draws_a_time_panel_only_for_a_run_that_took_simulated_time, .timeout = 60)
+{
+    char lab[1024];
+    tool_path("stvm-lab", lab, sizeof lab);
+    cr_expect_eq(png_of(lab, "priority_preemption"), 160u + 28u * 5u,
+                 "five processes, everything at time 0: one panel");
+    cr_expect_eq(png_of(lab, "zn_first_read_legacy"), 2u * (160u + 28u * 3u),
+                 "three processes over 1.06 ms: two panels");
+}
+
+Test(lab, an_unknown_option_is_refused)
+{
+    char lab[1024], cmd[2048];
+    tool_path("stvm-lab", lab, sizeof lab);
+    snprintf(cmd, sizeof cmd, "%s run priority_preemption --no-such-option > /dev/null 2>&1",
+             lab);
     cr_assert_neq(system(cmd), 0);
 }
