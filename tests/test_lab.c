@@ -6,6 +6,7 @@
  * terminal, `--png`'s panels and bad options. Run from the repository (make check does).
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +21,50 @@ static bool same_file(const char *a, const char *b)
     return system(cmd) == 0;
 }
 
+/* "build/stvm-lab ARGS" (ARGS formatted), as a command line. */
+static void lab_command(char *cmd, size_t size, const char *fmt, va_list ap)
+{
+    char lab[1024], args[1024];
+    tool_path("stvm-lab", lab, sizeof lab);
+    vsnprintf(args, sizeof args, fmt, ap);
+    snprintf(cmd, size, "%s %s", lab, args);
+}
+
+/* Its output, to read. */
+__attribute__((format(printf, 1, 2))) static FILE *lab_open(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    lab_command(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f, "%s", cmd);
+    return f;
+}
+
+/* Its exit status (system's). */
+__attribute__((format(printf, 1, 2))) static int lab_run(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    lab_command(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
 Test(lab, every_scenario_prints_and_writes_exactly_its_expected_output, .timeout = 120)
 {
-    char lab[1024], cmd[2048], name[128];
-    tool_path("stvm-lab", lab, sizeof lab);
-    snprintf(cmd, sizeof cmd, "%s list", lab);
-    FILE *list = popen(cmd, "r");
-    cr_assert_not_null(list);
+    char cmd[2048], name[128];
+    FILE *list = lab_open("list");
     int scenarios = 0;
     while (fscanf(list, "%127s%*[^\n]", name) == 1) {
         char txt[] = "/tmp/stvm-lab-XXXXXX", json[] = "/tmp/stvm-lab-XXXXXX.json", want[512];
         close(mkstemp(txt));
         close(mkstemps(json, 5));
-        snprintf(cmd, sizeof cmd, "%s run %s --trace %s < /dev/null > %s", lab, name, json, txt);
-        cr_assert_eq(system(cmd), 0, "%s failed", name);
+        cr_assert_eq(lab_run("run %s --trace %s < /dev/null > %s", name, json, txt), 0,
+                     "%s failed", name);
         snprintf(want, sizeof want, "tests/lab/%s.txt", name);
         cr_expect(same_file(txt, want), "%s's text differs from %s (diff them)", name, want);
         snprintf(want, sizeof want, "tests/lab/%s.json", name);
@@ -50,19 +81,13 @@ Test(lab, every_scenario_prints_and_writes_exactly_its_expected_output, .timeout
 
 Test(lab, an_unknown_scenario_is_refused)
 {
-    char lab[1024], cmd[2048];
-    tool_path("stvm-lab", lab, sizeof lab);
-    snprintf(cmd, sizeof cmd, "%s run no_such_scenario > /dev/null 2>&1", lab);
-    cr_assert_neq(system(cmd), 0);
+    cr_assert_neq(lab_run("run no_such_scenario > /dev/null 2>&1"), 0);
 }
 
 Test(lab, list_names_one_scenario_per_line_then_two_spaces_and_its_summary)
 {
-    char lab[1024], cmd[2048], line[512];
-    tool_path("stvm-lab", lab, sizeof lab);
-    snprintf(cmd, sizeof cmd, "%s list", lab);
-    FILE *list = popen(cmd, "r");
-    cr_assert_not_null(list);
+    char line[512];
+    FILE *list = lab_open("list");
     int lines = 0;
     while (fgets(line, sizeof line, list)) {
         size_t name = strspn(line, "abcdefghijklmnopqrstuvwxyz0123456789_");
@@ -81,11 +106,8 @@ Test(lab, list_names_one_scenario_per_line_then_two_spaces_and_its_summary)
  * for Enter, and the run follows. */
 Test(lab, predict_without_a_terminal_asks_nothing_and_runs, .timeout = 30)
 {
-    char lab[1024], cmd[2048], line[512];
-    tool_path("stvm-lab", lab, sizeof lab);
-    snprintf(cmd, sizeof cmd, "%s run priority_preemption --predict < /dev/null", lab);
-    FILE *out = popen(cmd, "r");
-    cr_assert_not_null(out);
+    char line[512];
+    FILE *out = lab_open("run priority_preemption --predict < /dev/null");
     int setup = 0, question = 0, rule = 0, finished = 0;
     while (fgets(line, sizeof line, out)) {
         setup += strncmp(line, "set-up:", 7) == 0;
@@ -114,12 +136,12 @@ static unsigned png_height(const char *path)
     return (unsigned)h[20] << 24 | (unsigned)h[21] << 16 | (unsigned)h[22] << 8 | h[23];
 }
 
-static unsigned png_of(const char *lab, const char *scenario)
+static unsigned png_of(const char *scenario)
 {
-    char png[] = "/tmp/stvm-lab-XXXXXX.png", cmd[2048];
+    char png[] = "/tmp/stvm-lab-XXXXXX.png";
     close(mkstemps(png, 4));
-    snprintf(cmd, sizeof cmd, "%s run %s --png %s < /dev/null > /dev/null", lab, scenario, png);
-    cr_assert_eq(system(cmd), 0, "%s --png failed", scenario);
+    cr_assert_eq(lab_run("run %s --png %s < /dev/null > /dev/null", scenario, png), 0,
+                 "%s --png failed", scenario);
     unsigned height = png_height(png);
     unlink(png);
     return height;
@@ -129,19 +151,13 @@ static unsigned png_of(const char *lab, const char *scenario)
  * across time when it did. */
 Test(lab, png_draws_a_time_panel_only_for_a_run_that_took_simulated_time, .timeout = 60)
 {
-    char lab[1024];
-    tool_path("stvm-lab", lab, sizeof lab);
-    cr_expect_eq(png_of(lab, "priority_preemption"), 160u + 28u * 5u,
+    cr_expect_eq(png_of("priority_preemption"), 160u + 28u * 5u,
                  "five processes, everything at time 0: one panel");
-    cr_expect_eq(png_of(lab, "zn_first_read_legacy"), 2u * (160u + 28u * 3u),
+    cr_expect_eq(png_of("zn_first_read_legacy"), 2u * (160u + 28u * 3u),
                  "three processes over 1.06 ms: two panels");
 }
 
 Test(lab, an_unknown_option_is_refused)
 {
-    char lab[1024], cmd[2048];
-    tool_path("stvm-lab", lab, sizeof lab);
-    snprintf(cmd, sizeof cmd, "%s run priority_preemption --no-such-option > /dev/null 2>&1",
-             lab);
-    cr_assert_neq(system(cmd), 0);
+    cr_assert_neq(lab_run("run priority_preemption --no-such-option > /dev/null 2>&1"), 0);
 }
