@@ -5,6 +5,7 @@
  * overflows are reported by overflow.c.
  */
 #include "context.h"
+#include "sched.h"
 
 #include "../vm/clock.h"
 #include "../vm/stack.h"

@@ -56,10 +56,6 @@ _Noreturn void stvm__overflow_report(const char *name, size_t stack_size, const 
 /* Check a canary-guarded process's stack at a switch or checkpoint (sp: an address in
  * its current frame); reports and aborts when it overflowed. */
 void stvm__overflow_check(stvm_proc *p, const void *sp);
-/* The VM whose stvm_run is active on the calling thread, or NULL. One at a time: a
- * nested stvm_run would take over this thread's overflow reporter and leave the outer
- * VM without it. */
-stvm_vm *stvm__thread_vm(void);
 /* Install (enter) and remove (leave) the SIGSEGV reporter on an alternate signal stack
  * for the calling thread, which runs vm. */
 void stvm__overflow_arm(stvm_vm *vm);

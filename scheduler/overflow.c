@@ -6,6 +6,7 @@
  * checkpoints. Which stacks get which is vm/stack.c's business.
  */
 #include "context.h"
+#include "sched.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -16,9 +17,10 @@
 #include "../vm/sanitizers.h"
 #include "../vm/stack.h"
 
-/* The VM running on this OS thread, for the SIGSEGV handler: per thread, so two VMs on
- * two threads each see their own. */
-static _Thread_local stvm_vm *tls_vm;
+/* The VM running on this OS thread (sched.h), for the SIGSEGV handler and the checks
+ * of the calls that need a process: per thread, so two VMs on two threads each see
+ * their own. */
+_Thread_local stvm_vm *stvm__tls_vm __attribute__((tls_model("initial-exec")));
 static _Thread_local void *tls_altstack;
 
 static void put_str(const char *s)
@@ -63,7 +65,7 @@ static pthread_once_t segv_once = PTHREAD_ONCE_INIT;
 
 static void segv_handler(int sig, siginfo_t *si, void *uc)
 {
-    stvm_vm *vm = tls_vm;
+    stvm_vm *vm = stvm__tls_vm;
     stvm_proc *p = vm ? vm->active : NULL;
     stvm_stack st;
     bool in_guard;
@@ -113,14 +115,9 @@ static void arm_thread(void)
 static void arm_thread(void) {}
 #endif
 
-stvm_vm *stvm__thread_vm(void)
-{
-    return tls_vm;
-}
-
 void stvm__overflow_arm(stvm_vm *vm)
 {
-    tls_vm = vm;
+    stvm__tls_vm = vm;
     if (vm->cfg.stack_guard)
         arm_thread();
 }
@@ -128,7 +125,7 @@ void stvm__overflow_arm(stvm_vm *vm)
 void stvm__overflow_disarm(stvm_vm *vm)
 {
     (void)vm;
-    tls_vm = NULL;
+    stvm__tls_vm = NULL;
     if (tls_altstack) {
         stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
         sigaltstack(&ss, NULL);

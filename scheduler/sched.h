@@ -99,10 +99,23 @@ int stvm__yield(stvm_vm *vm);
  * STVM_MAX_WORK_US). Switches. */
 int stvm__work_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us);
 
+/* The VM whose stvm_run is active on the calling thread, or NULL (set by overflow.c,
+ * whose SIGSEGV reporter needs it too). Initial-exec, so that reading it is one load
+ * relative to the thread pointer, in the shared library too: every call that needs a
+ * process reads it. */
+extern _Thread_local stvm_vm *stvm__tls_vm __attribute__((tls_model("initial-exec")));
+
+/* The VM whose stvm_run is active on the calling thread, or NULL. One at a time: a
+ * nested stvm_run would take over this thread's overflow reporter and leave the outer
+ * VM without it. */
+static inline stvm_vm *stvm__thread_vm(void)
+{
+    return stvm__tls_vm;
+}
+
 /* Is the caller a green process of vm? A process of vm is running and vm runs on the
  * calling thread (another thread would see vm->active set by a run elsewhere). Every
  * call that needs a process checks this and answers STVM_ENOTPROC otherwise. */
-stvm_vm *stvm__thread_vm(void);
 static inline bool stvm__in_process(const stvm_vm *vm)
 {
     return vm->active && stvm__thread_vm() == vm;
