@@ -283,7 +283,8 @@ static int make_tracks(writer *w, const struct stvm_trace *t, size_t kept)
 static void names(writer *w)
 {
     entry_start(w);
-    fprintf(w->out, "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"stvm\"}}");
+    fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"stvm\"}}",
+          w->out);
     for (size_t id = 0; id < w->ntracks; id++) {
         if (!w->tracks[id].seen)
             continue;
@@ -292,8 +293,12 @@ static void names(writer *w)
         entry_start(w);
         fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"thread_name\",\"tid\":", w->out);
         fprintf(w->out, "%zu,\"args\":{\"name\":\"", id);
-        for (const char *c = label; *c; c++)   /* names are the embedder's: escape them */
-            fprintf(w->out, (*c == '"' || *c == '\\') ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
+        for (const char *c = label; *c; c++) {   /* names are the embedder's: escape them */
+            const char *fmt = (*c == '"' || *c == '\\') ? "\\%c"
+                              : (unsigned char)*c < 0x20  ? "?"
+                                                          : "%c";
+            fprintf(w->out, fmt, *c);
+        }
         fputs("\"}}", w->out);
     }
 }

@@ -44,8 +44,10 @@ static size_t slot_of(const trace_labels *l, uint64_t key)
 static bool grow(trace_labels *l)
 {
     size_t cap = l->cap ? 2 * l->cap : 64;
-    trace_labels n = {.keys = calloc(cap, sizeof *n.keys), .numbers = calloc(cap, sizeof *n.numbers),
-                      .cap = cap, .used = l->used};
+    trace_labels n = {.keys = calloc(cap, sizeof *n.keys),
+                      .numbers = calloc(cap, sizeof *n.numbers),
+                      .cap = cap,
+                      .used = l->used};
     if (!n.keys || !n.numbers) {
         free(n.keys);
         free(n.numbers);

@@ -102,7 +102,8 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
         return;
     case STVM_TRACE_IO_READY:
         snprintf(buf, size, "fd %llu%s%s", (unsigned long long)ev->object,
-                 ev->detail & STVM_IO_READ ? " read" : "", ev->detail & STVM_IO_WRITE ? " write" : "");
+                 ev->detail & STVM_IO_READ ? " read" : "",
+                 ev->detail & STVM_IO_WRITE ? " write" : "");
         return;
     case STVM_TRACE_EXTERNAL:
         snprintf(buf, size, "%s", obj);

@@ -147,8 +147,9 @@ static int parse_status(zn_client *c, const char *line, zn_response *r, bool *ht
 {
     int code = 0, used = 0;
     char minor = 0;
-    if (sscanf(line, "HTTP/1.%c %3d%n", &minor, &code, &used) != 2 || (minor != '0' && minor != '1') ||
-        code < 100 || code > 599 || (line[used] && line[used] != ' '))
+    if (sscanf(line, "HTTP/1.%c %3d%n", &minor, &code, &used) != 2 ||
+        (minor != '0' && minor != '1') || code < 100 || code > 599 ||
+        (line[used] && line[used] != ' '))
         return fail(c, STVM_EPROTO, "a malformed status line: '%.60s'", line);
     r->status = code;
     *http10 = minor == '0';

@@ -372,9 +372,9 @@ STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
                                    stvm_process_info *out);
 
 /* Write one line per unfinished user process that is not runnable ("'name' (priority
- * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and truncated to size.
- * Returns the length the full report needs (like snprintf), or EINVAL. buf may be
- * NULL when size is 0. */
+ * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and
+ * truncated to size. Returns the length the full report needs (like snprintf), or
+ * EINVAL. buf may be NULL when size is 0. */
 STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
@@ -827,8 +827,9 @@ typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *a
 /* Start recording into a new ring of `events` events (1 .. STVM_TRACE_MAX_EVENTS),
  * dropping the previous ring and its names; sequence numbers and the dropped count
  * start at 0. The first events are READY for every process already on a run queue (the
- * idle process at least), so that a trace begun mid-run knows who was ready. Errors: EINVAL (vm NULL, events out of range), ENOMEM (then the previous
- * ring, recording or not, is kept as it was). Allocates; never switches. */
+ * idle process at least), so that a trace begun mid-run knows who was ready. Errors:
+ * EINVAL (vm NULL, events out of range), ENOMEM (then the previous ring, recording or
+ * not, is kept as it was). Allocates; never switches. */
 STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);
 /* Stop recording; the ring stays for the writers. Errors: EINVAL (vm NULL), ESTATE
  * (not recording). Never allocates. */
@@ -929,9 +930,9 @@ STVM_API int stvm_int_mul(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
 STVM_API int stvm_int_compare(stvm_vm *vm, stvm_oop a, stvm_oop b, int *out);
 
 /* Give a boxed integer, a BoxedFloat64, an ExternalAddress, a ByteArray or a destroyed
- * socket handle (see primitiveSocketDestroy) back to object memory (stvm has no garbage collector: whoever
- * made an object releases it). SmallIntegers and nil are ignored. Errors: EINVAL
- * (not one of these), ESTATE (a socket handle not yet destroyed). */
+ * socket handle (see primitiveSocketDestroy) back to object memory (stvm has no garbage
+ * collector: whoever made an object releases it). SmallIntegers and nil are ignored.
+ * Errors: EINVAL (not one of these), ESTATE (a socket handle not yet destroyed). */
 STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
 
 /* A ByteArray of size bytes, all zero (Pharo's ByteArray new:), for the socket

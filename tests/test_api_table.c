@@ -66,7 +66,8 @@
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(active_process)         \
-    X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend) X(process_terminate)              \
+    X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend)              \
+    X(process_terminate)                                                                 \
     X(process_release) X(process_join) X(ensure) X(ensure_pop) X(process_set_priority)   \
     X(process_info_get) X(blocked_report) X(check_invariants) X(semaphore_new)           \
     X(semaphore_free) X(semaphore_signal) X(semaphore_wait) X(semaphore_try_wait)        \

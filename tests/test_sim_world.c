@@ -176,12 +176,12 @@ static uint64_t wait_for_peer(int idle_mode)
     return p.woke - p.start;
 }
 
-Test(sim_world, in_the_poll_idle_mode_a_descriptor_the_outside_world_readies_wakes_its_waiter_at_once)
+Test(sim_world, in_poll_mode_a_descriptor_the_outside_world_readies_wakes_its_waiter_at_once)
 {
     cr_assert_eq(wait_for_peer(STVM_IDLE_POLL), 40u);
 }
 
-Test(sim_world, in_the_legacy_idle_mode_the_waiter_sees_it_only_after_the_whole_blind_jump)
+Test(sim_world, in_legacy_mode_the_waiter_sees_it_only_after_the_whole_blind_jump)
 {
     cr_assert_eq(wait_for_peer(STVM_IDLE_LEGACY), 1000u, "the default relinquish time, 1 ms");
 }

@@ -5,8 +5,8 @@
 #include "trace.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "clock.h"
 #include "integer.h"
@@ -106,7 +106,8 @@ stvm_trace_event stvm__trace_at(const struct stvm_trace *t, size_t index)
 {
     size_t oldest = t->seq < t->cap ? 0 : t->head;
     size_t i = oldest + index;
-    return unpack(t, &t->events[i >= t->cap ? i - t->cap : i], t->seq - stvm__trace_kept(t) + index);
+    uint64_t first_seq = t->seq - stvm__trace_kept(t);
+    return unpack(t, &t->events[i >= t->cap ? i - t->cap : i], first_seq + index);
 }
 
 /* ---- names -------------------------------------------------------------------------- */

@@ -46,8 +46,9 @@ struct stvm_trace {
 /* Record one event (vm->trace is recording). Never allocates; calls the hook. Cold, so
  * that the event points' calls are laid out away from the paths they sit on. A kind
  * that carries `extra` needs its slot in trace.c's extra_slot table (else it is lost). */
-__attribute__((cold)) void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
-                      int64_t detail, int64_t extra, int reason);
+__attribute__((cold)) void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process,
+                                            uint64_t object, int64_t detail, int64_t extra,
+                                            int reason);
 
 /* The id of the process the VM runs now (0: the embedding thread). */
 static inline uint64_t stvm__trace_active(const stvm_vm *vm)
