@@ -36,7 +36,7 @@ typedef struct track {
     bool seen;
     uint16_t calls;             /* same-thread callouts in progress (callbacks nest them) */
     uint32_t delays;            /* its Delays scheduled and not yet expired or cancelled */
-    char ts[32];                /* where its last entry was, for the X slices */
+    uint64_t last_ns;           /* where its last entry was, for the X slices */
     char on[64];                /* S_ON's name: the socket wait or threaded callout open */
     char call[64];              /* S_CALLOUT's name */
 } track;
@@ -49,6 +49,8 @@ typedef struct writer {
     trace_labels labels;
     int64_t runq;
     bool first;                 /* no entry written yet (commas) */
+    uint64_t now_ns;            /* the event being written: ns after the trace's start */
+    char now[32];               /* the same as the entries' "ts": "us.nnn" */
 } writer;
 
 static void entry_start(writer *w)
@@ -57,12 +59,20 @@ static void entry_start(writer *w)
     w->first = false;
 }
 
-/* "us.nnn" after the trace's start. */
-static void ts_of(const writer *w, const stvm_trace_event *ev, char *buf, size_t size)
+/* ns as the entries' "ts" and "dur" write them: "us.nnn". */
+static void format_ns(uint64_t ns, char buf[32])
+{
+    snprintf(buf, 32, "%llu.%03llu", (unsigned long long)(ns / 1000),
+             (unsigned long long)(ns % 1000));
+}
+
+/* ev becomes the event being written. */
+static void set_now(writer *w, const stvm_trace_event *ev)
 {
     uint64_t start = stvm__trace_ring(w->vm)->start_us;
     uint64_t us = ev->time_us > start ? ev->time_us - start : 0;
-    snprintf(buf, size, "%llu.%03u", (unsigned long long)us, ev->time_ns);
+    w->now_ns = us * 1000 + ev->time_ns;
+    format_ns(w->now_ns, w->now);
 }
 
 static void set_state(writer *w, uint64_t id, int state, const char *ts, uint64_t seq)
@@ -88,7 +98,7 @@ static void set_state(writer *w, uint64_t id, int state, const char *ts, uint64_
                 (unsigned long long)id, ts, name, (unsigned long long)seq);
     }
     t->state = (uint8_t)state;
-    snprintf(t->ts, sizeof t->ts, "%s", ts);
+    t->last_ns = w->now_ns;
 }
 
 static void counter(writer *w, const char *ts, uint64_t seq)
@@ -112,27 +122,27 @@ static void instant(writer *w, const stvm_trace_event *ev, const char *ts, const
             stvm_trace_kind_name(ev->kind), obj, (unsigned long long)ev->seq,
             (long long)ev->detail);
     if (ev->process)
-        snprintf(w->tracks[ev->process].ts, sizeof w->tracks[0].ts, "%s", ts);
+        w->tracks[ev->process].last_ns = w->now_ns;
 }
 
-/* An OS sleep of the idle process: it began `extra` us before it was reported, but
- * never before the track's last entry (rounding). */
-static void os_sleep(writer *w, const stvm_trace_event *ev, const char *ts)
+/* An OS sleep of the idle process: it began `extra` whole us before the us it was
+ * reported in, but never before the track's last entry (rounding). */
+static void os_sleep(writer *w, const stvm_trace_event *ev)
 {
-    uint64_t start_us = stvm__trace_ring(w->vm)->start_us;
-    uint64_t end = ev->time_us > start_us ? ev->time_us - start_us : 0;
-    uint64_t began = end > (uint64_t)ev->extra ? end - (uint64_t)ev->extra : 0;
+    uint64_t end_us = w->now_ns / 1000, slept = (uint64_t)ev->extra;
     track *t = &w->tracks[ev->process];
-    char from[32];
-    snprintf(from, sizeof from, "%llu.000", (unsigned long long)began);
-    if (t->ts[0] && strtod(from, NULL) < strtod(t->ts, NULL))
-        snprintf(from, sizeof from, "%s", t->ts);
+    uint64_t began = (end_us > slept ? end_us - slept : 0) * 1000;
+    if (began < t->last_ns)
+        began = t->last_ns;
+    char from[32], dur[32];
+    format_ns(began, from);
+    format_ns(w->now_ns - began, dur);
     entry_start(w);
-    fprintf(w->out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"dur\":%.3f,"
+    fprintf(w->out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%llu,\"ts\":%s,\"dur\":%s,"
                     "\"name\":\"os sleep (%s)\",\"args\":{\"seq\":%llu,\"asked_us\":%lld}}",
-            (unsigned long long)ev->process, from, strtod(ts, NULL) - strtod(from, NULL),
-            stvm__trace_end(ev->reason), (unsigned long long)ev->seq, (long long)ev->detail);
-    snprintf(t->ts, sizeof t->ts, "%s", from);
+            (unsigned long long)ev->process, from, dur, stvm__trace_end(ev->reason),
+            (unsigned long long)ev->seq, (long long)ev->detail);
+    t->last_ns = began;
 }
 
 /* The state a process leaves the processor for. */
@@ -203,8 +213,7 @@ static void io_event(writer *w, const stvm_trace_event *ev, const char *ts, cons
 
 static void event(writer *w, const stvm_trace_event *ev, const char *obj)
 {
-    char ts[32];
-    ts_of(w, ev, ts, sizeof ts);
+    const char *ts = w->now;
     track *t = &w->tracks[ev->process];
     int64_t runq = w->runq;
     switch (ev->kind) {
@@ -234,7 +243,7 @@ static void event(writer *w, const stvm_trace_event *ev, const char *obj)
             instant(w, ev, ts, obj);
         break;
     case STVM_TRACE_IDLE_SLEEP:
-        os_sleep(w, ev, ts);
+        os_sleep(w, ev);
         break;
     case STVM_TRACE_SEM_SIGNAL: case STVM_TRACE_SEM_EXCESS: case STVM_TRACE_TIMER_FIRED:
     case STVM_TRACE_IO_READY: case STVM_TRACE_EXTERNAL: case STVM_TRACE_MUTEX_HANDOFF:
@@ -309,19 +318,20 @@ static int write_all(writer *w, const struct stvm_trace *t, size_t kept)
 {
     fputs("{\"traceEvents\":[", w->out);
     names(w);
-    char obj[32], ts[32] = "0.000";
+    char obj[32];
     uint64_t last_seq = 0;
+    format_ns(0, w->now);
     for (size_t i = 0; i < kept; i++) {
         stvm_trace_event e = stvm__trace_at(t, i);
         const stvm_trace_event *ev = &e;
         if (stvm__trace_object_label(&w->labels, ev, obj, sizeof obj))
             return STVM_ENOMEM;
+        set_now(w, ev);
         event(w, ev, obj);
-        ts_of(w, ev, ts, sizeof ts);
         last_seq = ev->seq;
     }
     for (size_t id = 0; id < w->ntracks; id++)
-        set_state(w, id, S_NONE, ts, last_seq);
+        set_state(w, id, S_NONE, w->now, last_seq);
     fprintf(w->out, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"dropped\":%lld,"
                     "\"events\":%zu,\"clock\":\"%s\"}}\n",
             (long long)stvm_trace_dropped(w->vm), kept,

@@ -67,17 +67,16 @@ static int sleep_end(stvm_vm *vm, int what)
 /* Count what ended an OS sleep of us (UINT64_MAX: until something happened). */
 static void account(stvm_vm *vm, int what, uint64_t us, int64_t slept_ns)
 {
+    int end = sleep_end(vm, what);
     /* The trace keeps the VM clock's time: a real wait on the simulated one took none. */
-    if (vm->trace)
-        stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, stvm__trace_active(vm), 0,
-                         us == UINT64_MAX ? -1 : (int64_t)us,
-                         vm->clock.kind == STVM_CLOCK_SIMULATED ? 0 : slept_ns / 1000,
-                         sleep_end(vm, what));
+    stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, stvm__trace_active(vm), 0,
+                     us == UINT64_MAX ? -1 : (int64_t)us,
+                     vm->clock.kind == STVM_CLOCK_SIMULATED ? 0 : slept_ns / 1000, end);
     vm->stats.os_sleeps++;
     vm->stats.os_slept_us += (uint64_t)(slept_ns / 1000);
     if (vm->active == vm->idle)
         vm->stats.idle_sleeps++;
-    switch (sleep_end(vm, what)) {
+    switch (end) {
     case STVM_TRACE_END_IO: vm->stats.wakeups_io++; break;
     case STVM_TRACE_END_EXTERNAL: vm->stats.wakeups_external++; break;
     case STVM_TRACE_END_TIMER: vm->stats.wakeups_timer++; break;

@@ -12,17 +12,6 @@ void stvm__sem_init(stvm_vm *vm, stvm_semaphore *s)
     s->vm = vm;
 }
 
-/* The signaller (0: the embedding thread), the semaphore and whom it woke. */
-static __attribute__((noinline, cold)) void trace_signal(stvm_vm *vm, const stvm_semaphore *s,
-                                                        const stvm_proc *woken)
-{
-    uint64_t by = stvm__trace_active(vm);
-    if (woken)
-        stvm__trace_emit(vm, STVM_TRACE_SEM_SIGNAL, by, (uintptr_t)s, (int64_t)woken->id, 0, 0);
-    else
-        stvm__trace_emit(vm, STVM_TRACE_SEM_EXCESS, by, (uintptr_t)s, s->excess_signals, 0, 0);
-}
-
 /* Take the first waiter off s, or count an excess signal (NULL). */
 static inline stvm_proc *signal_take(stvm_vm *vm, stvm_semaphore *s)
 {
@@ -36,12 +25,17 @@ static inline stvm_proc *signal_take(stvm_vm *vm, stvm_semaphore *s)
 /* While recording, a signal goes this way: out of line and reached by a tail call, so
  * that the untraced path keeps no value across a call and needs no stack frame (the
  * event points cost 56 instructions per Delay with the call inside, about half that
- * without). */
+ * without). It records the signaller (0: the embedding thread) and whom it woke, or the
+ * excess signals after it. */
 static __attribute__((noinline, cold)) void signal_traced(stvm_vm *vm, stvm_semaphore *s,
                                                          bool may_switch)
 {
     stvm_proc *p = signal_take(vm, s);
-    trace_signal(vm, s, p);
+    uint64_t by = stvm__trace_active(vm);
+    if (p)
+        stvm__trace_emit(vm, STVM_TRACE_SEM_SIGNAL, by, (uintptr_t)s, (int64_t)p->id, 0, 0);
+    else
+        stvm__trace_emit(vm, STVM_TRACE_SEM_EXCESS, by, (uintptr_t)s, s->excess_signals, 0, 0);
     if (p && may_switch)
         stvm__resume(vm, p);
     else if (p)

@@ -1,19 +1,6 @@
 /* The one-shot timer (see timer.h). */
 #include "timer.h"
 
-/* ARMED, or DISARMED when an armed timer is cleared. */
-static __attribute__((noinline, cold)) void trace_arm(stvm_vm *vm, stvm_semaphore *sem,
-                                                     uint64_t deadline_us)
-{
-    uint64_t by = stvm__trace_active(vm);
-    if (sem)
-        stvm__trace_emit(vm, STVM_TRACE_TIMER_ARMED, by, (uintptr_t)sem, (int64_t)deadline_us,
-                         0, 0);
-    else if (vm->timer.deadline_us)
-        stvm__trace_emit(vm, STVM_TRACE_TIMER_DISARMED, by, (uintptr_t)vm->timer.sem,
-                         (int64_t)vm->timer.deadline_us, 0, 0);
-}
-
 static inline void arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
     bool armed = sem && deadline_us;
@@ -22,11 +9,18 @@ static inline void arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
     vm->timer.keeps_alive = armed;
 }
 
-/* While recording, arming goes this way (a tail call: see semaphore.c, signal_traced). */
+/* While recording, arming goes this way (a tail call: see semaphore.c, signal_traced):
+ * ARMED, or DISARMED when an armed timer is cleared. */
 static __attribute__((noinline, cold)) void arm_traced(stvm_vm *vm, stvm_semaphore *sem,
                                                       uint64_t deadline_us)
 {
-    trace_arm(vm, sem && deadline_us ? sem : NULL, deadline_us);
+    uint64_t by = stvm__trace_active(vm);
+    if (sem && deadline_us)
+        stvm__trace_emit(vm, STVM_TRACE_TIMER_ARMED, by, (uintptr_t)sem, (int64_t)deadline_us,
+                         0, 0);
+    else if (vm->timer.deadline_us)
+        stvm__trace_emit(vm, STVM_TRACE_TIMER_DISARMED, by, (uintptr_t)vm->timer.sem,
+                         (int64_t)vm->timer.deadline_us, 0, 0);
     arm(vm, sem, deadline_us);
 }
 

@@ -56,18 +56,17 @@ static inline uint64_t stvm__trace_active(const stvm_vm *vm)
     return vm->active ? vm->active->id : 0;
 }
 
-static inline void stvm__trace(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
-                               int64_t detail)
-{
-    if (__builtin_expect(vm->trace != NULL, 0))
-        stvm__trace_emit(vm, kind, process, object, detail, 0, 0);
-}
-
 static inline void stvm__trace_full(stvm_vm *vm, int kind, uint64_t process,
                                     uint64_t object, int64_t detail, int64_t extra, int reason)
 {
     if (__builtin_expect(vm->trace != NULL, 0))
         stvm__trace_emit(vm, kind, process, object, detail, extra, reason);
+}
+
+static inline void stvm__trace(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
+                               int64_t detail)
+{
+    stvm__trace_full(vm, kind, process, object, detail, 0, 0);
 }
 
 /* A process was created: remember its name, then record CREATED. Cold, as emit. */
