@@ -1096,12 +1096,16 @@ static int ext_index[2];
 /* Requests accepted by stvm_signal_external since the VM was made: the table may never
  * signal more than this. */
 static uint64_t ext_requests;
+/* Signals the table had made when the statistics were last reset: stvm_reset_stats (case 6
+ * of op_misc, which a process run by a checkpoint may call) sets the counter to 0, and the
+ * checks here count from the VM's creation. */
+static uint64_t ext_signals_reset;
 
 static uint64_t fz_external_signals(fz_ctx *c)
 {
     stvm_stats st;
     FZ_CHECK(stvm_get_stats(c->vm, &st) == STVM_OK, "get_stats");
-    return st.external_signals;
+    return ext_signals_reset + st.external_signals;
 }
 
 static void op_external(fz_ctx *c)
@@ -1312,6 +1316,7 @@ static void op_misc(fz_ctx *c)
         rc = stvm_get_stats((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &st);
         want = (k & 0xC0) ? STVM_EINVAL : 0;
         if (!rc && (k & 0x20)) {
+            ext_signals_reset = fz_external_signals(c);
             stvm_reset_stats(c->vm);
             stvm_reset_stats(NULL);
             stvm_stats st2;
@@ -1431,6 +1436,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ext_index[i] = 0;
     }
     ext_requests = 0;
+    ext_signals_reset = 0;
     static const int64_t vals[] = {0, -1, INT64_MAX, INT64_MIN, (int64_t)1 << 30,
                                    ((int64_t)1 << 60)};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
