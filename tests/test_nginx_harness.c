@@ -3,9 +3,10 @@
  * started as the current user answers on each of its locations, wrk measures it, and
  * nothing is left behind: not by nginx_stop, nor when the process that started nginx
  * ends by SIGINT, SIGTERM, SIGHUP, SIGPIPE, exit() or (but for its scratch folder)
- * SIGKILL; nginx runs on the CPUs it is given, not the caller's. These tests need Debian's nginx and wrk (make check installs them); without
- * them they fail, naming the package. They start real processes and wait for real
- * sockets, unlike the VM suites.
+ * SIGKILL; a signal ignored when nginx started (SIGHUP under nohup) stays ignored; nginx
+ * runs on the CPUs it is given, not the caller's. These tests need Debian's nginx and
+ * wrk (make check installs them); without them they fail, naming the package. They
+ * start real processes and wait for real sockets, unlike the VM suites.
  */
 #include <errno.h>
 #include <sched.h>
@@ -328,7 +329,12 @@ typedef struct started {
     char error[1024];
 } started;
 
-typedef enum then { THEN_BLOCK, THEN_EXIT } then;
+typedef enum then {
+    THEN_BLOCK,
+    THEN_EXIT,
+    THEN_BLOCK_NOHUP, /* as THEN_BLOCK, started with SIGHUP ignored (under nohup), and
+                         hung up once nginx runs, before it reports */
+} then;
 
 /* Fork a child that starts nginx, reports it, then blocks or calls exit(0). */
 static void start_in_child(started *st, then what)
@@ -339,10 +345,23 @@ static void start_in_child(started *st, then what)
     cr_assert_geq(child, 0);
     if (child == 0) {
         close(p[0]);
+        /* A shell starts a background job (make check &) with SIGINT ignored, and the
+         * harness rightly leaves an ignored signal ignored (nohup): the child plays a
+         * tool started in the foreground. */
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+            struct sigaction old;
+            if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+                signal(sigs[k], SIG_DFL);
+        }
+        if (what == THEN_BLOCK_NOHUP)
+            signal(SIGHUP, SIG_IGN);
         nginx_server s;
         started out;
         memset(&out, 0, sizeof out);
         if (nginx_start(&s, NULL) == 0) {
+            if (what == THEN_BLOCK_NOHUP)
+                raise(SIGHUP); /* synchronous: a handler would have run before it returns */
             out.nginx = s.pid;
             snprintf(out.dir, sizeof out.dir, "%s", s.dir);
         } else {
@@ -409,6 +428,20 @@ Test(nginx_harness, sigterm_leaves_nothing) { signal_leaves_nothing(SIGTERM); }
 Test(nginx_harness, sigint_leaves_nothing) { signal_leaves_nothing(SIGINT); }
 Test(nginx_harness, sighup_leaves_nothing) { signal_leaves_nothing(SIGHUP); }
 Test(nginx_harness, sigpipe_leaves_nothing) { signal_leaves_nothing(SIGPIPE); }
+
+/* Under nohup the harness leaves SIGHUP ignored: the child's hang-up (start_in_child)
+ * stopped neither nginx nor the child, and SIGTERM still leaves nothing. */
+Test(nginx_harness, ignored_sighup_stays_ignored)
+{
+    started st;
+    start_in_child(&st, THEN_BLOCK_NOHUP);
+    cr_assert(!gone(st.nginx) && exists(st.dir), "a hang-up under nohup stopped nginx");
+    cr_assert_eq(kill(st.child, SIGTERM), 0);
+    int status = wait_for(st.child, 10000);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status 0x%x", status);
+    cr_assert(gone(st.nginx), "nginx %d outlived the child", (int)st.nginx);
+    cr_assert(!exists(st.dir), "the scratch folder %s outlived the child", st.dir);
+}
 
 Test(nginx_harness, exit_leaves_nothing)
 {
