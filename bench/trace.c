@@ -67,7 +67,14 @@ int bench_trace_end(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize
     if (!t || !t->path)
         return STVM_OK;
     int err = stvm_trace_write_json(vm, t->path);
-    if (err)
+    if (err) {
         snprintf(why, whysize, "writing the trace to %s: %s", t->path, stvm_err_name(err));
-    return err;
+        return err;
+    }
+    int64_t kept = stvm_trace_count(vm), dropped = stvm_trace_dropped(vm);
+    /* One line for scripts (make bench-trace-cost divides by the events recorded). */
+    fprintf(stderr, "stvm-bench: trace written to %s: %lld events recorded, %lld kept, "
+                    "%lld dropped\n", t->path, (long long)(kept + dropped), (long long)kept,
+            (long long)dropped);
+    return STVM_OK;
 }

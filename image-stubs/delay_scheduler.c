@@ -51,7 +51,7 @@ static void pending_changed(stvm_vm *vm, delay_sched *ds)
 static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     vm->stats.delays_scheduled++;
-    if (vm->trace)
+    if (stvm__tracing(vm))
         stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, e.d->process->id, e.d, e.key);
     if (!ds->has_active) {
         ds->active = e;
@@ -76,7 +76,7 @@ static void next_active(stvm_vm *vm, delay_sched *ds)
 static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     delay *d = e.d;
-    if (vm->trace)
+    if (stvm__tracing(vm))
         stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, d->process->id, d, e.key);
     stvm__delay_discard(vm, ds, e);
     d->state = D_EXPIRED;
@@ -231,7 +231,7 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
                 ds->req_tail = prev;
         }
     } else if (d->state == D_SCHEDULED) {
-        if (vm->trace)
+        if (stvm__tracing(vm))
             trace_cancel(vm, ds, d);
         if (ds->has_active && ds->active.ticket == d->ticket) {
             heap_entry e = ds->active;

@@ -282,7 +282,7 @@ __attribute__((cold, noinline)) static void trace_socket(stvm_vm *vm, const sock
 /* The wait is about to block (the first time): SOCKET_WAIT, while recording. */
 static void trace_block(stvm_vm *vm, socket_waiter *w, int64_t timeout_ms)
 {
-    if (__builtin_expect(vm->trace != NULL, 0) && !w->traced) {
+    if (stvm__tracing(vm) && !w->traced) {
         w->traced = true;
         trace_socket(vm, w, STVM_TRACE_SOCKET_WAIT, timeout_ms, w->role);
     }
@@ -323,7 +323,7 @@ static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int ev
  * would otherwise stay armed with nobody to wake). */
 static void leave(stvm_vm *vm, socket_waiter *w, int result)
 {
-    if (__builtin_expect(w->traced && vm->trace != NULL, 0))
+    if (w->traced && stvm__tracing(vm))
         trace_socket(vm, w, STVM_TRACE_SOCKET_DONE, result, w->role);
     stvm__wait_guard_pop(vm, &w->guard);
     w->s->waiting[w->role] = NULL;

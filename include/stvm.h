@@ -829,7 +829,9 @@ typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *a
  * start at 0. The first events are READY for every process already on a run queue (the
  * idle process at least), so that a trace begun mid-run knows who was ready. Errors:
  * EINVAL (vm NULL, events out of range), ENOMEM (then the previous ring, recording or
- * not, is kept as it was). Allocates; never switches. */
+ * not, is kept as it was), ESTATE (a library built with its event points compiled out,
+ * -DSTVM_TRACE_POINTS=0, to measure what they cost: make bench-trace-cost). Allocates;
+ * never switches. */
 STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);
 /* Stop recording; the ring stays for the writers. Errors: EINVAL (vm NULL), ESTATE
  * (not recording). Never allocates. */

@@ -141,7 +141,7 @@ __attribute__((cold)) void stvm__ffi_trace_emit(stvm_vm *vm, int kind,
 static inline void stvm__ffi_trace(stvm_vm *vm, int kind, const stvm_ffi_function *fn,
                                    int64_t detail, int64_t extra)
 {
-    if (__builtin_expect(vm->trace != NULL, 0))
+    if (stvm__tracing(vm))
         stvm__ffi_trace_emit(vm, kind, fn, detail, extra);
 }
 

@@ -130,7 +130,7 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
     p->flags |= (uint16_t)(flags & 0xFF);
     p->id = h->id;
     link_all(vm, p);
-    if (vm->trace)
+    if (stvm__tracing(vm))
         stvm__trace_created(vm, p->id, h->name, priority);
     if (out)
         *out = h;

@@ -136,7 +136,7 @@ void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
     next->my_list = NULL;
     vm->active = next;
     if (from != next) {
-        if (__builtin_expect(vm->trace != NULL, 0))
+        if (stvm__tracing(vm))
             trace_switch(vm, from, next);
         switch_away(vm, from, next);
     }
@@ -148,7 +148,7 @@ void stvm__transfer_from_host(stvm_vm *vm)
     next->my_list = NULL;
     vm->active = next;
     vm->stats.context_switches++;
-    if (__builtin_expect(vm->trace != NULL, 0))
+    if (stvm__tracing(vm))
         trace_switch(vm, NULL, next);
     stvm__ctx_switch(vm, NULL, next);
     stvm__after_switch(vm);
@@ -158,7 +158,7 @@ void stvm__transfer_to_host(stvm_vm *vm)
 {
     stvm_proc *from = vm->active;
     vm->active = NULL;
-    if (__builtin_expect(vm->trace != NULL, 0))
+    if (stvm__tracing(vm))
         trace_switch(vm, from, NULL);
     switch_away(vm, from, NULL);
 }
@@ -283,7 +283,7 @@ int stvm__yield(stvm_vm *vm)
     if (!vm->runq[a->priority - 1].first && stvm__runq_highest(vm) <= a->priority)
         return STVM_OK;
     stvm__runq_put(vm, a, true);
-    if (vm->trace)
+    if (stvm__tracing(vm))
         vm->trace->yielding = true;
     stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
     return STVM_OK;

@@ -44,7 +44,7 @@ static __attribute__((noinline, cold)) void signal_traced(stvm_vm *vm, stvm_sema
 
 void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
 {
-    if (__builtin_expect(vm->trace != NULL, 0)) {
+    if (stvm__tracing(vm)) {
         signal_traced(vm, s, true);
         return;
     }
@@ -55,7 +55,7 @@ void stvm__sem_signal(stvm_vm *vm, stvm_semaphore *s)
 
 void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s)
 {
-    if (__builtin_expect(vm->trace != NULL, 0)) {
+    if (stvm__tracing(vm)) {
         signal_traced(vm, s, false);
         return;
     }
@@ -86,7 +86,7 @@ static __attribute__((noinline, cold)) int wait_traced(stvm_vm *vm, stvm_semapho
 
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s)
 {
-    if (__builtin_expect(vm->trace != NULL, 0))
+    if (stvm__tracing(vm))
         return wait_traced(vm, s);
     if (stvm__sem_try(vm, s))
         return STVM_OK;

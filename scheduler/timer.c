@@ -26,7 +26,7 @@ static __attribute__((noinline, cold)) void arm_traced(stvm_vm *vm, stvm_semapho
 
 void stvm__timer_arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
-    if (__builtin_expect(vm->trace != NULL, 0)) {
+    if (stvm__tracing(vm)) {
         arm_traced(vm, sem, deadline_us);
         return;
     }

@@ -203,6 +203,8 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
 {
     if (!vm || events == 0 || events > STVM_TRACE_MAX_EVENTS)
         return STVM_EINVAL;
+    if (!STVM_TRACE_POINTS)
+        return STVM_ESTATE;   /* a measurement build: nothing would ever be recorded */
     struct stvm_trace *t = calloc(1, sizeof *t);
     stvm_trace_rec *ring = ring_alloc(events);
     if (!t || !ring) {

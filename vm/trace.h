@@ -43,6 +43,19 @@ struct stvm_trace {
     size_t nnames, cap_names;
 };
 
+/* Every event point asks stvm__tracing(vm) and nothing else. Building the library with
+ * -DSTVM_TRACE_POINTS=0 makes it a constant false, so that the compiler drops the event
+ * points: the tree to measure "compiled in but off" against (make bench-trace-cost). That
+ * build records nothing, and its stvm_trace_start answers STVM_ESTATE. */
+#ifndef STVM_TRACE_POINTS
+#define STVM_TRACE_POINTS 1
+#endif
+
+static inline bool stvm__tracing(const stvm_vm *vm)
+{
+    return STVM_TRACE_POINTS && __builtin_expect(vm->trace != NULL, 0);
+}
+
 /* Record one event (vm->trace is recording). Never allocates; calls the hook. Cold, so
  * that the event points' calls are laid out away from the paths they sit on. A kind
  * that carries `extra` needs its slot in trace.c's extra_slot table (else it is lost). */
@@ -59,7 +72,7 @@ static inline uint64_t stvm__trace_active(const stvm_vm *vm)
 static inline void stvm__trace_full(stvm_vm *vm, int kind, uint64_t process,
                                     uint64_t object, int64_t detail, int64_t extra, int reason)
 {
-    if (__builtin_expect(vm->trace != NULL, 0))
+    if (stvm__tracing(vm))
         stvm__trace_emit(vm, kind, process, object, detail, extra, reason);
 }
 
