@@ -80,11 +80,11 @@ if [ "${TRACE_COST_CALLGRIND:-1}" != 0 ] && command -v valgrind > /dev/null; the
     done
     instr() { sed -n 's/^summary: *//p' "$tmp/cg.$1.$2" | head -1; }
     delays() { column enter_count "$tmp/cg.$1.$2.csv"; }
-    per() {
+    instr_per_delay() {
         awk -v i1="$(instr "$1" 200)" -v i2="$(instr "$1" 400)" -v d1="$(delays "$1" 200)" \
             -v d2="$(delays "$1" 400)" 'BEGIN { printf "%.1f\n", (i2 - i1) / (d2 - d1) }'
     }
-    ioff=$(per off) iout=$(per out)
+    ioff=$(instr_per_delay off) iout=$(instr_per_delay out)
     awk -v a="$ioff" -v b="$iout" 'BEGIN {
         printf "  instructions per delay (callgrind): off %.1f, compiled out %.1f: %+.1f (%+.2f%%)\n",
                a, b, a - b, 100 * (a - b) / b }'
@@ -108,7 +108,7 @@ for ring in 65536 16777216; do
             'BEGIN { printf "%.3f %.2f\n", (on - off) * 1000 / (ev / d), ev / d }' >> "$tmp/cost"
         i=$((i + 1))
     done
-    cost=$(cut -d' ' -f1 "$tmp/cost" | median) per=$(cut -d' ' -f2 "$tmp/cost" | median)
-    echo "  events per delay: $per; ns per event recorded: $(cut -d' ' -f1 "$tmp/cost" | sort -g | tr '\n' ' ')"
+    cost=$(cut -d' ' -f1 "$tmp/cost" | median) epd=$(cut -d' ' -f2 "$tmp/cost" | median)
+    echo "  events per delay: $epd; ns per event recorded: $(cut -d' ' -f1 "$tmp/cost" | sort -g | tr '\n' ' ')"
     echo "  on: median $cost ns per event  (target at most 30 ns: $(verdict "$cost" 30))"
 done
