@@ -16,6 +16,8 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unus
 OPT     ?= -O2 -g
 CFLAGS_LIB = $(WARN) $(OPT) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
 LDLIBS  := -lffi -ldl -lpthread -lm
+# The tests drive the VM from a real libuv loop too (tests/test_host_loop.c).
+TEST_LIBS := -luv
 
 LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
 LIB_ASM := scheduler/switch_x86_64.S
@@ -44,7 +46,7 @@ $(B)/$(1)/obj:
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
 $(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
-	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(LDLIBS) -o $$@
+	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
 endef
 
 $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a

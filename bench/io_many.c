@@ -373,6 +373,9 @@ static int new_vm(many *m, stvm_vm **vm, const char **what)
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.idle_mode = m->p->idle_mode;
+    /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
+    if (cfg.idle_mode == STVM_IDLE_LEGACY)
+        cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
     *vm = NULL;
     *what = "stvm_vm_new";
     int err = stvm_vm_new(vm, &cfg);

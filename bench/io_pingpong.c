@@ -304,6 +304,9 @@ static int vm_setup(vm_pair *v, stvm_vm **out, char *why, size_t whysize)
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.idle_mode = v->p->idle_mode;
+    /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
+    if (cfg.idle_mode == STVM_IDLE_LEGACY)
+        cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
     stvm_vm *vm;
     int err = stvm_vm_new(&vm, &cfg);
     if (err) {

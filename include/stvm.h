@@ -142,6 +142,11 @@ typedef uintptr_t stvm_oop;
                                ends it, as SIGIO did), poll again (the VM before 2017) */
 #define STVM_IDLE_SPIN 2    /* never sleep in the OS: poll IO and return at once */
 
+/* Idle quanta for stvm_config.idle_relinquish_us. */
+#define STVM_RELINQUISH_UNTIL_DUE 0      /* sleep until something is due (the default) */
+#define STVM_RELINQUISH_PHARO5_US 1000   /* Pharo 4 and 5: the idle process wakes 1,000/s */
+#define STVM_RELINQUISH_PHARO_US 50000   /* current Pharo (IdleTime): 20 wake-ups/s */
+
 typedef struct stvm_config {
     int smallint_bits;          /* 31 (V3/Spur32) or 61 (Spur64); default 61 */
     bool preemption_yields;     /* preempted process to the back (true) or front of its
@@ -158,8 +163,14 @@ typedef struct stvm_config {
                                    at most 2^62 (the VM clock's end) */
     uint32_t ms_clock_start;    /* initial millisecond-clock value, 0 .. 0x1FFFFFFF;
                                    both clocks; default 0 */
-    uint32_t idle_relinquish_us;/* what the idle process passes to primitive 230;
-                                   default 1000 (Pharo 4/5); 1 .. 10,000,000 */
+    uint32_t idle_relinquish_us;/* the idle process's quantum: how long one OS wait
+                                   may last when nothing can run (what Pharo's idle
+                                   process passes to primitive 230); 0 =
+                                   STVM_RELINQUISH_UNTIL_DUE, the default: until the
+                                   next deadline, ready descriptor or external signal,
+                                   so an idle VM does not wake; Pharo's quanta are
+                                   STVM_RELINQUISH_PHARO5_US and STVM_RELINQUISH_PHARO_US
+                                   (a wake-up per quantum while idle); 0 .. 10,000,000 */
     int external_table_size;    /* slots for stvm_register_external; default 65536
                                    (three per socket), 1 .. 65536; memory is taken in
                                    chunks of 256 slots (4 KiB) as slots are used */

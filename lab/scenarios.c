@@ -250,9 +250,11 @@ static void zn_main(stvm_vm *vm, void *arg)
     close(w.nginx);
 }
 
+/* The VM before May 2017 with Pharo 5's image: a blind 1 ms quantum. */
 static void zn_legacy(stvm_config *cfg)
 {
     cfg->idle_mode = STVM_IDLE_LEGACY;
+    cfg->idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */

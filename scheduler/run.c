@@ -44,6 +44,24 @@ static bool can_be_woken(stvm_vm *vm)
            stvm__sim_next(vm);
 }
 
+/* Before a run that may not wait gives the processor back, one look without waiting:
+ * a descriptor that became ready before or during the run is seen by this run, not
+ * by the next busy poll (20 ms away), and the look takes what made the backend
+ * descriptor readable (the edge, the external table's eventfd), so a host loop that
+ * watches it is not woken again for what this run has seen. True when it woke a
+ * process (its signal is pending: the idle loop drains it and runs again). */
+static bool last_look_woke(stvm_vm *vm)
+{
+    stvm__aio_wait(vm, 0);
+    return atomic_load_explicit(&vm->ext.pending, memory_order_relaxed) != 0;
+}
+
+/* The idle process's one OS wait: the configured quantum, or until something is due. */
+static uint64_t quantum_us(const stvm_vm *vm)
+{
+    return vm->cfg.idle_relinquish_us ? vm->cfg.idle_relinquish_us : UINT64_MAX;
+}
+
 /* Nothing can run: wait in the OS, or give the processor back as the run mode says. */
 static void nothing_to_run(stvm_vm *vm)
 {
@@ -51,10 +69,11 @@ static void nothing_to_run(stvm_vm *vm)
         exit_run(vm, vm->run_mode == STVM_RUN_DEFAULT ? STVM_OK : 0);
     else if (!can_be_woken(vm))
         exit_run(vm, STVM_EDEADLOCK);
-    else if (vm->run_mode == STVM_RUN_NOWAIT || (vm->run_mode == STVM_RUN_ONCE && vm->run_slept))
-        exit_run(vm, 1);
-    else {
-        stvm__relinquish(vm, vm->cfg.idle_relinquish_us);
+    else if (vm->run_mode == STVM_RUN_NOWAIT || (vm->run_mode == STVM_RUN_ONCE && vm->run_slept)) {
+        if (!last_look_woke(vm))
+            exit_run(vm, 1);
+    } else {
+        stvm__relinquish(vm, quantum_us(vm));
         vm->run_slept = true;
     }
 }
@@ -104,8 +123,12 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     if (vm->ffi.run_edge)
         vm->ffi.run_edge(vm, false);
     /* Between runs every external signal writes it, so stvm_backend_fd tells a host
-     * event loop that there is something to do. */
+     * event loop that there is something to do. A signal that came after the run's
+     * last look, while its writes were still off, writes it now (the Dekker pair of
+     * external.c: sleeping is set before pending is read). */
     atomic_store(&vm->ext.sleeping, 1);
+    if (atomic_load(&vm->ext.pending))
+        stvm__external_wake_if_sleeping(vm);
     vm->running = false;
     return vm->run_result;
 }

@@ -205,7 +205,7 @@ enum object_id {
 enum cfg_fault {
     CFG_OK, CFG_BITS_0, CFG_BITS_32, CFG_BITS_64, CFG_STACK_4K, CFG_STACK_BIG, CFG_STACK_MAX,
     CFG_GUARD_1, CFG_GUARD_BIG, CFG_METHOD_NEG, CFG_METHOD_4, CFG_DCLOCK_2, CFG_DCLOCK_NEG,
-    CFG_CLOCK_2, CFG_SIM_PAST_END, CFG_SIM_MAX, CFG_MS_START, CFG_RELINQUISH_0,
+    CFG_CLOCK_2, CFG_SIM_PAST_END, CFG_SIM_MAX, CFG_MS_START,
     CFG_RELINQUISH_BIG, CFG_EXT_0, CFG_EXT_NEG, CFG_EXT_BIG, N_CFG
 };
 
@@ -230,7 +230,6 @@ static void clock_2(stvm_config *c) { c->clock = 2; }
 static void sim_past_end(stvm_config *c) { c->sim_start_us = CLOCK_END + 1; }
 static void sim_max(stvm_config *c) { c->sim_start_us = UINT64_MAX; }
 static void ms_start(stvm_config *c) { c->ms_clock_start = MS_MASK + 1; }
-static void relinquish_0(stvm_config *c) { c->idle_relinquish_us = 0; }
 static void relinquish_big(stvm_config *c) { c->idle_relinquish_us = 10000001; }
 static void ext_0(stvm_config *c) { c->external_table_size = 0; }
 static void ext_neg(stvm_config *c) { c->external_table_size = -1; }
@@ -254,7 +253,6 @@ static const cfg_fault_desc cfg_faults[N_CFG] = {
     [CFG_SIM_PAST_END] = {"sim_start_us", sim_past_end},
     [CFG_SIM_MAX] = {"sim_start_us", sim_max},
     [CFG_MS_START] = {"ms_clock_start", ms_start},
-    [CFG_RELINQUISH_0] = {"idle_relinquish_us", relinquish_0},
     [CFG_RELINQUISH_BIG] = {"idle_relinquish_us", relinquish_big},
     [CFG_EXT_0] = {"external_table_size", ext_0},
     [CFG_EXT_NEG] = {"external_table_size", ext_neg},

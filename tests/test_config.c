@@ -20,7 +20,6 @@ static void delay_clock_2(stvm_config *c) { c->delay_clock = 2; }
 static void clock_minus_1(stvm_config *c) { c->clock = -1; }
 static void sim_start_huge(stvm_config *c) { c->sim_start_us = ((uint64_t)1 << 62) + 1; }
 static void ms_start_wraps(stvm_config *c) { c->ms_clock_start = 0x20000000; }
-static void relinquish_0(stvm_config *c) { c->idle_relinquish_us = 0; }
 static void relinquish_huge(stvm_config *c) { c->idle_relinquish_us = 10000001; }
 static void external_0(stvm_config *c) { c->external_table_size = 0; }
 static void external_huge(stvm_config *c) { c->external_table_size = 65537; }
@@ -30,7 +29,7 @@ static const bad_field BAD[] = {
     {"stack_size", stack_too_big},       {"stack_guard_size", guard_1},
     {"stack_guard_method", method_9},    {"delay_clock", delay_clock_2},
     {"clock", clock_minus_1},            {"sim_start_us", sim_start_huge},
-    {"ms_clock_start", ms_start_wraps},  {"idle_relinquish_us", relinquish_0},
+    {"ms_clock_start", ms_start_wraps},
     {"idle_relinquish_us", relinquish_huge}, {"external_table_size", external_0},
     {"external_table_size", external_huge},
 };

@@ -474,12 +474,14 @@ Test(ffi_threads, a_worker_s_callout_calls_back_through_the_callback_process)
 
 /* ---- stvm_vm_free with calls and callbacks in flight --------------------------------- */
 
-/* Run the VM one wait at a time until *flag reaches at_least (bounded: 10 s). */
+/* Run the VM without waiting in the OS until *flag, which another thread sets, reaches
+ * at_least (bounded: 10 s). Not ONCE: its one OS wait lasts until something is due, and
+ * the call that sets the flag never completes by itself. */
 static void run_until(stvm_vm *vm, atomic_int *flag, int at_least)
 {
     int64_t t0 = (int64_t)time(NULL);
     while (atomic_load(flag) < at_least) {
-        int rc = stvm_run_mode(vm, STVM_RUN_ONCE);
+        int rc = stvm_run_mode(vm, STVM_RUN_NOWAIT);
         cr_assert(rc == 0 || rc == 1, "run_mode: %s", stvm_err_name(rc));
         cr_assert_lt((int64_t)time(NULL) - t0, 10, "gave up waiting");
         sched_yield();
@@ -536,7 +538,7 @@ static void detach_in_child(void *arg)
         stvm_spawn(vm, 40, "caller", call_block, &t, NULL))
         _exit(3);
     for (int64_t t0 = time(NULL); atomic_load(&started) == 0;)
-        if (stvm_run_mode(vm, STVM_RUN_ONCE) < 0 || time(NULL) - t0 > 10)
+        if (stvm_run_mode(vm, STVM_RUN_NOWAIT) < 0 || time(NULL) - t0 > 10)
             _exit(4);
     stvm_vm_free(vm);
     release_block(&t);

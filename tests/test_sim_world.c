@@ -164,6 +164,7 @@ static uint64_t wait_for_peer(int idle_mode)
     cfg.clock = STVM_CLOCK_SIMULATED;
     cfg.sim_start_us = SIM_START;
     cfg.idle_mode = idle_mode;
+    cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
     stvm_vm *vm = vm_make(&cfg);
     peer p = {0};
     cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p.fds), 0);
@@ -183,7 +184,7 @@ Test(sim_world, in_poll_mode_a_descriptor_the_outside_world_readies_wakes_its_wa
 
 Test(sim_world, in_legacy_mode_the_waiter_sees_it_only_after_the_whole_blind_jump)
 {
-    cr_assert_eq(wait_for_peer(STVM_IDLE_LEGACY), 1000u, "the default relinquish time, 1 ms");
+    cr_assert_eq(wait_for_peer(STVM_IDLE_LEGACY), 1000u, "Pharo 5's quantum, 1 ms");
 }
 
 /* ---- work ---------------------------------------------------------------------------------- */

@@ -70,8 +70,8 @@ static int check(const stvm_config *c, char *why, size_t size)
     RULE(c->sim_start_us <= STVM_CLOCK_MAX_US, sim_start_us,
          "0 (now) .. 4611686018427387904 (2^62)");
     RULE(c->ms_clock_start <= STVM_MS_CLOCK_MASK, ms_clock_start, "0 .. 536870911 (0x1FFFFFFF)");
-    RULE(c->idle_relinquish_us >= 1 && c->idle_relinquish_us <= STVM_MAX_RELINQUISH_US,
-         idle_relinquish_us, "1 .. 10000000");
+    RULE(c->idle_relinquish_us <= STVM_MAX_RELINQUISH_US, idle_relinquish_us,
+         "0 (until something is due) .. 10000000");
     RULE(c->external_table_size >= 1 && c->external_table_size <= STVM_MAX_EXTERNAL_SLOTS,
          external_table_size, "1 .. 65536");
     RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode <= STVM_IDLE_SPIN, idle_mode,

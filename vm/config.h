@@ -10,7 +10,7 @@
 #define STVM_DEFAULT_GUARD_SIZE ((size_t)64 * 1024)
 #define STVM_MIN_GUARD_SIZE ((size_t)4 * 1024)
 #define STVM_MAX_GUARD_SIZE ((size_t)64 << 20)
-#define STVM_DEFAULT_RELINQUISH_US 1000u
+#define STVM_DEFAULT_RELINQUISH_US 0u   /* until the next deadline, descriptor or signal */
 #define STVM_MAX_RELINQUISH_US 10000000u
 #define STVM_DEFAULT_EXTERNAL_SLOTS 65536   /* made in chunks as slots are used */
 #define STVM_MAX_EXTERNAL_SLOTS 65536

@@ -339,7 +339,7 @@ static const char *config_model(const stvm_config *g)
         return "sim_start_us";
     if (g->ms_clock_start > 0x1FFFFFFFu)
         return "ms_clock_start";
-    if (g->idle_relinquish_us < 1 || g->idle_relinquish_us > 10000000u)
+    if (g->idle_relinquish_us > 10000000u)
         return "idle_relinquish_us";
     if (g->external_table_size < 1 || g->external_table_size > 65536)
         return "external_table_size";
