@@ -47,14 +47,20 @@ STVM_API const char *stvm_version_string(void);
 STVM_API const char *stvm_context_backend(void);
 
 /* Measure the bare context switch of this back end: two stacks switching to each other
- * `iterations` times (no scheduler, no VM). Stores ns per switch. Errors: EINVAL
- * (iterations 0 or out NULL), ENOMEM, EBUSY (a VM runs on this thread). For
- * benchmarks; a second or so for 10^8. */
+ * `iterations` times (no scheduler, no VM). Stores ns per switch. For benchmarks; a
+ * second or so for 10^8.
+ * Errors:
+ *   EINVAL    iterations 0, or ns_per_switch NULL
+ *   ENOMEM    the two stacks could not be mapped
+ *   EBUSY     a VM runs on this thread (the measurement would take over its state) */
 STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch);
 
 /* ---- Errors -------------------------------------------------------------------- */
 /* Every error is one row: name, code, text. The constants, stvm_strerror() and
- * stvm_err_name() are all made from this list, so a new error is one line here. */
+ * stvm_err_name() are all made from this list, so a new error is one line here.
+ * A code is ABI: its number keeps its meaning; a new error takes the next free negative
+ * number. Each text is true of every call that answers the code; what a code means for
+ * one call is in that call's "Errors:" list below. */
 #define STVM_ERRNO_MAP(XX)                                                              \
     XX(OK, 0, "success")                                                                \
     XX(EINVAL, -1, "invalid argument")           /* NULL, wrong kind or out of range */ \
@@ -64,15 +70,17 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EPERM, -5, "caller does not own the mutex")                                      \
     XX(ETIMEDOUT, -6, "timed out")                                                      \
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
-    XX(ENOTPROC, -8, "must be called from a green process of this VM")                  \
-    XX(EBUSY, -9, "the VM is already running")                                          \
+    XX(ENOTPROC, -8, "not called from a green process of this VM")                      \
+    XX(EBUSY, -9, "a VM is already running")     /* stvm_run: runs do not nest */       \
     XX(EFULL, -10, "external semaphore table full")                                     \
     XX(ESYS, -11, "operating system call failed")                                       \
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
     XX(ECONNREFUSED, -14, "connection refused")                                         \
     XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
-    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */
+    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
+    XX(EWAITING, -17, "another process already waits on it") /* one waiter per role */ \
+    XX(EINUSE, -18, "still in use by a waiting process or a pending call")
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -250,8 +258,10 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
  * (no runnable process, no pending delay or timed wait, no waiter on a registered
  * external semaphore) it returns STVM_EDEADLOCK; stvm_blocked_report() then tells who
  * waits on what, and the VM may be given more work and run again.
- * Errors: EBUSY (this VM is already running, or any VM's stvm_run is active on the
- * calling thread: runs do not nest; run another VM on another thread). */
+ * Errors:
+ *   EBUSY     this VM is already running (on any thread), or any VM's stvm_run is
+ *             active on the calling thread: runs do not nest; run another VM on
+ *             another thread */
 STVM_API int stvm_run(stvm_vm *vm);
 
 /* Let the other runnable processes of the caller's priority run first (primitive 167).
@@ -469,15 +479,22 @@ STVM_API int stvm_signal_external(stvm_vm *vm, int index);
  * run meanwhile. Answers the events that are ready (> 0; an error or hang-up on fd
  * counts as both, and the caller's next read or write says which), or STVM_ETIMEDOUT
  * when timeout_ms ran out (-1 = forever, 0 = only look; longer waits go through the
- * Delay scheduler as every timed wait). Errors: EINVAL (vm NULL, fd < 0 or not a
- * descriptor epoll can watch, such as a closed one, a regular file or /dev/null, with
- * every timeout, 0 included: epoll decides, not poll; events not 1..3; timeout_ms
- * < -1), ENOTPROC, EBUSY (another process already waits for one of these events of fd,
- * itself or through a socket; a listener counts only while a process accepts on it),
- * ESTATE (suspended meanwhile), ERANGE (timeout too long), EFULL (the external table
- * has no free slot for the wait's semaphore), ENOMEM, ESYS. A call that fails changes
- * nothing (the allocation counters included). The descriptor stays the caller's; close
- * it only when no process waits on it. Allocates the first time; switches. */
+ * Delay scheduler as every timed wait). A call that fails changes nothing (the
+ * allocation counters included). The descriptor stays the caller's; close it only when
+ * no process waits on it. Allocates the first time; switches.
+ * Errors:
+ *   EINVAL    vm NULL; fd < 0 or not a descriptor epoll can watch, such as a closed
+ *             one, a regular file or /dev/null, with every timeout, 0 included (epoll
+ *             decides, not poll); events not 1..3; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits for one of these events of fd, itself or
+ *             through a socket (a listener counts only while a process accepts on it);
+ *             0 ms too
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms longer than the Delay scheduler allows (stvm_delay_wait_ms)
+ *   EFULL     the external table has no free slot for the wait's semaphore
+ *   ENOMEM    no memory for the wait's record or semaphore
+ *   ESYS      poll or epoll failed for another reason */
 STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
 
 /* ---- Sockets (TCP over IPv4 and IPv6) -------------------------------------------- */
@@ -500,10 +517,12 @@ STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
  *    ran out; ERANGE when too long, see stvm_delay_wait_ms). Such calls switch.
  *  - A socket is a handle of its VM. Only one process at a time may wait to read
  *    (recv, or a stream's read), to write (send, flush) or to accept on one socket:
- *    another one gets EBUSY, with timeout_ms 0 too (a try would take the waiter's
+ *    another one gets EWAITING, with timeout_ms 0 too (a try would take the waiter's
  *    data and handler). A process terminated in such a wait leaves nothing
  *    registered, and the socket can be waited on again. ESTATE: the waiting process
  *    was suspended and resumed meanwhile.
+ *  - Closing a socket or a stream a process waits on answers EINUSE and closes
+ *    nothing.
  *  - ECLOSED: the peer closed or reset the connection (for send), or reset it (for
  *    recv), or the socket was closed. Nothing raises SIGPIPE.
  *  - A call that fails changes nothing: what it allocated is freed and taken out of
@@ -524,35 +543,62 @@ typedef struct stvm_socket stvm_socket;
 
 /* Listen on host:port (port 0 picks a free one, see stvm_socket_port) with a backlog of
  * 1..65535 pending connections. Any thread that may call into the VM; never waits.
- * Errors: EINVAL (vm, host or out NULL; host not one of the forms above; port outside
- * 0..65535; backlog outside 1..65535), ESYS (the port is taken, or socket/bind/listen
- * failed), EFULL (the external table has no room for the three semaphores), ENOMEM.
- * Allocates; the caller owns *out and closes it with stvm_socket_close. */
+ * Allocates; the caller owns *out and closes it with stvm_socket_close.
+ * Errors:
+ *   EINVAL    vm, host or out NULL; host not one of the forms above; port outside
+ *             0..65535; backlog outside 1..65535
+ *   ESYS      the port is taken, or socket, bind or listen failed
+ *   EFULL     the external table has no room for the three semaphores
+ *   ENOMEM    no memory for the socket's handle, record or semaphores */
 STVM_API int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlog,
                              stvm_socket **out);
 
 /* Wait for a connection on listener and store a new connected socket in *out (owned by
- * the caller). Errors: EINVAL (NULL, not a listener of this VM; timeout_ms < -1),
- * ENOTPROC, EBUSY (another process accepts on it), ETIMEDOUT, ESTATE, ERANGE, EFULL,
- * ENOMEM, ESYS. Allocates; switches. */
+ * the caller). Allocates; switches.
+ * Errors:
+ *   EINVAL    vm, listener or out NULL; not a listener of this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already accepts on it (0 ms too)
+ *   ETIMEDOUT no connection came within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   EFULL     the external table has no room for the new socket's semaphores
+ *   ENOMEM    no memory for the new socket
+ *   ESYS      accept failed */
 STVM_API int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms,
                              stvm_socket **out);
 
 /* Connect to host:port (1..65535) and store the connected socket in *out (owned by the
- * caller). Errors: EINVAL (NULL, a host not of the forms above, port out of range,
- * timeout_ms < -1), ENOTPROC, ECONNREFUSED (nobody listens there: refused), ESYS (any
- * other failure to connect, such as an unreachable address), ETIMEDOUT, ESTATE, ERANGE,
- * EFULL, ENOMEM. On error nothing is left open. Allocates; switches. */
+ * caller). On error nothing is left open. Allocates; switches.
+ * Errors:
+ *   EINVAL    vm, host or out NULL; a host not of the forms above; port out of range;
+ *             timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ECONNREFUSED nobody listens there: refused
+ *   ESYS      any other failure to connect, such as an unreachable address
+ *   ETIMEDOUT not connected within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   EFULL     the external table has no room for the socket's semaphores
+ *   ENOMEM    no memory for the socket */
 STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms,
                               stvm_socket **out);
 
 /* Send all len bytes of buf, waiting for room as needed (Socket>>sendData: with
- * waitForSendDoneFor:). Answers len, or an error: EINVAL (NULL s or buf with len > 0,
- * len > INT64_MAX, s not a connected socket of this VM, timeout_ms < -1), ENOTPROC,
- * EBUSY, ECLOSED (the peer has gone; some bytes may have been sent), ETIMEDOUT (some
- * bytes may have been sent), ESTATE, ERANGE, ENOMEM. len 0 answers 0 at once. The
- * bytes go through a 4 KiB buffer the VM lends for the call, 4 KiB per send at most.
- * Switches. */
+ * waitForSendDoneFor:). Answers len, or an error. len 0 answers 0 at once. The bytes
+ * go through a 4 KiB buffer the VM lends for the call, 4 KiB per send at most.
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or s NULL; buf NULL with len > 0; len > INT64_MAX; s not a connected
+ *             socket of this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits to write on s (0 ms too)
+ *   ECLOSED   the peer closed or reset the connection, or s was closed; some bytes may
+ *             have been sent
+ *   ETIMEDOUT not all sent within timeout_ms; some bytes may have been sent
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the send */
 STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -560,17 +606,29 @@ STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, 
  * nothing is there, Socket>>waitForDataFor: (data available? closed? then a timed wait
  * on the read semaphore, looping over spurious signals) and receive again. Answers the
  * bytes read (1..len), 0 at the orderly end of the stream (the peer closed and
- * everything was read), or an error: EINVAL (NULL, len 0 or > INT64_MAX, not a
- * connected socket of this VM, timeout_ms < -1), ENOTPROC, EBUSY, ECLOSED (reset by
- * the peer), ETIMEDOUT, ESTATE, ERANGE, ENOMEM. At most 4 KiB per call (the size of the
- * buffer the VM lends it, not held while it waits). A read that found nothing and
- * waited counts in stats.socket_reads_blocked. Switches. */
+ * everything was read), or an error. At most 4 KiB per call (the size of the buffer
+ * the VM lends it, not held while it waits). A read that found nothing and waited
+ * counts in stats.socket_reads_blocked. Switches.
+ * Errors:
+ *   EINVAL    vm, s or buf NULL; len 0 or > INT64_MAX; s not a connected socket of
+ *             this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits to read from s, itself or through its
+ *             stream (0 ms too: a try would take the waiter's data)
+ *   ECLOSED   the peer reset the connection, or s was closed
+ *   ETIMEDOUT nothing arrived within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the read */
 STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t len,
                                   int64_t timeout_ms);
 
 /* Close the socket (its stream too, if one is open on it) and free the handle, which
- * must not be used afterwards. Never waits. Errors: EINVAL (NULL, not a socket of this
- * VM), EBUSY (a process waits on it: nothing is closed). */
+ * must not be used afterwards. Never waits.
+ * Errors:
+ *   EINVAL    vm or s NULL; s not a socket of this VM
+ *   EINUSE    a process waits on it (to read, write, accept or connect, itself or
+ *             through its stream): nothing is closed */
 STVM_API int stvm_socket_close(stvm_vm *vm, stvm_socket *s);
 
 /* The descriptor (for stvm_fd_wait or socket options; it stays the socket's: do not
@@ -604,7 +662,7 @@ STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
  * The buffers are the VM's, lent while they hold bytes (read and not yet taken, written
  * and not yet sent): a stream blocked in a read with nothing unsent holds none. A call
  * that needs one may therefore answer ENOMEM.
- * The calls that may wait follow the socket rules above (ENOTPROC, EBUSY, ECLOSED,
+ * The calls that may wait follow the socket rules above (ENOTPROC, EWAITING, ECLOSED,
  * ETIMEDOUT with the stream's timeout, ESTATE). */
 typedef struct stvm_stream stvm_stream;
 
@@ -619,8 +677,11 @@ typedef struct stvm_stream_stats {
 } stvm_stream_stats;
 
 /* Open a stream on a connected socket; timeout_ms (-1 = forever) bounds each wait.
- * One stream per socket. Errors: EINVAL (NULL, not a socket of this VM, timeout_ms
- * < -1), ESTATE (a stream is already open on it), ENOMEM. Allocates; never waits. */
+ * One stream per socket. Allocates; never waits.
+ * Errors:
+ *   EINVAL    vm, s or out NULL; s not a socket of this VM; timeout_ms < -1
+ *   ESTATE    a stream is already open on s
+ *   ENOMEM    no memory for the stream */
 STVM_API int stvm_stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
                               stvm_stream **out);
 /* Read up to len bytes (at least 1; 0 at the end of the stream). Errors as
@@ -643,8 +704,10 @@ STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
 /* The stream's counters. EINVAL for NULL. */
 STVM_API int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out);
 /* Close the stream (bytes still buffered for writing are dropped: flush first) and free
- * it; the socket stays open. EINVAL for NULL or a foreign stream, EBUSY while a process
- * waits in it. */
+ * it; the socket stays open.
+ * Errors:
+ *   EINVAL    vm or st NULL; st not a stream of this VM
+ *   EINUSE    a process waits in it or on its socket: nothing is closed */
 STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
 
 /* ---- Living inside another event loop ------------------------------------------ */
@@ -657,7 +720,10 @@ STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
 /* Run in a mode (libuv's uv_run). DEFAULT answers as stvm_run. ONCE and NOWAIT answer
  * 1 when processes remain that may run later (waiting on time, descriptors or external
  * signals), 0 when every user process has finished, or STVM_EDEADLOCK / STVM_ESTOPPED
- * as stvm_run. Errors: EINVAL (mode), EBUSY (as stvm_run). Switches. */
+ * as stvm_run. Switches.
+ * Errors:
+ *   EINVAL    vm NULL; mode not one of STVM_RUN_*
+ *   EBUSY     as stvm_run: this VM is already running, or a VM runs on this thread */
 STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
 
 /* A descriptor that becomes readable when the VM has something to do: a descriptor it
@@ -1043,8 +1109,10 @@ STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const st
  * (NULL = ""); the thread starts with the first call. Errors: EINVAL (vm or out NULL),
  * ENOMEM. Allocates; freed with stvm_ffi_worker_free or by stvm_vm_free. */
 STVM_API int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out);
-/* Stop a named worker and join its thread. Errors: EINVAL (not a worker of this VM),
- * EBUSY (a call is queued or running on it: nothing changes). Never switches. */
+/* Stop a named worker and join its thread. Never switches.
+ * Errors:
+ *   EINVAL    not a worker of this VM
+ *   EINUSE    a call is queued or running on it: nothing changes */
 STVM_API int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w);
 /* stvm_ffi_call_threaded on worker w (NULL = the pool). Errors as
  * stvm_ffi_call_threaded, and EINVAL for a w that is not a worker of this VM. */
