@@ -213,8 +213,12 @@ STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
 /* ---- VM lifetime --------------------------------------------------------------- */
 
 /* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults.
- * Errors: EINVAL (out NULL, a config field out of range), ENOMEM, ESYS.
- * Allocates. On error *out is left unchanged. */
+ * Allocates. On error *out is left unchanged.
+ * Errors:
+ *   EINVAL    out NULL; a config field out of range (stvm_config_check names it)
+ *   ENOMEM    no memory for the VM, its tables or the idle process's stack
+ *   ESYS      an operating system call failed (epoll, the wake-up descriptor, the
+ *             clock) */
 STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
@@ -239,7 +243,10 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * while the process lives and goes with it. With out given, the caller holds the
  * handle: it stays valid after the process finished (state TERMINATED) until the
  * caller gives it back with stvm_process_release or stvm_process_join.
- * Errors: EINVAL, ENOMEM (stack or handle). Allocates. */
+ * Allocates.
+ * Errors:
+ *   EINVAL    vm or fn NULL; priority outside 1..80
+ *   ENOMEM    no memory for the stack or the handle */
 STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
                         void *arg, stvm_process **out);
 
@@ -267,7 +274,9 @@ STVM_API int stvm_run(stvm_vm *vm);
 /* Let the other runnable processes of the caller's priority run first (primitive 167).
  * Like every scheduling point it first handles due timers and external signals, so a
  * strictly higher process they woke runs first; with nothing else runnable it returns
- * at once. Errors: ENOTPROC. Switches. */
+ * at once. Switches.
+ * Errors:
+ *   ENOTPROC  not called from a green process of vm on its thread */
 STVM_API int stvm_yield(stvm_vm *vm);
 
 /* The running green process, or NULL on the embedding thread outside stvm_run. */
@@ -287,20 +296,27 @@ STVM_API int stvm_checkpoint(stvm_vm *vm);
  * on the simulated clock the clock itself moves, stopping at each timer deadline and
  * outside-world event (stvm_sim_at) on the way, so that what is due happens, and may
  * preempt, at its own instant. Time others ran meanwhile does not count as the caller's
- * work. Errors: EINVAL (vm NULL), ENOTPROC, ERANGE (us > STVM_MAX_WORK_US). Switches
- * (at the checkpoints); never allocates. */
+ * work. Switches (at the checkpoints); never allocates.
+ * Errors:
+ *   EINVAL    vm NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    us > STVM_MAX_WORK_US */
 STVM_API int stvm_work_us(stvm_vm *vm, uint64_t us);
 
 /* Primitive 87: make a suspended process runnable; preempts the caller if strictly
- * higher. Errors: EINVAL, ESTATE (the process is running, already on a run queue or
- * waiting list, or finished). Switches. */
+ * higher. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p is running, already on a run queue or waiting list, or finished */
 STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
 
 /* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
- * stvm_semaphore_wait returns STVM_ESTATE. Errors: EINVAL, ESTATE (already
- * suspended or finished; the VM's own processes). Switches. */
+ * stvm_semaphore_wait returns STVM_ESTATE. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p already suspended or finished; p one of the VM's own processes */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Its C code is not resumed (no unwinding of C frames), but its
@@ -315,43 +331,59 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * A process terminated while its cleanups run abandons the cleanup it is in and goes
  * on with the rest. Whether the cleanups have ended when this returns depends on them:
  * one that waits, or wakes a process of higher priority than the caller, lets this
- * return first (the process then shows terminating). Errors: EINVAL, ESTATE (already
- * finished; the VM's own processes). Switches. */
+ * return first (the process then shows terminating). Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p already finished; p one of the VM's own processes */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
- * has finished, else when it finishes. The handle must not be used afterwards.
- * Errors: EINVAL (not a process of this VM), ESTATE (nobody holds this handle: spawned
- * without out, already released, or a VM's own process). Never switches. */
+ * has finished, else when it finishes. The handle must not be used afterwards. Never
+ * switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    nobody holds this handle: spawned without out, already released, or a
+ *             VM's own process */
 STVM_API int stvm_process_release(stvm_vm *vm, stvm_process *p);
 
 /* Wait until the process has finished, then give its handle back as
  * stvm_process_release does. timeout_ms: -1 forever, 0 = only check, else at most that
  * long (through the Delay scheduler, as every timed wait). Several processes may join
- * the same process; the handle goes when the last of them returns.
- * Errors: EINVAL (not a process of this VM; the caller itself; timeout_ms below -1),
- * ESTATE (the handle is
- * not held, see stvm_process_release; the wait was cut short by a suspend), ETIMEDOUT
- * (still running; the handle stays held), ENOTPROC, ERANGE (timeout too long).
- * Switches. */
+ * the same process; the handle goes when the last of them returns. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM; p the caller itself;
+ *             timeout_ms below -1
+ *   ESTATE    the handle is not held (see stvm_process_release); or the caller was
+ *             suspended while it waited, and resumed
+ *   ETIMEDOUT p still runs after timeout_ms (0: at once); the handle stays held
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms) */
 STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms);
 
 /* Register a cleanup for the running process: fn(vm, arg) runs when the process
  * finishes, returns from its function or is terminated, newest first, in the process
  * itself (so it may wait). Cleanups of processes still unfinished at stvm_vm_free run
- * there, on the calling thread with no active process (they must not wait).
- * Errors: EINVAL (fn NULL), ENOTPROC, ENOMEM. Allocates. */
+ * there, on the calling thread with no active process (they must not wait). Allocates.
+ * Errors:
+ *   EINVAL    vm or fn NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ENOMEM    no memory for the cleanup's record */
 STVM_API int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg);
 
 /* Remove the newest cleanup of the running process, running it first when run is true
- * (the end of Pharo's ensure: block on the normal path).
- * Errors: ESTATE (no cleanup registered), ENOTPROC, EINVAL. Switches if fn does. */
+ * (the end of Pharo's ensure: block on the normal path). Switches if fn does.
+ * Errors:
+ *   EINVAL    vm NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the running process has no cleanup registered */
 STVM_API int stvm_ensure_pop(stvm_vm *vm, bool run);
 
 /* Change a process's priority (1..80) as Pharo's Process>>priority: does: a ready
  * process moves to the back of its new queue and preempts the caller if now strictly
- * higher; the active process lowered below a runnable one yields to it.
- * Errors: EINVAL, ESTATE (finished; the VM's own processes). Switches. */
+ * higher; the active process lowered below a runnable one yields to it. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM; priority outside 1..80
+ *   ESTATE    p finished; p one of the VM's own processes */
 STVM_API int stvm_process_set_priority(stvm_vm *vm, stvm_process *p, int priority);
 
 typedef enum stvm_process_state {
@@ -394,26 +426,41 @@ STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
 /* ---- Semaphores (Pharo's Semaphore) --------------------------------------------- */
 
-/* A new semaphore with no waiters and no excess signals. Errors: EINVAL, ENOMEM. */
+/* A new semaphore with no waiters and no excess signals. Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the semaphore */
 STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
 
-/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (a process waits on it
- * or is committed to wait on it: inside a timed wait on it, even before it joined the
- * list; it is registered as an external semaphore, is the semaphore of an armed timer
- * deadline, or is the Delay scheduler's own). */
+/* Release a semaphore nobody waits on.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ESTATE    a process waits on it or is committed to wait on it (inside a timed wait
+ *             on it, even before it joined the list); it is registered as an external
+ *             semaphore, is the semaphore of an armed timer deadline, or is the Delay
+ *             scheduler's own */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
- * higher; with no waiter count one excess signal. Errors: EINVAL. Switches. */
+ * higher; with no waiter count one excess signal. Switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM */
 STVM_API int stvm_semaphore_signal(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 86: consume an excess signal, or wait at the end of the waiting list.
- * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the list, see
- * stvm_process_suspend). Switches. */
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended off the list while it waited, and resumed (see
+ *             stvm_process_suspend): no signal was consumed */
 STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Consume an excess signal if there is one (STVM_OK), else answer STVM_ETIMEDOUT at
- * once without waiting. Errors: EINVAL, ENOTPROC. Never switches. */
+ * once without waiting. Never switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread */
 STVM_API int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Excess signals (>= 0), or EINVAL. */
@@ -422,14 +469,22 @@ STVM_API int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *sem);
 /* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
 
 STVM_API int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out);
-/* Errors: EINVAL, ESTATE (owned, has waiters, or a process is committed to wait on
- * it in a timed enter). */
+/* Free a mutex nobody owns or waits on.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ESTATE    it is owned, has waiters, or a process is committed to wait on it in a
+ *             timed enter */
 STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
 
 /* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
  * Waiters queue FIFO and get the mutex handed to them directly by exit (no barging).
- * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the waiting list and
- * resumed: it does not own the mutex), ERANGE (re-entered 2^32-1 times). Switches. */
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended off the waiting list and resumed: it does not
+ *             own the mutex
+ *   ERANGE    the owner re-entered it 2^32-1 times */
 STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* stvm_mutex_enter waiting at most ms (through the Delay scheduler): STVM_OK when the
@@ -439,12 +494,18 @@ STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
- * caller if strictly higher. Errors: EINVAL, EPERM (the caller is not the owner).
- * Switches. */
+ * caller if strictly higher. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   EPERM     the caller does not own the mutex */
 STVM_API int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m);
 
 /* Primitive 187: take the mutex if free (1), or if the caller owns it (re-entry, 1);
- * 0 when another process owns it. Never blocks. Errors: EINVAL, ENOTPROC. */
+ * 0 when another process owns it. Never blocks.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    re-entry beyond 2^32-1 times */
 STVM_API int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* The owner, or NULL. */
@@ -456,11 +517,17 @@ STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *a
 /* ---- External signals ---------------------------------------------------------- */
 
 /* Register sem in the external table and store its index (1-based, as Pharo's
- * ExternalSemaphoreTable) in *index_out: the lowest free slot. Errors: EINVAL, EFULL,
- * ESTATE (already registered), ENOMEM (the table takes memory for 256 slots at a time,
- * the first time one of them is used). */
+ * ExternalSemaphoreTable) in *index_out: the lowest free slot.
+ * Errors:
+ *   EINVAL    vm, sem or index_out NULL; sem not a semaphore of this VM
+ *   EFULL     every slot of the table (config external_table_size) is used
+ *   ESTATE    sem is already registered
+ *   ENOMEM    the table takes memory for 256 slots at a time, the first time one of
+ *             them is used, and there was none */
 STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
-/* Free the slot; signals still pending for it are dropped. Errors: EINVAL. */
+/* Free the slot; signals still pending for it are dropped.
+ * Errors:
+ *   EINVAL    vm NULL; index out of range or not in use */
 STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
@@ -770,10 +837,13 @@ STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg)
 /* Wait ms (or us) on a Delay handed to the VM's Delay scheduler (started on first
  * use). 0 returns at the next timing pass. The millisecond scheduler counts whole
  * ticks (it may end up to 1 ms early by the microsecond clock, as Pharo's did); the
- * microsecond scheduler never ends early. Errors: EINVAL (negative), ERANGE (longer
- * than the scheduler allows: 0x0FFFFFFF ms for the millisecond scheduler, 2^52 us for
- * the microsecond one), ENOTPROC, ESTATE (the process was suspended meanwhile).
- * Allocates (boxed timestamps); switches. */
+ * microsecond scheduler never ends early. Allocates (boxed timestamps); switches.
+ * Errors:
+ *   EINVAL    vm NULL; ms or us negative
+ *   ERANGE    longer than the scheduler allows: 0x0FFFFFFF ms for the millisecond
+ *             scheduler, 2^52 us for the microsecond one
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended while it waited, and resumed */
 STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
@@ -1087,21 +1157,27 @@ STVM_API int stvm_ffi_function_set_stack(stvm_vm *vm, stvm_ffi_function *fn, siz
  * process waits until it returns. Allowed from a green process (the call runs on its
  * stack, see stvm_ffi_function_set_stack) or from the embedding thread outside
  * stvm_run. Stores the result in *result (NULL: the result is dropped, nothing is
- * allocated). Errors: EINVAL (vm NULL, fn not a function of this VM, nargs < 0, args
- * NULL with nargs > 0), ENOTPROC (another thread while the VM runs), EPRIM (a wrong
- * count or kind of argument, a value that does not fit, too little stack: nothing was
- * called; see stvm_ffi_last_failure), ENOMEM (the call was made, its boxed result
- * could not be). Allocates (boxed results); switches only if a callback it makes does. */
+ * allocated). Allocates (boxed results); switches only if a callback it makes does.
+ * Errors:
+ *   EINVAL    vm NULL; fn not a function of this VM; nargs < 0; args NULL with
+ *             nargs > 0
+ *   ENOTPROC  called from another thread while the VM runs (neither a green process
+ *             of vm nor the embedding thread outside stvm_run)
+ *   EPRIM     a wrong count or kind of argument, a value that does not fit, too little
+ *             stack: nothing was called; see stvm_ffi_last_failure
+ *   ENOMEM    the call was made, its boxed result could not be */
 STVM_API int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                            int nargs, stvm_oop *result);
 /* stvm_ffi_call on a worker of the VM's pool (config ffi_workers; TFFI's worker
  * runner): the caller waits on a semaphore registered in the external table, every
  * other process runs meanwhile, and the worker's completion comes back as one external
  * signal. A process suspended meanwhile goes on waiting when resumed; one terminated
- * meanwhile leaves the call to finish on its worker, which drops the result. Errors:
- * those of stvm_ffi_call except the stack check, ENOTPROC (not a green process of vm),
- * EFULL (no external slot for the call's semaphore), ESYS (no worker thread could
- * start). Allocates; switches. */
+ * meanwhile leaves the call to finish on its worker, which drops the result.
+ * Allocates; switches.
+ * Errors: those of stvm_ffi_call except the stack check, and
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EFULL     no external slot for the call's semaphore
+ *   ESYS      no worker thread could start */
 STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                                     int nargs, stvm_oop *result);
 /* A named worker (TFFI's TFWorker named:): one OS thread of its own with its own queue,
