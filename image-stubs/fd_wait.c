@@ -102,7 +102,7 @@ int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
     if (stvm__aio_armed(vm, fd) & events)
-        return STVM_EBUSY;
+        return STVM_EWAITING;
     int err = timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
     if (err)
         return err;

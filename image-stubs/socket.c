@@ -6,9 +6,9 @@
  * Delay scheduler's DelayWaitTimeout), so its cost is what it is in Pharo.
  *
  * A process waiting in a role (reader, writer, connector) is noted in the socket, so
- * that a second one gets EBUSY and close refuses to free a socket someone waits on. A
- * wait guard undoes that note, and disarms the handler the wait was served by, if the
- * waiting process is terminated: nothing of it is left registered.
+ * that a second one gets EWAITING and close refuses to free a socket someone waits on
+ * (EINUSE). A wait guard undoes that note, and disarms the handler the wait was served
+ * by, if the waiting process is terminated: nothing of it is left registered.
  */
 #include "socket.h"
 
@@ -37,7 +37,7 @@ static void disarm(stvm_vm *vm, stvm_socket *s, int event);
  * other handler is armed only for its wait. The plugin arms it at listen and at each
  * look at the status that finds nothing pending (as Pharo's does); left armed with
  * nobody accepting, it would stand for a waiter that is not there: stvm_fd_wait on the
- * descriptor would answer EBUSY, and stvm_run would count it as something that can
+ * descriptor would answer EWAITING, and stvm_run would count it as something that can
  * wake a process, never answering EDEADLOCK. Disarming costs no system call (the VM
  * owns the descriptor). */
 static void settle_listener(stvm_vm *vm, stvm_socket *s)
@@ -312,7 +312,7 @@ static bool role_taken(const stvm_vm *vm, const stvm_socket *s, int role)
 static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int event)
 {
     if (role_taken(vm, s, role))
-        return STVM_EBUSY;
+        return STVM_EWAITING;
     *w = (socket_waiter){.guard.undo = undo, .s = s, .role = role, .event = event};
     s->waiting[role] = vm->active;
     stvm__wait_guard_push(vm, &w->guard);
@@ -472,7 +472,7 @@ static int64_t read_loop(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t sta
                          int64_t timeout_ms, bool *blocked, stvm_oop *lent)
 {
     if (role_taken(vm, s, SOCKET_READER))
-        return STVM_EBUSY;
+        return STVM_EWAITING;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     read_wait rw = {0};
     for (;;) {

@@ -8,7 +8,7 @@
  * Socket, socket_stream.c the SocketStream on it, socket_api.c the public C calls.
  *
  * Every call here that waits takes a timeout in ms (-1: forever) and answers STVM_OK,
- * STVM_ETIMEDOUT, STVM_ECLOSED (the connection is gone), STVM_EBUSY (another process
+ * STVM_ETIMEDOUT, STVM_ECLOSED (the connection is gone), STVM_EWAITING (another process
  * already waits in that role on this socket) or STVM_ESTATE (the waiter was suspended
  * and resumed); it needs an active process (callers check).
  */

@@ -216,7 +216,7 @@ int stvm_socket_close(stvm_vm *vm, stvm_socket *sock)
     if (!s)
         return STVM_EINVAL;
     if (someone_waits(s))
-        return STVM_EBUSY;
+        return STVM_EINUSE;
     if (s->stream)
         stvm__stream_close(vm, s->stream);
     stvm__socket_free(vm, s);
@@ -326,7 +326,7 @@ int stvm_stream_close(stvm_vm *vm, stvm_stream *st)
     if (!stream_of(vm, st))
         return STVM_EINVAL;
     if (someone_waits(st->socket))
-        return STVM_EBUSY;
+        return STVM_EINUSE;
     stvm__stream_close(vm, st);
     return STVM_OK;
 }

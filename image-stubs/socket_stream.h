@@ -19,7 +19,7 @@
  * sent holds neither; Pharo's SocketStream keeps both for its whole life.
  *
  * Calls that may wait need an active process and answer as the socket calls do:
- * STVM_ECLOSED (reset, or this end closed), STVM_ETIMEDOUT, STVM_EBUSY, STVM_ESTATE.
+ * STVM_ECLOSED (reset, or this end closed), STVM_ETIMEDOUT, STVM_EWAITING, STVM_ESTATE.
  * The end of the stream is not an error: a read answers 0 there.
  */
 #ifndef STVM_IMAGE_STUBS_SOCKET_STREAM_H

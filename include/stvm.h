@@ -47,14 +47,20 @@ STVM_API const char *stvm_version_string(void);
 STVM_API const char *stvm_context_backend(void);
 
 /* Measure the bare context switch of this back end: two stacks switching to each other
- * `iterations` times (no scheduler, no VM). Stores ns per switch. Errors: EINVAL
- * (iterations 0 or out NULL), ENOMEM, EBUSY (a VM runs on this thread). For
- * benchmarks; a second or so for 10^8. */
+ * `iterations` times (no scheduler, no VM). Stores ns per switch. For benchmarks; a
+ * second or so for 10^8.
+ * Errors:
+ *   EINVAL    iterations 0, or ns_per_switch NULL
+ *   ENOMEM    the two stacks could not be mapped
+ *   EBUSY     a VM runs on this thread (the measurement would take over its state) */
 STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch);
 
 /* ---- Errors -------------------------------------------------------------------- */
 /* Every error is one row: name, code, text. The constants, stvm_strerror() and
- * stvm_err_name() are all made from this list, so a new error is one line here. */
+ * stvm_err_name() are all made from this list, so a new error is one line here.
+ * A code is ABI: its number keeps its meaning; a new error takes the next free negative
+ * number. Each text is true of every call that answers the code; what a code means for
+ * one call is in that call's "Errors:" list below. */
 #define STVM_ERRNO_MAP(XX)                                                              \
     XX(OK, 0, "success")                                                                \
     XX(EINVAL, -1, "invalid argument")           /* NULL, wrong kind or out of range */ \
@@ -64,15 +70,17 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EPERM, -5, "caller does not own the mutex")                                      \
     XX(ETIMEDOUT, -6, "timed out")                                                      \
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
-    XX(ENOTPROC, -8, "must be called from a green process of this VM")                  \
-    XX(EBUSY, -9, "the VM is already running")                                          \
+    XX(ENOTPROC, -8, "not called from a green process of this VM")                      \
+    XX(EBUSY, -9, "a VM is already running")     /* stvm_run: runs do not nest */       \
     XX(EFULL, -10, "external semaphore table full")                                     \
     XX(ESYS, -11, "operating system call failed")                                       \
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
     XX(ECONNREFUSED, -14, "connection refused")                                         \
     XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
-    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */
+    XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
+    XX(EWAITING, -17, "another process already waits on it") /* one waiter per role */ \
+    XX(EINUSE, -18, "still in use by a waiting process or a pending call")
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -216,8 +224,12 @@ STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
 /* ---- VM lifetime --------------------------------------------------------------- */
 
 /* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults.
- * Errors: EINVAL (out NULL, a config field out of range), ENOMEM, ESYS.
- * Allocates. On error *out is left unchanged. */
+ * Allocates. On error *out is left unchanged.
+ * Errors:
+ *   EINVAL    out NULL; a config field out of range (stvm_config_check names it)
+ *   ENOMEM    no memory for the VM, its tables or the idle process's stack
+ *   ESYS      an operating system call failed (epoll, the wake-up descriptor, the
+ *             clock) */
 STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
@@ -242,7 +254,10 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * while the process lives and goes with it. With out given, the caller holds the
  * handle: it stays valid after the process finished (state TERMINATED) until the
  * caller gives it back with stvm_process_release or stvm_process_join.
- * Errors: EINVAL, ENOMEM (stack or handle). Allocates. */
+ * Allocates.
+ * Errors:
+ *   EINVAL    vm or fn NULL; priority outside 1..80
+ *   ENOMEM    no memory for the stack or the handle */
 STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
                         void *arg, stvm_process **out);
 
@@ -261,14 +276,18 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
  * (no runnable process, no pending delay or timed wait, no waiter on a registered
  * external semaphore) it returns STVM_EDEADLOCK; stvm_blocked_report() then tells who
  * waits on what, and the VM may be given more work and run again.
- * Errors: EBUSY (this VM is already running, or any VM's stvm_run is active on the
- * calling thread: runs do not nest; run another VM on another thread). */
+ * Errors:
+ *   EBUSY     this VM is already running (on any thread), or any VM's stvm_run is
+ *             active on the calling thread: runs do not nest; run another VM on
+ *             another thread */
 STVM_API int stvm_run(stvm_vm *vm);
 
 /* Let the other runnable processes of the caller's priority run first (primitive 167).
  * Like every scheduling point it first handles due timers and external signals, so a
  * strictly higher process they woke runs first; with nothing else runnable it returns
- * at once. Errors: ENOTPROC. Switches. */
+ * at once. Switches.
+ * Errors:
+ *   ENOTPROC  not called from a green process of vm on its thread */
 STVM_API int stvm_yield(stvm_vm *vm);
 
 /* The running green process, or NULL on the embedding thread outside stvm_run. */
@@ -288,20 +307,27 @@ STVM_API int stvm_checkpoint(stvm_vm *vm);
  * on the simulated clock the clock itself moves, stopping at each timer deadline and
  * outside-world event (stvm_sim_at) on the way, so that what is due happens, and may
  * preempt, at its own instant. Time others ran meanwhile does not count as the caller's
- * work. Errors: EINVAL (vm NULL), ENOTPROC, ERANGE (us > STVM_MAX_WORK_US). Switches
- * (at the checkpoints); never allocates. */
+ * work. Switches (at the checkpoints); never allocates.
+ * Errors:
+ *   EINVAL    vm NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    us > STVM_MAX_WORK_US */
 STVM_API int stvm_work_us(stvm_vm *vm, uint64_t us);
 
 /* Primitive 87: make a suspended process runnable; preempts the caller if strictly
- * higher. Errors: EINVAL, ESTATE (the process is running, already on a run queue or
- * waiting list, or finished). Switches. */
+ * higher. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p is running, already on a run queue or waiting list, or finished */
 STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
 
 /* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
- * stvm_semaphore_wait returns STVM_ESTATE. Errors: EINVAL, ESTATE (already
- * suspended or finished; the VM's own processes). Switches. */
+ * stvm_semaphore_wait returns STVM_ESTATE. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p already suspended or finished; p one of the VM's own processes */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Its C code is not resumed (no unwinding of C frames), but its
@@ -316,43 +342,59 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * A process terminated while its cleanups run abandons the cleanup it is in and goes
  * on with the rest. Whether the cleanups have ended when this returns depends on them:
  * one that waits, or wakes a process of higher priority than the caller, lets this
- * return first (the process then shows terminating). Errors: EINVAL, ESTATE (already
- * finished; the VM's own processes). Switches. */
+ * return first (the process then shows terminating). Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p already finished; p one of the VM's own processes */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
- * has finished, else when it finishes. The handle must not be used afterwards.
- * Errors: EINVAL (not a process of this VM), ESTATE (nobody holds this handle: spawned
- * without out, already released, or a VM's own process). Never switches. */
+ * has finished, else when it finishes. The handle must not be used afterwards. Never
+ * switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    nobody holds this handle: spawned without out, already released, or a
+ *             VM's own process */
 STVM_API int stvm_process_release(stvm_vm *vm, stvm_process *p);
 
 /* Wait until the process has finished, then give its handle back as
  * stvm_process_release does. timeout_ms: -1 forever, 0 = only check, else at most that
  * long (through the Delay scheduler, as every timed wait). Several processes may join
- * the same process; the handle goes when the last of them returns.
- * Errors: EINVAL (not a process of this VM; the caller itself; timeout_ms below -1),
- * ESTATE (the handle is
- * not held, see stvm_process_release; the wait was cut short by a suspend), ETIMEDOUT
- * (still running; the handle stays held), ENOTPROC, ERANGE (timeout too long).
- * Switches. */
+ * the same process; the handle goes when the last of them returns. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM; p the caller itself;
+ *             timeout_ms below -1
+ *   ESTATE    the handle is not held (see stvm_process_release); or the caller was
+ *             suspended while it waited, and resumed
+ *   ETIMEDOUT p still runs after timeout_ms (0: at once); the handle stays held
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms) */
 STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms);
 
 /* Register a cleanup for the running process: fn(vm, arg) runs when the process
  * finishes, returns from its function or is terminated, newest first, in the process
  * itself (so it may wait). Cleanups of processes still unfinished at stvm_vm_free run
- * there, on the calling thread with no active process (they must not wait).
- * Errors: EINVAL (fn NULL), ENOTPROC, ENOMEM. Allocates. */
+ * there, on the calling thread with no active process (they must not wait). Allocates.
+ * Errors:
+ *   EINVAL    vm or fn NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ENOMEM    no memory for the cleanup's record */
 STVM_API int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg);
 
 /* Remove the newest cleanup of the running process, running it first when run is true
- * (the end of Pharo's ensure: block on the normal path).
- * Errors: ESTATE (no cleanup registered), ENOTPROC, EINVAL. Switches if fn does. */
+ * (the end of Pharo's ensure: block on the normal path). Switches if fn does.
+ * Errors:
+ *   EINVAL    vm NULL
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the running process has no cleanup registered */
 STVM_API int stvm_ensure_pop(stvm_vm *vm, bool run);
 
 /* Change a process's priority (1..80) as Pharo's Process>>priority: does: a ready
  * process moves to the back of its new queue and preempts the caller if now strictly
- * higher; the active process lowered below a runnable one yields to it.
- * Errors: EINVAL, ESTATE (finished; the VM's own processes). Switches. */
+ * higher; the active process lowered below a runnable one yields to it. Switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM; priority outside 1..80
+ *   ESTATE    p finished; p one of the VM's own processes */
 STVM_API int stvm_process_set_priority(stvm_vm *vm, stvm_process *p, int priority);
 
 typedef enum stvm_process_state {
@@ -395,26 +437,41 @@ STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
 /* ---- Semaphores (Pharo's Semaphore) --------------------------------------------- */
 
-/* A new semaphore with no waiters and no excess signals. Errors: EINVAL, ENOMEM. */
+/* A new semaphore with no waiters and no excess signals. Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the semaphore */
 STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
 
-/* Release a semaphore nobody waits on. Errors: EINVAL, ESTATE (a process waits on it
- * or is committed to wait on it: inside a timed wait on it, even before it joined the
- * list; it is registered as an external semaphore, is the semaphore of an armed timer
- * deadline, or is the Delay scheduler's own). */
+/* Release a semaphore nobody waits on.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ESTATE    a process waits on it or is committed to wait on it (inside a timed wait
+ *             on it, even before it joined the list); it is registered as an external
+ *             semaphore, is the semaphore of an armed timer deadline, or is the Delay
+ *             scheduler's own */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
- * higher; with no waiter count one excess signal. Errors: EINVAL. Switches. */
+ * higher; with no waiter count one excess signal. Switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM */
 STVM_API int stvm_semaphore_signal(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 86: consume an excess signal, or wait at the end of the waiting list.
- * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the list, see
- * stvm_process_suspend). Switches. */
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended off the list while it waited, and resumed (see
+ *             stvm_process_suspend): no signal was consumed */
 STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Consume an excess signal if there is one (STVM_OK), else answer STVM_ETIMEDOUT at
- * once without waiting. Errors: EINVAL, ENOTPROC. Never switches. */
+ * once without waiting. Never switches.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread */
 STVM_API int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Excess signals (>= 0), or EINVAL. */
@@ -423,14 +480,22 @@ STVM_API int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *sem);
 /* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
 
 STVM_API int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out);
-/* Errors: EINVAL, ESTATE (owned, has waiters, or a process is committed to wait on
- * it in a timed enter). */
+/* Free a mutex nobody owns or waits on.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ESTATE    it is owned, has waiters, or a process is committed to wait on it in a
+ *             timed enter */
 STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
 
 /* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
  * Waiters queue FIFO and get the mutex handed to them directly by exit (no barging).
- * Errors: EINVAL, ENOTPROC, ESTATE (the waiter was suspended off the waiting list and
- * resumed: it does not own the mutex), ERANGE (re-entered 2^32-1 times). Switches. */
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended off the waiting list and resumed: it does not
+ *             own the mutex
+ *   ERANGE    the owner re-entered it 2^32-1 times */
 STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* stvm_mutex_enter waiting at most ms (through the Delay scheduler): STVM_OK when the
@@ -440,12 +505,18 @@ STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
- * caller if strictly higher. Errors: EINVAL, EPERM (the caller is not the owner).
- * Switches. */
+ * caller if strictly higher. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   EPERM     the caller does not own the mutex */
 STVM_API int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m);
 
 /* Primitive 187: take the mutex if free (1), or if the caller owns it (re-entry, 1);
- * 0 when another process owns it. Never blocks. Errors: EINVAL, ENOTPROC. */
+ * 0 when another process owns it. Never blocks.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    re-entry beyond 2^32-1 times */
 STVM_API int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* The owner, or NULL. */
@@ -457,11 +528,17 @@ STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *a
 /* ---- External signals ---------------------------------------------------------- */
 
 /* Register sem in the external table and store its index (1-based, as Pharo's
- * ExternalSemaphoreTable) in *index_out: the lowest free slot. Errors: EINVAL, EFULL,
- * ESTATE (already registered), ENOMEM (the table takes memory for 256 slots at a time,
- * the first time one of them is used). */
+ * ExternalSemaphoreTable) in *index_out: the lowest free slot.
+ * Errors:
+ *   EINVAL    vm, sem or index_out NULL; sem not a semaphore of this VM
+ *   EFULL     every slot of the table (config external_table_size) is used
+ *   ESTATE    sem is already registered
+ *   ENOMEM    the table takes memory for 256 slots at a time, the first time one of
+ *             them is used, and there was none */
 STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
-/* Free the slot; signals still pending for it are dropped. Errors: EINVAL. */
+/* Free the slot; signals still pending for it are dropped.
+ * Errors:
+ *   EINVAL    vm NULL; index out of range or not in use */
 STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
@@ -480,15 +557,22 @@ STVM_API int stvm_signal_external(stvm_vm *vm, int index);
  * run meanwhile. Answers the events that are ready (> 0; an error or hang-up on fd
  * counts as both, and the caller's next read or write says which), or STVM_ETIMEDOUT
  * when timeout_ms ran out (-1 = forever, 0 = only look; longer waits go through the
- * Delay scheduler as every timed wait). Errors: EINVAL (vm NULL, fd < 0 or not a
- * descriptor epoll can watch, such as a closed one, a regular file or /dev/null, with
- * every timeout, 0 included: epoll decides, not poll; events not 1..3; timeout_ms
- * < -1), ENOTPROC, EBUSY (another process already waits for one of these events of fd,
- * itself or through a socket; a listener counts only while a process accepts on it),
- * ESTATE (suspended meanwhile), ERANGE (timeout too long), EFULL (the external table
- * has no free slot for the wait's semaphore), ENOMEM, ESYS. A call that fails changes
- * nothing (the allocation counters included). The descriptor stays the caller's; close
- * it only when no process waits on it. Allocates the first time; switches. */
+ * Delay scheduler as every timed wait). A call that fails changes nothing (the
+ * allocation counters included). The descriptor stays the caller's; close it only when
+ * no process waits on it. Allocates the first time; switches.
+ * Errors:
+ *   EINVAL    vm NULL; fd < 0 or not a descriptor epoll can watch, such as a closed
+ *             one, a regular file or /dev/null, with every timeout, 0 included (epoll
+ *             decides, not poll); events not 1..3; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits for one of these events of fd, itself or
+ *             through a socket (a listener counts only while a process accepts on it);
+ *             0 ms too
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms longer than the Delay scheduler allows (stvm_delay_wait_ms)
+ *   EFULL     the external table has no free slot for the wait's semaphore
+ *   ENOMEM    no memory for the wait's record or semaphore
+ *   ESYS      poll or epoll failed for another reason */
 STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
 
 /* ---- Sockets (TCP over IPv4 and IPv6) -------------------------------------------- */
@@ -511,10 +595,12 @@ STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
  *    ran out; ERANGE when too long, see stvm_delay_wait_ms). Such calls switch.
  *  - A socket is a handle of its VM. Only one process at a time may wait to read
  *    (recv, or a stream's read), to write (send, flush) or to accept on one socket:
- *    another one gets EBUSY, with timeout_ms 0 too (a try would take the waiter's
+ *    another one gets EWAITING, with timeout_ms 0 too (a try would take the waiter's
  *    data and handler). A process terminated in such a wait leaves nothing
  *    registered, and the socket can be waited on again. ESTATE: the waiting process
  *    was suspended and resumed meanwhile.
+ *  - Closing a socket or a stream a process waits on answers EINUSE and closes
+ *    nothing.
  *  - ECLOSED: the peer closed or reset the connection (for send), or reset it (for
  *    recv), or the socket was closed. Nothing raises SIGPIPE.
  *  - A call that fails changes nothing: what it allocated is freed and taken out of
@@ -535,35 +621,62 @@ typedef struct stvm_socket stvm_socket;
 
 /* Listen on host:port (port 0 picks a free one, see stvm_socket_port) with a backlog of
  * 1..65535 pending connections. Any thread that may call into the VM; never waits.
- * Errors: EINVAL (vm, host or out NULL; host not one of the forms above; port outside
- * 0..65535; backlog outside 1..65535), ESYS (the port is taken, or socket/bind/listen
- * failed), EFULL (the external table has no room for the three semaphores), ENOMEM.
- * Allocates; the caller owns *out and closes it with stvm_socket_close. */
+ * Allocates; the caller owns *out and closes it with stvm_socket_close.
+ * Errors:
+ *   EINVAL    vm, host or out NULL; host not one of the forms above; port outside
+ *             0..65535; backlog outside 1..65535
+ *   ESYS      the port is taken, or socket, bind or listen failed
+ *   EFULL     the external table has no room for the three semaphores
+ *   ENOMEM    no memory for the socket's handle, record or semaphores */
 STVM_API int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlog,
                              stvm_socket **out);
 
 /* Wait for a connection on listener and store a new connected socket in *out (owned by
- * the caller). Errors: EINVAL (NULL, not a listener of this VM; timeout_ms < -1),
- * ENOTPROC, EBUSY (another process accepts on it), ETIMEDOUT, ESTATE, ERANGE, EFULL,
- * ENOMEM, ESYS. Allocates; switches. */
+ * the caller). Allocates; switches.
+ * Errors:
+ *   EINVAL    vm, listener or out NULL; not a listener of this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already accepts on it (0 ms too)
+ *   ETIMEDOUT no connection came within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   EFULL     the external table has no room for the new socket's semaphores
+ *   ENOMEM    no memory for the new socket
+ *   ESYS      accept failed */
 STVM_API int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms,
                              stvm_socket **out);
 
 /* Connect to host:port (1..65535) and store the connected socket in *out (owned by the
- * caller). Errors: EINVAL (NULL, a host not of the forms above, port out of range,
- * timeout_ms < -1), ENOTPROC, ECONNREFUSED (nobody listens there: refused), ESYS (any
- * other failure to connect, such as an unreachable address), ETIMEDOUT, ESTATE, ERANGE,
- * EFULL, ENOMEM. On error nothing is left open. Allocates; switches. */
+ * caller). On error nothing is left open. Allocates; switches.
+ * Errors:
+ *   EINVAL    vm, host or out NULL; a host not of the forms above; port out of range;
+ *             timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ECONNREFUSED nobody listens there: refused
+ *   ESYS      any other failure to connect, such as an unreachable address
+ *   ETIMEDOUT not connected within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   EFULL     the external table has no room for the socket's semaphores
+ *   ENOMEM    no memory for the socket */
 STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms,
                               stvm_socket **out);
 
 /* Send all len bytes of buf, waiting for room as needed (Socket>>sendData: with
- * waitForSendDoneFor:). Answers len, or an error: EINVAL (NULL s or buf with len > 0,
- * len > INT64_MAX, s not a connected socket of this VM, timeout_ms < -1), ENOTPROC,
- * EBUSY, ECLOSED (the peer has gone; some bytes may have been sent), ETIMEDOUT (some
- * bytes may have been sent), ESTATE, ERANGE, ENOMEM. len 0 answers 0 at once. The
- * bytes go through a 4 KiB buffer the VM lends for the call, 4 KiB per send at most.
- * Switches. */
+ * waitForSendDoneFor:). Answers len, or an error. len 0 answers 0 at once. The bytes
+ * go through a 4 KiB buffer the VM lends for the call, 4 KiB per send at most.
+ * Switches.
+ * Errors:
+ *   EINVAL    vm or s NULL; buf NULL with len > 0; len > INT64_MAX; s not a connected
+ *             socket of this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits to write on s (0 ms too)
+ *   ECLOSED   the peer closed or reset the connection, or s was closed; some bytes may
+ *             have been sent
+ *   ETIMEDOUT not all sent within timeout_ms; some bytes may have been sent
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the send */
 STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -571,17 +684,29 @@ STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, 
  * nothing is there, Socket>>waitForDataFor: (data available? closed? then a timed wait
  * on the read semaphore, looping over spurious signals) and receive again. Answers the
  * bytes read (1..len), 0 at the orderly end of the stream (the peer closed and
- * everything was read), or an error: EINVAL (NULL, len 0 or > INT64_MAX, not a
- * connected socket of this VM, timeout_ms < -1), ENOTPROC, EBUSY, ECLOSED (reset by
- * the peer), ETIMEDOUT, ESTATE, ERANGE, ENOMEM. At most 4 KiB per call (the size of the
- * buffer the VM lends it, not held while it waits). A read that found nothing and
- * waited counts in stats.socket_reads_blocked. Switches. */
+ * everything was read), or an error. At most 4 KiB per call (the size of the buffer
+ * the VM lends it, not held while it waits). A read that found nothing and waited
+ * counts in stats.socket_reads_blocked. Switches.
+ * Errors:
+ *   EINVAL    vm, s or buf NULL; len 0 or > INT64_MAX; s not a connected socket of
+ *             this VM; timeout_ms < -1
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits to read from s, itself or through its
+ *             stream (0 ms too: a try would take the waiter's data)
+ *   ECLOSED   the peer reset the connection, or s was closed
+ *   ETIMEDOUT nothing arrived within timeout_ms
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the read */
 STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t len,
                                   int64_t timeout_ms);
 
 /* Close the socket (its stream too, if one is open on it) and free the handle, which
- * must not be used afterwards. Never waits. Errors: EINVAL (NULL, not a socket of this
- * VM), EBUSY (a process waits on it: nothing is closed). */
+ * must not be used afterwards. Never waits.
+ * Errors:
+ *   EINVAL    vm or s NULL; s not a socket of this VM
+ *   EINUSE    a process waits on it (to read, write, accept or connect, itself or
+ *             through its stream): nothing is closed */
 STVM_API int stvm_socket_close(stvm_vm *vm, stvm_socket *s);
 
 /* The descriptor (for stvm_fd_wait or socket options; it stays the socket's: do not
@@ -615,7 +740,7 @@ STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
  * The buffers are the VM's, lent while they hold bytes (read and not yet taken, written
  * and not yet sent): a stream blocked in a read with nothing unsent holds none. A call
  * that needs one may therefore answer ENOMEM.
- * The calls that may wait follow the socket rules above (ENOTPROC, EBUSY, ECLOSED,
+ * The calls that may wait follow the socket rules above (ENOTPROC, EWAITING, ECLOSED,
  * ETIMEDOUT with the stream's timeout, ESTATE). */
 typedef struct stvm_stream stvm_stream;
 
@@ -630,8 +755,11 @@ typedef struct stvm_stream_stats {
 } stvm_stream_stats;
 
 /* Open a stream on a connected socket; timeout_ms (-1 = forever) bounds each wait.
- * One stream per socket. Errors: EINVAL (NULL, not a socket of this VM, timeout_ms
- * < -1), ESTATE (a stream is already open on it), ENOMEM. Allocates; never waits. */
+ * One stream per socket. Allocates; never waits.
+ * Errors:
+ *   EINVAL    vm, s or out NULL; s not a socket of this VM; timeout_ms < -1
+ *   ESTATE    a stream is already open on s
+ *   ENOMEM    no memory for the stream */
 STVM_API int stvm_stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
                               stvm_stream **out);
 /* Read up to len bytes (at least 1; 0 at the end of the stream). Errors as
@@ -654,8 +782,10 @@ STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
 /* The stream's counters. EINVAL for NULL. */
 STVM_API int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out);
 /* Close the stream (bytes still buffered for writing are dropped: flush first) and free
- * it; the socket stays open. EINVAL for NULL or a foreign stream, EBUSY while a process
- * waits in it. */
+ * it; the socket stays open.
+ * Errors:
+ *   EINVAL    vm or st NULL; st not a stream of this VM
+ *   EINUSE    a process waits in it or on its socket: nothing is closed */
 STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
 
 /* ---- Living inside another event loop ------------------------------------------ */
@@ -668,7 +798,10 @@ STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
 /* Run in a mode (libuv's uv_run). DEFAULT answers as stvm_run. ONCE and NOWAIT answer
  * 1 when processes remain that may run later (waiting on time, descriptors or external
  * signals), 0 when every user process has finished, or STVM_EDEADLOCK / STVM_ESTOPPED
- * as stvm_run. Errors: EINVAL (mode), EBUSY (as stvm_run). Switches. */
+ * as stvm_run. Switches.
+ * Errors:
+ *   EINVAL    vm NULL; mode not one of STVM_RUN_*
+ *   EBUSY     as stvm_run: this VM is already running, or a VM runs on this thread */
 STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
 
 /* A descriptor that becomes readable when the VM has something to do: a descriptor it
@@ -715,10 +848,13 @@ STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg)
 /* Wait ms (or us) on a Delay handed to the VM's Delay scheduler (started on first
  * use). 0 returns at the next timing pass. The millisecond scheduler counts whole
  * ticks (it may end up to 1 ms early by the microsecond clock, as Pharo's did); the
- * microsecond scheduler never ends early. Errors: EINVAL (negative), ERANGE (longer
- * than the scheduler allows: 0x0FFFFFFF ms for the millisecond scheduler, 2^52 us for
- * the microsecond one), ENOTPROC, ESTATE (the process was suspended meanwhile).
- * Allocates (boxed timestamps); switches. */
+ * microsecond scheduler never ends early. Allocates (boxed timestamps); switches.
+ * Errors:
+ *   EINVAL    vm NULL; ms or us negative
+ *   ERANGE    longer than the scheduler allows: 0x0FFFFFFF ms for the millisecond
+ *             scheduler, 2^52 us for the microsecond one
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended while it waited, and resumed */
 STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
@@ -1032,21 +1168,27 @@ STVM_API int stvm_ffi_function_set_stack(stvm_vm *vm, stvm_ffi_function *fn, siz
  * process waits until it returns. Allowed from a green process (the call runs on its
  * stack, see stvm_ffi_function_set_stack) or from the embedding thread outside
  * stvm_run. Stores the result in *result (NULL: the result is dropped, nothing is
- * allocated). Errors: EINVAL (vm NULL, fn not a function of this VM, nargs < 0, args
- * NULL with nargs > 0), ENOTPROC (another thread while the VM runs), EPRIM (a wrong
- * count or kind of argument, a value that does not fit, too little stack: nothing was
- * called; see stvm_ffi_last_failure), ENOMEM (the call was made, its boxed result
- * could not be). Allocates (boxed results); switches only if a callback it makes does. */
+ * allocated). Allocates (boxed results); switches only if a callback it makes does.
+ * Errors:
+ *   EINVAL    vm NULL; fn not a function of this VM; nargs < 0; args NULL with
+ *             nargs > 0
+ *   ENOTPROC  called from another thread while the VM runs (neither a green process
+ *             of vm nor the embedding thread outside stvm_run)
+ *   EPRIM     a wrong count or kind of argument, a value that does not fit, too little
+ *             stack: nothing was called; see stvm_ffi_last_failure
+ *   ENOMEM    the call was made, its boxed result could not be */
 STVM_API int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                            int nargs, stvm_oop *result);
 /* stvm_ffi_call on a worker of the VM's pool (config ffi_workers; TFFI's worker
  * runner): the caller waits on a semaphore registered in the external table, every
  * other process runs meanwhile, and the worker's completion comes back as one external
  * signal. A process suspended meanwhile goes on waiting when resumed; one terminated
- * meanwhile leaves the call to finish on its worker, which drops the result. Errors:
- * those of stvm_ffi_call except the stack check, ENOTPROC (not a green process of vm),
- * EFULL (no external slot for the call's semaphore), ESYS (no worker thread could
- * start). Allocates; switches. */
+ * meanwhile leaves the call to finish on its worker, which drops the result.
+ * Allocates; switches.
+ * Errors: those of stvm_ffi_call except the stack check, and
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EFULL     no external slot for the call's semaphore
+ *   ESYS      no worker thread could start */
 STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                                     int nargs, stvm_oop *result);
 /* A named worker (TFFI's TFWorker named:): one OS thread of its own with its own queue,
@@ -1054,8 +1196,10 @@ STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const st
  * (NULL = ""); the thread starts with the first call. Errors: EINVAL (vm or out NULL),
  * ENOMEM. Allocates; freed with stvm_ffi_worker_free or by stvm_vm_free. */
 STVM_API int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out);
-/* Stop a named worker and join its thread. Errors: EINVAL (not a worker of this VM),
- * EBUSY (a call is queued or running on it: nothing changes). Never switches. */
+/* Stop a named worker and join its thread. Never switches.
+ * Errors:
+ *   EINVAL    not a worker of this VM
+ *   EINUSE    a call is queued or running on it: nothing changes */
 STVM_API int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w);
 /* stvm_ffi_call_threaded on worker w (NULL = the pool). Errors as
  * stvm_ffi_call_threaded, and EINVAL for a w that is not a worker of this VM. */

@@ -210,7 +210,7 @@ int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w)
     if (!worker_of(vm, w))
         return STVM_EINVAL;
     if (stvm__workers_busy(w->group))
-        return STVM_EBUSY;
+        return STVM_EINUSE;
     /* Idle: its thread ends as soon as it sees the group stop. */
     struct timespec deadline;
     stvm__ffi_shutdown_deadline(&deadline);

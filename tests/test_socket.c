@@ -502,7 +502,7 @@ static void timeouts(stvm_vm *vm, void *arg)
             stvm_socket_close(vm, more[i]);
     stvm_socket_close(vm, d);
     /* Nothing stays armed on the listener once nobody waits on it. */
-    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->listener), STVM_IO_READ, 0) != STVM_EBUSY);
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->listener), STVM_IO_READ, 0) != STVM_EWAITING);
 }
 
 Test(socket, refusal_and_the_timeouts_of_accept_connect_and_recv)
@@ -577,9 +577,9 @@ static void misuser(stvm_vm *vm, void *arg)
     GCHECK(m, stvm_spawn(vm, 40, "reader", blocked_reader, m, NULL) == STVM_OK);
     stvm_yield(vm);
     m->busy_rc = (int)stvm_socket_recv(vm, m->conn, b, 1, LONG);
-    GCHECK(m, stvm_socket_close(vm, m->conn) == STVM_EBUSY);
+    GCHECK(m, stvm_socket_close(vm, m->conn) == STVM_EINUSE);
     /* The descriptor is the socket's reader's: stvm_fd_wait says so too. */
-    GCHECK(m, stvm_fd_wait(vm, stvm_socket_fd(m->conn), STVM_IO_READ, LONG) == STVM_EBUSY);
+    GCHECK(m, stvm_fd_wait(vm, stvm_socket_fd(m->conn), STVM_IO_READ, LONG) == STVM_EWAITING);
 }
 
 static void feeder(stvm_vm *vm, void *arg)
@@ -627,7 +627,7 @@ Test(socket, bad_input_gets_a_clear_error_and_changes_nothing)
     spawn(m.vm, 40, "feeder", feeder, &m);
     spawn(m.vm, 40, "connector", connector, &m);
     RUN_OK_GREEN(&m);
-    cr_assert_eq(m.busy_rc, STVM_EBUSY);
+    cr_assert_eq(m.busy_rc, STVM_EWAITING);
     cr_assert(m.reader_done);
     cr_assert_eq(stvm_socket_recv(m.vm, m.conn, &b, 1, LONG), STVM_ENOTPROC);
     cr_assert_eq(stvm_socket_close(m.vm, m.conn), STVM_OK);
@@ -645,6 +645,8 @@ typedef struct term {
     stvm_process *victim;
     int64_t after_rc;
     int64_t try_rc;          /* a 0 ms receive beside a waiting reader */
+    int64_t second_rc;       /* a second reader's receive (LONG) */
+    int close_rc;            /* closing the socket the reader waits on */
     int accept_after;
     char got;
     int spurious;
@@ -716,8 +718,8 @@ static void terminator(stvm_vm *vm, void *arg)
     GCHECK(t, blocked_soon(vm, r));
     GCHECK(t, blocked_soon(vm, a));
     int fd = stvm_socket_fd(t->client);
-    GCHECK(t, stvm_fd_wait(vm, fd, STVM_IO_READ, 0) == STVM_EBUSY);
-    GCHECK(t, stvm_socket_close(vm, t->client) == STVM_EBUSY);
+    GCHECK(t, stvm_fd_wait(vm, fd, STVM_IO_READ, 0) == STVM_EWAITING);
+    GCHECK(t, stvm_socket_close(vm, t->client) == STVM_EINUSE);
     GCHECK(t, stvm_process_terminate(vm, r) == STVM_OK);
     GCHECK(t, stvm_process_terminate(vm, a) == STVM_OK);
     stvm_process_release(vm, r);
@@ -785,7 +787,7 @@ static void tries_beside_a_reader(stvm_vm *vm, void *arg)
     GCHECK(t, blocked_soon(vm, r));
     char b;
     t->try_rc = stvm_socket_recv(vm, t->client, &b, 1, 0);
-    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, 0) == STVM_EBUSY);
+    GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, 0) == STVM_EWAITING);
     GCHECK(t, stvm_socket_send(vm, t->server, "w", 1, LONG) == 1);
     GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);   /* gives the handle back */
     term_hang_up(vm, t);
@@ -795,9 +797,44 @@ Test(socket, a_zero_ms_recv_beside_a_waiting_reader_is_refused_and_the_reader_st
 {
     term t = {0};
     term_run(&t, "trier", tries_beside_a_reader);
-    cr_assert_eq(t.try_rc, STVM_EBUSY);
+    cr_assert_eq(t.try_rc, STVM_EWAITING);
     cr_assert_eq(t.after_rc, 1);
     cr_assert_eq(t.got, 'w');
+    term_done(&t);
+}
+
+/* A second reader is told another process waits (EWAITING), and closing the socket
+ * under the waiter that it is in use (EINUSE): neither is about a running VM (EBUSY,
+ * whose text a user once saw for a second reader). */
+static void reads_second_and_closes(stvm_vm *vm, void *arg)
+{
+    term *t = arg;
+    if (!term_connect(vm, t))
+        return;
+    stvm_process *r = NULL;
+    GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
+    GCHECK(t, blocked_soon(vm, r));
+    char b;
+    t->second_rc = stvm_socket_recv(vm, t->client, &b, 1, LONG);
+    t->close_rc = stvm_socket_close(vm, t->client);
+    GCHECK(t, stvm_socket_send(vm, t->server, "v", 1, LONG) == 1);
+    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
+    term_hang_up(vm, t);
+}
+
+Test(socket, a_second_reader_gets_ewaiting_and_a_close_under_it_einuse_texts_name_the_waiter)
+{
+    term t = {0};
+    term_run(&t, "second", reads_second_and_closes);
+    cr_assert_eq(t.second_rc, STVM_EWAITING, "got %s", stvm_err_name((int)t.second_rc));
+    cr_assert_eq(t.close_rc, STVM_EINUSE, "got %s", stvm_err_name(t.close_rc));
+    cr_assert_eq(t.after_rc, 1, "the first reader still gets the data");
+    cr_assert_eq(t.got, 'v');
+    const char *waiting = stvm_strerror((int)t.second_rc), *in_use = stvm_strerror(t.close_rc);
+    cr_assert(strstr(waiting, "process") && strstr(waiting, "waits"), "%s", waiting);
+    cr_assert(strstr(in_use, "waiting process"), "%s", in_use);
+    cr_assert(!strstr(waiting, "running") && !strstr(in_use, "running"), "%s / %s", waiting,
+              in_use);
     term_done(&t);
 }
 

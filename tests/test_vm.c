@@ -185,10 +185,11 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         {STVM_EFULL, "STVM_EFULL"},     {STVM_ESYS, "STVM_ESYS"},
         {STVM_EPRIM, "STVM_EPRIM"},     {STVM_ECLOSED, "STVM_ECLOSED"},
         {STVM_ECONNREFUSED, "STVM_ECONNREFUSED"}, {STVM_ESTOPPED, "STVM_ESTOPPED"},
-        {STVM_EPROTO, "STVM_EPROTO"},
+        {STVM_EPROTO, "STVM_EPROTO"},   {STVM_EWAITING, "STVM_EWAITING"},
+        {STVM_EINUSE, "STVM_EINUSE"},
     };
     enum { N = sizeof codes / sizeof codes[0] };
-    cr_assert_eq(N, 17);
+    cr_assert_eq(N, 19);
     const char *generic = stvm_strerror(-N);
     cr_assert_not_null(generic);
     cr_assert_gt(strlen(generic), 0);
@@ -212,6 +213,48 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         cr_assert_str_eq(stvm_strerror(unknown[i]), generic);
         cr_assert_str_eq(stvm_err_name(unknown[i]), "STVM_E?");
     }
+}
+
+Test(vm, every_code_of_the_errno_map_has_a_distinct_name_and_text)
+{
+    /* Taken from STVM_ERRNO_MAP itself: a row added there without a name or text of
+     * its own shows here, and each row's text is the one stvm_strerror answers. */
+    static const struct {
+        int code;
+        const char *name, *text;
+    } map[] = {
+#define ROW(name, code, text) {code, "STVM_" #name, text},
+        STVM_ERRNO_MAP(ROW)
+#undef ROW
+    };
+    enum { N = sizeof map / sizeof map[0] };
+    for (int i = 0; i < N; i++) {
+        cr_assert_str_eq(stvm_strerror(map[i].code), map[i].text, "%s", map[i].name);
+        cr_assert_str_eq(stvm_err_name(map[i].code), map[i].name);
+        cr_assert_str_neq(map[i].text, stvm_strerror(1), "%s has the unknown text", map[i].name);
+        for (int j = 0; j < i; j++) {
+            cr_assert_neq(map[i].code, map[j].code, "%s and %s", map[i].name, map[j].name);
+            cr_assert_str_neq(map[i].text, map[j].text, "%s and %s", map[i].name, map[j].name);
+            cr_assert_str_neq(map[i].name, map[j].name);
+        }
+    }
+}
+
+Test(vm, the_codes_split_from_ebusy_have_their_own_texts)
+{
+    /* EBUSY is a running VM's (stvm_run, stvm_run_mode, stvm_measure_raw_switch); a
+     * second waiter and a close or free under a waiter or a call have codes of their
+     * own, at the next free numbers. */
+    cr_assert_eq(STVM_EBUSY, -9);
+    cr_assert_eq(STVM_EWAITING, -17);
+    cr_assert_eq(STVM_EINUSE, -18);
+    cr_assert_str_eq(stvm_strerror(STVM_EBUSY), "a VM is already running");
+    cr_assert_str_eq(stvm_strerror(STVM_EWAITING), "another process already waits on it");
+    cr_assert_str_eq(stvm_strerror(STVM_EINUSE),
+                     "still in use by a waiting process or a pending call");
+    cr_assert_str_eq(stvm_err_name(STVM_EWAITING), "STVM_EWAITING");
+    cr_assert_str_eq(stvm_err_name(STVM_EINUSE), "STVM_EINUSE");
+    cr_assert_str_eq(stvm_strerror(STVM_ENOTPROC), "not called from a green process of this VM");
 }
 
 Test(vm, library_version_matches_the_header)
