@@ -792,13 +792,20 @@ STVM_API int stvm_stream_close(stvm_vm *vm, stvm_stream *st);
 
 #define STVM_RUN_DEFAULT 0  /* as stvm_run */
 #define STVM_RUN_ONCE 1     /* run until nothing can run without waiting, wait in the OS
-                               at most once, run what that woke, return */
-#define STVM_RUN_NOWAIT 2   /* run what can run now, never wait in the OS */
+                               at most once (for the idle quantum; by default until
+                               something is due), run what that woke, return */
+#define STVM_RUN_NOWAIT 2   /* run what can run now, never wait in the OS: the mode for
+                               a host event loop's callbacks */
 
 /* Run in a mode (libuv's uv_run). DEFAULT answers as stvm_run. ONCE and NOWAIT answer
  * 1 when processes remain that may run later (waiting on time, descriptors or external
  * signals), 0 when every user process has finished, or STVM_EDEADLOCK / STVM_ESTOPPED
- * as stvm_run. Switches.
+ * as stvm_run. In every mode a descriptor that became ready, a deadline that passed or
+ * an external signal that came before the call is seen by the call: what it wakes runs
+ * in it. NOWAIT, and ONCE after its wait, look at the descriptors once more before
+ * they return, which also takes what made stvm_backend_fd readable. ONCE may block
+ * (its wait lasts until something is due when idle_relinquish_us is 0): a host loop
+ * that must not block calls NOWAIT. Switches.
  * Errors:
  *   EINVAL    vm NULL; mode not one of STVM_RUN_*
  *   EBUSY     as stvm_run: this VM is already running, or a VM runs on this thread */
@@ -806,8 +813,11 @@ STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
 
 /* A descriptor that becomes readable when the VM has something to do: a descriptor it
  * waits on is ready, or an external signal or stvm_stop arrived (the epoll descriptor of
- * the VM, libuv's uv_backend_fd). Watch it for reading; never read it, close it or
- * register it elsewhere as edge-triggered. Valid until stvm_vm_free. EINVAL for NULL. */
+ * the VM, libuv's uv_backend_fd). After a NOWAIT or ONCE run it is readable only for
+ * what came after that run looked (so a host loop that watches it does not spin); a
+ * signal or stop that came during the run, after its last look, leaves it readable.
+ * Watch it for reading; never read it, close it or register it elsewhere as
+ * edge-triggered. Valid until stvm_vm_free. EINVAL for NULL. */
 STVM_API int stvm_backend_fd(stvm_vm *vm);
 
 /* How long a host loop may wait before calling stvm_run_mode again: 0 when a process
@@ -818,9 +828,10 @@ STVM_API int stvm_backend_fd(stvm_vm *vm);
 STVM_API int stvm_backend_timeout_ms(stvm_vm *vm);
 
 /* Any thread, and async-signal-safe: make a running stvm_run return STVM_ESTOPPED at its
- * next scheduling point, every process kept as it was, so that a later run goes on.
- * A stop asked outside stvm_run ends the next run at its first scheduling point. NULL
- * is ignored. */
+ * next scheduling point, or at once from an OS wait (it writes the VM's eventfd), every
+ * process kept as it was, so that a later run goes on. A stop asked outside stvm_run
+ * ends the next run at its first scheduling point, and makes stvm_backend_fd readable
+ * so that a host loop runs it. NULL is ignored. Never allocates or switches. */
 STVM_API void stvm_stop(stvm_vm *vm);
 
 /* ---- Time and delays ----------------------------------------------------------- */
