@@ -254,7 +254,9 @@ static void handle(stvm_vm *vm, void *arg)
     int err = stvm_ensure(vm, conn_free, c);
     if (err) {
         report(srv, "ensure", err);
-        free(c);   /* nothing is registered: free it here, leave the socket to vm_free */
+        if ((err = stvm_socket_close(vm, c->sock)))
+            report(srv, "close", err);
+        free(c);
         return;
     }
     for (;;) {
@@ -623,50 +625,46 @@ static void client_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->len += (size_t)nread;
-    for (;;) {
-        const char *end = find_end_of_head(c->buf, c->len);
-        if (!end) {
-            if (c->len == sizeof c->buf)
-                client_fail(c, "an answer's head does not fit 4 KiB");
-            return;
-        }
-        size_t head = (size_t)(end - c->buf);
-        static const char status[] = "HTTP/1.1 200 OK\r\n";
-        if (c->len < sizeof status - 1 || memcmp(c->buf, status, sizeof status - 1)) {
-            client_fail(c, "the answer is not HTTP/1.1 200 OK");
-            return;
-        }
-        const char *cl = NULL;
-        for (size_t i = 0; i + 16 <= head; i++)
-            if (!strncmp(c->buf + i, "Content-Length: ", 16)) {
-                cl = c->buf + i + 16;
-                break;
-            }
-        if (!cl || !head_has(c->buf, head, "\r\nconnection: keep-alive")) {
-            client_fail(c, "no Content-Length or no keep-alive in the answer");
-            return;
-        }
-        size_t body = (size_t)strtoul(cl, NULL, 10);
-        if (c->len < head + body)
-            return;   /* the rest of the body is still coming */
-        if (body != sizeof BODY - 1 || memcmp(end, BODY, body)) {
-            client_fail(c, "wrong body");
-            return;
-        }
-        memmove(c->buf, c->buf + head + body, c->len - head - body);
-        c->len -= head + body;
-        c->answered++;
-        if (c->len) {
-            client_fail(c, "bytes after the answer (none was asked for)");
-            return;
-        }
-        if (c->answered == c->wanted) {
-            host_shutdown(c->h, "self-test");
-            return;
-        }
-        client_send(c);
+    const char *end = find_end_of_head(c->buf, c->len);
+    if (!end) {
+        if (c->len == sizeof c->buf)
+            client_fail(c, "an answer's head does not fit 4 KiB");
         return;
     }
+    size_t head = (size_t)(end - c->buf);
+    static const char status[] = "HTTP/1.1 200 OK\r\n";
+    if (c->len < sizeof status - 1 || memcmp(c->buf, status, sizeof status - 1)) {
+        client_fail(c, "the answer is not HTTP/1.1 200 OK");
+        return;
+    }
+    const char *cl = NULL;
+    for (size_t i = 0; i + 16 <= head; i++)
+        if (!strncmp(c->buf + i, "Content-Length: ", 16)) {
+            cl = c->buf + i + 16;
+            break;
+        }
+    if (!cl || !head_has(c->buf, head, "\r\nconnection: keep-alive")) {
+        client_fail(c, "no Content-Length or no keep-alive in the answer");
+        return;
+    }
+    size_t body = (size_t)strtoul(cl, NULL, 10);
+    if (c->len < head + body)
+        return;   /* the rest of the body is still coming */
+    if (body != sizeof BODY - 1 || memcmp(end, BODY, body)) {
+        client_fail(c, "wrong body");
+        return;
+    }
+    /* One request at a time, so anything after the answer is the server's mistake. */
+    if (c->len != head + body) {
+        client_fail(c, "bytes after the answer (none was asked for)");
+        return;
+    }
+    c->len = 0;
+    c->answered++;
+    if (c->answered == c->wanted)
+        host_shutdown(c->h, "self-test");
+    else
+        client_send(c);
 }
 
 static void client_written(uv_write_t *w, int status)
