@@ -383,11 +383,10 @@ static int server_start(stvm_vm *vm, server *srv, int port)
  * the next run answers STVM_ESTOPPED, which ends the loop: libuv needs no signal handle
  * of its own. */
 static stvm_vm *volatile signal_vm;
-static volatile sig_atomic_t signalled;
 
 static void on_signal(int sig)
 {
-    signalled = sig;
+    (void)sig;
     stvm_stop(signal_vm);
 }
 
@@ -416,7 +415,7 @@ typedef struct client {
     uv_connect_t connect;
     uv_write_t write;
     host *h;
-    int wanted, sent, answered;
+    int wanted, answered;
     size_t len;
     char buf[4096];
 } client;
@@ -429,11 +428,10 @@ struct host {
     uv_timer_t vm_timer;  /* stvm_backend_timeout_ms */
     uv_timer_t side;      /* the loop's own work, independent of the VM */
     uv_timer_t bound;     /* --self-test's safety limit */
-    uv_handle_t *extra[4];/* further handles of the loop, closed with the rest */
+    uv_handle_t *extra[4]; /* further handles of the loop, closed with the rest */
     int nextra;
     bool closing;
     uint64_t poll_callbacks, timer_callbacks, side_ticks, vm_runs;
-    int vm_result;        /* the last stvm_run_mode answer */
     int failed;           /* an error ended the loop */
     const char *ended_by;
     after_run_fn after_run;
@@ -462,6 +460,10 @@ static void host_shutdown(host *h, const char *why)
 
 static void host_adopt(host *h, uv_handle_t *handle)
 {
+    if (h->nextra == (int)(sizeof h->extra / sizeof h->extra[0])) {
+        fprintf(stderr, "libuv_host: more handles than host.extra holds\n");
+        abort();   /* a programming error: it would leave a handle open */
+    }
     h->extra[h->nextra++] = handle;
 }
 
@@ -474,7 +476,6 @@ static void vm_turn(host *h)
         return;
     int r = stvm_run_mode(h->vm, h->mode);
     h->vm_runs++;
-    h->vm_result = r;
     if (r == STVM_ESTOPPED) {
         host_shutdown(h, "stop");
         return;
@@ -682,8 +683,6 @@ static void client_send(client *c)
     int e = uv_write(&c->write, (uv_stream_t *)&c->tcp, &b, 1, client_written);
     if (e)
         client_fail(c, uv_strerror(e));
-    else
-        c->sent++;
 }
 
 static void client_connected(uv_connect_t *req, int status)
