@@ -5,7 +5,8 @@
 # gnuplot (the plots), pkg-config (the install check), nginx and wrk (the HTTP
 # experiment: bench/nginx.c starts its own nginx as the current user, wrk is the
 # baseline), clang and libclang-rt-14-dev (libFuzzer, libclang_rt.fuzzer-x86_64.a: the
-# fuzz targets, mk/fuzz.mk). STVM_DEPS_EXTRA may name more.
+# fuzz targets, mk/fuzz.mk), libuv1-dev and curl (examples/libuv_host.c and its check,
+# scripts/libuv-host-check.sh). STVM_DEPS_EXTRA may name more.
 #
 # Installing a package that ships a service (nginx) would start that service through
 # invoke-rc.d. A build never changes services, so while packages are installed Debian's
@@ -14,7 +15,7 @@
 # there is one that would let nginx start, it refuses to install.
 set -eu
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk clang"
-want="$want libclang-rt-14-dev ${STVM_DEPS_EXTRA:-}"
+want="$want libclang-rt-14-dev libuv1-dev curl ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,0 +1,109 @@
+#!/bin/sh
+# make check's test of examples/libuv_host against real clients, loopback only: for the
+# plain driver and the uv driver in both run modes, start the server on a free port,
+# wait for its "listening on" line, make 20 requests with curl (10 connections of one
+# request, then one connection of 10: keep-alive), run wrk -t1 -c8 -d1s, send SIGINT
+# and check that it exits 0 within 2 s with its summary line. Every step is bounded in
+# time; the server is killed on every exit path.
+#
+#   sh scripts/libuv-host-check.sh build/examples/libuv_host
+set -eu
+bin=${1:?usage: libuv-host-check.sh PATH/TO/libuv_host}
+[ -x "$bin" ] || { echo "libuv-host-check: $bin is not built"; exit 1; }
+for tool in curl wrk; do
+    command -v "$tool" > /dev/null ||
+        { echo "libuv-host-check: $tool is missing (scripts/install-deps.sh)"; exit 1; }
+done
+
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+    if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
+        kill -KILL "$pid" 2> /dev/null || true
+        wait "$pid" 2> /dev/null || true
+    fi
+    pid=""
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+trap 'cleanup; exit 129' HUP
+
+fail() {
+    echo "libuv-host-check: FAIL ($label): $*"
+    for f in "$tmp/out" "$tmp/err"; do
+        [ -s "$f" ] && { echo "--- server $(basename "$f"):"; tail -n 20 "$f"; }
+    done
+    exit 1
+}
+
+# Tenths of a second, without a floating-point sleep being assumed.
+wait_for_line() {
+    i=0
+    while ! grep -q '^listening on 127\.0\.0\.1:[0-9]*$' "$tmp/out" 2> /dev/null; do
+        kill -0 "$pid" 2> /dev/null || fail "the server exited before listening"
+        i=$((i + 1))
+        [ "$i" -le 50 ] || fail "no 'listening on' line within 5 s"
+        sleep 0.1
+    done
+}
+
+check_one() {
+    label=$*
+    : > "$tmp/out"
+    : > "$tmp/err"
+    # --max-seconds: if this script is killed where no trap runs, the server still ends.
+    "$bin" --port 0 --max-seconds 60 "$@" > "$tmp/out" 2> "$tmp/err" &
+    pid=$!
+    wait_for_line
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/out" | head -n 1)
+    url="http://127.0.0.1:$port/"
+
+    n=0
+    while [ "$n" -lt 10 ]; do
+        body=$(curl -sS --max-time 5 "$url") || fail "curl request $((n + 1)) failed"
+        [ "$body" = "hello, world" ] || fail "curl request $((n + 1)): unexpected body '$body'"
+        n=$((n + 1))
+    done
+    # One curl, ten URLs: it must reuse the first connection (num_connects 0 after it).
+    set -- "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url"
+    curl -sS --max-time 10 -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+        -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+        -w '%{http_code} %{num_connects}\n' "$@" > "$tmp/keepalive" ||
+        fail "curl with 10 requests on one connection failed"
+    ok=$(grep -c '^200 ' "$tmp/keepalive" || true)
+    fresh=$(awk '$2 > 0' "$tmp/keepalive" | wc -l)
+    [ "$ok" = 10 ] || fail "keep-alive curl: $ok of 10 answers were 200"
+    [ "$fresh" = 1 ] || fail "keep-alive curl opened $fresh connections for 10 requests, not 1"
+
+    timeout 10 wrk -t1 -c8 -d1s "$url" > "$tmp/wrk" 2>&1 || fail "wrk failed: $(cat "$tmp/wrk")"
+    reqs=$(awk '/requests in/ {print $1}' "$tmp/wrk")
+    [ -n "$reqs" ] && [ "$reqs" -gt 0 ] || fail "wrk made no request: $(cat "$tmp/wrk")"
+    ! grep -q 'Non-2xx' "$tmp/wrk" || fail "wrk saw answers other than 200: $(cat "$tmp/wrk")"
+    ! grep -q 'Socket errors' "$tmp/wrk" || fail "wrk saw socket errors: $(cat "$tmp/wrk")"
+
+    kill -INT "$pid"
+    i=0
+    while kill -0 "$pid" 2> /dev/null; do
+        i=$((i + 1))
+        [ "$i" -le 20 ] || fail "still running 2 s after SIGINT"
+        sleep 0.1
+    done
+    rc=0
+    wait "$pid" || rc=$?
+    pid=""
+    [ "$rc" = 0 ] || fail "exit status $rc after SIGINT"
+    summary=$(grep '^summary: ' "$tmp/out") || fail "no summary line"
+    echo "$summary" | grep -q ' ended-by=signal$' || fail "not ended by the signal: $summary"
+    served=$(echo "$summary" | sed -n 's/.* requests=\([0-9]*\) .*/\1/p')
+    [ "$served" -ge $((20 + reqs)) ] ||
+        fail "served $served requests, curl and wrk made $((20 + reqs))"
+    [ ! -s "$tmp/err" ] || fail "the server wrote to stderr"
+    echo "libuv-host-check: ok ($label): 20 curl requests, wrk $reqs requests in 1 s; $summary"
+}
+
+check_one --driver plain
+check_one --driver uv --run-mode nowait
+check_one --driver uv --run-mode once
+echo "libuv-host-check: all passed"
