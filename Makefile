@@ -107,8 +107,8 @@ $(B)/examples/%: examples/%.c $(B)/libstvm.a include/stvm.h
 	$(CC) $(WARN) $(OPT) -Iinclude $< $(B)/libstvm.a $(LDLIBS) -o $@
 
 # The one example that lives in a libuv loop (docs/io.md, "Running inside another event
-# loop") is the only thing built with libuv: an explicit rule, so the pattern rule above
-# never links it without -luv.
+# loop") is, with the tests (TEST_LIBS), the only thing built with libuv: an explicit
+# rule, so the pattern rule above never links it without -luv.
 UV_CFLAGS = $(shell pkg-config --cflags libuv)
 UV_LIBS = $(shell pkg-config --libs libuv)
 $(B)/examples/libuv_host: examples/libuv_host.c $(B)/libstvm.a include/stvm.h
