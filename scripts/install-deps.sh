@@ -107,7 +107,12 @@ while read -r kind name; do
     systemd)
         echo "$me: the install enabled $name for boot; disabling it (deb-systemd-helper disable $name)"
         if command -v deb-systemd-helper >/dev/null 2>&1; then
-            deb-systemd-helper disable "$name"
+            # deb-systemd-helper runs only when it sees dpkg's DPKG_MAINTSCRIPT_PACKAGE
+            # (it reads nothing else from it): name the package that owns the unit.
+            unit=$(find /lib/systemd/system /usr/lib/systemd/system /etc/systemd/system \
+                -maxdepth 1 -name "$name" -type f 2>/dev/null | head -n 1)
+            owner=$( [ -z "$unit" ] || dpkg-query -S "$unit" 2>/dev/null | head -n 1 | cut -d: -f1)
+            DPKG_MAINTSCRIPT_PACKAGE=${owner:-stvm-install-deps} deb-systemd-helper disable "$name"
         fi
         # Without deb-systemd-helper (or for a link it does not own) remove the link itself.
         find /etc/systemd/system -type l \( -path '*.wants/*' -o -path '*.requires/*' \) \
