@@ -215,8 +215,16 @@ teardown() {
     [ "$teardown_done" = no ] || return 0
     teardown_done=yes
     if [ -n "$child" ]; then
-        # The step runs in its own process group (set -m below): stop all of it.
+        # The step runs in its own process group (set -m below): stop all of it. A
+        # shell script such as debootstrap runs its TERM trap only once its current
+        # command ends, so the group gets 10 s, then SIGKILL.
+        say "stopping the step in progress (process group $child)"
         kill -TERM -- "-$child" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+            kill -0 -- "-$child" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -KILL -- "-$child" 2>/dev/null
         wait "$child" 2>/dev/null
         child=
     fi
@@ -249,9 +257,9 @@ cleanup() {
     exit "$rc"
 }
 trap cleanup EXIT
-trap 'interrupted=INT; exit 130' INT
-trap 'interrupted=TERM; exit 143' TERM
-trap 'interrupted=HUP; exit 129' HUP
+trap 'interrupted=INT; say "SIGINT: stopping, undoing the mounts"; exit 130' INT
+trap 'interrupted=TERM; say "SIGTERM: stopping, undoing the mounts"; exit 143' TERM
+trap 'interrupted=HUP; say "SIGHUP: stopping, undoing the mounts"; exit 129' HUP
 
 # Job control: each background step gets its own process group, which teardown can stop
 # whole, and its children do not inherit an ignored SIGINT as plain `&` would give them.
