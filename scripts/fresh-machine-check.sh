@@ -26,6 +26,9 @@
 # the script waits for, so a signal is handled at once rather than when the step ends,
 # and the clean-up first stops every process whose root is the new root.
 set -eu
+# The whole script is one { ... } group, so bash reads all of it before running any of
+# it: editing the file during a 20-minute run cannot change what that run executes.
+{
 me=fresh-machine-check
 say() { printf '%s: %s\n' "$me" "$*"; }
 die() { say "error: $*" >&2; exit 2; }
@@ -215,7 +218,7 @@ teardown() {
     [ "$teardown_done" = no ] || return 0
     teardown_done=yes
     if [ -n "$child" ]; then
-        # The step runs in its own process group (set -m below): stop all of it. A
+        # The step runs in its own process group (setsid, in run): stop all of it. A
         # shell script such as debootstrap runs its TERM trap only once its current
         # command ends, so the group gets 10 s, then SIGKILL.
         say "stopping the step in progress (process group $child)"
@@ -261,25 +264,25 @@ trap 'interrupted=INT; say "SIGINT: stopping, undoing the mounts"; exit 130' INT
 trap 'interrupted=TERM; say "SIGTERM: stopping, undoing the mounts"; exit 143' TERM
 trap 'interrupted=HUP; say "SIGHUP: stopping, undoing the mounts"; exit 129' HUP
 
-# Job control: each background step gets its own process group, which teardown can stop
-# whole, and its children do not inherit an ignored SIGINT as plain `&` would give them.
-set -m
 # run LOG CMD...: runs CMD as a background job with its output in LOG and waits for it,
-# so that a signal reaches the trap at once; returns CMD's status.
+# so that a signal reaches the trap at once (bash runs a trap only after a foreground
+# command ends, but interrupts `wait`); returns CMD's status. setsid puts the step in a
+# process group of its own, which teardown can stop whole, and keeps a Ctrl-C at the
+# terminal for this script alone; env --default-signal undoes the SIGINT/SIGQUIT
+# ignoring that bash gives background jobs, so the step runs as in a terminal. (Job
+# control, set -m, would do both, but then bash's trap did not see SIGINT in `wait`.)
 run() {
     local log=$1 rc=0
     shift
-    "$@" > "$log" 2>&1 < /dev/null &
+    setsid env --default-signal=INT,QUIT "$@" > "$log" 2>&1 < /dev/null &
     child=$!
     wait "$child" || rc=$?
     child=
     return "$rc"
 }
 # In the root: a clean environment (no PATH from this shell, no pyenv), as root's login.
-in_root() {
-    chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb DEBIAN_FRONTEND=noninteractive \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$1"
-}
+in_root=(chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb DEBIAN_FRONTEND=noninteractive
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c)
 
 step() {
     # step NAME LOG CMD...: timed, logged; prints the log's tail on failure.
@@ -383,7 +386,7 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
 say "mounted: $(mounts_under_root | sed "s|^$root||" | sort | tr '\n' ' ')"
 
 step "apt-get install make git ca-certificates" "$logs/apt-make-git.log" \
-    in_root 'apt-get update && apt-get install -y --no-install-recommends make git ca-certificates' ||
+    "${in_root[@]}" 'apt-get update && apt-get install -y --no-install-recommends make git ca-certificates' ||
     { reasons+=("installing make git ca-certificates failed"); verdict; }
 enabled_units "$root" > "$logs/units-baseline.txt"
 
@@ -395,16 +398,16 @@ git init -q --bare "$work/src.git"
 git -C "$work/src.git" fetch -q "$repo" "$sha:refs/heads/fresh-check"
 git -C "$work/src.git" bundle create -q "$root/root/stvm.bundle" refs/heads/fresh-check
 rm -rf "$work/src.git"
-step "git clone" "$logs/clone.log" in_root \
+step "git clone" "$logs/clone.log" "${in_root[@]}" \
     "git clone -q --branch fresh-check /root/stvm.bundle /root/stvm && git -C /root/stvm log -1 --oneline" ||
     { reasons+=("git clone failed"); verdict; }
 
 # --- 4. make demo, make check ----------------------------------------------------------
 if [ "$skip_demo" = no ]; then
-    step "make demo" "$logs/make-demo.log" in_root 'cd /root/stvm && make demo' ||
+    step "make demo" "$logs/make-demo.log" "${in_root[@]}" 'cd /root/stvm && make demo' ||
         reasons+=("make demo failed")
 fi
-if step "make check" "$logs/make-check.log" in_root 'cd /root/stvm && make check'; then
+if step "make check" "$logs/make-check.log" "${in_root[@]}" 'cd /root/stvm && make check'; then
     grep -E '^(check: |install-smoke: |== )' "$logs/make-check.log" | tail -n 3 | sed 's/^/    /'
 else
     reasons+=("make check failed")
@@ -464,3 +467,5 @@ else
 fi
 
 verdict
+exit
+}
