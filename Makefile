@@ -7,6 +7,7 @@ PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
 DESTDIR ?=
 
 .DEFAULT_GOAL := all
@@ -153,7 +154,7 @@ symbols: $(B)/libstvm.so
 	echo "symbols: only stvm_ exported"
 
 # Install into a scratch prefix and build an outside program with pkg-config.
-install-smoke: lib
+install-smoke: lib tools
 	@sh scripts/install-smoke.sh
 
 # Two experiments, each about a minute: the DelayBenchmark sweep, then the ZnClient
@@ -169,20 +170,17 @@ bench-micro: tools
 	$(B)/stvm-bench micro
 	$(B)/stvm-bench-ucontext micro
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
-	install -m 644 include/stvm.h $(DESTDIR)$(INCLUDEDIR)/stvm.h
-	install -m 644 $(B)/libstvm.a $(DESTDIR)$(LIBDIR)/libstvm.a
-	install -m 755 $(B)/libstvm.so $(DESTDIR)$(LIBDIR)/libstvm.so.$(VERSION)
-	ln -sf libstvm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstvm.so.0
-	ln -sf libstvm.so.0 $(DESTDIR)$(LIBDIR)/libstvm.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' stvm.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc
-	if [ -f $(B)/stvm-bench ]; then install -m 755 $(B)/stvm-bench $(DESTDIR)$(BINDIR)/stvm-bench; fi
+# install copies the header, the libraries, stvm.pc, stvm-bench and stvm-lab, and records
+# what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
+# uninstall removes exactly those, then the folders it created, when they are empty
+# (scripts/install.sh).
+INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
+    BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' VERSION='$(VERSION)' B='$(B)'
+install: lib tools
+	@$(INSTALL_VARS) sh scripts/install.sh install
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/stvm.h $(DESTDIR)$(LIBDIR)/libstvm.a $(DESTDIR)$(LIBDIR)/libstvm.so* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/stvm.pc $(DESTDIR)$(BINDIR)/stvm-bench
+	@$(INSTALL_VARS) sh scripts/install.sh uninstall
 
 clean:
 	rm -rf $(B)

@@ -1,16 +1,43 @@
 #!/bin/sh
 # Install into a scratch prefix with DESTDIR, then build an outside program that includes
 # only <stvm.h> (examples/semantics_tour.c) with `pkg-config --cflags --libs stvm`, and
-# run it against the installed shared library.
+# run it against the installed shared library; run the installed tools (stvm-lab,
+# stvm-bench); then uninstall and check that the scratch tree is exactly as it was
+# before the install: the folders install created are gone, and a folder that existed
+# before (bin/ here, standing for /usr/local/bin) is kept with what else was in it.
 set -eu
+me=install-smoke
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/dest
+work=$tmp/work
 prefix=/opt/stvm-smoke
-make -s install PREFIX=$prefix DESTDIR="$tmp" >/dev/null
-export PKG_CONFIG_SYSROOT_DIR="$tmp"
-export PKG_CONFIG_PATH="$tmp$prefix/lib/pkgconfig"
+mkdir -p "$dest$prefix/bin" "$work"
+echo "not stvm's" > "$dest$prefix/bin/other-tool"
+(cd "$dest" && find . | sort) > "$work/before.txt"
+
+make -s install PREFIX=$prefix DESTDIR="$dest" >/dev/null
+export PKG_CONFIG_SYSROOT_DIR="$dest"
+export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig"
 src=examples/semantics_tour.c
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror "$src" -o "$tmp/tour" $(pkg-config --cflags --libs stvm) -lpthread
-LD_LIBRARY_PATH="$tmp$prefix/lib" "$tmp/tour" > "$tmp/out.txt"
-echo "install-smoke: $src built with 'pkg-config --cflags --libs stvm' against an installed copy and ran ($(wc -l < "$tmp/out.txt") lines of output)"
+cc -std=c11 -Wall -Wextra -Werror "$src" -o "$work/tour" $(pkg-config --cflags --libs stvm) -lpthread
+LD_LIBRARY_PATH="$dest$prefix/lib" "$work/tour" > "$work/out.txt"
+echo "$me: $src built with 'pkg-config --cflags --libs stvm' against an installed copy and ran ($(wc -l < "$work/out.txt") lines of output)"
+
+for t in stvm-bench stvm-lab; do
+    [ -x "$dest$prefix/bin/$t" ] || { echo "$me: $prefix/bin/$t was not installed"; exit 1; }
+done
+"$dest$prefix/bin/stvm-lab" list > "$work/lab.txt"
+[ -s "$work/lab.txt" ] || { echo "$me: the installed stvm-lab listed no scenario"; exit 1; }
+"$dest$prefix/bin/stvm-bench" delay --help > /dev/null
+echo "$me: installed stvm-lab runs ($(wc -l < "$work/lab.txt") scenarios listed), stvm-bench runs"
+
+make -s uninstall PREFIX=$prefix DESTDIR="$dest" >/dev/null
+(cd "$dest" && find . | sort) > "$work/after.txt"
+if ! diff -u "$work/before.txt" "$work/after.txt" > "$work/diff.txt"; then
+    echo "$me: make uninstall did not leave the scratch prefix as it was (- before, + after):"
+    sed -n '3,$p' "$work/diff.txt"
+    exit 1
+fi
+echo "$me: make uninstall removed what install put there and the folders it created; the existing bin/ kept its other file"
