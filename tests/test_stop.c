@@ -166,7 +166,7 @@ typedef struct stopper {
     atomic_llong asked_ns;  /* when the stop of the current generation was asked */
     int64_t worst_ns;
     int late, lost;
-    volatile bool first_ask;   /* read by the handler: is this the run's first ask? */
+    atomic_bool first_ask;     /* read by the handler: is this the run's first ask? */
     uint32_t seed;
 } stopper;
 
@@ -175,7 +175,7 @@ static stopper *the_stopper;   /* the signal handler's way to the VM */
 static void on_sigusr1(int sig)
 {
     (void)sig;
-    if (the_stopper->first_ask)
+    if (atomic_load(&the_stopper->first_ask))
         atomic_store(&the_stopper->asked_ns, mono_ns());
     stvm_stop(the_stopper->vm);
 }
@@ -185,7 +185,7 @@ static void on_sigusr1(int sig)
 static void ask(stopper *s, bool first)
 {
     if (s->by_signal) {
-        s->first_ask = first;
+        atomic_store(&s->first_ask, first);
         pthread_kill(s->vm_thread, SIGUSR1);
         return;
     }
