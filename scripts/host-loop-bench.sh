@@ -93,7 +93,7 @@ opts_of() {
 }
 
 configs="plain uv-nowait uv-once"
-version=$("$bin" --self-test 1 --run-mode once |
+version=$("$bin" --self-test 1 --run-mode nowait |
     sed -n '1s/^self-test: \(stvm [^,]*, libuv [^,]*\),.*/\1/p')
 commit=$(git rev-parse --short HEAD 2> /dev/null || echo "?")
 echo "## libuv host loop against plain stvm_run"
