@@ -18,58 +18,16 @@ DURATION=${DURATION:-3}
 [ -x "$bin" ] || { echo "host-loop-bench: $bin is not built (make all)"; exit 1; }
 command -v wrk > /dev/null || { echo "host-loop-bench: wrk is missing"; exit 1; }
 
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-    if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
-        kill -KILL "$pid" 2> /dev/null || true
-        wait "$pid" 2> /dev/null || true
-    fi
-    pid=""
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-trap 'cleanup; exit 129' HUP
+# shellcheck source=scripts/libuv-host-server.sh
+. "$(dirname "$0")/libuv-host-server.sh"
 
-die() {
+fail() {
     echo "host-loop-bench: $*" >&2
     [ -s "$tmp/err" ] && { echo "--- server stderr:" >&2; tail -n 20 "$tmp/err" >&2; }
     exit 1
 }
 
 tck=$(getconf CLK_TCK)
-
-# $1: config name; the rest: the server's options. Leaves pid and port set.
-start_server() {
-    : > "$tmp/out"
-    : > "$tmp/err"
-    "$bin" --port 0 "$@" > "$tmp/out" 2> "$tmp/err" &
-    pid=$!
-    i=0
-    while ! grep -q '^listening on ' "$tmp/out" 2> /dev/null; do
-        kill -0 "$pid" 2> /dev/null || die "the server ($*) exited before listening"
-        i=$((i + 1))
-        [ "$i" -le 50 ] || die "no 'listening on' line within 5 s ($*)"
-        sleep 0.1
-    done
-    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/out" | head -n 1)
-}
-
-stop_server() {
-    kill -INT "$pid"
-    i=0
-    while kill -0 "$pid" 2> /dev/null; do
-        i=$((i + 1))
-        [ "$i" -le 50 ] || die "the server is still running 5 s after SIGINT"
-        sleep 0.1
-    done
-    rc=0
-    wait "$pid" || rc=$?
-    pid=""
-    [ "$rc" = 0 ] || die "the server exited $rc"
-}
 
 cpu_ticks() {
     # Fields 14 and 15 of /proc/PID/stat, counted after the ")" that ends the name.
@@ -111,18 +69,18 @@ while [ "$r" -le "$R" ]; do
         awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r - 1) % NF) + 1) }')
     for c in $order; do
         # shellcheck disable=SC2046
-        start_server $(opts_of "$c") --max-seconds 120
+        server_start $(opts_of "$c") --max-seconds 120
         t0=$(cpu_ticks "$pid")
         timeout $((DURATION + 20)) wrk -t1 -c8 -d"${DURATION}s" --latency \
-            "http://127.0.0.1:$port/" > "$tmp/wrk" 2>&1 || die "wrk failed ($c): $(cat "$tmp/wrk")"
+            "http://127.0.0.1:$port/" > "$tmp/wrk" 2>&1 || fail "wrk failed ($c): $(cat "$tmp/wrk")"
         t1=$(cpu_ticks "$pid")
-        stop_server
+        server_stop 50
         rps=$(awk '/^Requests\/sec:/ {print $2}' "$tmp/wrk")
         p50=$(to_us "$(awk '$1 == "50%" {print $2}' "$tmp/wrk")")
         p99=$(to_us "$(awk '$1 == "99%" {print $2}' "$tmp/wrk")")
         cpu=$(awk -v a="$t0" -v b="$t1" -v t="$tck" -v d="$DURATION" \
             'BEGIN {printf "%.1f", (b - a) / t / d * 100}')
-        [ -n "$rps" ] && [ -n "$p99" ] || die "could not read wrk's output ($c): $(cat "$tmp/wrk")"
+        [ -n "$rps" ] && [ -n "$p99" ] || fail "could not read wrk's output ($c): $(cat "$tmp/wrk")"
         if grep -q -e 'Non-2xx' -e 'Socket errors' "$tmp/wrk"; then
             echo "host-loop-bench: warning: wrk reported errors ($c):" \
                 "$(grep -e 'Non-2xx' -e 'Socket errors' "$tmp/wrk")" >&2
@@ -139,18 +97,9 @@ r=1
 while [ "$r" -le "$R" ]; do
     for c in $configs; do
         # shellcheck disable=SC2046
-        start_server $(opts_of "$c") --max-seconds 1
-        i=0
-        while kill -0 "$pid" 2> /dev/null; do
-            i=$((i + 1))
-            [ "$i" -le 50 ] || die "the idle server ($c) did not end after 1 s"
-            sleep 0.1
-        done
-        rc=0
-        wait "$pid" || rc=$?
-        pid=""
-        [ "$rc" = 0 ] || die "the idle server ($c) exited $rc"
-        s=$(grep '^summary: ' "$tmp/out") || die "no summary from the idle server ($c)"
+        server_start $(opts_of "$c") --max-seconds 1
+        server_wait 50
+        s=$(grep '^summary: ' "$tmp/out") || fail "no summary from the idle server ($c)"
         field() { echo "$s" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
         echo "$c $(field cpu-s) $(field wall-s) $(field host-turns)" >> "$tmp/idle"
     done

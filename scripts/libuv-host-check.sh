@@ -15,20 +15,8 @@ for tool in curl wrk; do
         { echo "libuv-host-check: $tool is missing (scripts/install-deps.sh)"; exit 1; }
 done
 
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-    if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
-        kill -KILL "$pid" 2> /dev/null || true
-        wait "$pid" 2> /dev/null || true
-    fi
-    pid=""
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-trap 'cleanup; exit 129' HUP
+# shellcheck source=scripts/libuv-host-server.sh
+. "$(dirname "$0")/libuv-host-server.sh"
 
 fail() {
     echo "libuv-host-check: FAIL ($label): $*"
@@ -38,26 +26,10 @@ fail() {
     exit 1
 }
 
-# Tenths of a second, without a floating-point sleep being assumed.
-wait_for_line() {
-    i=0
-    while ! grep -q '^listening on 127\.0\.0\.1:[0-9]*$' "$tmp/out" 2> /dev/null; do
-        kill -0 "$pid" 2> /dev/null || fail "the server exited before listening"
-        i=$((i + 1))
-        [ "$i" -le 50 ] || fail "no 'listening on' line within 5 s"
-        sleep 0.1
-    done
-}
-
 check_one() {
     label=$*
-    : > "$tmp/out"
-    : > "$tmp/err"
     # --max-seconds: if this script is killed where no trap runs, the server still ends.
-    "$bin" --port 0 --max-seconds 60 "$@" > "$tmp/out" 2> "$tmp/err" &
-    pid=$!
-    wait_for_line
-    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/out" | head -n 1)
+    server_start --max-seconds 60 "$@"
     url="http://127.0.0.1:$port/"
 
     n=0
@@ -83,17 +55,7 @@ check_one() {
     ! grep -q 'Non-2xx' "$tmp/wrk" || fail "wrk saw answers other than 200: $(cat "$tmp/wrk")"
     ! grep -q 'Socket errors' "$tmp/wrk" || fail "wrk saw socket errors: $(cat "$tmp/wrk")"
 
-    kill -INT "$pid"
-    i=0
-    while kill -0 "$pid" 2> /dev/null; do
-        i=$((i + 1))
-        [ "$i" -le 20 ] || fail "still running 2 s after SIGINT"
-        sleep 0.1
-    done
-    rc=0
-    wait "$pid" || rc=$?
-    pid=""
-    [ "$rc" = 0 ] || fail "exit status $rc after SIGINT"
+    server_stop 20
     summary=$(grep '^summary: ' "$tmp/out") || fail "no summary line"
     echo "$summary" | grep -q ' ended-by=signal$' || fail "not ended by the signal: $summary"
     served=$(echo "$summary" | sed -n 's/.* requests=\([0-9]*\) .*/\1/p')
