@@ -388,29 +388,41 @@ Test(host_loop, a_libuv_loop_sees_each_pipe_write_on_its_next_turn)
 
 /* ---- idleness ---------------------------------------------------------------------- */
 
+/* A VM whose one process waits on a pipe with no deadline, beside the Delay scheduler's
+ * timing process (started by a Delay first), so that its heartbeat is counted too. */
 typedef struct idler {
-    int fd;
-    int rc;
+    stvm_vm *vm;
+    int fds[2];   /* [0] waited on, [1] written to end the wait */
+    int rc;       /* what stvm_fd_wait answered (0: still waiting) */
 } idler;
 
-/* Waits on a descriptor with no deadline, beside the Delay scheduler's timing process
- * (started by a Delay first), so the heartbeat is counted too. */
 static void idles(stvm_vm *vm, void *arg)
 {
     idler *w = arg;
     stvm_delay_wait_ms(vm, 1);
-    w->rc = stvm_fd_wait(vm, w->fd, STVM_IO_READ, -1);
+    w->rc = stvm_fd_wait(vm, w->fds[0], STVM_IO_READ, -1);
+}
+
+static void idler_open(idler *w, const stvm_config *cfg)
+{
+    *w = (idler){.vm = vm_make(cfg)};
+    cr_assert_eq(pipe(w->fds), 0);
+    cr_assert_eq(stvm_spawn(w->vm, 40, "idler", idles, w, NULL), STVM_OK);
+}
+
+static void idler_close(idler *w)
+{
+    close(w->fds[0]);
+    close(w->fds[1]);
+    vm_done(w->vm);
 }
 
 Test(host_loop, a_host_loop_driving_an_idle_vm_does_not_spin)
 {
-    stvm_vm *vm = vm_make(NULL);
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    idler w = {.fd = fds[0]};
-    cr_assert_eq(stvm_spawn(vm, 40, "idler", idles, &w, NULL), STVM_OK);
+    idler w;
+    idler_open(&w, NULL);
     host h;
-    host_open(&h, vm, STVM_RUN_NOWAIT);
+    host_open(&h, w.vm, STVM_RUN_NOWAIT);
     run_host_for_ms(&h, 20);   /* past the first Delay */
     long turns0 = h.turns;
     int64_t cpu0 = thread_cpu_ns(), t0 = mono_ns();
@@ -420,14 +432,12 @@ Test(host_loop, a_host_loop_driving_an_idle_vm_does_not_spin)
     cr_log_info("idle host loop: %ld turns, %.1f ms CPU in %.0f ms", turns, cpu / 1e6, wall / 1e6);
     cr_assert_leq(turns, 10, "%ld host turns in a second of idleness", turns);
     cr_assert_lt(cpu, 50000000, "%.1f ms of host CPU in a second of idleness", cpu / 1e6);
-    cr_assert_eq(write(fds[1], "x", 1), 1);
+    cr_assert_eq(write(w.fds[1], "x", 1), 1);
     uv_run(&h.loop, UV_RUN_DEFAULT);
     cr_assert_eq(h.rc, 0);
     cr_assert_eq(w.rc, STVM_IO_READ);
     host_close(&h);
-    close(fds[0]);
-    close(fds[1]);
-    vm_done(vm);
+    idler_close(&w);
 }
 
 static void *write_after_1s(void *arg)
@@ -446,20 +456,15 @@ static uint64_t idle_wakeups(uint32_t relinquish_us)
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.idle_relinquish_us = relinquish_us;
-    stvm_vm *vm = vm_make(&cfg);
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    idler w = {.fd = fds[0]};
-    cr_assert_eq(stvm_spawn(vm, 40, "idler", idles, &w, NULL), STVM_OK);
+    idler w;
+    idler_open(&w, &cfg);
     pthread_t t;
-    cr_assert_eq(pthread_create(&t, NULL, write_after_1s, &fds[1]), 0);
-    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(pthread_create(&t, NULL, write_after_1s, &w.fds[1]), 0);
+    cr_assert_eq(stvm_run(w.vm), STVM_OK);
     pthread_join(t, NULL);
     cr_assert_eq(w.rc, STVM_IO_READ);
-    stvm_stats s = stats_of(vm);
-    close(fds[0]);
-    close(fds[1]);
-    vm_done(vm);
+    stvm_stats s = stats_of(w.vm);
+    idler_close(&w);
     return s.os_sleeps;
 }
 
@@ -487,13 +492,10 @@ static void ask_stop(uv_timer_t *t)
 
 Test(host_loop, a_stop_asked_from_the_host_loop_ends_the_next_run_and_a_later_one_goes_on)
 {
-    stvm_vm *vm = vm_make(NULL);
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    idler w = {.fd = fds[0]};
-    cr_assert_eq(stvm_spawn(vm, 40, "idler", idles, &w, NULL), STVM_OK);
+    idler w;
+    idler_open(&w, NULL);
     host h;
-    host_open(&h, vm, STVM_RUN_NOWAIT);
+    host_open(&h, w.vm, STVM_RUN_NOWAIT);
     uv_timer_t stopper;
     cr_assert_eq(uv_timer_init(&h.loop, &stopper), 0);
     stopper.data = &h;
@@ -503,12 +505,10 @@ Test(host_loop, a_stop_asked_from_the_host_loop_ends_the_next_run_and_a_later_on
     cr_assert_eq(h.rc, STVM_ESTOPPED);
     cr_assert_lt(mono_ns() - t0, 1000000000, "the stop woke the host loop");
     cr_assert_eq(w.rc, 0, "the process was kept as it was, still waiting");
-    cr_assert_eq(write(fds[1], "x", 1), 1);
-    cr_assert_eq(stvm_run(vm), STVM_OK, "a later run goes on");
+    cr_assert_eq(write(w.fds[1], "x", 1), 1);
+    cr_assert_eq(stvm_run(w.vm), STVM_OK, "a later run goes on");
     cr_assert_eq(w.rc, STVM_IO_READ);
     uv_close((uv_handle_t *)&stopper, NULL);
     host_close(&h);
-    close(fds[0]);
-    close(fds[1]);
-    vm_done(vm);
+    idler_close(&w);
 }
