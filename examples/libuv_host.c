@@ -586,8 +586,15 @@ static int host_start(host *h)
     return uv_check(uv_timer_start(&h->vm_timer, vm_timer_cb, 0, 0), "uv_timer_start");
 }
 
-static int host_run(host *h)
+/* Start the host and run its loop until every handle is closed; ok false (the set-up
+ * failed) shuts it down instead, so that the handles already open are closed. Answers
+ * -1 on any failure. */
+static int host_run(host *h, bool ok)
 {
+    if (!ok || host_start(h)) {
+        h->failed = 1;
+        host_shutdown(h, "error");
+    }
     int e = uv_run(&h->loop, UV_RUN_DEFAULT);
     (void)e;   /* nonzero only if handles remain: uv_loop_close says which */
     if ((e = uv_loop_close(&h->loop))) {
@@ -796,12 +803,7 @@ static int serve(const options *o)
             }
             ok = ok && !client_start(&h, &cl, srv.port, o->self_test);
         }
-        ok = ok && !host_start(&h);
-        if (!ok) {
-            h.failed = 1;
-            host_shutdown(&h, "error");
-        }
-        if (host_run(&h))
+        if (host_run(&h, ok))
             rc = 1;
         ended_by = h.ended_by;
         if (!strcmp(ended_by, "stop"))
@@ -997,12 +999,7 @@ static int pipe_row(int n, bool uv, int mode, bool thread_writer)
             pb.write_timer.data = &h;
             host_adopt(&h, (uv_handle_t *)&pb.write_timer);
         }
-        ok = ok && !host_start(&h);
-        if (!ok) {
-            h.failed = 1;
-            host_shutdown(&h, "error");
-        }
-        if (host_run(&h))
+        if (host_run(&h, ok))
             rc = 1;
     }
     double wall = (double)(now_ns() - t0) / 1e9, cpu = cpu_seconds() - cpu0;
