@@ -66,7 +66,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EINVAL, -1, "invalid argument")           /* NULL, wrong kind or out of range */ \
     XX(ENOMEM, -2, "out of memory")              /* heap or stack memory */            \
     XX(EDEADLOCK, -3, "deadlock: no process can ever run again")                        \
-    XX(ESTATE, -4, "object not in a state that allows the operation")                   \
+    XX(ESTATE, -4, "not allowed in the present state (of the object, or of a waiting "   \
+                   "process suspended meanwhile)")                                      \
     XX(EPERM, -5, "caller does not own the mutex")                                      \
     XX(ETIMEDOUT, -6, "timed out")                                                      \
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \

@@ -257,6 +257,15 @@ Test(vm, the_codes_split_from_ebusy_have_their_own_texts)
     cr_assert_str_eq(stvm_strerror(STVM_ENOTPROC), "not called from a green process of this VM");
 }
 
+Test(vm, estates_text_fits_a_wait_cut_short_by_a_suspend_as_well_as_an_object_in_the_wrong_state)
+{
+    /* Every wait answers ESTATE when its process was suspended and resumed meanwhile;
+     * other calls answer it for an object that does not allow the call now. */
+    const char *t = stvm_strerror(STVM_ESTATE);
+    cr_assert(strstr(t, "state") && strstr(t, "object"), "%s", t);
+    cr_assert(strstr(t, "suspended"), "%s", t);
+}
+
 Test(vm, library_version_matches_the_header)
 {
     cr_assert_eq(stvm_version(), STVM_VERSION_HEX);
