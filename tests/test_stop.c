@@ -6,9 +6,11 @@
  *
  * The load, all in one VM on the real clock with the default configuration: a TCP
  * echo over loopback through the VM's own sockets (edge-triggered descriptors), a
- * ping-pong over a socketpair through stvm_fd_wait (one-shot descriptors), and a
- * process that computes in bursts with checkpoints; every one of them sleeps a random
- * fraction of a millisecond now and then, so the VM also sleeps in the OS.
+ * ping-pong over a socketpair through stvm_fd_wait (one-shot descriptors), a process
+ * that computes in bursts with checkpoints, and one that spawns short-lived processes
+ * (a server's connection handlers begin and end all the time); every one of them
+ * sleeps a random fraction of a millisecond now and then, so the VM also sleeps in the
+ * OS.
  *
  * A lost stop would leave stvm_run running for good; the stopper then asks again
  * after 5 s and counts the loss, so the test reports how many were lost (and how many
@@ -133,6 +135,26 @@ static void computes(stvm_vm *vm, void *arg)
     }
 }
 
+static void short_lived(stvm_vm *vm, void *arg)
+{
+    load *l = arg;
+    stvm_yield(vm);
+    atomic_fetch_add(&l->work, 1);
+}
+
+/* Processes that begin and end all the time, as a server's connection handlers do: a
+ * stop may come while one finishes (its last switch is a scheduling point too). */
+static void churns(stvm_vm *vm, void *arg)
+{
+    load *l = arg;
+    for (;;) {
+        for (int i = 0; i < 4; i++)
+            stvm_spawn(vm, 40 + i % 2, "short-lived", short_lived, l, NULL);
+        maybe_pause(vm, l);
+        stvm_yield(vm);
+    }
+}
+
 static stvm_vm *loaded_vm(load *l)
 {
     stvm_vm *vm = vm_make(NULL);
@@ -145,6 +167,7 @@ static stvm_vm *loaded_vm(load *l)
     cr_assert_eq(stvm_spawn(vm, 40, "ping", ping, l, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 40, "pong", pong, l, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 30, "computes", computes, l, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "churns", churns, l, NULL), STVM_OK);
     return vm;
 }
 
@@ -271,7 +294,14 @@ Test(stop, a_thousand_stops_from_another_thread_each_end_the_loaded_run_within_1
     cr_assert_eq(stop_repeatedly(false), 0, "every run answered STVM_ESTOPPED");
 }
 
+/* Not under ThreadSanitizer: its runtime defers a signal that lands outside a call it
+ * knows as blocking until the thread next enters the C library, and it does not know
+ * epoll_pwait2, so a handler aimed at a VM asleep until something is due runs only
+ * when the VM next wakes (up to seconds here, with 8 of 1,000 stops past 5 s). Without
+ * TSan the handler runs inside the wait and ends it. */
+#if !defined(__SANITIZE_THREAD__)
 Test(stop, a_thousand_stops_from_a_signal_handler_each_end_the_loaded_run_within_100ms)
 {
     cr_assert_eq(stop_repeatedly(true), 0, "every run answered STVM_ESTOPPED");
 }
+#endif
