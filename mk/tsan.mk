@@ -12,8 +12,9 @@
 # external (signals from other threads and a handler) and vm (two VMs on two
 # threads), run_modes (stvm_stop and the backend descriptor from other threads) and
 # fd_wait (descriptors written by other threads), ffi_threads, and stop (a thousand
-# stops from another thread and from a signal handler). A cross-thread test goes into one of
-# them, or its suite is added here.
+# stops from another thread; its signal-handler half is left out here, see
+# tests/test_stop.c). A cross-thread test goes into one of them, or its suite is added
+# here.
 # The binary holds every suite: `build/tsan/stvm-tests --filter 'mutex/*'` runs others.
 TSAN_SUITES ?= threads external vm run_modes fd_wait ffi_threads stop
 
