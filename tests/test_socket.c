@@ -774,23 +774,34 @@ static void spurious_signaller(stvm_vm *vm, void *arg)
     term_hang_up(vm, t);
 }
 
-/* A receive that only tries (0 ms) while another process waits to read is refused as a
- * second reader is: were it let through, its giving up would disarm the waiter's read
- * handler, and the waiter would no longer be woken by data. */
-static void tries_beside_a_reader(stvm_vm *vm, void *arg)
+/* Connect, start a reader waiting on the client's socket, do act beside it, then send
+ * the byte it waits for and join it (which gives its handle back). */
+static void beside_a_reader(stvm_vm *vm, term *t, void (*act)(stvm_vm *, term *), char byte)
 {
-    term *t = arg;
     if (!term_connect(vm, t))
         return;
     stvm_process *r = NULL;
     GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
     GCHECK(t, blocked_soon(vm, r));
+    act(vm, t);
+    GCHECK(t, stvm_socket_send(vm, t->server, &byte, 1, LONG) == 1);
+    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
+    term_hang_up(vm, t);
+}
+
+/* A receive that only tries (0 ms) while another process waits to read is refused as a
+ * second reader is: were it let through, its giving up would disarm the waiter's read
+ * handler, and the waiter would no longer be woken by data. */
+static void try_recv(stvm_vm *vm, term *t)
+{
     char b;
     t->try_rc = stvm_socket_recv(vm, t->client, &b, 1, 0);
     GCHECK(t, stvm_fd_wait(vm, stvm_socket_fd(t->client), STVM_IO_READ, 0) == STVM_EWAITING);
-    GCHECK(t, stvm_socket_send(vm, t->server, "w", 1, LONG) == 1);
-    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);   /* gives the handle back */
-    term_hang_up(vm, t);
+}
+
+static void tries_beside_a_reader(stvm_vm *vm, void *arg)
+{
+    beside_a_reader(vm, arg, try_recv, 'w');
 }
 
 Test(socket, a_zero_ms_recv_beside_a_waiting_reader_is_refused_and_the_reader_still_wakes)
@@ -806,20 +817,16 @@ Test(socket, a_zero_ms_recv_beside_a_waiting_reader_is_refused_and_the_reader_st
 /* A second reader is told another process waits (EWAITING), and closing the socket
  * under the waiter that it is in use (EINUSE): neither is about a running VM (EBUSY,
  * whose text a user once saw for a second reader). */
-static void reads_second_and_closes(stvm_vm *vm, void *arg)
+static void recv_second_and_close(stvm_vm *vm, term *t)
 {
-    term *t = arg;
-    if (!term_connect(vm, t))
-        return;
-    stvm_process *r = NULL;
-    GCHECK(t, stvm_spawn(vm, 40, "reader", patient_reader, t, &r) == STVM_OK);
-    GCHECK(t, blocked_soon(vm, r));
     char b;
     t->second_rc = stvm_socket_recv(vm, t->client, &b, 1, LONG);
     t->close_rc = stvm_socket_close(vm, t->client);
-    GCHECK(t, stvm_socket_send(vm, t->server, "v", 1, LONG) == 1);
-    GCHECK(t, stvm_process_join(vm, r, LONG) == STVM_OK);
-    term_hang_up(vm, t);
+}
+
+static void reads_second_and_closes(stvm_vm *vm, void *arg)
+{
+    beside_a_reader(vm, arg, recv_second_and_close, 'v');
 }
 
 Test(socket, a_second_reader_gets_ewaiting_and_a_close_under_it_einuse_texts_name_the_waiter)
