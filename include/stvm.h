@@ -421,7 +421,9 @@ typedef struct stvm_process_info {
                                       once finished */
 } stvm_process_info;
 
-/* Describe a process. Errors: EINVAL. */
+/* Describe a process.
+ * Errors:
+ *   EINVAL    vm, p or out NULL; p not a process of this VM */
 STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
                                    stvm_process_info *out);
 
@@ -501,8 +503,15 @@ STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* stvm_mutex_enter waiting at most ms (through the Delay scheduler): STVM_OK when the
  * mutex is the caller's, STVM_ETIMEDOUT when the time ran out first (the caller does
- * not own it). 0 only tries. Errors: those of stvm_mutex_enter, EINVAL (negative ms),
- * ERANGE (see stvm_delay_wait_ms). Switches. */
+ * not own it). 0 only tries. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a mutex of this VM; ms negative
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ETIMEDOUT the mutex was not the caller's within ms (0: at once)
+ *   ESTATE    the caller was suspended off the waiting list and resumed: it does not
+ *             own the mutex
+ *   ERANGE    ms too long (see stvm_delay_wait_ms); the owner re-entered it 2^32-1 times
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
 STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
@@ -523,7 +532,15 @@ STVM_API int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m);
 /* The owner, or NULL. */
 STVM_API stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m);
 
-/* Run fn(vm, arg) holding the mutex (enter, fn, exit). Errors: those of enter. */
+/* Run fn(vm, arg) holding the mutex (enter, fn, exit).
+ * Errors:
+ *   EINVAL    vm, m or fn NULL; m not a mutex of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    as stvm_mutex_enter: the caller was suspended off the waiting list and
+ *             resumed; fn was not run
+ *   ERANGE    the owner re-entered it 2^32-1 times; fn was not run
+ *   EPERM     fn ran, and left the mutex itself: the closing exit found it not the
+ *             caller's */
 STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg);
 
 /* ---- External signals ---------------------------------------------------------- */
@@ -544,8 +561,10 @@ STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
  * once, at the VM's next scheduling point; wakes an idle VM at once. N calls become N
- * signals, never merged. Errors: EINVAL (vm NULL, index out of range; an unused slot
- * is not an error: the request is dropped when the VM sees it). */
+ * signals, never merged. An unused slot is not an error: the request is dropped when the
+ * VM sees it.
+ * Errors:
+ *   EINVAL    vm NULL; index outside 1..the table's size (config external_table_size) */
 STVM_API int stvm_signal_external(stvm_vm *vm, int index);
 
 /* ---- Descriptors ---------------------------------------------------------------- */
@@ -711,11 +730,15 @@ STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t
 STVM_API int stvm_socket_close(stvm_vm *vm, stvm_socket *s);
 
 /* The descriptor (for stvm_fd_wait or socket options; it stays the socket's: do not
- * close it, nor wait on it while the socket's own calls wait), or EINVAL for NULL. */
+ * close it, nor wait on it while the socket's own calls wait).
+ * Errors:
+ *   EINVAL    s NULL, or not a socket (a stream or another handle) */
 STVM_API int stvm_socket_fd(const stvm_socket *s);
 
 /* The local port of a listener; the peer's port of a connected or accepted socket.
- * EINVAL for NULL, ESYS when the system cannot tell. */
+ * Errors:
+ *   EINVAL    s NULL, or not a socket
+ *   ESYS      the system cannot tell the port */
 STVM_API int stvm_socket_port(const stvm_socket *s);
 
 /* Pharo's connection status of the socket (STVM_SOCKET_*), or EINVAL (NULL, not a
@@ -763,8 +786,18 @@ typedef struct stvm_stream_stats {
  *   ENOMEM    no memory for the stream */
 STVM_API int stvm_stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
                               stvm_stream **out);
-/* Read up to len bytes (at least 1; 0 at the end of the stream). Errors as
- * stvm_socket_recv. Switches. */
+/* Read up to len bytes (at least 1; 0 at the end of the stream). Switches.
+ * Errors:
+ *   EINVAL    vm, st or buf NULL; len 0 or > INT64_MAX; st not a stream of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  nothing is buffered and another process already waits to read from st's
+ *             socket, through st or directly
+ *   ECLOSED   the peer reset the connection
+ *   ETIMEDOUT nothing arrived within the stream's timeout
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the read, or no memory to start the Delay
+ *             scheduler (the VM's first timed wait) */
 STVM_API int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len);
 /* Read one line ending in LF (a CR before it is dropped too) into buf as a C string
  * without its end of line. Answers its length, or: 0 with buf "" at the end of the
@@ -774,13 +807,36 @@ STVM_API int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_
  * from the stream (ERANGE: the cap - 1 that fitted; or a read failing in mid-line):
  * then buf holds them as a C string, so that nothing read is lost. Switches. */
 STVM_API int64_t stvm_stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap);
-/* Buffer len bytes, sending the buffer whenever it fills. Errors as stvm_socket_send.
- * Switches. */
+/* Buffer len bytes, sending the buffer whenever it fills. Switches. On an error some
+ * of the bytes may have been buffered or sent.
+ * Errors:
+ *   EINVAL    vm or st NULL; buf NULL with len > 0; len > INT64_MAX; st not a stream
+ *             of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  the buffer is full and another process already waits to write on st's
+ *             socket
+ *   ECLOSED   the peer closed or reset the connection; what was not sent stays buffered
+ *   ETIMEDOUT a full buffer was not sent within the stream's timeout; what was not sent
+ *             stays buffered
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no buffer could be lent for the bytes, or no memory to start the Delay
+ *             scheduler (the VM's first timed wait) */
 STVM_API int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len);
-/* Send what is buffered (one send when it fits the socket's room). Errors as
- * stvm_socket_send. Switches. */
+/* Send what is buffered (one send when it fits the socket's room). Switches.
+ * Errors:
+ *   EINVAL    vm or st NULL; st not a stream of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EWAITING  another process already waits to write on st's socket
+ *   ECLOSED   the peer closed or reset the connection; what was not sent stays buffered
+ *   ETIMEDOUT not all sent within the stream's timeout; what was not sent stays buffered
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
 STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
-/* The stream's counters. EINVAL for NULL. */
+/* The stream's counters.
+ * Errors:
+ *   EINVAL    st or out NULL; st not a stream */
 STVM_API int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out);
 /* Close the stream (bytes still buffered for writing are dropped: flush first) and free
  * it; the socket stays open.
@@ -818,14 +874,18 @@ STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
  * what came after that run looked (so a host loop that watches it does not spin); a
  * signal or stop that came during the run, after its last look, leaves it readable.
  * Watch it for reading; never read it, close it or register it elsewhere as
- * edge-triggered. Valid until stvm_vm_free. EINVAL for NULL. */
+ * edge-triggered. Valid until stvm_vm_free.
+ * Errors:
+ *   EINVAL    vm NULL */
 STVM_API int stvm_backend_fd(stvm_vm *vm);
 
 /* How long a host loop may wait before calling stvm_run_mode again: 0 when a process
  * can run now (or the clock is simulated and a deadline is pending), the milliseconds to
- * the next deadline (rounded up), or -1 with none. EINVAL for NULL, which is -1 too, on
- * purpose: a NULL VM has no deadline either, and a host loop that hands the answer to
- * poll or epoll_wait (libuv's uv_backend_timeout) waits on its descriptors alone. */
+ * the next deadline (rounded up), or -1 with none. EINVAL is -1 too, on purpose: a NULL
+ * VM has no deadline either, and a host loop that hands the answer to poll or epoll_wait
+ * (libuv's uv_backend_timeout) waits on its descriptors alone.
+ * Errors:
+ *   EINVAL    vm NULL (the same -1 as "no deadline") */
 STVM_API int stvm_backend_timeout_ms(stvm_vm *vm);
 
 /* Any thread, and async-signal-safe: make a running stvm_run return STVM_ESTOPPED at its
@@ -851,9 +911,12 @@ STVM_API uint32_t stvm_millisecond_clock(stvm_vm *vm);
  * inside the scheduler). Unlike a timer it does not end a wait by itself: only what it
  * does (a descriptor made ready, an external signal) can, and only when the VM looks,
  * so that the legacy idle mode's blind sleep sleeps through it as the old VM did. Events
- * still pending at stvm_vm_free are dropped uncalled. Errors: EINVAL (vm or fn NULL),
- * ESTATE (not the simulated clock), ERANGE (at_us before the clock's now or at or past
- * STVM's clock limit, 2^62), ENOMEM. Allocates; never switches. */
+ * still pending at stvm_vm_free are dropped uncalled. Allocates; never switches.
+ * Errors:
+ *   EINVAL    vm or fn NULL
+ *   ESTATE    the VM's clock is not the simulated one
+ *   ERANGE    at_us before the clock's now, or at or past STVM's clock limit (2^62)
+ *   ENOMEM    no memory for the event */
 typedef void (*stvm_sim_fn)(stvm_vm *vm, void *arg);
 STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg);
 
@@ -872,7 +935,15 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
 /* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
- * on every exit path. Errors: as stvm_semaphore_wait and stvm_delay_wait_ms. */
+ * on every exit path.
+ * Errors:
+ *   EINVAL    vm or sem NULL; sem not a semaphore of this VM; ms negative
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ETIMEDOUT no signal within ms (0: at once, unless an excess signal is there)
+ *   ESTATE    the caller was suspended off the list while it waited, and resumed (see
+ *             stvm_process_suspend): no signal was consumed
+ *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
 STVM_API int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms);
 /* The same in microseconds (the microsecond Delay scheduler never ends it early). */
 STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, int64_t us);
@@ -986,44 +1057,65 @@ typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *a
 /* Start recording into a new ring of `events` events (1 .. STVM_TRACE_MAX_EVENTS),
  * dropping the previous ring and its names; sequence numbers and the dropped count
  * start at 0. The first events are READY for every process already on a run queue (the
- * idle process at least), so that a trace begun mid-run knows who was ready. Errors:
- * EINVAL (vm NULL, events out of range), ENOMEM (then the previous ring, recording or
- * not, is kept as it was), ESTATE (a library built with its event points compiled out,
- * -DSTVM_TRACE_POINTS=0, to measure what they cost: make bench-trace-cost). Allocates;
- * never switches. */
+ * idle process at least), so that a trace begun mid-run knows who was ready. Allocates;
+ * never switches.
+ * Errors:
+ *   EINVAL    vm NULL; events outside 1 .. STVM_TRACE_MAX_EVENTS
+ *   ENOMEM    no memory for the ring: the previous ring, recording or not, is kept as
+ *             it was
+ *   ESTATE    a library built with its event points compiled out (-DSTVM_TRACE_POINTS=0,
+ *             to measure what they cost: make bench-trace-cost) */
 STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);
-/* Stop recording; the ring stays for the writers. Errors: EINVAL (vm NULL), ESTATE
- * (not recording). Never allocates. */
+/* Stop recording; the ring stays for the writers. Never allocates.
+ * Errors:
+ *   EINVAL    vm NULL
+ *   ESTATE    not recording */
 STVM_API int stvm_trace_stop(stvm_vm *vm);
 /* Events recorded but no longer in the ring (overwritten by newer ones): >= 0, or
  * EINVAL for a NULL vm. 0 when no ring exists. */
 STVM_API int64_t stvm_trace_dropped(const stvm_vm *vm);
 /* Events in the ring: >= 0, or EINVAL for a NULL vm. */
 STVM_API int64_t stvm_trace_count(const stvm_vm *vm);
-/* Copy the index-th event in the ring (0 = the oldest kept) into *out. Errors: EINVAL
- * (vm or out NULL), ERANGE (index >= stvm_trace_count). */
+/* Copy the index-th event in the ring (0 = the oldest kept) into *out.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ERANGE    index >= stvm_trace_count (every index when there is no ring) */
 STVM_API int stvm_trace_get(const stvm_vm *vm, size_t index, stvm_trace_event *out);
 /* Install fn (NULL: none) with arg; it sees events while recording. Replaces the
- * previous hook. Errors: EINVAL (vm NULL). Never allocates. */
+ * previous hook. Never allocates.
+ * Errors:
+ *   EINVAL    vm NULL */
 STVM_API int stvm_trace_set_hook(stvm_vm *vm, stvm_trace_hook fn, void *arg);
 /* Write "name#id" for process id into buf (NUL-terminated, truncated to size): the name
  * it had when it was created or when recording started ("#id" if none is known, "host"
- * for 0). Errors: EINVAL (vm or buf NULL, size 0), ESTATE (no ring). Never allocates. */
+ * for 0). Never allocates.
+ * Errors:
+ *   EINVAL    vm or buf NULL; size 0
+ *   ESTATE    no ring: no trace was started on this VM */
 STVM_API int stvm_trace_process_name(const stvm_vm *vm, uint64_t id, char *buf, size_t size);
 /* The kind's name ("switch", "sem-signal"), or NULL for a kind that does not exist. */
 STVM_API const char *stvm_trace_kind_name(int kind);
 /* Write the ring as a text timeline to out: a first line with the counts (dropped
  * included), then one aligned line per event, at most 100 columns, times relative to
- * the trace's start in ms with us. Errors: EINVAL (vm or out NULL), ESTATE (no ring),
- * ESYS (a write failed). Allocates (temporarily). */
+ * the trace's start in ms with us. Allocates (temporarily).
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ESTATE    no ring: no trace was started on this VM
+ *   ESYS      a write to out failed (the lines before it are written)
+ *   ENOMEM    no memory for the table that numbers the objects (the lines before it
+ *             are written) */
 STVM_API int stvm_trace_write_text(stvm_vm *vm, FILE *out);
 /* Write the ring as Trace Event JSON (Perfetto, chrome://tracing) to the file at path:
  * one track per process named by a thread_name metadata event, slices for running,
  * ready, waiting, sleeping (on a Delay) and the OS sleep, every slice closed; instant
  * events for signals, timer fires, expiries, descriptors and external signals; a
  * "run queue" counter; args.seq on every entry made from an event; otherData.dropped.
- * Errors: EINVAL (vm or path NULL), ESTATE (no ring), ESYS (the file cannot be written:
- * nothing is left at path), ENOMEM. Allocates (temporarily). */
+ * Allocates (temporarily).
+ * Errors:
+ *   EINVAL    vm or path NULL
+ *   ESTATE    no ring: no trace was started on this VM
+ *   ESYS      the file cannot be written: nothing is left at path
+ *   ENOMEM    no memory for the tracks or labels: nothing is left at path */
 STVM_API int stvm_trace_write_json(stvm_vm *vm, const char *path);
 
 /* ---- Counters ------------------------------------------------------------------ */
@@ -1059,7 +1151,9 @@ typedef struct stvm_stats {
     uint64_t socket_reads_blocked;  /* socket reads that found no data and waited */
 } stvm_stats;
 
-/* Copy the counters. Errors: EINVAL. */
+/* Copy the counters.
+ * Errors:
+ *   EINVAL    vm or out NULL */
 STVM_API int stvm_get_stats(stvm_vm *vm, stvm_stats *out);
 /* Zero the cumulative counters (not the live ones). */
 STVM_API void stvm_reset_stats(stvm_vm *vm);
@@ -1074,34 +1168,52 @@ STVM_API bool stvm_is_smallint(stvm_oop oop);
 STVM_API bool stvm_is_integer(stvm_vm *vm, stvm_oop oop);
 
 /* Make an integer oop: a SmallInteger when it fits, else a boxed Large(Positive|
- * Negative)Integer (allocates). Errors: EINVAL, ENOMEM. */
+ * Negative)Integer (allocates).
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the boxed integer */
 STVM_API int stvm_int_from_i64(stvm_vm *vm, int64_t v, stvm_oop *out);
 STVM_API int stvm_int_from_u64(stvm_vm *vm, uint64_t v, stvm_oop *out);
-/* Read an integer oop exactly. Errors: EINVAL (not an integer), ERANGE. */
+/* Read an integer oop exactly.
+ * Errors:
+ *   EINVAL    vm or out NULL; oop not an integer of this VM
+ *   ERANGE    its value does not fit the C type (int64_t, uint64_t) */
 STVM_API int stvm_int_to_i64(stvm_vm *vm, stvm_oop oop, int64_t *out);
 STVM_API int stvm_int_to_u64(stvm_vm *vm, stvm_oop oop, uint64_t *out);
 
 /* Arithmetic across both representations; results normalised to SmallIntegers when
  * they fit, boxed otherwise (allocates). Magnitudes up to 64 bits.
- * Errors: EINVAL (an operand is not an integer), ERANGE (result beyond 64 bits), ENOMEM. */
+ * Errors:
+ *   EINVAL    vm or out NULL; an operand not an integer of this VM
+ *   ERANGE    the result's magnitude beyond 64 bits
+ *   ENOMEM    no memory for the boxed result */
 STVM_API int stvm_int_add(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
 STVM_API int stvm_int_sub(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
 STVM_API int stvm_int_mul(stvm_vm *vm, stvm_oop a, stvm_oop b, stvm_oop *out);
-/* Compare: *out = -1, 0 or 1. Errors: EINVAL. */
+/* Compare: *out = -1, 0 or 1.
+ * Errors:
+ *   EINVAL    vm or out NULL; an operand not an integer of this VM */
 STVM_API int stvm_int_compare(stvm_vm *vm, stvm_oop a, stvm_oop b, int *out);
 
 /* Give a boxed integer, a BoxedFloat64, an ExternalAddress, a ByteArray or a destroyed
  * socket handle (see primitiveSocketDestroy) back to object memory (stvm has no garbage
  * collector: whoever made an object releases it). SmallIntegers and nil are ignored.
- * Errors: EINVAL (not one of these), ESTATE (a socket handle not yet destroyed). */
+ * Errors:
+ *   EINVAL    vm NULL; oop not one of these, or not an object of this VM
+ *   ESTATE    a socket handle not yet destroyed */
 STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
 
 /* A ByteArray of size bytes, all zero (Pharo's ByteArray new:), for the socket
  * primitives' buffers and addresses. Give it back with stvm_oop_release.
- * Errors: EINVAL (vm or out NULL), ERANGE (size above 1 GiB), ENOMEM. Allocates. */
+ * Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ERANGE    size above 1 GiB
+ *   ENOMEM    no memory for the ByteArray */
 STVM_API int stvm_bytes_new(stvm_vm *vm, size_t size, stvm_oop *out);
 /* The bytes of a ByteArray and their count, valid until it is released.
- * Errors: EINVAL (an argument NULL, bytes not a ByteArray of this VM). */
+ * Errors:
+ *   EINVAL    vm, data or size NULL; bytes not a ByteArray of this VM */
 STVM_API int stvm_bytes_data(stvm_vm *vm, stvm_oop bytes, uint8_t **data, size_t *size);
 
 /* The oop of a handle, for primitives. */
@@ -1152,16 +1264,20 @@ typedef struct stvm_ffi_worker stvm_ffi_worker;
 
 /* Look up symbol in library (passed to dlopen unchanged, e.g. "libm.so.6"; NULL = the
  * program and everything it has loaded) and prepare the call for signature once
- * (ffi_prep_cif). Errors: EINVAL (vm, symbol, signature or out NULL; a bad signature; a
- * library that does not load; a missing symbol), ENOMEM. Allocates; the caller owns
- * *out and frees it with stvm_ffi_function_free (stvm_vm_free frees what is left).
- * Never switches. */
+ * (ffi_prep_cif). Allocates; the caller owns *out and frees it with
+ * stvm_ffi_function_free (stvm_vm_free frees what is left). Never switches.
+ * Errors:
+ *   EINVAL    vm, symbol, signature or out NULL; a bad signature; a library that does
+ *             not load; a missing symbol
+ *   ENOMEM    no memory for the function (or for the VM's FFI state, on its first use) */
 STVM_API int stvm_ffi_function_new(stvm_vm *vm, const char *library, const char *symbol,
                                    const char *signature, stvm_ffi_function **out);
 /* The same for a function the caller already has the address of (a function of its
  * own, a callback's c_function, a pointer a C library handed out), cast to void *.
- * Errors: EINVAL (vm, address, signature or out NULL; a bad signature), ENOMEM.
- * Allocates; freed as above. */
+ * Allocates; freed as above.
+ * Errors:
+ *   EINVAL    vm, address, signature or out NULL; a bad signature
+ *   ENOMEM    no memory for the function (or for the VM's FFI state, on its first use) */
 STVM_API int stvm_ffi_function_at(stvm_vm *vm, void *address, const char *signature,
                                   stvm_ffi_function **out);
 /* Free fn; the handle must not be used afterwards. A threaded call still running keeps
@@ -1172,8 +1288,9 @@ STVM_API void stvm_ffi_function_free(stvm_vm *vm, stvm_ffi_function *fn);
  * process's frame (STVM_FFI_STACK_DEFAULT at first; 0 = no check). A process with less
  * fails the call with STVM_PRIM_ERR_LIMIT_EXCEEDED instead of overflowing: give such a
  * process a bigger stack (stvm_spawn_sized) or the call a worker. The embedding thread
- * outside stvm_run is not checked. Errors: EINVAL (not a function of this VM; bytes
- * above 64 MiB). Never switches. */
+ * outside stvm_run is not checked. Never switches.
+ * Errors:
+ *   EINVAL    vm NULL; fn not a function of this VM; bytes above 64 MiB */
 STVM_API int stvm_ffi_function_set_stack(stvm_vm *vm, stvm_ffi_function *fn, size_t bytes);
 
 /* Call fn with nargs arguments on the calling thread, as UFFI does: every other green
@@ -1197,24 +1314,44 @@ STVM_API int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *a
  * signal. A process suspended meanwhile goes on waiting when resumed; one terminated
  * meanwhile leaves the call to finish on its worker, which drops the result.
  * Allocates; switches.
- * Errors: those of stvm_ffi_call except the stack check, and
+ * Errors:
+ *   EINVAL    vm NULL; fn not a function of this VM; nargs < 0; args NULL with
+ *             nargs > 0
  *   ENOTPROC  not called from a green process of vm on its thread
+ *   EPRIM     a wrong count or kind of argument, a value that does not fit: nothing was
+ *             called; see stvm_ffi_last_failure (there is no stack check: the call runs
+ *             on the worker's stack)
  *   EFULL     no external slot for the call's semaphore
+ *   ENOMEM    no memory for the call's record and semaphore or for the pool; or the
+ *             call was made and its boxed result could not be
  *   ESYS      no worker thread could start */
 STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                                     int nargs, stvm_oop *result);
 /* A named worker (TFFI's TFWorker named:): one OS thread of its own with its own queue,
  * so that its calls run one after the other, apart from the pool's. name is copied
- * (NULL = ""); the thread starts with the first call. Errors: EINVAL (vm or out NULL),
- * ENOMEM. Allocates; freed with stvm_ffi_worker_free or by stvm_vm_free. */
+ * (NULL = ""); the thread starts with the first call. Allocates; freed with
+ * stvm_ffi_worker_free or by stvm_vm_free.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the worker (or for the VM's FFI state, on its first use) */
 STVM_API int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out);
 /* Stop a named worker and join its thread. Never switches.
  * Errors:
  *   EINVAL    not a worker of this VM
  *   EINUSE    a call is queued or running on it: nothing changes */
 STVM_API int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w);
-/* stvm_ffi_call_threaded on worker w (NULL = the pool). Errors as
- * stvm_ffi_call_threaded, and EINVAL for a w that is not a worker of this VM. */
+/* stvm_ffi_call_threaded on worker w (NULL = the pool).
+ * Errors:
+ *   EINVAL    vm NULL; w not NULL and not a worker of this VM; fn not a function of
+ *             this VM; nargs < 0; args NULL with nargs > 0
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EPRIM     a wrong count or kind of argument, a value that does not fit: nothing was
+ *             called; see stvm_ffi_last_failure (no stack check, as for the pool)
+ *   EFULL     no external slot for the call's semaphore
+ *   ENOMEM    no memory for the call's record and semaphore (or, with w NULL, for the
+ *             pool); or the call was made and its boxed result could not be
+ *   ESYS      the worker's thread (with w NULL: every thread of the pool) could not
+ *             start */
 STVM_API int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
                               const stvm_oop *args, int nargs, stvm_oop *result);
 /* Pharo's failure code of the last FFI call that answered STVM_EPRIM (0 before any),
@@ -1222,16 +1359,24 @@ STVM_API int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function
 STVM_API int stvm_ffi_last_failure(stvm_vm *vm);
 
 /* A BoxedFloat64 holding d (NaN and infinities too), given back with stvm_oop_release.
- * Errors: EINVAL (vm or out NULL), ENOMEM. Allocates. */
+ * Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the float */
 STVM_API int stvm_float_new(stvm_vm *vm, double d, stvm_oop *out);
-/* The double of a BoxedFloat64. Errors: EINVAL (vm or out NULL, not a float of vm). */
+/* The double of a BoxedFloat64.
+ * Errors:
+ *   EINVAL    vm or out NULL; oop not a BoxedFloat64 of vm */
 STVM_API int stvm_float_value(stvm_vm *vm, stvm_oop oop, double *out);
 /* An ExternalAddress holding p (nil for NULL: nothing allocated), given back with
- * stvm_oop_release; the memory at p stays the caller's. Errors: EINVAL (vm or out
- * NULL), ENOMEM. Allocates. */
+ * stvm_oop_release; the memory at p stays the caller's. Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the ExternalAddress */
 STVM_API int stvm_ptr_oop(stvm_vm *vm, void *p, stvm_oop *out);
-/* The pointer of an ExternalAddress (NULL for nil). Errors: EINVAL (vm or out NULL,
- * neither nil nor an ExternalAddress of vm). */
+/* The pointer of an ExternalAddress (NULL for nil).
+ * Errors:
+ *   EINVAL    vm or out NULL; oop neither nil nor an ExternalAddress of vm */
 STVM_API int stvm_oop_ptr(stvm_vm *vm, stvm_oop oop, void **out);
 
 /* A callback's body: args are the C arguments as oops (the VM's: released after it
@@ -1254,10 +1399,14 @@ typedef int (*stvm_ffi_handler)(stvm_vm *vm, void *arg, const stvm_oop *args, in
  * not inside stvm_run or is being freed, or after the callback was freed. The first
  * callback starts the callback process; from then on stvm_run no longer answers
  * STVM_EDEADLOCK while processes wait (a foreign thread may call back at any time).
- * Errors: EINVAL (vm, signature, handler, out or c_function NULL; a bad signature),
- * EFULL (the first callback of a VM whose external table has no free slot for the
- * queue's semaphore), ENOMEM, ESYS (libffi could not make executable memory).
- * Allocates; never switches. */
+ * Allocates; never switches.
+ * Errors:
+ *   EINVAL    vm, signature, handler, out or c_function NULL; a bad signature
+ *   EFULL     the first callback of a VM whose external table has no free slot for the
+ *             queue's semaphore
+ *   ENOMEM    no memory for the callback, or (the first callback) for the callback
+ *             process and its queue
+ *   ESYS      libffi could not make executable memory */
 STVM_API int stvm_ffi_callback_new(stvm_vm *vm, const char *signature,
                                    stvm_ffi_handler handler, void *arg,
                                    stvm_ffi_callback **out, void **c_function);
@@ -1278,7 +1427,9 @@ typedef struct stvm_ffi_stats {
     uint64_t callbacks_refused;     /* calls answered 0 without running the handler */
 } stvm_ffi_stats;
 
-/* Copy the FFI counters. Errors: EINVAL. Never allocates. */
+/* Copy the FFI counters. Never allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL */
 STVM_API int stvm_ffi_get_stats(stvm_vm *vm, stvm_ffi_stats *out);
 
 /* ---- Primitives ---------------------------------------------------------------- */
