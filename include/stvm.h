@@ -81,7 +81,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
     XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
     XX(EWAITING, -17, "another process already waits on it") /* one waiter per role */ \
-    XX(EINUSE, -18, "still in use by a waiting process or a pending call")
+    XX(EINUSE, -18, "still in use by a waiting process or a pending call")              \
+    XX(EINTR, -19, "the wait was interrupted (nothing was taken)")
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -998,7 +999,9 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_DELAY_SCHEDULED, STVM_TRACE_DELAY_EXPIRED, STVM_TRACE_DELAY_CANCELLED,
     STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
     STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
-    STVM_TRACE_FFI_RETURN,
+    STVM_TRACE_FFI_RETURN, STVM_TRACE_INTERRUPT, STVM_TRACE_GIVEN_BACK,
+    STVM_TRACE_MONITOR_WAIT, STVM_TRACE_MONITOR_SIGNAL, STVM_TRACE_QUEUE_PUT,
+    STVM_TRACE_QUEUE_TAKE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 

@@ -35,6 +35,7 @@ static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
     stvm_proc *next = stvm__list_pop(&m->list);
     stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, old->id, (uintptr_t)m, next ? (int64_t)next->id : 0);
     if (next) {
+        stvm__wait_handed(next, &m->list);
         stvm__trace(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, (uintptr_t)m, (int64_t)old->id);
         add_owned(next, m);
         m->depth = 1;
@@ -105,6 +106,15 @@ void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p)
         if (next)
             stvm__make_ready(vm, next);
     }
+}
+
+void stvm__mutex_give_back(stvm_vm *vm, stvm_mutex *m, stvm_proc *p)
+{
+    if (m->owner != p)
+        return;
+    stvm_proc *next = hand_off(vm, m);
+    if (next)
+        stvm__make_ready(vm, next);
 }
 
 int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out)

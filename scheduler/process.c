@@ -162,10 +162,12 @@ static void run_ensures(stvm_vm *vm, stvm_proc *p)
     }
 }
 
-/* p will never come back to the wait it committed to: drop the commitment, and when it
- * was a join, the joined handle may have been waiting only for p to go. */
+/* p will never come back to the wait it committed to: what it was handed goes back,
+ * the commitment is dropped, and when it was a join, the joined handle may have been
+ * waiting only for p to go. */
 static void abandon_commitment(stvm_vm *vm, stvm_proc *p)
 {
+    stvm__wait_give_back(vm, p);
     stvm_list *l = p->pinned;
     stvm__wait_uncommit(p);
     if (l && l->kind == STVM_LIST_JOIN)

@@ -122,21 +122,42 @@ static inline bool stvm__in_process(const stvm_vm *vm)
 }
 
 /* ---- wait.c: the one way to block ---------------------------------------------------
- * Every wait (semaphore, mutex, join, Delay, timed wait) is the active process put at
- * the end of a waiting list, switched away, and told on return how the wait ended:
- * STVM_OK (signalled: whoever ended it took it off the list), STVM_ETIMEDOUT (its
- * timed wait ran out) or STVM_ESTATE (cut short: suspended off the list). A process
- * terminated while waiting never returns from here. */
+ * Every wait (semaphore, mutex, monitor, queue, join, Delay, timed wait) is the active
+ * process put at the end of a waiting list, switched away, and told on return how the
+ * wait ended: STVM_OK (signalled: whoever ended it took it off the list and, when it
+ * handed the waiter something, said so with stvm__wait_handed), STVM_ETIMEDOUT (its
+ * timed wait ran out), STVM_ESTATE (cut short: suspended off the list) or STVM_EINTR
+ * (an interrupt, or a terminate of a process already running its cleanups, ended it;
+ * nothing was taken). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
+ * wait: EINTR at once. A process terminated while waiting never returns from here. */
+int stvm__wait_cancelled(stvm_vm *vm);
 static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
 {
     stvm_proc *a = vm->active;
+    if (__builtin_expect(a->flags & STVM_PF_CANCELLED, 0))
+        return stvm__wait_cancelled(vm);
     a->wait_end = STVM_WAIT_SIGNALLED;
     stvm__list_append(l, a);
     stvm__switch_to_next(vm);
+    a->handed_from = NULL;
     return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
            : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
-                                                : STVM_ESTATE;
+           : a->wait_end == STVM_WAIT_ABORTED   ? STVM_ESTATE
+                                                : STVM_EINTR;
 }
+/* The giver's half of a hand-off: p, just taken off l, was handed what it waited on l
+ * for (the signal, the mutex, an item, room). Until p runs again it holds it only on
+ * paper; a terminate or interrupt before then gives it back (stvm__wait_give_back). */
+static inline void stvm__wait_handed(stvm_proc *p, stvm_list *l)
+{
+    p->handed_from = l;
+}
+/* p is terminated or interrupted after a hand-off it has not yet run to see: give what
+ * it was handed back to the object, as if p had never waited (the rule Pharo's
+ * Semaphore>>critical: and Mutex keep for a waiter terminated before it runs). The
+ * object's next waiter may get it (made ready, never switching). No-op when p holds
+ * nothing on paper. */
+void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p);
 /* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT also makes
  * it ready (never switching), ABORTED leaves it suspended. */
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);
@@ -174,6 +195,9 @@ void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s);
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s);
 /* Take an excess signal if there is one (true, counting a wait). */
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s);
+/* A signal handed to a waiter that never took it goes to the next waiter or becomes an
+ * excess signal again (no switch). */
+void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s);
 
 /* ---- mutex.c ---- */
 /* Primitives 186 (enter: 1 = already owner), 185 (exit), 187 (test-and-set). */
@@ -187,6 +211,9 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m);
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m);
 /* Release every mutex p owns, handing each to its first waiter without switching. */
 void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
+/* p was handed m but is interrupted before it runs: m goes to its next waiter (no
+ * switch). */
+void stvm__mutex_give_back(stvm_vm *vm, stvm_mutex *m, stvm_proc *p);
 
 /* ---- process.c, process_info.c ---- */
 int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,

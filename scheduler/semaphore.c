@@ -17,7 +17,9 @@ static inline stvm_proc *signal_take(stvm_vm *vm, stvm_semaphore *s)
 {
     vm->stats.semaphore_signals++;
     stvm_proc *p = stvm__list_pop(&s->list);
-    if (!p)
+    if (p)
+        stvm__wait_handed(p, &s->list);
+    else
         s->excess_signals++;
     return p;
 }
@@ -62,6 +64,12 @@ void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s)
     stvm_proc *p = signal_take(vm, s);
     if (p)
         stvm__make_ready(vm, p);
+}
+
+void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s)
+{
+    vm->stats.semaphore_signals--;   /* counted again by the signal that hands it on */
+    stvm__sem_signal_noswitch(vm, s);
 }
 
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)

@@ -8,10 +8,19 @@
  *    (stvm__wait_end with STVM_WAIT_TIMED_OUT): STVM_ETIMEDOUT;
  *  - cut short: suspended off the list (primitive 88); resumed later it answers
  *    STVM_ESTATE and does not have what it waited for;
+ *  - interrupted (stvm_process_interrupt, or a terminate of a process already running
+ *    its cleanups): taken off the list and made ready; it answers STVM_EINTR and has
+ *    taken nothing;
  *  - terminated: it never returns here; it exits at the switch (runq.c), and what its
  *    wait registered (wait guards) is undone for it.
+ * And one rule for all of them: a process handed what it waited for (a signal, a
+ * mutex, a queue item, room in a queue) that is terminated or interrupted before it
+ * runs to take it gives it back (stvm__wait_give_back), so no signal, item or
+ * ownership is ever lost with a process that did not live to use it.
  */
 #include "sched.h"
+#include "monitor.h"
+#include "shared_queue.h"
 
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
 {
@@ -54,5 +63,37 @@ void stvm__wait_guards_undo(stvm_vm *vm, stvm_proc *p)
     for (stvm_wait_guard *g; (g = p->guards) != NULL;) {
         p->guards = g->next;
         g->undo(vm, g);
+    }
+}
+
+int stvm__wait_cancelled(stvm_vm *vm)
+{
+    stvm__trace(vm, STVM_TRACE_INTERRUPT, vm->active->id, 0, STVM_EINTR);
+    return STVM_EINTR;
+}
+
+void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_list *l = p->handed_from;
+    if (!l)
+        return;
+    p->handed_from = NULL;
+    stvm__trace(vm, STVM_TRACE_GIVEN_BACK, p->id, (uintptr_t)l, l->kind);
+    switch (l->kind) {
+    case STVM_LIST_SEMAPHORE:
+        stvm__sem_give_back(vm, STVM_CONTAINER(l, stvm_semaphore, list));
+        break;
+    case STVM_LIST_MUTEX:
+        stvm__mutex_give_back(vm, STVM_CONTAINER(l, stvm_mutex, list), p);
+        break;
+    case STVM_LIST_MONITOR:
+        stvm__monitor_give_back(vm, l, p);
+        break;
+    case STVM_LIST_QUEUE_READERS:
+    case STVM_LIST_QUEUE_WRITERS:
+        stvm__queue_give_back(vm, l, p);
+        break;
+    default:   /* a join hands nothing: the joined process stays finished */
+        break;
     }
 }

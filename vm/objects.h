@@ -29,6 +29,10 @@ enum {
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
+    STVM_CLASS_MONITOR = 12,         /* Pharo's Monitor (scheduler/monitor.c) */
+    STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.c) */
+    STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
+    STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/locals.c) */
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -98,6 +102,9 @@ enum {
     STVM_LIST_SEMAPHORE = 2,
     STVM_LIST_MUTEX = 3,
     STVM_LIST_JOIN = 4,              /* processes waiting for a process to finish */
+    STVM_LIST_MONITOR = 5,           /* a monitor's condition queue (default or named) */
+    STVM_LIST_QUEUE_READERS = 6,     /* readers of an empty SharedQueue */
+    STVM_LIST_QUEUE_WRITERS = 7,     /* writers of a full bounded SharedQueue */
 };
 
 /* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink.
@@ -137,13 +144,21 @@ enum {
     STVM_PF_TERMINATE = 1u << 2,     /* terminated by another: exits when it next runs */
     STVM_PF_EXITING = 1u << 3,       /* running its cleanups on the way out */
     STVM_PF_CANARY = 1u << 4,        /* its stack is checked by canary, not a guard */
+    STVM_PF_INTERRUPT = 1u << 5,     /* interrupts wait to run in it (stvm_process_interrupt) */
+    STVM_PF_CANCELLED = 1u << 6,     /* every wait answers EINTR at once (terminated while
+                                        exiting; a timed run's time ran out) */
     STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
     STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
     STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
 };
 
 /* How a wait ended (stvm_proc.wait_end). */
-enum { STVM_WAIT_SIGNALLED = 0, STVM_WAIT_TIMED_OUT = 1, STVM_WAIT_ABORTED = 2 };
+enum {
+    STVM_WAIT_SIGNALLED = 0,
+    STVM_WAIT_TIMED_OUT = 1,
+    STVM_WAIT_ABORTED = 2,        /* suspended off the list: ESTATE when resumed */
+    STVM_WAIT_INTERRUPTED = 3,    /* an interrupt or a terminate ended it: EINTR */
+};
 
 /* A process is two records.
  *
@@ -209,6 +224,15 @@ struct stvm_proc {
     stvm_ensure_node *ensures;       /* cleanups, newest first */
     stvm_proc *all_prev, *all_next;  /* every unfinished process of the VM */
     uint8_t guard;                   /* STVM_GUARD_* that protects its stack, 0 = none */
+    /* Set by whoever ends a wait by handing the waiter what it waited for (a signal, a
+     * mutex, a queue item or room), cleared by the waiter when it runs again: until
+     * then, a terminate or an interrupt gives it back (scheduler/wait.c). */
+    stvm_list *handed_from;
+    void *wait_data;                 /* the waiter's slot a giver writes through (an item) */
+    struct stvm_interrupt *interrupts;   /* to run in it, oldest first */
+    void **locals;                   /* process-local values by variable index, or NULL */
+    uint32_t nlocals;
+    uint32_t cancel_depth;           /* timed runs (stvm_run_within) whose time ran out */
     uint64_t id;                     /* its handle's id, readable after the handle is gone
                                         (a trace names a finished process by it) */
 };

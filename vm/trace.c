@@ -17,7 +17,8 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "mutex-enter", "mutex-wait",    "mutex-exit",     "mutex-handoff", "timer-armed",
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
     "idle-sleep",  "io-ready",      "external",       "outside",       "socket-wait",
-    "socket-done", "ffi-call",      "ffi-return",
+    "socket-done", "ffi-call",      "ffi-return",     "interrupt",     "given-back",
+    "monitor-wait", "monitor-signal", "queue-put",    "queue-take",
 };
 
 const char *stvm_trace_kind_name(int kind)
