@@ -5,8 +5,10 @@
  * read the result (primitiveWorkerExtractReturnValue).
  *
  * A blocking C call cannot be cancelled. A caller terminated in the wait leaves the job
- * to its worker (its wait guard abandons it); a caller suspended in the wait and resumed
- * goes back to waiting, because the call it made is still running.
+ * to its worker (its wait guard abandons it), and so does one interrupted (it answers
+ * STVM_EINTR: the call goes on in its thread, its result is dropped); a caller suspended
+ * in the wait and resumed goes back to waiting, because the call it made is still
+ * running.
  */
 #include "../primitives/ffi.h"
 
@@ -20,16 +22,22 @@ static void abandon(stvm_vm *vm, stvm_wait_guard *g)
     stvm__ffi_job_abandon(vm, STVM_CONTAINER(g, threaded_wait, guard)->job);
 }
 
-/* Wait for the worker's signal; a wait cut short by a suspend is resumed. */
-static void wait_for_worker(stvm_vm *vm, ffi_job *job)
+/* Wait for the worker's signal; a wait cut short by a suspend is resumed. STVM_OK, or
+ * STVM_EINTR with the job left to its worker. */
+static int wait_for_worker(stvm_vm *vm, ffi_job *job)
 {
     threaded_wait w = {.guard.undo = abandon, .job = job};
     stvm__wait_guard_push(vm, &w.guard);
     int64_t since = stvm__ffi_spin(vm);
-    while (stvm__sem_wait(vm, job->sem) != STVM_OK || !stvm__ffi_job_done(job)) {
+    int err;
+    while ((err = stvm__sem_wait(vm, job->sem)) != STVM_EINTR &&
+           (err != STVM_OK || !stvm__ffi_job_done(job))) {
     }
     stvm__ffi_spin_woke(vm, since);
     stvm__wait_guard_pop(vm, &w.guard);
+    if (err == STVM_EINTR)
+        stvm__ffi_job_abandon(vm, job);
+    return err;
 }
 
 int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
@@ -55,7 +63,10 @@ int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
     }
     int runner = w ? STVM_TRACE_FFI_WORKER : STVM_TRACE_FFI_THREADED;
     stvm__ffi_trace(vm, STVM_TRACE_FFI_CALL, fn, runner, nargs);
-    wait_for_worker(vm, job);
+    if ((err = wait_for_worker(vm, job)) != STVM_OK) {
+        stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, runner);
+        return err;
+    }
     err = stvm__ffi_worker_result(vm, job, result);
     stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, runner);
     return err;

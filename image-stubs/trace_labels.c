@@ -150,6 +150,18 @@ const char *stvm__trace_runner(int runner)
     return runner >= 0 && runner < (int)(sizeof text / sizeof text[0]) ? text[runner] : "?";
 }
 
+const char *stvm__trace_gave(int64_t what)
+{
+    switch (what) {
+    case STVM_TRACE_GAVE_SIGNAL: return "a semaphore's signal";
+    case STVM_TRACE_GAVE_MUTEX: return "a mutex";
+    case STVM_TRACE_GAVE_MONITOR: return "a monitor's signal";
+    case STVM_TRACE_GAVE_ITEM: return "a queue item";
+    case STVM_TRACE_GAVE_ROOM: return "room in a queue";
+    default: return "?";
+    }
+}
+
 const char *stvm__trace_end(int end)
 {
     static const char *const text[] = {"timer", "io", "external", "timeout", "outside"};

@@ -111,6 +111,16 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
     case STVM_TRACE_OUTSIDE:
         snprintf(buf, size, "the outside world acts (stvm_sim_at)");
         return;
+    case STVM_TRACE_INTERRUPT: {
+        static const char *const how[] = {"queued: runs at its next scheduling point",
+                                          "runs at once in the caller",
+                                          "cancelled: a wait answers EINTR at once"};
+        snprintf(buf, size, "%s", ev->detail >= 0 && ev->detail < 3 ? how[ev->detail] : "?");
+        return;
+    }
+    case STVM_TRACE_GIVEN_BACK:
+        snprintf(buf, size, "gives back %s", stvm__trace_gave(ev->detail));
+        return;
     default:
         io_detail(ev, obj, buf, size);
     }

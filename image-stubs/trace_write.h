@@ -38,5 +38,7 @@ const char *stvm__trace_end(int end);
 const char *stvm__trace_socket_for(int what);
 /* A callout's runner (STVM_TRACE_FFI_*): "same-thread", "threaded", "worker". */
 const char *stvm__trace_runner(int runner);
+/* What a GIVEN_BACK event gave back (STVM_TRACE_GAVE_*): "a signal", "a mutex", ... */
+const char *stvm__trace_gave(int64_t what);
 
 #endif

@@ -298,7 +298,9 @@ STVM_API stvm_process *stvm_active_process(stvm_vm *vm);
 /* A preemption checkpoint for long-running C code in a process: handles due timers and
  * external signals and lets a strictly higher priority process that became runnable
  * preempt the caller. Cheap when nothing is due (a flag and a clock compare).
- * Returns 1 if another process ran, 0 if not, or ENOTPROC. Switches. */
+ * Returns 1 if another process ran, 0 if not, STVM_EINTR when the caller's waits are
+ * cancelled (a timed run's time ran out, or it was terminated while exiting: the C code
+ * should return), or ENOTPROC. Switches. */
 STVM_API int stvm_checkpoint(stvm_vm *vm);
 
 /* The most one stvm_work_us call computes (1 s); longer work is several calls. */
@@ -313,7 +315,8 @@ STVM_API int stvm_checkpoint(stvm_vm *vm);
  * Errors:
  *   EINVAL    vm NULL
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ERANGE    us > STVM_MAX_WORK_US */
+ *   ERANGE    us > STVM_MAX_WORK_US
+ *   EINTR     the caller's waits are cancelled (see stvm_checkpoint): the work stopped */
 STVM_API int stvm_work_us(stvm_vm *vm, uint64_t us);
 
 /* Primitive 87: make a suspended process runnable; preempts the caller if strictly
@@ -341,14 +344,36 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * runs them at once, at least at the caller's priority (the caller waits at the front
  * of its run queue); called from the embedding thread outside stvm_run, they run at
  * the next stvm_run.
- * A process terminated while its cleanups run abandons the cleanup it is in and goes
- * on with the rest. Whether the cleanups have ended when this returns depends on them:
- * one that waits, or wakes a process of higher priority than the caller, lets this
- * return first (the process then shows terminating). Switches.
+ * A process terminated again while its cleanups run (Pharo 10's rule) completes the
+ * cleanup it is in, then runs the rest, but waits no more: the wait it is in, and
+ * every later one, answers STVM_EINTR at once (as do stvm_checkpoint and stvm_work_us).
+ * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
+ * Whether the cleanups have ended when this returns depends on them: one that waits, or
+ * wakes a process of higher priority than the caller, lets this return first (the
+ * process then shows terminating). A process handed a signal, a mutex or a queue item
+ * that it had not yet run to take gives it back (to the next waiter). Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
  *   ESTATE    p already finished; p one of the VM's own processes */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
+
+/* Interrupt a process (Pharo's Process>>signalException:): fn(vm, arg) runs in p, in
+ * p's own context, at p's next scheduling point, before p goes on. If p waits (on a
+ * semaphore, mutex, monitor, queue, Delay, descriptor, socket, join or threaded
+ * callout) its wait ends now: p is made runnable (preempting the caller if strictly
+ * higher), runs fn, and the call it waited in answers STVM_EINTR having taken nothing
+ * (a signal or item it had been handed goes back; a threaded callout's C call goes on
+ * in its thread and its result is dropped). A ready process runs fn when it next runs;
+ * a suspended one when it is resumed (one suspended inside a wait still answers
+ * STVM_ESTATE there). On the caller itself fn runs at once. fn may be NULL (only the
+ * wait ends); fn may wait; several interrupts run oldest first. From a green process
+ * or the embedding thread outside stvm_run. Allocates; switches.
+ * Errors:
+ *   EINVAL    vm or p NULL; p not a process of this VM
+ *   ESTATE    p already finished; p one of the VM's own processes
+ *   ENOTPROC  called from another thread while the VM runs
+ *   ENOMEM    no memory for the interrupt's record (nothing changed) */
+STVM_API int stvm_process_interrupt(stvm_vm *vm, stvm_process *p, stvm_fn fn, void *arg);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
  * has finished, else when it finishes. The handle must not be used afterwards. Never
@@ -370,7 +395,9 @@ STVM_API int stvm_process_release(stvm_vm *vm, stvm_process *p);
  *             suspended while it waited, and resumed
  *   ETIMEDOUT p still runs after timeout_ms (0: at once); the handle stays held
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms) */
+ *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms);
 
 /* Register a cleanup for the running process: fn(vm, arg) runs when the process
@@ -388,7 +415,8 @@ STVM_API int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg);
  * Errors:
  *   EINVAL    vm NULL
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ESTATE    the running process has no cleanup registered */
+ *   ESTATE    the running process has no cleanup of its own registered since it
+ *             entered the library call it runs in (stvm_semaphore_critical's fn, say) */
 STVM_API int stvm_ensure_pop(stvm_vm *vm, bool run);
 
 /* Change a process's priority (1..80) as Pharo's Process>>priority: does: a ready
@@ -468,8 +496,22 @@ STVM_API int stvm_semaphore_signal(stvm_vm *vm, stvm_semaphore *sem);
  *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ESTATE    the caller was suspended off the list while it waited, and resumed (see
- *             stvm_process_suspend): no signal was consumed */
+ *             stvm_process_suspend): no signal was consumed
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
+
+/* Pharo's Semaphore>>critical:: wait, run fn(vm, arg), signal. A process terminated
+ * while it waits to enter takes nothing: a signal it was handed and had not yet run to
+ * see goes to the next waiter (Pharo's testAfterCriticalWait); one terminated inside fn
+ * signals on its way out, before its own older cleanups run (testInCriticalWait).
+ * Switches.
+ * Errors:
+ *   EINVAL    vm, sem or fn NULL; sem not a semaphore of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended while it waited to enter, and resumed (fn not run)
+ *   EINTR     the caller was interrupted while it waited to enter (fn not run) */
+STVM_API int stvm_semaphore_critical(stvm_vm *vm, stvm_semaphore *sem, stvm_fn fn, void *arg);
 
 /* Consume an excess signal if there is one (STVM_OK), else answer STVM_ETIMEDOUT at
  * once without waiting. Never switches.
@@ -499,7 +541,9 @@ STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ESTATE    the caller was suspended off the waiting list and resumed: it does not
  *             own the mutex
- *   ERANGE    the owner re-entered it 2^32-1 times */
+ *   ERANGE    the owner re-entered it 2^32-1 times
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
 
 /* stvm_mutex_enter waiting at most ms (through the Delay scheduler): STVM_OK when the
@@ -512,7 +556,9 @@ STVM_API int stvm_mutex_enter(stvm_vm *vm, stvm_mutex *m);
  *   ESTATE    the caller was suspended off the waiting list and resumed: it does not
  *             own the mutex
  *   ERANGE    ms too long (see stvm_delay_wait_ms); the owner re-entered it 2^32-1 times
- *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms);
 
 /* Leave once; on the last exit hand the mutex to the first waiter, which preempts the
@@ -541,7 +587,9 @@ STVM_API stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m);
  *             resumed; fn was not run
  *   ERANGE    the owner re-entered it 2^32-1 times; fn was not run
  *   EPERM     fn ran, and left the mutex itself: the closing exit found it not the
- *             caller's */
+ *             caller's
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg);
 
 /* ---- External signals ---------------------------------------------------------- */
@@ -593,7 +641,9 @@ STVM_API int stvm_signal_external(stvm_vm *vm, int index);
  *   ERANGE    timeout_ms longer than the Delay scheduler allows (stvm_delay_wait_ms)
  *   EFULL     the external table has no free slot for the wait's semaphore
  *   ENOMEM    no memory for the wait's record or semaphore
- *   ESYS      poll or epoll failed for another reason */
+ *   ESYS      poll or epoll failed for another reason
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms);
 
 /* ---- Sockets (TCP over IPv4 and IPv6) -------------------------------------------- */
@@ -663,7 +713,9 @@ STVM_API int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlo
  *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
  *   EFULL     the external table has no room for the new socket's semaphores
  *   ENOMEM    no memory for the new socket
- *   ESYS      accept failed */
+ *   ESYS      accept failed
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms,
                              stvm_socket **out);
 
@@ -679,7 +731,9 @@ STVM_API int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
  *   EFULL     the external table has no room for the socket's semaphores
- *   ENOMEM    no memory for the socket */
+ *   ENOMEM    no memory for the socket
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms,
                               stvm_socket **out);
 
@@ -697,7 +751,9 @@ STVM_API int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t t
  *   ETIMEDOUT not all sent within timeout_ms; some bytes may have been sent
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
- *   ENOMEM    no buffer could be lent for the send */
+ *   ENOMEM    no buffer could be lent for the send
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -718,7 +774,9 @@ STVM_API int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *s, const void *buf, 
  *   ETIMEDOUT nothing arrived within timeout_ms
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    timeout_ms too long (see stvm_delay_wait_ms)
- *   ENOMEM    no buffer could be lent for the read */
+ *   ENOMEM    no buffer could be lent for the read
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t len,
                                   int64_t timeout_ms);
 
@@ -798,7 +856,9 @@ STVM_API int stvm_stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
  *   ENOMEM    no buffer could be lent for the read, or no memory to start the Delay
- *             scheduler (the VM's first timed wait) */
+ *             scheduler (the VM's first timed wait)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len);
 /* Read one line ending in LF (a CR before it is dropped too) into buf as a C string
  * without its end of line. Answers its length, or: 0 with buf "" at the end of the
@@ -822,7 +882,9 @@ STVM_API int64_t stvm_stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, 
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
  *   ENOMEM    no buffer could be lent for the bytes, or no memory to start the Delay
- *             scheduler (the VM's first timed wait) */
+ *             scheduler (the VM's first timed wait)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len);
 /* Send what is buffered (one send when it fits the socket's room). Switches.
  * Errors:
@@ -833,7 +895,9 @@ STVM_API int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, si
  *   ETIMEDOUT not all sent within the stream's timeout; what was not sent stays buffered
  *   ESTATE    the caller was suspended while it waited, and resumed
  *   ERANGE    the stream's timeout too long (see stvm_delay_wait_ms)
- *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
 /* The stream's counters.
  * Errors:
@@ -930,9 +994,28 @@ STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg)
  *   ERANGE    longer than the scheduler allows: 0x0FFFFFFF ms for the millisecond
  *             scheduler, 2^52 us for the microsecond one
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ESTATE    the caller was suspended while it waited, and resumed */
+ *   ESTATE    the caller was suspended while it waited, and resumed
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
+
+/* Pharo's BlockClosure>>valueWithin:onTimeout:: run fn(vm, arg) in the caller with a
+ * time limit. A watchdog process (priority 79, Pharo's timingPriority - 1) waits for
+ * the end with a timed wait; when the time runs out first it interrupts the caller
+ * (stvm_process_interrupt), and from then until fn returns every wait of the caller
+ * answers STVM_EINTR at once, as do stvm_checkpoint and stvm_work_us: C cannot be
+ * unwound, so fn should return when its calls answer EINTR. Nested runs each keep their
+ * own limit. A duration of 0 answers STVM_ETIMEDOUT without calling fn (Pharo's rule).
+ * Allocates (the watchdog's stack); switches.
+ * Errors:
+ *   EINVAL    vm or fn NULL; ms or us negative
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    longer than the Delay scheduler allows (see stvm_delay_wait_ms)
+ *   ETIMEDOUT the time ran out before fn returned (fn ran; its waits were cut short)
+ *   ENOMEM    no memory for the watchdog (fn not called) */
+STVM_API int stvm_run_within_ms(stvm_vm *vm, int64_t ms, stvm_fn fn, void *arg);
+STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
 
 /* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
@@ -944,7 +1027,9 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
  *   ESTATE    the caller was suspended off the list while it waited, and resumed (see
  *             stvm_process_suspend): no signal was consumed
  *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms)
- *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait)
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
 STVM_API int stvm_semaphore_wait_timeout_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms);
 /* The same in microseconds (the microsecond Delay scheduler never ends it early). */
 STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, int64_t us);
@@ -989,7 +1074,13 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *   FFI_CALL      a callout begins: object = the stvm_ffi_function's address, detail =
  *                 STVM_TRACE_FFI_* (the runner), extra = its argument count
  *   FFI_RETURN    it ended: object as FFI_CALL, detail = STVM_OK or the error the call
- *                 answers (its result could not be made), extra = STVM_TRACE_FFI_* */
+ *                 answers (its result could not be made), extra = STVM_TRACE_FFI_*
+ *   INTERRUPT     process = the interrupted one; detail = STVM_TRACE_INTR_* (queued for
+ *                 it, run at once in the caller itself, or a cancelled wait answering
+ *                 EINTR at once)
+ *   GIVEN_BACK    process = a process terminated or interrupted after a hand-off it had
+ *                 not run to take; detail = STVM_TRACE_GAVE_* (what went back: a
+ *                 semaphore's signal, a mutex, a monitor's signal, a queue item or room) */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -1004,6 +1095,22 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_QUEUE_TAKE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
+
+/* INTERRUPT's detail. */
+enum {
+    STVM_TRACE_INTR_QUEUED,     /* it runs at the process's next scheduling point */
+    STVM_TRACE_INTR_SELF,       /* the caller interrupted itself: it ran at once */
+    STVM_TRACE_INTR_CANCELLED   /* a wait of a cancelled process answered EINTR at once */
+};
+
+/* GIVEN_BACK's detail: the kind of object the hand-off came from. */
+enum {
+    STVM_TRACE_GAVE_SIGNAL = 2,   /* a semaphore's signal */
+    STVM_TRACE_GAVE_MUTEX = 3,    /* a mutex's ownership */
+    STVM_TRACE_GAVE_MONITOR = 5,  /* a monitor's signal */
+    STVM_TRACE_GAVE_ITEM = 6,     /* a queue's item */
+    STVM_TRACE_GAVE_ROOM = 7      /* room in a bounded queue */
+};
 
 /* Why the processor went from one process to another (SWITCH's reason). */
 enum {
@@ -1327,7 +1434,9 @@ STVM_API int stvm_ffi_call(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *a
  *   EFULL     no external slot for the call's semaphore
  *   ENOMEM    no memory for the call's record and semaphore or for the pool; or the
  *             call was made and its boxed result could not be
- *   ESYS      no worker thread could start */
+ *   ESYS      no worker thread could start
+ *   EINTR     interrupted (stvm_process_interrupt) while it waited: the C call goes on in
+ *             its thread and its result is dropped */
 STVM_API int stvm_ffi_call_threaded(stvm_vm *vm, stvm_ffi_function *fn, const stvm_oop *args,
                                     int nargs, stvm_oop *result);
 /* A named worker (TFFI's TFWorker named:): one OS thread of its own with its own queue,
@@ -1354,7 +1463,9 @@ STVM_API int stvm_ffi_worker_free(stvm_vm *vm, stvm_ffi_worker *w);
  *   ENOMEM    no memory for the call's record and semaphore (or, with w NULL, for the
  *             pool); or the call was made and its boxed result could not be
  *   ESYS      the worker's thread (with w NULL: every thread of the pool) could not
- *             start */
+ *             start
+ *   EINTR     interrupted (stvm_process_interrupt) while it waited: the C call goes on in
+ *             its thread and its result is dropped */
 STVM_API int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
                               const stvm_oop *args, int nargs, stvm_oop *result);
 /* Pharo's failure code of the last FFI call that answered STVM_EPRIM (0 before any),

@@ -145,6 +145,8 @@ void stvm__process_entry(void *arg)
     stvm_vm *vm = p->vm;
     stvm__ctx_entered(vm);
     stvm__after_switch(vm);
+    if (p->flags & STVM_PF_INTERRUPT)   /* interrupted before it first ran */
+        stvm__interrupts_run(vm, p);
     p->fn(vm, p->arg);
     stvm__process_exit(vm);
 }
@@ -157,7 +159,8 @@ static void run_ensures(stvm_vm *vm, stvm_proc *p)
         p->ensures = n->next;   /* popped first: a cleanup that exits goes on with the rest */
         stvm_fn fn = n->fn;
         void *arg = n->arg;
-        free(n);
+        if (!n->on_stack)
+            free(n);
         fn(vm, arg);
     }
 }
@@ -180,6 +183,7 @@ static void finish(stvm_vm *vm, stvm_proc *p)
     stvm__trace(vm, STVM_TRACE_FINISHED, p->id, 0, 0);
     stvm__unlink(vm, p);
     abandon_commitment(vm, p);
+    stvm__interrupts_drop(p);
     stvm__wait_guards_undo(vm, p);
     stvm__mutex_release_all(vm, p);
     unlink_all(vm, p);
@@ -223,10 +227,36 @@ static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
     stvm__transfer_to(vm, p);
 }
 
+/* Terminate p, which already runs its cleanups (Pharo 10's rule: an unwind block in
+ * progress is completed): the cleanup it is in runs to its end and the rest follow, but
+ * none of them waits any more (each wait answers EINTR at once, the one p is in
+ * included). p runs now, as terminate_with_cleanups has it run. */
+static void terminate_exiting(stvm_vm *vm, stvm_proc *p)
+{
+    stvm__cancel_for_good(p);
+    if (p == vm->active)
+        return;
+    bool off_list = stvm__wait_interrupt(vm, p);
+    stvm_proc *a = vm->active;
+    if (!a) {
+        if (off_list)
+            stvm__make_ready(vm, p);
+        return;
+    }
+    if (!p->my_list && !off_list && p->wait_end == STVM_WAIT_ABORTED)
+        p->wait_end = STVM_WAIT_INTERRUPTED;   /* suspended in a wait: it ends too */
+    stvm__unlink(vm, p);
+    if (p->priority < a->priority)
+        p->priority = a->priority;
+    stvm__runq_put(vm, a, false);
+    stvm__transfer_to(vm, p);
+}
+
 void stvm__processes_destroy(stvm_vm *vm)
 {
     for (stvm_proc *p; (p = vm->all) != NULL;) {
         unlink_all(vm, p);
+        stvm__interrupts_drop(p);
         run_ensures(vm, p);
         stvm_process *h = p->handle;
         h->core = NULL;
@@ -275,7 +305,7 @@ int stvm__process_suspend(stvm_vm *vm, stvm_proc *p)
 /* The running state of a handle handed in by a caller: EINVAL for something that is
  * not a process of this VM, ESTATE once it has finished or, when user_only, for the
  * VM's own processes (idle, timing), which callers may not suspend, end or reprioritise. */
-static int core_of(stvm_vm *vm, const stvm_process *h, bool user_only, stvm_proc **out)
+int stvm__process_core(stvm_vm *vm, const stvm_process *h, bool user_only, stvm_proc **out)
 {
     if (!vm || !stvm__is_proc(vm, h))
         return STVM_EINVAL;
@@ -311,24 +341,28 @@ stvm_process *stvm_active_process(stvm_vm *vm)
 int stvm_process_resume(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, false, &p);
+    int err = stvm__process_core(vm, h, false, &p);
     return err ? err : stvm__process_resume(vm, p);
 }
 
 int stvm_process_suspend(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, true, &p);
+    int err = stvm__process_core(vm, h, true, &p);
     return err ? err : stvm__process_suspend(vm, p);
 }
 
 int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, true, &p);
+    int err = stvm__process_core(vm, h, true, &p);
     if (err)
         return err;
     stvm__trace(vm, STVM_TRACE_TERMINATED, p->id, 0, 0);
+    if (p->flags & STVM_PF_EXITING) {
+        terminate_exiting(vm, p);
+        return STVM_OK;
+    }
     if (p == vm->active)
         stvm__process_exit(vm);
     if (p->ensures) {
@@ -345,7 +379,7 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 int stvm_process_set_priority(stvm_vm *vm, stvm_process *h, int priority)
 {
     stvm_proc *p;
-    int err = core_of(vm, h, true, &p);
+    int err = stvm__process_core(vm, h, true, &p);
     if (err)
         return err;
     if (!priority_ok(priority))
@@ -397,12 +431,13 @@ int stvm_ensure_pop(stvm_vm *vm, bool run)
         return STVM_ENOTPROC;
     stvm_proc *a = vm->active;
     stvm_ensure_node *n = a->ensures;
-    if (!n)
+    if (!n || n->on_stack)   /* none of the caller's own inside a region of the library's */
         return STVM_ESTATE;
     a->ensures = n->next;
     stvm_fn fn = n->fn;
     void *arg = n->arg;
-    free(n);
+    if (!n->on_stack)
+        free(n);
     if (run)
         fn(vm, arg);
     return STVM_OK;

@@ -126,8 +126,11 @@ static __attribute__((noinline)) void switch_away(stvm_vm *vm, stvm_proc *from, 
     vm->stats.context_switches++;
     stvm__ctx_switch(vm, from, to);
     stvm__after_switch(vm);
-    if (__builtin_expect(from->flags & STVM_PF_TERMINATE, 0))
-        stvm__process_exit(vm);
+    if (__builtin_expect(from->flags & (STVM_PF_TERMINATE | STVM_PF_INTERRUPT), 0)) {
+        if (from->flags & STVM_PF_TERMINATE)
+            stvm__process_exit(vm);
+        stvm__interrupts_run(vm, from);
+    }
 }
 
 void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
@@ -302,9 +305,12 @@ int stvm_checkpoint(stvm_vm *vm)
         return vm ? STVM_ENOTPROC : STVM_EINVAL;
     if (vm->active->flags & STVM_PF_CANARY)
         stvm__overflow_check(vm->active, __builtin_frame_address(0));
+    int ran = 0;
     if (stvm__poll_events(vm)) {
         stvm__stop_here(vm);
-        return 1;
+        ran = 1;
+    } else {
+        ran = stvm__preempt_if_needed(vm) ? 1 : 0;
     }
-    return stvm__preempt_if_needed(vm) ? 1 : 0;
+    return vm->active->flags & STVM_PF_CANCELLED ? STVM_EINTR : ran;
 }

@@ -134,7 +134,7 @@ int stvm__wait_cancelled(stvm_vm *vm);
 static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
 {
     stvm_proc *a = vm->active;
-    if (__builtin_expect(a->flags & STVM_PF_CANCELLED, 0))
+    if (__builtin_expect(a->flags & (STVM_PF_CANCELLED | STVM_PF_EINTR_NEXT), 0))
         return stvm__wait_cancelled(vm);
     a->wait_end = STVM_WAIT_SIGNALLED;
     stvm__list_append(l, a);
@@ -215,7 +215,27 @@ void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
  * switch). */
 void stvm__mutex_give_back(stvm_vm *vm, stvm_mutex *m, stvm_proc *p);
 
+/* ---- interrupt.c ---- */
+/* End p's wait because it is interrupted (or terminated while it runs its cleanups):
+ * what it was handed goes back and its wait answers EINTR; one committed to a wait it
+ * has not begun finds that wait answering EINTR at once. True when p was taken off a
+ * waiting list and must be made runnable by the caller. */
+bool stvm__wait_interrupt(stvm_vm *vm, stvm_proc *p);
+/* Run p's pending interrupts in p (the active process), oldest first. */
+void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p);
+/* Forget p's pending interrupts (it finishes). */
+void stvm__interrupts_drop(stvm_proc *p);
+/* Cancel p's waits (each answers EINTR at once) until as many uncancels. */
+void stvm__cancel(stvm_proc *p);
+void stvm__uncancel(stvm_proc *p);
+/* Cancel p's waits for the rest of its life (terminated while it runs its cleanups). */
+void stvm__cancel_for_good(stvm_proc *p);
+
 /* ---- process.c, process_info.c ---- */
+/* The running state of a handle handed in by a caller: EINVAL for something that is
+ * not a process of this VM, ESTATE once it has finished or, when user_only, for the
+ * VM's own processes (idle, timing). */
+int stvm__process_core(stvm_vm *vm, const stvm_process *h, bool user_only, stvm_proc **out);
 int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *arg,
                 size_t stack_size, bool start, uint32_t flags, stvm_process **out);
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p);    /* prim 87 rules */

@@ -156,3 +156,29 @@ int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *s)
         return STVM_EINVAL;
     return s->excess_signals;
 }
+
+static void critical_exit(stvm_vm *vm, void *sem)
+{
+    stvm__sem_signal(vm, sem);
+}
+
+/* Pharo's Semaphore>>critical:. Terminated while it waits to enter, the process takes
+ * nothing (wait.c: a signal it was handed and never ran to see goes back); terminated
+ * inside fn, the cleanup below signals on its way out. */
+int stvm_semaphore_critical(stvm_vm *vm, stvm_semaphore *s, stvm_fn fn, void *arg)
+{
+    if (!vm || !stvm__is_sem(vm, s) || !fn)
+        return STVM_EINVAL;
+    if (!stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    int err = stvm__sem_wait(vm, s);
+    if (err)
+        return err;
+    stvm_proc *a = vm->active;
+    stvm_ensure_node exit = {.fn = critical_exit, .arg = s, .next = a->ensures, .on_stack = true};
+    a->ensures = &exit;
+    fn(vm, arg);
+    a->ensures = exit.next;
+    stvm__sem_signal(vm, s);
+    return STVM_OK;
+}

@@ -39,6 +39,7 @@ void stvm__wait_commit(stvm_vm *vm, stvm_list *l)
 
 void stvm__wait_uncommit(stvm_proc *p)
 {
+    p->flags &= (uint16_t)~STVM_PF_EINTR_NEXT;   /* the wait it was for is over */
     if (p->pinned) {
         p->pinned->pins--;
         p->pinned = NULL;
@@ -68,7 +69,8 @@ void stvm__wait_guards_undo(stvm_vm *vm, stvm_proc *p)
 
 int stvm__wait_cancelled(stvm_vm *vm)
 {
-    stvm__trace(vm, STVM_TRACE_INTERRUPT, vm->active->id, 0, STVM_EINTR);
+    vm->active->flags &= (uint16_t)~STVM_PF_EINTR_NEXT;   /* one wait only */
+    stvm__trace(vm, STVM_TRACE_INTERRUPT, vm->active->id, 0, STVM_TRACE_INTR_CANCELLED);
     return STVM_EINTR;
 }
 
@@ -78,7 +80,7 @@ void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
     if (!l)
         return;
     p->handed_from = NULL;
-    stvm__trace(vm, STVM_TRACE_GIVEN_BACK, p->id, (uintptr_t)l, l->kind);
+    stvm__trace(vm, STVM_TRACE_GIVEN_BACK, p->id, 0, l->kind);   /* = STVM_TRACE_GAVE_* */
     switch (l->kind) {
     case STVM_LIST_SEMAPHORE:
         stvm__sem_give_back(vm, STVM_CONTAINER(l, stvm_semaphore, list));

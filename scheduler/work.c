@@ -12,14 +12,19 @@
 
 /* Spin with a checkpoint per clock read; when the checkpoint let others run, the time
  * they took is not the caller's work. */
-static uint64_t work_real(stvm_vm *vm, uint64_t us)
+static uint64_t work_real(stvm_vm *vm, uint64_t us, bool *cut)
 {
     uint64_t spent = 0, t = stvm__clock_now_us(vm);
     while (spent < us) {
         uint64_t now = stvm__clock_now_us(vm);
         spent += now - t;
         t = now;
-        if (stvm_checkpoint(vm) == 1)
+        int r = stvm_checkpoint(vm);
+        if (r == STVM_EINTR) {
+            *cut = true;
+            break;
+        }
+        if (r == 1)
             t = stvm__clock_now_us(vm);
     }
     return spent;
@@ -27,10 +32,13 @@ static uint64_t work_real(stvm_vm *vm, uint64_t us)
 
 /* Move the clock in steps that end at the next deadline or outside event, with a
  * checkpoint after each: others run in no simulated time unless they work too. */
-static uint64_t work_simulated(stvm_vm *vm, uint64_t us)
+static uint64_t work_simulated(stvm_vm *vm, uint64_t us, bool *cut)
 {
     for (uint64_t left = us;;) {
-        stvm_checkpoint(vm);
+        if (stvm_checkpoint(vm) == STVM_EINTR) {
+            *cut = true;
+            return us - left;
+        }
         if (!left)
             return us;
         uint64_t now = vm->clock.sim_now_us, step = left;
@@ -52,11 +60,12 @@ int stvm__work_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us)
         return STVM_ENOTPROC;
     if (us > STVM_MAX_WORK_US)
         return STVM_ERANGE;
-    uint64_t spent = vm->clock.kind == STVM_CLOCK_SIMULATED ? work_simulated(vm, us)
-                                                            : work_real(vm, us);
+    bool cut = false;
+    uint64_t spent = vm->clock.kind == STVM_CLOCK_SIMULATED ? work_simulated(vm, us, &cut)
+                                                            : work_real(vm, us, &cut);
     if (spent_us)
         *spent_us = spent;
-    return STVM_OK;
+    return cut ? STVM_EINTR : STVM_OK;
 }
 
 int stvm_work_us(stvm_vm *vm, uint64_t us)

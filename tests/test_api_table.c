@@ -67,10 +67,11 @@
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(active_process)         \
     X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend)              \
-    X(process_terminate)                                                                 \
+    X(process_terminate) X(process_interrupt)                                            \
     X(process_release) X(process_join) X(ensure) X(ensure_pop) X(process_set_priority)   \
     X(process_info_get) X(blocked_report) X(check_invariants) X(semaphore_new)           \
-    X(semaphore_free) X(semaphore_signal) X(semaphore_wait) X(semaphore_try_wait)        \
+    X(semaphore_free) X(semaphore_signal) X(semaphore_wait) X(semaphore_critical)         \
+    X(semaphore_try_wait)                                                                \
     X(semaphore_excess) X(mutex_new) X(mutex_free) X(mutex_enter)                        \
     X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
     X(mutex_critical) X(register_external) X(unregister_external) X(signal_external)     \
@@ -79,7 +80,8 @@
     X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
     X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close) X(run_mode)      \
     X(backend_fd) X(backend_timeout_ms) X(stop) X(now_us) X(millisecond_clock)           \
-    X(delay_wait_ms) X(delay_wait_us) X(semaphore_wait_timeout_ms)                       \
+    X(delay_wait_ms) X(delay_wait_us) X(run_within_ms) X(run_within_us)                  \
+    X(semaphore_wait_timeout_ms)                                                         \
     X(semaphore_wait_timeout_us) X(get_stats) X(reset_stats) X(smallint_max)             \
     X(smallint_min) X(is_smallint) X(is_integer) X(int_from_i64) X(int_from_u64)         \
     X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul) X(int_compare)          \
@@ -672,6 +674,7 @@ static int call(fx *f, int fn, const args *a)
     case F_process_resume: return stvm_process_resume(vm, p);
     case F_process_suspend: return stvm_process_suspend(vm, p);
     case F_process_terminate: return stvm_process_terminate(vm, p);
+    case F_process_interrupt: return stvm_process_interrupt(vm, p, fnp, NULL);
     case F_process_release: return stvm_process_release(vm, p);
     case F_process_join: return stvm_process_join(vm, p, a->n);
     case F_ensure: return stvm_ensure(vm, fnp, NULL);
@@ -688,6 +691,7 @@ static int call(fx *f, int fn, const args *a)
     case F_semaphore_free: return stvm_semaphore_free(vm, sem);
     case F_semaphore_signal: return stvm_semaphore_signal(vm, sem);
     case F_semaphore_wait: return stvm_semaphore_wait(vm, sem);
+    case F_semaphore_critical: return stvm_semaphore_critical(vm, sem, fnp, NULL);
     case F_semaphore_try_wait: return stvm_semaphore_try_wait(vm, sem);
     case F_semaphore_excess: {
         int64_t x = stvm_semaphore_excess(vm, sem);
@@ -708,6 +712,8 @@ static int call(fx *f, int fn, const args *a)
     case F_millisecond_clock: return stvm_millisecond_clock(vm) ? R_NONZERO : R_ZERO;
     case F_delay_wait_ms: return stvm_delay_wait_ms(vm, a->n);
     case F_delay_wait_us: return stvm_delay_wait_us(vm, a->n);
+    case F_run_within_ms: return stvm_run_within_ms(vm, a->n, fnp, NULL);
+    case F_run_within_us: return stvm_run_within_us(vm, a->n, fnp, NULL);
     case F_semaphore_wait_timeout_ms: return stvm_semaphore_wait_timeout_ms(vm, sem, a->n);
     case F_semaphore_wait_timeout_us: return stvm_semaphore_wait_timeout_us(vm, sem, a->n);
     case F_get_stats: return stvm_get_stats(vm, o ? &o->stats : NULL);
@@ -1100,6 +1106,7 @@ static const fn_desc FN[N_FN] = {
     [F_process_resume] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_suspend] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_terminate] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
+    [F_process_interrupt] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_release] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_join] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
                         .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 0}},
@@ -1117,6 +1124,8 @@ static const fn_desc FN[N_FN] = {
     [F_semaphore_wait] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                           .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_semaphore_try_wait] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                              .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_semaphore_critical] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                               .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_semaphore_excess] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
     [F_mutex_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
@@ -1142,6 +1151,10 @@ static const fn_desc FN[N_FN] = {
     [F_delay_wait_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
     [F_delay_wait_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                         .ok = {.n = 1}},
+    [F_run_within_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                         .ok = {.n = 1}},
+    [F_run_within_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
     [F_semaphore_wait_timeout_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
@@ -1313,11 +1326,11 @@ static const row explicit_rows[] = {
     ROW(version_string, "answers STVM_VERSION_STRING", C_HOST, R_TRUE),
     ROW(context_backend, "names its back end", C_HOST, R_TRUE),
     ROW(strerror, "code 1 has a text", C_HOST, R_TRUE, .n = 1),
-    ROW(strerror, "code -19 (none) has a text", C_HOST, R_TRUE, .n = -19),
+    ROW(strerror, "code -20 (none) has a text", C_HOST, R_TRUE, .n = -20),
     ROW(strerror, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
     ROW(strerror, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
     ROW(err_name, "code 1 is STVM_E?", C_HOST, R_TRUE, .n = 1),
-    ROW(err_name, "code -19 (none) is STVM_E?", C_HOST, R_TRUE, .n = -19),
+    ROW(err_name, "code -20 (none) is STVM_E?", C_HOST, R_TRUE, .n = -20),
     ROW(err_name, "INT_MIN is STVM_E?", C_HOST, R_TRUE, .n = INT_MIN),
     ROW(err_name, "INT_MAX is STVM_E?", C_HOST, R_TRUE, .n = INT_MAX),
     ROW(config_init, "NULL cfg is ignored", C_HOST, R_VOID),
@@ -1406,6 +1419,12 @@ static const row explicit_rows[] = {
     ROW(process_terminate, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
     ROW(process_terminate, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
     ROW(process_terminate, "the timing process", C_GREEN, E_STATE, .h = H_TIMING),
+    ROW(process_interrupt, "a finished process", C_HOST, E_STATE, .h = H_DONE),
+    ROW(process_interrupt, "a finished process", C_GREEN, E_STATE, .h = H_DONE),
+    ROW(process_interrupt, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
+    ROW(process_interrupt, "the idle process", C_GREEN, E_STATE, .h = H_IDLE),
+    ROW(process_interrupt, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
+    ROW(process_interrupt, "the timing process", C_GREEN, E_STATE, .h = H_TIMING),
     ROW(process_release, "a handle nobody holds", C_HOST, E_STATE, .h = H_UNHELD),
     ROW(process_release, "the idle process", C_HOST, E_STATE, .h = H_IDLE),
     ROW(process_release, "the timing process", C_HOST, E_STATE, .h = H_TIMING),
@@ -1469,6 +1488,9 @@ static const row explicit_rows[] = {
     ROW(mutex_enter_timeout_ms, "owned by another, 0 ms: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT,
         .h = H_BUSY, .n = 0),
     ROW(mutex_critical, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(semaphore_critical, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(semaphore_critical, "NULL function, with an excess signal: kept", C_GREEN, E_INVAL,
+        .h = H_SEM_EXCESS, .null_ptr = true),
     ROW(mutex_critical, "NULL function, owned by another", C_GREEN, E_INVAL, .h = H_BUSY,
         .null_ptr = true),
 
@@ -1519,6 +1541,12 @@ static const row explicit_rows[] = {
     ROW(sim_at, "past the clock's end (2^62 us)", C_HOST, E_RANGE, .vm = V_END, .z = 1000),
     BAD_DURATIONS_MS(delay_wait_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(delay_wait_us, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(run_within_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_US(run_within_us, .h = H_DEFAULT),
+    ROW(run_within_ms, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
+    ROW(run_within_us, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
+    ROW(run_within_ms, "0 ms: the timeout at once, fn not called", C_GREEN, STVM_ETIMEDOUT,
+        .n = 0),
     BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(semaphore_wait_timeout_us, .h = H_DEFAULT),
     BAD_DURATIONS_MS(mutex_enter_timeout_ms, .h = H_DEFAULT),

@@ -186,10 +186,10 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         {STVM_EPRIM, "STVM_EPRIM"},     {STVM_ECLOSED, "STVM_ECLOSED"},
         {STVM_ECONNREFUSED, "STVM_ECONNREFUSED"}, {STVM_ESTOPPED, "STVM_ESTOPPED"},
         {STVM_EPROTO, "STVM_EPROTO"},   {STVM_EWAITING, "STVM_EWAITING"},
-        {STVM_EINUSE, "STVM_EINUSE"},
+        {STVM_EINUSE, "STVM_EINUSE"},   {STVM_EINTR, "STVM_EINTR"},
     };
     enum { N = sizeof codes / sizeof codes[0] };
-    cr_assert_eq(N, 19);
+    cr_assert_eq(N, 20);
     const char *generic = stvm_strerror(-N);
     cr_assert_not_null(generic);
     cr_assert_gt(strlen(generic), 0);

@@ -96,7 +96,8 @@ typedef struct stvm_socket_handle {
 
 typedef struct stvm_proc stvm_proc;
 
-/* What a list is, which is also why a process on it waits. */
+/* What a list is, which is also why a process on it waits (and, for GIVEN_BACK events,
+ * STVM_TRACE_GAVE_*: the numbers are the same). */
 enum {
     STVM_LIST_RUNQ = 1,
     STVM_LIST_SEMAPHORE = 2,
@@ -147,6 +148,8 @@ enum {
     STVM_PF_INTERRUPT = 1u << 5,     /* interrupts wait to run in it (stvm_process_interrupt) */
     STVM_PF_CANCELLED = 1u << 6,     /* every wait answers EINTR at once (terminated while
                                         exiting; a timed run's time ran out) */
+    STVM_PF_EINTR_NEXT = 1u << 7,    /* interrupted while committed to a wait it had not yet
+                                        begun: that wait answers EINTR at once */
     STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
     STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
     STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
@@ -193,12 +196,21 @@ typedef struct stvm_wait_guard {
     struct stvm_wait_guard *next;
 } stvm_wait_guard;
 
-/* A cleanup registered with stvm_ensure. */
+/* A cleanup registered with stvm_ensure (malloc'd), or by the library itself for a
+ * region of its own code (on the process's stack: on_stack, never freed). */
 typedef struct stvm_ensure_node {
     stvm_fn fn;
     void *arg;
     struct stvm_ensure_node *next;
+    bool on_stack;
 } stvm_ensure_node;
+
+/* An interrupt waiting to run in a process (stvm_process_interrupt). */
+typedef struct stvm_interrupt {
+    stvm_fn fn;                      /* may be NULL: only the wait is ended */
+    void *arg;
+    struct stvm_interrupt *next;
+} stvm_interrupt;
 
 struct stvm_proc {
     /* touched by every switch, signal and wait: the first cache line */
@@ -233,6 +245,7 @@ struct stvm_proc {
     void **locals;                   /* process-local values by variable index, or NULL */
     uint32_t nlocals;
     uint32_t cancel_depth;           /* timed runs (stvm_run_within) whose time ran out */
+    bool in_interrupt;               /* running an interrupt: the next ones wait their turn */
     uint64_t id;                     /* its handle's id, readable after the handle is gone
                                         (a trace names a finished process by it) */
 };
