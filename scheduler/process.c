@@ -208,48 +208,53 @@ _Noreturn void stvm__process_exit(stvm_vm *vm)
     abort();   /* not reached: nothing switches back to a finished process */
 }
 
-/* Terminate p, which is not running and has cleanups: it runs them itself, now, at
- * least at the caller's priority, while the caller waits at the front of its queue. */
+/* p, terminated and not running, runs its cleanups now, at least at the caller's
+ * priority, while the caller waits at the front of its queue; from the embedding thread
+ * it is only made ready (it runs at the next stvm_run). If what p gave back woke a
+ * process higher still, that one runs first and p waits at the front of its queue. */
+static void run_terminated_now(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_proc *a = vm->active;
+    if (!a) {
+        if (!p->my_list)
+            stvm__make_ready(vm, p);
+        return;
+    }
+    stvm__unlink(vm, p);
+    if (p->priority < a->priority)
+        p->priority = a->priority;
+    stvm__runq_put(vm, a, false);
+    if (stvm__runq_highest(vm) > p->priority) {
+        stvm__runq_put(vm, p, false);
+        stvm__switch_to_next(vm);
+    } else {
+        stvm__transfer_to(vm, p);
+    }
+}
+
+/* Terminate p, which is not running and has cleanups: it runs them itself. */
 static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
 {
     stvm__unlink(vm, p);
     abandon_commitment(vm, p);
     stvm__wait_guards_undo(vm, p);
     p->flags |= STVM_PF_TERMINATE;
-    stvm_proc *a = vm->active;
-    if (!a) {
-        stvm__make_ready(vm, p);   /* it exits when stvm_run next runs it */
-        return;
-    }
-    if (p->priority < a->priority)
-        p->priority = a->priority;
-    stvm__runq_put(vm, a, false);
-    stvm__transfer_to(vm, p);
+    run_terminated_now(vm, p);
 }
 
 /* Terminate p, which already runs its cleanups (Pharo 10's rule: an unwind block in
  * progress is completed): the cleanup it is in runs to its end and the rest follow, but
  * none of them waits any more (each wait answers EINTR at once, the one p is in
- * included). p runs now, as terminate_with_cleanups has it run. */
+ * included). */
 static void terminate_exiting(stvm_vm *vm, stvm_proc *p)
 {
     stvm__cancel_for_good(p);
     if (p == vm->active)
         return;
-    bool off_list = stvm__wait_interrupt(vm, p);
-    stvm_proc *a = vm->active;
-    if (!a) {
-        if (off_list)
-            stvm__make_ready(vm, p);
-        return;
-    }
-    if (!p->my_list && !off_list && p->wait_end == STVM_WAIT_ABORTED)
-        p->wait_end = STVM_WAIT_INTERRUPTED;   /* suspended in a wait: it ends too */
-    stvm__unlink(vm, p);
-    if (p->priority < a->priority)
-        p->priority = a->priority;
-    stvm__runq_put(vm, a, false);
-    stvm__transfer_to(vm, p);
+    stvm__wait_interrupt(vm, p);   /* off its waiting list, or its hand-off given back */
+    if (!p->my_list && p->wait_end == STVM_WAIT_ABORTED)
+        p->wait_end = STVM_WAIT_INTERRUPTED;   /* suspended in a wait: that wait ends too */
+    run_terminated_now(vm, p);
 }
 
 void stvm__processes_destroy(stvm_vm *vm)

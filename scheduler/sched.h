@@ -139,7 +139,10 @@ static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
     a->wait_end = STVM_WAIT_SIGNALLED;
     stvm__list_append(l, a);
     stvm__switch_to_next(vm);
-    a->handed_from = NULL;
+    if (a->handed_from) {   /* it has run: what it was handed is its own */
+        a->handed_from->pins--;
+        a->handed_from = NULL;
+    }
     return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
            : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
            : a->wait_end == STVM_WAIT_ABORTED   ? STVM_ESTATE
@@ -147,10 +150,12 @@ static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
 }
 /* The giver's half of a hand-off: p, just taken off l, was handed what it waited on l
  * for (the signal, the mutex, an item, room). Until p runs again it holds it only on
- * paper; a terminate or interrupt before then gives it back (stvm__wait_give_back). */
+ * paper; a terminate or interrupt before then gives it back (stvm__wait_give_back).
+ * Meanwhile l counts as pinned: its object cannot be freed under the hand-off. */
 static inline void stvm__wait_handed(stvm_proc *p, stvm_list *l)
 {
     p->handed_from = l;
+    l->pins++;   /* the object may not be freed before p has taken it (or given it back) */
 }
 /* p is terminated or interrupted after a hand-off it has not yet run to see: give what
  * it was handed back to the object, as if p had never waited (the rule Pharo's

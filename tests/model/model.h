@@ -80,7 +80,7 @@ typedef struct mdelay {
 } mdelay;
 
 /* How a wait ended (what the waiter answers when it runs again). */
-enum { W_SIGNALLED, W_TIMED_OUT, W_ABORTED };
+enum { W_SIGNALLED, W_TIMED_OUT, W_ABORTED, W_INTERRUPTED };
 
 /* Cleanups: a LOG cleanup only shows that it ran; a LOOP cleanup then asks the script
  * for operations until it gets OP_RETURN (so a cleanup may wait, signal, terminate...). */
@@ -121,6 +121,7 @@ typedef struct mproc {
     bool boxed_handle; /* spawned held: the handle is an object of its own */
     bool terminate;    /* terminated by another, cleanups still to run */
     bool exiting;      /* running its cleanups on the way out */
+    bool cancelled;    /* terminated again while exiting: every wait answers EINTR at once */
     uint64_t id;
     int prio;
     int handle_prio;   /* the last priority set (spawn, set_priority): a finished process
@@ -142,6 +143,11 @@ typedef struct mproc {
     int n_owned;
     int owned[M_MUTEXES];          /* newest first */
     mlist joiners;
+    /* Handed what it waited for and not yet run to take it (scheduler/wait.c's rule): a
+     * semaphore's signal, or mutex handed_mutex - 1. Terminated before it runs, it gives
+     * it back. */
+    msem *handed_sem;
+    int handed_mutex;
 } mproc;
 
 /* What the model expects the VM to show next. */
@@ -160,7 +166,7 @@ enum {
     COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
     COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
     COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
-    COV_ONE_SECOND_STEP, COV_N
+    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT, COV_N
 };
 static const char *const cov_name[COV_N] = {
     "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
@@ -170,6 +176,8 @@ static const char *const cov_name[COV_N] = {
     "cleanups boosted to the terminator's priority", "cleanups abandoned", "cleanups run",
     "joiners woken", "handles given back", "durations past a limit",
     "timing passes on the 1 s re-arm with a Delay still ahead",
+    "hand-offs given back by a process terminated before it ran",
+    "waits answering EINTR at once (terminated while exiting)",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -279,9 +287,22 @@ static bool preempted_to_back(const model *m)
 
 /* Give the processor to i. A process terminated by another while it was off the
  * processor does not go on with what it was doing: it exits. */
+/* i no longer holds a hand-off on paper: the objects it came from are free to go. */
+static void drop_handed(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    if (p->handed_sem)
+        p->handed_sem->waiters.pins--;
+    if (p->handed_mutex)
+        m->mx[p->handed_mutex - 1].waiters.pins--;
+    p->handed_sem = NULL;
+    p->handed_mutex = 0;
+}
+
 static void switch_to(model *m, int i)
 {
     m->active = i;
+    drop_handed(m, i);   /* it runs: what it was handed is its own now */
     if (m->p[i].terminate)
         m->p[i].cont = K_EXIT;
 }
@@ -350,6 +371,8 @@ static void sem_signal(model *m, msem *s, bool may_switch)
         s->excess++;
         return;
     }
+    m->p[w].handed_sem = s;
+    s->waiters.pins++;   /* not freed before w takes the signal or gives it back */
     if (may_switch)
         make_runnable(m, w);
     else
@@ -360,8 +383,13 @@ static void sem_signal(model *m, msem *s, bool may_switch)
 static void block_on(model *m, mlist *l, int then)
 {
     mproc *p = &m->p[m->active];
-    p->wait_end = W_SIGNALLED;
     p->cont = then;
+    if (p->cancelled) {   /* it waits no more: EINTR at once */
+        p->wait_end = W_INTERRUPTED;
+        m->cov[COV_CANCELLED_WAIT]++;
+        return;
+    }
+    p->wait_end = W_SIGNALLED;
     m_put(m, m->active, l, true);
     switch_to_next(m);
 }
@@ -378,7 +406,10 @@ static void wait_end(model *m, int i, int how)
 
 static int wait_rc(int how)
 {
-    return how == W_SIGNALLED ? STVM_OK : how == W_TIMED_OUT ? STVM_ETIMEDOUT : STVM_ESTATE;
+    return how == W_SIGNALLED   ? STVM_OK
+           : how == W_TIMED_OUT ? STVM_ETIMEDOUT
+           : how == W_ABORTED   ? STVM_ESTATE
+                                : STVM_EINTR;
 }
 
 /* ---- handles -------------------------------------------------------------------------- */
@@ -474,6 +505,8 @@ static int hand_off(model *m, int x)
     mx->depth = next >= 0 ? 1 : 0;
     if (next >= 0) {
         owned_add(m, next, x);
+        m->p[next].handed_mutex = x + 1;
+        mx->waiters.pins++;
         m->cov[COV_HANDOFF]++;
     }
     return next;
@@ -642,6 +675,29 @@ static int check_duration(model *m, int64_t dur, bool from_ms, int64_t *us)
 
 /* ---- finishing ----------------------------------------------------------------------- */
 
+/* i is terminated after a hand-off it had not run to take: the signal goes to the
+ * semaphore's next waiter (or back to its excess), the mutex to its next waiter, both
+ * made ready without switching. */
+static void give_back(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    msem *s = p->handed_sem;
+    int x = p->handed_mutex - 1;
+    drop_handed(m, i);
+    if (s) {
+        m->cov[COV_GIVEN_BACK]++;
+        sem_signal(m, s, false);
+    }
+    if (x >= 0) {
+        if (m->mx[x].owner == i) {
+            m->cov[COV_GIVEN_BACK]++;
+            int next = hand_off(m, x);
+            if (next >= 0)
+                runq_put(m, next, true);
+        }
+    }
+}
+
 /* Everything that ends a process: off its list, its Delay unscheduled, each mutex it
  * owns handed to its first waiter (newest-owned first, made ready without switching),
  * its joiners woken (FIFO), its handle gone unless held or joined. */
@@ -649,6 +705,7 @@ static void finish(model *m, int i)
 {
     mproc *p = &m->p[i];
     m_unlink(m, i);
+    give_back(m, i);
     uncommit_how(m, i, true);
     delay_done(m, i);
     while (p->n_owned) {
@@ -661,6 +718,7 @@ static void finish(model *m, int i)
     p->alive = false;
     p->terminate = false;
     p->exiting = false;
+    p->cancelled = false;
     for (int j; (j = m_pop(m, &p->joiners)) >= 0;) {
         runq_put(m, j, true);
         m->cov[COV_JOINER_WOKEN]++;
@@ -668,28 +726,63 @@ static void finish(model *m, int i)
     release_if_unused(m, i);
 }
 
-/* Terminating a process that has cleanups: it runs them itself, at once, at least at
- * the terminator's priority, while the terminator waits at the front of its queue.
- * From the host it is only queued and exits at the next stvm_run. */
-static void terminate_with_cleanups(model *m, int t)
+/* A terminated process that is not running runs its cleanups now, at least at the
+ * terminator's priority, while the terminator waits at the front of its queue; from the
+ * host it is only queued (unless it already is). If what it gave back woke a process
+ * higher still, that one runs first and it waits at the front of its queue. */
+static void run_terminated_now(model *m, int t)
 {
     mproc *p = &m->p[t];
-    m_unlink(m, t);
-    uncommit_how(m, t, true);
-    delay_done(m, t);
-    p->terminate = true;
-    m->cov[COV_TERMINATE_CLEANUPS]++;
     int a = m->active;
     if (a == M_HOST) {
-        runq_put(m, t, true);
+        if (!p->on)
+            runq_put(m, t, true);
         return;
     }
+    m_unlink(m, t);
     if (p->prio < m->p[a].prio) {
         p->prio = m->p[a].prio;
         m->cov[COV_BOOST]++;
     }
     runq_put(m, a, false);
-    switch_to(m, t);
+    if (highest(m) > p->prio) {
+        runq_put(m, t, false);
+        switch_to_next(m);
+    } else {
+        switch_to(m, t);
+    }
+}
+
+static void terminate_with_cleanups(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    m_unlink(m, t);
+    give_back(m, t);
+    uncommit_how(m, t, true);
+    delay_done(m, t);
+    p->terminate = true;
+    m->cov[COV_TERMINATE_CLEANUPS]++;
+    run_terminated_now(m, t);
+}
+
+/* Terminating a process already running its cleanups: the cleanup in progress runs to
+ * its end and the rest follow, but none of them waits (Pharo 10's rule, stvm's EINTR):
+ * the wait it is in ends (what it was handed goes back). */
+static void terminate_exiting(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    p->cancelled = true;
+    if (t == m->active)
+        return;
+    if (p->handed_sem || p->handed_mutex) {
+        give_back(m, t);
+        p->wait_end = W_INTERRUPTED;
+    } else if (p->on && p->on->kind != L_RUNQ) {
+        wait_end(m, t, W_INTERRUPTED);
+    }
+    if (!p->on && p->wait_end == W_ABORTED)
+        p->wait_end = W_INTERRUPTED;
+    run_terminated_now(m, t);
 }
 
 static int live_user(const model *m)
@@ -779,7 +872,7 @@ static bool step(model *m)
         p->exiting = true;
         uncommit_how(m, a, true);
         m->cov[COV_CLEANUP_ABANDONED] += (uint64_t)p->n_fr;
-        p->n_fr = 0;   /* whatever it was doing is abandoned */
+        p->n_fr = 0;   /* whatever it was doing is abandoned: only its body can be here */
         p->cont = K_RUN_ENSURES;
         break;
     case K_RUN_ENSURES:

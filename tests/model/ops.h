@@ -149,6 +149,11 @@ static int m_terminate(model *m, int t)
     mproc *p = &m->p[t];
     if (!p->alive)
         return STVM_ESTATE;
+    if (p->exiting) {
+        answer(m, STVM_OK);
+        terminate_exiting(m, t);
+        return STVM_OK;
+    }
     if (t == m->active) {   /* never returns: exits through its cleanups */
         p->cont = K_EXIT;
         return STVM_OK;
@@ -364,7 +369,7 @@ static void m_green(model *m, const op *o)
         break;
     case OP_CHECKPOINT:
         poll_events(m);
-        answer(m, highest(m) > p->prio ? 1 : 0);
+        answer(m, p->cancelled ? STVM_EINTR : highest(m) > p->prio ? 1 : 0);
         preempt_if_needed(m);
         break;
     case OP_DELAY:
