@@ -93,6 +93,14 @@ static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *l
         for (stvm_mutex *m = p->owned; m; m = m->next_owned)
             if (m->owner != p)
                 FAIL("process '%s' lists a mutex it does not own", p->handle->name);
+        /* A hand-off not yet taken: its taker is off every waiting list, and the object
+         * it came from is pinned by it. */
+        stvm_list *h = p->handed_from;
+        if (h && ((l && l->kind != STVM_LIST_RUNQ) || p == vm->active || !h->pins))
+            FAIL("process '%s' holds a hand-off while %s", p->handle->name,
+                 p == vm->active ? "it runs" : h->pins ? "it waits again" : "nothing pins it");
+        if (p->interrupts && !(p->flags & STVM_PF_INTERRUPT))
+            FAIL("process '%s' has interrupts but no flag for them", p->handle->name);
         if (total > limit)
             FAIL("the list of unfinished processes is cyclic");
     }

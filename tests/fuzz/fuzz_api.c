@@ -17,7 +17,9 @@
  *    with format directives), suspend/resume/terminate/release/set_priority, the
  *    blocked report and the invariant text with buffers of every size, process info,
  *    external semaphores (the table full, unused slots, bad indexes), cleanups
- *    (stvm_ensure), NULL and foreign handles everywhere.
+ *    (stvm_ensure), interrupts into any process (each wait may then answer EINTR),
+ *    Semaphore>>critical: and runs with a time limit, NULL and foreign handles
+ *    everywhere.
  *
  * Every call that fails with an argument or state error must leave the VM as it was
  * (the snapshot of fuzz_common.h); the scheduler's invariants hold after every
@@ -588,8 +590,8 @@ static void op_delay(fz_ctx *c)
         unchanged(c, s, "a delay");
         return;
     }
-    FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "delay_wait_%s(%lld) answered %s",
-             ms ? "ms" : "us", (long long)d, stvm_err_name(rc));
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR,
+             "delay_wait_%s(%lld) answered %s", ms ? "ms" : "us", (long long)d, stvm_err_name(rc));
     if (rc == STVM_OK)
         not_early(c, "a delay", t0, d, ms);
 }
@@ -615,7 +617,7 @@ static void op_sem_timed(fz_ctx *c)
         unchanged(c, s, "a timed semaphore wait");
         return;
     }
-    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE,
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR,
              "semaphore_wait_timeout answered %s", stvm_err_name(rc));
     if (excess > 0)
         FZ_CHECK(rc == STVM_OK && stvm_now_us(c->vm) == t0,
@@ -643,7 +645,7 @@ static void op_mutex_timed(fz_ctx *c)
         unchanged(c, s, "a timed mutex enter");
         return;
     }
-    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_ERANGE,
+    FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR || rc == STVM_ERANGE,
              "mutex_enter_timeout_ms answered %s", stvm_err_name(rc));
     if (!owner || owner == me)
         FZ_CHECK(rc == STVM_OK, "a free or own mutex: timed enter answered %s", stvm_err_name(rc));
@@ -686,6 +688,40 @@ static void cleanup(stvm_vm *vm, void *arg)
         FZ_CHECK(stvm_yield(vm) == STVM_OK, "yield in a cleanup");
 }
 
+static unsigned interrupts_sent, interrupts_ran;
+
+/* An interrupt's function: it runs in the interrupted process, which may then wait. */
+static void interrupt_fn(stvm_vm *vm, void *arg)
+{
+    fz_ctx *c = arg;
+    interrupts_ran++;
+    FZ_CHECK(stvm_active_process(vm) != NULL, "an interrupt runs in a process");
+    if (c->vm == vm && (interrupts_ran & 1))
+        stvm_yield(vm);
+}
+
+/* The body of a critical section: yields, so that others may try the semaphore. */
+static void critical_fn(stvm_vm *vm, void *arg)
+{
+    fz_ctx *c = arg;
+    if (c->vm == vm)
+        stvm_yield(vm);
+}
+
+/* What a timed run runs: Delays of 0..7 ms until one is cut short. */
+static void timed_fn(stvm_vm *vm, void *arg)
+{
+    fz_ctx *c = arg;
+    for (int i = 0; i < 3; i++) {
+        int rc = stvm_delay_wait_ms(vm, (int64_t)(fz_u8(&c->in) % 8));
+        FZ_CHECK(rc == STVM_OK || rc == STVM_EINTR || rc == STVM_ESTATE ||
+                     (rc == STVM_ERANGE && duration_rule(c, 7, true) == STVM_ERANGE),
+                 "a Delay in a timed run answered %s", stvm_err_name(rc));
+        if (rc)
+            return;
+    }
+}
+
 static void worker_main(stvm_vm *vm, void *arg)
 {
     fz_worker *w = arg;
@@ -703,7 +739,7 @@ static void worker_main(stvm_vm *vm, void *arg)
         stvm_semaphore *s = pick_sem(c, (unsigned)w->a % 200);
         if (s) {
             int rc = stvm_semaphore_wait(vm, s);
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_wait answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR, "semaphore_wait answered %s",
                      stvm_err_name(rc));
         }
         break;
@@ -721,7 +757,7 @@ static void worker_main(stvm_vm *vm, void *arg)
     }
     case W_DELAY: {
         int rc = stvm_delay_wait_us(vm, w->d);
-        FZ_CHECK(rc == STVM_OK || rc == STVM_ERANGE || rc == STVM_ESTATE, "delay answered %s",
+        FZ_CHECK(rc == STVM_OK || rc == STVM_ERANGE || rc == STVM_ESTATE || rc == STVM_EINTR, "delay answered %s",
                  stvm_err_name(rc));
         break;
     }
@@ -731,7 +767,7 @@ static void worker_main(stvm_vm *vm, void *arg)
             stvm_process *h = c->proc[i];
             FZ_TRACE("join of %p by %p\n", (void *)h, (void *)w->self);
             int rc = stvm_process_join(vm, h, w->d % 3 == 2 ? 5 : -1);
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_ETIMEDOUT ||
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR || rc == STVM_ETIMEDOUT ||
                          rc == STVM_ERANGE,
                      "join answered %s", stvm_err_name(rc));
             if (rc == STVM_OK) {
@@ -761,7 +797,7 @@ static void worker_main(stvm_vm *vm, void *arg)
         stvm_semaphore *s = pick_sem(c, (unsigned)w->a % 200);
         if (s) {
             int rc = stvm_semaphore_wait_timeout_ms(vm, s, w->d % 100);
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE ||
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR ||
                          rc == STVM_ERANGE,
                      "timed wait answered %s", stvm_err_name(rc));
         }
@@ -839,7 +875,7 @@ static void op_process(fz_ctx *c)
     fz_snap *s = snap(c);
     int rc, want;
     const char *what;
-    switch (k % 7) {
+    switch (k % 10) {
     case 0:
         what = "suspend";
         want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE
@@ -888,8 +924,45 @@ static void op_process(fz_ctx *c)
         if (rc == STVM_OK)
             c->proc[idx] = NULL;
         if (want == MAY_WAIT) {   /* it waited */
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE,
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR,
                      "join answered %s", stvm_err_name(rc));
+            return;
+        }
+        break;
+    }
+    case 6:
+        what = "interrupt";
+        want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE : 0;
+        rc = stvm_process_interrupt((k & 0x20) ? NULL : c->vm, h, (k & 0x40) ? NULL : interrupt_fn,
+                                    c);
+        if (k & 0x20)
+            want = STVM_EINVAL;
+        if (rc == STVM_OK)
+            interrupts_sent++;
+        break;
+    case 7: {
+        what = "semaphore_critical";
+        stvm_semaphore *sem = pick_sem(c, fz_u8(IN()));
+        bool null_fn = k & 0x40;
+        want = !is_pool_sem(c, sem) || null_fn ? STVM_EINVAL : !me ? STVM_ENOTPROC : MAY_WAIT;
+        rc = stvm_semaphore_critical(c->vm, sem, null_fn ? NULL : critical_fn, c);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR,
+                     "semaphore_critical answered %s", stvm_err_name(rc));
+            return;
+        }
+        break;
+    }
+    case 8: {
+        what = "run_within";
+        int64_t d = (int64_t)(fz_u8(IN()) % 8) - 1;   /* -1 .. 6 ms */
+        bool null_fn = k & 0x40;
+        int rule = duration_rule(c, d, true);   /* ENOTPROC, EINVAL, ERANGE in that order */
+        want = null_fn ? STVM_EINVAL : rule ? rule : d == 0 ? STVM_ETIMEDOUT : MAY_WAIT;
+        rc = stvm_run_within_ms(c->vm, d, null_fn ? NULL : timed_fn, c);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "run_within answered %s",
+                     stvm_err_name(rc));
             return;
         }
         break;
@@ -970,7 +1043,7 @@ static void op_sem(fz_ctx *c)
         want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
         rc = stvm_semaphore_wait(c->vm, sem);
         if (want == MAY_WAIT) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_wait answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR, "semaphore_wait answered %s",
                      stvm_err_name(rc));
             return;
         }
@@ -1046,7 +1119,7 @@ static void op_mutex(fz_ctx *c)
         want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
         rc = stvm_mutex_enter(c->vm, m);
         if (want == MAY_WAIT) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_enter answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR, "mutex_enter answered %s",
                      stvm_err_name(rc));
             if (rc == STVM_OK)
                 FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "entered but not the owner");
@@ -1075,7 +1148,7 @@ static void op_mutex(fz_ctx *c)
         want = (k & 0x80) ? STVM_EINVAL : !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
         rc = stvm_mutex_critical(c->vm, m, (k & 0x80) ? NULL : critical_body, c);
         if (want == MAY_WAIT) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_critical answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR, "mutex_critical answered %s",
                      stvm_err_name(rc));
             return;
         }
@@ -1188,7 +1261,7 @@ static void op_external(fz_ctx *c)
         if (!in_proc(c))
             return;
         rc = stvm_semaphore_wait_timeout_us(c->vm, ext_sem[e], (int64_t)(fz_u8(IN()) % 50));
-        FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_ERANGE,
+        FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR || rc == STVM_ERANGE,
                  "%s answered %s", what, stvm_err_name(rc));
         return;
     }
