@@ -54,11 +54,18 @@ static uint64_t waiter_id(const delay *d)
     return d->process ? d->process->id : 0;
 }
 
+/* The object a trace event about d names: the Delay object holding d (only those set
+ * d->sem), else d itself. */
+static const void *traced(const delay *d)
+{
+    return d->sem ? (const void *)STVM_CONTAINER(d, struct stvm_delay, d) : (const void *)d;
+}
+
 static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     vm->stats.delays_scheduled++;
     if (stvm__tracing(vm))
-        stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, waiter_id(e.d), e.d, e.key);
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, waiter_id(e.d), traced(e.d), e.key);
     if (!ds->has_active) {
         ds->active = e;
         ds->has_active = true;
@@ -83,7 +90,7 @@ static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     delay *d = e.d;
     if (stvm__tracing(vm))
-        stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, waiter_id(d), d, e.key);
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, waiter_id(d), traced(d), e.key);
     stvm__delay_discard(vm, ds, e);
     d->state = D_EXPIRED;
     ds->pending--;
@@ -230,7 +237,8 @@ stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d)
 /* A scheduled Delay is cancelled (a linear search, made only while tracing). */
 static void trace_cancel(stvm_vm *vm, const delay_sched *ds, const delay *d)
 {
-    stvm__trace_delay(vm, STVM_TRACE_DELAY_CANCELLED, waiter_id(d), d, stvm__delay_key(ds, d));
+    stvm__trace_delay(vm, STVM_TRACE_DELAY_CANCELLED, waiter_id(d), traced(d),
+                      stvm__delay_key(ds, d));
 }
 
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)

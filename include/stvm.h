@@ -984,8 +984,8 @@ STVM_API int stvm_delay_free(stvm_vm *vm, stvm_delay *d);
  *   ESTATE    d is already scheduled (Pharo: 'This Delay has already been scheduled');
  *             or the caller was suspended while it waited, and resumed
  *   ERANGE    it would end past the VM clock's end
- *   EINTR     the wait was interrupted (stvm_process_interrupt), or the caller's waits
- *             are cancelled
+ *   EINTR     the wait was interrupted, or the caller's waits are cancelled (nothing
+ *             was taken)
  *   ENOMEM    no memory to start the Delay scheduler (the VM's first Delay) */
 STVM_API int stvm_delay_wait(stvm_vm *vm, stvm_delay *d);
 
@@ -1077,8 +1077,10 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *   MUTEX_ENTER   detail = depth; MUTEX_WAIT detail = owner; MUTEX_EXIT detail = the
  *                 next owner (0 none); MUTEX_HANDOFF process = new owner, detail = old
  *   TIMER_ARMED, TIMER_DISARMED, TIMER_FIRED  object = semaphore, detail = deadline (us)
- *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter, object = the
- *                 Delay, detail = resumption time in the scheduler's unit (ms or us),
+ *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter (0: a Delay
+ *                 object scheduled by stvm_delay_schedule or stvm_timeout_semaphore_ms,
+ *                 which no process waits on), object = the Delay (the stvm_delay for a
+ *                 Delay object), detail = resumption time in the scheduler's unit (ms or us),
  *                 extra = 1 when that timestamp is a boxed LargePositiveInteger
  *   IDLE_SLEEP    a wait in the OS (or the simulated clock's jump), reported when it
  *                 ended: detail = requested us (-1: no limit), extra = actual us,
