@@ -197,14 +197,35 @@ int stvm_delay_wait(stvm_vm *vm, stvm_delay *o)
     return err;
 }
 
+/* A semaphore pinned while its caller may be switched away (starting the scheduler),
+ * so that nobody frees it meanwhile; a terminate there unpins it. */
+typedef struct pin {
+    stvm_wait_guard guard;
+    stvm_list *l;
+} pin;
+
+static void pin_abandon(stvm_vm *vm, stvm_wait_guard *g)
+{
+    (void)vm;
+    STVM_CONTAINER(g, pin, guard)->l->pins--;
+}
+
 int stvm_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms, stvm_delay **out)
 {
     if (!vm || !stvm__is_sem(vm, sem) || !out)
         return STVM_EINVAL;
     int err = stvm__check_duration(vm, ms, true);
-    delay_sched *ds;
+    if (err)
+        return err;
     /* The scheduler first: starting it lets others run, and nothing is made yet. */
-    if (err || (err = stvm__delay_scheduler(vm, &ds)))
+    delay_sched *ds;
+    pin p = {.guard.undo = pin_abandon, .l = &sem->list};
+    stvm__list_pin(p.l);
+    stvm__wait_guard_push(vm, &p.guard);
+    err = stvm__delay_scheduler(vm, &ds);
+    stvm__wait_guard_pop(vm, &p.guard);
+    p.l->pins--;
+    if (err)
         return err;
     stvm_delay *o;
     if ((err = make(vm, ms, true, sem, &o)))
