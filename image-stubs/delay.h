@@ -12,18 +12,31 @@
 
 enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 
-/* A Delay, on the stack of the process that waits on it. */
+/* A Delay, on the stack of the process that waits on it (or inside a Delay object,
+ * below). */
 typedef struct delay {
     stvm_wait_guard guard;      /* unschedules it if its process is terminated */
     stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
+    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL */
     stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
     int64_t duration;           /* in ms (from_ms) or us */
     bool from_ms;
     enum delay_state state;
-    stvm_proc *process;         /* the waiting process */
+    stvm_proc *process;         /* the waiting process (NULL: a Delay object scheduled
+                                   with no waiter) */
     uint32_t ticket;            /* its slot in the ticket table while scheduled */
     struct delay *next_req;
 } delay;
+
+/* A Delay object (Pharo's Delay instance; delay_object.c): a delay record that lives
+ * in object memory instead of on a stack, and the semaphore its expiry signals. */
+struct stvm_delay {
+    stvm_delay_head head;       /* class STVM_CLASS_DELAY, its VM */
+    stvm_semaphore *sem;        /* delaySemaphore: its own, or a timeout's given one */
+    bool own_sem;
+    uint32_t users;             /* processes inside a call on it that may switch */
+    delay d;                    /* d.sem = sem; d.process = the waiter who scheduled it */
+};
 
 /* A scheduled delay as the scheduler keeps it: its resumption time (an integer oop
  * the entry owns), the scheduling order for ties, and a ticket naming the Delay.
@@ -94,6 +107,12 @@ int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
 /* Hand d to the timing process (the front half of Delay>>schedule): the timing
  * process preempts the caller here. d's guard is pushed for the caller's wait. */
 void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d);
+/* The same for a Delay object: no guard is pushed, and waiter (NULL: none) is the
+ * process the trace names. */
+void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter);
+/* The resumption time of a scheduled d (its entry's key, owned by the scheduler), or
+ * STVM_NIL when d is not scheduled. A linear search. */
+stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d);
 /* The wait d bounded is over: unschedule d if it has not expired, pop its guard. */
 void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d);
 /* Take d out of the scheduler wherever it is (request queue, active, heap); no-op
@@ -105,6 +124,8 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);
  * (negative), ERANGE (longer than the scheduler allows, or ending past the clock's
  * end), ENOTPROC. */
 int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms);
+/* Its checks that need neither a process nor the clock: EINVAL, ERANGE. */
+int stvm__check_duration_length(stvm_vm *vm, int64_t duration, bool from_ms);
 /* The untimed wait of one kind of object: check, and wait on its list if it must. */
 typedef int (*stvm_wait_fn)(stvm_vm *vm, void *object);
 /* wait(object), which waits on l if it must, ended after duration at the latest

@@ -48,11 +48,24 @@ static void pending_changed(stvm_vm *vm, delay_sched *ds)
     stvm__timer_keep_alive(vm, ds->timing_sem, ds->pending > 0);
 }
 
+/* The process a trace event about d names: its waiter, 0 for none. */
+static uint64_t waiter_id(const delay *d)
+{
+    return d->process ? d->process->id : 0;
+}
+
+/* The object a trace event about d names: the Delay object holding d (only those set
+ * d->sem), else d itself. */
+static const void *traced(const delay *d)
+{
+    return d->sem ? (const void *)STVM_CONTAINER(d, struct stvm_delay, d) : (const void *)d;
+}
+
 static void schedule_delay(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     vm->stats.delays_scheduled++;
     if (stvm__tracing(vm))
-        stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, e.d->process->id, e.d, e.key);
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_SCHEDULED, waiter_id(e.d), traced(e.d), e.key);
     if (!ds->has_active) {
         ds->active = e;
         ds->has_active = true;
@@ -77,13 +90,13 @@ static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
 {
     delay *d = e.d;
     if (stvm__tracing(vm))
-        stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, d->process->id, d, e.key);
+        stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, waiter_id(d), traced(d), e.key);
     stvm__delay_discard(vm, ds, e);
     d->state = D_EXPIRED;
     ds->pending--;
     vm->stats.delays_expired++;
     if (!d->timed_list) {
-        stvm__sem_signal_noswitch(vm, &d->own_sem);
+        stvm__sem_signal_noswitch(vm, d->sem ? d->sem : &d->own_sem);
         return;
     }
     /* DelayWaitTimeout: only a waiter still on the list has timed out. */
@@ -206,17 +219,26 @@ static void timing_loop(stvm_vm *vm, void *arg)
 
 /* ---- the user's side ------------------------------------------------------------- */
 
-/* A scheduled Delay is cancelled: its entry (the active one or in the heap) holds the
- * resumption time. A linear search, made only while tracing. */
+/* A scheduled Delay's entry (the active one or in the heap) holds its resumption time.
+ * A dead entry's ticket is not given out again until the entry is dropped, so only d's
+ * live entry has both d and d's ticket. */
+stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d)
+{
+    if (d->state != D_SCHEDULED)
+        return STVM_NIL;
+    if (ds->has_active && ds->active.ticket == d->ticket && ds->active.d == d)
+        return ds->active.key;
+    for (size_t i = 0; i < ds->count; i++)
+        if (ds->heap[i].ticket == d->ticket && ds->heap[i].d == d)
+            return ds->heap[i].key;
+    return STVM_NIL;
+}
+
+/* A scheduled Delay is cancelled (a linear search, made only while tracing). */
 static void trace_cancel(stvm_vm *vm, const delay_sched *ds, const delay *d)
 {
-    stvm_oop key = STVM_NIL;
-    if (ds->has_active && ds->active.ticket == d->ticket)
-        key = ds->active.key;
-    for (size_t i = 0; key == STVM_NIL && i < ds->count; i++)
-        if (ds->heap[i].ticket == d->ticket && ds->heap[i].d == d)
-            key = ds->heap[i].key;
-    stvm__trace_delay(vm, STVM_TRACE_DELAY_CANCELLED, d->process->id, d, key);
+    stvm__trace_delay(vm, STVM_TRACE_DELAY_CANCELLED, waiter_id(d), traced(d),
+                      stvm__delay_key(ds, d));
 }
 
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
@@ -257,18 +279,31 @@ static void abandon(stvm_vm *vm, stvm_wait_guard *g)
     stvm__delay_unschedule(vm, vm->delay.state, d);
 }
 
-void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
+/* Queue d for the timing process (the caller then signals the timing semaphore). */
+static inline void enqueue(delay_sched *ds, delay *d)
 {
     d->state = D_REQUESTED;
-    d->process = vm->active;
     ds->pending++;
     if (ds->req_tail)
         ds->req_tail->next_req = d;
     else
         ds->req_head = d;
     ds->req_tail = d;
+}
+
+void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
+{
+    d->process = vm->active;
+    enqueue(ds, d);
     d->guard.undo = abandon;
     stvm__wait_guard_push(vm, &d->guard);
+    stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
+}
+
+void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter)
+{
+    d->process = waiter;
+    enqueue(ds, d);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
 }
 

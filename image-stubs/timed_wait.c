@@ -14,18 +14,32 @@
 #define MAX_MS ((int64_t)(STVM_MS_CLOCK_MASK / 2))
 #define MAX_US ((int64_t)1 << 52)
 
-int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
+static inline int check_length(stvm_vm *vm, int64_t duration, bool from_ms)
 {
-    if (!stvm__in_process(vm))
-        return STVM_ENOTPROC;
     if (duration < 0)
         return STVM_EINVAL;
     if (from_ms ? duration > MAX_US / 1000 : duration > MAX_US)
         return STVM_ERANGE;
     int64_t ms = from_ms ? duration : (duration + 999) / 1000;
-    bool ms_scheduler = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
-    if (ms_scheduler && ms > MAX_MS)
+    if (vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS && ms > MAX_MS)
         return STVM_ERANGE;
+    return STVM_OK;
+}
+
+int stvm__check_duration_length(stvm_vm *vm, int64_t duration, bool from_ms)
+{
+    return check_length(vm, duration, from_ms);
+}
+
+int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
+{
+    if (!stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    int err = check_length(vm, duration, from_ms);
+    if (err)
+        return err;
+    int64_t ms = from_ms ? duration : (duration + 999) / 1000;
+    bool ms_scheduler = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
     /* It must end before the clock does: exactly for the microsecond scheduler; the
      * millisecond one counts whole ticks from the start of the current one, up to 1 ms
      * more. */

@@ -481,8 +481,9 @@ STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
  *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
  *   ESTATE    a process waits on it or is committed to wait on it (inside a timed wait
  *             on it, even before it joined the list); it is registered as an external
- *             semaphore, is the semaphore of an armed timer deadline, or is the Delay
- *             scheduler's own */
+ *             semaphore, is the semaphore of an armed timer deadline, is the Delay
+ *             scheduler's own, or is a Delay object's (stvm_delay_semaphore) while
+ *             that Delay exists */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
@@ -1128,6 +1129,111 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 STVM_API int stvm_run_within_ms(stvm_vm *vm, int64_t ms, stvm_fn fn, void *arg);
 STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
 
+/* ---- Delay objects (Pharo's Delay) --------------------------------------------
+ * A Delay made once and used many times, scheduled and unscheduled by any process,
+ * through the same Delay scheduler as stvm_delay_wait_ms (its timing process, heap and
+ * tickets; docs/delay-scheduling.md, "Delay objects"). Its semaphore (Pharo's
+ * delaySemaphore) is signalled once each time it expires; a Delay made by
+ * stvm_timeout_semaphore_ms signals the caller's semaphore instead. Pharo's rules:
+ *  - scheduling a Delay that is scheduled (beingWaitedOn) is refused (STVM_ESTATE),
+ *    whoever scheduled it; so of several processes calling stvm_delay_wait on one
+ *    Delay at once only the first waits, the others answer STVM_ESTATE;
+ *  - unscheduling takes it out without signalling: a process waiting on its
+ *    semaphore stays waiting (until a signal, or the Delay is scheduled again and
+ *    expires); unscheduling a Delay that is not scheduled does nothing;
+ *  - once expired or unscheduled it may be scheduled again, for the same duration.
+ * Scheduling, unscheduling and waiting need a green process of the VM (ENOTPROC
+ * otherwise); making, freeing and asking may be done from the embedding thread too. */
+typedef struct stvm_delay stvm_delay;
+
+/* A new Delay of ms (or us), not scheduled, with a semaphore of its own (Pharo's
+ * forMilliseconds:). Owned by the caller until stvm_delay_free (stvm_vm_free frees the
+ * rest). Allocates; never switches.
+ * Errors:
+ *   EINVAL    vm or out NULL; ms or us negative
+ *   ERANGE    longer than the scheduler allows (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory for the Delay or its semaphore */
+STVM_API int stvm_delay_new_ms(stvm_vm *vm, int64_t ms, stvm_delay **out);
+STVM_API int stvm_delay_new_us(stvm_vm *vm, int64_t us, stvm_delay **out);
+
+/* Release a Delay and its own semaphore (a timeout's semaphore stays the caller's).
+ * Never switches.
+ * Errors:
+ *   EINVAL    vm or d NULL; d not a Delay of this VM
+ *   EINUSE    it is scheduled; a process is inside stvm_delay_wait or
+ *             stvm_delay_schedule on it; its own semaphore is waited on (or a timed wait
+ *             is committed to it), registered as an external semaphore or armed as a
+ *             timer's */
+STVM_API int stvm_delay_free(stvm_vm *vm, stvm_delay *d);
+
+/* Pharo's Delay>>wait: schedule d, then wait on its semaphore. STVM_OK when the wait
+ * took a signal (its expiry, or any signal of the semaphore: an excess signal left by
+ * an earlier expiry nobody took ends it at once, and d then stays scheduled, as in
+ * Pharo). On every other way out (EINTR, ESTATE after a suspension, a terminate) d is
+ * unscheduled if the scheduling this call made is still pending. Allocates (boxed
+ * timestamps); switches.
+ * Errors:
+ *   EINVAL    vm or d NULL; d not a Delay of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    d is already scheduled (Pharo: 'This Delay has already been scheduled');
+ *             or the caller was suspended while it waited, and resumed
+ *   ERANGE    it would end past the VM clock's end
+ *   EINTR     the wait was interrupted, or the caller's waits are cancelled (nothing
+ *             was taken)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first Delay) */
+STVM_API int stvm_delay_wait(stvm_vm *vm, stvm_delay *d);
+
+/* Pharo's Delay>>schedule: hand d to the timing process (which preempts the caller)
+ * without waiting; its semaphore is signalled when it expires. The trace names no
+ * waiter (process 0). Allocates (boxed timestamps); switches.
+ * Errors:
+ *   EINVAL    vm or d NULL; d not a Delay of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    d is already scheduled
+ *   ERANGE    it would end past the VM clock's end
+ *   ENOMEM    no memory to start the Delay scheduler */
+STVM_API int stvm_delay_schedule(stvm_vm *vm, stvm_delay *d);
+
+/* Pharo's Delay>>unschedule: take d out of the scheduler if it is scheduled (nothing
+ * otherwise); nothing is signalled. Never switches.
+ * Errors:
+ *   EINVAL    vm or d NULL; d not a Delay of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread */
+STVM_API int stvm_delay_unschedule(stvm_vm *vm, stvm_delay *d);
+
+/* Pharo's isExpired: 1 when d's semaphore holds an excess signal (it expired and
+ * nobody took the signal yet), else 0; STVM_EINVAL for a bad vm or d. */
+STVM_API int stvm_delay_is_expired(stvm_vm *vm, const stvm_delay *d);
+/* Pharo's beingWaitedOn: 1 from the moment d is scheduled until it expires or is
+ * unscheduled, else 0; STVM_EINVAL for a bad vm or d. */
+STVM_API int stvm_delay_being_waited_on(stvm_vm *vm, const stvm_delay *d);
+
+/* Pharo's millisecondsToGo: the time until a scheduled d expires, never negative (ms
+ * rounded up; us exact on the microsecond scheduler, to the tick on the millisecond
+ * one); its whole duration while handed over but not yet taken; 0 when d is not
+ * scheduled. A linear search among the scheduled Delays. Never switches.
+ * Errors:
+ *   EINVAL    vm, d or out NULL; d not a Delay of this VM */
+STVM_API int stvm_delay_ms_to_go(stvm_vm *vm, const stvm_delay *d, int64_t *out);
+STVM_API int stvm_delay_us_to_go(stvm_vm *vm, const stvm_delay *d, int64_t *out);
+
+/* Pharo's delaySemaphore: the semaphore d signals when it expires (its own, or the
+ * one given to stvm_timeout_semaphore_ms), for the semaphore calls. It cannot be freed
+ * with stvm_semaphore_free while d exists. NULL for NULL or a handle of another kind. */
+STVM_API stvm_semaphore *stvm_delay_semaphore(stvm_delay *d);
+
+/* Pharo's Delay class>>timeoutSemaphore:afterMSecs:: a new Delay of ms that signals
+ * sem (no process waits for it), scheduled at once; *out is the Delay, to unschedule
+ * it and, expired or unscheduled, to free it. sem cannot be freed while the Delay
+ * exists. Allocates; switches (the timing process preempts the caller).
+ * Errors:
+ *   EINVAL    vm, sem or out NULL; sem not a semaphore of this VM; ms negative
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    ms longer than the scheduler allows, or ending past the VM clock's end
+ *   ENOMEM    no memory for the Delay or to start the Delay scheduler */
+STVM_API int stvm_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms,
+                                       stvm_delay **out);
+
 /* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
  * on every exit path.
@@ -1167,8 +1273,10 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *   MUTEX_ENTER   detail = depth; MUTEX_WAIT detail = owner; MUTEX_EXIT detail = the
  *                 next owner (0 none); MUTEX_HANDOFF process = new owner, detail = old
  *   TIMER_ARMED, TIMER_DISARMED, TIMER_FIRED  object = semaphore, detail = deadline (us)
- *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter, object = the
- *                 Delay, detail = resumption time in the scheduler's unit (ms or us),
+ *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter (0: a Delay
+ *                 object scheduled by stvm_delay_schedule or stvm_timeout_semaphore_ms,
+ *                 which no process waits on), object = the Delay (the stvm_delay for a
+ *                 Delay object), detail = resumption time in the scheduler's unit (ms or us),
  *                 extra = 1 when that timestamp is a boxed LargePositiveInteger
  *   IDLE_SLEEP    a wait in the OS (or the simulated clock's jump), reported when it
  *                 ended: detail = requested us (-1: no limit), extra = actual us,
@@ -1445,7 +1553,7 @@ STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
 STVM_API stvm_oop stvm_process_oop(stvm_process *p);
 /* The class name of an oop ("SmallInteger", "LargePositiveInteger",
  * "LargeNegativeInteger", "BoxedFloat64", "ExternalAddress", "Semaphore", "Mutex",
- * "Process", "ByteArray", "SocketHandle"
+ * "Process", "ByteArray", "Delay" (an stvm_delay cast to an oop), "SocketHandle"
  * (the SocketPlugin's socket record), "Socket" and "SocketStream" (an stvm_socket or
  * stvm_stream cast to an oop), "UndefinedObject", "True", "False") or NULL if the oop is
  * not this VM's. */

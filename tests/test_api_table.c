@@ -81,6 +81,9 @@
     X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close) X(run_mode)      \
     X(backend_fd) X(backend_timeout_ms) X(stop) X(now_us) X(millisecond_clock)           \
     X(delay_wait_ms) X(delay_wait_us) X(run_within_ms) X(run_within_us)                  \
+    X(delay_new_ms) X(delay_new_us) X(delay_free) X(delay_wait) X(delay_schedule)       \
+    X(delay_unschedule) X(delay_is_expired) X(delay_being_waited_on) X(delay_ms_to_go)   \
+    X(delay_us_to_go) X(delay_semaphore) X(timeout_semaphore_ms)                         \
     X(semaphore_wait_timeout_ms)                                                         \
     X(semaphore_wait_timeout_us) X(get_stats) X(reset_stats) X(smallint_max)             \
     X(smallint_min) X(is_smallint) X(is_integer) X(int_from_i64) X(int_from_u64)         \
@@ -163,11 +166,12 @@ enum handle_id {
     H_READ_WAITED,                     /* a connected socket a process waits to read from,
                                           through its stream */
     H_WAITED_STREAM,                   /* that stream */
+    H_DELAY_SEM,                       /* the row VM's plain Delay's semaphore */
     N_HANDLE
 };
-enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, N_KIND };
+enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, N_KIND };
 /* Their classes (vm/objects.h), for forged headers. */
-static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9};
+static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14};
 
 /* An oop a row passes: nil (the default), a raw word, a tagged SmallInteger of any
  * value (beyond a VM's width too), or an object of the fixture. */
@@ -342,6 +346,7 @@ union out_slot {
     stvm_socket *sock;
     stvm_stream *st;
     stvm_stream_stats sst;
+    stvm_delay *dl;
     struct { uint8_t *data; size_t size; } bd;
     const char *named[2][32];   /* stvm_primitive_named_list: modules, names */
     char buf[512];              /* what a receive or read may write */
@@ -389,6 +394,7 @@ typedef struct ffi_fx {
 typedef struct fx {
     stvm_vm *vm[N_VM];
     stvm_semaphore *sem[N_VM];
+    stvm_delay *delay[N_VM];      /* every VM: a Delay of 1 ms, not scheduled */
     stvm_mutex *mtx[N_VM];
     stvm_process *susp[N_VM];     /* V_MAIN, V_OTHER, V_NET: a suspended process, held */
     stvm_socket *sock[N_VM];      /* V_NET and V_OTHER: the plain socket (cli) */
@@ -475,6 +481,7 @@ static void *plain(fx *f, int v, int kind)
            : kind == K_MUTEX  ? (void *)f->mtx[v]
            : kind == K_SOCKET ? (void *)f->sock[v]
            : kind == K_STREAM ? (void *)f->stream[v]
+           : kind == K_DELAY  ? (void *)f->delay[v]
                               : (void *)f->susp[v];
 }
 
@@ -526,6 +533,7 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_STREAMED: return f->net[V_NET].srv;
     case H_READ_WAITED: return f->net[V_NET].srv2;
     case H_WAITED_STREAM: return f->net[V_NET].st2;
+    case H_DELAY_SEM: return stvm_delay_semaphore(f->delay[v]);
     }
     return NULL;
 }
@@ -621,6 +629,7 @@ static int call(fx *f, int fn, const args *a)
     stvm_process *p = handle_of(f, a, K_PROC);
     stvm_socket *sk = handle_of(f, a, K_SOCKET);
     stvm_stream *st = handle_of(f, a, K_STREAM);
+    stvm_delay *dl = handle_of(f, a, K_DELAY);
     stvm_fn fnp = a->null_ptr ? NULL : nothing_fn;
     union out_slot *o = a->null_out ? NULL : &f->out;
     stvm_oop o0 = oop_of(f, a->o[0]), argv[7];
@@ -716,6 +725,19 @@ static int call(fx *f, int fn, const args *a)
     case F_run_within_us: return stvm_run_within_us(vm, a->n, fnp, NULL);
     case F_semaphore_wait_timeout_ms: return stvm_semaphore_wait_timeout_ms(vm, sem, a->n);
     case F_semaphore_wait_timeout_us: return stvm_semaphore_wait_timeout_us(vm, sem, a->n);
+    case F_delay_new_ms: return stvm_delay_new_ms(vm, a->n, o ? &o->dl : NULL);
+    case F_delay_new_us: return stvm_delay_new_us(vm, a->n, o ? &o->dl : NULL);
+    case F_delay_free: return stvm_delay_free(vm, dl);
+    case F_delay_wait: return stvm_delay_wait(vm, dl);
+    case F_delay_schedule: return stvm_delay_schedule(vm, dl);
+    case F_delay_unschedule: return stvm_delay_unschedule(vm, dl);
+    case F_delay_is_expired: return stvm_delay_is_expired(vm, dl);
+    case F_delay_being_waited_on: return stvm_delay_being_waited_on(vm, dl);
+    case F_delay_ms_to_go: return stvm_delay_ms_to_go(vm, dl, o ? &o->i64 : NULL);
+    case F_delay_us_to_go: return stvm_delay_us_to_go(vm, dl, o ? &o->i64 : NULL);
+    case F_delay_semaphore: return null_or_not(stvm_delay_semaphore(dl));
+    case F_timeout_semaphore_ms:
+        return stvm_timeout_semaphore_ms(vm, sem, a->n, o ? &o->dl : NULL);
     case F_get_stats: return stvm_get_stats(vm, o ? &o->stats : NULL);
     case F_reset_stats: stvm_reset_stats(vm); return R_VOID;
     case F_smallint_max: (void)stvm_smallint_max(vm); return R_ANY;
@@ -1087,6 +1109,8 @@ static const int novm_socket_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_STREAM
                                         H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
 static const int novm_stream_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_BOX, H_BYTES,
                                         H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
+static const int novm_delay_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_BOX,
+                                       H_BYTES, H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
 
 #define E_INVAL STVM_EINVAL
 static const fn_desc FN[N_FN] = {
@@ -1160,6 +1184,25 @@ static const fn_desc FN[N_FN] = {
                                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
     [F_semaphore_wait_timeout_us] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_delay_new_ms] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.n = 1}},
+    [F_delay_new_us] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.n = 1}},
+    [F_delay_free] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL},
+    [F_delay_wait] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
+                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_delay_schedule] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
+                          .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_delay_unschedule] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
+                            .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_delay_is_expired] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL},
+    [F_delay_being_waited_on] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL},
+    [F_delay_ms_to_go] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
+                          .null_out = E_INVAL},
+    [F_delay_us_to_go] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
+                          .null_out = E_INVAL},
+    [F_delay_semaphore] = {.kind = K_DELAY, .bad_handle = R_NULL, .wrong = novm_delay_wrong},
+    [F_timeout_semaphore_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+                                .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                                .ok = {.n = 1}},
     [F_get_stats] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_reset_stats] = {.null_vm = R_VOID},
     [F_smallint_max] = {.null_vm = R_ANY},
@@ -1246,6 +1289,8 @@ static const int wrong_handles[N_KIND][16] = {
                   H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_STREAM] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_FOREIGN, H_BOX, H_BYTES, H_RECORD,
                   H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    [K_DELAY] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+                 H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
 };
 static const char *const handle_names[N_HANDLE] = {
     [H_NULL] = "NULL handle", [H_SEM] = "a semaphore", [H_MUTEX] = "a mutex",
@@ -1550,6 +1595,25 @@ static const row explicit_rows[] = {
     BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(semaphore_wait_timeout_us, .h = H_DEFAULT),
     BAD_DURATIONS_MS(mutex_enter_timeout_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(timeout_semaphore_ms, .h = H_DEFAULT),
+    ROW(delay_new_ms, "-1 ms", C_HOST, E_INVAL, .n = -1),
+    ROW(delay_new_ms, "INT64_MIN ms", C_HOST, E_INVAL, .n = INT64_MIN),
+    ROW(delay_new_ms, "2^52/1000 + 1 ms", C_HOST, E_RANGE, .n = MS_MAX_FROM_US + 1),
+    ROW(delay_new_ms, "INT64_MAX ms", C_GREEN, E_RANGE, .n = INT64_MAX),
+    ROW(delay_new_ms, "0x10000000 ms on the ms scheduler", C_HOST, E_RANGE, .vm = V_MS,
+        .n = MS_MAX_DELAY + 1),
+    ROW(delay_new_us, "-1 us", C_HOST, E_INVAL, .n = -1),
+    ROW(delay_new_us, "2^52 + 1 us", C_GREEN, E_RANGE, .n = US_MAX_DELAY + 1),
+    ROW(delay_new_us, "INT64_MAX us", C_HOST, E_RANGE, .n = INT64_MAX),
+    ROW(delay_new_us, "(0x0FFFFFFF ms + 1) in us on the ms scheduler", C_HOST, E_RANGE,
+        .vm = V_MS, .n = (MS_MAX_DELAY + 1) * 1000),
+    ROW(delay_schedule, "1 ms, ending past the clock's end", C_GREEN, E_RANGE, .vm = V_END),
+    ROW(delay_wait, "1 ms, ending past the clock's end", C_GREEN, E_RANGE, .vm = V_END),
+    ROW(delay_unschedule, "a Delay nobody scheduled: nothing to do", C_GREEN, STVM_OK),
+    ROW(delay_is_expired, "a Delay nobody scheduled", C_HOST, 0),
+    ROW(delay_being_waited_on, "a Delay nobody scheduled", C_HOST, 0),
+    ROW(delay_semaphore, "a Delay: its semaphore", C_HOST, R_NONNULL),
+    ROW(semaphore_free, "a Delay's semaphore", C_HOST, E_STATE, .h = H_DELAY_SEM),
     ROW(semaphore_wait_timeout_ms, "-1 ms with an excess signal: kept", C_GREEN, E_INVAL,
         .h = H_SEM_EXCESS, .n = -1),
     ROW(semaphore_wait_timeout_us, "2^52 + 1 us with an excess signal: kept", C_GREEN, E_RANGE,
@@ -2995,6 +3059,7 @@ static void fx_setup(fx *f)
     forge(g_forged_record, 7, f->vm[V_OTHER]);   /* STVM_CLASS_SOCKET_HANDLE */
     for (int v = 0; v < N_VM; v++) {
         f->sem[v] = sem_make(f->vm[v]);
+        cr_assert_eq(stvm_delay_new_ms(f->vm[v], 1, &f->delay[v]), STVM_OK);
         cr_assert_eq(stvm_mutex_new(f->vm[v], &f->mtx[v]), STVM_OK);
         watch_sem(f, v, f->sem[v]);
         watch_mutex(f, v, f->mtx[v]);

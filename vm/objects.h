@@ -277,6 +277,19 @@ static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *h)
     return h && h->hdr.class_index == STVM_CLASS_PROCESS && h->vm == vm;
 }
 
+/* What every Delay object (stvm_delay, image-stubs/delay.h) starts with, so that a
+ * handle can be checked here without the image side's layout. */
+typedef struct stvm_delay_head {
+    stvm_object hdr;
+    stvm_vm *vm;
+} stvm_delay_head;
+
+static inline bool stvm__is_delay(const stvm_vm *vm, const stvm_delay *d)
+{
+    const stvm_delay_head *h = (const stvm_delay_head *)d;
+    return h && h->hdr.class_index == STVM_CLASS_DELAY && h->vm == vm;
+}
+
 /* The object whose waiting list l is. */
 #define STVM_CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
