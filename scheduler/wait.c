@@ -20,6 +20,7 @@
  */
 #include "sched.h"
 #include "monitor.h"
+#include "shared_queue.h"
 
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
 {
@@ -90,6 +91,10 @@ void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
         break;
     case STVM_LIST_MONITOR:
         stvm__monitor_give_back(vm, l, p);
+        break;
+    case STVM_LIST_QUEUE_READERS:
+    case STVM_LIST_QUEUE_WRITERS:
+        stvm__queue_give_back(vm, l, p);
         break;
     default:   /* a join hands nothing: the joined process stays finished */
         break;

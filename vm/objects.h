@@ -30,7 +30,7 @@ enum {
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
     STVM_CLASS_MONITOR = 12,         /* Pharo's Monitor (scheduler/monitor.c) */
-    STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
+    STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.c) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
     STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/locals.c) */
 };
@@ -95,7 +95,6 @@ typedef struct stvm_socket_handle {
 } stvm_socket_handle;
 
 typedef struct stvm_proc stvm_proc;
-typedef struct stvm_queue stvm_queue;
 
 /* What a list is, which is also why a process on it waits (and, for GIVEN_BACK events,
  * STVM_TRACE_GAVE_*: the numbers are the same). */
@@ -105,6 +104,8 @@ enum {
     STVM_LIST_MUTEX = 3,
     STVM_LIST_JOIN = 4,              /* processes waiting for a process to finish */
     STVM_LIST_MONITOR = 5,           /* a monitor's condition queue (default or named) */
+    STVM_LIST_QUEUE_READERS = 6,     /* readers of an empty SharedQueue */
+    STVM_LIST_QUEUE_WRITERS = 7,     /* writers of a full bounded SharedQueue */
 };
 
 /* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink.
