@@ -17,7 +17,6 @@ enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 typedef struct delay {
     stvm_wait_guard guard;      /* unschedules it if its process is terminated */
     stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
-    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL */
     stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
     int64_t duration;           /* in ms (from_ms) or us */
     bool from_ms;
@@ -26,6 +25,8 @@ typedef struct delay {
                                    with no waiter) */
     uint32_t ticket;            /* its slot in the ticket table while scheduled */
     struct delay *next_req;
+    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL
+                                   (last: the fields a plain delay uses keep their place) */
 } delay;
 
 /* A Delay object (Pharo's Delay instance; delay_object.c): a delay record that lives
