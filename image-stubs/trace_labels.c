@@ -155,9 +155,6 @@ const char *stvm__trace_gave(int64_t what)
     switch (what) {
     case STVM_TRACE_GAVE_SIGNAL: return "a semaphore's signal";
     case STVM_TRACE_GAVE_MUTEX: return "a mutex";
-    case STVM_TRACE_GAVE_MONITOR: return "a monitor's signal";
-    case STVM_TRACE_GAVE_ITEM: return "a queue item";
-    case STVM_TRACE_GAVE_ROOM: return "room in a queue";
     default: return "?";
     }
 }

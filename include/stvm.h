@@ -350,8 +350,8 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
  * Whether the cleanups have ended when this returns depends on them: one that waits, or
  * wakes a process of higher priority than the caller, lets this return first (the
- * process then shows terminating). A process handed a signal, a mutex or a queue item
- * that it had not yet run to take gives it back (to the next waiter). Switches.
+ * process then shows terminating). A process handed a signal or a mutex that it had
+ * not yet run to take gives it back (to the next waiter). Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
  *   ESTATE    p already finished; p one of the VM's own processes */
@@ -359,7 +359,7 @@ STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Interrupt a process (Pharo's Process>>signalException:): fn(vm, arg) runs in p, in
  * p's own context, at p's next scheduling point, before p goes on. If p waits (on a
- * semaphore, mutex, monitor, queue, Delay, descriptor, socket, join or threaded
+ * semaphore, mutex, Delay, descriptor, socket, join or threaded
  * callout) its wait ends now: p is made runnable (preempting the caller if strictly
  * higher), runs fn, and the call it waited in answers STVM_EINTR having taken nothing
  * (a signal or item it had been handed goes back; a threaded callout's C call goes on
@@ -1188,7 +1188,7 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *                 EINTR at once)
  *   GIVEN_BACK    process = a process terminated or interrupted after a hand-off it had
  *                 not run to take; detail = STVM_TRACE_GAVE_* (what went back: a
- *                 semaphore's signal, a mutex, a monitor's signal, a queue item or room) */
+ *                 semaphore's signal or a mutex) */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -1199,8 +1199,6 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
     STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
     STVM_TRACE_FFI_RETURN, STVM_TRACE_INTERRUPT, STVM_TRACE_GIVEN_BACK,
-    STVM_TRACE_MONITOR_WAIT, STVM_TRACE_MONITOR_SIGNAL, STVM_TRACE_QUEUE_PUT,
-    STVM_TRACE_QUEUE_TAKE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 
@@ -1214,10 +1212,7 @@ enum {
 /* GIVEN_BACK's detail: the kind of object the hand-off came from. */
 enum {
     STVM_TRACE_GAVE_SIGNAL = 2,   /* a semaphore's signal */
-    STVM_TRACE_GAVE_MUTEX = 3,    /* a mutex's ownership */
-    STVM_TRACE_GAVE_MONITOR = 5,  /* a monitor's signal */
-    STVM_TRACE_GAVE_ITEM = 6,     /* a queue's item */
-    STVM_TRACE_GAVE_ROOM = 7      /* room in a bounded queue */
+    STVM_TRACE_GAVE_MUTEX = 3     /* a mutex's ownership */
 };
 
 /* Why the processor went from one process to another (SWITCH's reason). */

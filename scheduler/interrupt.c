@@ -45,7 +45,6 @@ void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p)
     uint8_t wait_end = p->wait_end;
     stvm_list *pinned = p->pinned;
     const char *label = p->wait_label;
-    void *data = p->wait_data;
     uint16_t eintr_next = p->flags & STVM_PF_EINTR_NEXT;
     p->pinned = NULL;
     p->flags &= (uint16_t)~STVM_PF_EINTR_NEXT;
@@ -64,7 +63,6 @@ void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p)
     p->wait_end = wait_end;
     p->pinned = pinned;
     p->wait_label = label;
-    p->wait_data = data;
     p->flags |= eintr_next;
 }
 

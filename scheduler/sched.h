@@ -122,7 +122,7 @@ static inline bool stvm__in_process(const stvm_vm *vm)
 }
 
 /* ---- wait.c: the one way to block ---------------------------------------------------
- * Every wait (semaphore, mutex, monitor, queue, join, Delay, timed wait) is the active
+ * Every wait (semaphore, mutex, join, Delay, timed wait) is the active
  * process put at the end of a waiting list, switched away, and told on return how the
  * wait ended: STVM_OK (signalled: whoever ended it took it off the list and, when it
  * handed the waiter something, said so with stvm__wait_handed), STVM_ETIMEDOUT (its

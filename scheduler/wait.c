@@ -13,14 +13,12 @@
  *    taken nothing;
  *  - terminated: it never returns here; it exits at the switch (runq.c), and what its
  *    wait registered (wait guards) is undone for it.
- * And one rule for all of them: a process handed what it waited for (a signal, a
- * mutex, a queue item, room in a queue) that is terminated or interrupted before it
- * runs to take it gives it back (stvm__wait_give_back), so no signal, item or
- * ownership is ever lost with a process that did not live to use it.
+ * And one rule for all of them: a process handed what it waited for (a signal or a
+ * mutex) that is terminated or interrupted before it runs to take it gives it back
+ * (stvm__wait_give_back), so no signal or ownership is ever lost with a process that
+ * did not live to use it.
  */
 #include "sched.h"
-#include "monitor.h"
-#include "shared_queue.h"
 
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
 {
@@ -88,13 +86,6 @@ void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
         break;
     case STVM_LIST_MUTEX:
         stvm__mutex_give_back(vm, STVM_CONTAINER(l, stvm_mutex, list), p);
-        break;
-    case STVM_LIST_MONITOR:
-        stvm__monitor_give_back(vm, l, p);
-        break;
-    case STVM_LIST_QUEUE_READERS:
-    case STVM_LIST_QUEUE_WRITERS:
-        stvm__queue_give_back(vm, l, p);
         break;
     default:   /* a join hands nothing: the joined process stays finished */
         break;

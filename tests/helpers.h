@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -267,6 +269,18 @@ typedef struct run_order {
     trace_log log;
     int bad_line;
 } run_order;
+
+/* Write vm's trace ring as JSON and run tests/trace_check.py on it (the trace and
+ * interrupt suites). */
+static inline void check_json_of(stvm_vm *vm)
+{
+    char path[] = "/tmp/stvm-trace-XXXXXX.json", cmd[512];
+    close(mkstemps(path, 5));
+    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
+    snprintf(cmd, sizeof cmd, "python3 tests/trace_check.py %s > /dev/null", path);
+    cr_assert_eq(system(cmd), 0, "%s fails tests/trace_check.py", path);
+    unlink(path);
+}
 
 /* ---- process bodies several suites share ------------------------------------------ */
 

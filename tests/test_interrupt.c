@@ -686,15 +686,7 @@ Test(interrupt, the_trace_shows_interrupts_give_backs_and_cancelled_waits)
     cr_assert(strstr(text, "gives back a semaphore's signal"), "%s", text);
     cr_assert(strstr(text, "cancelled: a wait answers EINTR at once"));
     free(text);
-    char path[] = "/tmp/stvm-intr-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    cr_assert_eq(stvm_trace_write_json(t.vm, path), STVM_OK);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "python3 tests/trace_check.py %s > /dev/null", path);
-    cr_assert_eq(system(cmd), 0, "trace_check.py on %s", path);
-    unlink(path);
+    check_json_of(t.vm);
     stvm_process_release(t.vm, t.victim);
     SCENARIO_DONE(&t);
 }

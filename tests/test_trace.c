@@ -254,7 +254,6 @@ Test(trace, events_carry_the_simulated_clock)
     vm_done(vm);
 }
 
-static void check_json_of(stvm_vm *vm);
 
 /* A descriptor made ready by another thread, and an external signal from it. */
 typedef struct io_work {
@@ -527,17 +526,6 @@ Test(trace, text_states_the_dropped_count_first_and_keeps_lines_within_100_colum
     fclose(f);
     unlink(path);
     vm_done(vm);
-}
-
-/* Write vm's ring as JSON and run tests/trace_check.py on it. */
-static void check_json_of(stvm_vm *vm)
-{
-    char path[] = "/tmp/stvm-trace-XXXXXX.json", cmd[512];
-    close(mkstemps(path, 5));
-    cr_assert_eq(stvm_trace_write_json(vm, path), STVM_OK);
-    snprintf(cmd, sizeof cmd, "python3 tests/trace_check.py %s > /dev/null", path);
-    cr_assert_eq(system(cmd), 0, "%s fails tests/trace_check.py", path);
-    unlink(path);
 }
 
 Test(trace, json_parses_and_every_slice_is_closed_on_tracks_that_never_go_back, .timeout = 60)

@@ -29,10 +29,7 @@ enum {
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
-    STVM_CLASS_MONITOR = 12,         /* Pharo's Monitor (scheduler/monitor.c) */
-    STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.c) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
-    STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/locals.c) */
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -103,9 +100,6 @@ enum {
     STVM_LIST_SEMAPHORE = 2,
     STVM_LIST_MUTEX = 3,
     STVM_LIST_JOIN = 4,              /* processes waiting for a process to finish */
-    STVM_LIST_MONITOR = 5,           /* a monitor's condition queue (default or named) */
-    STVM_LIST_QUEUE_READERS = 6,     /* readers of an empty SharedQueue */
-    STVM_LIST_QUEUE_WRITERS = 7,     /* writers of a full bounded SharedQueue */
 };
 
 /* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink.
@@ -236,14 +230,11 @@ struct stvm_proc {
     stvm_ensure_node *ensures;       /* cleanups, newest first */
     stvm_proc *all_prev, *all_next;  /* every unfinished process of the VM */
     uint8_t guard;                   /* STVM_GUARD_* that protects its stack, 0 = none */
-    /* Set by whoever ends a wait by handing the waiter what it waited for (a signal, a
-     * mutex, a queue item or room), cleared by the waiter when it runs again: until
+    /* Set by whoever ends a wait by handing the waiter what it waited for (a signal or a
+     * mutex), cleared by the waiter when it runs again: until
      * then, a terminate or an interrupt gives it back (scheduler/wait.c). */
     stvm_list *handed_from;
-    void *wait_data;                 /* the waiter's slot a giver writes through (an item) */
     struct stvm_interrupt *interrupts;   /* to run in it, oldest first */
-    void **locals;                   /* process-local values by variable index, or NULL */
-    uint32_t nlocals;
     uint32_t cancel_depth;           /* timed runs (stvm_run_within) whose time ran out */
     bool in_interrupt;               /* running an interrupt: the next ones wait their turn */
     uint64_t id;                     /* its handle's id, readable after the handle is gone
