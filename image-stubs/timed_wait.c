@@ -7,6 +7,7 @@
  */
 #include "../vm/config.h"
 #include "delay.h"
+#include "../scheduler/shared_queue.h"
 
 /* Longest durations: half the millisecond clock's range (longer is ambiguous after a
  * wrap), and for microseconds 2^52 (142 years), far from any 64-bit overflow. */
@@ -147,6 +148,41 @@ int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
     if (ms == 0)
         return STVM_ETIMEDOUT;
     return stvm__timed_wait(vm, &m->list, mutex_enter, m, ms, true);
+}
+
+/* ---- shared queues -------------------------------------------------------------- */
+
+int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, void **item)
+{
+    int err = stvm__queue_check(vm, q);
+    if (err || (err = !item ? STVM_EINVAL : stvm__check_duration(vm, ms, true)))
+        return err;
+    bool handed = false;
+    if (!stvm__queue_take_try(vm, q)) {
+        if (ms == 0)
+            return STVM_ETIMEDOUT;
+        err = stvm__timed_wait(vm, &q->avail.list, stvm__queue_take_wait, q, ms, true);
+        if (err < 0)
+            return err;
+        handed = err == STVM_OK;
+    }
+    *item = stvm__queue_take_reserved(q, handed);
+    return STVM_OK;
+}
+
+int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, int64_t ms)
+{
+    int err = stvm__queue_check(vm, q);
+    if (err || (err = stvm__check_duration(vm, ms, true)))
+        return err;
+    if (!stvm__queue_slot_try(vm, q)) {
+        if (ms == 0)
+            return STVM_ETIMEDOUT;
+        err = stvm__timed_wait(vm, &q->room.list, stvm__queue_put_wait, q, ms, true);
+        if (err < 0)
+            return err;
+    }
+    return stvm__queue_put_held(vm, q, item);
 }
 
 /* ---- joining a process ------------------------------------------------------------ */

@@ -28,6 +28,8 @@ int stvm__trace_object_kind(int event_kind)
         return 2;
     case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
         return 3;
+    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
+        return 4;
     default:
         return -1;
     }
@@ -68,7 +70,7 @@ static bool grow(trace_labels *l)
 
 int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size)
 {
-    static const char *const prefix[] = {"sem", "mutex", "delay", "fn"};
+    static const char *const prefix[] = {"sem", "mutex", "delay", "fn", "queue"};
     int kind = stvm__trace_object_kind(ev->kind);
     if (kind < 0 || !ev->object) {
         snprintf(buf, size, "-");

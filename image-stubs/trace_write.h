@@ -14,7 +14,9 @@ typedef struct trace_labels {
     uint64_t *keys;             /* address, 0 = empty */
     uint32_t *numbers;
     size_t cap, used;
-    uint32_t next[4];           /* next number per kind: sem, mutex, delay, FFI function */
+    /* Next number per kind: sem, mutex, delay, FFI function, queue. Kinds go into the low
+     * bits of 8-aligned addresses, so there may be up to 8. */
+    uint32_t next[5];
 } trace_labels;
 
 /* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the

@@ -73,7 +73,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
     XX(ENOTPROC, -8, "not called from a green process of this VM")                      \
     XX(EBUSY, -9, "a VM is already running")     /* stvm_run: runs do not nest */       \
-    XX(EFULL, -10, "external semaphore table full")                                     \
+    XX(EFULL, -10, "full (the external semaphore table, or a bounded queue that cannot " \
+                   "be waited on here)")                                                \
     XX(ESYS, -11, "operating system call failed")                                       \
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
@@ -592,6 +593,118 @@ STVM_API stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m);
  *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
  *             waited: nothing taken */
 STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg);
+
+/* ---- Shared queues (Pharo's SharedQueue) -------------------------------------------
+ * A FIFO of void * items between processes, built as Pharo's SharedQueue is, on a
+ * semaphore counting the items: waiting readers are served in arrival order, and an
+ * item handed to a woken reader is its own (no later reader takes it first; a reader
+ * terminated or interrupted before it runs gives it back). A bounded queue (capacity >
+ * 0) makes writers wait while it is full, served in arrival order too. Other OS threads
+ * may put items once the queue is opened for them (stvm_queue_open_external). The queue
+ * never looks inside an item: the caller owns what the pointers point at. */
+typedef struct stvm_queue stvm_queue;
+/* What stvm_queue_flush and stvm_queue_free hand each item they remove to. */
+typedef void (*stvm_item_fn)(void *item, void *arg);
+
+/* A new empty queue; capacity 0 = unbounded. Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL; capacity above INT64_MAX
+ *   ENOMEM    no memory for the queue */
+STVM_API int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out);
+/* Free q, handing each item still in it to fn(item, arg) first (fn may be NULL). Call
+ * it only once no other thread will put to q any more. stvm_vm_free frees the queues
+ * left, dropping their items without a call. Never switches.
+ * Errors:
+ *   EINVAL    vm NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   EINUSE    a process waits on q (or was woken and has not run yet), or a thread
+ *             waits in stvm_queue_put_external: nothing changes */
+STVM_API int stvm_queue_free(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg);
+/* Pharo's nextPut:. In a full bounded queue the caller waits for room (FIFO among
+ * writers). From the embedding thread outside stvm_run it never waits. Switches (a
+ * waiting reader of higher priority runs at once).
+ * Errors:
+ *   EINVAL    vm NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   EFULL     from the embedding thread, and the bounded queue is full
+ *   ENOMEM    no memory to grow the queue (nothing put)
+ *   ESTATE    the caller was suspended while it waited for room, and resumed
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited for room: nothing put */
+STVM_API int stvm_queue_put(stvm_vm *vm, stvm_queue *q, void *item);
+/* As stvm_queue_put, waiting at most ms for room (0: only try).
+ * Errors: as stvm_queue_put, and
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ETIMEDOUT no room within ms: nothing put
+ *   EINVAL    ms negative
+ *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms) */
+STVM_API int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, int64_t ms);
+/* Pharo's next: take the first item into *item, waiting while the queue is empty (FIFO
+ * among readers). Switches.
+ * Errors:
+ *   EINVAL    vm or item NULL; q not a queue of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended while it waited, and resumed: nothing taken
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
+STVM_API int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item);
+/* As stvm_queue_take, waiting at most ms (Pharo's next with a timeout).
+ * Errors: as stvm_queue_take, and
+ *   ETIMEDOUT nothing came within ms (0: at once): *item untouched
+ *   EINVAL    ms negative
+ *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+STVM_API int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, void **item);
+/* Pharo's nextOrNil: the first item if one is there now, never waiting. Never switches.
+ * Errors:
+ *   EINVAL    vm or item NULL; q not a queue of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ETIMEDOUT the queue is empty (or all it holds is promised to woken readers) */
+STVM_API int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item);
+/* Pharo's peek: the item the next take would get, left in the queue. From a process or
+ * the embedding thread outside stvm_run. Never switches.
+ * Errors:
+ *   EINVAL    vm or item NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   ETIMEDOUT nothing a take could get now */
+STVM_API int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item);
+/* Pharo's size (isEmpty is size 0): the items a take could get now, not counting those
+ * promised to woken readers. Items other threads put are counted once the VM has seen
+ * their signal (a call from a process looks). Never switches. EINVAL, or ENOTPROC from another
+ * thread while the VM runs. */
+STVM_API int64_t stvm_queue_size(stvm_vm *vm, stvm_queue *q);
+/* Pharo's flush and removeAll: remove every item a take could get, handing each to
+ * fn(item, arg) (fn may be NULL), oldest first; answers how many. Items promised to
+ * woken readers stay theirs. Room freed wakes writers (made ready, never switching).
+ * Errors:
+ *   EINVAL    vm NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   ENOMEM    fn given and no memory to list the items: nothing removed */
+STVM_API int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg);
+/* Let other OS threads put to q (stvm_queue_put_external). q's item count becomes an
+ * external semaphore (one slot of the table): a process waiting on an empty queue then
+ * keeps stvm_run waiting for the threads, as a wait on a registered external semaphore
+ * does, instead of answering STVM_EDEADLOCK. Items a thread puts come after those
+ * already in the queue; each thread's items keep their order. From a process or the
+ * embedding thread outside stvm_run. Allocates.
+ * Errors:
+ *   EINVAL    vm NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   ESTATE    q is already open for other threads
+ *   EFULL     the external semaphore table is full
+ *   ENOMEM    no memory for the table's slot
+ *   ESYS      the lock or condition variable could not be made */
+STVM_API int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q);
+/* Any OS thread (not a signal handler): put item into q, waking a reader through the
+ * external signal path (and a VM asleep in the OS). In a full bounded queue the thread
+ * waits for room for at most timeout_ms (-1 forever; 0 only tries), on a condition
+ * variable, not in the VM: backpressure for a thread pool. Allocates.
+ * Errors:
+ *   EINVAL    q NULL, not a queue, or not open for other threads; timeout_ms below -1
+ *   EFULL     timeout_ms 0 and the bounded queue is full
+ *   ETIMEDOUT no room came within timeout_ms
+ *   ENOMEM    no memory for the item's place */
+STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms);
 
 /* ---- External signals ---------------------------------------------------------- */
 
@@ -1188,7 +1301,10 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *                 EINTR at once)
  *   GIVEN_BACK    process = a process terminated or interrupted after a hand-off it had
  *                 not run to take; detail = STVM_TRACE_GAVE_* (what went back: a
- *                 semaphore's signal or a mutex) */
+ *                 semaphore's signal (a SharedQueue's item or room is one) or a mutex)
+ *   QUEUE_PUT     object = the stvm_queue; detail = items in it after the put
+ *                 (process 0: the embedding thread, or another OS thread's item seen)
+ *   QUEUE_TAKE    object = the stvm_queue; detail = items left after the take */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -1199,6 +1315,7 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
     STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
     STVM_TRACE_FFI_RETURN, STVM_TRACE_INTERRUPT, STVM_TRACE_GIVEN_BACK,
+    STVM_TRACE_QUEUE_PUT, STVM_TRACE_QUEUE_TAKE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 

@@ -11,6 +11,7 @@
 #include "../vm/sim_world.h"
 #include "../vm/stack.h"
 #include "context.h"
+#include "shared_queue.h"
 
 static int start_idle(stvm_vm *vm)
 {
@@ -69,6 +70,7 @@ void stvm_vm_free(stvm_vm *vm)
         vm->sockets.destroy(vm);
     if (vm->delay.destroy)
         vm->delay.destroy(vm);
+    stvm__queues_destroy(vm);
     stvm__stackmem_destroy(vm);
     stvm__aio_destroy(vm);
     stvm__external_destroy(vm);

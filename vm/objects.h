@@ -29,6 +29,7 @@ enum {
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
+    STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
 };
 

@@ -227,6 +227,9 @@ struct stvm_vm {
     stvm_socket_hooks sockets;
     stvm_ffi_hooks ffi;
     stvm_buffer_pool buffers;
+    /* SharedQueues not yet freed (scheduler/shared_queue.c), so that stvm_vm_free can
+     * release what they own beside their object. */
+    struct stvm_queue *queues;
 };
 
 #endif

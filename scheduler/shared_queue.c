@@ -1,0 +1,489 @@
+/*
+ * Pharo's SharedQueue, with a bounded form and puts from other OS threads (the layout
+ * and the design are in shared_queue.h).
+ */
+#include "shared_queue.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../vm/objmem.h"
+
+int stvm__queue_check(stvm_vm *vm, const stvm_queue *q)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    return stvm__in_process(vm) ? STVM_OK : STVM_ENOTPROC;
+}
+
+static void queue_lock(stvm_queue *q)
+{
+    if (q->external)
+        pthread_mutex_lock(&q->lock);
+}
+
+static void queue_unlock(stvm_queue *q)
+{
+    if (q->external)
+        pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- the items ------------------------------------------------------------------------- */
+
+int stvm__queue_push(stvm_queue *q, void *item)
+{
+    if (q->count == q->alloc) {
+        size_t n = q->alloc ? q->alloc * 2 : 8;
+        void **a = malloc(n * sizeof *a);
+        if (!a)
+            return STVM_ENOMEM;
+        for (size_t i = 0; i < q->count; i++)
+            a[i] = q->items[(q->head + i) % q->alloc];
+        free(q->items);
+        q->items = a;
+        q->head = 0;
+        q->alloc = n;
+    }
+    q->items[(q->head + q->count++) % q->alloc] = item;
+    return STVM_OK;
+}
+
+/* The item at position i of the whole queue: the buffer first, then the other threads'. */
+static void *item_at(stvm_queue *q, size_t i)
+{
+    if (i < q->count)
+        return q->items[(q->head + i) % q->alloc];
+    return q->pending[q->pending_head + (i - q->count)];
+}
+
+static void *pop_front(stvm_queue *q)
+{
+    if (q->count) {
+        void *item = q->items[q->head];
+        q->head = (q->head + 1) % q->alloc;
+        q->count--;
+        return item;
+    }
+    void *item = q->pending[q->pending_head++];
+    if (--q->pending_count == 0)
+        q->pending_head = 0;
+    return item;
+}
+
+/* Remove the item at position i of the whole queue (the items before it are promised
+ * to woken readers, a few at most, so the shift is short). */
+static void *remove_at(stvm_queue *q, size_t i)
+{
+    if (i == 0)
+        return pop_front(q);
+    if (i < q->count) {
+        void *item = q->items[(q->head + i) % q->alloc];
+        for (size_t k = i; k > 0; k--)
+            q->items[(q->head + k) % q->alloc] = q->items[(q->head + k - 1) % q->alloc];
+        q->head = (q->head + 1) % q->alloc;
+        q->count--;
+        return item;
+    }
+    size_t j = q->pending_head + (i - q->count);
+    void *item = q->pending[j];
+    memmove(q->pending + j, q->pending + j + 1,
+            (q->pending_head + q->pending_count - j - 1) * sizeof *q->pending);
+    if (--q->pending_count == 0)
+        q->pending_head = 0;
+    return item;
+}
+
+/* ---- room in a bounded queue ----------------------------------------------------------- */
+
+static bool free_slot_take(stvm_queue *q)
+{
+    size_t n = atomic_load(&q->free_slots);
+    while (n > 0)
+        if (atomic_compare_exchange_weak(&q->free_slots, &n, n - 1))
+            return true;
+    return false;
+}
+
+bool stvm__queue_slot_try(stvm_vm *vm, stvm_queue *q)
+{
+    return !q->capacity || stvm__sem_try(vm, &q->room) || free_slot_take(q);
+}
+
+/* A slot comes free: to the first green writer waiting for one (reserved for it), else
+ * to the free count, where a thread blocked in stvm_queue_put_external may take it. */
+static void slot_release(stvm_queue *q, bool may_switch)
+{
+    if (!q->capacity)
+        return;
+    if (q->room.list.first) {
+        if (may_switch)
+            stvm__sem_signal(q->vm, &q->room);
+        else
+            stvm__sem_signal_noswitch(q->vm, &q->room);
+        return;
+    }
+    atomic_fetch_add(&q->free_slots, 1);
+    if (q->external) {
+        pthread_mutex_lock(&q->lock);
+        if (q->thread_waiters)
+            pthread_cond_signal(&q->has_room);
+        pthread_mutex_unlock(&q->lock);
+    }
+}
+
+void stvm__queue_slot_back(stvm_queue *q)
+{
+    slot_release(q, false);
+}
+
+/* ---- waits ----------------------------------------------------------------------------- */
+
+/* STVM__QUEUE_EXCESS when an excess signal was there to take (nothing was handed), else
+ * as stvm__sem_wait: the try first, so that a wait that answers STVM_OK was handed its
+ * signal. */
+static int labelled_wait(stvm_vm *vm, stvm_semaphore *s)
+{
+    if (stvm__sem_try(vm, s))
+        return STVM__QUEUE_EXCESS;
+    vm->active->wait_label = "queue";
+    int err = stvm__sem_wait(vm, s);
+    vm->active->wait_label = NULL;
+    return err;
+}
+
+int stvm__queue_take_wait(stvm_vm *vm, void *q)
+{
+    return labelled_wait(vm, &((stvm_queue *)q)->avail);
+}
+
+int stvm__queue_put_wait(stvm_vm *vm, void *q)
+{
+    return labelled_wait(vm, &((stvm_queue *)q)->room);
+}
+
+void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
+{
+    queue_lock(q);
+    /* A handed reader takes the front item: the front ones are those promised to woken
+     * readers (who take them in the order they run). A taker of an excess signal takes
+     * the first item nobody was promised. */
+    size_t promised = q->count + q->pending_count - (size_t)q->avail.excess_signals - 1;
+    void *item = handed ? pop_front(q) : remove_at(q, promised);
+    size_t left = q->count + q->pending_count;
+    queue_unlock(q);
+    stvm__trace(q->vm, STVM_TRACE_QUEUE_TAKE, q->vm->active ? q->vm->active->id : 0,
+                (uintptr_t)q, (int64_t)left);
+    slot_release(q, true);
+    return item;
+}
+
+/* ---- the public calls ------------------------------------------------------------------ */
+
+int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out)
+{
+    if (!vm || !out || capacity > (size_t)INT64_MAX)
+        return STVM_EINVAL;
+    stvm_queue *q = stvm__objmem_alloc(vm, STVM_CLASS_QUEUE, sizeof *q);
+    if (!q)
+        return STVM_ENOMEM;
+    q->vm = vm;
+    stvm__sem_init(vm, &q->avail);
+    stvm__sem_init(vm, &q->room);
+    q->capacity = capacity;
+    atomic_init(&q->free_slots, capacity);
+    q->next = vm->queues;
+    if (q->next)
+        q->next->prev = q;
+    vm->queues = q;
+    *out = q;
+    return STVM_OK;
+}
+
+/* Hand every item left to fn and release q and what it owns. */
+static void release(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
+{
+    if (q->external)
+        stvm_unregister_external(vm, q->ext_index);
+    while (q->count || q->pending_count) {
+        void *item = pop_front(q);
+        if (fn)
+            fn(item, arg);
+    }
+    if (q->external) {
+        pthread_mutex_destroy(&q->lock);
+        pthread_cond_destroy(&q->has_room);
+    }
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        vm->queues = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    free(q->items);
+    free(q->pending);
+    stvm__objmem_free(vm, q);
+}
+
+int stvm_queue_free(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    if (!stvm__list_idle(&q->avail.list) || !stvm__list_idle(&q->room.list))
+        return STVM_EINUSE;
+    if (q->external) {
+        pthread_mutex_lock(&q->lock);
+        unsigned waiters = q->thread_waiters;
+        pthread_mutex_unlock(&q->lock);
+        if (waiters)
+            return STVM_EINUSE;
+    }
+    release(vm, q, fn, arg);
+    return STVM_OK;
+}
+
+void stvm__queues_destroy(stvm_vm *vm)
+{
+    while (vm->queues)
+        release(vm, vm->queues, NULL, NULL);
+}
+
+int stvm_queue_put(stvm_vm *vm, stvm_queue *q, void *item)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    bool green = stvm__in_process(vm);
+    if (!green && vm->active)
+        return STVM_ENOTPROC;   /* the VM runs on another thread */
+    if (!stvm__queue_slot_try(vm, q)) {
+        if (!green)
+            return STVM_EFULL;   /* the embedding thread cannot wait */
+        int err = stvm__queue_put_wait(vm, q);
+        if (err < 0)
+            return err;
+    }
+    return stvm__queue_put_held(vm, q, item);
+}
+
+int stvm__queue_put_held(stvm_vm *vm, stvm_queue *q, void *item)
+{
+    queue_lock(q);
+    int err = stvm__queue_push(q, item);
+    size_t now = q->count + q->pending_count;
+    queue_unlock(q);
+    if (err) {
+        stvm__queue_slot_back(q);
+        return err;
+    }
+    bool green = stvm__in_process(vm);
+    stvm__trace(vm, STVM_TRACE_QUEUE_PUT, green ? vm->active->id : 0, (uintptr_t)q,
+                (int64_t)now);
+    if (green)
+        stvm__sem_signal(vm, &q->avail);
+    else
+        stvm__sem_signal_noswitch(vm, &q->avail);
+    return STVM_OK;
+}
+
+int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
+{
+    int err = stvm__queue_check(vm, q);
+    if (err)
+        return err;
+    if (!item)
+        return STVM_EINVAL;
+    if ((err = stvm__queue_take_wait(vm, q)) < 0)
+        return err;
+    *item = stvm__queue_take_reserved(q, err == STVM_OK);
+    return STVM_OK;
+}
+
+/* Requests of other threads become avail's signals now, so that what they put counts.
+ * Only inside a run: outside, the drain would also consume a pending stvm_stop meant
+ * for the next run; the run drains them when it starts. */
+static void drain_external(stvm_vm *vm, stvm_queue *q)
+{
+    if (q->external && stvm__in_process(vm))
+        stvm__external_drain(vm);
+}
+
+bool stvm__queue_take_try(stvm_vm *vm, stvm_queue *q)
+{
+    drain_external(vm, q);
+    return stvm__sem_try(vm, &q->avail);
+}
+
+int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item)
+{
+    int err = stvm__queue_check(vm, q);
+    if (err)
+        return err;
+    if (!item)
+        return STVM_EINVAL;
+    if (!stvm__queue_take_try(vm, q))
+        return STVM_ETIMEDOUT;
+    *item = stvm__queue_take_reserved(q, false);
+    return STVM_OK;
+}
+
+int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
+{
+    if (!vm || !stvm__is_queue(vm, q) || !item)
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    drain_external(vm, q);
+    if (q->avail.excess_signals <= 0)
+        return STVM_ETIMEDOUT;
+    queue_lock(q);
+    /* Items promised to woken readers come first; the next taker gets the one after. */
+    size_t total = q->count + q->pending_count;
+    *item = item_at(q, total - (size_t)q->avail.excess_signals);
+    queue_unlock(q);
+    return STVM_OK;
+}
+
+int64_t stvm_queue_size(stvm_vm *vm, stvm_queue *q)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    drain_external(vm, q);
+    return q->avail.excess_signals;
+}
+
+int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    drain_external(vm, q);
+    int64_t n = q->avail.excess_signals;
+    if (n <= 0)
+        return 0;
+    void **gone = NULL;
+    if (fn && !(gone = malloc((size_t)n * sizeof *gone)))
+        return STVM_ENOMEM;   /* nothing removed: fn must see every item it frees */
+    q->avail.excess_signals = 0;
+    queue_lock(q);
+    size_t keep = q->count + q->pending_count - (size_t)n;   /* promised to readers */
+    for (size_t i = 0; gone && i < (size_t)n; i++)
+        gone[i] = item_at(q, keep + i);
+    if (keep <= q->count) {
+        q->count = keep;
+        q->pending_head = q->pending_count = 0;
+    } else {
+        q->pending_count = keep - q->count;
+    }
+    queue_unlock(q);
+    /* Outside the lock: fn may be anything, and the room wakes writers. */
+    for (size_t i = 0; i < (size_t)n; i++) {
+        if (gone)
+            fn(gone[i], arg);
+        slot_release(q, false);
+    }
+    free(gone);
+    return n;
+}
+
+/* ---- other OS threads ------------------------------------------------------------------ */
+
+int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    if (q->external)
+        return STVM_ESTATE;
+    if (pthread_mutex_init(&q->lock, NULL))
+        return STVM_ESYS;
+    if (pthread_cond_init(&q->has_room, NULL)) {
+        pthread_mutex_destroy(&q->lock);
+        return STVM_ESYS;
+    }
+    int err = stvm_register_external(vm, &q->avail, &q->ext_index);
+    if (err) {
+        pthread_cond_destroy(&q->has_room);
+        pthread_mutex_destroy(&q->lock);
+        return err;
+    }
+    q->external = true;
+    return STVM_OK;
+}
+
+static struct timespec deadline_of(int64_t timeout_ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += timeout_ms / 1000;
+    t.tv_nsec += (timeout_ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+/* A thread waits for a free slot (the caller holds q->lock). */
+static int thread_slot_wait(stvm_queue *q, int64_t timeout_ms)
+{
+    if (timeout_ms == 0)
+        return STVM_EFULL;
+    struct timespec until = timeout_ms > 0 ? deadline_of(timeout_ms) : (struct timespec){0};
+    int err = STVM_OK;
+    q->thread_waiters++;
+    while (!free_slot_take(q)) {
+        int rc = timeout_ms < 0 ? pthread_cond_wait(&q->has_room, &q->lock)
+                                : pthread_cond_clockwait(&q->has_room, &q->lock,
+                                                         CLOCK_MONOTONIC, &until);
+        if (rc == ETIMEDOUT && !free_slot_take(q)) {
+            err = STVM_ETIMEDOUT;
+            break;
+        }
+        if (rc == ETIMEDOUT)
+            break;   /* took the slot after all */
+    }
+    q->thread_waiters--;
+    return err;
+}
+
+int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
+{
+    if (!q || q->hdr.class_index != STVM_CLASS_QUEUE || !q->external || timeout_ms < -1)
+        return STVM_EINVAL;
+    pthread_mutex_lock(&q->lock);
+    int err = STVM_OK;
+    if (q->capacity && !free_slot_take(q))
+        err = thread_slot_wait(q, timeout_ms);
+    if (!err && q->pending_head + q->pending_count == q->pending_alloc) {
+        if (q->pending_head) {   /* room at the front: move the items down */
+            memmove(q->pending, q->pending + q->pending_head, q->pending_count * sizeof *q->pending);
+            q->pending_head = 0;
+        } else {
+            size_t n = q->pending_alloc ? q->pending_alloc * 2 : 16;
+            void **a = realloc(q->pending, n * sizeof *a);
+            if (a) {
+                q->pending = a;
+                q->pending_alloc = n;
+            } else {
+                err = STVM_ENOMEM;
+                if (q->capacity) {   /* the slot goes back, to whoever waits for one */
+                    atomic_fetch_add(&q->free_slots, 1);
+                    pthread_cond_signal(&q->has_room);
+                }
+            }
+        }
+    }
+    if (!err)
+        q->pending[q->pending_head + q->pending_count++] = item;
+    pthread_mutex_unlock(&q->lock);
+    if (!err)
+        stvm_signal_external(q->vm, q->ext_index);
+    return err;
+}

@@ -1,0 +1,619 @@
+/*
+ * SharedQueue (stvm_queue_*) on one thread: order, readers served in arrival order, an
+ * item handed to a woken reader staying its own (and given back when that reader is
+ * terminated or interrupted before it ran), timed takes and puts on the simulated
+ * clock, nextOrNil, peek, size, flush, the bounded form's waiting writers, freeing, the
+ * trace and bad input. Puts from other OS threads are in test_queue_threads.c.
+ */
+#include "helpers.h"
+
+TestSuite(shared_queue, .timeout = 30);
+
+typedef struct qs {
+    stvm_vm *vm;
+    stvm_queue *q;
+    stvm_process *victim;
+    trace_log log;
+    int rc[8];
+    int nrc;
+    void *got[8];
+    int ngot;
+    uint64_t at_us[4];
+    int bad_line;
+} qs;
+
+#define ITEM(n) ((void *)(uintptr_t)(n))
+#define NUM(p) ((int)(uintptr_t)(p))
+
+static qs make(size_t capacity)
+{
+    qs s = {.vm = vm_make_sim_at(61, STVM_DELAY_CLOCK_US, SIM_START, 0)};
+    cr_assert_eq(stvm_queue_new(s.vm, capacity, &s.q), STVM_OK);
+    return s;
+}
+
+static void note(qs *s, int rc)
+{
+    if (s->nrc < 8)
+        s->rc[s->nrc++] = rc;
+}
+
+static void go(stvm_vm *vm, int prio, stvm_fn fn, void *arg)
+{
+    cr_assert_eq(stvm_spawn(vm, prio, "q", fn, arg, NULL), STVM_OK);
+}
+
+/* Takes one item and logs its number (or -1 and the error). */
+static void taker(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    int rc = stvm_queue_take(vm, s->q, &item);
+    note(s, rc);
+    trace_add(&s->log, rc == STVM_OK ? NUM(item) : -1);
+}
+
+static void done_with(qs *s)
+{
+    cr_assert_eq(stvm_queue_free(s->vm, s->q, NULL, NULL), STVM_OK);
+    SCENARIO_DONE(s);
+}
+
+/* ---- order ---------------------------------------------------------------------------- */
+
+static void takes_five(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_queue_size(vm, s->q) == 5);
+    void *item = NULL;
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_OK && NUM(item) == 1);
+    for (int i = 0; i < 5; i++) {
+        GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK);
+        trace_add(&s->log, NUM(item));
+    }
+    GCHECK(s, stvm_queue_size(vm, s->q) == 0);
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_ETIMEDOUT);
+}
+
+Test(shared_queue, items_come_out_in_the_order_they_were_put)
+{
+    qs s = make(0);
+    for (int i = 1; i <= 5; i++)
+        cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(i)), STVM_OK);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 5, "the host sees the size too");
+    go(s.vm, 40, takes_five, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {1, 2, 3, 4, 5};
+    trace_expect(&s.log, want, 5);
+    done_with(&s);
+}
+
+static void puts_three(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    for (int i = 1; i <= 3; i++)
+        GCHECK(s, stvm_queue_put(vm, s->q, ITEM(i)) == STVM_OK);
+}
+
+Test(shared_queue, waiting_readers_are_served_in_arrival_order_whatever_their_priority)
+{
+    qs s = make(0);
+    go(s.vm, 30, taker, &s);
+    go(s.vm, 20, taker, &s);
+    go(s.vm, 25, taker, &s);
+    go(s.vm, 10, puts_three, &s);
+    RUN_OK_GREEN(&s);
+    /* Each reader's item is handed to it at the put (the one at 30 waited first, then
+     * 25, then 20), and they log in priority order once the writer at 10 is done. */
+    static const int want[] = {1, 2, 3};
+    trace_expect(&s.log, want, 3);
+    done_with(&s);
+}
+
+/* ---- the hand-off ------------------------------------------------------------------------ */
+
+/* A writer above the woken reader: after the put, the item is promised to the reader,
+ * so nextOrNil, peek and size see nothing until a second item comes. */
+static void puts_then_looks(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the others wait first */
+    void *item = NULL;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(7)) == STVM_OK);
+    GCHECK(s, stvm_queue_try_take(vm, s->q, &item) == STVM_ETIMEDOUT);
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_ETIMEDOUT);
+    GCHECK(s, stvm_queue_size(vm, s->q) == 0);
+    GCHECK(s, stvm_queue_free(vm, s->q, NULL, NULL) == STVM_EINUSE);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(8)) == STVM_OK);
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_OK && NUM(item) == 8);
+    GCHECK(s, stvm_queue_size(vm, s->q) == 1);
+    GCHECK(s, stvm_queue_try_take(vm, s->q, &item) == STVM_OK && NUM(item) == 8);
+    trace_add(&s->log, 100);
+}
+
+Test(shared_queue, an_item_handed_to_a_woken_reader_is_its_own_until_it_runs_to_take_it)
+{
+    qs s = make(0);
+    go(s.vm, 20, taker, &s);
+    go(s.vm, 30, puts_then_looks, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {100, 7};
+    trace_expect(&s.log, want, 2);
+    done_with(&s);
+}
+
+static void puts_then_terminates_victim(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the others wait first */
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(5)) == STVM_OK);
+    GCHECK(s, stvm_process_terminate(vm, s->victim) == STVM_OK);
+    trace_add(&s->log, 100);
+}
+
+Test(shared_queue, a_reader_terminated_before_it_ran_gives_its_item_to_the_next_reader)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_spawn(s.vm, 20, "victim", taker, &s, &s.victim), STVM_OK);
+    go(s.vm, 20, taker, &s);
+    go(s.vm, 30, puts_then_terminates_victim, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {100, 5};
+    trace_expect(&s.log, want, 2);
+    cr_assert_eq(s.nrc, 1, "the victim never answered");
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+Test(shared_queue, a_reader_terminated_before_it_ran_gives_its_item_back_to_the_queue)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_spawn(s.vm, 20, "victim", taker, &s, &s.victim), STVM_OK);
+    go(s.vm, 30, puts_then_terminates_victim, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1, "the item is there for the next taker");
+    void *item = NULL;
+    cr_assert_eq(stvm_queue_peek(s.vm, s.q, &item), STVM_OK);
+    cr_assert_eq(NUM(item), 5);
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+static void logs_interrupt(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    trace_add(&((qs *)arg)->log, 200);
+}
+
+static void puts_then_interrupts_victim(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the others wait first */
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(6)) == STVM_OK);
+    GCHECK(s, stvm_process_interrupt(vm, s->victim, logs_interrupt, s) == STVM_OK);
+}
+
+Test(shared_queue, an_interrupted_reader_answers_eintr_and_its_item_goes_to_the_next_reader)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_spawn(s.vm, 20, "victim", taker, &s, &s.victim), STVM_OK);
+    go(s.vm, 20, taker, &s);
+    go(s.vm, 30, puts_then_interrupts_victim, &s);
+    RUN_OK_GREEN(&s);
+    /* The victim runs first (it is ahead at 20), runs the interrupt, answers EINTR;
+     * then the second reader gets the item. */
+    static const int want[] = {200, -1, 6};
+    trace_expect(&s.log, want, 3);
+    cr_assert_eq(s.rc[0], STVM_EINTR);
+    cr_assert_eq(s.rc[1], STVM_OK);
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+/* ---- timed forms ---------------------------------------------------------------------- */
+
+static void takes_within_50ms(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = ITEM(99);
+    s->at_us[0] = stvm_now_us(vm);
+    note(s, stvm_queue_take_timeout_ms(vm, s->q, 50, &item));
+    s->at_us[1] = stvm_now_us(vm);
+    trace_add(&s->log, NUM(item));
+}
+
+Test(shared_queue, a_take_with_a_timeout_times_out_on_time_and_takes_nothing)
+{
+    qs s = make(0);
+    go(s.vm, 40, takes_within_50ms, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_ETIMEDOUT);
+    static const int want[] = {99};
+    trace_expect(&s.log, want, 1);
+    uint64_t waited = s.at_us[1] - s.at_us[0];
+    cr_assert(waited >= 50000 && waited < 51000, "waited %llu us", (unsigned long long)waited);
+    done_with(&s);
+}
+
+static void puts_after_20ms(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 20) == STVM_OK);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(3)) == STVM_OK);
+}
+
+Test(shared_queue, a_take_with_a_timeout_gets_an_item_put_before_the_deadline)
+{
+    qs s = make(0);
+    go(s.vm, 40, takes_within_50ms, &s);
+    go(s.vm, 30, puts_after_20ms, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_OK);
+    static const int want[] = {3};
+    trace_expect(&s.log, want, 1);
+    uint64_t waited = s.at_us[1] - s.at_us[0];
+    cr_assert(waited >= 20000 && waited < 21000, "waited %llu us", (unsigned long long)waited);
+    done_with(&s);
+}
+
+static void timed_zero(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    uint64_t before = switches(vm);
+    note(s, stvm_queue_take_timeout_ms(vm, s->q, 0, &item));
+    note(s, stvm_queue_try_take(vm, s->q, &item));
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(4)) == STVM_OK);
+    note(s, stvm_queue_take_timeout_ms(vm, s->q, 0, &item));
+    GCHECK(s, NUM(item) == 4);
+    GCHECK(s, switches(vm) == before);
+}
+
+Test(shared_queue, a_zero_timeout_and_next_or_nil_only_try_and_never_switch)
+{
+    qs s = make(0);
+    go(s.vm, 40, timed_zero, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_ETIMEDOUT);
+    cr_assert_eq(s.rc[1], STVM_ETIMEDOUT);
+    cr_assert_eq(s.rc[2], STVM_OK);
+    done_with(&s);
+}
+
+/* ---- flush -------------------------------------------------------------------------- */
+
+typedef struct flushed {
+    int n;
+    int items[8];
+} flushed;
+
+static void collect(void *item, void *arg)
+{
+    flushed *f = arg;
+    if (f->n < 8)
+        f->items[f->n++] = NUM(item);
+}
+
+static flushed the_flushed;
+
+static void puts_and_flushes(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the reader waits first */
+    for (int i = 1; i <= 4; i++)
+        GCHECK(s, stvm_queue_put(vm, s->q, ITEM(i)) == STVM_OK);
+    note(s, (int)stvm_queue_flush(vm, s->q, collect, &the_flushed));
+    GCHECK(s, stvm_queue_size(vm, s->q) == 0);
+}
+
+Test(shared_queue, flush_removes_what_a_take_could_get_oldest_first_and_leaves_promised_items)
+{
+    qs s = make(0);
+    the_flushed = (flushed){0};
+    go(s.vm, 10, taker, &s);     /* item 1 is handed to it; it runs after the flush */
+    go(s.vm, 20, puts_and_flushes, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], 3, "flush answered %d", s.rc[0]);
+    cr_assert_eq(s.rc[1], STVM_OK, "the reader took its item");
+    cr_assert_eq(the_flushed.n, 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(the_flushed.items[i], i + 2);
+    static const int want[] = {1};
+    trace_expect(&s.log, want, 1);
+    cr_assert_eq(stvm_queue_flush(s.vm, s.q, NULL, NULL), 0, "an empty queue flushes nothing");
+    done_with(&s);
+}
+
+/* ---- bounded queues ------------------------------------------------------------------- */
+
+static void writer(stvm_vm *vm, void *arg)
+{
+    tagged *t = arg;
+    qs *s = (qs *)(void *)t->log;   /* the scenario rides in log */
+    int rc = stvm_queue_put(vm, s->q, ITEM(t->tag));
+    note(s, rc);
+    trace_add(&s->log, rc == STVM_OK ? 1000 + t->tag : -t->tag);
+}
+
+static void takes_three_later(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_queue_size(vm, s->q) == 2);
+    for (int i = 0; i < 4; i++) {
+        void *item = NULL;
+        GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK);
+        trace_add(&s->log, NUM(item));
+    }
+}
+
+Test(shared_queue, writers_of_a_full_bounded_queue_wait_in_arrival_order)
+{
+    qs s = make(2);
+    tagged w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (tagged){.log = (trace_log *)(void *)&s, .tag = i + 1};
+        go(s.vm, 30 - i, writer, &w[i]);
+    }
+    go(s.vm, 10, takes_three_later, &s);
+    RUN_OK_GREEN(&s);
+    /* 1 and 2 fit; 3 and 4 wait. Each take hands the room it frees to the first
+     * waiting writer, which preempts the reader (30-i > 10) and puts its item before
+     * the reader logs what it took. */
+    static const int want[] = {1001, 1002, 1003, 1, 1004, 2, 3, 4};
+    trace_expect(&s.log, want, 8);
+    done_with(&s);
+}
+
+static void put_timeouts(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(2), 0));
+    s->at_us[0] = stvm_now_us(vm);
+    note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(3), 30));
+    s->at_us[1] = stvm_now_us(vm);
+    GCHECK(s, stvm_queue_size(vm, s->q) == 1);
+}
+
+Test(shared_queue, a_put_with_a_timeout_on_a_full_queue_times_out_and_puts_nothing)
+{
+    qs s = make(1);
+    go(s.vm, 40, put_timeouts, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_ETIMEDOUT);
+    cr_assert_eq(s.rc[1], STVM_ETIMEDOUT);
+    uint64_t waited = s.at_us[1] - s.at_us[0];
+    cr_assert(waited >= 30000 && waited < 31000, "waited %llu us", (unsigned long long)waited);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1);
+    done_with(&s);
+}
+
+Test(shared_queue, the_host_cannot_wait_for_room_so_a_full_queue_answers_efull)
+{
+    qs s = make(1);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(2)), STVM_EFULL);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1);
+    done_with(&s);
+}
+
+static void takes_then_terminates_victim(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the others wait first */
+    void *item = NULL;
+    GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK && NUM(item) == 1);
+    GCHECK(s, stvm_process_terminate(vm, s->victim) == STVM_OK);
+    trace_add(&s->log, 100);
+}
+
+Test(shared_queue, a_writer_terminated_before_it_ran_gives_the_room_to_the_next_writer)
+{
+    qs s = make(1);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    tagged w[2] = {{.log = (trace_log *)(void *)&s, .tag = 2},
+                   {.log = (trace_log *)(void *)&s, .tag = 3}};
+    cr_assert_eq(stvm_spawn(s.vm, 20, "victim", writer, &w[0], &s.victim), STVM_OK);
+    go(s.vm, 20, writer, &w[1]);
+    go(s.vm, 30, takes_then_terminates_victim, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {100, 1003};
+    trace_expect(&s.log, want, 2);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1);
+    void *item = NULL;
+    cr_assert_eq(stvm_queue_peek(s.vm, s.q, &item), STVM_OK);
+    cr_assert_eq(NUM(item), 3);
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+static void interrupts_victim(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_process_interrupt(vm, s->victim, logs_interrupt, s) == STVM_OK);
+}
+
+Test(shared_queue, an_interrupted_writer_answers_eintr_and_puts_nothing)
+{
+    qs s = make(1);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    tagged w = {.log = (trace_log *)(void *)&s, .tag = 2};
+    cr_assert_eq(stvm_spawn(s.vm, 30, "victim", writer, &w, &s.victim), STVM_OK);
+    go(s.vm, 20, interrupts_victim, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {200, -2};
+    trace_expect(&s.log, want, 2);
+    cr_assert_eq(s.rc[0], STVM_EINTR);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1);
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+Test(shared_queue, an_interrupted_reader_of_an_empty_queue_answers_eintr_having_taken_nothing)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_spawn(s.vm, 30, "victim", taker, &s, &s.victim), STVM_OK);
+    go(s.vm, 20, interrupts_victim, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {200, -1};
+    trace_expect(&s.log, want, 2);
+    cr_assert_eq(s.rc[0], STVM_EINTR);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 1, "no reader is left waiting");
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+/* ---- freeing ----------------------------------------------------------------------------- */
+
+static int freed_items;
+
+static void count_freed(void *item, void *arg)
+{
+    (void)item;
+    (void)arg;
+    freed_items++;
+}
+
+Test(shared_queue, free_refuses_a_queue_with_a_waiting_reader_and_hands_items_over_otherwise)
+{
+    qs s = make(0);
+    go(s.vm, 30, taker, &s);
+    cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
+    cr_assert_eq(stvm_queue_free(s.vm, s.q, NULL, NULL), STVM_EINUSE);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    run_ok(s.vm);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(i)), STVM_OK);
+    freed_items = 0;
+    cr_assert_eq(stvm_queue_free(s.vm, s.q, count_freed, NULL), STVM_OK);
+    cr_assert_eq(freed_items, 3);
+    SCENARIO_DONE(&s);
+}
+
+static void free_item(void *item, void *arg)
+{
+    (void)arg;
+    free(item);
+}
+
+Test(shared_queue, the_item_function_gets_each_item_once)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_queue *q = NULL;
+    cr_assert_eq(stvm_queue_new(vm, 0, &q), STVM_OK);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(stvm_queue_put(vm, q, malloc(32)), STVM_OK);
+    cr_assert_eq(stvm_queue_flush(vm, q, free_item, NULL), 100);   /* ASan: no leak */
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(stvm_queue_put(vm, q, malloc(32)), STVM_OK);
+    cr_assert_eq(stvm_queue_free(vm, q, free_item, NULL), STVM_OK);
+    vm_done(vm);
+}
+
+Test(shared_queue, vm_free_releases_the_queues_left_and_their_storage)
+{
+    stvm_vm *vm = vm_make(NULL);
+    for (int k = 0; k < 3; k++) {
+        stvm_queue *q = NULL;
+        cr_assert_eq(stvm_queue_new(vm, k, &q), STVM_OK);
+        for (int i = 0; i < 50; i++)
+            stvm_queue_put(vm, q, ITEM(i));
+        if (k == 2)
+            cr_assert_eq(stvm_queue_open_external(vm, q), STVM_OK);
+    }
+    vm_done(vm);   /* the ASan build fails on what a queue leaves behind */
+}
+
+/* ---- the trace ------------------------------------------------------------------------ */
+
+static void puts_two_takes_one(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(2)) == STVM_OK);
+    GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK);
+}
+
+Test(shared_queue, the_trace_shows_puts_and_takes_with_the_items_left)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_trace_start(s.vm, 1024), STVM_OK);
+    go(s.vm, 40, puts_two_takes_one, &s);
+    RUN_OK_GREEN(&s);
+    stvm_trace_stop(s.vm);
+    int puts = 0, takes = 0;
+    stvm_trace_event ev;
+    for (size_t i = 0; stvm_trace_get(s.vm, i, &ev) == STVM_OK; i++) {
+        if (ev.kind == STVM_TRACE_QUEUE_PUT)
+            cr_assert_eq(ev.detail, ++puts);
+        if (ev.kind == STVM_TRACE_QUEUE_TAKE) {
+            cr_assert_eq(ev.detail, 1);
+            takes++;
+        }
+    }
+    cr_assert_eq(puts, 2);
+    cr_assert_eq(takes, 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(stvm_trace_write_text(s.vm, f), STVM_OK);
+    fclose(f);
+    cr_assert(strstr(text, "queue-put") && strstr(text, "queue1, 2 left"), "%s", text);
+    cr_assert(strstr(text, "queue-take") && strstr(text, "queue1, 1 left"), "%s", text);
+    free(text);
+    check_json_of(s.vm);
+    done_with(&s);
+}
+
+/* ---- bad input ---------------------------------------------------------------------------- */
+
+static void bad_calls(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = ITEM(42);
+    GCHECK(s, stvm_queue_take(vm, s->q, NULL) == STVM_EINVAL);
+    GCHECK(s, stvm_queue_take_timeout_ms(vm, s->q, -1, &item) == STVM_EINVAL);
+    GCHECK(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(1), -1) == STVM_EINVAL);
+    GCHECK(s, stvm_queue_take_timeout_ms(vm, s->q, INT64_MAX, &item) == STVM_ERANGE);
+    GCHECK(s, stvm_queue_try_take(vm, s->q, NULL) == STVM_EINVAL);
+    GCHECK(s, stvm_queue_peek(vm, s->q, NULL) == STVM_EINVAL);
+    GCHECK(s, NUM(item) == 42);
+    GCHECK(s, stvm_queue_size(vm, s->q) == 0);
+}
+
+Test(shared_queue, bad_input_is_refused_and_changes_nothing)
+{
+    qs s = make(0);
+    stvm_semaphore *sem = sem_make(s.vm);
+    stvm_queue *wrong = (stvm_queue *)(void *)sem;
+    void *item = ITEM(42);
+    stvm_queue *out = (stvm_queue *)ITEM(1);
+    cr_assert_eq(stvm_queue_new(NULL, 0, &out), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_new(s.vm, 0, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_new(s.vm, (size_t)INT64_MAX + 1, &out), STVM_EINVAL);
+    cr_assert_eq(out, (stvm_queue *)ITEM(1));
+    cr_assert_eq(stvm_queue_put(s.vm, wrong, ITEM(1)), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_put(NULL, s.q, ITEM(1)), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_take(s.vm, s.q, &item), STVM_ENOTPROC);
+    cr_assert_eq(stvm_queue_take_timeout_ms(s.vm, s.q, 5, &item), STVM_ENOTPROC);
+    cr_assert_eq(stvm_queue_try_take(s.vm, s.q, &item), STVM_ENOTPROC);
+    cr_assert_eq(stvm_queue_size(s.vm, wrong), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_flush(s.vm, wrong, NULL, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_free(s.vm, wrong, NULL, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_put_external(NULL, ITEM(1), 0), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_put_external(s.q, ITEM(1), 0), STVM_EINVAL, "not open");
+    cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_OK);
+    cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_ESTATE);
+    cr_assert_eq(stvm_queue_put_external(s.q, ITEM(1), -2), STVM_EINVAL);
+    cr_assert_eq(NUM(item), 42);
+    stvm_vm *other = vm_make(NULL);
+    cr_assert_eq(stvm_queue_put(other, s.q, ITEM(1)), STVM_EINVAL, "another VM's queue");
+    vm_done(other);
+    go(s.vm, 40, bad_calls, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 0);
+    cr_assert_eq(stvm_semaphore_free(s.vm, sem), STVM_OK);
+    done_with(&s);
+}
