@@ -16,7 +16,7 @@
 # tests/test_stop.c). A cross-thread test goes into one of them, or its suite is added
 # here.
 # The binary holds every suite: `build/tsan/stvm-tests --filter 'mutex/*'` runs others.
-TSAN_SUITES ?= threads external vm run_modes fd_wait ffi_threads stop
+TSAN_SUITES ?= threads external vm run_modes fd_wait ffi_threads stop queue_threads
 
 # Criterion's per-test timeouts (SIGPROF) may never fire under TSan: TSan holds a
 # signal that lands outside a blocking call until the receiving fiber or thread next

@@ -96,9 +96,14 @@ static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *l
         /* A hand-off not yet taken: its taker is off every waiting list, and the object
          * it came from is pinned by it. */
         stvm_list *h = p->handed_from;
-        if (h && ((l && l->kind != STVM_LIST_RUNQ) || p == vm->active || !h->pins))
+        if (h && ((l && l->kind != STVM_LIST_RUNQ) || p == vm->active || !h->pins ||
+                  !h->handed || h->handed > h->pins))
             FAIL("process '%s' holds a hand-off while %s", p->handle->name,
-                 p == vm->active ? "it runs" : h->pins ? "it waits again" : "nothing pins it");
+                 p == vm->active        ? "it runs"
+                 : !h->pins             ? "nothing pins it"
+                 : !h->handed           ? "its object counts no hand-off"
+                 : h->handed > h->pins ? "its object counts more hand-offs than pins"
+                                        : "it waits again");
         if (p->interrupts && !(p->flags & STVM_PF_INTERRUPT))
             FAIL("process '%s' has interrupts but no flag for them", p->handle->name);
         if (total > limit)

@@ -141,6 +141,7 @@ static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
     stvm__switch_to_next(vm);
     if (a->handed_from) {   /* it has run: what it was handed is its own */
         a->handed_from->pins--;
+        a->handed_from->handed--;
         a->handed_from = NULL;
     }
     return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
@@ -155,6 +156,7 @@ static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
 static inline void stvm__wait_handed(stvm_proc *p, stvm_list *l)
 {
     p->handed_from = l;
+    l->handed++;
     l->pins++;   /* the object may not be freed before p has taken it (or given it back) */
 }
 /* p is terminated or interrupted after a hand-off it has not yet run to see: give what

@@ -72,26 +72,34 @@ static void *pop_front(stvm_queue *q)
     return item;
 }
 
-/* Remove the item at position i of the whole queue (the items before it are promised
- * to woken readers, a few at most, so the shift is short). */
+/* Remove n items from position i of the whole queue on. The items before i are those
+ * promised to woken readers, a few at most, so the buffer's shift is short; in the
+ * other threads' part the tail moves down. */
+static void remove_range(stvm_queue *q, size_t i, size_t n)
+{
+    if (i < q->count) {
+        size_t m = n < q->count - i ? n : q->count - i;
+        for (size_t k = i; k-- > 0;)
+            q->items[(q->head + k + m) % q->alloc] = q->items[(q->head + k) % q->alloc];
+        q->head = (q->head + m) % q->alloc;
+        q->count -= m;
+        n -= m;
+    }
+    if (n) {
+        size_t j = q->pending_head + (i - q->count);
+        memmove(q->pending + j, q->pending + j + n,
+                (q->pending_head + q->pending_count - j - n) * sizeof *q->pending);
+        if ((q->pending_count -= n) == 0)
+            q->pending_head = 0;
+    }
+}
+
 static void *remove_at(stvm_queue *q, size_t i)
 {
     if (i == 0)
         return pop_front(q);
-    if (i < q->count) {
-        void *item = q->items[(q->head + i) % q->alloc];
-        for (size_t k = i; k > 0; k--)
-            q->items[(q->head + k) % q->alloc] = q->items[(q->head + k - 1) % q->alloc];
-        q->head = (q->head + 1) % q->alloc;
-        q->count--;
-        return item;
-    }
-    size_t j = q->pending_head + (i - q->count);
-    void *item = q->pending[j];
-    memmove(q->pending + j, q->pending + j + 1,
-            (q->pending_head + q->pending_count - j - 1) * sizeof *q->pending);
-    if (--q->pending_count == 0)
-        q->pending_head = 0;
+    void *item = item_at(q, i);
+    remove_range(q, i, 1);
     return item;
 }
 
@@ -168,9 +176,9 @@ void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
     queue_lock(q);
     /* A handed reader takes the front item: the front ones are those promised to woken
      * readers (who take them in the order they run). A taker of an excess signal takes
-     * the first item nobody was promised. */
-    size_t promised = q->count + q->pending_count - (size_t)q->avail.excess_signals - 1;
-    void *item = handed ? pop_front(q) : remove_at(q, promised);
+     * the first item nobody was promised. (Items of other threads whose signal the VM
+     * has not yet seen are at the back; they count for neither.) */
+    void *item = handed ? pop_front(q) : remove_at(q, q->avail.list.handed);
     size_t left = q->count + q->pending_count;
     queue_unlock(q);
     stvm__trace(q->vm, STVM_TRACE_QUEUE_TAKE, q->vm->active ? q->vm->active->id : 0,
@@ -340,8 +348,7 @@ int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
         return STVM_ETIMEDOUT;
     queue_lock(q);
     /* Items promised to woken readers come first; the next taker gets the one after. */
-    size_t total = q->count + q->pending_count;
-    *item = item_at(q, total - (size_t)q->avail.excess_signals);
+    *item = item_at(q, q->avail.list.handed);
     queue_unlock(q);
     return STVM_OK;
 }
@@ -371,15 +378,10 @@ int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
         return STVM_ENOMEM;   /* nothing removed: fn must see every item it frees */
     q->avail.excess_signals = 0;
     queue_lock(q);
-    size_t keep = q->count + q->pending_count - (size_t)n;   /* promised to readers */
+    size_t from = q->avail.list.handed;   /* the items before are promised to readers */
     for (size_t i = 0; gone && i < (size_t)n; i++)
-        gone[i] = item_at(q, keep + i);
-    if (keep <= q->count) {
-        q->count = keep;
-        q->pending_head = q->pending_count = 0;
-    } else {
-        q->pending_count = keep - q->count;
-    }
+        gone[i] = item_at(q, from + i);
+    remove_range(q, from, (size_t)n);
     queue_unlock(q);
     /* Outside the lock: fn may be anything, and the room wakes writers. */
     for (size_t i = 0; i < (size_t)n; i++) {

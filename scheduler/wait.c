@@ -78,6 +78,7 @@ void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
     if (!l)
         return;
     p->handed_from = NULL;
+    l->handed--;
     l->pins--;
     stvm__trace(vm, STVM_TRACE_GIVEN_BACK, p->id, 0, l->kind);   /* = STVM_TRACE_GAVE_* */
     switch (l->kind) {

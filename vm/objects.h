@@ -110,7 +110,10 @@ enum {
 typedef struct stvm_list {
     stvm_proc *first;
     stvm_proc *last;
-    uint8_t kind;
+    uint32_t kind : 8;
+    /* Processes handed this list's object (a signal, the mutex) that have not yet run
+     * to take it (scheduler/wait.c); a SharedQueue's first items are theirs. */
+    uint32_t handed : 24;
     uint32_t pins;
 } stvm_list;
 
