@@ -74,7 +74,9 @@
     X(semaphore_try_wait)                                                                \
     X(semaphore_excess) X(mutex_new) X(mutex_free) X(mutex_enter)                        \
     X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
-    X(mutex_critical) X(register_external) X(unregister_external) X(signal_external)     \
+    X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)     \
+    X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek) X(queue_size)  \
+    X(queue_flush) X(queue_open_external) X(queue_put_external) X(register_external) X(unregister_external) X(signal_external)     \
     X(fd_wait) X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)  \
     X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
     X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
@@ -167,11 +169,13 @@ enum handle_id {
                                           through its stream */
     H_WAITED_STREAM,                   /* that stream */
     H_DELAY_SEM,                       /* the row VM's plain Delay's semaphore */
+    H_QUEUE_FULL,                      /* V_MAIN: a bounded queue of 1, holding an item */
+    H_QUEUE_OPEN,                      /* V_OTHER: a queue open for other threads */
     N_HANDLE
 };
-enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, N_KIND };
+enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, K_QUEUE, N_KIND };
 /* Their classes (vm/objects.h), for forged headers. */
-static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14};
+static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14, 13};
 
 /* An oop a row passes: nil (the default), a raw word, a tagged SmallInteger of any
  * value (beyond a VM's width too), or an object of the fixture. */
@@ -347,6 +351,8 @@ union out_slot {
     stvm_stream *st;
     stvm_stream_stats sst;
     stvm_delay *dl;
+    stvm_queue *qu;
+    void *item;
     struct { uint8_t *data; size_t size; } bd;
     const char *named[2][32];   /* stvm_primitive_named_list: modules, names */
     char buf[512];              /* what a receive or read may write */
@@ -395,6 +401,8 @@ typedef struct fx {
     stvm_vm *vm[N_VM];
     stvm_semaphore *sem[N_VM];
     stvm_delay *delay[N_VM];      /* every VM: a Delay of 1 ms, not scheduled */
+    stvm_queue *queue[N_VM];      /* every VM: an empty unbounded queue */
+    stvm_queue *queue_full, *queue_open;
     stvm_mutex *mtx[N_VM];
     stvm_process *susp[N_VM];     /* V_MAIN, V_OTHER, V_NET: a suspended process, held */
     stvm_socket *sock[N_VM];      /* V_NET and V_OTHER: the plain socket (cli) */
@@ -482,6 +490,7 @@ static void *plain(fx *f, int v, int kind)
            : kind == K_SOCKET ? (void *)f->sock[v]
            : kind == K_STREAM ? (void *)f->stream[v]
            : kind == K_DELAY  ? (void *)f->delay[v]
+           : kind == K_QUEUE  ? (void *)f->queue[v]
                               : (void *)f->susp[v];
 }
 
@@ -534,6 +543,8 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_READ_WAITED: return f->net[V_NET].srv2;
     case H_WAITED_STREAM: return f->net[V_NET].st2;
     case H_DELAY_SEM: return stvm_delay_semaphore(f->delay[v]);
+    case H_QUEUE_FULL: return f->queue_full;
+    case H_QUEUE_OPEN: return f->queue_open;
     }
     return NULL;
 }
@@ -630,6 +641,7 @@ static int call(fx *f, int fn, const args *a)
     stvm_socket *sk = handle_of(f, a, K_SOCKET);
     stvm_stream *st = handle_of(f, a, K_STREAM);
     stvm_delay *dl = handle_of(f, a, K_DELAY);
+    stvm_queue *qu = handle_of(f, a, K_QUEUE);
     stvm_fn fnp = a->null_ptr ? NULL : nothing_fn;
     union out_slot *o = a->null_out ? NULL : &f->out;
     stvm_oop o0 = oop_of(f, a->o[0]), argv[7];
@@ -725,6 +737,19 @@ static int call(fx *f, int fn, const args *a)
     case F_run_within_us: return stvm_run_within_us(vm, a->n, fnp, NULL);
     case F_semaphore_wait_timeout_ms: return stvm_semaphore_wait_timeout_ms(vm, sem, a->n);
     case F_semaphore_wait_timeout_us: return stvm_semaphore_wait_timeout_us(vm, sem, a->n);
+    case F_queue_new: return stvm_queue_new(vm, (size_t)a->n, o ? &o->qu : NULL);
+    case F_queue_free: return stvm_queue_free(vm, qu, NULL, NULL);
+    case F_queue_put: return stvm_queue_put(vm, qu, f);
+    case F_queue_put_timeout_ms: return stvm_queue_put_timeout_ms(vm, qu, f, a->n);
+    case F_queue_take: return stvm_queue_take(vm, qu, o ? &o->item : NULL);
+    case F_queue_take_timeout_ms:
+        return stvm_queue_take_timeout_ms(vm, qu, a->n, o ? &o->item : NULL);
+    case F_queue_try_take: return stvm_queue_try_take(vm, qu, o ? &o->item : NULL);
+    case F_queue_peek: return stvm_queue_peek(vm, qu, o ? &o->item : NULL);
+    case F_queue_size: return (int)stvm_queue_size(vm, qu);
+    case F_queue_flush: return (int)stvm_queue_flush(vm, qu, NULL, NULL);
+    case F_queue_open_external: return stvm_queue_open_external(vm, qu);
+    case F_queue_put_external: return stvm_queue_put_external(qu, f, a->n);
     case F_delay_new_ms: return stvm_delay_new_ms(vm, a->n, o ? &o->dl : NULL);
     case F_delay_new_us: return stvm_delay_new_us(vm, a->n, o ? &o->dl : NULL);
     case F_delay_free: return stvm_delay_free(vm, dl);
@@ -1112,6 +1137,9 @@ static const int novm_stream_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET
 static const int novm_delay_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_BOX,
                                        H_BYTES, H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
 
+static const int novm_queue_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_BOX,
+                                       H_BYTES, H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, 0};
+
 #define E_INVAL STVM_EINVAL
 static const fn_desc FN[N_FN] = {
     [F_measure_raw_switch] = {.null_out = E_INVAL, .ok = {.n = 1000}},
@@ -1166,6 +1194,26 @@ static const fn_desc FN[N_FN] = {
     [F_mutex_owner] = {.null_vm = R_NULL, .kind = K_MUTEX, .bad_handle = R_NULL},
     [F_mutex_critical] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
                           .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_queue_new] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.n = 0}},
+    [F_queue_free] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_put] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_put_timeout_ms] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                                .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_queue_take] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                      .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_queue_take_timeout_ms] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                                 .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                                 .ok = {.n = 1}},
+    [F_queue_try_take] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                          .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_queue_peek] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                      .null_out = E_INVAL},
+    [F_queue_size] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_flush] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_open_external] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                               .ok = {.vm = V_OTHER}},
+    [F_queue_put_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
+                              .ok = {.h = H_QUEUE_OPEN, .n = 0}},
     [F_register_external] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                              .null_out = E_INVAL, .ok = {.vm = V_OTHER}},
     [F_unregister_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
@@ -1290,6 +1338,8 @@ static const int wrong_handles[N_KIND][16] = {
     [K_STREAM] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_FOREIGN, H_BOX, H_BYTES, H_RECORD,
                   H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_DELAY] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+                 H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    [K_QUEUE] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
 };
 static const char *const handle_names[N_HANDLE] = {
@@ -1614,6 +1664,31 @@ static const row explicit_rows[] = {
     ROW(delay_being_waited_on, "a Delay nobody scheduled", C_HOST, 0),
     ROW(delay_semaphore, "a Delay: its semaphore", C_HOST, R_NONNULL),
     ROW(semaphore_free, "a Delay's semaphore", C_HOST, E_STATE, .h = H_DELAY_SEM),
+
+    /* ---- shared queues (the wrong handles and contexts are generated) ---- */
+    ROW(queue_new, "capacity 2^64 - 1", C_HOST, E_INVAL, .n = -1),
+    ROW(queue_put, "a full bounded queue, from the host (it cannot wait)", C_HOST, STVM_EFULL,
+        .h = H_QUEUE_FULL),
+    ROW(queue_put_timeout_ms, "a full bounded queue, 0 ms", C_GREEN, STVM_ETIMEDOUT,
+        .h = H_QUEUE_FULL, .n = 0),
+    ROW(queue_try_take, "an empty queue", C_GREEN, STVM_ETIMEDOUT),
+    ROW(queue_take_timeout_ms, "an empty queue, 0 ms", C_GREEN, STVM_ETIMEDOUT, .n = 0),
+    ROW(queue_peek, "an empty queue", C_HOST, STVM_ETIMEDOUT),
+    ROW(queue_put, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_peek, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC, .h = H_QUEUE_FULL),
+    ROW(queue_size, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_flush, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC,
+        .h = H_QUEUE_FULL),
+    ROW(queue_free, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_open_external, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_open_external, "already open", C_HOST, E_STATE, .vm = V_OTHER, .h = H_QUEUE_OPEN),
+    ROW(queue_open_external, "the external table is full", C_HOST, STVM_EFULL),
+    ROW(queue_put_external, "a queue not open for other threads", C_HOST, E_INVAL),
+    ROW(queue_put_external, "timeout -2", C_HOST, E_INVAL, .h = H_QUEUE_OPEN, .n = -2),
+    ROW(queue_put_external, "timeout INT64_MIN", C_HOST, E_INVAL, .h = H_QUEUE_OPEN,
+        .n = INT64_MIN),
+    BAD_DURATIONS_MS(queue_put_timeout_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(queue_take_timeout_ms, .h = H_DEFAULT),
     ROW(semaphore_wait_timeout_ms, "-1 ms with an excess signal: kept", C_GREEN, E_INVAL,
         .h = H_SEM_EXCESS, .n = -1),
     ROW(semaphore_wait_timeout_us, "2^52 + 1 us with an excess signal: kept", C_GREEN, E_RANGE,
@@ -3060,6 +3135,7 @@ static void fx_setup(fx *f)
     for (int v = 0; v < N_VM; v++) {
         f->sem[v] = sem_make(f->vm[v]);
         cr_assert_eq(stvm_delay_new_ms(f->vm[v], 1, &f->delay[v]), STVM_OK);
+        cr_assert_eq(stvm_queue_new(f->vm[v], 0, &f->queue[v]), STVM_OK);
         cr_assert_eq(stvm_mutex_new(f->vm[v], &f->mtx[v]), STVM_OK);
         watch_sem(f, v, f->sem[v]);
         watch_mutex(f, v, f->mtx[v]);
@@ -3072,6 +3148,10 @@ static void fx_setup(fx *f)
     catch_vm_own(f);
     f->sem_excess = sem_make(vm);
     cr_assert_eq(stvm_semaphore_signal(vm, f->sem_excess), STVM_OK);
+    cr_assert_eq(stvm_queue_new(vm, 1, &f->queue_full), STVM_OK);
+    cr_assert_eq(stvm_queue_put(vm, f->queue_full, f), STVM_OK);
+    cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open), STVM_OK);
+    cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open), STVM_OK);
     f->park = sem_make(vm);
     f->ext = sem_make(vm);
     stvm_semaphore *ext2 = sem_make(vm);
