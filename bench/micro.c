@@ -3,6 +3,8 @@
  * back end this binary is linked with (stvm_context_backend()).
  *
  *  - hand-off: two processes of equal priority ping-pong through two semaphores;
+ *  - queue hand-off: the same through two SharedQueues (a put and a take), judged
+ *    against twice the semaphore's;
  *  - raw switch: stvm_measure_raw_switch (two stacks, no scheduler);
  *  - memory: resident bytes per blocked process, each waiting on its own semaphore;
  *  - reference: the same ping-pong with pthread sem_t between two OS threads pinned to
@@ -125,7 +127,10 @@ static int switch_figures(const micro_opts *o, micro_row *r)
             bench_progress("[%s] hand-off and raw switch, rep %d/%d", r->backend, k + 1,
                            o->repeat);
         char why[200] = "";
-        int err = micro_handoff(o->iterations, &o->trace, &r->handoff_ns_samples[k], why,
+        int err = micro_handoff(MICRO_SEMAPHORE, o->iterations, &o->trace,
+                                &r->handoff_ns_samples[k], why, sizeof why);
+        if (!err)
+            err = micro_handoff(MICRO_QUEUE, o->iterations, NULL, &r->queue_ns_samples[k], why,
                                 sizeof why);
         uint64_t raw_iter = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
         if (!err && (err = stvm_measure_raw_switch(raw_iter, &r->raw_switch_ns_samples[k])))
@@ -201,6 +206,7 @@ int micro_main(int argc, char **argv)
     if (reference_figures(&o, rep.pthread_cpu, &rep.rows[1]))
         rep.nrows = 2;
     own->pthread_over_stvm = rep.nrows == 2 ? rep.rows[1].handoff_ns / own->handoff_ns : NAN;
+    own->queue_over_handoff = own->queue_ns / own->handoff_ns;
 
     if (o.format == FMT_CSV)
         micro_print_csv(stdout, &rep);

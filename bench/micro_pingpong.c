@@ -1,8 +1,8 @@
 /*
  * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
- * semaphores; one hand-off is a signal + wait that moves control to the other. Measured
- * on two green processes of equal priority (stvm), and on two OS threads pinned to one
- * core (pthread sem_t) for reference.
+ * semaphores (one hand-off is a signal + wait that moves control to the other) or two
+ * SharedQueues (a put + take). Measured on two green processes of equal priority
+ * (stvm), and on two OS threads pinned to one core (pthread sem_t) for reference.
  */
 #include "micro_measure.h"
 
@@ -12,14 +12,34 @@
 #include <pthread.h>
 #include <semaphore.h>
 
-/* ---- semaphore hand-off -------------------------------------------------------------- */
+/* ---- semaphore and SharedQueue hand-offs ------------------------------------------- */
 
 typedef struct pingpong {
+    micro_channel channel;
     stvm_semaphore *s1, *s2;
+    stvm_queue *q1, *q2;
     long long warmup, rounds;   /* one round = two hand-offs */
     int64_t t0, t1;
     int err;
 } pingpong;
+
+/* The giving and the taking half of one hand-off on channel 1 or 2: a signal and a
+ * wait, or a put and a take (the item is the round's number, checked on arrival). */
+static int give(stvm_vm *vm, pingpong *pp, int ch, long long i)
+{
+    if (pp->channel == MICRO_SEMAPHORE)
+        return stvm_semaphore_signal(vm, ch == 1 ? pp->s1 : pp->s2);
+    return stvm_queue_put(vm, ch == 1 ? pp->q1 : pp->q2, (void *)(intptr_t)i);
+}
+
+static int take(stvm_vm *vm, pingpong *pp, int ch, long long i)
+{
+    if (pp->channel == MICRO_SEMAPHORE)
+        return stvm_semaphore_wait(vm, ch == 1 ? pp->s1 : pp->s2);
+    void *item = NULL;
+    int err = stvm_queue_take(vm, ch == 1 ? pp->q1 : pp->q2, &item);
+    return err ? err : (intptr_t)item == i ? STVM_OK : STVM_ESTATE;
+}
 
 static void ping(stvm_vm *vm, void *arg)
 {
@@ -27,8 +47,8 @@ static void ping(stvm_vm *vm, void *arg)
     for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
         if (i == pp->warmup)
             pp->t0 = bench_mono_ns();
-        int e1 = stvm_semaphore_signal(vm, pp->s1);
-        int e2 = stvm_semaphore_wait(vm, pp->s2);
+        int e1 = give(vm, pp, 1, i);
+        int e2 = take(vm, pp, 2, i);
         if (e1 || e2) {
             pp->err = e1 ? e1 : e2;
             break;
@@ -41,8 +61,8 @@ static void pong(stvm_vm *vm, void *arg)
 {
     pingpong *pp = arg;
     for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
-        int e1 = stvm_semaphore_wait(vm, pp->s1);
-        int e2 = stvm_semaphore_signal(vm, pp->s2);
+        int e1 = take(vm, pp, 1, i);
+        int e2 = give(vm, pp, 2, i);
         if (e1 || e2) {
             pp->err = e1 ? e1 : e2;
             break;
@@ -50,8 +70,18 @@ static void pong(stvm_vm *vm, void *arg)
     }
 }
 
-int micro_handoff(long long handoffs, const bench_trace *trace, double *ns, char *why,
-                  size_t whysize)
+static int make_channels(stvm_vm *vm, pingpong *pp)
+{
+    if (pp->channel == MICRO_SEMAPHORE) {
+        int err = stvm_semaphore_new(vm, &pp->s1);
+        return err ? err : stvm_semaphore_new(vm, &pp->s2);
+    }
+    int err = stvm_queue_new(vm, 0, &pp->q1);
+    return err ? err : stvm_queue_new(vm, 0, &pp->q2);
+}
+
+int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
+                  double *ns, char *why, size_t whysize)
 {
     stvm_vm *vm;
     int err = stvm_vm_new(&vm, NULL);
@@ -59,8 +89,9 @@ int micro_handoff(long long handoffs, const bench_trace *trace, double *ns, char
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         return err;
     }
-    pingpong pp = {.warmup = 10000, .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1};
-    if ((err = stvm_semaphore_new(vm, &pp.s1)) || (err = stvm_semaphore_new(vm, &pp.s2)) ||
+    pingpong pp = {.channel = channel, .warmup = 10000,
+                   .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1};
+    if ((err = make_channels(vm, &pp)) ||
         (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "ping", ping, &pp, NULL)) ||
         (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL))) {
         snprintf(why, whysize, "setting up the ping-pong: %s", stvm_err_name(err));

@@ -31,6 +31,11 @@ const bench_field micro_fields[] = {
     FIELD(handoff_ns_samples, BENCH_SAMPLES, true),
     FIELD(raw_switch_ns_samples, BENCH_SAMPLES, false),
     FIELD(note, BENCH_TEXT, true),
+    FIELD(queue_ns, BENCH_REAL, false),
+    FIELD(queue_ns_min, BENCH_REAL, false),
+    FIELD(queue_ns_max, BENCH_REAL, false),
+    FIELD(queue_over_handoff, BENCH_REAL, false),
+    FIELD(queue_ns_samples, BENCH_SAMPLES, false),
 };
 #undef FIELD
 const size_t micro_nfields = sizeof micro_fields / sizeof micro_fields[0];
@@ -40,6 +45,8 @@ const micro_target micro_targets[] = {
     {"raw_switch_ns", 10.0, "ns", 1, "raw switch", "raw switch"},
     {"kib_per_process", 4.0, "KiB", 2, "RSS per blocked process",
      "resident memory per blocked process"},
+    {"queue_over_handoff", 2.0, "x", 2, "queue / semaphore hand-off",
+     "SharedQueue put + take / semaphore hand-off"},
 };
 const size_t micro_ntargets = sizeof micro_targets / sizeof micro_targets[0];
 
@@ -86,4 +93,7 @@ void micro_row_summarise(micro_row *r)
     r->raw_switch_ns = bench_median(r->raw_switch_ns_samples, n);
     r->raw_switch_ns_min = bench_min(r->raw_switch_ns_samples, n);
     r->raw_switch_ns_max = bench_max(r->raw_switch_ns_samples, n);
+    r->queue_ns = bench_median(r->queue_ns_samples, n);
+    r->queue_ns_min = bench_min(r->queue_ns_samples, n);
+    r->queue_ns_max = bench_max(r->queue_ns_samples, n);
 }

@@ -30,6 +30,9 @@ typedef struct micro_row {
     double vm_bytes_per_process;    /* bytes_live growth / processes */
     long long rss_before_bytes, rss_after_bytes;
     double pthread_over_stvm;       /* the reference's hand-off / this row's */
+    double queue_ns_samples[MICRO_MAX_REPEAT];
+    double queue_ns, queue_ns_min, queue_ns_max;   /* a SharedQueue put + take hand-off */
+    double queue_over_handoff;      /* queue_ns / handoff_ns (target: at most 2) */
     long long repeat, iterations;
     char note[400];
 } micro_row;

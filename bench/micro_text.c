@@ -25,11 +25,13 @@ static void table_intro(FILE *f, const micro_report *r, bool md)
             cpu, r->repeat, r->iterations, r->processes, md ? "." : "");
     if (md)
         fprintf(f, "| back end | hand-off [ns] | raw switch [ns] | RSS per blocked process "
-                   "[KiB] | VM bytes_live per process | blocked processes | pthread/stvm |\n"
-                   "|---|---:|---:|---:|---:|---:|---:|\n");
+                   "[KiB] | VM bytes_live per process | blocked processes | pthread/stvm | "
+                   "SharedQueue hand-off [ns] | queue/semaphore |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     else
-        fprintf(f, "%-14s %-26s %-26s %-13s %-13s %-9s %s\n", "back end", "hand-off ns",
-                "raw switch ns", "KiB/blocked", "VM B/process", "blocked", "pthread/stvm");
+        fprintf(f, "%-14s %-26s %-26s %-13s %-13s %-9s %-13s %-26s %s\n", "back end",
+                "hand-off ns", "raw switch ns", "KiB/blocked", "VM B/process", "blocked",
+                "pthread/stvm", "queue ns", "queue/sem");
 }
 
 static void reference_line(FILE *f, const micro_report *rep, const micro_row *r, bool md)
@@ -38,11 +40,11 @@ static void reference_line(FILE *f, const micro_report *rep, const micro_row *r,
     snprintf(h, sizeof h, "%.0f (%.0f..%.0f)", r->handoff_ns, r->handoff_ns_min,
              r->handoff_ns_max);
     if (md)
-        fprintf(f, "| pthread sem_t (2 threads, CPU %d) | %s | | | | | 1.0x |\n",
+        fprintf(f, "| pthread sem_t (2 threads, CPU %d) | %s | | | | | 1.0x | | |\n",
                 rep->pthread_cpu, h);
     else
-        fprintf(f, "%-14s %-26s %-26s %-13s %-13s %-9s %s\n", r->backend, h, "-", "-", "-",
-                "-", "1.0x");
+        fprintf(f, "%-14s %-26s %-26s %-13s %-13s %-9s %-13s %-26s %s\n", r->backend, h, "-",
+                "-", "-", "-", "1.0x", "-", "-");
 }
 
 static void table_line(FILE *f, const micro_report *rep, const micro_row *r, bool md)
@@ -51,21 +53,24 @@ static void table_line(FILE *f, const micro_report *rep, const micro_row *r, boo
         reference_line(f, rep, r, md);
         return;
     }
-    char h[48], w[48], ratio[24];
+    char h[48], w[48], q[48], ratio[24];
     snprintf(h, sizeof h, "%.1f (%.1f..%.1f)", r->handoff_ns, r->handoff_ns_min,
              r->handoff_ns_max);
     snprintf(w, sizeof w, "%.1f (%.1f..%.1f)", r->raw_switch_ns, r->raw_switch_ns_min,
              r->raw_switch_ns_max);
+    snprintf(q, sizeof q, "%.1f (%.1f..%.1f)", r->queue_ns, r->queue_ns_min, r->queue_ns_max);
     if (isfinite(r->pthread_over_stvm))
         snprintf(ratio, sizeof ratio, "%.1fx", r->pthread_over_stvm);
     else
         snprintf(ratio, sizeof ratio, "-");
     if (md)
-        fprintf(f, "| %s | %s | %s | %.2f | %.0f | %lld | %s |\n", r->backend, h, w,
-                r->kib_per_process, r->vm_bytes_per_process, r->processes, ratio);
+        fprintf(f, "| %s | %s | %s | %.2f | %.0f | %lld | %s | %s | %.2fx |\n", r->backend, h,
+                w, r->kib_per_process, r->vm_bytes_per_process, r->processes, ratio, q,
+                r->queue_over_handoff);
     else
-        fprintf(f, "%-14s %-26s %-26s %-13.2f %-13.0f %-9lld %s\n", r->backend, h, w,
-                r->kib_per_process, r->vm_bytes_per_process, r->processes, ratio);
+        fprintf(f, "%-14s %-26s %-26s %-13.2f %-13.0f %-9lld %-13s %-26s %.2fx\n", r->backend,
+                h, w, r->kib_per_process, r->vm_bytes_per_process, r->processes, ratio, q,
+                r->queue_over_handoff);
 }
 
 static void table_notes(FILE *f, const micro_report *r, bool md)
