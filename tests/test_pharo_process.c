@@ -1042,7 +1042,8 @@ static void terminate_active_body(stvm_vm *vm, void *arg)
     stvm_process *p1 = NULL, *p2 = NULL;
     stvm_spawn(vm, MAIN, "p1", terminates_itself_then_notes, t, &p1);
     stvm_spawn(vm, MAIN, "p2", terminates_active_then_notes, t, &p2);
-    while (gstate(vm, p1) != STVM_PROCESS_TERMINATED || gstate(vm, p2) != STVM_PROCESS_TERMINATED)
+    while (gstate(vm, p1) != STVM_PROCESS_TERMINATED ||
+           gstate(vm, p2) != STVM_PROCESS_TERMINATED)
         stvm_yield(vm);
     stvm_process_release(vm, p1);
     stvm_process_release(vm, p2);
@@ -1127,7 +1128,8 @@ static void terminate_in_terminate_body(stvm_vm *vm, void *arg)
     GCHECK(t, info(vm, t->q).state == STVM_PROCESS_SUSPENDED);
     stvm_spawn(vm, MAIN + 10, "killer", killer, t, NULL);
     stvm_process_resume(vm, t->q);
-    while (gstate(vm, t->q) != STVM_PROCESS_TERMINATED || gstate(vm, t->p) != STVM_PROCESS_TERMINATED)
+    while (gstate(vm, t->q) != STVM_PROCESS_TERMINATED ||
+           gstate(vm, t->p) != STVM_PROCESS_TERMINATED)
         stvm_yield(vm);
     stvm_process_release(vm, t->p);
     stvm_process_release(vm, t->q);
