@@ -10,8 +10,10 @@
  * is `waiting_object`; `fork`/`forkAt:` is stvm_spawn, `newProcess` is
  * stvm_spawn_suspended, an `ensure:` block is stvm_ensure. Simulated clock throughout.
  *
- * Every test method Pharo's ProcessTest has had (current pharo-project/pharo, methods
- * since removed from it, and those only in pharo-project/pharo-core):
+ * Every test method Pharo's ProcessTest has had: the 46 of current pharo-project/pharo
+ * (none was removed from its main line), 2 that pharo-project/pharo-core had until
+ * Pharo 5, and 3 found only on pharo-project/pharo branches that were never merged
+ * ("branch only" below): 51.
  *
  * Expressed:
  *   testActiveProcessFromProcesor, testRealActiveProcessFromProcesor (stvm has one
@@ -34,8 +36,9 @@
  *   testSchedulingSamePriorityFirstComeFirstServed, testTerminateActive,
  *   testTerminateAnswersSelf (a second terminate answers STVM_ESTATE, see the test),
  *   testTerminationShouldProceedEnsureBlocks, testYield,
- *   testBlockedProcessState (removed in Pharo 11), testResumeSuspendedHighPriority-
- *   ProcessShouldStartImediately (removed in Pharo 9).
+ *   testBlockedProcessState (branch only, 2022, with a Process>>isBlocked that never
+ *   landed), testResumeSuspendedHighPriorityProcessShouldStartImediately (branch
+ *   only, 2020).
  * In part:
  *   testTerminateInTerminate: Pharo steps the terminator with the debugger to a point
  *     inside #terminate; the only such point stvm has is while the victim's cleanup
@@ -50,7 +53,8 @@
  *   testInjectingExceptionHandlerIntoRunningProcess,
  *   testInjectingMultipleExceptionHandlersIntoNotRunningProcess,
  *   testInjectingMultipleExceptionHandlersIntoRunningProcess,
- *   testEstablishingExceptionHandlerOnNascentProcess (removed): Process>>on:do:
+ *   testEstablishingExceptionHandlerOnNascentProcess (branch only, 2017):
+ *     Process>>on:do:
  *     installs a Smalltalk exception handler at the bottom of a process's stack; C has
  *     no exceptions to signal or handle.
  *   testActiveProcessFromProcesorShouldUseInstalledEffectiveProcess,
@@ -68,7 +72,8 @@
  *     inside an unwind block (UnwindError); a C cleanup cannot fail. (Its body is
  *     commented out in current Pharo.)
  * Not tests: setUp, tearDown, expectedFailures, waitForProcessTermination: (a helper,
- *   used here as raise-and-yield), createProcessWithOnDoHandler: (a helper, removed).
+ *   used here as raise-and-yield), createProcessWithOnDoHandler: (a helper, branch
+ *   only).
  * Pending: process-local variables: none of ProcessTest's methods use them.
  */
 #include <string.h>
@@ -537,7 +542,7 @@ static void resume_high_body(stvm_vm *vm, void *arg)
     stvm_process_release(vm, p);
 }
 
-/* ProcessTest>>testResumeSuspendedHighPriorityProcessShouldStartImediately (removed):
+/* ProcessTest>>testResumeSuspendedHighPriorityProcessShouldStartImediately (a branch):
  * resuming a suspended process of higher priority runs it at once, both the first time
  * and after it suspended itself. */
 Test(ProcessTest, testResumeSuspendedHighPriorityProcessShouldStartImediately)
@@ -818,7 +823,8 @@ static void blocked_state_body(stvm_vm *vm, void *arg)
     }
 }
 
-/* ProcessTest>>testBlockedProcessState (removed in Pharo 11 with Process>>isBlocked):
+/* ProcessTest>>testBlockedProcessState (on a branch, with a Process>>isBlocked that
+ * never reached Pharo: here isBlocked is the state STVM_PROCESS_WAITING):
  * only a process waiting on a semaphore or a mutex is blocked, and it names what it
  * waits on; the active process, a ready one (also after suspend and resume), a
  * suspended one (also one suspended out of its wait) and a terminated one are not. */

@@ -1,6 +1,6 @@
 /*
  * Pharo's ProcessTerminateBug (Kernel-Tests; named ProcessTerminateBugTest since
- * Pharo 10, and in pharo-core's Tests and KernelTests-Processes packages before)
+ * Pharo 8, and in pharo-core's Tests and KernelTests-Processes packages before)
  * re-expressed against stvm's public API, one Criterion test per Pharo test method,
  * named after its selector. The Pharo test runs in the test's own process; here that is
  * a green process at priority 40 (userSchedulingPriority) that records what it sees for
@@ -15,7 +15,9 @@
  * while MIDDLE runs finds a cleanup in progress, which stvm completes (Pharo 10's rule).
  * Inside MIDDLE, `[X] ensure: [Y]` is stvm_ensure(Y), X, stvm_ensure_pop(run).
  *
- * Every test method the class has had (current pharo-project/pharo and pharo-core):
+ * Every test method the class has had: the 12 of current pharo-project/pharo, whose
+ * main line removed none (pharo-core had four of them: testSchedulerTermination,
+ * testTerminationDuringUnwind and the two testUnwindFrom... ones).
  * Expressed:
  *   testSchedulerTermination, testTerminationDuringUnwind (also with the unwind block
  *     entered through stvm_ensure_pop: a difference, see the test),
