@@ -345,17 +345,20 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * runs them at once, at least at the caller's priority (the caller waits at the front
  * of its run queue); called from the embedding thread outside stvm_run, they run at
  * the next stvm_run.
- * A process terminated again while its cleanups run (Pharo 10's rule) completes the
- * cleanup it is in, then runs the rest, but waits no more: the wait it is in, and
+ * A process terminated again while its cleanups run, or terminated while it runs one by
+ * hand in stvm_ensure_pop (Pharo 10's rule) completes the cleanup it is in, then runs
+ * the rest, but waits no more: the wait it is in, and
  * every later one, answers STVM_EINTR at once (as do stvm_checkpoint and stvm_work_us).
  * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
  * Whether the cleanups have ended when this returns depends on them: one that waits, or
  * wakes a process of higher priority than the caller, lets this return first (the
  * process then shows terminating). A process handed a signal or a mutex that it had
- * not yet run to take gives it back (to the next waiter). Switches.
+ * not yet run to take gives it back (to the next waiter). Terminating a process that
+ * has finished (held handle) changes nothing and answers STVM_OK, as Pharo's terminate
+ * of a terminated process does. Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
- *   ESTATE    p already finished; p one of the VM's own processes */
+ *   ESTATE    p one of the VM's own processes */
 STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Interrupt a process (Pharo's Process>>signalException:): fn(vm, arg) runs in p, in
@@ -412,7 +415,9 @@ STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms)
 STVM_API int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg);
 
 /* Remove the newest cleanup of the running process, running it first when run is true
- * (the end of Pharo's ensure: block on the normal path). Switches if fn does.
+ * (the end of Pharo's ensure: block on the normal path). A process terminated while fn
+ * runs completes fn (whose waits then answer STVM_EINTR at once), runs its other
+ * cleanups and finishes: this call does not return then. Switches if fn does.
  * Errors:
  *   EINVAL    vm NULL
  *   ENOTPROC  not called from a green process of vm on its thread
@@ -445,7 +450,8 @@ typedef struct stvm_process_info {
     const void *waiting_object;    /* the semaphore, mutex or joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
-    bool terminating;              /* terminated, still running its cleanups */
+    bool terminating;              /* Pharo's isTerminating: terminated and still running
+                                      its cleanups, or finished (either way) */
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */

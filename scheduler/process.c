@@ -242,10 +242,10 @@ static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
     run_terminated_now(vm, p);
 }
 
-/* Terminate p, which already runs its cleanups (Pharo 10's rule: an unwind block in
- * progress is completed): the cleanup it is in runs to its end and the rest follow, but
- * none of them waits any more (each wait answers EINTR at once, the one p is in
- * included). */
+/* Terminate p, which already runs a cleanup (on its way out, or by hand through
+ * stvm_ensure_pop: Pharo 10's rule, an unwind block in progress is completed): the
+ * cleanup it is in runs to its end and the rest follow, but none of them waits any more
+ * (each wait answers EINTR at once, the one p is in included). */
 static void terminate_exiting(stvm_vm *vm, stvm_proc *p)
 {
     stvm__cancel_for_good(p);
@@ -359,12 +359,20 @@ int stvm_process_suspend(stvm_vm *vm, stvm_process *h)
 
 int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
 {
+    /* Pharo's terminate of a terminated process is a no-op that answers the process. */
+    if (vm && stvm__is_proc(vm, h) && !h->core && !(h->flags & STVM_PF_VM_OWN))
+        return STVM_OK;
     stvm_proc *p;
     int err = stvm__process_core(vm, h, true, &p);
     if (err)
         return err;
     stvm__trace(vm, STVM_TRACE_TERMINATED, p->id, 0, 0);
     if (p->flags & STVM_PF_EXITING) {
+        terminate_exiting(vm, p);
+        return STVM_OK;
+    }
+    if (p->by_hand) {   /* the cleanup in progress completes first, waiting no more */
+        p->exit_after_cleanup = true;
         terminate_exiting(vm, p);
         return STVM_OK;
     }
@@ -443,7 +451,11 @@ int stvm_ensure_pop(stvm_vm *vm, bool run)
     void *arg = n->arg;
     if (!n->on_stack)
         free(n);
-    if (run)
+    if (run) {
+        a->by_hand++;
         fn(vm, arg);
+        if (--a->by_hand == 0 && a->exit_after_cleanup)
+            stvm__process_exit(vm);   /* terminated meanwhile: does not return */
+    }
     return STVM_OK;
 }

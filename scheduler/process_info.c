@@ -55,6 +55,7 @@ int stvm_process_info_get(stvm_vm *vm, const stvm_process *h, stvm_process_info 
     out->held = (h->flags & STVM_PF_HELD) && !out->vm_own;
     out->priority = p ? p->priority : h->priority;
     out->state = state_of(vm, p);
+    out->terminating = !p;   /* a finished process stays terminating, as in Pharo */
     if (p) {
         out->terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
         out->stack_guard = guard_names[p->guard];

@@ -241,6 +241,10 @@ struct stvm_proc {
     struct stvm_interrupt *interrupts;   /* to run in it, oldest first */
     uint32_t cancel_depth;           /* timed runs (stvm_run_within) whose time ran out */
     bool in_interrupt;               /* running an interrupt: the next ones wait their turn */
+    /* Terminated while a cleanup it runs by hand (stvm_ensure_pop) was in progress: it
+     * exits once that cleanup returns (Pharo 10 completes an unwind block in progress). */
+    bool exit_after_cleanup;
+    uint16_t by_hand;                /* cleanups stvm_ensure_pop is running now, nested */
     uint64_t id;                     /* its handle's id, readable after the handle is gone
                                         (a trace names a finished process by it) */
 };

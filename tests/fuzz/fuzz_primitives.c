@@ -716,7 +716,7 @@ static void op_terminate(fz_ctx *c)
     fz_snap_take(c, before);
     int rc = stvm_process_terminate(c->vm, h);   /* may not return: terminating itself */
     if (info.state == STVM_PROCESS_TERMINATED) {
-        FZ_CHECK(rc == STVM_ESTATE, "terminating a finished process answered %s",
+        FZ_CHECK(rc == STVM_OK, "terminating a finished process answered %s",
                  stvm_err_name(rc));
         fz_snap_same(c, before, "terminating a finished process");
     } else {
