@@ -337,13 +337,23 @@ int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item)
     return STVM_OK;
 }
 
-int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
+/* The calls that look at a queue from a process or the embedding thread outside
+ * stvm_run: EINVAL or ENOTPROC; then what other threads put is made to count. */
+static int look_check(stvm_vm *vm, stvm_queue *q)
 {
-    if (!vm || !stvm__is_queue(vm, q) || !item)
+    if (!vm || !stvm__is_queue(vm, q))
         return STVM_EINVAL;
     if (vm->active && !stvm__in_process(vm))
         return STVM_ENOTPROC;
     drain_external(vm, q);
+    return STVM_OK;
+}
+
+int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
+{
+    int err = look_check(vm, q);
+    if (err || (err = item ? STVM_OK : STVM_EINVAL))
+        return err;
     if (q->avail.excess_signals <= 0)
         return STVM_ETIMEDOUT;
     queue_lock(q);
@@ -355,21 +365,17 @@ int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
 
 int64_t stvm_queue_size(stvm_vm *vm, stvm_queue *q)
 {
-    if (!vm || !stvm__is_queue(vm, q))
-        return STVM_EINVAL;
-    if (vm->active && !stvm__in_process(vm))
-        return STVM_ENOTPROC;
-    drain_external(vm, q);
+    int err = look_check(vm, q);
+    if (err)
+        return err;
     return q->avail.excess_signals;
 }
 
 int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
 {
-    if (!vm || !stvm__is_queue(vm, q))
-        return STVM_EINVAL;
-    if (vm->active && !stvm__in_process(vm))
-        return STVM_ENOTPROC;
-    drain_external(vm, q);
+    int err = look_check(vm, q);
+    if (err)
+        return err;
     int64_t n = q->avail.excess_signals;
     if (n <= 0)
         return 0;
