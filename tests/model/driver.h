@@ -243,7 +243,7 @@ static bool compare_state(drv *d)
         int st = m_state(m, i);
         const char *on = m_waiting_on(m, i);
         const void *obj = expected_object(d, i);
-        bool terminating = p->alive && (p->terminate || p->exiting);
+        bool terminating = !p->alive || p->terminate || p->exiting;   /* finished: stays so */
         bool obj_ok = (p->on && p->on->kind == L_DELAY) || info.waiting_object == obj;
         int prio = p->alive ? p->prio : p->handle_prio;
         if ((int)info.state != st || info.priority != prio || !same_str(info.waiting_on, on) ||

@@ -122,6 +122,7 @@ typedef struct mproc {
     bool terminate;    /* terminated by another, cleanups still to run */
     bool exiting;      /* running its cleanups on the way out */
     bool cancelled;    /* terminated again while exiting: every wait answers EINTR at once */
+    bool exit_after;   /* terminated while it ran a cleanup by hand: exits once that ends */
     uint64_t id;
     int prio;
     int handle_prio;   /* the last priority set (spawn, set_priority): a finished process
@@ -719,6 +720,7 @@ static void finish(model *m, int i)
     p->terminate = false;
     p->exiting = false;
     p->cancelled = false;
+    p->exit_after = false;
     for (int j; (j = m_pop(m, &p->joiners)) >= 0;) {
         runq_put(m, j, true);
         m->cov[COV_JOINER_WOKEN]++;
@@ -829,6 +831,15 @@ static int frame_id(const mproc *p)
     return p->n_fr ? p->fr[p->n_fr - 1].c.id : -1;
 }
 
+/* Running a cleanup through stvm_ensure_pop (outside an exit, which has its own rule). */
+static bool by_hand(const mproc *p)
+{
+    for (int k = 0; k < p->n_fr; k++)
+        if (p->fr[k].kind == FR_POP)
+            return true;
+    return false;
+}
+
 /* A cleanup returned: the exit goes on with the next one; stvm_ensure_pop answers. */
 static void end_frame(model *m)
 {
@@ -836,6 +847,8 @@ static void end_frame(model *m)
     mframe f = p->fr[--p->n_fr];
     if (f.kind == FR_EXIT)
         p->cont = K_RUN_ENSURES;
+    else if (p->exit_after && !by_hand(p))
+        p->cont = K_EXIT;   /* terminated meanwhile: stvm_ensure_pop does not return */
     else
         answer(m, STVM_OK);
 }
@@ -869,6 +882,7 @@ static bool step(model *m)
         break;
     case K_EXIT:   /* run the cleanups newest first, in the process itself */
         p->terminate = false;
+        p->exit_after = false;
         p->exiting = true;
         uncommit_how(m, a, true);
         m->cov[COV_CLEANUP_ABANDONED] += (uint64_t)p->n_fr;

@@ -144,12 +144,17 @@ static int m_resume(model *m, int t)
     return STVM_OK;
 }
 
+/* A finished process: nothing happens (Pharo's terminate answers the process). One
+ * running a cleanup by hand (stvm_ensure_pop) completes it, waiting no more, and exits
+ * when it ends, as one terminated while exiting does. */
 static int m_terminate(model *m, int t)
 {
     mproc *p = &m->p[t];
     if (!p->alive)
-        return STVM_ESTATE;
-    if (p->exiting) {
+        return STVM_OK;
+    if (p->exiting || by_hand(p)) {
+        if (!p->exiting)
+            p->exit_after = true;
         answer(m, STVM_OK);
         terminate_exiting(m, t);
         return STVM_OK;
