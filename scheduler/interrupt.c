@@ -120,11 +120,14 @@ int stvm_process_interrupt(stvm_vm *vm, stvm_process *h, stvm_fn fn, void *arg)
         q = &(*q)->next;
     *q = n;
     p->flags |= STVM_PF_INTERRUPT;
+    bool gives_back = p->handed_from != NULL;
     if (stvm__wait_interrupt(vm, p)) {
         if (vm->active)
             stvm__resume(vm, p);
         else
             stvm__make_ready(vm, p);
+    } else if (gives_back && vm->active) {
+        stvm__preempt_if_needed(vm);   /* what p gave back may have woken a higher one */
     }
     return STVM_OK;
 }

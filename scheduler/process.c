@@ -200,6 +200,9 @@ _Noreturn void stvm__process_exit(stvm_vm *vm)
 {
     stvm_proc *p = vm->active;
     p->flags = (uint16_t)((p->flags & ~STVM_PF_TERMINATE) | STVM_PF_EXITING);
+    /* Exiting now: a cleanup of the exit that runs another by hand must not start the
+     * exit again when that one ends (it would abandon the rest of its own cleanup). */
+    p->exit_after_cleanup = false;
     abandon_commitment(vm, p);
     run_ensures(vm, p);
     finish(vm, p);

@@ -690,3 +690,46 @@ Test(interrupt, the_trace_shows_interrupts_give_backs_and_cancelled_waits)
     stvm_process_release(t.vm, t.victim);
     SCENARIO_DONE(&t);
 }
+
+/* Found by the model: an interrupt that makes its target give back a hand-off wakes the
+ * next waiter; when that one is higher than the interrupting process it runs at once (the
+ * preemption rule), not at the caller's next scheduling point. */
+typedef struct {
+    stvm_semaphore *sem;
+    stvm_process *first;
+    bool high_ran;
+    bool seen_at_return;
+} giveback_world;
+
+static void gb_waiter(stvm_vm *vm, void *arg)
+{
+    giveback_world *w = arg;
+    if (stvm_semaphore_wait(vm, w->sem) == STVM_OK)
+        w->high_ran = true;
+}
+
+static void gb_caller(stvm_vm *vm, void *arg)
+{
+    giveback_world *w = arg;
+    cr_assert_eq(stvm_semaphore_signal(vm, w->sem), STVM_OK);   /* handed to first, lower */
+    cr_assert_eq(stvm_process_interrupt(vm, w->first, NULL, NULL), STVM_OK);
+    w->seen_at_return = w->high_ran;
+}
+
+Test(interrupt, a_give_back_that_wakes_a_higher_waiter_lets_it_run_at_once)
+{
+    stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    giveback_world w = {0};
+    w.sem = sem_make(vm);
+    w.first = spawn(vm, 20, "first", gb_waiter, &w);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
+    stvm_process *high = spawn(vm, 30, "high", gb_waiter, &w);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);   /* both wait, first in front */
+    spawn(vm, 25, "caller", gb_caller, &w);
+    cr_assert_eq(stvm_run(vm), STVM_OK);   /* first answers EINTR and returns */
+    cr_assert(w.high_ran);
+    cr_assert(w.seen_at_return, "the higher waiter ran only after the interrupt returned");
+    cr_assert_eq(stvm_process_release(vm, w.first), STVM_OK);
+    cr_assert_eq(stvm_process_release(vm, high), STVM_OK);
+    vm_done(vm);
+}

@@ -582,3 +582,57 @@ Test(process, spawn_suspended_runs_only_after_resume)
     trace_expect(&s.log, want, 3);
     vm_done(s.vm);
 }
+
+/* Found by the model: a process terminated while it ran a cleanup by hand exits when
+ * that cleanup ends; a cleanup of that exit which itself runs one by hand must then run
+ * to its end, not start the exit over when the inner one returns. */
+typedef struct {
+    int log[8];
+    int n;
+} exit_log;
+
+static void el_inner(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    exit_log *l = arg;
+    l->log[l->n++] = 3;
+}
+
+static void el_outer(stvm_vm *vm, void *arg)
+{
+    exit_log *l = arg;
+    l->log[l->n++] = 2;
+    cr_assert_eq(stvm_ensure_pop(vm, true), STVM_OK);   /* runs el_inner */
+    l->log[l->n++] = 4;                                 /* the rest of this cleanup */
+}
+
+static void el_by_hand(stvm_vm *vm, void *arg)
+{
+    exit_log *l = arg;
+    l->log[l->n++] = 1;
+    cr_assert_eq(stvm_process_terminate(vm, stvm_active_process(vm)), STVM_OK);
+}
+
+static void el_body(stvm_vm *vm, void *arg)
+{
+    cr_assert_eq(stvm_ensure(vm, el_inner, arg), STVM_OK);
+    cr_assert_eq(stvm_ensure(vm, el_outer, arg), STVM_OK);
+    cr_assert_eq(stvm_ensure(vm, el_by_hand, arg), STVM_OK);
+    stvm_ensure_pop(vm, true);   /* terminated inside: does not return */
+    exit_log *l = arg;
+    l->log[l->n++] = 99;
+}
+
+Test(process, a_cleanup_of_an_exit_after_a_by_hand_cleanup_runs_to_its_end)
+{
+    stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    exit_log l = {{0}, 0};
+    spawn(vm, 40, "p", el_body, &l);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_eq(l.n, 4);
+    cr_assert_eq(l.log[0], 1);
+    cr_assert_eq(l.log[1], 2);
+    cr_assert_eq(l.log[2], 3);
+    cr_assert_eq(l.log[3], 4);
+    vm_done(vm);
+}

@@ -113,6 +113,9 @@ struct drv {
     stvm_semaphore *sem[M_SEMS];
     stvm_mutex *mx[M_MUTEXES];
     stvm_process *h[M_SLOTS];
+    stvm_queue *q[M_QUEUES];
+    int intr_count[M_SLOTS];   /* the interrupt functions each slot's process ran */
+    int32_t next_item;
     uint64_t objects_base;
     green_rec **recs;
     size_t n_recs, cap_recs;
@@ -243,8 +246,11 @@ static bool compare_state(drv *d)
         int st = m_state(m, i);
         const char *on = m_waiting_on(m, i);
         const void *obj = expected_object(d, i);
-        bool terminating = p->alive && (p->terminate || p->exiting);
-        bool obj_ok = (p->on && p->on->kind == L_DELAY) || info.waiting_object == obj;
+        bool terminating = !p->alive || p->terminate || p->exiting;   /* finished: stays so */
+        /* a Delay's semaphore and a queue's are inside other objects: not compared */
+        bool obj_ok = (p->on && (p->on->kind == L_DELAY || p->on->kind == L_QAVAIL ||
+                                 p->on->kind == L_QROOM)) ||
+                      info.waiting_object == obj;
         int prio = p->alive ? p->prio : p->handle_prio;
         if ((int)info.state != st || info.priority != prio || !same_str(info.waiting_on, on) ||
             !obj_ok || info.terminating != terminating || info.held != p->held ||
@@ -257,6 +263,33 @@ static bool compare_state(drv *d)
                  (unsigned long long)info.id, state_name(st), prio, on ? on : "nothing",
                  terminating, p->held, (unsigned long long)p->id,
                  obj_ok ? "" : " (another waiting_object)");
+            return false;
+        }
+    }
+    for (int i = 0; i < M_SLOTS; i++) {
+        if (m->p[i].used && m->p[i].known && d->intr_count[i] != m->p[i].intr_count) {
+            fail(d, "interrupts", "s%d ran %d interrupt functions, the model says %d", i,
+                 d->intr_count[i], m->p[i].intr_count);
+            return false;
+        }
+    }
+    for (int k = 0; k < M_QUEUES; k++) {
+        const mqueue *q = &m->q[k];
+        int handed = q_handed(m, q);
+        if (q->n != handed + q->avail.excess) {
+            fail(d, "model", "q%d holds %d items, %d promised and %lld not", k, q->n, handed,
+                 (long long)q->avail.excess);
+            return false;
+        }
+        int64_t size = stvm_queue_size(vm, d->q[k]);
+        void *it = NULL;
+        int rc = stvm_queue_peek(vm, d->q[k], &it);
+        int want_rc = q->avail.excess > 0 ? STVM_OK : STVM_ETIMEDOUT;
+        int want_item = want_rc == STVM_OK ? q->item[handed] : 0;
+        if (size != q->avail.excess || rc != want_rc || (rc == STVM_OK && (intptr_t)it != want_item)) {
+            fail(d, "queue", "q%d: size %lld, peek %s item %d; the model: size %lld, peek %s item %d", k,
+                 (long long)size, stvm_err_name(rc), rc == STVM_OK ? (int)(intptr_t)it : 0,
+                 (long long)q->avail.excess, stvm_err_name(want_rc), want_item);
             return false;
         }
     }
@@ -341,7 +374,8 @@ static bool compare_blocked(drv *d)
         if (st == STVM_PROCESS_SUSPENDED)
             k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) is suspended\n",
                          who_name(best), m->p[best].prio);
-        else if (m->p[best].on->kind == L_DELAY)
+        else if (m->p[best].on->kind == L_DELAY || m->p[best].on->kind == L_QAVAIL ||
+                 m->p[best].on->kind == L_QROOM)
             k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s *\n",
                          who_name(best), m->p[best].prio, m_waiting_on(m, best));
         else
@@ -462,6 +496,8 @@ static const struct {
     {OP_YIELD, 6}, {OP_CHECKPOINT, 3}, {OP_SPAWN, 4}, {OP_SUSPEND, 3}, {OP_RESUME, 6},
     {OP_TERMINATE, 2}, {OP_SET_PRIORITY, 3}, {OP_RELEASE, 2}, {OP_JOIN, 3}, {OP_DELAY, 5},
     {OP_ENSURE, 3}, {OP_ENSURE_POP, 2}, {OP_RETURN, 1}, {OP_RENEW_SEM, 1}, {OP_RENEW_MUTEX, 1},
+    {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
+    {OP_INTERRUPT, 3},
 };
 
 static op gen_green(drv *d)
@@ -531,6 +567,17 @@ static op gen_green(drv *d)
         case OP_SUSPEND: case OP_TERMINATE: case OP_RELEASE:
             o.obj = (int8_t)pick_target(d, a);
             break;
+        case OP_INTERRUPT:   /* mostly a waiting process */
+            o.obj = (int8_t)pick_target_in(d, a, STVM_PROCESS_WAITING);
+            break;
+        case OP_QPUT: case OP_QPUT_TIMEOUT:
+            o.item = ++d->next_item;
+            /* fall through */
+        case OP_QTAKE: case OP_QTRY_TAKE: case OP_QTAKE_TIMEOUT: case OP_QFLUSH:
+            o.obj = (int8_t)rnd(&d->rng, M_QUEUES);
+            if (o.kind == OP_QTAKE_TIMEOUT || o.kind == OP_QPUT_TIMEOUT)
+                o.dur = pick_ms(d);
+            break;
         case OP_ENSURE:
             o.flag = rnd(&d->rng, 2) ? OPF_LOOP : 0;
             break;
@@ -555,9 +602,15 @@ static op gen_host(drv *d)
         return o;
     }
     for (;;) {
-        uint32_t r = rnd(&d->rng, 100);
+        uint32_t r = rnd(&d->rng, 110);
         o = (op){.host = true};
-        if (r < 34) {
+        if (r >= 100) {
+            o.kind = r < 105 ? OP_QPUT : r < 107 ? OP_QFLUSH : OP_INTERRUPT;
+            o.obj = (int8_t)(o.kind == OP_INTERRUPT ? pick_target_in(d, -1, STVM_PROCESS_WAITING)
+                                                    : (int)rnd(&d->rng, M_QUEUES));
+            if (o.kind == OP_QPUT)
+                o.item = ++d->next_item;
+        } else if (r < 34) {
             o.kind = OP_RUN;
         } else if (r < 46) {
             if (slot < 0)
@@ -650,6 +703,19 @@ static void body(stvm_vm *vm, void *arg)
 
 static const char *const slot_names[M_SLOTS] = {"s0", "s1", "s2", "s3", "s4", "s5"};
 
+/* What an interrupt runs: it only counts (in the interrupted process's slot). */
+static void count_interrupt(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    (*(int *)arg)++;
+}
+
+/* A take's answer: the item it got, as the model answers it. */
+static int item_rc(int rc, void *item)
+{
+    return rc == STVM_OK ? M_ITEM_RC + (int)(intptr_t)item : rc;
+}
+
 /* The calls both a process and the host make. */
 static int real_shared(drv *d, const op *o)
 {
@@ -657,7 +723,15 @@ static int real_shared(drv *d, const op *o)
     switch (o->kind) {
     case OP_SIGNAL:
         return stvm_semaphore_signal(vm, d->sem[o->obj]);
+    case OP_QPUT:
+        return stvm_queue_put(vm, d->q[o->obj], (void *)(intptr_t)o->item);
+    case OP_QFLUSH:
+        return (int)stvm_queue_flush(vm, d->q[o->obj], NULL, NULL);
+    case OP_INTERRUPT:
+        return stvm_process_interrupt(vm, d->h[o->obj], count_interrupt, &d->intr_count[o->obj]);
     case OP_SPAWN: {
+        if (o->prio >= STVM_PRIORITY_MIN && o->prio <= STVM_PRIORITY_MAX)
+            d->intr_count[o->obj] = 0;   /* a new process in the slot */
         green_rec *r = new_rec(d, o->obj, -1, 0);
         stvm_process **out = (o->flag & OPF_HELD) ? &d->h[o->obj] : NULL;
         if (o->flag & OPF_SUSPENDED)
@@ -714,6 +788,23 @@ static int real_green(drv *d, int slot, const op *o, int cleanup_id)
     case OP_ENSURE:
         return stvm_ensure(vm, cleanup_fn, new_rec(d, slot, cleanup_id, (o->flag & OPF_LOOP) ? CL_LOOP : CL_LOG));
     case OP_ENSURE_POP: return stvm_ensure_pop(vm, (o->flag & OPF_RUN) != 0);
+    case OP_QTAKE: {
+        void *it = NULL;
+        int rc = stvm_queue_take(vm, d->q[o->obj], &it);
+        return item_rc(rc, it);
+    }
+    case OP_QTRY_TAKE: {
+        void *it = NULL;
+        int rc = stvm_queue_try_take(vm, d->q[o->obj], &it);
+        return item_rc(rc, it);
+    }
+    case OP_QTAKE_TIMEOUT: {
+        void *it = NULL;
+        int rc = stvm_queue_take_timeout_ms(vm, d->q[o->obj], o->dur, &it);
+        return item_rc(rc, it);
+    }
+    case OP_QPUT_TIMEOUT:
+        return stvm_queue_put_timeout_ms(vm, d->q[o->obj], (void *)(intptr_t)o->item, o->dur);
     default: return real_shared(d, o);
     }
 }
@@ -946,6 +1037,8 @@ static void drv_run(drv *d)
         stvm_semaphore_new(d->vm, &d->sem[s]);
     for (int x = 0; x < M_MUTEXES; x++)
         stvm_mutex_new(d->vm, &d->mx[x]);
+    for (int k = 0; k < M_QUEUES; k++)
+        stvm_queue_new(d->vm, k == 1 ? M_Q1_CAPACITY : 0, &d->q[k]);
     stvm_stats st;
     stvm_get_stats(d->vm, &st);
     d->objects_base = st.objects_live;

@@ -34,6 +34,10 @@
 #define M_SLOTS 6
 #define M_SEMS 3
 #define M_MUTEXES 2
+#define M_QUEUES 2                  /* q0 unbounded, q1 bounded (M_Q1_CAPACITY) */
+#define M_Q1_CAPACITY 2
+#define M_QMAX 40                   /* items a queue may hold in a script */
+#define M_ITEM_RC 2000              /* a take that got item n answers M_ITEM_RC + n */
 #define M_PROCS (M_SLOTS + 2)
 #define M_IDLE M_SLOTS              /* the idle process, priority 10 */
 #define M_TIMING (M_SLOTS + 1)      /* the Delay scheduler's timing process, priority 80 */
@@ -49,7 +53,7 @@
 
 /* ---- lists ---------------------------------------------------------------------------
  * Every list is FIFO. A process is on at most one list, and `on` names it. */
-enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING };
+enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING, L_QAVAIL, L_QROOM };
 
 typedef struct mlist {
     int n;
@@ -62,6 +66,18 @@ typedef struct msem {
     mlist waiters;
     int64_t excess;
 } msem;
+
+/* A SharedQueue: its items (script sequence numbers), the semaphore `avail` counting
+ * them, and for a bounded one `room` (writers wait there) and the free slots nobody
+ * waits for. Items promised to handed readers are the front ones: the number of readers
+ * handed avail's signal and not yet run. */
+typedef struct mqueue {
+    msem avail, room;
+    int cap;
+    int64_t free_slots;
+    int n;
+    int item[M_QMAX];
+} mqueue;
 
 typedef struct mmutex {
     int owner;         /* process index or -1 */
@@ -100,6 +116,7 @@ enum {
     K_ASK,          /* visible: answers rc and asks for the next operation */
     K_CLEANUP,      /* visible: starts the cleanup on top of its frames */
     K_WOKEN,        /* a semaphore wait or mutex enter ended: answer by wait_end */
+    K_Q_TAKE_WOKEN, K_Q_PUT_WOKEN,   /* a queue's take or put waited: take or put now */
     K_EXIT,         /* exit: run the cleanups, then finish */
     K_RUN_ENSURES,
     K_D_START, K_D_REQUEST, K_D_WAIT, K_D_WOKEN, K_D_DONE,       /* stvm_delay_wait_* */
@@ -110,7 +127,7 @@ enum {
 };
 
 /* What a timed wait waits on. */
-enum { TW_SEM, TW_MUTEX, TW_JOIN };
+enum { TW_SEM, TW_MUTEX, TW_JOIN, TW_QTAKE, TW_QPUT };
 
 typedef struct mproc {
     bool used;         /* the slot holds a process, or its handle is still valid */
@@ -122,6 +139,12 @@ typedef struct mproc {
     bool terminate;    /* terminated by another, cleanups still to run */
     bool exiting;      /* running its cleanups on the way out */
     bool cancelled;    /* terminated again while exiting: every wait answers EINTR at once */
+    bool exit_after;   /* terminated while it ran a cleanup by hand: exits once that ends */
+    bool eintr_next;   /* interrupted while committed to a wait not yet begun: it ends at once */
+    bool call_excess;  /* a timed take found an excess signal (takes the first unpromised item) */
+    int call_item;     /* the item a timed put puts */
+    int intr_pending;  /* interrupts waiting to run in it */
+    int intr_count;    /* interrupt functions it ran (the driver counts them too) */
     uint64_t id;
     int prio;
     int handle_prio;   /* the last priority set (spawn, set_priority): a finished process
@@ -166,7 +189,11 @@ enum {
     COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
     COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
     COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
-    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT, COV_N
+    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT,
+    COV_Q_TAKE_HANDED, COV_Q_TAKE_EXCESS, COV_Q_SKIP_PROMISED, COV_Q_ITEM_GIVEN_BACK,
+    COV_Q_WRITER_WAITS, COV_Q_ROOM_HANDED, COV_Q_EFULL, COV_Q_EINTR, COV_Q_TIMED_OUT,
+    COV_INTR_SELF, COV_INTR_WAIT_ENDED, COV_INTR_GIVEN_BACK, COV_INTR_RUN_LATER,
+    COV_INTR_EINTR_NEXT, COV_N
 };
 static const char *const cov_name[COV_N] = {
     "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
@@ -178,6 +205,15 @@ static const char *const cov_name[COV_N] = {
     "timing passes on the 1 s re-arm with a Delay still ahead",
     "hand-offs given back by a process terminated before it ran",
     "waits answering EINTR at once (terminated while exiting)",
+    "queue takes of a handed item (the front)", "queue takes of an excess signal",
+    "excess takes skipping items promised to handed readers",
+    "queue items given back by a reader terminated or interrupted before it ran",
+    "writers waiting for room in the bounded queue", "room handed to a waiting writer",
+    "host puts into the full bounded queue (EFULL)", "queue waits answering EINTR",
+    "timed queue waits timing out",
+    "interrupts of the caller itself", "interrupts ending a wait",
+    "interrupts giving back a hand-off", "interrupt functions run at a later switch",
+    "interrupts of a process committed to a timed wait not yet begun",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -194,6 +230,7 @@ typedef struct model {
     mproc p[M_PROCS];
     msem sem[M_SEMS];
     mmutex mx[M_MUTEXES];
+    mqueue q[M_QUEUES];
     /* the Delay scheduler */
     bool timing_started;
     msem timing_sem;
@@ -303,8 +340,13 @@ static void switch_to(model *m, int i)
 {
     m->active = i;
     drop_handed(m, i);   /* it runs: what it was handed is its own now */
-    if (m->p[i].terminate)
-        m->p[i].cont = K_EXIT;
+    if (m->p[i].terminate) {
+        m->p[i].cont = K_EXIT;   /* it exits first; its interrupts run at a later switch */
+    } else if (m->p[i].intr_pending) {
+        m->cov[COV_INTR_RUN_LATER]++;
+        m->p[i].intr_count += m->p[i].intr_pending;
+        m->p[i].intr_pending = 0;
+    }
 }
 
 static void poll_events(model *m);
@@ -384,9 +426,10 @@ static void block_on(model *m, mlist *l, int then)
 {
     mproc *p = &m->p[m->active];
     p->cont = then;
-    if (p->cancelled) {   /* it waits no more: EINTR at once */
+    if (p->cancelled || p->eintr_next) {   /* it waits no more: EINTR at once */
+        m->cov[p->cancelled ? COV_CANCELLED_WAIT : COV_INTR_EINTR_NEXT]++;
+        p->eintr_next = false;   /* one wait only */
         p->wait_end = W_INTERRUPTED;
-        m->cov[COV_CANCELLED_WAIT]++;
         return;
     }
     p->wait_end = W_SIGNALLED;
@@ -437,6 +480,7 @@ static void commit(model *m, int i, mlist *l)
 static void uncommit_how(model *m, int i, bool terminated)
 {
     mlist *l = m->p[i].pinned;
+    m->p[i].eintr_next = false;   /* the wait it was for is over */
     if (!l)
         return;
     l->pins--;
@@ -673,6 +717,81 @@ static int check_duration(model *m, int64_t dur, bool from_ms, int64_t *us)
     return STVM_OK;
 }
 
+/* ---- shared queues --------------------------------------------------------------------- */
+
+/* Readers handed avail's signal that have not yet run: they own the front items. */
+static int q_handed(const model *m, const mqueue *q)
+{
+    int n = 0;
+    for (int i = 0; i < M_PROCS; i++)
+        n += m->p[i].handed_sem == &q->avail;
+    return n;
+}
+
+/* Room freed: to the first waiting writer (by the preemption rule when may_switch),
+ * else a free slot. */
+static void q_slot_release(model *m, mqueue *q, bool may_switch)
+{
+    if (!q->cap)
+        return;
+    if (q->room.waiters.n) {
+        m->cov[COV_Q_ROOM_HANDED]++;
+        sem_signal(m, &q->room, may_switch);
+    } else {
+        q->free_slots++;
+    }
+}
+
+/* A writer's room: always in an unbounded queue; else an excess signal of room (given
+ * back by a writer that never ran to use it) or a free slot. */
+static bool q_slot_try(mqueue *q)
+{
+    if (!q->cap)
+        return true;
+    if (q->room.excess > 0) {
+        q->room.excess--;
+        return true;
+    }
+    if (q->free_slots > 0) {
+        q->free_slots--;
+        return true;
+    }
+    return false;
+}
+
+/* The active process takes its item: a handed reader the front one, a taker of an
+ * excess signal the first nobody was promised; it answers the item, then the room it
+ * frees goes to a writer (who may preempt it). */
+static void q_take(model *m, mqueue *q, bool handed)
+{
+    int at = handed ? 0 : q_handed(m, q);
+    if (at >= q->n) {
+        m->broken = "a take finds no item";
+        return;
+    }
+    m->cov[handed ? COV_Q_TAKE_HANDED : COV_Q_TAKE_EXCESS]++;
+    if (at > 0)
+        m->cov[COV_Q_SKIP_PROMISED]++;
+    int v = q->item[at];
+    memmove(q->item + at, q->item + at + 1, sizeof q->item[0] * (size_t)(q->n - at - 1));
+    q->n--;
+    answer(m, M_ITEM_RC + v);
+    q_slot_release(m, q, true);
+}
+
+/* The room is had: append, answer OK, signal avail (a waiting reader is handed it and,
+ * from a process, runs at once if higher). */
+static void q_put_held(model *m, mqueue *q, int item)
+{
+    if (q->n >= M_QMAX) {
+        m->broken = "a queue holds more than M_QMAX items";
+        return;
+    }
+    q->item[q->n++] = item;
+    answer(m, STVM_OK);
+    sem_signal(m, &q->avail, true);
+}
+
 /* ---- finishing ----------------------------------------------------------------------- */
 
 /* i is terminated after a hand-off it had not run to take: the signal goes to the
@@ -686,6 +805,9 @@ static void give_back(model *m, int i)
     drop_handed(m, i);
     if (s) {
         m->cov[COV_GIVEN_BACK]++;
+        for (int k = 0; k < M_QUEUES; k++)
+            if (s == &m->q[k].avail)
+                m->cov[COV_Q_ITEM_GIVEN_BACK]++;
         sem_signal(m, s, false);
     }
     if (x >= 0) {
@@ -719,6 +841,9 @@ static void finish(model *m, int i)
     p->terminate = false;
     p->exiting = false;
     p->cancelled = false;
+    p->exit_after = false;
+    p->eintr_next = false;
+    p->intr_pending = 0;   /* dropped */
     for (int j; (j = m_pop(m, &p->joiners)) >= 0;) {
         runq_put(m, j, true);
         m->cov[COV_JOINER_WOKEN]++;
@@ -829,6 +954,15 @@ static int frame_id(const mproc *p)
     return p->n_fr ? p->fr[p->n_fr - 1].c.id : -1;
 }
 
+/* Running a cleanup through stvm_ensure_pop (outside an exit, which has its own rule). */
+static bool by_hand(const mproc *p)
+{
+    for (int k = 0; k < p->n_fr; k++)
+        if (p->fr[k].kind == FR_POP)
+            return true;
+    return false;
+}
+
 /* A cleanup returned: the exit goes on with the next one; stvm_ensure_pop answers. */
 static void end_frame(model *m)
 {
@@ -836,6 +970,8 @@ static void end_frame(model *m)
     mframe f = p->fr[--p->n_fr];
     if (f.kind == FR_EXIT)
         p->cont = K_RUN_ENSURES;
+    else if (p->exit_after && !by_hand(p))
+        p->cont = K_EXIT;   /* terminated meanwhile: stvm_ensure_pop does not return */
     else
         answer(m, STVM_OK);
 }
@@ -867,8 +1003,22 @@ static bool step(model *m)
     case K_WOKEN:
         answer(m, wait_rc(p->wait_end));
         break;
+    case K_Q_TAKE_WOKEN:
+    case K_Q_PUT_WOKEN:
+        p->label = NULL;
+        if (p->wait_end != W_SIGNALLED) {
+            if (p->wait_end == W_INTERRUPTED)
+                m->cov[COV_Q_EINTR]++;
+            answer(m, wait_rc(p->wait_end));
+        } else if (p->cont == K_Q_TAKE_WOKEN) {
+            q_take(m, &m->q[p->call_obj], true);
+        } else {
+            q_put_held(m, &m->q[p->call_obj], p->call_item);
+        }
+        break;
     case K_EXIT:   /* run the cleanups newest first, in the process itself */
         p->terminate = false;
+        p->exit_after = false;
         p->exiting = true;
         uncommit_how(m, a, true);
         m->cov[COV_CLEANUP_ABANDONED] += (uint64_t)p->n_fr;
@@ -944,6 +1094,16 @@ static bool step(model *m)
         } else if (p->call_kind == TW_MUTEX) {
             if (!mutex_try(m, p->call_obj))
                 block_on(m, &m->mx[p->call_obj].waiters, K_TW_WOKEN);
+        } else if (p->call_kind == TW_QTAKE || p->call_kind == TW_QPUT) {
+            /* the queue's own wait: an excess signal first, labelled "queue" */
+            mqueue *q = &m->q[p->call_obj];
+            msem *s = p->call_kind == TW_QTAKE ? &q->avail : &q->room;
+            p->label = "queue";
+            p->call_excess = s->excess > 0;
+            if (s->excess > 0)
+                s->excess--;
+            else
+                block_on(m, &s->waiters, K_TW_WOKEN);
         } else if (m->p[p->call_obj].alive) {
             block_on(m, &m->p[p->call_obj].joiners, K_TW_WOKEN);
         }
@@ -957,7 +1117,14 @@ static bool step(model *m)
         uncommit(m, a);
         if (p->call_kind == TW_JOIN)
             join_done(m, p->call_obj, p->call_rc);
-        answer(m, p->call_rc);
+        if ((p->call_kind == TW_QTAKE || p->call_kind == TW_QPUT) && p->call_rc != STVM_OK)
+            m->cov[p->call_rc == STVM_EINTR ? COV_Q_EINTR : COV_Q_TIMED_OUT]++;
+        if (p->call_kind == TW_QTAKE && p->call_rc == STVM_OK)
+            q_take(m, &m->q[p->call_obj], !p->call_excess);
+        else if (p->call_kind == TW_QPUT && p->call_rc == STVM_OK)
+            q_put_held(m, &m->q[p->call_obj], p->call_item);
+        else
+            answer(m, p->call_rc);
         break;
     case K_J_WOKEN:
         p->call_rc = wait_rc(p->wait_end);
@@ -1021,6 +1188,12 @@ static void m_init(model *m, bool yields, bool ms_delays, uint64_t start_us, int
         l_init(&m->mx[x].waiters, L_MUTEX, x);
         m->mx[x].owner = -1;
     }
+    for (int k = 0; k < M_QUEUES; k++) {
+        l_init(&m->q[k].avail.waiters, L_QAVAIL, k);
+        l_init(&m->q[k].room.waiters, L_QROOM, k);
+        m->q[k].cap = k == 1 ? M_Q1_CAPACITY : 0;
+        m->q[k].free_slots = m->q[k].cap;
+    }
     l_init(&m->timing_sem.waiters, L_TIMING, 0);
     for (int i = 0; i < M_PROCS; i++)
         l_init(&m->p[i].joiners, L_JOIN, i);
@@ -1061,6 +1234,9 @@ static const char *m_waiting_on(const model *m, int i)
         return p->label ? p->label : "mutex";
     case L_JOIN:
         return "process";
+    case L_QAVAIL:
+    case L_QROOM:
+        return p->label ? p->label : "semaphore";
     default:
         return NULL;
     }

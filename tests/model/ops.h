@@ -22,7 +22,9 @@ enum {
     OP_ENTER, OP_EXIT, OP_TRY_ENTER, OP_ENTER_TIMEOUT,
     OP_YIELD, OP_CHECKPOINT, OP_DELAY, OP_JOIN,
     OP_ENSURE, OP_ENSURE_POP, OP_RETURN,
+    OP_QTAKE, OP_QTRY_TAKE, OP_QTAKE_TIMEOUT, OP_QPUT_TIMEOUT,
     /* green or host */
+    OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
     OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
     /* host only */
@@ -44,6 +46,7 @@ typedef struct op {
     int8_t prio;       /* spawn, set_priority */
     uint8_t flag;
     int64_t dur;       /* ms or us; join timeout */
+    int32_t item;      /* queue puts: the item (the script's sequence number) */
 } op;
 
 /* Green-only calls made from the host thread, and what they answer there. */
@@ -62,7 +65,8 @@ static const char *const misuse_name[MISUSES] = {
 static bool op_names_slot(int kind)
 {
     return kind == OP_SUSPEND || kind == OP_RESUME || kind == OP_TERMINATE ||
-           kind == OP_SET_PRIORITY || kind == OP_RELEASE || kind == OP_JOIN;
+           kind == OP_SET_PRIORITY || kind == OP_RELEASE || kind == OP_JOIN ||
+           kind == OP_INTERRUPT;
 }
 
 /* Does o fit the model's present state? (Never changes anything.) */
@@ -74,6 +78,10 @@ static bool m_applicable(const model *m, const op *o)
         return m->p[o->obj].used && m->p[o->obj].known;
     if (o->kind == OP_SPAWN)
         return !m->p[o->obj].used;
+    if (o->kind == OP_QFLUSH)   /* from a process it may leave a higher writer ready: see README */
+        return o->host;
+    if ((o->kind == OP_QPUT || o->kind == OP_QPUT_TIMEOUT) && m->q[o->obj].n >= M_QMAX - M_SLOTS)
+        return false;   /* the model's queue is finite (writers waiting in q1 add at most one each) */
     if (o->host)
         return true;
     const mproc *p = &m->p[m->active];
@@ -144,12 +152,17 @@ static int m_resume(model *m, int t)
     return STVM_OK;
 }
 
+/* A finished process: nothing happens (Pharo's terminate answers the process). One
+ * running a cleanup by hand (stvm_ensure_pop) completes it, waiting no more, and exits
+ * when it ends, as one terminated while exiting does. */
 static int m_terminate(model *m, int t)
 {
     mproc *p = &m->p[t];
     if (!p->alive)
-        return STVM_ESTATE;
-    if (p->exiting) {
+        return STVM_OK;
+    if (p->exiting || by_hand(p)) {
+        if (!p->exiting)
+            p->exit_after = true;
         answer(m, STVM_OK);
         terminate_exiting(m, t);
         return STVM_OK;
@@ -220,9 +233,89 @@ static int m_renew_mutex(model *m, int x)
     return STVM_OK;
 }
 
+/* stvm_process_interrupt with a function that counts its runs: on the caller at once;
+ * else a hand-off not yet taken goes back and that wait answers EINTR, a wait in progress
+ * ends (EINTR, the process made runnable by the preemption rule), one committed to a
+ * timed wait not yet begun finds it ending at once; the function runs when the process
+ * next gets the processor (after the exit's start, for one terminated meanwhile). */
+static int m_interrupt(model *m, int t)
+{
+    mproc *p = &m->p[t];
+    if (!p->alive)
+        return STVM_ESTATE;
+    answer(m, STVM_OK);
+    if (t == m->active) {
+        m->cov[COV_INTR_SELF]++;
+        p->intr_count++;
+        return STVM_OK;
+    }
+    p->intr_pending++;
+    if (p->handed_sem || p->handed_mutex) {
+        m->cov[COV_INTR_GIVEN_BACK]++;
+        give_back(m, t);
+        p->wait_end = W_INTERRUPTED;
+        preempt_if_needed(m);   /* what it gave back may have woken a higher one */
+    } else if (p->on && p->on->kind != L_RUNQ) {
+        m->cov[COV_INTR_WAIT_ENDED]++;
+        wait_end(m, t, W_INTERRUPTED);
+        make_runnable(m, t);
+    } else if (!p->on && p->wait_end == W_ABORTED) {
+        /* suspended in a wait: it answers ESTATE when resumed */
+    } else if (p->pinned) {
+        p->eintr_next = true;
+    }
+    return STVM_OK;
+}
+
+/* A put: room in hand (or, from a process, waited for); from the host a full bounded
+ * queue answers EFULL. */
+static int m_qput(model *m, const op *o)
+{
+    mqueue *q = &m->q[o->obj];
+    if (!q_slot_try(q)) {
+        if (m->active == M_HOST) {
+            m->cov[COV_Q_EFULL]++;
+            return STVM_EFULL;
+        }
+        m->cov[COV_Q_WRITER_WAITS]++;
+        mproc *p = &m->p[m->active];
+        p->call_obj = o->obj;
+        p->call_item = o->item;
+        p->label = "queue";
+        block_on(m, &q->room.waiters, K_Q_PUT_WOKEN);
+        return STVM_OK;
+    }
+    q_put_held(m, q, o->item);
+    return STVM_OK;
+}
+
+/* flush: the items nobody was promised go, oldest first; each slot freed wakes a
+ * writer without switching. */
+static int m_qflush(model *m, int k)
+{
+    mqueue *q = &m->q[k];
+    int64_t n = q->avail.excess;
+    if (n <= 0)
+        return 0;
+    q->avail.excess = 0;
+    int from = q_handed(m, q);
+    memmove(q->item + from, q->item + from + n, sizeof q->item[0] * (size_t)(q->n - from - n));
+    q->n -= (int)n;
+    answer(m, (int)n);
+    for (int64_t i = 0; i < n; i++)
+        q_slot_release(m, q, false);
+    return (int)n;
+}
+
 static int m_shared(model *m, const op *o)
 {
     switch (o->kind) {
+    case OP_QPUT:
+        return m_qput(m, o);
+    case OP_QFLUSH:
+        return m_qflush(m, o->obj);
+    case OP_INTERRUPT:
+        return m_interrupt(m, o->obj);
     case OP_RENEW_SEM:
         return m_renew_sem(m, o->obj);
     case OP_RENEW_MUTEX:
@@ -291,6 +384,7 @@ static void m_green(model *m, const op *o)
     mproc *p = &m->p[a];
     msem *s = &m->sem[o->obj < M_SEMS ? o->obj : 0];
     int x = o->obj < M_MUTEXES ? o->obj : 0;
+    int x2 = o->obj < M_QUEUES ? o->obj : 0;
     int64_t us = 0;
     int rc;
     switch (o->kind) {
@@ -400,6 +494,45 @@ static void m_green(model *m, const op *o)
             answer(m, STVM_OK);
         }
         break;
+    case OP_QTAKE:   /* an excess signal (the first unpromised item), or wait in line */
+        if (m->q[x2].avail.excess > 0) {
+            m->q[x2].avail.excess--;
+            q_take(m, &m->q[x2], false);
+        } else {
+            p->call_obj = x2;
+            p->label = "queue";
+            block_on(m, &m->q[x2].avail.waiters, K_Q_TAKE_WOKEN);
+        }
+        break;
+    case OP_QTRY_TAKE:
+        if (m->q[x2].avail.excess > 0) {
+            m->q[x2].avail.excess--;
+            q_take(m, &m->q[x2], false);
+        } else {
+            answer(m, STVM_ETIMEDOUT);
+        }
+        break;
+    case OP_QTAKE_TIMEOUT:   /* the duration checked first; no Delay when an item is there */
+    case OP_QPUT_TIMEOUT:
+        rc = check_duration(m, o->dur, true, &us);
+        if (rc != STVM_OK) {
+            answer(m, rc);
+        } else if (o->kind == OP_QTAKE_TIMEOUT && m->q[x2].avail.excess > 0) {
+            m->q[x2].avail.excess--;
+            q_take(m, &m->q[x2], false);
+        } else if (o->kind == OP_QPUT_TIMEOUT && q_slot_try(&m->q[x2])) {
+            q_put_held(m, &m->q[x2], o->item);
+        } else if (o->dur == 0) {
+            answer(m, STVM_ETIMEDOUT);
+        } else {
+            p->call_kind = o->kind == OP_QTAKE_TIMEOUT ? TW_QTAKE : TW_QPUT;
+            p->call_obj = x2;
+            p->call_item = o->item;
+            p->call_dur_us = us;
+            commit(m, a, o->kind == OP_QTAKE_TIMEOUT ? &m->q[x2].avail.waiters : &m->q[x2].room.waiters);
+            p->cont = K_TW_START;
+        }
+        break;
     case OP_RETURN:   /* the body returns (the process exits) or the cleanup ends */
         if (p->n_fr)
             end_frame(m);
@@ -462,6 +595,13 @@ static const char *answer_name(int kind, int rc)
 {
     if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT) && (rc == 0 || rc == 1))
         return rc ? "1" : "0";
+    if (rc > M_ITEM_RC) {   /* a take: the item it got */
+        static char buf[4][24];
+        static int k;
+        k = (k + 1) % 4;
+        snprintf(buf[k], sizeof buf[k], "item %d", rc - M_ITEM_RC);
+        return buf[k];
+    }
     return rc_name(rc);
 }
 
@@ -490,6 +630,15 @@ static void op_text(const op *o, char *buf, size_t n)
         snprintf(buf, n, "stvm_ensure_pop(%s)", (o->flag & OPF_RUN) ? "true" : "false");
         break;
     case OP_RETURN: snprintf(buf, n, "return"); break;
+    case OP_QTAKE: snprintf(buf, n, "stvm_queue_take(q%d)", o->obj); break;
+    case OP_QTRY_TAKE: snprintf(buf, n, "stvm_queue_try_take(q%d)", o->obj); break;
+    case OP_QTAKE_TIMEOUT: snprintf(buf, n, "stvm_queue_take_timeout_ms(q%d, %lld)", o->obj, d); break;
+    case OP_QPUT_TIMEOUT:
+        snprintf(buf, n, "stvm_queue_put_timeout_ms(q%d, item %d, %lld)", o->obj, (int)o->item, d);
+        break;
+    case OP_QPUT: snprintf(buf, n, "stvm_queue_put(q%d, item %d)", o->obj, (int)o->item); break;
+    case OP_QFLUSH: snprintf(buf, n, "stvm_queue_flush(q%d)", o->obj); break;
+    case OP_INTERRUPT: snprintf(buf, n, "stvm_process_interrupt(s%d, count)", o->obj); break;
     case OP_SIGNAL: snprintf(buf, n, "stvm_semaphore_signal(sem%d)", o->obj); break;
     case OP_SPAWN:
         snprintf(buf, n, "%s(s%d, priority %d%s)",
