@@ -889,8 +889,10 @@ static void op_process(fz_ctx *c)
         break;
     case 2:
         what = "terminate";
-        want = !ours ? STVM_EINVAL : finished ? STVM_ESTATE : 0;
+        want = !ours ? STVM_EINVAL : 0;   /* a finished one: a no-op (Pharo's rule) */
         rc = stvm_process_terminate(c->vm, h);   /* of itself: does not return */
+        if (rc == STVM_OK && finished)
+            unchanged(c, s, "terminate of a finished process");
         break;
     case 3: {
         what = "set_priority";
