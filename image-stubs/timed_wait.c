@@ -166,7 +166,7 @@ int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, void **it
             return err;
         handed = err == STVM_OK;
     }
-    *item = stvm__queue_take_reserved(q, handed, true);
+    *item = stvm__queue_take_reserved(q, handed);
     return STVM_OK;
 }
 

@@ -171,7 +171,7 @@ int stvm__queue_put_wait(stvm_vm *vm, void *q)
     return labelled_wait(vm, &((stvm_queue *)q)->room);
 }
 
-void *stvm__queue_take_reserved(stvm_queue *q, bool handed, bool may_switch)
+void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
 {
     queue_lock(q);
     /* A handed reader takes the front item: the front ones are those promised to woken
@@ -183,7 +183,7 @@ void *stvm__queue_take_reserved(stvm_queue *q, bool handed, bool may_switch)
     queue_unlock(q);
     stvm__trace(q->vm, STVM_TRACE_QUEUE_TAKE, q->vm->active ? q->vm->active->id : 0,
                 (uintptr_t)q, (int64_t)left);
-    slot_release(q, may_switch);
+    slot_release(q, true);
     return item;
 }
 
@@ -305,7 +305,7 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
         return STVM_EINVAL;
     if ((err = stvm__queue_take_wait(vm, q)) < 0)
         return err;
-    *item = stvm__queue_take_reserved(q, err == STVM_OK, true);
+    *item = stvm__queue_take_reserved(q, err == STVM_OK);
     return STVM_OK;
 }
 
@@ -333,8 +333,7 @@ int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item)
         return STVM_EINVAL;
     if (!stvm__queue_take_try(vm, q))
         return STVM_ETIMEDOUT;
-    /* nextOrNil never switches: a writer handed the room freed is made ready */
-    *item = stvm__queue_take_reserved(q, false, false);
+    *item = stvm__queue_take_reserved(q, false);
     return STVM_OK;
 }
 

@@ -57,9 +57,8 @@ enum { STVM__QUEUE_EXCESS = 1 };
 int stvm__queue_take_wait(stvm_vm *vm, void *q);
 int stvm__queue_put_wait(stvm_vm *vm, void *q);
 /* After the wait: take the caller's item (it holds a signal of avail: handed to it,
- * or an excess one it took). The room it frees goes to the first waiting writer, which
- * preempts the caller if higher when may_switch, else is only made ready. */
-void *stvm__queue_take_reserved(stvm_queue *q, bool handed, bool may_switch);
+ * or an excess one it took). */
+void *stvm__queue_take_reserved(stvm_queue *q, bool handed);
 /* Put item into a slot the caller holds (room reserved, or free). STVM_OK or ENOMEM
  * (nothing changed; the slot is the caller's to give back). */
 int stvm__queue_push(stvm_queue *q, void *item);

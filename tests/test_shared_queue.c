@@ -375,43 +375,6 @@ static void put_timeouts(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_queue_size(vm, s->q) == 1);
 }
 
-/* A full queue of one, a writer of higher priority waiting for room: nextOrNil takes
- * the item and hands the room to the writer without switching to it (it never
- * switches); the writer puts only once the reader yields. */
-static void tries_under_a_waiting_writer(stvm_vm *vm, void *arg)
-{
-    qs *s = arg;
-    void *item = NULL;
-    uint64_t before = switches(vm);
-    note(s, stvm_queue_try_take(vm, s->q, &item));
-    GCHECK(s, switches(vm) == before);
-    GCHECK(s, NUM(item) == 1);
-    trace_add(&s->log, 100 + NUM(item));
-    stvm_yield(vm);
-    trace_add(&s->log, 200);
-}
-
-static tagged second_item;
-
-Test(shared_queue, next_or_nil_hands_the_room_to_a_waiting_writer_without_switching)
-{
-    qs s = make(1);
-    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
-    second_item = (tagged){.log = (trace_log *)(void *)&s, .tag = 2};
-    go(s.vm, 10, tries_under_a_waiting_writer, &s);
-    go(s.vm, 30, writer, &second_item);
-    RUN_OK_GREEN(&s);
-    cr_assert_eq(s.rc[0], STVM_OK);   /* the try_take */
-    cr_assert_eq(s.rc[1], STVM_OK);   /* the writer's put */
-    /* 101: the reader took 1 and went on; 1002: the writer put 2 when it yielded */
-    static const int want[] = {101, 1002, 200};
-    trace_expect(&s.log, want, 3);
-    void *item = NULL;
-    cr_assert_eq(stvm_queue_peek(s.vm, s.q, &item), STVM_OK);
-    cr_assert_eq(NUM(item), 2);
-    done_with(&s);
-}
-
 Test(shared_queue, a_put_with_a_timeout_on_a_full_queue_times_out_and_puts_nothing)
 {
     qs s = make(1);
