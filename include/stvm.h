@@ -486,7 +486,9 @@ STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
  * Errors:
  *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
  *   ESTATE    a process waits on it or is committed to wait on it (inside a timed wait
- *             on it, even before it joined the list); it is registered as an external
+ *             on it, even before it joined the list), or is inside
+ *             stvm_semaphore_critical on it (which signals it on the way out); it is
+ *             registered as an external
  *             semaphore, is the semaphore of an armed timer deadline, is the Delay
  *             scheduler's own, or is a Delay object's (stvm_delay_semaphore) while
  *             that Delay exists */

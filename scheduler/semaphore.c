@@ -159,7 +159,9 @@ int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *s)
 
 static void critical_exit(stvm_vm *vm, void *sem)
 {
-    stvm__sem_signal(vm, sem);
+    stvm_semaphore *s = sem;
+    s->list.pins--;
+    stvm__sem_signal(vm, s);
 }
 
 /* Pharo's Semaphore>>critical:. Terminated while it waits to enter, the process takes
@@ -175,10 +177,13 @@ int stvm_semaphore_critical(stvm_vm *vm, stvm_semaphore *s, stvm_fn fn, void *ar
     if (err)
         return err;
     stvm_proc *a = vm->active;
+    /* Pinned until the exit signal, so that stvm_semaphore_free refuses it meanwhile
+     * (the signal would go to freed memory). */
+    stvm__list_pin(&s->list);
     stvm_ensure_node exit = {.fn = critical_exit, .arg = s, .next = a->ensures, .on_stack = true};
     a->ensures = &exit;
     fn(vm, arg);
     a->ensures = exit.next;
-    stvm__sem_signal(vm, s);
+    critical_exit(vm, s);
     return STVM_OK;
 }

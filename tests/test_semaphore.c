@@ -354,6 +354,50 @@ Test(semaphore, free_with_waiters_is_estate_and_free_without_is_ok)
     vm_done(s.vm);
 }
 
+/* A process inside Semaphore>>critical: will signal the semaphore on its way out, so
+ * the semaphore cannot be freed meanwhile (found by fuzz_api: the exit signal went to
+ * freed memory). */
+typedef struct inside_critical {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    int free_rc;
+    int critical_rc;
+    int bad_line;
+} inside_critical;
+
+static void frees_it(stvm_vm *vm, void *arg)
+{
+    inside_critical *s = arg;
+    s->free_rc = stvm_semaphore_free(vm, s->sem);
+}
+
+static void yields_inside(stvm_vm *vm, void *arg)
+{
+    inside_critical *s = arg;
+    spawn(vm, 40, "freer", frees_it, s);
+    GCHECK(s, stvm_yield(vm) == STVM_OK);   /* the freer runs now */
+}
+
+static void enters_critical(stvm_vm *vm, void *arg)
+{
+    inside_critical *s = arg;
+    s->critical_rc = stvm_semaphore_critical(vm, s->sem, yields_inside, s);
+}
+
+Test(semaphore, free_while_a_process_is_inside_critical_is_estate)
+{
+    inside_critical s = {.vm = vm_make(NULL), .free_rc = 77};
+    s.sem = sem_make(s.vm);
+    stvm_semaphore_signal(s.vm, s.sem);
+    spawn(s.vm, 40, "critical", enters_critical, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.critical_rc, STVM_OK);
+    cr_assert_eq(s.free_rc, STVM_ESTATE);
+    cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 1, "the exit signal came back");
+    cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK);
+    SCENARIO_DONE(&s);
+}
+
 Test(semaphore, free_with_excess_signals_is_allowed)
 {
     stvm_vm *vm = vm_make(NULL);

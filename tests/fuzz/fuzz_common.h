@@ -36,6 +36,8 @@
 #include <stvm.h>
 
 #include "../../vm/vm.h" /* white-box: the snapshot (see the comment above) */
+#include "../../scheduler/shared_queue.h" /* white-box: a queue's promised items, the snapshot */
+#include "../../image-stubs/delay.h"      /* white-box: the snapshot of Delay objects */
 
 /* ---- failing -------------------------------------------------------------------- */
 
@@ -204,6 +206,8 @@ typedef struct fz_foreign {
     stvm_mutex *mutex;
     stvm_process *proc;
     stvm_oop box;
+    stvm_queue *queue;      /* bounded (2), one item in it */
+    stvm_delay *delay;      /* 10 ms, never scheduled */
     stvm_stats stats;
 } fz_foreign;
 static fz_foreign fz_foreigners[2];
@@ -227,7 +231,9 @@ static void fz_foreign_init(void)
         if (stvm_vm_new(&f->vm, &cfg) || stvm_semaphore_new(f->vm, &f->sem) ||
             stvm_mutex_new(f->vm, &f->mutex) ||
             stvm_spawn_suspended(f->vm, 40, "foreign", fz_nothing, NULL, 0, &f->proc) ||
-            stvm_int_from_u64(f->vm, UINT64_MAX - 7, &f->box)) {
+            stvm_int_from_u64(f->vm, UINT64_MAX - 7, &f->box) ||
+            stvm_queue_new(f->vm, 2, &f->queue) || stvm_queue_put(f->vm, f->queue, fz_stray) ||
+            stvm_delay_new_ms(f->vm, 10, &f->delay)) {
             fprintf(stderr, "stvm-fuzz: cannot make the foreign VMs\n");
             abort();
         }
@@ -245,6 +251,10 @@ static void fz_foreign_check(void)
         FZ_CHECK(memcmp(&s, &f->stats, sizeof s) == 0, "a foreign VM's counters changed");
         FZ_CHECK(stvm_semaphore_excess(f->vm, f->sem) == 1, "a foreign semaphore changed");
         FZ_CHECK(stvm_mutex_owner(f->vm, f->mutex) == NULL, "a foreign mutex changed");
+        FZ_CHECK(stvm_queue_size(f->vm, f->queue) == 1, "a foreign queue changed");
+        FZ_CHECK(stvm_delay_being_waited_on(f->vm, f->delay) == 0 &&
+                     stvm_delay_is_expired(f->vm, f->delay) == 0,
+                 "a foreign Delay changed");
         stvm_process_info info;
         FZ_CHECK(stvm_process_info_get(f->vm, f->proc, &info) == STVM_OK &&
                      info.state == STVM_PROCESS_SUSPENDED,
@@ -262,9 +272,46 @@ enum {
     FZ_MAXBOX = 48,    /* boxes this run made and owns */
     FZ_MAXOOP = 160,   /* the oop pool the primitives draw from */
     FZ_MAXW = 24,      /* worker records (one per spawned process) */
-    FZ_REGIONS = 64,
-    FZ_REGION_BYTES = 8192,
+    FZ_MAXQ = 3,       /* shared queues */
+    FZ_QITEMS = 48,    /* items a queue's model holds */
+    FZ_MAXDLY = 4,     /* Delay objects */
+    FZ_REGIONS = 96,
+    FZ_REGION_BYTES = 16384,
 };
+
+/* A shared queue of the pool and the model of what it holds. Items are the run's own
+ * numbers (never dereferenced), NULL among them. The model's order is the queue's:
+ * items put from the VM's thread, then (the last npend) those put by
+ * stvm_queue_put_external. It is exact while no driver call on the queue is in flight
+ * (inflight: a call that may switch, entered and not yet returned): such a call may
+ * have taken or put an item it has not reported yet. Then only membership is checked
+ * (an item taken must have been put and not taken since). */
+typedef struct fz_queue {
+    stvm_queue *q;          /* NULL: freed */
+    size_t capacity;
+    bool external;
+    int inflight;
+    bool lossy;             /* a process died inside a call on it: it may hold an item */
+    bool unordered;         /* two puts may have put in another order than the model's */
+    uint64_t puts;          /* puts returned, to see whether one overtook another */
+    int n, npend;
+    uintptr_t items[FZ_QITEMS];
+    int ntent;              /* puts in flight: their items may be taken before they return */
+    struct {
+        uintptr_t item;
+        bool taken;
+    } tent[FZ_MAXW];
+} fz_queue;
+
+/* A Delay object of the pool, as it was made. */
+typedef struct fz_dly {
+    stvm_delay *d;          /* NULL: freed */
+    int64_t dur;
+    bool ms;
+    bool given_sem;         /* stvm_timeout_semaphore_ms: the pool's semaphore */
+    bool sem_in_pool;       /* its semaphore is in the pool: anyone may wait on it */
+    int users;              /* driver calls inside wait/schedule on it, not yet returned */
+} fz_dly;
 
 typedef struct fz_ctx fz_ctx;
 
@@ -303,6 +350,11 @@ struct fz_ctx {
     int nsem;
     stvm_mutex *mut[FZ_MAXMUT];
     int nmut;
+    fz_queue queue[FZ_MAXQ];
+    int nqueue;
+    fz_dly dly[FZ_MAXDLY];
+    int ndly;
+    uintptr_t item_seq;
     stvm_process *proc[FZ_MAXPROC];     /* held handles; NULL once given back */
     int nproc;
     struct {
@@ -474,6 +526,20 @@ static void fz_snap_take(fz_ctx *c, fz_snap *s)
     }
     for (int i = 0; i < c->nbox; i++)
         fz_region(s, (const void *)c->box[i].oop, sizeof(stvm_large_int), "a box");
+    /* A queue but its lock and condition variable: a stvm_queue_open_external that
+     * fails (EFULL) made and destroyed them, and glibc marks a destroyed mutex; that
+     * storage is unused while the queue is not open for other threads. */
+    for (int i = 0; i < c->nqueue; i++)
+        if (c->queue[i].q) {
+            const char *q = (const char *)c->queue[i].q;
+            fz_region(s, q, offsetof(struct stvm_queue, lock), "a shared queue");
+            fz_region(s, q + offsetof(struct stvm_queue, pending),
+                      sizeof(struct stvm_queue) - offsetof(struct stvm_queue, pending),
+                      "a shared queue's other-thread side");
+        }
+    for (int i = 0; i < c->ndly; i++)
+        if (c->dly[i].d)
+            fz_region(s, c->dly[i].d, sizeof(struct stvm_delay), "a Delay object");
     s->blocked_len = stvm_blocked_report(c->vm, s->blocked, sizeof s->blocked);
 }
 
@@ -488,7 +554,7 @@ static const char *fz_vm_field(size_t off)
         F(cfg), F(si_min), F(si_max), F(active), F(runq), F(ready_bits), F(idle), F(all),
         F(next_pid), F(live_user), F(live_total), F(zombie), F(host_sp), F(host_uctx),
         F(host_stack_bottom), F(host_stack_size), F(host_timer_slack), F(running),
-        F(run_result), F(stacks), F(timer), F(clock), F(ext), F(mem), F(stats), F(delay),
+        F(run_result), F(stacks), F(timer), F(clock), F(ext), F(mem), F(stats), F(delay), F(queues),
     };
 #undef F
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)

@@ -132,6 +132,62 @@ def api_directed():
     return seeds
 
 
+# Queue and Delay object operations: op_misc's op bytes from 0x80 on (fuzz_api.c
+# exec_op): 0x8F, 0xAF, 0xCF, 0xEF are op_queue, 0x9F, 0xBF, 0xDF op_delay_obj; then a
+# selector byte k (k % 12, k % 9 the case; its high bits the variants) and a pool pick.
+A_QUEUE, A_DELAYO = 0x8F, 0x9F
+(Q_NEW, Q_FREE, Q_PUT, Q_PUT_T, Q_TAKE, Q_TAKE_T, Q_TRY, Q_PEEK, Q_SIZE, Q_FLUSH, Q_OPEN,
+ Q_PUT_EXT) = range(12)
+(D_NEW, D_FREE, D_WAIT, D_SCHED, D_UNSCHED, D_ASK, D_TOGO, D_SEM, D_TIMEOUT) = range(9)
+
+
+def sel(mod, case, bits=0, mask=0):
+    """The first selector byte with k % mod == case and k & mask == bits."""
+    return next(k for k in range(256) if k % mod == case and (k & mask) == bits)
+
+
+def qop(case, pick=0, bits=0, mask=0, extra=()):
+    return [A_QUEUE, sel(12, case, bits, mask), pick] + list(extra)
+
+
+def dop(case, pick=0, bits=0, mask=0, extra=()):
+    return [A_DELAYO, sel(9, case, bits, mask), pick] + list(extra)
+
+
+def api_queue_delay():
+    seeds = {}
+    run = [A_MISC2, 4]
+    caps = [qop(Q_NEW, bits=c << 4, mask=0xF0) for c in (0, 2, 1)]   # unbounded, 2, 1
+    host = sum(caps, [])
+    host += qop(Q_PUT, 0) + qop(Q_PUT, 0) + qop(Q_PUT, 1) + qop(Q_PUT, 1) + qop(Q_PUT, 1)
+    host += qop(Q_PEEK, 0) + qop(Q_SIZE, 1) + qop(Q_TAKE, 0) + qop(Q_TRY, 1)
+    host += qop(Q_OPEN, 2) + qop(Q_PUT_EXT, 2) + qop(Q_SIZE, 2) + qop(Q_FLUSH, 1)
+    host += qop(Q_PUT, 210) + qop(Q_PEEK, 220) + qop(Q_SIZE, 232) + qop(Q_FREE, 250)
+    green = qop(Q_TAKE, 0) + qop(Q_TAKE, 0) + qop(Q_TAKE_T, 0, extra=[67])
+    green += qop(Q_PUT, 1) + qop(Q_PUT_T, 1, extra=[5]) + qop(Q_PUT_T, 1, extra=[0])
+    green += qop(Q_TRY, 1) + qop(Q_TAKE, 1) + qop(Q_TAKE_T, 2, extra=[0])
+    green += qop(Q_PUT_EXT, 2) + qop(Q_PUT_EXT, 2, bits=0x10, mask=0x70)
+    green += qop(Q_TAKE, 2) + qop(Q_PEEK, 2) + qop(Q_FLUSH, 0) + qop(Q_FREE, 0)
+    green += qop(Q_TAKE, 0) + qop(Q_PUT, 0) + qop(Q_TAKE_T, 0, extra=[10])
+    for cfg in (0x00, 0x03):
+        for drivers in (0, 1):
+            seeds['queue-c%02x-d%d' % (cfg, drivers)] = \
+                [cfg, 0, 2, drivers] + host + run + green + run + green + run
+    d = dop(D_NEW, 0, bits=0x10, mask=0xD0, extra=[3]) + dop(D_NEW, 0, extra=[64 + 2])
+    d += dop(D_ASK, 0) + dop(D_TOGO, 0) + dop(D_SEM, 0, bits=0x40, mask=0x40)
+    d += dop(D_SEM, 220) + dop(D_FREE, 1) + dop(D_WAIT, 0) + dop(D_ASK, 250)
+    g = dop(D_SCHED, 0) + dop(D_TOGO, 0) + dop(D_SCHED, 0) + dop(D_WAIT, 0) + dop(D_UNSCHED, 0)
+    g += dop(D_WAIT, 0) + dop(D_ASK, 0) + dop(D_WAIT, 1) + dop(D_TIMEOUT, 0, extra=[0, 4])
+    g += dop(D_TOGO, 2) + dop(D_FREE, 2) + dop(D_UNSCHED, 2) + dop(D_FREE, 2)
+    g += [A_SEM, 2, 2] + dop(D_ASK, 0) + dop(D_FREE, 0) + dop(D_FREE, 1)
+    g += dop(D_TIMEOUT, 0, extra=[1, 64 + 3]) + [A_SEMT, 0, 1, 64 + 5]
+    for cfg in (0x00, 0x02, 0x01):
+        seeds['delay-c%02x' % cfg] = [cfg, 0, 1, 1] + d + run + g + run + g + run
+    mixed = caps[0] + d[:4] + run + g[:6] + green[:12] + g[6:] + green[12:]
+    seeds['queue-delay-mixed'] = [0x02, 0, 0, 1] + mixed + run + mixed
+    return seeds
+
+
 def rand_prims(rng, n):
     out = header(rng.randrange(256), rng.choice([0, 1, 2, 3]), rng.randrange(256),
                  [rng.randrange(80) + 1 for _ in range(3)])
@@ -165,6 +221,7 @@ def main():
     outdir = sys.argv[1]
     rng = random.Random(20251130)
     sets = {'fuzz_primitives': prims_directed(), 'fuzz_api': api_directed()}
+    sets['fuzz_api'].update(api_queue_delay())
     for i in range(40):
         sets['fuzz_primitives']['random-%02d' % i] = rand_prims(rng, rng.randrange(10, 120))
         sets['fuzz_api']['random-%02d' % i] = rand_api(rng, rng.randrange(10, 120))
