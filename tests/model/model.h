@@ -116,6 +116,7 @@ enum {
     K_ASK,          /* visible: answers rc and asks for the next operation */
     K_CLEANUP,      /* visible: starts the cleanup on top of its frames */
     K_WOKEN,        /* a semaphore wait or mutex enter ended: answer by wait_end */
+    K_CHECKPOINTED, /* back from a checkpoint: rc (1 or 0), or EINTR if cancelled meanwhile */
     K_Q_TAKE_WOKEN, K_Q_PUT_WOKEN,   /* a queue's take or put waited: take or put now */
     K_EXIT,         /* exit: run the cleanups, then finish */
     K_RUN_ENSURES,
@@ -1002,6 +1003,9 @@ static bool step(model *m)
         return false;
     case K_WOKEN:
         answer(m, wait_rc(p->wait_end));
+        break;
+    case K_CHECKPOINTED:   /* a terminate while it was switched out in it counts */
+        answer(m, p->cancelled ? STVM_EINTR : p->rc);
         break;
     case K_Q_TAKE_WOKEN:
     case K_Q_PUT_WOKEN:

@@ -461,9 +461,10 @@ static void m_green(model *m, const op *o)
             switch_to(m, pop_highest(m));
         }
         break;
-    case OP_CHECKPOINT:
+    case OP_CHECKPOINT:   /* the answer is read when it runs again, as the VM reads it */
         poll_events(m);
-        answer(m, p->cancelled ? STVM_EINTR : highest(m) > p->prio ? 1 : 0);
+        p->rc = highest(m) > p->prio ? 1 : 0;
+        p->cont = K_CHECKPOINTED;
         preempt_if_needed(m);
         break;
     case OP_DELAY:
