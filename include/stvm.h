@@ -609,7 +609,11 @@ STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *a
  * terminated or interrupted before it runs gives it back). A bounded queue (capacity >
  * 0) makes writers wait while it is full, served in arrival order too. Other OS threads
  * may put items once the queue is opened for them (stvm_queue_open_external). The queue
- * never looks inside an item: the caller owns what the pointers point at. */
+ * never looks inside an item: the caller owns what the pointers point at.
+ * Called from a process, every queue call keeps Pharo's preemption rule: a process of
+ * higher priority that the call makes runnable (a writer given the room a take or a
+ * flush frees, a reader woken by items other threads put, which a call counts when it
+ * looks) runs before the call returns. So even the calls that never wait may switch. */
 typedef struct stvm_queue stvm_queue;
 /* What stvm_queue_flush and stvm_queue_free hand each item they remove to. */
 typedef void (*stvm_item_fn)(void *item, void *arg);
@@ -663,14 +667,16 @@ STVM_API int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item);
  *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms)
  *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
 STVM_API int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, void **item);
-/* Pharo's nextOrNil: the first item if one is there now, never waiting. Never switches.
+/* Pharo's nextOrNil: the first item if one is there now, never waiting. Switches only
+ * by the rule above.
  * Errors:
  *   EINVAL    vm or item NULL; q not a queue of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ETIMEDOUT the queue is empty (or all it holds is promised to woken readers) */
 STVM_API int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item);
 /* Pharo's peek: the item the next take would get, left in the queue. From a process or
- * the embedding thread outside stvm_run. Never switches.
+ * the embedding thread outside stvm_run. Switches only by the rule above, before it
+ * looks (so the answer is still true when it returns).
  * Errors:
  *   EINVAL    vm or item NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
@@ -678,12 +684,14 @@ STVM_API int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item);
 STVM_API int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item);
 /* Pharo's size (isEmpty is size 0): the items a take could get now, not counting those
  * promised to woken readers. Items other threads put are counted once the VM has seen
- * their signal (a call from a process looks). Never switches. EINVAL, or ENOTPROC from another
- * thread while the VM runs. */
+ * their signal (a call from a process looks). Switches only by the rule above, before it
+ * counts. EINVAL, or ENOTPROC from another thread while the VM runs. */
 STVM_API int64_t stvm_queue_size(stvm_vm *vm, stvm_queue *q);
 /* Pharo's flush and removeAll: remove every item a take could get, handing each to
  * fn(item, arg) (fn may be NULL), oldest first; answers how many. Items promised to
- * woken readers stay theirs. Room freed wakes writers (made ready, never switching).
+ * woken readers stay theirs. Room freed wakes writers, and by the rule above a woken
+ * writer of higher priority runs, but only once every item has been handed to fn.
+ * Switches.
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
@@ -727,13 +735,16 @@ STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_
 STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
 /* Free the slot; signals still pending for it are dropped.
  * Errors:
- *   EINVAL    vm NULL; index out of range or not in use */
+ *   EINVAL    vm NULL; index out of range or not in use
+ *   ESTATE    the slot is a queue's (stvm_queue_open_external): stvm_queue_free frees it */
 STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
  * once, at the VM's next scheduling point; wakes an idle VM at once. N calls become N
  * signals, never merged. An unused slot is not an error: the request is dropped when the
- * VM sees it.
+ * VM sees it. Nor is a queue's slot (stvm_queue_open_external), whose signals are the
+ * items put with stvm_queue_put_external and nothing else: the request only makes the
+ * VM look.
  * Errors:
  *   EINVAL    vm NULL; index outside 1..the table's size (config external_table_size) */
 STVM_API int stvm_signal_external(stvm_vm *vm, int index);

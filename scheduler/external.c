@@ -89,17 +89,22 @@ void stvm__external_wake_if_sleeping(stvm_vm *vm)
     errno = saved;
 }
 
-/* Answer every request of slot j of chunk c: one signal per request. */
+/* Answer every request of slot j of chunk c: one signal per request, or for a queue's
+ * slot one per item its budget counts (taken whole: a later request finds it empty). */
 static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
 {
     uint32_t r = atomic_load(&c->requests[j]);
-    while (c->responses[j] != r) {
-        c->responses[j]++;
-        if (c->sems[j]) {
-            vm->stats.external_signals++;
-            stvm__trace(vm, STVM_TRACE_EXTERNAL, stvm__trace_active(vm), (uintptr_t)c->sems[j], 0);
-            stvm__sem_signal_noswitch(vm, c->sems[j]);
-        }
+    uint64_t n = (uint32_t)(r - c->responses[j]);
+    c->responses[j] = r;
+    stvm_semaphore *s = c->sems[j];
+    if (!s)
+        return;
+    if (s->signal_budget)
+        n = atomic_exchange(s->signal_budget, 0);
+    for (; n; n--) {
+        vm->stats.external_signals++;
+        stvm__trace(vm, STVM_TRACE_EXTERNAL, stvm__trace_active(vm), (uintptr_t)s, 0);
+        stvm__sem_signal_noswitch(vm, s);
     }
 }
 
@@ -190,6 +195,8 @@ int stvm_unregister_external(stvm_vm *vm, int index)
     stvm_semaphore *s = vm ? stvm__external_sem(vm, index) : NULL;
     if (!s)
         return STVM_EINVAL;
+    if (s->signal_budget)
+        return STVM_ESTATE;   /* a queue's: stvm_queue_free releases it */
     s->external_index = 0;
     stvm__external_chunk(vm, index - 1)->sems[(index - 1) % STVM_EXT_CHUNK_SLOTS] = NULL;
     if (index - 1 < vm->ext.first_free)

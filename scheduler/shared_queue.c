@@ -212,8 +212,10 @@ int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out)
 /* Hand every item left to fn and release q and what it owns. */
 static void release(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
 {
-    if (q->external)
+    if (q->external) {
+        q->avail.signal_budget = NULL;   /* the slot is an ordinary one again, to free */
         stvm_unregister_external(vm, q->ext_index);
+    }
     while (q->count || q->pending_count) {
         void *item = pop_front(q);
         if (fn)
@@ -312,10 +314,14 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
 /* Requests of other threads become avail's signals now, so that what they put counts.
  * Only inside a run: outside, the drain would also consume a pending stvm_stop meant
  * for the next run; the run drains them when it starts. */
+/* Count what other threads put. A reader that wakes (of this queue or, since the whole
+ * table drains, of any external semaphore) and is higher than the caller runs now. */
 static void drain_external(stvm_vm *vm, stvm_queue *q)
 {
-    if (q->external && stvm__in_process(vm))
+    if (q->external && stvm__in_process(vm)) {
         stvm__external_drain(vm);
+        stvm__preempt_if_needed(vm);
+    }
 }
 
 bool stvm__queue_take_try(stvm_vm *vm, stvm_queue *q)
@@ -396,6 +402,9 @@ int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
         slot_release(q, false);
     }
     free(gone);
+    /* One switch, at the end, so that fn never sees the queue half flushed. */
+    if (stvm__in_process(vm))
+        stvm__preempt_if_needed(vm);
     return n;
 }
 
@@ -421,6 +430,8 @@ int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q)
         pthread_mutex_destroy(&q->lock);
         return err;
     }
+    atomic_init(&q->unsignalled, 0);
+    q->avail.signal_budget = &q->unsignalled;
     q->external = true;
     return STVM_OK;
 }
@@ -488,8 +499,10 @@ int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
             }
         }
     }
-    if (!err)
+    if (!err) {
         q->pending[q->pending_head + q->pending_count++] = item;
+        atomic_fetch_add(&q->unsignalled, 1);   /* before the request the drain answers */
+    }
     pthread_mutex_unlock(&q->lock);
     if (!err)
         stvm_signal_external(q->vm, q->ext_index);

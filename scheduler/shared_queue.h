@@ -35,6 +35,8 @@ struct stvm_queue {
     /* ---- the other threads' side (stvm_queue_open_external) ---- */
     bool external;
     int ext_index;               /* avail's slot in the external table */
+    _Atomic uint64_t unsignalled; /* items of other threads the VM has not yet counted
+                                    (avail's signal budget) */
     pthread_mutex_t lock;        /* guards the fields below */
     pthread_cond_t has_room;     /* a thread waits for room in a bounded queue */
     void **pending;              /* items put by other threads, oldest at pending_head */

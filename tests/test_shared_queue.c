@@ -269,7 +269,7 @@ static void timed_zero(stvm_vm *vm, void *arg)
     GCHECK(s, switches(vm) == before);
 }
 
-Test(shared_queue, a_zero_timeout_and_next_or_nil_only_try_and_never_switch)
+Test(shared_queue, a_zero_timeout_and_next_or_nil_only_try_and_never_wait)
 {
     qs s = make(0);
     go(s.vm, 40, timed_zero, &s);
@@ -564,6 +564,89 @@ Test(shared_queue, the_trace_shows_puts_and_takes_with_the_items_left)
     cr_assert(strstr(text, "queue-take") && strstr(text, "queue1, 1 left"), "%s", text);
     free(text);
     check_json_of(s.vm);
+    done_with(&s);
+}
+
+/* ---- the preemption rule in the calls that never wait ------------------------------- */
+
+/* A bounded queue of one place, full, with a writer of higher priority waiting: the
+ * room nextOrNil or flush frees goes to that writer, which runs before the call
+ * returns (Pharo's rule; it was left ready below the caller, breaking invariant 3). */
+static void frees_room_without_waiting(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the writer waits for room */
+    trace_add(&s->log, 1);
+    GCHECK(s, stvm_queue_try_take(vm, s->q, &item) == STVM_OK && NUM(item) == 1);
+    trace_add(&s->log, 2);                            /* after the writer put 7 */
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* it waits again, with 8 */
+    trace_add(&s->log, 3);
+    GCHECK(s, stvm_queue_flush(vm, s->q, NULL, NULL) == 1);
+    trace_add(&s->log, 4);                            /* after the writer put 8 */
+    char why[160];
+    GCHECK(s, stvm_check_invariants(vm, why, sizeof why) == STVM_OK);
+    GCHECK(s, stvm_queue_size(vm, s->q) == 1);
+}
+
+static void puts_two(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_us(vm, 500) == STVM_OK);   /* once the queue is full */
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(7)) == STVM_OK);
+    trace_add(&s->log, 7);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(8)) == STVM_OK);
+    trace_add(&s->log, 8);
+}
+
+Test(shared_queue, a_higher_writer_given_room_by_next_or_nil_or_flush_runs_before_the_call_returns)
+{
+    qs s = make(1);
+    go(s.vm, 20, frees_room_without_waiting, &s);
+    go(s.vm, 30, puts_two, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {1, 7, 2, 3, 8, 4};
+    trace_expect(&s.log, want, 6);
+    done_with(&s);
+}
+
+static void takes_within_5ms(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    int rc = stvm_queue_take_timeout_ms(vm, s->q, 5, &item);
+    note(s, rc);
+    trace_add(&s->log, rc == STVM_OK ? NUM(item) : -1);
+}
+
+/* A queue open to other threads owns its slot of the external table: a stray signal to
+ * it announces no item (one did, and the take then read an empty array), and only
+ * stvm_queue_free frees it. */
+Test(shared_queue, a_queues_external_slot_takes_no_stray_signal_and_cannot_be_unregistered)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_OK);
+    int owned = 0;
+    for (int i = 1; i <= 8; i++) {
+        cr_assert_eq(stvm_signal_external(s.vm, i), STVM_OK);
+        int rc = stvm_unregister_external(s.vm, i);
+        cr_assert(rc == STVM_EINVAL || rc == STVM_ESTATE, "slot %d: %s", i, stvm_err_name(rc));
+        owned += rc == STVM_ESTATE;
+    }
+    cr_assert_eq(owned, 1, "the queue's slot, and only it, is refused");
+    cr_assert_eq(stvm_queue_put_external(s.q, ITEM(5), 0), STVM_OK);
+    cr_assert_eq(stvm_signal_external(s.vm, 1), STVM_OK);
+    go(s.vm, 40, taker, &s);
+    go(s.vm, 40, takes_within_5ms, &s);   /* finds nothing more */
+    RUN_OK_GREEN(&s);
+    static const int want[] = {5, -1};
+    trace_expect(&s.log, want, 2);
+    cr_assert_eq(s.rc[1], STVM_ETIMEDOUT);
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 0);
+    stvm_stats st;
+    cr_assert_eq(stvm_get_stats(s.vm, &st), STVM_OK);
+    cr_assert_eq(st.external_signals, 1);
     done_with(&s);
 }
 

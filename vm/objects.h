@@ -123,6 +123,10 @@ struct stvm_semaphore {
     int64_t excess_signals;          /* Pharo's excessSignals, >= 0 */
     stvm_vm *vm;
     int external_index;              /* 1-based slot in the external table, or 0 */
+    /* A queue's item count (stvm_queue_open_external): the slot's requests only say
+     * "look"; the signals are the items other threads put, counted here, so that a
+     * stray stvm_signal_external can never announce an item that is not there. */
+    _Atomic uint64_t *signal_budget;
 };
 
 struct stvm_mutex {

@@ -1393,35 +1393,35 @@ static bool q_tent_done(fz_queue *m, uintptr_t item)
     return false;
 }
 
-static struct {
+/* What a flush or free handed to q_collect: on the caller's stack, since a flush may
+ * switch to a process that flushes too. */
+typedef struct q_seen_t {
     uintptr_t got[FZ_QITEMS + 8];
     int n;
     bool overflow;
-} q_seen;
+} q_seen_t;
 
 static void q_collect(void *item, void *arg)
 {
-    (void)arg;
-    if (q_seen.n < (int)(sizeof q_seen.got / sizeof q_seen.got[0]))
-        q_seen.got[q_seen.n++] = (uintptr_t)item;
+    q_seen_t *seen = arg;
+    if (seen->n < (int)(sizeof seen->got / sizeof seen->got[0]))
+        seen->got[seen->n++] = (uintptr_t)item;
     else
-        q_seen.overflow = true;
+        seen->overflow = true;
 }
 
 /* A process was terminated: one inside a call on a queue may have died holding an item
  * (taken by the library, not yet seen by the model). */
-/* Known defect 5: a call of a process that makes a process of higher priority ready
- * without switching to it (stvm_queue_flush handing room to waiting writers, "never
- * switching"; the external table's drain in a queue call) leaves the VM in a state its
- * invariants reject. Counted, then put right by a yield, so that the run goes on. */
+/* Defect 5 (fixed): a call of a process that made a process of higher priority ready
+ * without switching to it (stvm_queue_flush handing room to waiting writers; the
+ * external table's drain in a queue call) left the VM in a state its invariants reject.
+ * Every queue and Delay object call from a process must keep them. */
 static void pending_preemption(fz_ctx *c, const char *what)
 {
     char why[200];
-    if (!in_proc(c) || stvm_check_invariants(c->vm, why, sizeof why) == STVM_OK)
-        return;
-    if (FZ_KNOWN_DEFECT(5, strstr(why, "is runnable") != NULL,
-                        "%s left a process of higher priority runnable: %s", what, why))
-        stvm_yield(c->vm);
+    if (in_proc(c))
+        FZ_CHECK(stvm_check_invariants(c->vm, why, sizeof why) == STVM_OK,
+                 "%s broke an invariant: %s", what, why);
 }
 
 static void queues_maybe_lossy(fz_ctx *c)
@@ -1490,9 +1490,8 @@ static void op_queue(fz_ctx *c)
     }
     case 1: {
         what = "queue_free";
-        q_seen.n = 0;
-        q_seen.overflow = false;
-        rc = stvm_queue_free(c->vm, q, (k & 0x80) && exact ? NULL : q_collect, c);
+        q_seen_t q_seen = {0};
+        rc = stvm_queue_free(c->vm, q, (k & 0x80) && exact ? NULL : q_collect, &q_seen);
         FZ_CHECK(switches(c) == sw0, "queue_free switched");
         want = !valid ? STVM_EINVAL : exact ? 0 : rc;
         if (valid)
@@ -1623,11 +1622,10 @@ static void op_queue(fz_ctx *c)
         if (!want && exact)
             want = m->n ? 0 : STVM_ETIMEDOUT;
         if (valid)
-            m->inflight++;   /* it may switch: known defect 4 */
+            m->inflight++;   /* a writer it gives room to may run (it was defect 4) */
         rc = stvm_queue_try_take(c->vm, q, null_item ? NULL : &item);
         if (valid)
             m->inflight--;
-        FZ_KNOWN_DEFECT(4, switches(c) != sw0, "queue_try_take switched");
         if (!want && !exact) {
             FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "%s answered %s", what,
                      stvm_err_name(rc));
@@ -1647,7 +1645,12 @@ static void op_queue(fz_ctx *c)
         bool null_item = (k & 0xC0) == 0xC0;
         want = !valid || null_item ? STVM_EINVAL : size > 0 ? 0 : STVM_ETIMEDOUT;
         rc = stvm_queue_peek(c->vm, q, null_item ? NULL : &item);
-        FZ_CHECK(switches(c) == sw0, "queue_peek switched");
+        if (switches(c) != sw0) {   /* only to a reader woken by what threads put */
+            FZ_CHECK(valid && m->external, "queue_peek switched");
+            want = rc;
+            exact = false;
+            s = NULL;   /* the woken reader changed the VM, whatever peek answers */
+        }
         if (rc == STVM_OK) {
             if (exact)
                 FZ_CHECK((uintptr_t)item == m->items[0], "%s: not the first item", what);
@@ -1660,6 +1663,10 @@ static void op_queue(fz_ctx *c)
         what = "queue_size";
         int64_t sz = stvm_queue_size((k & 0x80) ? NULL : c->vm, q);
         rc = sz < 0 ? (int)sz : 0;
+        if (switches(c) != sw0) {   /* as peek */
+            FZ_CHECK(valid && m->external, "queue_size switched");
+            exact = false;
+        }
         want = !valid || (k & 0x80) ? STVM_EINVAL : 0;
         if (!rc && exact) {
             if (proc)
@@ -1678,10 +1685,12 @@ static void op_queue(fz_ctx *c)
         what = "queue_flush";
         bool nofn = (k & 0x80) && exact;
         int64_t before = size;
-        q_seen.n = 0;
-        q_seen.overflow = false;
-        int64_t n = stvm_queue_flush(c->vm, q, nofn ? NULL : q_collect, c);
-        FZ_CHECK(switches(c) == sw0, "queue_flush switched");
+        q_seen_t q_seen = {0};
+        if (valid)
+            m->inflight++;   /* a writer it gives room to runs once all are flushed */
+        int64_t n = stvm_queue_flush(c->vm, q, nofn ? NULL : q_collect, &q_seen);
+        if (valid)
+            m->inflight--;
         rc = n < 0 ? (int)n : 0;
         want = valid ? 0 : STVM_EINVAL;
         if (!rc) {
@@ -1700,8 +1709,10 @@ static void op_queue(fz_ctx *c)
                 for (int i = 0; i < q_seen.n; i++)
                     q_took(m, q_seen.got[i], what);
             }
-            if (n == 0)
+            if (n == 0 && switches(c) == sw0)
                 unchanged(c, s, "queue_flush of nothing");
+            else if (n == 0)   /* only to a reader woken by what threads put */
+                FZ_CHECK(valid && m->external, "queue_flush of nothing switched");
             return;
         }
         break;
@@ -1748,7 +1759,10 @@ static void op_queue(fz_ctx *c)
     FZ_TRACE("  %s (%s queue %d) -> %s\n", what, valid ? "pool" : "bad", qi, stvm_err_name(rc));
     FZ_CHECK(rc == want, "%s of a %s queue answered %s, expected %s", what,
              valid ? "pool" : "bad", stvm_err_name(rc), stvm_err_name(want));
-    if (rc && s)
+    /* A call on a queue open to other threads counts what they put first: a reader that
+     * wakes and is higher than the caller runs, whatever the call then answers. */
+    bool drained = valid && m->external && switches(c) != sw0;
+    if (rc && s && !drained)
         unchanged(c, s, what);
 }
 

@@ -290,7 +290,7 @@ static int m_qput(model *m, const op *o)
 }
 
 /* flush: the items nobody was promised go, oldest first; each slot freed wakes a
- * writer without switching. */
+ * writer, and a woken writer higher than the caller runs once all are gone. */
 static int m_qflush(model *m, int k)
 {
     mqueue *q = &m->q[k];
@@ -304,6 +304,7 @@ static int m_qflush(model *m, int k)
     answer(m, (int)n);
     for (int64_t i = 0; i < n; i++)
         q_slot_release(m, q, false);
+    preempt_if_needed(m);
     return (int)n;
 }
 
