@@ -95,11 +95,20 @@ typedef struct tally {
     uint64_t ms_wraps;
 } tally;
 
+/* By the enum's names, so that a new operation cannot shift the rows. */
 static const char *const op_kind_name[OP_KINDS] = {
-    "wait", "try_wait", "wait_timeout", "enter", "exit", "try_enter", "enter_timeout",
-    "yield", "checkpoint", "delay", "join", "ensure", "ensure_pop", "return", "signal",
-    "spawn", "suspend", "resume", "terminate", "set_priority", "release", "renew_sem",
-    "renew_mutex", "run", "misuse",
+    [OP_WAIT] = "wait", [OP_TRY_WAIT] = "try_wait", [OP_WAIT_TIMEOUT] = "wait_timeout",
+    [OP_ENTER] = "enter", [OP_EXIT] = "exit", [OP_TRY_ENTER] = "try_enter",
+    [OP_ENTER_TIMEOUT] = "enter_timeout", [OP_YIELD] = "yield", [OP_CHECKPOINT] = "checkpoint",
+    [OP_DELAY] = "delay", [OP_JOIN] = "join", [OP_ENSURE] = "ensure",
+    [OP_ENSURE_POP] = "ensure_pop", [OP_RETURN] = "return", [OP_QTAKE] = "queue_take",
+    [OP_QTRY_TAKE] = "queue_try_take", [OP_QTAKE_TIMEOUT] = "queue_take_timeout",
+    [OP_QPUT_TIMEOUT] = "queue_put_timeout", [OP_QPUT] = "queue_put",
+    [OP_QFLUSH] = "queue_flush", [OP_INTERRUPT] = "interrupt", [OP_SIGNAL] = "signal",
+    [OP_SPAWN] = "spawn", [OP_SUSPEND] = "suspend", [OP_RESUME] = "resume",
+    [OP_TERMINATE] = "terminate", [OP_SET_PRIORITY] = "set_priority", [OP_RELEASE] = "release",
+    [OP_RENEW_SEM] = "renew_sem", [OP_RENEW_MUTEX] = "renew_mutex", [OP_RUN] = "run",
+    [OP_MISUSE] = "misuse",
 };
 
 static void print_coverage(const tally *t)
@@ -110,14 +119,14 @@ static void print_coverage(const tally *t)
     fprintf(stderr, ", millisecond clock wraps %llu\nmodel: answers per operation:\n",
             (unsigned long long)t->ms_wraps);
     for (int k = 0; k < OP_KINDS; k++) {
-        fprintf(stderr, "  %-14s", op_kind_name[k]);
+        fprintf(stderr, "  %-18s", op_kind_name[k] ? op_kind_name[k] : "(unnamed: name it)");
         for (int b = 0; b < 16; b++) {
             if (!t->cov_rc[k][b])
                 continue;
             int rc = b <= 1 ? b : -(b - 1);
-            bool number = k == OP_TRY_ENTER || k == OP_CHECKPOINT;   /* answer 1 or 0 */
+            bool number = k == OP_TRY_ENTER || k == OP_CHECKPOINT || k == OP_QFLUSH;   /* counts */
             fprintf(stderr, " %s %llu",
-                    b == 15 ? "other" : b <= 1 && number ? (b ? "1" : "0") : stvm_err_name(rc),
+                    b == 15 ? (number ? "more" : "other") : b <= 1 && number ? (b ? "1" : "0") : stvm_err_name(rc),
                     (unsigned long long)t->cov_rc[k][b]);
         }
         fputc('\n', stderr);
@@ -251,4 +260,12 @@ Test(model, a_wrong_model_is_caught_and_shrunk)
     wrong_model_is_caught(MUT_PREEMPTED_WRONG_END, "puts a preempted process at the wrong end");
     wrong_model_is_caught(MUT_LIFO_SEMAPHORE, "wakes semaphore waiters last-in first-out");
     wrong_model_is_caught(MUT_CLOCK_EARLY, "jumps the clock 1 us short");
+}
+
+/* The coverage table names each operation; a new one without a name would print a
+ * blank row. */
+Test(model, every_operation_has_a_name_in_the_coverage_table)
+{
+    for (int k = 0; k < OP_KINDS; k++)
+        cr_assert_not_null(op_kind_name[k], "operation %d has no name", k);
 }
