@@ -251,6 +251,7 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
             *q = d->next_req;
             if (ds->req_tail == d)
                 ds->req_tail = prev;
+            d->next_req = NULL;   /* a stale link would bring its successor back later */
         }
     } else if (d->state == D_SCHEDULED) {
         if (stvm__tracing(vm))

@@ -299,6 +299,48 @@ Test(delay_object, scheduling_a_scheduled_delay_is_refused)
     }
 }
 
+/* A Delay unscheduled while its request still waited for the timing process (a caller
+ * at priority 80 queues requests behind itself) kept its link to the request behind it;
+ * scheduled again later as the last request, it brought that Delay back into the
+ * scheduler, although nobody had scheduled it (found by the model; with a Delay on a
+ * process's stack the link pointed into a finished frame). */
+typedef struct two {
+    stvm_vm *vm;
+    stvm_delay *d0, *d1;
+    int waited_d1, waited_d0;
+    int bad_line;
+} two;
+
+static void unschedules_a_queued_request(stvm_vm *vm, void *arg)
+{
+    two *t = arg;
+    GCHECK(t, stvm_delay_schedule(vm, t->d0) == STVM_OK);
+    GCHECK(t, stvm_delay_schedule(vm, t->d1) == STVM_OK);   /* queued behind d0 */
+    GCHECK(t, stvm_delay_unschedule(vm, t->d0) == STVM_OK);
+    GCHECK(t, stvm_yield(vm) == STVM_OK);                    /* the timing process takes d1 */
+    GCHECK(t, stvm_delay_unschedule(vm, t->d1) == STVM_OK);
+    GCHECK(t, stvm_delay_schedule(vm, t->d0) == STVM_OK);   /* the only request */
+    GCHECK(t, stvm_yield(vm) == STVM_OK);
+    t->waited_d0 = stvm_delay_being_waited_on(vm, t->d0);
+    t->waited_d1 = stvm_delay_being_waited_on(vm, t->d1);
+    stvm_delay_unschedule(vm, t->d0);
+    stvm_delay_unschedule(vm, t->d1);
+}
+
+Test(delay_object, a_request_unscheduled_before_the_timing_process_took_it_brings_nothing_back)
+{
+    for (int ri = 0; ri < NREPS; ri++) {
+        two t = {.vm = rep_vm(&REPS[ri])};
+        t.d0 = delay_ms(t.vm, 1000);
+        t.d1 = delay_ms(t.vm, 1000);
+        spawn(t.vm, STVM_PRIORITY_TIMING, "at80", unschedules_a_queued_request, &t);
+        RUN_OK_GREEN(&t);
+        cr_assert_eq(t.waited_d0, 1, "%s", REPS[ri].name);
+        cr_assert_eq(t.waited_d1, 0, "%s: d1 came back into the scheduler", REPS[ri].name);
+        vm_done(t.vm);
+    }
+}
+
 /* testMultiProcessWaitOnSameDelay: a second process's wait on a Delay another waits on
  * is refused at once; terminating the first unschedules it. */
 typedef struct multi {

@@ -114,6 +114,7 @@ struct drv {
     stvm_mutex *mx[M_MUTEXES];
     stvm_process *h[M_SLOTS];
     stvm_queue *q[M_QUEUES];
+    stvm_delay *dly[M_DELAYS];
     int intr_count[M_SLOTS];   /* the interrupt functions each slot's process ran */
     int32_t next_item;
     uint64_t objects_base;
@@ -214,6 +215,7 @@ static const void *expected_object(const drv *d, int i)
     case L_SEM: return d->sem[l->index];
     case L_MUTEX: return d->mx[l->index];
     case L_JOIN: return d->h[l->index];
+    case L_DOBJ: return stvm_delay_semaphore(d->dly[l->index]);
     default: return NULL;
     }
 }
@@ -290,6 +292,28 @@ static bool compare_state(drv *d)
             fail(d, "queue", "q%d: size %lld, peek %s item %d; the model: size %lld, peek %s item %d", k,
                  (long long)size, stvm_err_name(rc), rc == STVM_OK ? (int)(intptr_t)it : 0,
                  (long long)q->avail.excess, stvm_err_name(want_rc), want_item);
+            return false;
+        }
+    }
+    for (int k = 0; k < M_DELAYS; k++) {
+        /* isExpired, beingWaitedOn, the time to go and the semaphore's excess signals */
+        const mdelay *md = &m->dobj[k];
+        bool sched = md->state == D_REQUESTED || md->state == D_SCHEDULED;
+        int64_t want_us = md->state == D_REQUESTED ? (k == 0 ? m->dobj_len[0] * 1000 : m->dobj_len[1])
+                          : md->state == D_SCHEDULED && md->at > m->now ? (int64_t)(md->at - m->now)
+                                                                        : 0;
+        int64_t us = -1, ms = -1;
+        stvm_delay_us_to_go(vm, d->dly[k], &us);
+        stvm_delay_ms_to_go(vm, d->dly[k], &ms);
+        int expired = stvm_delay_is_expired(vm, d->dly[k]);
+        int waited = stvm_delay_being_waited_on(vm, d->dly[k]);
+        int64_t e = stvm_semaphore_excess(vm, stvm_delay_semaphore(d->dly[k]));
+        if (expired != (md->own.excess > 0) || waited != sched || us != want_us ||
+            ms != (want_us + 999) / 1000 || e != md->own.excess) {
+            fail(d, "delay", "d%d: expired %d, being waited on %d, %lld us (%lld ms) to go, "
+                 "%lld excess signals; the model: %d, %d, %lld us, %lld excess", k, expired, waited,
+                 (long long)us, (long long)ms, (long long)e, md->own.excess > 0, sched,
+                 (long long)want_us, (long long)md->own.excess);
             return false;
         }
     }
@@ -497,7 +521,7 @@ static const struct {
     {OP_TERMINATE, 2}, {OP_SET_PRIORITY, 3}, {OP_RELEASE, 2}, {OP_JOIN, 3}, {OP_DELAY, 5},
     {OP_ENSURE, 3}, {OP_ENSURE_POP, 2}, {OP_RETURN, 1}, {OP_RENEW_SEM, 1}, {OP_RENEW_MUTEX, 1},
     {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
-    {OP_INTERRUPT, 3},
+    {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
 };
 
 static op gen_green(drv *d)
@@ -577,6 +601,9 @@ static op gen_green(drv *d)
             o.obj = (int8_t)rnd(&d->rng, M_QUEUES);
             if (o.kind == OP_QTAKE_TIMEOUT || o.kind == OP_QPUT_TIMEOUT)
                 o.dur = pick_ms(d);
+            break;
+        case OP_DWAIT: case OP_DSCHEDULE: case OP_DUNSCHEDULE:
+            o.obj = (int8_t)rnd(&d->rng, M_DELAYS);
             break;
         case OP_ENSURE:
             o.flag = rnd(&d->rng, 2) ? OPF_LOOP : 0;
@@ -805,6 +832,9 @@ static int real_green(drv *d, int slot, const op *o, int cleanup_id)
     }
     case OP_QPUT_TIMEOUT:
         return stvm_queue_put_timeout_ms(vm, d->q[o->obj], (void *)(intptr_t)o->item, o->dur);
+    case OP_DWAIT: return stvm_delay_wait(vm, d->dly[o->obj]);
+    case OP_DSCHEDULE: return stvm_delay_schedule(vm, d->dly[o->obj]);
+    case OP_DUNSCHEDULE: return stvm_delay_unschedule(vm, d->dly[o->obj]);
     default: return real_shared(d, o);
     }
 }
@@ -1039,6 +1069,8 @@ static void drv_run(drv *d)
         stvm_mutex_new(d->vm, &d->mx[x]);
     for (int k = 0; k < M_QUEUES; k++)
         stvm_queue_new(d->vm, k == 1 ? M_Q1_CAPACITY : 0, &d->q[k]);
+    stvm_delay_new_ms(d->vm, 2, &d->dly[0]);     /* the model's dobj_len */
+    stvm_delay_new_us(d->vm, 700, &d->dly[1]);
     stvm_stats st;
     stvm_get_stats(d->vm, &st);
     d->objects_base = st.objects_live;

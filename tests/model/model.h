@@ -39,6 +39,8 @@
 #define M_QMAX 40                   /* items a queue may hold in a script */
 #define M_ITEM_RC 2000              /* a take that got item n answers M_ITEM_RC + n */
 #define M_PROCS (M_SLOTS + 2)
+#define M_DELAYS 2                  /* Delay objects: d0 of 2 ms, d1 of 700 us */
+#define M_DRECS (M_PROCS + M_DELAYS) /* Delay records: each process's own, then the objects */
 #define M_IDLE M_SLOTS              /* the idle process, priority 10 */
 #define M_TIMING (M_SLOTS + 1)      /* the Delay scheduler's timing process, priority 80 */
 #define M_HOST (-1)                 /* "no active process": the embedding thread */
@@ -53,7 +55,7 @@
 
 /* ---- lists ---------------------------------------------------------------------------
  * Every list is FIFO. A process is on at most one list, and `on` names it. */
-enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING, L_QAVAIL, L_QROOM };
+enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING, L_QAVAIL, L_QROOM, L_DOBJ };
 
 typedef struct mlist {
     int n;
@@ -85,10 +87,12 @@ typedef struct mmutex {
     mlist waiters;
 } mmutex;
 
-/* A Delay (plain or bounding a timed wait); each process has at most one at a time. */
+/* A Delay (plain or bounding a timed wait); each process has at most one at a time,
+ * and the Delay objects have one each. */
 enum { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 typedef struct mdelay {
     int state;
+    int by;            /* a Delay object: the process whose stvm_delay_wait scheduled it, or -1 */
     int64_t dur_us;
     uint64_t at, seq;  /* resumption time and scheduling order, once scheduled */
     mlist *timed;      /* the list a timed wait waits on, NULL for a plain Delay */
@@ -121,6 +125,7 @@ enum {
     K_EXIT,         /* exit: run the cleanups, then finish */
     K_RUN_ENSURES,
     K_D_START, K_D_REQUEST, K_D_WAIT, K_D_WOKEN, K_D_DONE,       /* stvm_delay_wait_* */
+    K_DO_START, K_DO_REQUEST, K_DO_WAIT, K_DO_WOKEN,   /* stvm_delay_wait and _schedule */
     K_TW_START, K_TW_REQUEST, K_TW_WAIT, K_TW_WOKEN, K_TW_DONE,  /* timed waits */
     K_J_WOKEN, K_J_DONE,                                         /* join without limit */
     K_IDLE,         /* the idle process's loop */
@@ -156,6 +161,7 @@ typedef struct mproc {
     int cont, rc;
     /* the call in progress, for the multi-stage ones */
     int call_kind, call_obj, call_rc;
+    int in_dobj;       /* inside stvm_delay_wait on Delay object in_dobj - 1 (0: not) */
     int64_t call_dur_us;
     bool has_delay;
     mdelay delay;
@@ -194,7 +200,9 @@ enum {
     COV_Q_TAKE_HANDED, COV_Q_TAKE_EXCESS, COV_Q_SKIP_PROMISED, COV_Q_ITEM_GIVEN_BACK,
     COV_Q_WRITER_WAITS, COV_Q_ROOM_HANDED, COV_Q_EFULL, COV_Q_EINTR, COV_Q_TIMED_OUT,
     COV_INTR_SELF, COV_INTR_WAIT_ENDED, COV_INTR_GIVEN_BACK, COV_INTR_RUN_LATER,
-    COV_INTR_EINTR_NEXT, COV_N
+    COV_INTR_EINTR_NEXT, COV_DOBJ_EXPIRED_WAITER, COV_DOBJ_EXPIRED_UNWAITED,
+    COV_DOBJ_EXCESS_AT_ONCE, COV_DOBJ_ESTATE, COV_DOBJ_UNSCHEDULED_BY_OTHER,
+    COV_DOBJ_CURTAILED, COV_N
 };
 static const char *const cov_name[COV_N] = {
     "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
@@ -215,6 +223,11 @@ static const char *const cov_name[COV_N] = {
     "interrupts of the caller itself", "interrupts ending a wait",
     "interrupts giving back a hand-off", "interrupt functions run at a later switch",
     "interrupts of a process committed to a timed wait not yet begun",
+    "Delay objects expiring with a waiter", "Delay objects expiring with nobody waiting",
+    "Delay object waits ended at once by an excess signal",
+    "Delay objects refused as already scheduled",
+    "Delay objects unscheduled under a waiter",
+    "Delay object waits curtailed (their own scheduling undone)",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -236,7 +249,9 @@ typedef struct model {
     bool timing_started;
     msem timing_sem;
     int n_req;
-    int reqq[M_PROCS];   /* requests not yet taken, FIFO */
+    int reqq[M_DRECS];   /* requests not yet taken (Delay records), FIFO */
+    mdelay dobj[M_DELAYS];
+    int64_t dobj_len[M_DELAYS];   /* as made: d0 2 (ms), d1 700 (us) */
     uint64_t seq;
     int64_t pending;     /* requested or scheduled, not yet expired */
     uint64_t timer_deadline;   /* the one-shot timer: 0 = disarmed; always the timing sem */
@@ -576,14 +591,24 @@ static void poll_events(model *m)
 }
 
 /* The earliest scheduled Delay: by resumption time, ties in scheduling order. */
+static const mdelay *drec_c(const model *m, int i)
+{
+    return i < M_PROCS ? &m->p[i].delay : &m->dobj[i - M_PROCS];
+}
+
+static mdelay *drec(model *m, int i)
+{
+    return i < M_PROCS ? &m->p[i].delay : &m->dobj[i - M_PROCS];
+}
+
 static int earliest_delay(const model *m)
 {
     int best = -1;
-    for (int i = 0; i < M_PROCS; i++) {
-        const mdelay *d = &m->p[i].delay;
-        if (!m->p[i].has_delay || d->state != D_SCHEDULED)
+    for (int i = 0; i < M_DRECS; i++) {
+        const mdelay *d = drec_c(m, i);
+        if ((i < M_PROCS && !m->p[i].has_delay) || d->state != D_SCHEDULED)
             continue;
-        const mdelay *b = best >= 0 ? &m->p[best].delay : NULL;
+        const mdelay *b = best >= 0 ? drec_c(m, best) : NULL;
         if (!b || d->at < b->at || (d->at == b->at && d->seq < b->seq))
             best = i;
     }
@@ -617,16 +642,18 @@ static void timing_pass(model *m)
     int64_t pending_before = m->pending;
     bool took = m->n_req > 0;
     for (int k = 0; k < m->n_req; k++) {
-        mdelay *d = &m->p[m->reqq[k]].delay;
+        mdelay *d = drec(m, m->reqq[k]);
         d->at = now + (uint64_t)d->dur_us;
         d->seq = ++m->seq;
         d->state = D_SCHEDULED;
     }
     m->n_req = 0;
-    for (int e; (e = earliest_delay(m)) >= 0 && m->p[e].delay.at <= now;) {
-        mdelay *d = &m->p[e].delay;
+    for (int e; (e = earliest_delay(m)) >= 0 && drec(m, e)->at <= now;) {
+        mdelay *d = drec(m, e);
         d->state = D_EXPIRED;
         m->pending--;
+        if (e >= M_PROCS)
+            m->cov[d->own.waiters.n ? COV_DOBJ_EXPIRED_WAITER : COV_DOBJ_EXPIRED_UNWAITED]++;
         if (!d->timed) {
             sem_signal(m, &d->own, false);
         } else if (m->p[e].on == d->timed) {
@@ -638,15 +665,25 @@ static void timing_pass(model *m)
         m->cov[COV_ONE_SECOND_STEP]++;
     uint64_t next = now + M_ONE_SECOND;
     int e = earliest_delay(m);
-    if (e >= 0 && m->p[e].delay.at < next)
-        next = m->p[e].delay.at;
+    if (e >= 0 && drec(m, e)->at < next)
+        next = drec(m, e)->at;
     m->timing_sem.excess = 0;   /* consumeAllSignals */
     m->timer_deadline = next;
     m->timer_keeps_alive = m->pending > 0;
 }
 
-/* The caller hands its Delay over and signals the timing semaphore: the timing process
+/* Delay record i is requested and the timing semaphore signalled: the timing process
  * preempts every caller below 80 here. */
+static void delay_enqueue(model *m, int i)
+{
+    m->pending++;
+    m->reqq[m->n_req++] = i;
+    if (m->active != M_HOST && m->p[m->active].prio >= STVM_PRIORITY_TIMING)
+        m->cov[COV_REQUEST_QUEUED]++;
+    sem_signal(m, &m->timing_sem, true);
+}
+
+/* The caller hands its Delay over and signals the timing semaphore. */
 static void delay_request(model *m, int i, int64_t dur_us, mlist *timed)
 {
     mproc *p = &m->p[i];
@@ -656,17 +693,25 @@ static void delay_request(model *m, int i, int64_t dur_us, mlist *timed)
     p->delay.dur_us = dur_us;
     p->delay.timed = timed;
     l_init(&p->delay.own.waiters, L_DELAY, i);
-    m->pending++;
-    m->reqq[m->n_req++] = i;
-    if (p->prio >= STVM_PRIORITY_TIMING)
-        m->cov[COV_REQUEST_QUEUED]++;
-    sem_signal(m, &m->timing_sem, true);
+    delay_enqueue(m, i);
 }
 
-/* Take i's Delay out wherever it is (request queue or schedule); nothing once expired. */
+/* Delay object k is handed over by the active process (by: the waiter, or -1 for
+ * stvm_delay_schedule); its semaphore, and what it holds, stay. */
+static void dobj_request(model *m, int k, int by, int64_t dur_us)
+{
+    mdelay *d = &m->dobj[k];
+    d->state = D_REQUESTED;
+    d->dur_us = dur_us;
+    d->by = by;
+    delay_enqueue(m, M_PROCS + k);
+}
+
+/* Take Delay record i out wherever it is (request queue or schedule); nothing once
+ * expired. */
 static void delay_unschedule(model *m, int i)
 {
-    mdelay *d = &m->p[i].delay;
+    mdelay *d = drec(m, i);
     if (d->state == D_REQUESTED) {
         for (int k = 0; k < m->n_req; k++) {
             if (m->reqq[k] == i) {
@@ -681,6 +726,27 @@ static void delay_unschedule(model *m, int i)
     d->state = D_IDLE;
     m->pending--;
     m->timer_keeps_alive = m->pending > 0;
+}
+
+static bool dobj_scheduled(const model *m, int k)
+{
+    return m->dobj[k].state == D_REQUESTED || m->dobj[k].state == D_SCHEDULED;
+}
+
+/* A wait on a Delay object that ends other than by a signal (or its process's end)
+ * takes out the scheduling it made, if that is still the pending one (Pharo's
+ * ifCurtailed: unschedule). */
+static void dobj_curtail(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    int k = p->in_dobj - 1;
+    p->in_dobj = 0;
+    if (k >= 0)
+        p->label = NULL;
+    if (k >= 0 && dobj_scheduled(m, k) && m->dobj[k].by == i) {
+        m->cov[COV_DOBJ_CURTAILED]++;
+        delay_unschedule(m, M_PROCS + k);
+    }
 }
 
 /* The Delay a call is done with (or a finishing process's) goes. */
@@ -831,6 +897,7 @@ static void finish(model *m, int i)
     give_back(m, i);
     uncommit_how(m, i, true);
     delay_done(m, i);
+    dobj_curtail(m, i);
     while (p->n_owned) {
         int next = hand_off(m, p->owned[0]);
         if (next >= 0) {
@@ -886,6 +953,7 @@ static void terminate_with_cleanups(model *m, int t)
     give_back(m, t);
     uncommit_how(m, t, true);
     delay_done(m, t);
+    dobj_curtail(m, t);
     p->terminate = true;
     m->cov[COV_TERMINATE_CLEANUPS]++;
     run_terminated_now(m, t);
@@ -1067,6 +1135,52 @@ static bool step(model *m)
         delay_done(m, a);
         answer(m, p->call_rc);
         break;
+    /* stvm_delay_wait and stvm_delay_schedule on Delay object call_obj: the checks,
+     * the Delay scheduler started if needed (which may preempt the caller, so the state
+     * is looked at again), the request (the timing process preempts), then for a wait
+     * its semaphore: an excess signal ends it at once, the Delay staying scheduled. */
+    case K_DO_START:
+        p->cont = K_DO_REQUEST;
+        if (!m->timing_started)
+            start_timing(m);
+        break;
+    case K_DO_REQUEST: {
+        int k = p->call_obj;
+        if (dobj_scheduled(m, k)) {
+            m->cov[COV_DOBJ_ESTATE]++;
+            p->in_dobj = 0;
+            answer(m, STVM_ESTATE);
+        } else if (p->call_kind == 0) {   /* schedule */
+            answer(m, STVM_OK);
+            dobj_request(m, k, -1, p->call_dur_us);
+        } else {
+            p->cont = K_DO_WAIT;
+            dobj_request(m, k, a, p->call_dur_us);
+        }
+        break;
+    }
+    case K_DO_WAIT: {
+        msem *s = &m->dobj[p->call_obj].own;
+        p->label = "delay";
+        if (s->excess > 0) {
+            m->cov[COV_DOBJ_EXCESS_AT_ONCE]++;
+            s->excess--;
+            p->label = NULL;
+            p->in_dobj = 0;
+            answer(m, STVM_OK);
+        } else {
+            block_on(m, &s->waiters, K_DO_WOKEN);
+        }
+        break;
+    }
+    case K_DO_WOKEN:
+        p->label = NULL;
+        p->call_rc = wait_rc(p->wait_end);
+        if (p->call_rc != STVM_OK)
+            dobj_curtail(m, a);
+        p->in_dobj = 0;
+        answer(m, p->call_rc);
+        break;
     /* Timed waits (Pharo's DelayWaitTimeout): committed to the list from the start; a
      * Delay bounds an ordinary wait; a Delay that expired before the wait began means
      * ETIMEDOUT at once. */
@@ -1199,6 +1313,12 @@ static void m_init(model *m, bool yields, bool ms_delays, uint64_t start_us, int
         m->q[k].free_slots = m->q[k].cap;
     }
     l_init(&m->timing_sem.waiters, L_TIMING, 0);
+    m->dobj_len[0] = 2;     /* ms */
+    m->dobj_len[1] = 700;   /* us */
+    for (int k = 0; k < M_DELAYS; k++) {
+        m->dobj[k].by = -1;
+        l_init(&m->dobj[k].own.waiters, L_DOBJ, k);
+    }
     for (int i = 0; i < M_PROCS; i++)
         l_init(&m->p[i].joiners, L_JOIN, i);
     /* The idle process: id 1, priority 10, runnable from the start. */
@@ -1233,6 +1353,7 @@ static const char *m_waiting_on(const model *m, int i)
     case L_SEM:
     case L_DELAY:
     case L_TIMING:
+    case L_DOBJ:
         return p->label ? p->label : "semaphore";
     case L_MUTEX:
         return p->label ? p->label : "mutex";

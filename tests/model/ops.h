@@ -23,6 +23,7 @@ enum {
     OP_YIELD, OP_CHECKPOINT, OP_DELAY, OP_JOIN,
     OP_ENSURE, OP_ENSURE_POP, OP_RETURN,
     OP_QTAKE, OP_QTRY_TAKE, OP_QTAKE_TIMEOUT, OP_QPUT_TIMEOUT,
+    OP_DWAIT, OP_DSCHEDULE, OP_DUNSCHEDULE,   /* Delay objects d0, d1 */
     /* green or host */
     OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
@@ -78,8 +79,6 @@ static bool m_applicable(const model *m, const op *o)
         return m->p[o->obj].used && m->p[o->obj].known;
     if (o->kind == OP_SPAWN)
         return !m->p[o->obj].used;
-    if (o->kind == OP_QFLUSH)   /* from a process it may leave a higher writer ready: see README */
-        return o->host;
     if ((o->kind == OP_QPUT || o->kind == OP_QPUT_TIMEOUT) && m->q[o->obj].n >= M_QMAX - M_SLOTS)
         return false;   /* the model's queue is finite (writers waiting in q1 add at most one each) */
     if (o->host)
@@ -506,6 +505,30 @@ static void m_green(model *m, const op *o)
             block_on(m, &m->q[x2].avail.waiters, K_Q_TAKE_WOKEN);
         }
         break;
+    case OP_DWAIT:       /* Pharo's Delay>>wait: the length checked first, then the state */
+    case OP_DSCHEDULE:   /* Delay>>schedule */
+        rc = check_duration(m, m->dobj_len[o->obj], o->obj == 0, &us);
+        if (rc != STVM_OK) {
+            answer(m, rc);
+        } else if (dobj_scheduled(m, o->obj)) {
+            m->cov[COV_DOBJ_ESTATE]++;
+            answer(m, STVM_ESTATE);
+        } else {
+            p->call_kind = o->kind == OP_DWAIT;
+            p->call_obj = o->obj;
+            p->call_dur_us = us;
+            p->in_dobj = o->kind == OP_DWAIT ? o->obj + 1 : 0;
+            p->cont = K_DO_START;
+        }
+        break;
+    case OP_DUNSCHEDULE:   /* out of the scheduler; a waiter stays waiting */
+        if (dobj_scheduled(m, o->obj)) {
+            if (m->dobj[o->obj].own.waiters.n)
+                m->cov[COV_DOBJ_UNSCHEDULED_BY_OTHER]++;
+            delay_unschedule(m, M_PROCS + o->obj);
+        }
+        answer(m, STVM_OK);
+        break;
     case OP_QTRY_TAKE:
         if (m->q[x2].avail.excess > 0) {
             m->q[x2].avail.excess--;
@@ -541,10 +564,11 @@ static void m_green(model *m, const op *o)
         else
             p->cont = K_EXIT;
         break;
-    default:   /* answered OK before anything switches; errors change nothing */
+    default:   /* answered OK before anything switches; errors change nothing; a count
+                * (flush) is answered before its switch */
         answer(m, STVM_OK);
         rc = m_shared(m, o);
-        if (rc != STVM_OK)
+        if (rc < 0)
             answer(m, rc);
         break;
     }
@@ -633,6 +657,9 @@ static void op_text(const op *o, char *buf, size_t n)
         break;
     case OP_RETURN: snprintf(buf, n, "return"); break;
     case OP_QTAKE: snprintf(buf, n, "stvm_queue_take(q%d)", o->obj); break;
+    case OP_DWAIT: snprintf(buf, n, "stvm_delay_wait(d%d)", o->obj); break;
+    case OP_DSCHEDULE: snprintf(buf, n, "stvm_delay_schedule(d%d)", o->obj); break;
+    case OP_DUNSCHEDULE: snprintf(buf, n, "stvm_delay_unschedule(d%d)", o->obj); break;
     case OP_QTRY_TAKE: snprintf(buf, n, "stvm_queue_try_take(q%d)", o->obj); break;
     case OP_QTAKE_TIMEOUT: snprintf(buf, n, "stvm_queue_take_timeout_ms(q%d, %lld)", o->obj, d); break;
     case OP_QPUT_TIMEOUT:
