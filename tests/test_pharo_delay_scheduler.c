@@ -29,7 +29,8 @@
  *   TestDelayBasicSchedulerMicrosecondTicker, TestDelayBasicSchedulerMillisecondTicker,
  *   TestDelayMutexScheduler{Micro,Milli}secondTicker,
  *   TestDelaySemaphoreScheduler{Micro,Milli}secondTicker  src/Kernel-Tests,
- *       2018-09 to 2019-08: the same classes under their earlier names (the same 18).
+ *       2018-09 to 2019-08: the same classes under their earlier names (the same 18;
+ *       testMultiSchedule only from 2019, first asking isScheduled for beingWaitedOn).
  *   TestDelaySpinSchedulerMicrosecondTicker, TestDelaySpinSchedulerMillisecondTicker
  *       src/Kernel-Tests, 2018-10 to 2018-11 (removed, issue 22649): the same 18 for
  *       DelaySpinScheduler.
