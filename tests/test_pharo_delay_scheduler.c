@@ -51,6 +51,16 @@
  * Semaphore and Spin variants and the TestDelay* names would be exact duplicates of
  * the two DelayBasicScheduler suites, which stand for them.
  *
+ * Other suites check the same ground, none as an exact duplicate: delay_object's
+ * is_expired_being_waited_on_and_ms_to_go_at_each_stage (testSimpleOneDelay,
+ * testForMilliseconds, testMillisecondsToGo from the waiting process) and
+ * scheduling_a_scheduled_delay_is_refused (testMultiSchedule); delay's
+ * a_delay_longer_than_a_second_wakes_the_timing_process_every_second
+ * (testDurationMoreThanMaxTicks, by counting passes) and
+ * equal_resumption_times_fire_in_scheduling_order (the heap); timed_wait's
+ * times_out_exactly_after_ms_when_nobody_signals and
+ * an_excess_signal_makes_it_return_ok_at_once (the two DelayWaitTimeout tests).
+ *
  * Suites DelayBasicSchedulerMicrosecondTickerTest and
  * DelayBasicSchedulerMillisecondTickerTest (each of the 18 in both):
  *   testDelayWaitTimeoutCompleted    fully
