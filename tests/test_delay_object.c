@@ -7,8 +7,9 @@
  * semaphore of Delay class>>timeoutSemaphore:afterMSecs:.
  *
  * Tests named after a Pharo test say so (DelayTest, DelayBasicScheduler*TickerTest in
- * pharo-project/pharo src/Kernel-Tests). Green processes only record (GCHECK); the
- * host asserts after stvm_run.
+ * pharo-project/pharo src/Kernel-Tests); the Pharo suites themselves are
+ * test_pharo_delay.c and test_pharo_delay_scheduler.c. Green processes only record
+ * (GCHECK); the host asserts after stvm_run.
  */
 #include <stdint.h>
 #include <string.h>
@@ -259,7 +260,8 @@ Test(delay_object, unscheduled_by_another_process_leaves_its_waiter_waiting)
 }
 
 /* ---- scheduling twice (DelayTest>>testMultiSchedule, DelayBasicScheduler*TickerTest>>
- * testMultiSchedule, DelayTest>>testMultiProcessWaitOnSameDelay) ------------------------- */
+ * testMultiSchedule; DelayTest>>testMultiProcessWaitOnSameDelay is in
+ * test_pharo_delay.c) ---------------------------------------------------------------- */
 
 static void schedule_twice(stvm_vm *vm, void *arg)
 {
@@ -338,63 +340,6 @@ Test(delay_object, a_request_unscheduled_before_the_timing_process_took_it_bring
         cr_assert_eq(t.waited_d0, 1, "%s", REPS[ri].name);
         cr_assert_eq(t.waited_d1, 0, "%s: d1 came back into the scheduler", REPS[ri].name);
         vm_done(t.vm);
-    }
-}
-
-/* testMultiProcessWaitOnSameDelay: a second process's wait on a Delay another waits on
- * is refused at once; terminating the first unschedules it. */
-typedef struct multi {
-    stvm_vm *vm;
-    stvm_delay *d;
-    stvm_process *p1, *p2;
-    int rc1, rc2;
-    int waited_before, waited_after;
-    bool p2_ran;
-    int bad_line;
-} multi;
-
-static void multi_first(stvm_vm *vm, void *arg)
-{
-    multi *m = arg;
-    m->rc1 = stvm_delay_wait(vm, m->d);
-}
-
-static void multi_second(stvm_vm *vm, void *arg)
-{
-    multi *m = arg;
-    m->rc2 = stvm_delay_wait(vm, m->d);
-    m->p2_ran = true;
-}
-
-static void multi_main(stvm_vm *vm, void *arg)
-{
-    multi *m = arg;
-    stvm_spawn(vm, 41, "p1", multi_first, m, &m->p1);
-    stvm_spawn(vm, 41, "p2", multi_second, m, &m->p2);
-    m->waited_before = stvm_delay_being_waited_on(vm, m->d);
-    GCHECK(m, stvm_process_terminate(vm, m->p1) == STVM_OK);
-    stvm_process_terminate(vm, m->p2);   /* it has finished already */
-    m->waited_after = stvm_delay_being_waited_on(vm, m->d);
-    stvm_process_release(vm, m->p1);
-    stvm_process_release(vm, m->p2);
-}
-
-Test(delay_object, testMultiProcessWaitOnSameDelay)
-{
-    for (int ri = 0; ri < NREPS; ri++) {
-        multi m = {.vm = rep_vm(&REPS[ri]), .rc1 = -999, .rc2 = -999};
-        m.d = delay_ms(m.vm, 1000);
-        uint64_t t0 = stvm_now_us(m.vm);
-        spawn(m.vm, 40, "main", multi_main, &m);
-        RUN_OK_GREEN(&m);
-        cr_assert(m.p2_ran, "the second wait must come back");
-        cr_assert_eq(m.rc2, STVM_ESTATE, "%s", stvm_err_name(m.rc2));
-        cr_assert_eq(m.rc1, -999, "the terminated waiter never returns");
-        cr_assert_eq(m.waited_before, 1);
-        cr_assert_eq(m.waited_after, 0, "terminating its waiter unschedules it");
-        cr_assert_eq(stvm_now_us(m.vm), t0, "nothing was left to wait for");
-        cr_assert_eq(stvm_delay_free(m.vm, m.d), STVM_OK);
-        vm_done(m.vm);
     }
 }
 
