@@ -236,7 +236,9 @@ STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
 STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
- * mutexes, boxed integers. Handles into the VM become invalid. NULL is ignored.
+ * mutexes, boxed integers, process-local variables (each value left handed to its
+ * destroy_fn, after the processes' cleanups ran). Handles into the VM become invalid.
+ * NULL is ignored.
  * Must not be called from inside stvm_run. */
 STVM_API void stvm_vm_free(stvm_vm *vm);
 
@@ -256,11 +258,14 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * holds its handle: the handle (what stvm_active_process answers inside it) is valid
  * while the process lives and goes with it. With out given, the caller holds the
  * handle: it stays valid after the process finished (state TERMINATED) until the
- * caller gives it back with stvm_process_release or stvm_process_join.
- * Allocates.
+ * caller gives it back with stvm_process_release or stvm_process_join. A process's
+ * process-local values live with its handle and go with it. Called from a user process,
+ * the new process inherits that process's inheritable values (see "Process-local
+ * variables") before it runs. Allocates.
  * Errors:
  *   EINVAL    vm or fn NULL; priority outside 1..80
- *   ENOMEM    no memory for the stack or the handle */
+ *   ENOMEM    no memory for the stack, the handle or the inherited values (no
+ *             inherit_fn was called) */
 STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
                         void *arg, stvm_process **out);
 
@@ -380,8 +385,8 @@ STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 STVM_API int stvm_process_interrupt(stvm_vm *vm, stvm_process *p, stvm_fn fn, void *arg);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
- * has finished, else when it finishes. The handle must not be used afterwards. Never
- * switches.
+ * has finished, else when it finishes; its process-local values go with it (destroy_fn).
+ * The handle must not be used afterwards. Never switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
  *   ESTATE    nobody holds this handle: spawned without out, already released, or a
