@@ -9,7 +9,8 @@
  *    of every semaphore's excess, mutex's owner and process's state, of every socket's
  *    status, port, descriptor, read semaphore and armed read handler (what
  *    stvm_fd_wait(fd, READ, 0) answers), of every stream's counters and SocketHandle
- *    record's status, and of the out-parameters (preset to a pattern; receive buffers
+ *    record's status, of the watched processes' and the calling process's values of
+ *    the process-local variables, and of the out-parameters (preset to a pattern; receive buffers
  *    too) is the same before and after the call.
  *
  * A row is one call: the function, what is wrong with it, the context it is made from
@@ -892,7 +893,16 @@ typedef struct snap {
     int invariants[N_VM];
     int64_t excess[N_WATCH_SEM];
     stvm_process *owner[N_WATCH_MUTEX];
-    struct { int rc, state, priority; bool held; const void *on; } proc[N_WATCH_PROC];
+    struct {
+        int rc, state, priority;
+        bool held;
+        const void *on;
+        int lrc[2];          /* stvm_local_get_of: its VM's plain variable, V_MAIN's dynamic */
+        void *lval[2];
+    } proc[N_WATCH_PROC];
+    /* the green process making the call: its values of each VM's plain variable and of
+     * V_MAIN's dynamic one (EINVAL for the VMs it is not a process of) */
+    struct { int rc; void *v; } self_local[N_VM + 1];
     int64_t resolver[N_VM][2];   /* the SocketPlugin's resolver: status, error */
     /* a socket's status, port, descriptor, read semaphore's excess, and what
      * stvm_fd_wait(fd, READ, 0) answers (EWAITING while a handler is armed for reading;
@@ -935,6 +945,16 @@ static void snap_take(fx *f, snap *s)
         s->proc[i].priority = info.priority;
         s->proc[i].held = info.held;
         s->proc[i].on = info.waiting_object;
+        stvm_vm *pv = f->vm[f->wproc[i].vm];
+        s->proc[i].lrc[0] = stvm_local_get_of(pv, f->wproc[i].p, f->local[f->wproc[i].vm],
+                                              &s->proc[i].lval[0]);
+        s->proc[i].lrc[1] = stvm_local_get_of(pv, f->wproc[i].p, f->local_dyn,
+                                              &s->proc[i].lval[1]);
+    }
+    for (int v = 0; v <= N_VM; v++) {
+        stvm_vm *sv = f->vm[v < N_VM ? v : V_MAIN];
+        stvm_local *lv = v < N_VM ? f->local[v] : f->local_dyn;
+        s->self_local[v].rc = stvm_local_get_of(sv, f->self, lv, &s->self_local[v].v);
     }
     for (int v = 0; v < N_VM; v++) {
         s->resolver[v][0] = plugin_int(f->vm[v], "primitiveResolverStatus", STVM_NIL, 0);
@@ -1008,6 +1028,12 @@ static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size
         if (memcmp(&a->proc[i], &b->proc[i], sizeof a->proc[i]) != 0) {
             snprintf(buf, size, "watched process %d: state %d -> %d, priority %d -> %d", i,
                      a->proc[i].state, b->proc[i].state, a->proc[i].priority, b->proc[i].priority);
+            return;
+        }
+    for (int v = 0; v <= N_VM; v++)
+        if (memcmp(&a->self_local[v], &b->self_local[v], sizeof a->self_local[v]) != 0) {
+            snprintf(buf, size, "the calling process's value of %s changed",
+                     v < N_VM ? "a plain process-local variable" : "the dynamic variable");
             return;
         }
     for (int v = 0; v < N_VM; v++) {
