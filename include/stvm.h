@@ -236,7 +236,9 @@ STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
 STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
- * mutexes, boxed integers. Handles into the VM become invalid. NULL is ignored.
+ * mutexes, boxed integers, process-local variables (each value left handed to its
+ * destroy_fn, after the processes' cleanups ran). Handles into the VM become invalid.
+ * NULL is ignored.
  * Must not be called from inside stvm_run. */
 STVM_API void stvm_vm_free(stvm_vm *vm);
 
@@ -256,11 +258,14 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * holds its handle: the handle (what stvm_active_process answers inside it) is valid
  * while the process lives and goes with it. With out given, the caller holds the
  * handle: it stays valid after the process finished (state TERMINATED) until the
- * caller gives it back with stvm_process_release or stvm_process_join.
- * Allocates.
+ * caller gives it back with stvm_process_release or stvm_process_join. A process's
+ * process-local values live with its handle and go with it. Called from a user process,
+ * the new process inherits that process's inheritable values (see "Process-local
+ * variables") before it runs. Allocates.
  * Errors:
  *   EINVAL    vm or fn NULL; priority outside 1..80
- *   ENOMEM    no memory for the stack or the handle */
+ *   ENOMEM    no memory for the stack, the handle or the inherited values (no
+ *             inherit_fn was called) */
 STVM_API int stvm_spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn,
                         void *arg, stvm_process **out);
 
@@ -380,8 +385,8 @@ STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 STVM_API int stvm_process_interrupt(stvm_vm *vm, stvm_process *p, stvm_fn fn, void *arg);
 
 /* Give back a handle the caller holds (from stvm_spawn's out): at once if the process
- * has finished, else when it finishes. The handle must not be used afterwards. Never
- * switches.
+ * has finished, else when it finishes; its process-local values go with it (destroy_fn).
+ * The handle must not be used afterwards. Never switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
  *   ESTATE    nobody holds this handle: spawned without out, already released, or a
@@ -721,6 +726,97 @@ STVM_API int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q);
  *   ETIMEDOUT no room came within timeout_ms
  *   ENOMEM    no memory for the item's place */
 STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms);
+
+/* ---- Process-local variables (Pharo's ProcessLocalVariable, DynamicVariable) --------
+ * A variable with a value of its own in each process, as Pharo's process-specific
+ * variables keep theirs in a process's env: a process that never set it answers the
+ * variable's default. Values are void * and NULL is Pharo's nil: storing NULL is
+ * clearing, so a process's own value is never NULL.
+ *  - STVM_LOCAL_INHERITABLE (Pharo's isInheritable): a process spawned by a process that
+ *    has its own value gets one of its own too, inherit_fn's answer (Pharo's
+ *    installValue:intoForked:from:) or, without inherit_fn, the same pointer. Processes
+ *    spawned from the embedding thread, and the VM's own, inherit nothing.
+ *  - STVM_LOCAL_DYNAMIC (Pharo's DynamicVariable): only stvm_local_during binds it, for
+ *    the extent of a function; stvm_local_set and stvm_local_clear refuse it.
+ * Ownership: the variable owns every value stored in it (set, bound by during, or
+ * inherited) and hands each to destroy_fn exactly once when it is dropped: replaced by
+ * another set, cleared, unbound at the end of a during, given up with the process (when
+ * its handle goes: at its end if nobody holds it, else at stvm_process_release or the
+ * join that gives it back, so the values of a finished process can still be read
+ * through a held handle, as Pharo's env outlives a terminated process), at
+ * stvm_local_free, and at stvm_vm_free. The default is the caller's and never dropped.
+ * destroy_fn and inherit_fn run inside the VM's bookkeeping: they must not call stvm. */
+typedef struct stvm_local stvm_local;
+#define STVM_LOCAL_INHERITABLE 1u
+#define STVM_LOCAL_DYNAMIC 2u
+/* Drop a value (free it, or count a reference down). */
+typedef void (*stvm_local_destroy_fn)(void *value);
+/* The value a spawned process child gets from its parent's value; NULL gives it none
+ * (it answers the default). child is the new process's handle, not yet run. */
+typedef void *(*stvm_local_inherit_fn)(void *value, stvm_process *child);
+
+/* A new variable with flags (STVM_LOCAL_*, or 0 for Pharo's ProcessLocalVariable) and
+ * default_value (Pharo's default). destroy_fn and inherit_fn may be NULL. Allocates;
+ * the caller owns *out until stvm_local_free (stvm_vm_free frees the rest). Any process
+ * of the VM or the embedding thread.
+ * Errors:
+ *   EINVAL    vm or out NULL; an unknown flag; inherit_fn without
+ *             STVM_LOCAL_INHERITABLE; an inheritable variable with destroy_fn but no
+ *             inherit_fn (parent and child would hold one pointer, dropped twice)
+ *   ENOMEM    no memory for the variable */
+STVM_API int stvm_local_new(stvm_vm *vm, unsigned flags, void *default_value,
+                            stvm_local_destroy_fn destroy_fn, stvm_local_inherit_fn inherit_fn,
+                            stvm_local **out);
+/* Free v, dropping every process's value of it (destroy_fn for each, in no particular
+ * order). The handle must not be used afterwards. Never switches.
+ * Errors:
+ *   EINVAL    vm NULL; v not a variable of this VM (freed, another VM's, NULL)
+ *   EINUSE    a process is inside stvm_local_during on v: nothing changes */
+STVM_API int stvm_local_free(stvm_vm *vm, stvm_local *v);
+/* The active process's value of v into *value: 1 when the process has its own value, 0
+ * when *value is the default. Never switches or allocates.
+ * Errors:
+ *   EINVAL    vm or value NULL; v not a variable of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread */
+STVM_API int stvm_local_get(stvm_vm *vm, const stvm_local *v, void **value);
+/* The same for process p (Pharo's evaluate:onBehalfOf: around value), from a process or
+ * the embedding thread. A finished process whose handle is held answers the values it
+ * had when it finished. Never switches or allocates.
+ * Errors:
+ *   EINVAL    vm, p or value NULL; p not a process of this VM; v not a variable of it */
+STVM_API int stvm_local_get_of(stvm_vm *vm, const stvm_process *p, const stvm_local *v,
+                               void **value);
+/* Pharo's value:: make value the active process's own value of v (NULL: as
+ * stvm_local_clear). The value it replaces is dropped (destroy_fn), unless it is the
+ * same pointer, which changes nothing. Allocates (the process's first value of v);
+ * never switches.
+ * Errors:
+ *   EINVAL    vm NULL; v not a variable of this VM; v is dynamic (STVM_LOCAL_DYNAMIC)
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ENOMEM    no memory for the process's value: nothing changed (value not dropped) */
+STVM_API int stvm_local_set(stvm_vm *vm, stvm_local *v, void *value);
+/* Drop the active process's own value of v (destroy_fn), so that it answers the
+ * default again; no own value is no error. Never switches.
+ * Errors:
+ *   EINVAL    vm NULL; v not a variable of this VM; v is dynamic
+ *   ENOTPROC  not called from a green process of vm on its thread */
+STVM_API int stvm_local_clear(stvm_vm *vm, stvm_local *v);
+/* Pharo's value:during:: bind v to value in the active process, run fn(vm, arg), then
+ * drop the bound value (destroy_fn; unless it is the one put aside) and give the process
+ * back the value (or the absence of one) it had before. The restore is a cleanup
+ * (stvm_ensure), so it happens also when the process is terminated inside fn, before
+ * its older cleanups run. Nested bindings restore in turn. Binding the value the process
+ * already has runs fn with nothing to bind or drop. Any variable may be bound this way
+ * (Pharo's CurrentExecutionEnvironment activate:for: binds a ProcessLocalVariable);
+ * inside fn a set of a non-dynamic variable replaces the bound value, and the end drops
+ * whatever value is there. fn's result goes through arg. Allocates (the binding);
+ * switches if fn does.
+ * Errors:
+ *   EINVAL    vm or fn NULL; v not a variable of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ENOMEM    no memory for the binding: fn not run, value not dropped */
+STVM_API int stvm_local_during(stvm_vm *vm, stvm_local *v, void *value, stvm_fn fn,
+                               void *arg);
 
 /* ---- External signals ---------------------------------------------------------- */
 

@@ -8,10 +8,14 @@
  *    process below the idle priority borrows the processor from the idle process;
  *  - a semaphore with waiters has no excess signals; a mutex with waiters has a live
  *    owner; every mutex a process lists is owned by it;
- *  - the counts of unfinished processes agree with the list of them.
- * Linear in the number of processes: each list is walked once, from its head.
+ *  - the counts of unfinished processes agree with the list of them;
+ *  - each process-local value belongs to its variable and to a process handle of this
+ *    VM, has a value unless a binding pins it, and a variable's bindings in progress
+ *    are the pins of its values.
+ * Linear in the number of processes and values: each list is walked once, from its
+ * head.
  */
-#include "sched.h"
+#include "process_local.h"
 
 #include <stdio.h>
 
@@ -115,6 +119,41 @@ static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *l
     return STVM_OK;
 }
 
+/* Every variable's values (process_local.h): linked both ways, owned by handles of this
+ * VM, pinned exactly by the bindings in progress. A cycle is caught by a second walker
+ * going twice as fast. */
+static int check_locals(stvm_vm *vm, char *buf, size_t size)
+{
+    for (const stvm_local *v = vm->locals; v; v = v->next) {
+        if (v->hdr.class_index != STVM_CLASS_LOCAL || v->vm != vm)
+            FAIL("the VM's list of process-local variables holds something else");
+        if (v->next && v->next->prev != v)
+            FAIL("the VM's list of process-local variables has a wrong back link");
+        uint64_t pins = 0;
+        const stvm_local_value *fast = v->values;
+        for (const stvm_local_value *e = v->values; e; e = e->var_next) {
+            if (e->var != v)
+                FAIL("a process-local value is on another variable's list");
+            if (e->var_next && e->var_next->var_prev != e)
+                FAIL("a process-local variable's list has a wrong back link");
+            if (!stvm__is_proc(vm, e->owner))
+                FAIL("a process-local value belongs to no process handle of this VM");
+            if (!e->value && !e->pins)
+                FAIL("process '%s' keeps an empty value that no binding pins",
+                     e->owner->name);
+            pins += e->pins;
+            for (int k = 0; k < 2 && fast; k++)
+                fast = fast->var_next;
+            if (fast && fast == e)
+                FAIL("a process-local variable's list is cyclic");
+        }
+        if (pins != v->during)
+            FAIL("a process-local variable counts %u bindings, its values %llu pins",
+                 v->during, (unsigned long long)pins);
+    }
+    return STVM_OK;
+}
+
 int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
 {
     if (!vm)
@@ -127,6 +166,8 @@ int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
      * on two lists, or on a list it does not name, makes these differ. */
     if (members != listed)
         FAIL("%zu processes say they are on a list, the lists hold %zu", listed, members);
+    if (check_locals(vm, buf, size))
+        return STVM_ESTATE;
     if (vm->idle && (vm->idle->flags & STVM_PF_TERMINATED))
         FAIL("the idle process has finished");
     stvm_proc *a = vm->active;

@@ -11,6 +11,7 @@
 #include "../vm/sim_world.h"
 #include "../vm/stack.h"
 #include "context.h"
+#include "process_local.h"
 #include "shared_queue.h"
 
 static int start_idle(stvm_vm *vm)
@@ -71,6 +72,9 @@ void stvm_vm_free(stvm_vm *vm)
     if (vm->delay.destroy)
         vm->delay.destroy(vm);
     stvm__queues_destroy(vm);
+    /* After the processes' cleanups (a binding's restore is one), before object memory
+     * (held handles, whose values these are, live there). */
+    stvm__locals_destroy(vm);
     stvm__stackmem_destroy(vm);
     stvm__aio_destroy(vm);
     stvm__external_destroy(vm);

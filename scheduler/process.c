@@ -14,6 +14,7 @@
 #include "../vm/config.h"
 #include "../vm/objmem.h"
 #include "context.h"
+#include "process_local.h"
 
 /* ---- the VM's list of unfinished processes ------------------------------------------ */
 
@@ -78,6 +79,7 @@ static stvm_process *handle_new(stvm_vm *vm, stvm_proc *p, const char *name, uin
 
 static void handle_free(stvm_vm *vm, stvm_process *h)
 {
+    stvm__locals_drop(vm, h);   /* its process-local values go with it */
     if (!(h->flags & STVM_PF_IN_STACK)) {
         stvm__objmem_free(vm, h);
         return;
@@ -109,12 +111,26 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
         stack_size = vm->cfg.stack_size;
     if (stack_size < STVM_MIN_STACK_SIZE || stack_size > STVM_MAX_STACK_SIZE)
         return STVM_EINVAL;
+    /* Pharo's installEnvIntoForked:: a process spawned by a user process inherits its
+     * inheritable values; the VM's own processes start with none. The nodes are made
+     * first, so that a spawn that fails changes nothing and calls no inherit_fn. */
+    stvm_process *parent = stvm__in_process(vm) && !(flags & STVM_PF_VM_OWN)
+                               ? vm->active->handle : NULL;
+    stvm_local_value *inherited = NULL;
+    if (parent && parent->locals) {
+        int err = stvm__locals_inherit_prepare(vm, parent, &inherited);
+        if (err)
+            return err;
+    }
     stvm_proc *p;
     int err = stvm__ctx_prepare(vm, stvm__page_round(stack_size), &p);
-    if (err)
+    if (err) {
+        stvm__locals_nodes_free(inherited);
         return err;
+    }
     stvm_process *h = handle_new(vm, p, name ? name : "", flags | (out ? STVM_PF_HELD : 0));
     if (!h) {
+        stvm__locals_nodes_free(inherited);
         stvm__ctx_release(vm, p);
         return STVM_ENOMEM;
     }
@@ -129,6 +145,8 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
     p->arg = arg;
     p->flags |= (uint16_t)(flags & 0xFF);
     p->id = h->id;
+    if (parent)
+        stvm__locals_inherit_finish(vm, parent, inherited, h);
     link_all(vm, p);
     if (stvm__tracing(vm))
         stvm__trace_created(vm, p->id, h->name, priority);

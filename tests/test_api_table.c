@@ -9,7 +9,8 @@
  *    of every semaphore's excess, mutex's owner and process's state, of every socket's
  *    status, port, descriptor, read semaphore and armed read handler (what
  *    stvm_fd_wait(fd, READ, 0) answers), of every stream's counters and SocketHandle
- *    record's status, and of the out-parameters (preset to a pattern; receive buffers
+ *    record's status, of the watched processes' and the calling process's values of
+ *    the process-local variables, and of the out-parameters (preset to a pattern; receive buffers
  *    too) is the same before and after the call.
  *
  * A row is one call: the function, what is wrong with it, the context it is made from
@@ -76,7 +77,9 @@
     X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
     X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)     \
     X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek) X(queue_size)  \
-    X(queue_flush) X(queue_open_external) X(queue_put_external) X(register_external) X(unregister_external) X(signal_external)     \
+    X(queue_flush) X(queue_open_external) X(queue_put_external)                          \
+    X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set) X(local_clear)   \
+    X(local_during) X(register_external) X(unregister_external) X(signal_external)        \
     X(fd_wait) X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)  \
     X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
     X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
@@ -171,11 +174,13 @@ enum handle_id {
     H_DELAY_SEM,                       /* the row VM's plain Delay's semaphore */
     H_QUEUE_FULL,                      /* V_MAIN: a bounded queue of 1, holding an item */
     H_QUEUE_OPEN,                      /* V_OTHER: a queue open for other threads */
+    H_LOCAL_DYN,                       /* V_MAIN: a dynamic process-local variable */
     N_HANDLE
 };
-enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, K_QUEUE, N_KIND };
+enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, K_QUEUE, K_LOCAL,
+            N_KIND };
 /* Their classes (vm/objects.h), for forged headers. */
-static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14, 13};
+static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14, 13, 15};
 
 /* An oop a row passes: nil (the default), a raw word, a tagged SmallInteger of any
  * value (beyond a VM's width too), or an object of the fixture. */
@@ -352,6 +357,7 @@ union out_slot {
     stvm_stream_stats sst;
     stvm_delay *dl;
     stvm_queue *qu;
+    stvm_local *lv;
     void *item;
     struct { uint8_t *data; size_t size; } bd;
     const char *named[2][32];   /* stvm_primitive_named_list: modules, names */
@@ -403,6 +409,8 @@ typedef struct fx {
     stvm_delay *delay[N_VM];      /* every VM: a Delay of 1 ms, not scheduled */
     stvm_queue *queue[N_VM];      /* every VM: an empty unbounded queue */
     stvm_queue *queue_full, *queue_open;
+    stvm_local *local[N_VM];      /* every VM: a process-local variable nobody set */
+    stvm_local *local_dyn;        /* V_MAIN: a dynamic one */
     stvm_mutex *mtx[N_VM];
     stvm_process *susp[N_VM];     /* V_MAIN, V_OTHER, V_NET: a suspended process, held */
     stvm_socket *sock[N_VM];      /* V_NET and V_OTHER: the plain socket (cli) */
@@ -491,6 +499,7 @@ static void *plain(fx *f, int v, int kind)
            : kind == K_STREAM ? (void *)f->stream[v]
            : kind == K_DELAY  ? (void *)f->delay[v]
            : kind == K_QUEUE  ? (void *)f->queue[v]
+           : kind == K_LOCAL  ? (void *)f->local[v]
                               : (void *)f->susp[v];
 }
 
@@ -545,6 +554,7 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_DELAY_SEM: return stvm_delay_semaphore(f->delay[v]);
     case H_QUEUE_FULL: return f->queue_full;
     case H_QUEUE_OPEN: return f->queue_open;
+    case H_LOCAL_DYN: return f->local_dyn;
     }
     return NULL;
 }
@@ -626,6 +636,8 @@ static void nothing_fn(stvm_vm *vm, void *arg)
 }
 
 static int yes(bool b) { return b ? R_TRUE : R_FALSE; }
+static void local_destroy(void *value) { (void)value; }
+static void *local_inherit(void *value, stvm_process *child) { return value; }
 static int null_or_not(const void *p) { return p ? R_NONNULL : R_NULL; }
 static int text_ok(const char *s) { return yes(s && s[0]); }
 
@@ -642,6 +654,10 @@ static int call(fx *f, int fn, const args *a)
     stvm_stream *st = handle_of(f, a, K_STREAM);
     stvm_delay *dl = handle_of(f, a, K_DELAY);
     stvm_queue *qu = handle_of(f, a, K_QUEUE);
+    stvm_local *lv = handle_of(f, a, K_LOCAL);
+    /* stvm_local_get_of's process: the plain one, or the handle m names. */
+    stvm_process *lp = a->m ? handle_of(f, &(args){.vm = a->vm, .h = (int)a->m}, K_PROC)
+                            : plain(f, home_of(&(row){.a = *a}), K_PROC);
     stvm_fn fnp = a->null_ptr ? NULL : nothing_fn;
     union out_slot *o = a->null_out ? NULL : &f->out;
     stvm_oop o0 = oop_of(f, a->o[0]), argv[7];
@@ -750,6 +766,20 @@ static int call(fx *f, int fn, const args *a)
     case F_queue_flush: return (int)stvm_queue_flush(vm, qu, NULL, NULL);
     case F_queue_open_external: return stvm_queue_open_external(vm, qu);
     case F_queue_put_external: return stvm_queue_put_external(qu, f, a->n);
+    case F_local_new: {
+        /* z: bit 0 gives destroy_fn, bit 1 inherit_fn */
+        int rc = stvm_local_new(vm, (unsigned)a->n, NULL, (a->z & 1) ? local_destroy : NULL,
+                                (a->z & 2) ? local_inherit : NULL, o ? &o->lv : NULL);
+        if (rc == STVM_OK && o)
+            stvm_local_free(vm, o->lv);   /* an unexpected success must not leak */
+        return rc;
+    }
+    case F_local_free: return stvm_local_free(vm, lv);
+    case F_local_get: return stvm_local_get(vm, lv, o ? &o->item : NULL);
+    case F_local_get_of: return stvm_local_get_of(vm, lp, lv, o ? &o->item : NULL);
+    case F_local_set: return stvm_local_set(vm, lv, f);
+    case F_local_clear: return stvm_local_clear(vm, lv);
+    case F_local_during: return stvm_local_during(vm, lv, f, fnp, NULL);
     case F_delay_new_ms: return stvm_delay_new_ms(vm, a->n, o ? &o->dl : NULL);
     case F_delay_new_us: return stvm_delay_new_us(vm, a->n, o ? &o->dl : NULL);
     case F_delay_free: return stvm_delay_free(vm, dl);
@@ -863,7 +893,16 @@ typedef struct snap {
     int invariants[N_VM];
     int64_t excess[N_WATCH_SEM];
     stvm_process *owner[N_WATCH_MUTEX];
-    struct { int rc, state, priority; bool held; const void *on; } proc[N_WATCH_PROC];
+    struct {
+        int rc, state, priority;
+        bool held;
+        const void *on;
+        int lrc[2];          /* stvm_local_get_of: its VM's plain variable, V_MAIN's dynamic */
+        void *lval[2];
+    } proc[N_WATCH_PROC];
+    /* the green process making the call: its values of each VM's plain variable and of
+     * V_MAIN's dynamic one (EINVAL for the VMs it is not a process of) */
+    struct { int rc; void *v; } self_local[N_VM + 1];
     int64_t resolver[N_VM][2];   /* the SocketPlugin's resolver: status, error */
     /* a socket's status, port, descriptor, read semaphore's excess, and what
      * stvm_fd_wait(fd, READ, 0) answers (EWAITING while a handler is armed for reading;
@@ -906,6 +945,16 @@ static void snap_take(fx *f, snap *s)
         s->proc[i].priority = info.priority;
         s->proc[i].held = info.held;
         s->proc[i].on = info.waiting_object;
+        stvm_vm *pv = f->vm[f->wproc[i].vm];
+        s->proc[i].lrc[0] = stvm_local_get_of(pv, f->wproc[i].p, f->local[f->wproc[i].vm],
+                                              &s->proc[i].lval[0]);
+        s->proc[i].lrc[1] = stvm_local_get_of(pv, f->wproc[i].p, f->local_dyn,
+                                              &s->proc[i].lval[1]);
+    }
+    for (int v = 0; v <= N_VM; v++) {
+        stvm_vm *sv = f->vm[v < N_VM ? v : V_MAIN];
+        stvm_local *lv = v < N_VM ? f->local[v] : f->local_dyn;
+        s->self_local[v].rc = stvm_local_get_of(sv, f->self, lv, &s->self_local[v].v);
     }
     for (int v = 0; v < N_VM; v++) {
         s->resolver[v][0] = plugin_int(f->vm[v], "primitiveResolverStatus", STVM_NIL, 0);
@@ -979,6 +1028,12 @@ static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size
         if (memcmp(&a->proc[i], &b->proc[i], sizeof a->proc[i]) != 0) {
             snprintf(buf, size, "watched process %d: state %d -> %d, priority %d -> %d", i,
                      a->proc[i].state, b->proc[i].state, a->proc[i].priority, b->proc[i].priority);
+            return;
+        }
+    for (int v = 0; v <= N_VM; v++)
+        if (memcmp(&a->self_local[v], &b->self_local[v], sizeof a->self_local[v]) != 0) {
+            snprintf(buf, size, "the calling process's value of %s changed",
+                     v < N_VM ? "a plain process-local variable" : "the dynamic variable");
             return;
         }
     for (int v = 0; v < N_VM; v++) {
@@ -1317,6 +1372,18 @@ static const fn_desc FN[N_FN] = {
     [F_stop] = {.null_vm = R_VOID},
 
     /* ByteArrays and named primitives */
+    [F_local_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_local_free] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL},
+    [F_local_get] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+                     .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_local_get_of] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+                        .null_out = E_INVAL},
+    [F_local_set] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+                     .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_local_clear] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+                       .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_local_during] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_bytes_new] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.vm = V_NET, .z = 16}},
     [F_bytes_data] = {.null_vm = E_INVAL, .null_out = E_INVAL,
                       .ok = {.vm = V_NET, .o = {OB(OB_BYTES)}}},
@@ -1340,6 +1407,8 @@ static const int wrong_handles[N_KIND][16] = {
     [K_DELAY] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_QUEUE] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+                 H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    [K_LOCAL] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
 };
 static const char *const handle_names[N_HANDLE] = {
@@ -1690,6 +1759,20 @@ static const row explicit_rows[] = {
     ROW(queue_put_external, "timeout INT64_MIN", C_HOST, E_INVAL, .h = H_QUEUE_OPEN,
         .n = INT64_MIN),
     BAD_DURATIONS_MS(queue_put_timeout_ms, .h = H_DEFAULT),
+    /* ---- process-local variables (the wrong handles and contexts are generated) ---- */
+    ROW(local_new, "an unknown flag", C_HOST, E_INVAL, .n = 4),
+    ROW(local_new, "every bit set in flags", C_HOST, E_INVAL, .n = -1),
+    ROW(local_new, "inherit_fn without STVM_LOCAL_INHERITABLE", C_HOST, E_INVAL, .z = 2),
+    ROW(local_new, "inheritable, destroy_fn without inherit_fn", C_HOST, E_INVAL,
+        .n = STVM_LOCAL_INHERITABLE, .z = 1),
+    ROW(local_get_of, "a NULL process", C_HOST, E_INVAL, .m = H_NULL),
+    ROW(local_get_of, "another VM's process", C_HOST, E_INVAL, .m = H_FOREIGN),
+    ROW(local_get_of, "a semaphore as the process", C_HOST, E_INVAL, .m = H_SEM),
+    ROW(local_get_of, "forged memory as the process", C_HOST, E_INVAL, .m = H_G_FORGED),
+    ROW(local_set, "a dynamic variable", C_GREEN, E_INVAL, .h = H_LOCAL_DYN),
+    ROW(local_clear, "a dynamic variable", C_GREEN, E_INVAL, .h = H_LOCAL_DYN),
+    ROW(local_during, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(local_set, "a dynamic variable, from the host", C_HOST, E_INVAL, .h = H_LOCAL_DYN),
     BAD_DURATIONS_MS(queue_take_timeout_ms, .h = H_DEFAULT),
     ROW(semaphore_wait_timeout_ms, "-1 ms with an excess signal: kept", C_GREEN, E_INVAL,
         .h = H_SEM_EXCESS, .n = -1),
@@ -3138,6 +3221,7 @@ static void fx_setup(fx *f)
         f->sem[v] = sem_make(f->vm[v]);
         cr_assert_eq(stvm_delay_new_ms(f->vm[v], 1, &f->delay[v]), STVM_OK);
         cr_assert_eq(stvm_queue_new(f->vm[v], 0, &f->queue[v]), STVM_OK);
+        cr_assert_eq(stvm_local_new(f->vm[v], 0, NULL, NULL, NULL, &f->local[v]), STVM_OK);
         cr_assert_eq(stvm_mutex_new(f->vm[v], &f->mtx[v]), STVM_OK);
         watch_sem(f, v, f->sem[v]);
         watch_mutex(f, v, f->mtx[v]);
@@ -3154,6 +3238,8 @@ static void fx_setup(fx *f)
     cr_assert_eq(stvm_queue_put(vm, f->queue_full, f), STVM_OK);
     cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open), STVM_OK);
     cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open), STVM_OK);
+    cr_assert_eq(stvm_local_new(vm, STVM_LOCAL_DYNAMIC, NULL, NULL, NULL, &f->local_dyn),
+                 STVM_OK);
     f->park = sem_make(vm);
     f->ext = sem_make(vm);
     stvm_semaphore *ext2 = sem_make(vm);

@@ -31,6 +31,7 @@ enum {
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
     STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
+    STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/process_local.h) */
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -187,6 +188,9 @@ struct stvm_process {
     int priority;                    /* the last priority, kept after finishing */
     uint32_t flags;                  /* STVM_PF_* */
     stvm_list joiners;               /* processes in stvm_process_join */
+    /* Its values of process-local variables (scheduler/process_local.h): they live with
+     * the handle, so a held handle of a finished process still answers them. */
+    struct stvm_local_value *locals;
 };
 
 /* Something a process registered for the wait it is in (its Delay, a descriptor's

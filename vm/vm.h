@@ -230,6 +230,8 @@ struct stvm_vm {
     /* SharedQueues not yet freed (scheduler/shared_queue.c), so that stvm_vm_free can
      * release what they own beside their object. */
     struct stvm_queue *queues;
+    /* Process-local variables not yet freed (scheduler/process_local.c). */
+    struct stvm_local *locals;
 };
 
 #endif

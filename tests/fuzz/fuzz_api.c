@@ -663,6 +663,7 @@ enum wkind { W_DRIVER, W_SEM_WAIT, W_MUTEX_HOLD, W_DELAY, W_JOIN, W_RETURN, W_EN
              W_SUSPEND_SELF, W_TIMED, NKINDS };
 
 static void exec_op(fz_ctx *c, unsigned op);
+static void op_local(fz_ctx *c, unsigned op);
 static void queues_maybe_lossy(fz_ctx *c);
 
 static void drive(fz_ctx *c)
@@ -674,6 +675,8 @@ static void drive(fz_ctx *c)
             return;
         exec_op(c, op);
         fz_invariants(c, "an operation");
+        op_local(c, op);
+        fz_invariants(c, "a process-local call");
     }
 }
 
@@ -2175,6 +2178,214 @@ static void op_misc(fz_ctx *c)
         unchanged(c, s, what);
 }
 
+/* ---- process-local variables -------------------------------------------------------------
+ * op_local came after the corpus was grown and every op byte has a meaning, so it takes
+ * no bytes: it runs after each operation, its action chosen from the op byte and the
+ * operations left, and it never switches (no yield inside a during), so that the
+ * operations of every input, and who runs when, stay as they were. Values are tokens
+ * from malloc, freed by destroy_fn: a value dropped twice, used after it was dropped or
+ * never dropped is the sanitizers' to find (leak detection is on). The model: the value
+ * a driver set or cleared itself is what it must read back. */
+
+#define TOKEN_MAGIC 0x70CA1u
+
+typedef struct fz_token {
+    uint32_t magic;
+    uint32_t serial;
+} fz_token;
+
+static void token_destroy(void *v)
+{
+    fz_token *t = v;
+    FZ_CHECK(t->magic == TOKEN_MAGIC, "destroy_fn got a value that is not a live token");
+    t->magic = 0;
+    free(t);
+}
+
+static void *token_inherit(void *v, stvm_process *child)
+{
+    fz_token *from = v, *t = malloc(sizeof *t);
+    FZ_CHECK(from->magic == TOKEN_MAGIC, "inherit_fn got a value that is not a live token");
+    FZ_CHECK(child != NULL, "inherit_fn without the child");
+    if (t)
+        *t = (fz_token){TOKEN_MAGIC, from->serial + 1000000u};
+    return t;   /* NULL: the child answers the default */
+}
+
+static fz_token *token_new(fz_ctx *c)
+{
+    fz_token *t = malloc(sizeof *t);
+    FZ_CHECK(t != NULL, "malloc");
+    *t = (fz_token){TOKEN_MAGIC, ++c->lv_serial};
+    return t;
+}
+
+static const unsigned lv_flags[2] = {STVM_LOCAL_INHERITABLE, STVM_LOCAL_DYNAMIC};
+
+static void lv_make(fz_ctx *c, int i)
+{
+    int rc = stvm_local_new(c->vm, lv_flags[i], NULL, token_destroy, i ? NULL : token_inherit,
+                            &c->lv[i]);
+    FZ_CHECK(rc == STVM_OK, "local_new: %s", stvm_err_name(rc));
+    c->lv_inside[i] = 0;
+    if (i == 0)
+        for (int k = 0; k < c->nw; k++) {   /* nobody has a value of the new one */
+            c->w[k].lknown = true;
+            c->w[k].lval = NULL;
+        }
+}
+
+/* The driver making the call, or NULL (the host; a process that is not a driver). */
+static fz_worker *cur_driver(fz_ctx *c)
+{
+    stvm_process *me = stvm_active_process(c->vm);
+    for (int i = 0; me && i < c->nw; i++)
+        if (c->w[i].self == me && c->w[i].started && !c->w[i].finished &&
+            c->w[i].kind == W_DRIVER)
+            return &c->w[i];
+    return NULL;
+}
+
+/* What a get must answer in the model: own value known, or not. */
+static void local_check_get(fz_ctx *c, fz_worker *w, int rc, void *v, const char *what)
+{
+    FZ_CHECK(rc == 0 || rc == 1, "%s answered %s", what, stvm_err_name(rc));
+    FZ_CHECK(rc == 1 ? v != NULL && ((fz_token *)v)->magic == TOKEN_MAGIC : v == NULL,
+             "%s answered %d with %p", what, rc, v);
+    if (w && w->lknown)
+        FZ_CHECK(rc == (w->lval != NULL) && v == w->lval, "%s: %p, the process set %p", what,
+                 v, w->lval);
+}
+
+typedef struct fz_binding {
+    fz_ctx *c;
+    int i;
+    fz_token *bound;
+    bool ran;
+} fz_binding;
+
+static void during_body(stvm_vm *vm, void *arg)
+{
+    fz_binding *b = arg;
+    void *v = NULL;
+    int rc = stvm_local_get(vm, b->c->lv[b->i], &v);
+    FZ_CHECK(rc == 1 && v == b->bound, "inside during: %d %p, bound %p", rc, v,
+             (void *)b->bound);
+    FZ_CHECK(stvm_local_free(vm, b->c->lv[b->i]) == STVM_EINUSE, "free inside during");
+    b->ran = true;
+}
+
+static void op_local(fz_ctx *c, unsigned op)
+{
+    unsigned a = (op * 0x9Du + (unsigned)c->ops_left * 0x3Bu) & 0xFF;
+    int i = (int)(a >> 7);   /* which variable */
+    stvm_local *v = c->lv[i];
+    if (!v) {
+        lv_make(c, i);
+        return;
+    }
+    bool proc = in_proc(c);
+    fz_worker *w = cur_driver(c);
+    uint64_t sw0 = switches(c);
+    void *val = (void *)SENTINEL;
+    int rc;
+    switch (a % 8) {
+    case 0:
+    case 1: {
+        rc = stvm_local_get(c->vm, v, &val);
+        if (!proc) {
+            FZ_CHECK(rc == STVM_ENOTPROC && val == (void *)SENTINEL, "local_get from the host");
+            break;
+        }
+        local_check_get(c, i == 0 ? w : NULL, rc, val, "local_get");
+        void *of = (void *)SENTINEL;
+        int rc2 = stvm_local_get_of(c->vm, stvm_active_process(c->vm), v, &of);
+        FZ_CHECK(rc2 == rc && of == val, "local_get_of(self) disagrees with local_get");
+        break;
+    }
+    case 2:
+    case 3: {   /* set (a dynamic variable refuses) */
+        fz_token *t = token_new(c);
+        fz_snap *s = snap(c);
+        rc = stvm_local_set(c->vm, v, t);
+        int want = i == 1 ? STVM_EINVAL : proc ? STVM_OK : STVM_ENOTPROC;
+        FZ_CHECK(rc == want, "local_set answered %s, expected %s", stvm_err_name(rc),
+                 stvm_err_name(want));
+        if (rc) {
+            unchanged(c, s, "local_set");
+            free(t);
+        } else if (w) {
+            w->lknown = true;
+            w->lval = t;
+        }
+        break;
+    }
+    case 4: {
+        fz_snap *s = snap(c);
+        rc = stvm_local_clear(c->vm, v);
+        int want = i == 1 ? STVM_EINVAL : proc ? STVM_OK : STVM_ENOTPROC;
+        FZ_CHECK(rc == want, "local_clear answered %s", stvm_err_name(rc));
+        if (rc)
+            unchanged(c, s, "local_clear");
+        else if (w) {
+            w->lknown = true;
+            w->lval = NULL;
+        }
+        break;
+    }
+    case 5:
+    case 6: {   /* during, on either kind; its end restores what the model knows */
+        fz_binding b = {c, i, token_new(c), false};
+        void *before = NULL;
+        int own = proc ? stvm_local_get(c->vm, v, &before) : 0;
+        c->lv_inside[i]++;
+        rc = stvm_local_during(c->vm, v, b.bound, during_body, &b);
+        c->lv_inside[i]--;
+        FZ_CHECK(rc == (proc ? STVM_OK : STVM_ENOTPROC), "local_during answered %s",
+                 stvm_err_name(rc));
+        FZ_CHECK(b.ran == (rc == STVM_OK), "local_during's fn ran %d, answered %s", b.ran,
+                 stvm_err_name(rc));
+        if (rc)
+            free(b.bound);   /* not taken */
+        else {
+            void *after = NULL;
+            int own2 = stvm_local_get(c->vm, v, &after);
+            FZ_CHECK(own2 == own && after == before, "during did not restore");
+        }
+        break;
+    }
+    default: {   /* free (refused while a during is in progress), or bad input */
+        if (a & 0x40) {
+            fz_snap *s = snap(c);
+            rc = stvm_local_get_of(c->vm, NULL, v, &val);
+            FZ_CHECK(rc == STVM_EINVAL, "local_get_of(NULL process)");
+            rc = stvm_local_set(c->vm, (stvm_local *)c->sem[0], NULL);
+            FZ_CHECK(c->sem[0] == NULL || rc == STVM_EINVAL, "local_set(a semaphore)");
+            rc = stvm_local_free(c->vm, (stvm_local *)fz_stray);
+            FZ_CHECK(rc == STVM_EINVAL, "local_free(stray)");
+            rc = stvm_local_during(NULL, v, NULL, during_body, NULL);
+            FZ_CHECK(rc == STVM_EINVAL, "local_during(NULL vm)");
+            unchanged(c, s, "process-local bad input");
+            break;
+        }
+        rc = stvm_local_free(c->vm, v);
+        FZ_CHECK(rc == STVM_OK || (rc == STVM_EINUSE && c->lv_inside[i] > 0),
+                 "local_free answered %s (%d durings in progress)", stvm_err_name(rc),
+                 c->lv_inside[i]);
+        if (rc == STVM_OK) {
+            c->lv[i] = NULL;
+            if (i == 0)
+                for (int k = 0; k < c->nw; k++) {
+                    c->w[k].lknown = true;
+                    c->w[k].lval = NULL;
+                }
+        }
+        break;
+    }
+    }
+    FZ_CHECK(switches(c) == sw0, "a process-local call switched");
+}
+
 /* ---- the operations ------------------------------------------------------------------- */
 
 static void exec_op(fz_ctx *c, unsigned op)
@@ -2249,6 +2460,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stvm_mutex *m;
     FZ_CHECK(stvm_mutex_new(c->vm, &m) == STVM_OK, "mutex_new");
     fz_add_mut(c, m);
+    lv_make(c, 0);
+    lv_make(c, 1);
     for (int i = 0; i < 2; i++) {
         FZ_CHECK(stvm_semaphore_new(c->vm, &ext_sem[i]) == STVM_OK, "semaphore_new");
         ext_index[i] = 0;

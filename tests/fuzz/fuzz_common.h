@@ -338,6 +338,10 @@ typedef struct fz_worker {
     stvm_process *held;     /* its handle if the run holds it */
     stvm_process *self;     /* stvm_active_process inside it */
     bool started, finished;
+    /* fuzz_api's model of its value of the inheritable process-local variable: known
+     * once the process itself set or cleared it (a spawned one may have inherited) */
+    bool lknown;
+    void *lval;
     fz_snap before;         /* per process: another one may run while a call blocks */
 } fz_worker;
 
@@ -366,6 +370,10 @@ struct fz_ctx {
     int noop;
     fz_worker w[FZ_MAXW];
     int nw;
+    /* fuzz_api: process-local variables, [0] inheritable, [1] dynamic (NULL: freed) */
+    stvm_local *lv[2];
+    int lv_inside[2];       /* durings on it in progress (stays up if one was cut short) */
+    uint32_t lv_serial;
     fz_snap host_before, after;
     uint64_t calls, failed_calls;
 };
