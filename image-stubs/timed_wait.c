@@ -207,8 +207,12 @@ int stvm_monitor_enter_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms)
  * is lost in between). Whatever ended the wait, the monitor is taken again. */
 int stvm_monitor_wait_on_timeout_ms(stvm_vm *vm, stvm_monitor *m, int queue, int64_t ms)
 {
-    int err = stvm__monitor_check_wait(vm, m, queue);
-    if (err || (err = stvm__check_duration(vm, ms, true)))
+    /* The arguments first (a bad duration is EINVAL or ERANGE whoever calls), then the
+     * state (EPERM). */
+    if (!vm || !stvm__is_monitor(vm, m) || queue < 0 || queue >= STVM_MONITOR_QUEUES)
+        return STVM_EINVAL;
+    int err = stvm__check_duration(vm, ms, true);
+    if (err || (err = stvm__monitor_check_wait(vm, m, queue)))
         return err;
     if (ms == 0)
         return STVM_ETIMEDOUT;
