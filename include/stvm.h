@@ -1533,8 +1533,9 @@ enum {
     STVM_TRACE_GAVE_MONITOR_WAKE = 7    /* a wake of a monitor's signal-all (nothing to
                                            pass on: every waiter was woken) */
 };
-/* MONITOR_WAIT's detail and MONITOR_SIGNAL's extra for the monitor's entry. */
-#define STVM_TRACE_MONITOR_ENTRY 0xFFFF
+/* MONITOR_WAIT's detail and MONITOR_SIGNAL's extra for the monitor's entry (past every
+ * queue id; the ring keeps 8 bits of an extra). */
+#define STVM_TRACE_MONITOR_ENTRY 0xFF
 
 /* Why the processor went from one process to another (SWITCH's reason). */
 enum {

@@ -38,7 +38,7 @@ static const uint8_t extra_slot[STVM_TRACE_KINDS] = {
     [STVM_TRACE_SOCKET_DONE] = EXTRA_IN_REASON,
     [STVM_TRACE_FFI_CALL] = EXTRA_IN_REASON,           /* arguments: at most 16 */
     [STVM_TRACE_FFI_RETURN] = EXTRA_IN_REASON,         /* STVM_TRACE_FFI_* */
-    [STVM_TRACE_MONITOR_SIGNAL] = EXTRA_IN_REASON,     /* a queue id, or 0xFFFF */
+    [STVM_TRACE_MONITOR_SIGNAL] = EXTRA_IN_REASON,     /* a queue id, or 0xFF */
 };
 
 #define PROCESS_BITS 48
