@@ -472,7 +472,7 @@ STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
 STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
- * FIFO links, priority bitmap, semaphore excess/waiters, mutex owners). Returns
+ * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
  * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
 STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
@@ -745,9 +745,9 @@ STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_
  * condition queue, or while it waits to take the monitor again, is taken off and takes
  * nothing (its cleanups run outside the monitor); one handed the monitor, or a signal,
  * that is terminated or interrupted before it runs gives it back (the monitor to the next
- * entrant, a signal to the next waiter of its queue); an owner that finishes, however,
- * hands the monitor to the next entrant, and one terminated inside
- * stvm_monitor_critical leaves that level on its way out. */
+ * entrant, a signal to the next waiter of its queue); one terminated inside
+ * stvm_monitor_critical leaves that level on its way out, and an owner that finishes
+ * owning it hands the monitor to the next entrant, as it does a mutex. */
 typedef struct stvm_monitor stvm_monitor;
 
 #define STVM_MONITOR_QUEUES 8
