@@ -2241,6 +2241,8 @@ static void op_monitor(fz_ctx *c)
     int queue = pick_mon_queue(fz_u8(IN()));
     bool qok = queue >= 0 && queue < STVM_MONITOR_QUEUES;
     fz_snap *s = snap(c);
+    FZ_TRACE("  monitor case %u on %d: owner %p, depth %lld, queue %d\n", k % 12, mi,
+             (void *)owner, (long long)d0, queue);
     int rc, want;
     const char *what;
     bool waits = false;   /* a condition wait: the depth must come back */
