@@ -2478,8 +2478,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->cfg.external_table_size = (int)(fz_u8(&c->in) % 3) + 1;   /* EFULL is reachable */
     int rc = stvm_vm_new(&c->vm, &c->cfg);
     FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
-    /* the pool: a semaphore with an excess signal, one without, a mutex, some boxes,
-     * and the two external semaphores */
+    /* the pool: a semaphore with an excess signal, one without, a mutex, a monitor, some
+     * boxes, and the two external semaphores */
     for (int i = 0; i < 2; i++) {
         stvm_semaphore *s;
         FZ_CHECK(stvm_semaphore_new(c->vm, &s) == STVM_OK, "semaphore_new");
@@ -2489,6 +2489,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stvm_mutex *m;
     FZ_CHECK(stvm_mutex_new(c->vm, &m) == STVM_OK, "mutex_new");
     fz_add_mut(c, m);
+    FZ_CHECK(stvm_monitor_new(c->vm, &c->mon[0]) == STVM_OK, "monitor_new");
+    c->nmon = 1;
     for (int i = 0; i < 2; i++) {
         FZ_CHECK(stvm_semaphore_new(c->vm, &ext_sem[i]) == STVM_OK, "semaphore_new");
         ext_index[i] = 0;
