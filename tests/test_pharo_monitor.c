@@ -7,8 +7,9 @@
  * runs on the simulated clock, so the timed wait takes no wall-clock time.
  *
  * Every test method of Pharo's MonitorTest (pharo-project/pharo,
- * src/Kernel-Tests/MonitorTest.class.st, the same three in every stored version;
- * pharo-core keeps testExample1 in KernelTests-Processes):
+ * src/Kernel-Tests/MonitorTest.class.st: the same three methods in both versions read,
+ * 26ec2cb and 86c065d; pharo-core's older form, KernelTests-Processes, has testExample1
+ * among them):
  *
  *   testExample1             expressed (below)
  *   testExample2             expressed; Pharo's #finish event is condition queue 1
