@@ -362,10 +362,8 @@ static void high_waiter(stvm_vm *vm, void *arg)
 {
     ms *s = arg;
     GCHECK(s, stvm_monitor_enter(vm, s->m) == STVM_OK);
-    stvm_process_info info;
     int rc = stvm_monitor_wait(vm, s->m);
     GCHECK(s, rc == STVM_OK && owns(s));
-    GCHECK(s, stvm_process_info_get(vm, stvm_active_process(vm), &info) == STVM_OK);
     trace_add(&s->log, 1);
     GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);
 }
@@ -956,7 +954,7 @@ static void frees_in_every_state(stvm_vm *vm, void *arg)
     ms *s = arg;
     GCHECK(s, stvm_monitor_enter(vm, s->m) == STVM_OK);
     GCHECK(s, stvm_monitor_free(vm, s->m) == STVM_ESTATE);   /* owned by the caller */
-    stvm_delay_wait_ms(vm, 1);   /* the waiter enters... no: it waits to enter */
+    stvm_delay_wait_ms(vm, 1);   /* meanwhile the waiter and the critical one wait to enter */
     GCHECK(s, stvm_monitor_free(vm, s->m) == STVM_EINUSE);
     GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);
 }
