@@ -132,6 +132,12 @@ static int switch_figures(const micro_opts *o, micro_row *r)
         if (!err)
             err = micro_handoff(MICRO_QUEUE, o->iterations, NULL, &r->queue_ns_samples[k], why,
                                 sizeof why);
+        if (!err)
+            err = micro_handoff(MICRO_MONITOR, o->iterations, NULL, &r->monitor_ns_samples[k],
+                                why, sizeof why);
+        if (!err)
+            err = micro_monitor_enter_exit(o->iterations, &r->monitor_enter_exit_ns_samples[k],
+                                           why, sizeof why);
         uint64_t raw_iter = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
         if (!err && (err = stvm_measure_raw_switch(raw_iter, &r->raw_switch_ns_samples[k])))
             snprintf(why, sizeof why, "stvm_measure_raw_switch: %s", stvm_err_name(err));

@@ -13,12 +13,17 @@
 
 /* What a hand-off goes through: a semaphore's signal and wait, or a SharedQueue's put
  * and take. */
-typedef enum micro_channel { MICRO_SEMAPHORE, MICRO_QUEUE } micro_channel;
+typedef enum micro_channel { MICRO_SEMAPHORE, MICRO_QUEUE, MICRO_MONITOR } micro_channel;
+/* MICRO_MONITOR: each party holds the monitor in turn and hands it over with a signal
+ * and a condition wait (the wait releases it, the woken partner takes it again). */
 
 /* ns per hand-off between two green processes of equal priority in a fresh VM (traced
  * as trace says; NULL: not): STVM_OK, or a negative stvm error and a sentence in why. */
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
                   double *ns, char *why, size_t whysize);
+/* ns per uncontended stvm_monitor_enter + stvm_monitor_exit by one green process, over
+ * `pairs` pairs: STVM_OK, or a negative stvm error and a sentence in why. */
+int micro_monitor_enter_exit(long long pairs, double *ns, char *why, size_t whysize);
 /* ns per hand-off between two OS threads pinned to cpu: 0, or -1 if the threads could
  * not be made or pinned. */
 int micro_pthread_handoff(long long handoffs, int cpu, double *ns);

@@ -1,7 +1,7 @@
 /*
  * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
  * semaphores (one hand-off is a signal + wait that moves control to the other) or two
- * SharedQueues (a put + take). Measured on two green processes of equal priority
+ * SharedQueues (a put + take), or a monitor's signal + condition wait. Measured on two green processes of equal priority
  * (stvm), and on two OS threads pinned to one core (pthread sem_t) for reference.
  */
 #include "micro_measure.h"
@@ -18,6 +18,7 @@ typedef struct pingpong {
     micro_channel channel;
     stvm_semaphore *s1, *s2;
     stvm_queue *q1, *q2;
+    stvm_monitor *m;
     long long warmup, rounds;   /* one round = two hand-offs */
     int64_t t0, t1;
     int err;
@@ -41,9 +42,34 @@ static int take(stvm_vm *vm, pingpong *pp, int ch, long long i)
     return err ? err : (intptr_t)item == i ? STVM_OK : STVM_ESTATE;
 }
 
+/* The monitor's ping-pong: one round is a signal and a wait by each party; the last
+ * signal, after the loop, lets the partner out of its last wait. */
+static void monitor_party(stvm_vm *vm, pingpong *pp, bool timed)
+{
+    int err = stvm_monitor_enter(vm, pp->m);
+    for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
+        if (timed && i == pp->warmup)
+            pp->t0 = bench_mono_ns();
+        int n = stvm_monitor_signal(vm, pp->m);
+        err = n < 0 ? n : stvm_monitor_wait(vm, pp->m);
+    }
+    if (timed)
+        pp->t1 = bench_mono_ns();
+    if (!err) {
+        int n = stvm_monitor_signal(vm, pp->m);
+        err = n < 0 ? n : stvm_monitor_exit(vm, pp->m);
+    }
+    if (err)
+        pp->err = err;
+}
+
 static void ping(stvm_vm *vm, void *arg)
 {
     pingpong *pp = arg;
+    if (pp->channel == MICRO_MONITOR) {
+        monitor_party(vm, pp, true);
+        return;
+    }
     for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
         if (i == pp->warmup)
             pp->t0 = bench_mono_ns();
@@ -60,6 +86,10 @@ static void ping(stvm_vm *vm, void *arg)
 static void pong(stvm_vm *vm, void *arg)
 {
     pingpong *pp = arg;
+    if (pp->channel == MICRO_MONITOR) {
+        monitor_party(vm, pp, false);
+        return;
+    }
     for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
         int e1 = take(vm, pp, 1, i);
         int e2 = give(vm, pp, 2, i);
@@ -72,6 +102,8 @@ static void pong(stvm_vm *vm, void *arg)
 
 static int make_channels(stvm_vm *vm, pingpong *pp)
 {
+    if (pp->channel == MICRO_MONITOR)
+        return stvm_monitor_new(vm, &pp->m);
     if (pp->channel == MICRO_SEMAPHORE) {
         int err = stvm_semaphore_new(vm, &pp->s1);
         return err ? err : stvm_semaphore_new(vm, &pp->s2);
@@ -123,6 +155,52 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
         return STVM_ESTATE;
     }
     *ns = (double)(pp.t1 - pp.t0) / (double)(2 * pp.rounds);
+    return STVM_OK;
+}
+
+/* ---- a monitor's uncontended enter and exit ------------------------------------------- */
+
+typedef struct enter_exit {
+    stvm_monitor *m;
+    long long pairs;
+    int64_t t0, t1;
+    int err;
+} enter_exit;
+
+static void enters_and_exits(stvm_vm *vm, void *arg)
+{
+    enter_exit *e = arg;
+    int err = STVM_OK;
+    for (long long i = 0; !err && i < 10000; i++)   /* warm-up */
+        err = stvm_monitor_enter(vm, e->m) || stvm_monitor_exit(vm, e->m);
+    e->t0 = bench_mono_ns();
+    for (long long i = 0; !err && i < e->pairs; i++) {
+        err = stvm_monitor_enter(vm, e->m);
+        if (!err)
+            err = stvm_monitor_exit(vm, e->m);
+    }
+    e->t1 = bench_mono_ns();
+    e->err = err ? STVM_ESTATE : STVM_OK;
+}
+
+int micro_monitor_enter_exit(long long pairs, double *ns, char *why, size_t whysize)
+{
+    stvm_vm *vm;
+    int err = stvm_vm_new(&vm, NULL);
+    enter_exit e = {.pairs = pairs > 0 ? pairs : 1};
+    if (!err && !(err = stvm_monitor_new(vm, &e.m)) &&
+        !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "enter-exit", enters_and_exits,
+                           &e, NULL)))
+        err = stvm_run(vm);
+    if (!err)
+        err = e.err;
+    if (vm)
+        stvm_vm_free(vm);
+    if (err) {
+        snprintf(why, whysize, "monitor enter + exit: %s", stvm_err_name(err));
+        return err;
+    }
+    *ns = (double)(e.t1 - e.t0) / (double)e.pairs;
     return STVM_OK;
 }
 

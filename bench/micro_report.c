@@ -36,6 +36,14 @@ const bench_field micro_fields[] = {
     FIELD(queue_ns_max, BENCH_REAL, false),
     FIELD(queue_over_handoff, BENCH_REAL, false),
     FIELD(queue_ns_samples, BENCH_SAMPLES, false),
+    FIELD(monitor_ns, BENCH_REAL, false),
+    FIELD(monitor_ns_min, BENCH_REAL, false),
+    FIELD(monitor_ns_max, BENCH_REAL, false),
+    FIELD(monitor_ns_samples, BENCH_SAMPLES, false),
+    FIELD(monitor_enter_exit_ns, BENCH_REAL, false),
+    FIELD(monitor_enter_exit_ns_min, BENCH_REAL, false),
+    FIELD(monitor_enter_exit_ns_max, BENCH_REAL, false),
+    FIELD(monitor_enter_exit_ns_samples, BENCH_SAMPLES, false),
 };
 #undef FIELD
 const size_t micro_nfields = sizeof micro_fields / sizeof micro_fields[0];
@@ -96,4 +104,10 @@ void micro_row_summarise(micro_row *r)
     r->queue_ns = bench_median(r->queue_ns_samples, n);
     r->queue_ns_min = bench_min(r->queue_ns_samples, n);
     r->queue_ns_max = bench_max(r->queue_ns_samples, n);
+    r->monitor_ns = bench_median(r->monitor_ns_samples, n);
+    r->monitor_ns_min = bench_min(r->monitor_ns_samples, n);
+    r->monitor_ns_max = bench_max(r->monitor_ns_samples, n);
+    r->monitor_enter_exit_ns = bench_median(r->monitor_enter_exit_ns_samples, n);
+    r->monitor_enter_exit_ns_min = bench_min(r->monitor_enter_exit_ns_samples, n);
+    r->monitor_enter_exit_ns_max = bench_max(r->monitor_enter_exit_ns_samples, n);
 }

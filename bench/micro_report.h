@@ -33,6 +33,11 @@ typedef struct micro_row {
     double queue_ns_samples[MICRO_MAX_REPEAT];
     double queue_ns, queue_ns_min, queue_ns_max;   /* a SharedQueue put + take hand-off */
     double queue_over_handoff;      /* queue_ns / handoff_ns (target: at most 2) */
+    double monitor_ns_samples[MICRO_MAX_REPEAT];
+    double monitor_ns, monitor_ns_min, monitor_ns_max;   /* a monitor signal + wait hand-off */
+    double monitor_enter_exit_ns_samples[MICRO_MAX_REPEAT];
+    double monitor_enter_exit_ns, monitor_enter_exit_ns_min, monitor_enter_exit_ns_max;
+                                    /* an uncontended monitor enter + exit */
     long long repeat, iterations;
     char note[400];
 } micro_row;

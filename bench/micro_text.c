@@ -73,6 +73,23 @@ static void table_line(FILE *f, const micro_report *rep, const micro_row *r, boo
                 r->queue_over_handoff);
 }
 
+/* The monitor's figures, under the table (the table is wide enough already). */
+static void monitor_lines(FILE *f, const micro_report *r, bool md)
+{
+    const micro_row *m = &r->rows[0];
+    if (md)
+        fprintf(f, "\n| back end | monitor signal + wait hand-off [ns] | monitor enter + exit, "
+                   "uncontended [ns] |\n|---|---:|---:|\n| %s | %.1f (%.1f..%.1f) | "
+                   "%.1f (%.1f..%.1f) |\n", m->backend, m->monitor_ns, m->monitor_ns_min,
+                m->monitor_ns_max, m->monitor_enter_exit_ns, m->monitor_enter_exit_ns_min,
+                m->monitor_enter_exit_ns_max);
+    else
+        fprintf(f, "\nmonitor (%s): signal + wait hand-off %.1f ns (%.1f..%.1f), enter + exit "
+                   "uncontended %.1f ns (%.1f..%.1f)\n", m->backend, m->monitor_ns,
+                m->monitor_ns_min, m->monitor_ns_max, m->monitor_enter_exit_ns,
+                m->monitor_enter_exit_ns_min, m->monitor_enter_exit_ns_max);
+}
+
 static void table_notes(FILE *f, const micro_report *r, bool md)
 {
     if (r->nrows > 1 && !md)
@@ -113,6 +130,7 @@ void micro_print_table(FILE *f, const micro_report *r, bool markdown)
     table_intro(f, r, markdown);
     for (int i = 0; i < r->nrows; i++)
         table_line(f, r, &r->rows[i], markdown);
+    monitor_lines(f, r, markdown);
     table_notes(f, r, markdown);
     table_targets(f, r, markdown);
 }

@@ -7,6 +7,7 @@
  */
 #include "../vm/config.h"
 #include "delay.h"
+#include "../scheduler/monitor.h"
 #include "../scheduler/shared_queue.h"
 
 /* Longest durations: half the millisecond clock's range (longer is ambiguous after a
@@ -135,10 +136,9 @@ static int mutex_enter(stvm_vm *vm, void *m)
     return stvm__mutex_enter(vm, m);
 }
 
-int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
+/* A mutex's, or a monitor's entry (checked by the caller). */
+static int enter_timeout(stvm_vm *vm, stvm_mutex *m, int64_t ms)
 {
-    if (!vm || !stvm__is_mutex(vm, m))
-        return STVM_EINVAL;
     int err = stvm__check_duration(vm, ms, true);
     if (err)
         return err;
@@ -148,6 +148,13 @@ int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
     if (ms == 0)
         return STVM_ETIMEDOUT;
     return stvm__timed_wait(vm, &m->list, mutex_enter, m, ms, true);
+}
+
+int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
+{
+    if (!vm || !stvm__is_mutex(vm, m))
+        return STVM_EINVAL;
+    return enter_timeout(vm, m, ms);
 }
 
 /* ---- shared queues -------------------------------------------------------------- */
@@ -183,6 +190,42 @@ int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, int64_t ms
             return err;
     }
     return stvm__queue_put_held(vm, q, item);
+}
+
+/* ---- monitors --------------------------------------------------------------------- */
+
+int stvm_monitor_enter_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms)
+{
+    if (!vm || !stvm__is_monitor(vm, m))
+        return STVM_EINVAL;
+    return enter_timeout(vm, &m->lock, ms);   /* its entry is a mutex */
+}
+
+/* Pharo's waitFor:maxMilliseconds:: the Delay is handed over while the caller still owns
+ * the monitor, and the monitor is released only as the caller joins the queue (Pharo
+ * adds the waiter's semaphore to the queue before it exits, to the same end: no signal
+ * is lost in between). Whatever ended the wait, the monitor is taken again. */
+int stvm_monitor_wait_on_timeout_ms(stvm_vm *vm, stvm_monitor *m, int queue, int64_t ms)
+{
+    /* The arguments first (a bad duration is EINVAL or ERANGE whoever calls), then the
+     * state (EPERM). */
+    if (!vm || !stvm__is_monitor(vm, m) || queue < 0 || queue >= STVM_MONITOR_QUEUES)
+        return STVM_EINVAL;
+    int err = stvm__check_duration(vm, ms, true);
+    if (err || (err = stvm__monitor_check_wait(vm, m, queue)))
+        return err;
+    if (ms == 0)
+        return STVM_ETIMEDOUT;
+    uint32_t depth = m->lock.depth;
+    err = stvm__timed_wait(vm, &m->queues[queue].list, stvm__monitor_queue_wait,
+                           &m->queues[queue], ms, true);
+    stvm__monitor_retake(vm, m, depth);
+    return err;
+}
+
+int stvm_monitor_wait_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms)
+{
+    return stvm_monitor_wait_on_timeout_ms(vm, m, 0, ms);
 }
 
 /* ---- joining a process ------------------------------------------------------------ */

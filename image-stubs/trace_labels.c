@@ -30,6 +30,8 @@ int stvm__trace_object_kind(int event_kind)
         return 3;
     case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
         return 4;
+    case STVM_TRACE_MONITOR_WAIT: case STVM_TRACE_MONITOR_SIGNAL:
+        return 5;
     default:
         return -1;
     }
@@ -70,7 +72,7 @@ static bool grow(trace_labels *l)
 
 int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size)
 {
-    static const char *const prefix[] = {"sem", "mutex", "delay", "fn", "queue"};
+    static const char *const prefix[] = {"sem", "mutex", "delay", "fn", "queue", "monitor"};
     int kind = stvm__trace_object_kind(ev->kind);
     if (kind < 0 || !ev->object) {
         snprintf(buf, size, "-");
@@ -157,6 +159,9 @@ const char *stvm__trace_gave(int64_t what)
     switch (what) {
     case STVM_TRACE_GAVE_SIGNAL: return "a semaphore's signal";
     case STVM_TRACE_GAVE_MUTEX: return "a mutex";
+    case STVM_TRACE_GAVE_MONITOR: return "a monitor";
+    case STVM_TRACE_GAVE_MONITOR_SIGNAL: return "a monitor's signal";
+    case STVM_TRACE_GAVE_MONITOR_WAKE: return "a monitor's signal-all wake";
     default: return "?";
     }
 }

@@ -124,6 +124,21 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
     case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
         snprintf(buf, size, "%s, %lld left", obj, (long long)ev->detail);
         return;
+    case STVM_TRACE_MONITOR_WAIT:
+        if (ev->detail == STVM_TRACE_MONITOR_ENTRY)
+            snprintf(buf, size, "%s, waits to enter", obj);
+        else
+            snprintf(buf, size, "%s, releases it, waits on queue %lld", obj, (long long)ev->detail);
+        return;
+    case STVM_TRACE_MONITOR_SIGNAL:
+        if (ev->detail)
+            stvm__trace_process_label(vm, (uint64_t)ev->detail, who, sizeof who);
+        if (ev->extra == STVM_TRACE_MONITOR_ENTRY)
+            snprintf(buf, size, "%s handed to %s", obj, ev->detail ? who : "none");
+        else
+            snprintf(buf, size, "%s queue %lld wakes %s", obj, (long long)ev->extra,
+                     ev->detail ? who : "none");
+        return;
     default:
         io_detail(ev, obj, buf, size);
     }

@@ -16,7 +16,7 @@ typedef struct trace_labels {
     size_t cap, used;
     /* Next number per kind: sem, mutex, delay, FFI function, queue. Kinds go into the low
      * bits of 8-aligned addresses, so there may be up to 8. */
-    uint32_t next[5];
+    uint32_t next[6];
 } trace_labels;
 
 /* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the

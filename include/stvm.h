@@ -68,7 +68,7 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EDEADLOCK, -3, "deadlock: no process can ever run again")                        \
     XX(ESTATE, -4, "not allowed in the present state (of the object, or of a waiting "   \
                    "process suspended meanwhile)")                                      \
-    XX(EPERM, -5, "caller does not own the mutex")                                      \
+    XX(EPERM, -5, "caller does not own the mutex or monitor")                           \
     XX(ETIMEDOUT, -6, "timed out")                                                      \
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
     XX(ENOTPROC, -8, "not called from a green process of this VM")                      \
@@ -451,8 +451,10 @@ typedef struct stvm_process_info {
     int priority;
     stvm_process_state state;
     const char *waiting_on;        /* "semaphore", "mutex", "delay", "timed wait",
-                                      "process" (a join) or NULL */
-    const void *waiting_object;    /* the semaphore, mutex or joined process, or NULL */
+                                      "queue", "monitor" (to enter it), "monitor
+                                      condition", "process" (a join) or NULL */
+    const void *waiting_object;    /* the semaphore, mutex, queue's semaphore, monitor or
+                                      joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
     bool terminating;              /* Pharo's isTerminating: terminated and still running
@@ -475,7 +477,7 @@ STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
 STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
- * FIFO links, priority bitmap, semaphore excess/waiters, mutex owners). Returns
+ * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
  * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
 STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
@@ -727,6 +729,170 @@ STVM_API int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q);
  *   ENOMEM    no memory for the item's place */
 STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms);
 
+/* ---- Monitors (Pharo's Monitor) ----------------------------------------------------
+ * A re-entrant lock with condition queues, built as Pharo's Monitor is: one owner at a
+ * time, who may enter again (a depth counts the entries) and, inside, wait for an event
+ * and signal others. Entrants queue in arrival order and the last exit hands the monitor
+ * to the first of them (no later arrival takes it first). A wait releases the monitor
+ * completely whatever its depth, waits on a condition queue, then takes the monitor
+ * again, waiting behind the entrants, with the depth it had, before it returns: on every
+ * way out (signalled, timed out, interrupted, cut short by a suspend), so that the code
+ * after a wait always runs inside the monitor. A woken waiter is made runnable (it runs
+ * at once if strictly higher than the signaller, and queues to re-enter), as Pharo's
+ * signal of the waiter's semaphore does; as in Pharo, a signal with nobody waiting is
+ * lost, and a woken waiter re-checks its condition (stvm_monitor_wait_while).
+ *
+ * Condition queues have ids 0 .. STVM_MONITOR_QUEUES-1, a fixed table in the monitor
+ * (Pharo names them with Symbols: give each name a number): 0 is the default queue
+ * (Pharo's wait and signal), the others Pharo's named ones (waitFor:, signal:).
+ *
+ * Termination leaves the monitor consistent at every point: a waiter terminated on a
+ * condition queue, or while it waits to take the monitor again, is taken off and takes
+ * nothing (its cleanups run outside the monitor); one handed the monitor, or a signal,
+ * that is terminated or interrupted before it runs gives it back (the monitor to the next
+ * entrant, a signal to the next waiter of its queue); one terminated inside
+ * stvm_monitor_critical leaves that level on its way out, and an owner that finishes
+ * owning it hands the monitor to the next entrant, as it does a mutex. */
+typedef struct stvm_monitor stvm_monitor;
+
+#define STVM_MONITOR_QUEUES 8
+/* A condition for stvm_monitor_wait_while and _until, called with the monitor held. */
+typedef bool (*stvm_monitor_pred)(stvm_vm *vm, void *arg);
+
+/* A new free monitor with empty queues. Owned by the caller until stvm_monitor_free
+ * (stvm_vm_free frees the rest). Allocates; never switches.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the monitor */
+STVM_API int stvm_monitor_new(stvm_vm *vm, stvm_monitor **out);
+/* Release a monitor nobody owns or waits on. Never switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   EINUSE    a process waits on it (to enter, or on a condition queue), was handed it or
+ *             a signal of it and has not run yet, is inside a wait or
+ *             stvm_monitor_critical on it: nothing changes
+ *   ESTATE    a process owns it (the caller included) */
+STVM_API int stvm_monitor_free(stvm_vm *vm, stvm_monitor *m);
+
+/* Pharo's enter: take the monitor, waiting behind the entrants (FIFO), or enter again if
+ * the caller owns it (depth + 1). Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    the caller was suspended while it waited, and resumed: it does not own it
+ *   ERANGE    the owner entered it 2^32-1 times
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: nothing taken */
+STVM_API int stvm_monitor_enter(stvm_vm *vm, stvm_monitor *m);
+/* stvm_monitor_enter waiting at most ms (through the Delay scheduler); 0 only tries.
+ * Switches.
+ * Errors: as stvm_monitor_enter, and
+ *   EINVAL    ms negative
+ *   ETIMEDOUT the monitor was not the caller's within ms (0: at once)
+ *   ERANGE    ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+STVM_API int stvm_monitor_enter_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms);
+/* Take the monitor if it is free, or enter again if the caller owns it (1); 0 when
+ * another process owns it. Never switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ERANGE    the owner entered it 2^32-1 times */
+STVM_API int stvm_monitor_try_enter(stvm_vm *vm, stvm_monitor *m);
+/* Pharo's exit: leave once; the last exit hands the monitor to the first entrant, which
+ * preempts the caller if strictly higher. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   EPERM     the caller does not own it (nothing changes; the embedding thread owns
+ *             nothing) */
+STVM_API int stvm_monitor_exit(stvm_vm *vm, stvm_monitor *m);
+/* Pharo's critical:: enter, run fn(vm, arg), exit. A process terminated inside fn leaves
+ * this level on its way out, before its own older cleanups run; one terminated while it
+ * waits inside fn (stvm_monitor_wait) owns nothing then, and leaves nothing. The monitor
+ * cannot be freed meanwhile. Switches.
+ * Errors:
+ *   EINVAL    vm, m or fn NULL; m not a monitor of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   ESTATE    as stvm_monitor_enter (fn not run)
+ *   ERANGE    the owner entered it 2^32-1 times (fn not run)
+ *   EINTR     interrupted or its waits cancelled while it waited to enter (fn not run)
+ *   EPERM     fn ran and left the monitor itself: the closing exit found it not the
+ *             caller's */
+STVM_API int stvm_monitor_critical(stvm_vm *vm, stvm_monitor *m, stvm_fn fn, void *arg);
+/* The owner, or NULL (free, or not a monitor of this VM). */
+STVM_API stvm_process *stvm_monitor_owner(stvm_vm *vm, const stvm_monitor *m);
+/* The owner's depth (its entries not yet left), 0 when free; or EINVAL. */
+STVM_API int64_t stvm_monitor_depth(stvm_vm *vm, const stvm_monitor *m);
+
+/* Pharo's wait: release the monitor completely, wait on the default queue until a
+ * signal, take the monitor again with the depth it had, return. The monitor is
+ * retaken on every way out below, even when the caller's waits are cancelled (the
+ * retake is the one wait that still blocks then: the code after a wait runs inside the
+ * monitor); an interrupt that comes while it retakes the monitor runs its function, and
+ * the retake goes on. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EPERM     the caller does not own the monitor (nothing changes)
+ *   ESTATE    the caller was suspended while it waited, and resumed: no signal taken
+ *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
+ *             waited: no signal taken (one it had been handed goes to the next waiter) */
+STVM_API int stvm_monitor_wait(stvm_vm *vm, stvm_monitor *m);
+/* Pharo's waitMaxMilliseconds:: as stvm_monitor_wait, waiting at most ms for a signal
+ * (0: answers ETIMEDOUT at once, keeping the monitor). Switches.
+ * Errors: as stvm_monitor_wait, and
+ *   EINVAL    ms negative
+ *   ETIMEDOUT no signal within ms: the monitor is the caller's again
+ *   ERANGE    ms too long (see stvm_delay_wait_ms)
+ *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
+STVM_API int stvm_monitor_wait_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms);
+/* Pharo's waitFor:: as stvm_monitor_wait on condition queue `queue`; only a signal of
+ * that queue (or Pharo's fall-back, below) wakes it. EINVAL also for a queue outside
+ * 0 .. STVM_MONITOR_QUEUES-1. */
+STVM_API int stvm_monitor_wait_on(stvm_vm *vm, stvm_monitor *m, int queue);
+/* Pharo's waitFor:maxMilliseconds:: stvm_monitor_wait_timeout_ms on queue `queue`. */
+STVM_API int stvm_monitor_wait_on_timeout_ms(stvm_vm *vm, stvm_monitor *m, int queue,
+                                             int64_t ms);
+/* Pharo's waitWhile: (and waitUntil:): while pred(vm, arg) is true (false), wait on the
+ * default queue; pred is called with the monitor held, first before any wait. STVM_OK
+ * once the condition lets it go on, with the monitor held. A wait that answers an error
+ * ends the loop with that error (the monitor held again). Switches.
+ * Errors:
+ *   EINVAL    vm, m or pred NULL; m not a monitor of this VM
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EPERM     the caller does not own the monitor (pred not called)
+ *   ESTATE, EINTR  as stvm_monitor_wait */
+STVM_API int stvm_monitor_wait_while(stvm_vm *vm, stvm_monitor *m, stvm_monitor_pred pred,
+                                     void *arg);
+STVM_API int stvm_monitor_wait_until(stvm_vm *vm, stvm_monitor *m, stvm_monitor_pred pred,
+                                     void *arg);
+/* Pharo's waitWhile:for: and waitUntil:for:: the same on queue `queue` (EINVAL for a
+ * queue outside 0 .. STVM_MONITOR_QUEUES-1). */
+STVM_API int stvm_monitor_wait_while_on(stvm_vm *vm, stvm_monitor *m, int queue,
+                                        stvm_monitor_pred pred, void *arg);
+STVM_API int stvm_monitor_wait_until_on(stvm_vm *vm, stvm_monitor *m, int queue,
+                                        stvm_monitor_pred pred, void *arg);
+
+/* Pharo's signal: wake the first waiter of the default queue (FIFO). Answers how many it
+ * woke (0 or 1). The woken process runs at once if strictly higher than the caller, and
+ * then waits to take the monitor, which the caller keeps. Switches.
+ * Errors:
+ *   EINVAL    vm or m NULL; m not a monitor of this VM
+ *   EPERM     the caller does not own the monitor (nothing changes) */
+STVM_API int stvm_monitor_signal(stvm_vm *vm, stvm_monitor *m);
+/* Pharo's signalAll: wake every waiter of the default queue, oldest first; answers how
+ * many. Errors as stvm_monitor_signal. */
+STVM_API int stvm_monitor_signal_all(stvm_vm *vm, stvm_monitor *m);
+/* Pharo's signal:: wake the first waiter of `queue`, or, when nobody waits there, the
+ * first of the default queue (Pharo's rule); answers 0 or 1. Errors as
+ * stvm_monitor_signal, and EINVAL for a queue outside 0 .. STVM_MONITOR_QUEUES-1. */
+STVM_API int stvm_monitor_signal_on(stvm_vm *vm, stvm_monitor *m, int queue);
+/* Pharo's signalAll:: wake every waiter of the default queue, then every waiter of
+ * `queue` (Pharo's rule); answers how many. Errors as stvm_monitor_signal_on. */
+STVM_API int stvm_monitor_signal_all_on(stvm_vm *vm, stvm_monitor *m, int queue);
+/* Pharo's signalReallyAll: wake every waiter of every queue, queue 0 first; answers how
+ * many. Errors as stvm_monitor_signal. */
+STVM_API int stvm_monitor_signal_really_all(stvm_vm *vm, stvm_monitor *m);
 /* ---- Process-local variables (Pharo's ProcessLocalVariable, DynamicVariable) --------
  * A variable with a value of its own in each process, as Pharo's process-specific
  * variables keep theirs in a process's env: a process that never set it answers the
@@ -1416,10 +1582,20 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *                 EINTR at once)
  *   GIVEN_BACK    process = a process terminated or interrupted after a hand-off it had
  *                 not run to take; detail = STVM_TRACE_GAVE_* (what went back: a
- *                 semaphore's signal (a SharedQueue's item or room is one) or a mutex)
+ *                 semaphore's signal (a SharedQueue's item or room is one), a mutex, a
+ *                 monitor or a monitor's signal)
  *   QUEUE_PUT     object = the stvm_queue; detail = items in it after the put
  *                 (process 0: the embedding thread, or another OS thread's item seen)
- *   QUEUE_TAKE    object = the stvm_queue; detail = items left after the take */
+ *   QUEUE_TAKE    object = the stvm_queue; detail = items left after the take
+ *   MONITOR_WAIT  a process blocks on a monitor: object = the stvm_monitor; detail = the
+ *                 condition queue it waits on (it released the monitor), or
+ *                 STVM_TRACE_MONITOR_ENTRY: it waits to enter, or to take the monitor
+ *                 again after a condition wait
+ *   MONITOR_SIGNAL object = the stvm_monitor; detail = the process woken (0: nobody
+ *                 waited); extra = the queue it was woken from, or
+ *                 STVM_TRACE_MONITOR_ENTRY: the monitor itself was handed to it (a last
+ *                 exit, a give-back, or an owner that finished). Entering and leaving
+ *                 without waiting are not recorded */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -1430,7 +1606,8 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_IDLE_SLEEP, STVM_TRACE_IO_READY, STVM_TRACE_EXTERNAL, STVM_TRACE_OUTSIDE,
     STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
     STVM_TRACE_FFI_RETURN, STVM_TRACE_INTERRUPT, STVM_TRACE_GIVEN_BACK,
-    STVM_TRACE_QUEUE_PUT, STVM_TRACE_QUEUE_TAKE,
+    STVM_TRACE_QUEUE_PUT, STVM_TRACE_QUEUE_TAKE, STVM_TRACE_MONITOR_WAIT,
+    STVM_TRACE_MONITOR_SIGNAL,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 
@@ -1444,8 +1621,16 @@ enum {
 /* GIVEN_BACK's detail: the kind of object the hand-off came from. */
 enum {
     STVM_TRACE_GAVE_SIGNAL = 2,   /* a semaphore's signal */
-    STVM_TRACE_GAVE_MUTEX = 3     /* a mutex's ownership */
+    STVM_TRACE_GAVE_MUTEX = 3,    /* a mutex's ownership */
+    STVM_TRACE_GAVE_MONITOR = 5,  /* a monitor's ownership (to its next entrant) */
+    STVM_TRACE_GAVE_MONITOR_SIGNAL = 6, /* a monitor's signal (to the next waiter of its
+                                           queue) */
+    STVM_TRACE_GAVE_MONITOR_WAKE = 7    /* a wake of a monitor's signal-all (nothing to
+                                           pass on: every waiter was woken) */
 };
+/* MONITOR_WAIT's detail and MONITOR_SIGNAL's extra for the monitor's entry (past every
+ * queue id; the ring keeps 8 bits of an extra). */
+#define STVM_TRACE_MONITOR_ENTRY 0xFF
 
 /* Why the processor went from one process to another (SWITCH's reason). */
 enum {
@@ -1667,7 +1852,8 @@ STVM_API stvm_oop stvm_mutex_oop(stvm_mutex *m);
 STVM_API stvm_oop stvm_process_oop(stvm_process *p);
 /* The class name of an oop ("SmallInteger", "LargePositiveInteger",
  * "LargeNegativeInteger", "BoxedFloat64", "ExternalAddress", "Semaphore", "Mutex",
- * "Process", "ByteArray", "Delay" (an stvm_delay cast to an oop), "SocketHandle"
+ * "Process", "ByteArray", "Delay" (an stvm_delay cast to an oop), "Monitor" (an
+ * stvm_monitor cast to an oop), "SocketHandle"
  * (the SocketPlugin's socket record), "Socket" and "SocketStream" (an stvm_socket or
  * stvm_stream cast to an oop), "UndefinedObject", "True", "False") or NULL if the oop is
  * not this VM's. */

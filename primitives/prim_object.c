@@ -46,6 +46,7 @@ const char *stvm_oop_class_name(stvm_vm *vm, stvm_oop oop)
     case STVM_CLASS_FLOAT: return "BoxedFloat64";
     case STVM_CLASS_EXTERNAL_ADDRESS: return "ExternalAddress";
     case STVM_CLASS_DELAY: return "Delay";
+    case STVM_CLASS_MONITOR: return "Monitor";
     default: return NULL;
     }
 }

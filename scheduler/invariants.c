@@ -7,7 +7,10 @@
  *  - the active process has the highest priority of all runnable ones, except while a
  *    process below the idle priority borrows the processor from the idle process;
  *  - a semaphore with waiters has no excess signals; a mutex with waiters has a live
- *    owner; every mutex a process lists is owned by it;
+ *    owner; every mutex a process lists is owned by it, at a depth above 0;
+ *  - a monitor (its entry is a mutex, so the rules above hold of it: nobody waits to
+ *    enter a free monitor unless it was handed to them) is owned by none of the processes
+ *    waiting on it, to enter or on a condition queue; its signal-all list holds nobody;
  *  - the counts of unfinished processes agree with the list of them;
  *  - each process-local value belongs to its variable and to a process handle of this
  *    VM, has a value unless a binding pins it, and a variable's bindings in progress
@@ -15,6 +18,7 @@
  * Linear in the number of processes and values: each list is walked once, from its
  * head.
  */
+#include "monitor.h"
 #include "process_local.h"
 
 #include <stdio.h>
@@ -70,11 +74,24 @@ static int check_waited_object(const stvm_list *l, char *buf, size_t size)
     if (l->kind == STVM_LIST_SEMAPHORE &&
         STVM_CONTAINER(l, stvm_semaphore, list)->excess_signals > 0)
         FAIL("a semaphore has both waiters and excess signals");
-    if (l->kind == STVM_LIST_MUTEX) {
+    if (l->kind == STVM_LIST_MUTEX || l->kind == STVM_LIST_MONITOR) {
         const stvm_mutex *m = STVM_CONTAINER(l, stvm_mutex, list);
         if (!m->owner || (m->owner->flags & STVM_PF_TERMINATED))
-            FAIL("a mutex has waiters but no live owner");
+            FAIL("a %s has waiters but no live owner",
+                 l->kind == STVM_LIST_MUTEX ? "mutex" : "monitor");
+        for (const stvm_proc *p = l->first; p; p = p->next_link)
+            if (p == m->owner)
+                FAIL("process '%s' waits to enter a %s it owns", p->handle->name,
+                     l->kind == STVM_LIST_MUTEX ? "mutex" : "monitor");
     }
+    if (l->kind == STVM_LIST_MONITOR_QUEUE) {
+        const stvm_monitor *m = STVM_CONTAINER(l, stvm_monitor_queue, list)->monitor;
+        for (const stvm_proc *p = l->first; p; p = p->next_link)
+            if (p == m->lock.owner)
+                FAIL("process '%s' waits on a condition of a monitor it owns", p->handle->name);
+    }
+    if (l->kind == STVM_LIST_MONITOR_WAKE)
+        FAIL("a process waits on a monitor's signal-all list");
     return STVM_OK;
 }
 
@@ -94,9 +111,13 @@ static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *l
         if (l && l->kind != STVM_LIST_RUNQ && l->first == p &&
             (check_list(l, limit, members, buf, size) || check_waited_object(l, buf, size)))
             return STVM_ESTATE;
-        for (stvm_mutex *m = p->owned; m; m = m->next_owned)
+        for (stvm_mutex *m = p->owned; m; m = m->next_owned) {
             if (m->owner != p)
                 FAIL("process '%s' lists a mutex it does not own", p->handle->name);
+            if (m->depth == 0)
+                FAIL("process '%s' owns a %s at depth 0", p->handle->name,
+                     m->list.kind == STVM_LIST_MUTEX ? "mutex" : "monitor");
+        }
         /* A hand-off not yet taken: its taker is off every waiting list, and the object
          * it came from is pinned by it. */
         stvm_list *h = p->handed_from;

@@ -3,13 +3,24 @@
  * re-entry by the owner, FIFO waiters, and a direct hand-off on exit: the first
  * waiter becomes the owner before it even runs, so no later arrival can barge in.
  * The C API adds a re-entry depth so that enter/exit pairs nest.
+ *
+ * A monitor's entry is one of these (monitor.c: its list's kind is STVM_LIST_MONITOR, and
+ * the mutex is the monitor's first member, so it has the monitor's address). Its events
+ * are the monitor's: a wait to enter and a hand-off, nothing for entering or leaving
+ * without one.
  */
 #include "../vm/objmem.h"
 #include "sched.h"
 
+static inline bool is_monitor(const stvm_mutex *m)
+{
+    return m->list.kind == STVM_LIST_MONITOR;
+}
+
 static void add_owned(stvm_proc *p, stvm_mutex *m)
 {
-    stvm__trace(p->vm, STVM_TRACE_MUTEX_ENTER, p->id, (uintptr_t)m, 1);
+    if (!is_monitor(m))
+        stvm__trace(p->vm, STVM_TRACE_MUTEX_ENTER, p->id, (uintptr_t)m, 1);
     m->owner = p;
     m->next_owned = p->owned;
     p->owned = m;
@@ -33,10 +44,15 @@ static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
     stvm_proc *old = m->owner;
     remove_owned(old, m);
     stvm_proc *next = stvm__list_pop(&m->list);
-    stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, old->id, (uintptr_t)m, next ? (int64_t)next->id : 0);
+    if (is_monitor(m) && next)
+        stvm__trace_full(vm, STVM_TRACE_MONITOR_SIGNAL, old->id, (uintptr_t)m,
+                         (int64_t)next->id, STVM_TRACE_MONITOR_ENTRY, 0);
+    else if (!is_monitor(m))
+        stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, old->id, (uintptr_t)m, next ? (int64_t)next->id : 0);
     if (next) {
         stvm__wait_handed(next, &m->list);
-        stvm__trace(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, (uintptr_t)m, (int64_t)old->id);
+        if (!is_monitor(m))
+            stvm__trace(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, (uintptr_t)m, (int64_t)old->id);
         add_owned(next, m);
         m->depth = 1;
     } else {
@@ -48,7 +64,12 @@ static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
 /* The active process joins m's waiters (as stvm__wait). */
 static int wait_for(stvm_vm *vm, stvm_mutex *m)
 {
-    stvm__trace(vm, STVM_TRACE_MUTEX_WAIT, vm->active->id, (uintptr_t)m, (int64_t)m->owner->id);
+    if (is_monitor(m))
+        stvm__trace(vm, STVM_TRACE_MONITOR_WAIT, vm->active->id, (uintptr_t)m,
+                    STVM_TRACE_MONITOR_ENTRY);
+    else
+        stvm__trace(vm, STVM_TRACE_MUTEX_WAIT, vm->active->id, (uintptr_t)m,
+                    (int64_t)m->owner->id);
     return stvm__wait(vm, &m->list);
 }
 
@@ -86,7 +107,8 @@ int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
     if (m->depth == UINT32_MAX)
         return STVM_ERANGE;
     m->depth++;
-    stvm__trace(vm, STVM_TRACE_MUTEX_ENTER, a->id, (uintptr_t)m, m->depth);
+    if (!is_monitor(m))
+        stvm__trace(vm, STVM_TRACE_MUTEX_ENTER, a->id, (uintptr_t)m, m->depth);
     return 1;
 }
 

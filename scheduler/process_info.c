@@ -1,5 +1,5 @@
 /* Looking at processes: stvm_process_info_get and the blocked report. */
-#include "sched.h"
+#include "monitor.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +24,12 @@ const char *stvm__waiting_on(const stvm_proc *p, const void **object)
     case STVM_LIST_MUTEX:
         *object = STVM_CONTAINER(l, stvm_mutex, list);
         return p->wait_label ? p->wait_label : "mutex";
+    case STVM_LIST_MONITOR:
+        *object = STVM_CONTAINER(l, stvm_mutex, list);   /* its entry: the monitor's address */
+        return p->wait_label ? p->wait_label : "monitor";
+    case STVM_LIST_MONITOR_QUEUE:
+        *object = STVM_CONTAINER(l, stvm_monitor_queue, list)->monitor;
+        return p->wait_label ? p->wait_label : "monitor condition";
     case STVM_LIST_JOIN:
         *object = STVM_CONTAINER(l, stvm_process, joiners);
         return "process";

@@ -131,11 +131,12 @@ static inline bool stvm__in_process(const stvm_vm *vm)
  * nothing was taken). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
  * wait: EINTR at once. A process terminated while waiting never returns from here. */
 int stvm__wait_cancelled(stvm_vm *vm);
-static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
+/* The wait itself, for stvm__wait and for the one wait that blocks even when the
+ * process's waits are cancelled: a monitor taken again after a condition wait
+ * (monitor.c), which its caller must hold when it returns. */
+static inline int stvm__wait_blocking(stvm_vm *vm, stvm_list *l)
 {
     stvm_proc *a = vm->active;
-    if (__builtin_expect(a->flags & (STVM_PF_CANCELLED | STVM_PF_EINTR_NEXT), 0))
-        return stvm__wait_cancelled(vm);
     a->wait_end = STVM_WAIT_SIGNALLED;
     stvm__list_append(l, a);
     stvm__switch_to_next(vm);
@@ -148,6 +149,12 @@ static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
            : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
            : a->wait_end == STVM_WAIT_ABORTED   ? STVM_ESTATE
                                                 : STVM_EINTR;
+}
+static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
+{
+    if (__builtin_expect(vm->active->flags & (STVM_PF_CANCELLED | STVM_PF_EINTR_NEXT), 0))
+        return stvm__wait_cancelled(vm);
+    return stvm__wait_blocking(vm, l);
 }
 /* The giver's half of a hand-off: p, just taken off l, was handed what it waited on l
  * for (the signal, the mutex, an item, room). Until p runs again it holds it only on
@@ -221,6 +228,12 @@ void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
 /* p was handed m but is interrupted before it runs: m goes to its next waiter (no
  * switch). */
 void stvm__mutex_give_back(stvm_vm *vm, stvm_mutex *m, stvm_proc *p);
+
+/* ---- monitor.c ---- */
+/* p was handed what it waited for on l, a monitor's list (STVM_LIST_MONITOR*), and is
+ * terminated or interrupted before it ran: the monitor goes to its next entrant, a
+ * queue's signal to the queue's next waiter (no switch). */
+void stvm__monitor_give_back(stvm_vm *vm, stvm_list *l, stvm_proc *p);
 
 /* ---- interrupt.c ---- */
 /* End p's wait because it is interrupted (or terminated while it runs its cleanups):

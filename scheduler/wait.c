@@ -1,6 +1,6 @@
 /*
- * The one way to block (libdill's dill_wait/dill_trigger): semaphores, mutexes, joins,
- * Delays and timed waits all wait here, so the rules of how a wait can end are written
+ * The one way to block (libdill's dill_wait/dill_trigger): semaphores, mutexes, monitors,
+ * joins, Delays and timed waits all wait here, so the rules of how a wait can end are written
  * once (stvm__wait itself is inline in sched.h: it is on every hand-off's path):
  *  - signalled: whoever ends the wait takes the process off the list (FIFO) and makes
  *    it runnable; the waiter answers STVM_OK;
@@ -87,6 +87,11 @@ void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p)
         break;
     case STVM_LIST_MUTEX:
         stvm__mutex_give_back(vm, STVM_CONTAINER(l, stvm_mutex, list), p);
+        break;
+    case STVM_LIST_MONITOR:
+    case STVM_LIST_MONITOR_QUEUE:
+    case STVM_LIST_MONITOR_WAKE:
+        stvm__monitor_give_back(vm, l, p);
         break;
     default:   /* a join hands nothing: the joined process stays finished */
         break;

@@ -78,6 +78,13 @@
     X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)     \
     X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek) X(queue_size)  \
     X(queue_flush) X(queue_open_external) X(queue_put_external)                          \
+    X(monitor_new) X(monitor_free) X(monitor_enter) X(monitor_enter_timeout_ms)          \
+    X(monitor_try_enter) X(monitor_exit) X(monitor_critical) X(monitor_owner)            \
+    X(monitor_depth) X(monitor_wait) X(monitor_wait_timeout_ms) X(monitor_wait_on)       \
+    X(monitor_wait_on_timeout_ms) X(monitor_wait_while) X(monitor_wait_until)            \
+    X(monitor_wait_while_on) X(monitor_wait_until_on) X(monitor_signal)                  \
+    X(monitor_signal_all) X(monitor_signal_on) X(monitor_signal_all_on)                  \
+    X(monitor_signal_really_all)                                                         \
     X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set) X(local_clear)   \
     X(local_during) X(register_external) X(unregister_external) X(signal_external)        \
     X(fd_wait) X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)  \
@@ -175,12 +182,16 @@ enum handle_id {
     H_QUEUE_FULL,                      /* V_MAIN: a bounded queue of 1, holding an item */
     H_QUEUE_OPEN,                      /* V_OTHER: a queue open for other threads */
     H_LOCAL_DYN,                       /* V_MAIN: a dynamic process-local variable */
+    H_MONITOR,                         /* the row VM's plain monitor, whatever is expected */
+    H_MONITOR_OWNED,                   /* V_MAIN: a monitor P_OWNER owns (depth 2) */
+    H_MONITOR_WAITED,                  /* V_MAIN: a free monitor a process waits on (its
+                                          default condition queue) */
     N_HANDLE
 };
 enum kind { K_NONE, K_SEM, K_MUTEX, K_PROC, K_SOCKET, K_STREAM, K_DELAY, K_QUEUE, K_LOCAL,
-            N_KIND };
+            K_MONITOR, N_KIND };
 /* Their classes (vm/objects.h), for forged headers. */
-static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14, 13, 15};
+static const uint32_t kind_class[N_KIND] = {0, 3, 4, 5, 8, 9, 14, 13, 15, 12};
 
 /* An oop a row passes: nil (the default), a raw word, a tagged SmallInteger of any
  * value (beyond a VM's width too), or an object of the fixture. */
@@ -358,6 +369,7 @@ union out_slot {
     stvm_delay *dl;
     stvm_queue *qu;
     stvm_local *lv;
+    stvm_monitor *mon;
     void *item;
     struct { uint8_t *data; size_t size; } bd;
     const char *named[2][32];   /* stvm_primitive_named_list: modules, names */
@@ -377,6 +389,7 @@ typedef struct result {
 
 #define N_WATCH_SEM 16
 #define N_WATCH_MUTEX 8
+#define N_WATCH_MONITOR 4
 #define N_WATCH_PROC 16
 #define N_WATCH_SOCK 12
 #define N_WATCH_STREAM 4
@@ -411,6 +424,8 @@ typedef struct fx {
     stvm_queue *queue_full, *queue_open;
     stvm_local *local[N_VM];      /* every VM: a process-local variable nobody set */
     stvm_local *local_dyn;        /* V_MAIN: a dynamic one */
+    stvm_monitor *monitor[N_VM];  /* every VM: a free monitor nobody waits on */
+    stvm_monitor *monitor_owned, *monitor_waited;
     stvm_mutex *mtx[N_VM];
     stvm_process *susp[N_VM];     /* V_MAIN, V_OTHER, V_NET: a suspended process, held */
     stvm_socket *sock[N_VM];      /* V_NET and V_OTHER: the plain socket (cli) */
@@ -434,11 +449,12 @@ typedef struct fx {
     /* what snapshots look at */
     struct { int vm; stvm_semaphore *s; } wsem[N_WATCH_SEM];
     struct { int vm; stvm_mutex *m; } wmutex[N_WATCH_MUTEX];
+    struct { int vm; stvm_monitor *m; } wmonitor[N_WATCH_MONITOR];
     struct { int vm; stvm_process *p; } wproc[N_WATCH_PROC];
     struct { int vm; stvm_socket *s; bool probe; } wsock[N_WATCH_SOCK];
     struct { int vm; stvm_stream *st; } wstream[N_WATCH_STREAM];
     struct { int vm; stvm_oop rec; } wrec[N_WATCH_RECORD];
-    int nwsem, nwmutex, nwproc, nwsock, nwstream, nwrec;
+    int nwsem, nwmutex, nwmonitor, nwproc, nwsock, nwstream, nwrec;
 
     /* what a call may write */
     union out_slot out;
@@ -500,6 +516,7 @@ static void *plain(fx *f, int v, int kind)
            : kind == K_DELAY  ? (void *)f->delay[v]
            : kind == K_QUEUE  ? (void *)f->queue[v]
            : kind == K_LOCAL  ? (void *)f->local[v]
+           : kind == K_MONITOR ? (void *)f->monitor[v]
                               : (void *)f->susp[v];
 }
 
@@ -555,6 +572,9 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_QUEUE_FULL: return f->queue_full;
     case H_QUEUE_OPEN: return f->queue_open;
     case H_LOCAL_DYN: return f->local_dyn;
+    case H_MONITOR: return plain(f, v, K_MONITOR);
+    case H_MONITOR_OWNED: return f->monitor_owned;
+    case H_MONITOR_WAITED: return f->monitor_waited;
     }
     return NULL;
 }
@@ -643,6 +663,13 @@ static int text_ok(const char *s) { return yes(s && s[0]); }
 
 static int call_ffi(fx *f, int fn, const args *a);
 
+static bool pred_false(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    (void)arg;
+    return false;
+}
+
 /* Make the call a row describes and answer its result as an STVM_* or R_* code. */
 static int call(fx *f, int fn, const args *a)
 {
@@ -658,6 +685,9 @@ static int call(fx *f, int fn, const args *a)
     /* stvm_local_get_of's process: the plain one, or the handle m names. */
     stvm_process *lp = a->m ? handle_of(f, &(args){.vm = a->vm, .h = (int)a->m}, K_PROC)
                             : plain(f, home_of(&(row){.a = *a}), K_PROC);
+    stvm_monitor *mon = handle_of(f, a, K_MONITOR);
+    int qid = (int)a->m;   /* a monitor's condition queue */
+    stvm_monitor_pred pred = a->null_ptr ? NULL : pred_false;
     stvm_fn fnp = a->null_ptr ? NULL : nothing_fn;
     union out_slot *o = a->null_out ? NULL : &f->out;
     stvm_oop o0 = oop_of(f, a->o[0]), argv[7];
@@ -780,6 +810,35 @@ static int call(fx *f, int fn, const args *a)
     case F_local_set: return stvm_local_set(vm, lv, f);
     case F_local_clear: return stvm_local_clear(vm, lv);
     case F_local_during: return stvm_local_during(vm, lv, f, fnp, NULL);
+    case F_monitor_new: return stvm_monitor_new(vm, o ? &o->mon : NULL);
+    case F_monitor_free: return stvm_monitor_free(vm, mon);
+    case F_monitor_enter: return stvm_monitor_enter(vm, mon);
+    case F_monitor_enter_timeout_ms: return stvm_monitor_enter_timeout_ms(vm, mon, a->n);
+    case F_monitor_try_enter: {
+        int rc = stvm_monitor_try_enter(vm, mon);
+        return rc == 0 ? R_ZERO : rc;
+    }
+    case F_monitor_exit: return stvm_monitor_exit(vm, mon);
+    case F_monitor_critical: return stvm_monitor_critical(vm, mon, fnp, NULL);
+    case F_monitor_owner: return null_or_not(stvm_monitor_owner(vm, mon));
+    case F_monitor_depth: {
+        int64_t d = stvm_monitor_depth(vm, mon);
+        return d < 0 ? (int)d : d == 0 ? R_ZERO : R_NONZERO;
+    }
+    case F_monitor_wait: return stvm_monitor_wait(vm, mon);
+    case F_monitor_wait_timeout_ms: return stvm_monitor_wait_timeout_ms(vm, mon, a->n);
+    case F_monitor_wait_on: return stvm_monitor_wait_on(vm, mon, qid);
+    case F_monitor_wait_on_timeout_ms:
+        return stvm_monitor_wait_on_timeout_ms(vm, mon, qid, a->n);
+    case F_monitor_wait_while: return stvm_monitor_wait_while(vm, mon, pred, NULL);
+    case F_monitor_wait_until: return stvm_monitor_wait_until(vm, mon, pred, NULL);
+    case F_monitor_wait_while_on: return stvm_monitor_wait_while_on(vm, mon, qid, pred, NULL);
+    case F_monitor_wait_until_on: return stvm_monitor_wait_until_on(vm, mon, qid, pred, NULL);
+    case F_monitor_signal: return stvm_monitor_signal(vm, mon);
+    case F_monitor_signal_all: return stvm_monitor_signal_all(vm, mon);
+    case F_monitor_signal_on: return stvm_monitor_signal_on(vm, mon, qid);
+    case F_monitor_signal_all_on: return stvm_monitor_signal_all_on(vm, mon, qid);
+    case F_monitor_signal_really_all: return stvm_monitor_signal_really_all(vm, mon);
     case F_delay_new_ms: return stvm_delay_new_ms(vm, a->n, o ? &o->dl : NULL);
     case F_delay_new_us: return stvm_delay_new_us(vm, a->n, o ? &o->dl : NULL);
     case F_delay_free: return stvm_delay_free(vm, dl);
@@ -893,6 +952,7 @@ typedef struct snap {
     int invariants[N_VM];
     int64_t excess[N_WATCH_SEM];
     stvm_process *owner[N_WATCH_MUTEX];
+    struct { stvm_process *owner; int64_t depth; } monitor[N_WATCH_MONITOR];
     struct {
         int rc, state, priority;
         bool held;
@@ -937,6 +997,10 @@ static void snap_take(fx *f, snap *s)
         s->excess[i] = stvm_semaphore_excess(f->vm[f->wsem[i].vm], f->wsem[i].s);
     for (int i = 0; i < f->nwmutex; i++)
         s->owner[i] = stvm_mutex_owner(f->vm[f->wmutex[i].vm], f->wmutex[i].m);
+    for (int i = 0; i < f->nwmonitor; i++) {
+        s->monitor[i].owner = stvm_monitor_owner(f->vm[f->wmonitor[i].vm], f->wmonitor[i].m);
+        s->monitor[i].depth = stvm_monitor_depth(f->vm[f->wmonitor[i].vm], f->wmonitor[i].m);
+    }
     for (int i = 0; i < f->nwproc; i++) {
         stvm_process_info info;
         memset(&info, 0, sizeof info);
@@ -1022,6 +1086,14 @@ static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size
         if (a->owner[i] != b->owner[i]) {
             snprintf(buf, size, "watched mutex %d: owner %p -> %p", i, (void *)a->owner[i],
                      (void *)b->owner[i]);
+            return;
+        }
+    for (int i = 0; i < f->nwmonitor; i++)
+        if (a->monitor[i].owner != b->monitor[i].owner ||
+            a->monitor[i].depth != b->monitor[i].depth) {
+            snprintf(buf, size, "watched monitor %d: owner %p -> %p, depth %lld -> %lld", i,
+                     (void *)a->monitor[i].owner, (void *)b->monitor[i].owner,
+                     (long long)a->monitor[i].depth, (long long)b->monitor[i].depth);
             return;
         }
     for (int i = 0; i < f->nwproc; i++)
@@ -1269,6 +1341,50 @@ static const fn_desc FN[N_FN] = {
                                .ok = {.vm = V_OTHER}},
     [F_queue_put_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
                               .ok = {.h = H_QUEUE_OPEN, .n = 0}},
+    [F_monitor_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_monitor_free] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
+    [F_monitor_enter] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                         .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_monitor_enter_timeout_ms] = {.null_vm = E_INVAL, .kind = K_MONITOR,
+                                    .bad_handle = E_INVAL, .not_proc = STVM_ENOTPROC,
+                                    .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_monitor_try_enter] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                             .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    /* Only the owner leaves or signals: from anywhere else EPERM, as a mutex's exit. */
+    [F_monitor_exit] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                        .not_proc = STVM_EPERM, .ctx = C_GREEN},
+    [F_monitor_critical] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                            .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_monitor_owner] = {.null_vm = R_NULL, .kind = K_MONITOR, .bad_handle = R_NULL},
+    [F_monitor_depth] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
+    [F_monitor_wait] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_monitor_wait_timeout_ms] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                                   .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
+    [F_monitor_wait_on] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                           .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.m = 1}},
+    [F_monitor_wait_on_timeout_ms] = {.null_vm = E_INVAL, .kind = K_MONITOR,
+                                      .bad_handle = E_INVAL, .not_proc = STVM_ENOTPROC,
+                                      .ctx = C_GREEN, .ok = {.m = 1, .n = 1}},
+    [F_monitor_wait_while] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                              .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_monitor_wait_until] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                              .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
+    [F_monitor_wait_while_on] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                                 .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.m = 1}},
+    [F_monitor_wait_until_on] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                                 .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.m = 1}},
+    [F_monitor_signal] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                          .not_proc = STVM_EPERM, .ctx = C_GREEN},
+    [F_monitor_signal_all] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                              .not_proc = STVM_EPERM, .ctx = C_GREEN},
+    [F_monitor_signal_on] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                             .not_proc = STVM_EPERM, .ctx = C_GREEN, .ok = {.m = 1}},
+    [F_monitor_signal_all_on] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
+                                 .not_proc = STVM_EPERM, .ctx = C_GREEN, .ok = {.m = 1}},
+    [F_monitor_signal_really_all] = {.null_vm = E_INVAL, .kind = K_MONITOR,
+                                     .bad_handle = E_INVAL, .not_proc = STVM_EPERM,
+                                     .ctx = C_GREEN},
     [F_register_external] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                              .null_out = E_INVAL, .ok = {.vm = V_OTHER}},
     [F_unregister_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
@@ -1394,22 +1510,25 @@ static const fn_desc FN[N_FN] = {
 /* Wrong handles for an argument of each kind: NULL, the other kinds, a foreign one, a
  * boxed integer and readable memory of the wrong layout. */
 static const int wrong_handles[N_KIND][16] = {
-    [K_SEM] = {H_NULL, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
+    [K_SEM] = {H_NULL, H_MONITOR, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
                H_G_ONES, H_G_TEXT, H_G_FORGED},
-    [K_MUTEX] = {H_NULL, H_SEM, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
+    [K_MUTEX] = {H_NULL, H_MONITOR, H_SEM, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
                  H_G_ONES, H_G_TEXT, H_G_FORGED},
-    [K_PROC] = {H_NULL, H_SEM, H_MUTEX, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
+    [K_PROC] = {H_NULL, H_MONITOR, H_SEM, H_MUTEX, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_G_ZERO,
                 H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_SOCKET] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_STREAM, H_FOREIGN, H_BOX, H_BYTES, H_RECORD,
                   H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_STREAM] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_FOREIGN, H_BOX, H_BYTES, H_RECORD,
                   H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
-    [K_DELAY] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+    [K_DELAY] = {H_NULL, H_MONITOR, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
-    [K_QUEUE] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+    [K_QUEUE] = {H_NULL, H_MONITOR, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
     [K_LOCAL] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
                  H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
+    /* A mutex above all: a monitor's entry is one, and must not pass for it. */
+    [K_MONITOR] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET, H_STREAM, H_FOREIGN, H_BOX, H_BYTES,
+                   H_RECORD, H_G_ZERO, H_G_ONES, H_G_TEXT, H_G_FORGED},
 };
 static const char *const handle_names[N_HANDLE] = {
     [H_NULL] = "NULL handle", [H_SEM] = "a semaphore", [H_MUTEX] = "a mutex",
@@ -1417,7 +1536,7 @@ static const char *const handle_names[N_HANDLE] = {
     [H_G_ZERO] = "zeroed memory", [H_G_ONES] = "0xFF memory", [H_G_TEXT] = "text",
     [H_G_FORGED] = "a forged header of the right class (another VM's pointer in every word)",
     [H_SOCKET] = "a socket", [H_STREAM] = "a stream", [H_BYTES] = "a ByteArray (oop)",
-    [H_RECORD] = "a SocketHandle record (the plugin's, oop)",
+    [H_RECORD] = "a SocketHandle record (the plugin's, oop)", [H_MONITOR] = "a monitor",
 };
 
 /* Words that are not integers of V_MAIN. */
@@ -1483,6 +1602,14 @@ static const struct { int number, wants, ctx; } receiver_prims[] = {
 #define INAPPR STVM_PRIM_ERR_INAPPROPRIATE
 #define E_STATE STVM_ESTATE
 #define E_RANGE STVM_ERANGE
+
+/* Condition queue ids outside 0 .. STVM_MONITOR_QUEUES-1 (in .m). */
+#define MONITOR_BAD_QUEUES(fn, ...)                                                             \
+    ROW(fn, "queue -1", C_GREEN, E_INVAL, .m = -1, __VA_ARGS__),                                \
+    ROW(fn, "queue STVM_MONITOR_QUEUES", C_GREEN, E_INVAL, .m = STVM_MONITOR_QUEUES,            \
+        __VA_ARGS__),                                                                           \
+    ROW(fn, "queue INT_MIN", C_GREEN, E_INVAL, .m = INT_MIN, __VA_ARGS__),                      \
+    ROW(fn, "queue INT_MAX", C_GREEN, E_INVAL, .m = INT_MAX, __VA_ARGS__)
 
 static const row explicit_rows[] = {
     /* ---- functions that never fail: odd inputs still answer sensibly ---- */
@@ -1774,6 +1901,53 @@ static const row explicit_rows[] = {
     ROW(local_during, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
     ROW(local_set, "a dynamic variable, from the host", C_HOST, E_INVAL, .h = H_LOCAL_DYN),
     BAD_DURATIONS_MS(queue_take_timeout_ms, .h = H_DEFAULT),
+
+    /* ---- monitors (the wrong handles and contexts are generated) ---- */
+    ROW(monitor_exit, "a monitor the caller does not own (free)", C_GREEN, STVM_EPERM),
+    ROW(monitor_exit, "a monitor another process owns", C_GREEN, STVM_EPERM,
+        .h = H_MONITOR_OWNED),
+    ROW(monitor_try_enter, "a monitor another process owns", C_GREEN, R_ZERO,
+        .h = H_MONITOR_OWNED),
+    ROW(monitor_enter_timeout_ms, "a monitor another process owns, 0 ms", C_GREEN,
+        STVM_ETIMEDOUT, .h = H_MONITOR_OWNED, .n = 0),
+    ROW(monitor_free, "owned by a process", C_HOST, E_STATE, .h = H_MONITOR_OWNED),
+    ROW(monitor_free, "a process waits on its condition queue", C_HOST, STVM_EINUSE,
+        .h = H_MONITOR_WAITED),
+    ROW(monitor_critical, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(monitor_wait, "the caller does not own it", C_GREEN, STVM_EPERM),
+    ROW(monitor_wait, "another process owns it", C_GREEN, STVM_EPERM, .h = H_MONITOR_OWNED),
+    ROW(monitor_wait_timeout_ms, "the caller does not own it", C_GREEN, STVM_EPERM, .n = 1),
+    ROW(monitor_wait_timeout_ms, "the caller does not own it, 0 ms", C_GREEN, STVM_EPERM,
+        .n = 0),
+    ROW(monitor_wait_while, "the caller does not own it", C_GREEN, STVM_EPERM),
+    ROW(monitor_wait_until, "the caller does not own it", C_GREEN, STVM_EPERM),
+    ROW(monitor_wait_while, "pred NULL", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(monitor_wait_until, "pred NULL", C_GREEN, E_INVAL, .null_ptr = true),
+    ROW(monitor_wait_while_on, "pred NULL", C_GREEN, E_INVAL, .null_ptr = true, .m = 1),
+    ROW(monitor_wait_until_on, "pred NULL", C_GREEN, E_INVAL, .null_ptr = true, .m = 1),
+    ROW(monitor_wait_while_on, "the caller does not own it", C_GREEN, STVM_EPERM, .m = 1),
+    ROW(monitor_wait_until_on, "the caller does not own it", C_GREEN, STVM_EPERM, .m = 1),
+    ROW(monitor_signal, "the caller does not own it", C_GREEN, STVM_EPERM),
+    ROW(monitor_signal, "another process owns it (a waiter there)", C_GREEN, STVM_EPERM,
+        .h = H_MONITOR_OWNED),
+    ROW(monitor_signal_all, "the caller does not own it (a waiter there)", C_GREEN, STVM_EPERM,
+        .h = H_MONITOR_WAITED),
+    ROW(monitor_signal_really_all, "the caller does not own it (a waiter there)", C_GREEN,
+        STVM_EPERM, .h = H_MONITOR_WAITED),
+    ROW(monitor_signal_on, "the caller does not own it (a waiter there)", C_GREEN, STVM_EPERM,
+        .h = H_MONITOR_WAITED, .m = 0),
+    ROW(monitor_signal_all_on, "the caller does not own it", C_GREEN, STVM_EPERM, .m = 2),
+    MONITOR_BAD_QUEUES(monitor_wait_on, .h = H_DEFAULT),
+    MONITOR_BAD_QUEUES(monitor_wait_on_timeout_ms, .n = 1),
+    MONITOR_BAD_QUEUES(monitor_wait_while_on, .h = H_DEFAULT),
+    MONITOR_BAD_QUEUES(monitor_wait_until_on, .h = H_DEFAULT),
+    MONITOR_BAD_QUEUES(monitor_signal_on, .h = H_DEFAULT),
+    MONITOR_BAD_QUEUES(monitor_signal_all_on, .h = H_DEFAULT),
+    MONITOR_BAD_QUEUES(monitor_signal_on, .h = H_MONITOR_WAITED),
+    BAD_DURATIONS_MS(monitor_enter_timeout_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(monitor_wait_timeout_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(monitor_wait_on_timeout_ms, .h = H_DEFAULT, .m = 3),
+
     ROW(semaphore_wait_timeout_ms, "-1 ms with an excess signal: kept", C_GREEN, E_INVAL,
         .h = H_SEM_EXCESS, .n = -1),
     ROW(semaphore_wait_timeout_us, "2^52 + 1 us with an excess signal: kept", C_GREEN, E_RANGE,
@@ -2978,6 +3152,8 @@ static void owner_fn(stvm_vm *vm, void *arg)
     fx *f = arg;
     GCHECK(f, stvm_mutex_enter(vm, f->busy) == STVM_OK);
     GCHECK(f, stvm_mutex_enter(vm, f->busy2) == STVM_OK);
+    GCHECK(f, stvm_monitor_enter(vm, f->monitor_owned) == STVM_OK);
+    GCHECK(f, stvm_monitor_enter(vm, f->monitor_owned) == STVM_OK);
     stvm_semaphore_wait(vm, f->park);
 }
 
@@ -2985,6 +3161,14 @@ static void mwaiter_fn(stvm_vm *vm, void *arg)
 {
     fx *f = arg;
     stvm_mutex_enter(vm, f->busy);
+}
+
+/* Enters monitor_waited and waits on its default condition for ever (it is free then). */
+static void monitor_waiter_fn(stvm_vm *vm, void *arg)
+{
+    fx *f = arg;
+    GCHECK(f, stvm_monitor_enter(vm, f->monitor_waited) == STVM_OK);
+    stvm_monitor_wait(vm, f->monitor_waited);
 }
 
 /* ---- catching the VM's own processes ---- */
@@ -3073,6 +3257,13 @@ static void watch_mutex(fx *f, int v, stvm_mutex *m)
     cr_assert_lt(f->nwmutex, N_WATCH_MUTEX);
     f->wmutex[f->nwmutex].vm = v;
     f->wmutex[f->nwmutex++].m = m;
+}
+
+static void watch_monitor(fx *f, int v, stvm_monitor *m)
+{
+    cr_assert_lt(f->nwmonitor, N_WATCH_MONITOR);
+    f->wmonitor[f->nwmonitor].vm = v;
+    f->wmonitor[f->nwmonitor++].m = m;
 }
 
 static void watch_proc(fx *f, int v, stvm_process *p)
@@ -3223,6 +3414,7 @@ static void fx_setup(fx *f)
         cr_assert_eq(stvm_queue_new(f->vm[v], 0, &f->queue[v]), STVM_OK);
         cr_assert_eq(stvm_local_new(f->vm[v], 0, NULL, NULL, NULL, &f->local[v]), STVM_OK);
         cr_assert_eq(stvm_mutex_new(f->vm[v], &f->mtx[v]), STVM_OK);
+        cr_assert_eq(stvm_monitor_new(f->vm[v], &f->monitor[v]), STVM_OK);
         watch_sem(f, v, f->sem[v]);
         watch_mutex(f, v, f->mtx[v]);
     }
@@ -3248,6 +3440,12 @@ static void fx_setup(fx *f)
     cr_assert_eq(stvm_register_external(vm, ext2, &index2), STVM_OK);   /* now full */
     cr_assert_eq(stvm_mutex_new(vm, &f->busy), STVM_OK);
     cr_assert_eq(stvm_mutex_new(vm, &f->busy2), STVM_OK);
+    cr_assert_eq(stvm_monitor_new(vm, &f->monitor_owned), STVM_OK);
+    cr_assert_eq(stvm_monitor_new(vm, &f->monitor_waited), STVM_OK);
+    watch_monitor(f, V_MAIN, f->monitor[V_MAIN]);
+    watch_monitor(f, V_MAIN, f->monitor_owned);
+    watch_monitor(f, V_MAIN, f->monitor_waited);
+    watch_monitor(f, V_OTHER, f->monitor[V_OTHER]);
     cr_assert_eq(stvm_spawn_suspended(vm, 40, "suspended", nothing_fn, NULL, 0, &f->susp[V_MAIN]),
                  STVM_OK);
     f->done = held(f, 40, "done", nothing_fn);
@@ -3255,6 +3453,7 @@ static void fx_setup(fx *f)
     f->owner = held(f, 40, "owner", owner_fn);
     f->mwaiter = held(f, 40, "mutex waiter", mwaiter_fn);
     cr_assert_eq(stvm_spawn(vm, 40, "unheld", unheld_fn, f, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "monitor waiter", monitor_waiter_fn, f, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
     ASSERT_GREEN_OK(f);
     f->ready = held(f, 30, "ready", park_fn);   /* ready until a green phase runs it */

@@ -78,3 +78,47 @@ Test(invariants, a_mutex_with_20000_waiters_is_checked_in_linear_time)
     cr_assert_eq(stvm_semaphore_free(vm, release), STVM_OK);
     vm_done(vm);
 }
+
+static void monitor_wait(stvm_vm *vm, void *arg)
+{
+    if (stvm_monitor_enter(vm, arg) == STVM_OK) {
+        stvm_monitor_wait(vm, arg);
+        stvm_monitor_exit(vm, arg);
+    }
+}
+
+static void monitor_hold_until(stvm_vm *vm, void *arg)
+{
+    void **a = arg;
+    stvm_monitor_enter(vm, a[0]);
+    stvm_semaphore_wait(vm, a[1]);
+    stvm_monitor_signal_all(vm, a[0]);   /* they all queue to take it again */
+    stvm_semaphore_wait(vm, a[1]);
+    stvm_monitor_exit(vm, a[0]);
+}
+
+Test(invariants, a_monitor_with_20000_waiters_on_a_condition_then_its_entry_is_checked_in_linear_time)
+{
+    stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    stvm_monitor *m;
+    stvm_semaphore *step;
+    cr_assert_eq(stvm_monitor_new(vm, &m), STVM_OK);
+    cr_assert_eq(stvm_semaphore_new(vm, &step), STVM_OK);
+    for (int i = 0; i < WAITERS; i++)
+        cr_assert_eq(stvm_spawn(vm, 41, "w", monitor_wait, m, NULL), STVM_OK);
+    void *holder_arg[2] = {m, step};
+    cr_assert_eq(stvm_spawn(vm, 40, "holder", monitor_hold_until, holder_arg, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);   /* all on the condition, the holder in */
+    cr_assert_eq(checks_passed(vm), CHECKS);
+
+    cr_assert_eq(stvm_semaphore_signal(vm, step), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);   /* all on the entry now */
+    cr_assert_eq(checks_passed(vm), CHECKS);
+
+    cr_assert_eq(stvm_semaphore_signal(vm, step), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_OK);
+    cr_assert_null(stvm_monitor_owner(vm, m));
+    cr_assert_eq(stvm_monitor_free(vm, m), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, step), STVM_OK);
+    vm_done(vm);
+}

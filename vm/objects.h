@@ -29,6 +29,7 @@ enum {
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
+    STVM_CLASS_MONITOR = 12,         /* Pharo's Monitor (scheduler/monitor.h) */
     STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
     STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/process_local.h) */
@@ -102,6 +103,10 @@ enum {
     STVM_LIST_SEMAPHORE = 2,
     STVM_LIST_MUTEX = 3,
     STVM_LIST_JOIN = 4,              /* processes waiting for a process to finish */
+    STVM_LIST_MONITOR = 5,           /* a monitor's entrants (its lock, a mutex) */
+    STVM_LIST_MONITOR_QUEUE = 6,     /* a monitor's condition queue */
+    STVM_LIST_MONITOR_WAKE = 7,      /* never holds a process: what a monitor's signal-all
+                                        hands its waiters is counted here (wait.c) */
 };
 
 /* Pharo's LinkedList/ProcessList: firstLink, lastLink, threaded through nextLink.

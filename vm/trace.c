@@ -18,7 +18,7 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
     "idle-sleep",  "io-ready",      "external",       "outside",       "socket-wait",
     "socket-done", "ffi-call",      "ffi-return",     "interrupt",     "given-back",
-    "queue-put",   "queue-take",
+    "queue-put",   "queue-take",    "monitor-wait",   "monitor-signal",
 };
 
 const char *stvm_trace_kind_name(int kind)
@@ -38,6 +38,7 @@ static const uint8_t extra_slot[STVM_TRACE_KINDS] = {
     [STVM_TRACE_SOCKET_DONE] = EXTRA_IN_REASON,
     [STVM_TRACE_FFI_CALL] = EXTRA_IN_REASON,           /* arguments: at most 16 */
     [STVM_TRACE_FFI_RETURN] = EXTRA_IN_REASON,         /* STVM_TRACE_FFI_* */
+    [STVM_TRACE_MONITOR_SIGNAL] = EXTRA_IN_REASON,     /* a queue id, or 0xFF */
 };
 
 #define PROCESS_BITS 48

@@ -2388,6 +2388,243 @@ static void op_local(fz_ctx *c, unsigned op)
 
 /* ---- the operations ------------------------------------------------------------------- */
 
+/* ---- monitors -------------------------------------------------------------------------- */
+
+/* A monitor argument: the pool's, NULL, a foreign VM's, a handle of another kind (a
+ * mutex above all: a monitor's entry is one), stray memory. *mi is the pool index or -1. */
+static stvm_monitor *pick_mon(fz_ctx *c, unsigned s, int *mi)
+{
+    *mi = -1;
+    if (s < 200 && c->nmon)
+        for (int k = 0; k < c->nmon; k++) {
+            int i = (int)((s + (unsigned)k) % (unsigned)c->nmon);
+            if (c->mon[i]) {
+                *mi = i;
+                return c->mon[i];
+            }
+        }
+    if (s < 215) return NULL;
+    if (s < 230) return fz_foreigners[s & 1].monitor;
+    if (s < 236 && c->sem[0]) return (stvm_monitor *)c->sem[0];
+    if (s < 242 && c->mut[0]) return (stvm_monitor *)c->mut[0];
+    if (s < 248 && c->nqueue && c->queue[0].q) return (stvm_monitor *)c->queue[0].q;
+    return (stvm_monitor *)fz_stray;
+}
+
+/* A condition queue id: mostly valid, sometimes just outside, sometimes far outside. */
+static int pick_mon_queue(unsigned b)
+{
+    static const int bad[] = {-1, STVM_MONITOR_QUEUES, INT32_MIN, INT32_MAX};
+    return (b & 0xC0) == 0xC0 ? bad[b & 3] : (int)(b % STVM_MONITOR_QUEUES);
+}
+
+/* waitWhile:'s condition: true for its first two calls of a wait, then false. */
+static bool mon_pred(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    int *n = arg;
+    return ++*n <= 2;
+}
+
+static void mon_critical_fn(stvm_vm *vm, void *arg)
+{
+    stvm_monitor_wait_timeout_ms(vm, arg, 1);   /* inside: may be interrupted, terminated */
+}
+
+/* Every call on monitors, with the rules a caller can check from outside: a call with a
+ * bad handle or queue, or by a process that does not own the monitor where ownership is
+ * needed, answers its error and changes nothing; a wait returns owning the monitor at
+ * the depth it had, whatever it answers; an enter that answers OK owns it. */
+static void op_monitor(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    int mi;
+    stvm_monitor *m = pick_mon(c, fz_u8(IN()), &mi);
+    bool valid = mi >= 0, proc = in_proc(c);
+    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *owner = valid ? stvm_monitor_owner(c->vm, m) : NULL;
+    bool mine = valid && proc && owner == me;
+    int64_t d0 = valid ? stvm_monitor_depth(c->vm, m) : 0;
+    FZ_CHECK(!valid || (owner != NULL) == (d0 > 0), "a monitor's owner and depth disagree");
+    FZ_CHECK(valid || (stvm_monitor_owner(c->vm, m) == NULL &&
+                       stvm_monitor_depth(c->vm, m) == STVM_EINVAL),
+             "a bad monitor handle was answered");
+    int queue = pick_mon_queue(fz_u8(IN()));
+    bool qok = queue >= 0 && queue < STVM_MONITOR_QUEUES;
+    fz_snap *s = snap(c);
+    FZ_TRACE("  monitor case %u on %d: owner %p, depth %lld, queue %d\n", k % 12, mi,
+             (void *)owner, (long long)d0, queue);
+    int rc, want;
+    const char *what;
+    bool waits = false;   /* a condition wait: the depth must come back */
+    switch (k % 12) {
+    case 0: {
+        what = "monitor_new";
+        stvm_monitor *n = (stvm_monitor *)fz_stray;
+        bool bad = (k & 0x80) != 0;
+        rc = stvm_monitor_new(bad && (k & 8) ? NULL : c->vm, bad && !(k & 8) ? NULL : &n);
+        want = bad ? STVM_EINVAL : STVM_OK;
+        if (rc == STVM_OK) {
+            int at = 0;
+            while (at < c->nmon && c->mon[at])
+                at++;
+            if (at < FZ_MAXMON) {
+                c->mon[at] = n;
+                c->nmon += at == c->nmon;
+            } else {
+                FZ_CHECK(stvm_monitor_free(c->vm, n) == STVM_OK, "free of a new monitor");
+            }
+        } else {
+            FZ_CHECK(n == (stvm_monitor *)fz_stray, "monitor_new failed but wrote");
+        }
+        break;
+    }
+    case 1:
+        what = "monitor_free";
+        rc = stvm_monitor_free(c->vm, m);
+        want = !valid ? STVM_EINVAL : rc;
+        if (valid)
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EINUSE || rc == STVM_ESTATE,
+                     "monitor_free answered %s", stvm_err_name(rc));
+        if (valid && rc == STVM_ESTATE)
+            FZ_CHECK(owner != NULL, "monitor_free: ESTATE for a free monitor");
+        if (rc == STVM_OK) {
+            FZ_CHECK(owner == NULL, "monitor_free freed an owned monitor");
+            c->mon[mi] = NULL;
+        }
+        break;
+    case 2:
+    case 3: {
+        bool timed = k % 12 == 3;
+        int64_t ms = timed ? pick_duration(c) : 0;
+        what = timed ? "monitor_enter_timeout_ms" : "monitor_enter";
+        if (timed)
+            want = !valid ? STVM_EINVAL : duration_rule(c, ms, true);
+        else
+            want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : 0;
+        if (!want && timed && too_long(ms, true) && !mine)
+            return;
+        want = want ? want : MAY_WAIT;   /* OK, ERANGE at the depth's end, or it waited */
+        rc = timed ? stvm_monitor_enter_timeout_ms(c->vm, m, ms) : stvm_monitor_enter(c->vm, m);
+        if (rc == STVM_OK)
+            FZ_CHECK(stvm_monitor_owner(c->vm, m) == me && stvm_monitor_depth(c->vm, m) >= 1,
+                     "%s answered OK without the monitor", what);
+        if (rc == STVM_OK && mine)
+            FZ_CHECK(stvm_monitor_depth(c->vm, m) == d0 + 1, "%s: re-entry depth", what);
+        break;
+    }
+    case 4:
+        what = "monitor_try_enter";
+        rc = stvm_monitor_try_enter(c->vm, m);
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : (mine || !owner) ? 1 : 0;
+        if (rc == 1)
+            FZ_CHECK(stvm_monitor_owner(c->vm, m) == me &&
+                         stvm_monitor_depth(c->vm, m) == (mine ? d0 + 1 : 1),
+                     "monitor_try_enter took it wrongly");
+        if (rc == 0)
+            unchanged(c, s, what);
+        break;
+    case 5:
+        what = "monitor_exit";
+        rc = stvm_monitor_exit(c->vm, m);
+        want = !valid ? STVM_EINVAL : mine ? MAY_WAIT : STVM_EPERM;   /* a hand-off switches */
+        if (mine)
+            FZ_CHECK(rc == STVM_OK, "monitor_exit by its owner answered %s", stvm_err_name(rc));
+        break;
+    case 6:
+        what = "monitor_critical";
+        rc = stvm_monitor_critical(c->vm, m, (k & 0x80) ? NULL : (k & 0x40) ? mon_critical_fn
+                                                                            : fz_nothing, m);
+        want = !valid || (k & 0x80) ? STVM_EINVAL : !proc ? STVM_ENOTPROC : MAY_WAIT;
+        if (rc == STVM_OK && mine)
+            FZ_CHECK(stvm_monitor_owner(c->vm, m) == me && stvm_monitor_depth(c->vm, m) == d0,
+                     "monitor_critical changed the depth it entered at");
+        break;
+    case 7:
+    case 8: {
+        bool timed = k % 12 == 8, named = timed || (k & 0x40);
+        int64_t ms = timed ? pick_duration(c) : 0;
+        what = timed ? "monitor_wait_on_timeout_ms" : named ? "monitor_wait_on" : "monitor_wait";
+        if (!valid || (named && !qok))
+            want = STVM_EINVAL;
+        else if (timed && (want = duration_rule(c, ms, true)) != 0)
+            ;
+        else if (!proc)
+            want = STVM_ENOTPROC;
+        else if (!mine)
+            want = STVM_EPERM;
+        else
+            want = timed && ms == 0 ? STVM_ETIMEDOUT : MAY_WAIT;
+        if (want == MAY_WAIT && timed && too_long(ms, true))
+            return;
+        waits = want == MAY_WAIT || want == STVM_ETIMEDOUT;
+        rc = timed ? stvm_monitor_wait_on_timeout_ms(c->vm, m, queue, ms)
+             : named ? stvm_monitor_wait_on(c->vm, m, queue)
+                     : stvm_monitor_wait(c->vm, m);
+        if (waits)
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_EINTR ||
+                         rc == STVM_ESTATE,
+                     "%s answered %s", what, stvm_err_name(rc));
+        break;
+    }
+    case 9: {
+        what = "monitor_wait_while";
+        int calls = 0;
+        stvm_monitor_pred pred = (k & 0x80) ? NULL : mon_pred;
+        bool on = (k & 0x40) != 0, until = (k & 0x20) != 0;
+        want = !valid || !pred || (on && !qok) ? STVM_EINVAL
+               : !proc                         ? STVM_ENOTPROC
+               : !mine                         ? STVM_EPERM
+                                               : MAY_WAIT;
+        waits = want == MAY_WAIT;
+        rc = on ? (until ? stvm_monitor_wait_until_on(c->vm, m, queue, pred, &calls)
+                         : stvm_monitor_wait_while_on(c->vm, m, queue, pred, &calls))
+                : (until ? stvm_monitor_wait_until(c->vm, m, pred, &calls)
+                         : stvm_monitor_wait_while(c->vm, m, pred, &calls));
+        if (!waits)
+            FZ_CHECK(calls == 0, "%s called its predicate though refused", what);
+        else
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EINTR || rc == STVM_ESTATE,
+                     "%s answered %s", what, stvm_err_name(rc));
+        break;
+    }
+    case 10: {
+        what = "monitor_signal";
+        unsigned how = (k >> 4) % 5;
+        bool named = how == 2 || how == 3;
+        want = !valid || (named && !qok) ? STVM_EINVAL : mine ? MAY_WAIT : STVM_EPERM;
+        rc = how == 0   ? stvm_monitor_signal(c->vm, m)
+             : how == 1 ? stvm_monitor_signal_all(c->vm, m)
+             : how == 2 ? stvm_monitor_signal_on(c->vm, m, queue)
+             : how == 3 ? stvm_monitor_signal_all_on(c->vm, m, queue)
+                        : stvm_monitor_signal_really_all(c->vm, m);
+        if (want == MAY_WAIT) {
+            FZ_CHECK(rc >= 0 && ((how != 0 && how != 2) || rc <= 1), "%s answered %d", what, rc);
+            FZ_CHECK(stvm_monitor_owner(c->vm, m) == me && stvm_monitor_depth(c->vm, m) == d0,
+                     "%s moved the monitor", what);
+        }
+        break;
+    }
+    default:
+        what = "monitor_owner/depth";
+        rc = want = STVM_OK;
+        FZ_CHECK(stvm_monitor_owner(c->vm, m) == owner &&
+                     stvm_monitor_depth(c->vm, m) == (valid ? d0 : STVM_EINVAL),
+                 "a monitor's question changed its answer");
+        break;
+    }
+    if (waits && (rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE))
+        FZ_CHECK(stvm_monitor_owner(c->vm, m) == me && stvm_monitor_depth(c->vm, m) == d0,
+                 "%s returned (%s) without the monitor at depth %lld (owner %p, depth %lld)",
+                 what, stvm_err_name(rc), (long long)d0, (void *)stvm_monitor_owner(c->vm, m),
+                 (long long)stvm_monitor_depth(c->vm, m));
+    if (want != MAY_WAIT)
+        FZ_CHECK(rc == want, "%s answered %s, want %s", what, stvm_err_name(rc),
+                 stvm_err_name(want));
+    if (rc < 0 && want != MAY_WAIT && rc != STVM_ETIMEDOUT)
+        unchanged(c, s, what);
+}
+
 static void exec_op(fz_ctx *c, unsigned op)
 {
     FZ_TRACE("[%s %p] op %u (%u bytes left)\n", in_proc(c) ? "proc" : "host",
@@ -2409,11 +2646,14 @@ static void exec_op(fz_ctx *c, unsigned op)
     case 13: op_external(c); break;
     case 14: op_report(c); break;
     default:
-        /* op_misc's op bytes from 0x80 on (0x8F, 0x9F ... 0xEF): the queue and Delay
-         * object operations, added after the corpus was grown, in a corner of the byte
-         * space that leaves the other 15 operations and op_misc's own cases as they
-         * were (op_misc keeps 0x0F ... 0x7F) */
-        if (op >= 0x80) {
+        /* op_misc's op bytes from 0x80 on (0x8F, 0x9F ... 0xEF): the queue, Delay object
+         * and monitor (0xEF) operations, added after the corpus was grown, in a corner
+         * of the byte space that leaves the other 15 operations and op_misc's own cases
+         * as they were (op_misc keeps 0x0F ... 0x7F; 0xFF ends a driver) */
+        if (op == 0xEF) {   /* monitors, taken from the queue's four op bytes */
+            op_monitor(c);
+            pending_preemption(c, "a monitor call");
+        } else if (op >= 0x80) {
             ((op >> 4) & 1 ? op_delay_obj : op_queue)(c);
             pending_preemption(c, (op >> 4) & 1 ? "a Delay object call" : "a queue call");
         } else
@@ -2449,8 +2689,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->cfg.external_table_size = (int)(fz_u8(&c->in) % 3) + 1;   /* EFULL is reachable */
     int rc = stvm_vm_new(&c->vm, &c->cfg);
     FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
-    /* the pool: a semaphore with an excess signal, one without, a mutex, some boxes,
-     * and the two external semaphores */
+    /* the pool: a semaphore with an excess signal, one without, a mutex, a monitor, some
+     * boxes, and the two external semaphores */
     for (int i = 0; i < 2; i++) {
         stvm_semaphore *s;
         FZ_CHECK(stvm_semaphore_new(c->vm, &s) == STVM_OK, "semaphore_new");
@@ -2462,6 +2702,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_add_mut(c, m);
     lv_make(c, 0);
     lv_make(c, 1);
+    FZ_CHECK(stvm_monitor_new(c->vm, &c->mon[0]) == STVM_OK, "monitor_new");
+    c->nmon = 1;
     for (int i = 0; i < 2; i++) {
         FZ_CHECK(stvm_semaphore_new(c->vm, &ext_sem[i]) == STVM_OK, "semaphore_new");
         ext_index[i] = 0;

@@ -37,6 +37,7 @@
 
 #include "../../vm/vm.h" /* white-box: the snapshot (see the comment above) */
 #include "../../scheduler/shared_queue.h" /* white-box: a queue's promised items, the snapshot */
+#include "../../scheduler/monitor.h"      /* white-box: a monitor's size, for the snapshot */
 #include "../../image-stubs/delay.h"      /* white-box: the snapshot of Delay objects */
 
 /* ---- failing -------------------------------------------------------------------- */
@@ -208,6 +209,7 @@ typedef struct fz_foreign {
     stvm_oop box;
     stvm_queue *queue;      /* bounded (2), one item in it */
     stvm_delay *delay;      /* 10 ms, never scheduled */
+    stvm_monitor *monitor;  /* free, nobody waits */
     stvm_stats stats;
 } fz_foreign;
 static fz_foreign fz_foreigners[2];
@@ -233,7 +235,7 @@ static void fz_foreign_init(void)
             stvm_spawn_suspended(f->vm, 40, "foreign", fz_nothing, NULL, 0, &f->proc) ||
             stvm_int_from_u64(f->vm, UINT64_MAX - 7, &f->box) ||
             stvm_queue_new(f->vm, 2, &f->queue) || stvm_queue_put(f->vm, f->queue, fz_stray) ||
-            stvm_delay_new_ms(f->vm, 10, &f->delay)) {
+            stvm_delay_new_ms(f->vm, 10, &f->delay) || stvm_monitor_new(f->vm, &f->monitor)) {
             fprintf(stderr, "stvm-fuzz: cannot make the foreign VMs\n");
             abort();
         }
@@ -252,6 +254,9 @@ static void fz_foreign_check(void)
         FZ_CHECK(stvm_semaphore_excess(f->vm, f->sem) == 1, "a foreign semaphore changed");
         FZ_CHECK(stvm_mutex_owner(f->vm, f->mutex) == NULL, "a foreign mutex changed");
         FZ_CHECK(stvm_queue_size(f->vm, f->queue) == 1, "a foreign queue changed");
+        FZ_CHECK(stvm_monitor_owner(f->vm, f->monitor) == NULL &&
+                     stvm_monitor_depth(f->vm, f->monitor) == 0,
+                 "a foreign monitor changed");
         FZ_CHECK(stvm_delay_being_waited_on(f->vm, f->delay) == 0 &&
                      stvm_delay_is_expired(f->vm, f->delay) == 0,
                  "a foreign Delay changed");
@@ -275,6 +280,7 @@ enum {
     FZ_MAXQ = 3,       /* shared queues */
     FZ_QITEMS = 48,    /* items a queue's model holds */
     FZ_MAXDLY = 4,     /* Delay objects */
+    FZ_MAXMON = 3,     /* monitors */
     FZ_REGIONS = 96,
     FZ_REGION_BYTES = 16384,
 };
@@ -358,6 +364,8 @@ struct fz_ctx {
     int nqueue;
     fz_dly dly[FZ_MAXDLY];
     int ndly;
+    stvm_monitor *mon[FZ_MAXMON];       /* NULL: freed */
+    int nmon;
     uintptr_t item_seq;
     stvm_process *proc[FZ_MAXPROC];     /* held handles; NULL once given back */
     int nproc;
@@ -548,6 +556,9 @@ static void fz_snap_take(fz_ctx *c, fz_snap *s)
     for (int i = 0; i < c->ndly; i++)
         if (c->dly[i].d)
             fz_region(s, c->dly[i].d, sizeof(struct stvm_delay), "a Delay object");
+    for (int i = 0; i < c->nmon; i++)
+        if (c->mon[i])
+            fz_region(s, c->mon[i], sizeof(struct stvm_monitor), "a monitor");
     s->blocked_len = stvm_blocked_report(c->vm, s->blocked, sizeof s->blocked);
 }
 
