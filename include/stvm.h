@@ -636,8 +636,9 @@ STVM_API int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out);
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
- *   EINUSE    a process waits on q (or was woken and has not run yet), or a thread
- *             waits in stvm_queue_put_external: nothing changes */
+ *   EINUSE    a process waits on q (or was woken and has not run yet), is inside a
+ *             call on q that switched away (the rule above), or a thread waits in
+ *             stvm_queue_put_external: nothing changes */
 STVM_API int stvm_queue_free(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg);
 /* Pharo's nextPut:. In a full bounded queue the caller waits for room (FIFO among
  * writers). From the embedding thread outside stvm_run it never waits. Switches (a

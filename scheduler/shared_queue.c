@@ -314,14 +314,32 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
 /* Requests of other threads become avail's signals now, so that what they put counts.
  * Only inside a run: outside, the drain would also consume a pending stvm_stop meant
  * for the next run; the run drains them when it starts. */
+/* A caller switched away in the middle of a call on q: q stays pinned, so that nobody
+ * frees it under the call (stvm_queue_free answers EINUSE); a terminate drops the pin. */
+typedef struct call_pin {
+    stvm_wait_guard guard;
+    stvm_queue *q;
+} call_pin;
+
+static void call_pin_drop(stvm_vm *vm, stvm_wait_guard *g)
+{
+    (void)vm;
+    STVM_CONTAINER(g, call_pin, guard)->q->avail.list.pins--;
+}
+
 /* Count what other threads put. A reader that wakes (of this queue or, since the whole
  * table drains, of any external semaphore) and is higher than the caller runs now. */
 static void drain_external(stvm_vm *vm, stvm_queue *q)
 {
-    if (q->external && stvm__in_process(vm)) {
-        stvm__external_drain(vm);
-        stvm__preempt_if_needed(vm);
-    }
+    if (!q->external || !stvm__in_process(vm))
+        return;
+    stvm__external_drain(vm);
+    call_pin pin = {.guard.undo = call_pin_drop, .q = q};
+    q->avail.list.pins++;
+    stvm__wait_guard_push(vm, &pin.guard);
+    stvm__preempt_if_needed(vm);
+    stvm__wait_guard_pop(vm, &pin.guard);
+    q->avail.list.pins--;
 }
 
 bool stvm__queue_take_try(stvm_vm *vm, stvm_queue *q)

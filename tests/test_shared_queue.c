@@ -650,6 +650,42 @@ Test(shared_queue, a_queues_external_slot_takes_no_stray_signal_and_cannot_be_un
     done_with(&s);
 }
 
+/* A call on a queue open to other threads counts their items first, and a reader it
+ * wakes that is higher than the caller runs at once; the queue cannot be freed under
+ * the call meanwhile (it was, and the call went on reading freed memory). */
+static void takes_then_frees(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    note(s, stvm_queue_take(vm, s->q, &item));
+    trace_add(&s->log, NUM(item));
+    note(s, stvm_queue_free(vm, s->q, NULL, NULL));   /* the lower caller is inside size */
+}
+
+static void puts_from_outside_and_asks_the_size(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_queue_put_external(s->q, ITEM(9), 0) == STVM_OK);
+    trace_add(&s->log, 1);
+    int64_t n = stvm_queue_size(vm, s->q);   /* the reader runs inside this call */
+    trace_add(&s->log, 2);
+    GCHECK(s, n == 0);
+}
+
+Test(shared_queue, a_queue_cannot_be_freed_under_a_call_that_let_a_woken_reader_run)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_OK);
+    go(s.vm, 50, takes_then_frees, &s);
+    go(s.vm, 30, puts_from_outside_and_asks_the_size, &s);
+    RUN_OK_GREEN(&s);
+    static const int want[] = {1, 9, 2};
+    trace_expect(&s.log, want, 3);
+    cr_assert_eq(s.rc[0], STVM_OK);
+    cr_assert_eq(s.rc[1], STVM_EINUSE, "freed under the call: %s", stvm_err_name(s.rc[1]));
+    done_with(&s);
+}
+
 /* ---- bad input ---------------------------------------------------------------------------- */
 
 static void bad_calls(stvm_vm *vm, void *arg)

@@ -1447,15 +1447,23 @@ static void op_queue(fz_ctx *c)
     int qi;
     stvm_queue *q = pick_queue(c, fz_u8(IN()), &qi);
     fz_queue *m = qi >= 0 ? &c->queue[qi] : NULL;
+    uint64_t serial = m ? m->serial : 0;   /* the queue this call is on */
     bool valid = m != NULL, proc = in_proc(c);
+    /* Asked first: from a process it drains the external table (which changes the VM,
+     * and may let a woken reader run), so that the calls below find nothing more to
+     * drain. */
+    if (valid)
+        m->inflight++;
+    int64_t size = valid ? stvm_queue_size(c->vm, q) : 0;
+    if (valid && m->serial != serial)
+        return;   /* freed by a process that ran meanwhile */
+    if (valid)
+        m->inflight--;
     /* exact: no other call on it in flight, none died inside one */
     if (valid && !m->n && !m->ntent)
         m->unordered = false;
     bool exact = valid && !m->inflight && !m->lossy && !m->unordered;
     bool full = valid && m->capacity && (size_t)m->n >= m->capacity;
-    /* Asked first: from a process it drains the external table (which changes the VM),
-     * so that the calls below find nothing more to drain. */
-    int64_t size = valid ? stvm_queue_size(c->vm, q) : 0;
     fz_snap *s = snap(c);
     uint64_t sw0 = switches(c);   /* for the calls that never switch */
     FZ_TRACE("  queue case %u on %d: exact %d, model %d items (%d pending), size %lld\n", k % 12,
@@ -1482,6 +1490,7 @@ static void op_queue(fz_ctx *c)
                 c->nqueue += at == c->nqueue;
                 memset(nm, 0, sizeof *nm);
                 nm->q = n;
+                nm->serial = ++c->queues_made;
                 nm->capacity = cap;
             } else {
                 FZ_CHECK(stvm_queue_free(c->vm, n, NULL, NULL) == STVM_OK, "free of a new queue");
@@ -1546,6 +1555,8 @@ static void op_queue(fz_ctx *c)
         }
         rc = timed ? stvm_queue_put_timeout_ms(c->vm, q, (void *)it, ms)
                    : stvm_queue_put(c->vm, q, (void *)it);
+        if (valid && m->serial != serial)
+            return;   /* freed while this put was switched out */
         if (valid) {
             m->inflight--;
             bool taken = q_tent_done(m, it);
@@ -1598,6 +1609,8 @@ static void op_queue(fz_ctx *c)
             m->inflight++;
         rc = timed ? stvm_queue_take_timeout_ms(c->vm, q, ms, null_item ? NULL : &item)
                    : stvm_queue_take(c->vm, q, null_item ? NULL : &item);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
         if (valid)
             m->inflight--;
         if (rc == STVM_OK) {
@@ -1627,6 +1640,8 @@ static void op_queue(fz_ctx *c)
         if (valid)
             m->inflight++;   /* a writer it gives room to may run (it was defect 4) */
         rc = stvm_queue_try_take(c->vm, q, null_item ? NULL : &item);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
         if (valid)
             m->inflight--;
         if (!want && !exact) {
@@ -1647,7 +1662,13 @@ static void op_queue(fz_ctx *c)
         what = "queue_peek";
         bool null_item = (k & 0xC0) == 0xC0;
         want = !valid || null_item ? STVM_EINVAL : size > 0 ? 0 : STVM_ETIMEDOUT;
+        if (valid)
+            m->inflight++;   /* it may switch (the drain of other threads' items) */
         rc = stvm_queue_peek(c->vm, q, null_item ? NULL : &item);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
+        if (valid)
+            m->inflight--;
         if (switches(c) != sw0) {   /* only to a reader woken by what threads put */
             FZ_CHECK(valid && m->external, "queue_peek switched");
             want = rc;
@@ -1664,7 +1685,13 @@ static void op_queue(fz_ctx *c)
     }
     case 8: {
         what = "queue_size";
+        if (valid)
+            m->inflight++;   /* as peek */
         int64_t sz = stvm_queue_size((k & 0x80) ? NULL : c->vm, q);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
+        if (valid)
+            m->inflight--;
         rc = sz < 0 ? (int)sz : 0;
         if (switches(c) != sw0) {   /* as peek */
             FZ_CHECK(valid && m->external, "queue_size switched");
@@ -1692,6 +1719,8 @@ static void op_queue(fz_ctx *c)
         if (valid)
             m->inflight++;   /* a writer it gives room to runs once all are flushed */
         int64_t n = stvm_queue_flush(c->vm, q, nofn ? NULL : q_collect, &q_seen);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
         if (valid)
             m->inflight--;
         rc = n < 0 ? (int)n : 0;
@@ -1754,6 +1783,7 @@ static void op_queue(fz_ctx *c)
         if (rc == STVM_OK) {
             m->items[m->n++] = it;
             m->npend++;
+            ext_requests++;   /* one signal of the table per item */
             s = NULL;   /* a request to the table: seen at the next scheduling point */
         }
         break;

@@ -294,6 +294,7 @@ enum {
  * (an item taken must have been put and not taken since). */
 typedef struct fz_queue {
     stvm_queue *q;          /* NULL: freed */
+    uint64_t serial;        /* which queue the slot holds (a new one may reuse q's address) */
     size_t capacity;
     bool external;
     int inflight;
@@ -362,6 +363,7 @@ struct fz_ctx {
     int nmut;
     fz_queue queue[FZ_MAXQ];
     int nqueue;
+    uint64_t queues_made;
     fz_dly dly[FZ_MAXDLY];
     int ndly;
     stvm_monitor *mon[FZ_MAXMON];       /* NULL: freed */
