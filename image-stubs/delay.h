@@ -126,7 +126,6 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);
  * end), ENOTPROC. */
 int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms);
 /* Its checks that need neither a process nor the clock: EINVAL, ERANGE. */
-int stvm__check_duration_length(stvm_vm *vm, int64_t duration, bool from_ms);
 /* The untimed wait of one kind of object: check, and wait on its list if it must. */
 typedef int (*stvm_wait_fn)(stvm_vm *vm, void *object);
 /* wait(object), which waits on l if it must, ended after duration at the latest

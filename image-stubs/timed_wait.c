@@ -27,11 +27,6 @@ static inline int check_length(stvm_vm *vm, int64_t duration, bool from_ms)
     return STVM_OK;
 }
 
-int stvm__check_duration_length(stvm_vm *vm, int64_t duration, bool from_ms)
-{
-    return check_length(vm, duration, from_ms);
-}
-
 int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
 {
     if (!stvm__in_process(vm))

@@ -1432,10 +1432,11 @@ typedef struct stvm_delay stvm_delay;
 
 /* A new Delay of ms (or us), not scheduled, with a semaphore of its own (Pharo's
  * forMilliseconds:). Owned by the caller until stvm_delay_free (stvm_vm_free frees the
- * rest). Allocates; never switches.
+ * rest). Any length that is not negative is made, as Pharo makes it; one longer than
+ * the scheduler allows (see stvm_delay_wait_ms) is refused when it is scheduled.
+ * Allocates; never switches.
  * Errors:
  *   EINVAL    vm or out NULL; ms or us negative
- *   ERANGE    longer than the scheduler allows (see stvm_delay_wait_ms)
  *   ENOMEM    no memory for the Delay or its semaphore */
 STVM_API int stvm_delay_new_ms(stvm_vm *vm, int64_t ms, stvm_delay **out);
 STVM_API int stvm_delay_new_us(stvm_vm *vm, int64_t us, stvm_delay **out);
@@ -1461,7 +1462,8 @@ STVM_API int stvm_delay_free(stvm_vm *vm, stvm_delay *d);
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ESTATE    d is already scheduled (Pharo: 'This Delay has already been scheduled');
  *             or the caller was suspended while it waited, and resumed
- *   ERANGE    it would end past the VM clock's end
+ *   ERANGE    d is longer than the scheduler allows, or would end past the VM clock's
+ *             end
  *   EINTR     the wait was interrupted, or the caller's waits are cancelled (nothing
  *             was taken)
  *   ENOMEM    no memory to start the Delay scheduler (the VM's first Delay) */
@@ -1474,7 +1476,8 @@ STVM_API int stvm_delay_wait(stvm_vm *vm, stvm_delay *d);
  *   EINVAL    vm or d NULL; d not a Delay of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ESTATE    d is already scheduled
- *   ERANGE    it would end past the VM clock's end
+ *   ERANGE    d is longer than the scheduler allows, or would end past the VM clock's
+ *             end
  *   ENOMEM    no memory to start the Delay scheduler */
 STVM_API int stvm_delay_schedule(stvm_vm *vm, stvm_delay *d);
 

@@ -1820,19 +1820,6 @@ static stvm_delay *pick_dly(fz_ctx *c, unsigned s, int *di)
     return (stvm_delay *)fz_stray;
 }
 
-/* What making a Delay of d answers: EINVAL, ERANGE (its length alone), or 0. */
-static int length_rule(fz_ctx *c, int64_t d, bool ms)
-{
-    if (d < 0)
-        return STVM_EINVAL;
-    if (ms ? d > MAX_US / 1000 : d > MAX_US)
-        return STVM_ERANGE;
-    int64_t dms = ms ? d : (d + 999) / 1000;
-    if (c->cfg.delay_clock == STVM_DELAY_CLOCK_MS && dms > MAX_MS_SCHED)
-        return STVM_ERANGE;
-    return 0;
-}
-
 /* A free place in the Delay pool, or -1. */
 static int dly_slot(const fz_ctx *c)
 {
@@ -1875,7 +1862,7 @@ static void op_delay_obj(fz_ctx *c)
         stvm_vm *vm = null_vm ? NULL : c->vm;
         rc = ms ? stvm_delay_new_ms(vm, dur, null_out ? NULL : &n)
                 : stvm_delay_new_us(vm, dur, null_out ? NULL : &n);
-        want = null_vm || null_out ? STVM_EINVAL : length_rule(c, dur, ms);
+        want = null_vm || null_out || dur < 0 ? STVM_EINVAL : 0;   /* any length, as Pharo */
         if (rc == STVM_OK) {
             FZ_CHECK(stvm_delay_being_waited_on(c->vm, n) == 0 &&
                          stvm_delay_is_expired(c->vm, n) == 0,
