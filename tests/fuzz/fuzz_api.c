@@ -1920,7 +1920,9 @@ static void op_delay_obj(fz_ctx *c)
         if (wait) {
             FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE || rc == STVM_EINTR,
                      "delay_wait answered %s", stvm_err_name(rc));
-            if (rc == STVM_OK && private)
+            /* still private: another driver may have put its semaphore in the pool
+             * while it waited, and signalled it */
+            if (rc == STVM_OK && private && !r->sem_in_pool)
                 not_early(c, "delay_wait", t0, r->dur, r->ms);
         } else {
             FZ_CHECK(rc == STVM_OK || (rc == STVM_ESTATE && (fresh || switches(c) != sw)),
