@@ -543,7 +543,7 @@ static const struct {
     {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
     {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
     {OP_MENTER, 6}, {OP_MTRY_ENTER, 2}, {OP_MEXIT, 6}, {OP_MWAIT, 4}, {OP_MWAIT_TIMEOUT, 3},
-    {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2},
+    {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3},
 };
 
 static op gen_green(drv *d)
@@ -593,6 +593,12 @@ static op gen_green(drv *d)
             break;
         case OP_MWAIT: case OP_MSIGNAL:
             o.obj = (int8_t)(rnd(&d->rng, 3) == 0);
+            break;
+        case OP_MSIGNAL_ALL:
+            o.obj = (int8_t)(rnd(&d->rng, 2) ? 0 : 1 + rnd(&d->rng, 2));
+            break;
+        case OP_MENTER_TIMEOUT:
+            o.dur = pick_ms(d);
             break;
         case OP_MWAIT_TIMEOUT:
             o.obj = (int8_t)(rnd(&d->rng, 3) == 0);
@@ -879,7 +885,11 @@ static int real_green(drv *d, int slot, const op *o, int cleanup_id)
         return o->obj ? stvm_monitor_wait_on_timeout_ms(vm, d->mon, o->obj, o->dur)
                       : stvm_monitor_wait_timeout_ms(vm, d->mon, o->dur);
     case OP_MSIGNAL: return o->obj ? stvm_monitor_signal_on(vm, d->mon, o->obj) : stvm_monitor_signal(vm, d->mon);
-    case OP_MSIGNAL_ALL: return stvm_monitor_signal_all(vm, d->mon);
+    case OP_MSIGNAL_ALL:
+        return o->obj == 1 ? stvm_monitor_signal_all_on(vm, d->mon, 1)
+               : o->obj    ? stvm_monitor_signal_really_all(vm, d->mon)
+                           : stvm_monitor_signal_all(vm, d->mon);
+    case OP_MENTER_TIMEOUT: return stvm_monitor_enter_timeout_ms(vm, d->mon, o->dur);
     default: return real_shared(d, o);
     }
 }

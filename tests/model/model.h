@@ -218,6 +218,7 @@ enum {
     COV_MON_SIGNAL_GIVEN_BACK, COV_MON_SIGALL_DROPPED, COV_MON_GIVEN_BACK,
     COV_MON_RETAKE_GIVEN_BACK, COV_MON_TERM_IN_COND, COV_MON_TERM_IN_RETAKE,
     COV_MON_TERM_HANDED_SIGNAL, COV_MON_OWNER_FINISHED, COV_MON_CANCELLED_RETAKE_BLOCKS,
+    COV_MON_ENTER_TIMED_WAITS, COV_MON_SIGALL_Q1_WOKE,
     COV_N
 };
 static const char *const cov_name[COV_N] = {
@@ -259,6 +260,7 @@ static const char *const cov_name[COV_N] = {
     "monitor waiters terminated after a signal before they ran",
     "monitors handed on or freed by a finishing owner",
     "cancelled monitor waiters blocking in the retake",
+    "timed monitor enters waiting", "monitor queue-1 waiters woken by signal_all_on or really_all",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -1438,14 +1440,19 @@ static bool step(model *m)
             p->cont = K_MR_TRY;
         }
         break;
-    case K_MON_SIGALL: {   /* the default queue, oldest first; the caller keeps the monitor */
-        int w = m_pop(m, &m->monq[0]);
+    case K_MON_SIGALL: {   /* queue call_obj, oldest first, up to queue call_item; the
+                            * caller keeps the monitor */
+        int w = m_pop(m, &m->monq[p->call_obj]);
+        if (w < 0 && p->call_obj < p->call_item) {
+            p->call_obj++;
+            break;
+        }
         if (w < 0) {
             answer(m, p->call_rc);
             break;
         }
         p->call_rc++;
-        m->cov[COV_MON_SIGALL_WOKE]++;
+        m->cov[p->call_obj ? COV_MON_SIGALL_Q1_WOKE : COV_MON_SIGALL_WOKE]++;
         mon_handed(m, w, M_MON_WOKEN);
         if (make_runnable(m, w))
             m->cov[COV_MON_SIGALL_PREEMPTED]++;

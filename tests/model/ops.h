@@ -26,6 +26,7 @@ enum {
     OP_DWAIT, OP_DSCHEDULE, OP_DUNSCHEDULE,   /* Delay objects d0, d1 */
     /* the monitor m0; obj: the condition queue (0: wait, signal; 1: wait_on, signal_on) */
     OP_MENTER, OP_MTRY_ENTER, OP_MEXIT, OP_MWAIT, OP_MWAIT_TIMEOUT, OP_MSIGNAL, OP_MSIGNAL_ALL,
+    OP_MENTER_TIMEOUT,   /* signal_all's obj: 0 signal_all, 1 signal_all_on(1), 2 signal_really_all */
     /* green or host */
     OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
@@ -392,6 +393,8 @@ static void m_green(model *m, const op *o)
     int x2 = o->obj < M_QUEUES ? o->obj : 0;
     int64_t us = 0;
     int rc;
+    if (o->kind == OP_MENTER_TIMEOUT)
+        x = M_MON_X;   /* the monitor's entry is a mutex: the same rule */
     switch (o->kind) {
     case OP_WAIT:   /* primitive 86: an excess signal, or the end of the waiting list */
         if (s->excess > 0) {
@@ -443,11 +446,14 @@ static void m_green(model *m, const op *o)
         answer(m, mutex_try(m, x));
         break;
     case OP_ENTER_TIMEOUT:   /* 0 ms only tries; no Delay when the try succeeds */
+    case OP_MENTER_TIMEOUT:
         rc = check_duration(m, o->dur, true, &us);
         if (rc == STVM_OK && !mutex_try(m, x)) {
             if (o->dur == 0) {
                 rc = STVM_ETIMEDOUT;
             } else {
+                if (x == M_MON_X)
+                    m->cov[COV_MON_ENTER_TIMED_WAITS]++;
                 p->call_kind = TW_MUTEX;
                 p->call_obj = x;
                 p->call_dur_us = us;
@@ -632,7 +638,11 @@ static void m_green(model *m, const op *o)
         if (m->mx[M_MON_X].owner != a) {
             answer(m, STVM_EPERM);
         } else {
+            /* signal_all_on(1) and signal_really_all: queue 0 first, then queue 1 (the
+             * other queues are never waited on here) */
             p->call_rc = 0;
+            p->call_obj = 0;
+            p->call_item = o->obj ? 1 : 0;
             p->cont = K_MON_SIGALL;
         }
         break;
@@ -763,7 +773,13 @@ static void op_text(const op *o, char *buf, size_t n)
         else
             snprintf(buf, n, "stvm_monitor_signal(m0)");
         break;
-    case OP_MSIGNAL_ALL: snprintf(buf, n, "stvm_monitor_signal_all(m0)"); break;
+    case OP_MSIGNAL_ALL:
+        if (o->obj == 1)
+            snprintf(buf, n, "stvm_monitor_signal_all_on(m0, 1)");
+        else
+            snprintf(buf, n, "stvm_monitor_signal_%s(m0)", o->obj ? "really_all" : "all");
+        break;
+    case OP_MENTER_TIMEOUT: snprintf(buf, n, "stvm_monitor_enter_timeout_ms(m0, %lld)", d); break;
     case OP_QTAKE_TIMEOUT: snprintf(buf, n, "stvm_queue_take_timeout_ms(q%d, %lld)", o->obj, d); break;
     case OP_QPUT_TIMEOUT:
         snprintf(buf, n, "stvm_queue_put_timeout_ms(q%d, item %d, %lld)", o->obj, (int)o->item, d);
