@@ -113,7 +113,7 @@ static const char *const op_kind_name[OP_KINDS] = {
     [OP_MISUSE] = "misuse", [OP_MENTER] = "monitor_enter", [OP_MTRY_ENTER] = "monitor_try_enter",
     [OP_MEXIT] = "monitor_exit", [OP_MWAIT] = "monitor_wait", [OP_MWAIT_TIMEOUT] = "monitor_wait_timeout",
     [OP_MSIGNAL] = "monitor_signal", [OP_MSIGNAL_ALL] = "monitor_signal_all",
-    [OP_MENTER_TIMEOUT] = "monitor_enter_timeout",
+    [OP_MENTER_TIMEOUT] = "monitor_enter_timeout", [OP_RENEW_MON] = "renew_monitor",
 };
 
 static void print_coverage(const tally *t)

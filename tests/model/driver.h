@@ -543,7 +543,7 @@ static const struct {
     {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
     {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
     {OP_MENTER, 6}, {OP_MTRY_ENTER, 2}, {OP_MEXIT, 6}, {OP_MWAIT, 4}, {OP_MWAIT_TIMEOUT, 3},
-    {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3},
+    {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3}, {OP_RENEW_MON, 2},
 };
 
 static op gen_green(drv *d)
@@ -705,8 +705,9 @@ static op gen_host(drv *d)
             o.kind = OP_RELEASE;
             o.obj = (int8_t)pick_target(d, -1);
         } else if (r < 96) {
-            o.kind = rnd(&d->rng, 2) ? OP_RENEW_SEM : OP_RENEW_MUTEX;
-            o.obj = (int8_t)rnd(&d->rng, o.kind == OP_RENEW_SEM ? M_SEMS : M_MUTEXES);
+            uint32_t r3 = rnd(&d->rng, 3);
+            o.kind = r3 == 0 ? OP_RENEW_SEM : r3 == 1 ? OP_RENEW_MUTEX : OP_RENEW_MON;
+            o.obj = (int8_t)(o.kind == OP_RENEW_MON ? 0 : rnd(&d->rng, o.kind == OP_RENEW_SEM ? M_SEMS : M_MUTEXES));
         } else {
             o.kind = OP_MISUSE;
             o.obj = (int8_t)rnd(&d->rng, MISUSES);
@@ -820,6 +821,12 @@ static int real_shared(drv *d, const op *o)
     case OP_RENEW_SEM: {
         int rc = stvm_semaphore_free(vm, d->sem[o->obj]);
         if (rc == STVM_OK && stvm_semaphore_new(vm, &d->sem[o->obj]) != STVM_OK)
+            abort();
+        return rc;
+    }
+    case OP_RENEW_MON: {
+        int rc = stvm_monitor_free(vm, d->mon);
+        if (rc == STVM_OK && stvm_monitor_new(vm, &d->mon) != STVM_OK)
             abort();
         return rc;
     }

@@ -218,7 +218,7 @@ enum {
     COV_MON_SIGNAL_GIVEN_BACK, COV_MON_SIGALL_DROPPED, COV_MON_GIVEN_BACK,
     COV_MON_RETAKE_GIVEN_BACK, COV_MON_TERM_IN_COND, COV_MON_TERM_IN_RETAKE,
     COV_MON_TERM_HANDED_SIGNAL, COV_MON_OWNER_FINISHED, COV_MON_CANCELLED_RETAKE_BLOCKS,
-    COV_MON_ENTER_TIMED_WAITS, COV_MON_SIGALL_Q1_WOKE,
+    COV_MON_ENTER_TIMED_WAITS, COV_MON_SIGALL_Q1_WOKE, COV_MON_FREE_EINUSE,
     COV_N
 };
 static const char *const cov_name[COV_N] = {
@@ -261,6 +261,7 @@ static const char *const cov_name[COV_N] = {
     "monitors handed on or freed by a finishing owner",
     "cancelled monitor waiters blocking in the retake",
     "timed monitor enters waiting", "monitor queue-1 waiters woken by signal_all_on or really_all",
+    "monitor frees refused as in use",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */

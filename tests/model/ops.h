@@ -31,6 +31,7 @@ enum {
     OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
     OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
+    OP_RENEW_MON,
     /* host only */
     OP_RUN, OP_MISUSE,
     OP_KINDS
@@ -238,6 +239,22 @@ static int m_renew_mutex(model *m, int x)
     return STVM_OK;
 }
 
+/* stvm_monitor_free: refused (EINUSE) while a process waits on it (to enter, on a
+ * queue), holds a hand-off or signal of it not yet taken, or is inside a wait on it or a
+ * timed enter (committed); then (ESTATE) while owned. A fresh one is free. */
+static int m_renew_mon(model *m)
+{
+    const mmutex *mx = &m->mx[M_MON_X];
+    bool idle = !mx->waiters.n && !mx->waiters.pins && !m->mon_woken.pins;
+    for (int q = 0; q < M_MONQ; q++)
+        idle = idle && !m->monq[q].n && !m->monq[q].pins;
+    if (!idle) {
+        m->cov[COV_MON_FREE_EINUSE]++;
+        return STVM_EINUSE;
+    }
+    return mx->owner >= 0 ? STVM_ESTATE : STVM_OK;
+}
+
 /* stvm_process_interrupt with a function that counts its runs: on the caller at once;
  * else a hand-off not yet taken goes back and that wait answers EINTR, a wait in progress
  * ends (EINTR, the process made runnable by the preemption rule), one committed to a
@@ -326,6 +343,8 @@ static int m_shared(model *m, const op *o)
         return m_renew_sem(m, o->obj);
     case OP_RENEW_MUTEX:
         return m_renew_mutex(m, o->obj);
+    case OP_RENEW_MON:
+        return m_renew_mon(m);
     case OP_SIGNAL:
         answer(m, STVM_OK);
         sem_signal(m, &m->sem[o->obj], true);
@@ -806,6 +825,7 @@ static void op_text(const op *o, char *buf, size_t n)
     case OP_RENEW_MUTEX:
         snprintf(buf, n, "stvm_mutex_free(mx%d), and if freed stvm_mutex_new", o->obj);
         break;
+    case OP_RENEW_MON: snprintf(buf, n, "stvm_monitor_free(m0), and if freed stvm_monitor_new"); break;
     case OP_RUN: snprintf(buf, n, "stvm_run()"); break;
     case OP_MISUSE: snprintf(buf, n, "%s", misuse_name[o->obj]); break;
     default: snprintf(buf, n, "op %d", o->kind); break;
