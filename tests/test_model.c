@@ -266,6 +266,7 @@ Test(model, a_wrong_model_is_caught_and_shrunk)
     wrong_model_is_caught(MUT_PREEMPTED_WRONG_END, "puts a preempted process at the wrong end");
     wrong_model_is_caught(MUT_LIFO_SEMAPHORE, "wakes semaphore waiters last-in first-out");
     wrong_model_is_caught(MUT_CLOCK_EARLY, "jumps the clock 1 us short");
+    wrong_model_is_caught(MUT_MON_DEPTH_ONE, "gives a monitor back at depth 1 after a wait");
 }
 
 /* The coverage table names each operation; a new one without a name would print a

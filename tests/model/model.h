@@ -265,7 +265,7 @@ static const char *const cov_name[COV_N] = {
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
-enum { MUT_NONE, MUT_PREEMPTED_WRONG_END, MUT_LIFO_SEMAPHORE, MUT_CLOCK_EARLY };
+enum { MUT_NONE, MUT_PREEMPTED_WRONG_END, MUT_LIFO_SEMAPHORE, MUT_CLOCK_EARLY, MUT_MON_DEPTH_ONE };
 
 typedef struct model {
     bool yields;       /* stvm_config.preemption_yields */
@@ -671,7 +671,7 @@ static void mon_signal(model *m, int q)
 static void mon_retaken(model *m, int a)
 {
     mproc *p = &m->p[a];
-    m->mx[M_MON_X].depth = p->mon_depth;
+    m->mx[M_MON_X].depth = m->mutation == MUT_MON_DEPTH_ONE ? 1 : p->mon_depth;
     int rc = p->call_rc;
     if (rc != STVM_OK)
         m->cov[rc == STVM_ETIMEDOUT ? COV_MON_WAIT_TIMED_OUT
