@@ -412,7 +412,9 @@ STVM_API int stvm_process_join(stvm_vm *vm, stvm_process *p, int64_t timeout_ms)
 /* Register a cleanup for the running process: fn(vm, arg) runs when the process
  * finishes, returns from its function or is terminated, newest first, in the process
  * itself (so it may wait). Cleanups of processes still unfinished at stvm_vm_free run
- * there, on the calling thread with no active process (they must not wait). Allocates.
+ * there, on the calling thread with no active process (they must not wait). One
+ * registered inside a library call's fn (stvm_monitor_critical's, say) and not popped
+ * there stays registered when that call returns. Allocates.
  * Errors:
  *   EINVAL    vm or fn NULL
  *   ENOTPROC  not called from a green process of vm on its thread

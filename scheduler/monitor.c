@@ -235,7 +235,7 @@ int stvm_monitor_critical(stvm_vm *vm, stvm_monitor *m, stvm_fn fn, void *arg)
     stvm_ensure_node exit = {.fn = critical_exit, .arg = m, .next = a->ensures, .on_stack = true};
     a->ensures = &exit;
     fn(vm, arg);
-    a->ensures = exit.next;
+    stvm__ensure_unlink(a, &exit);   /* cleanups fn left registered stay */
     m->lock.list.pins--;
     return stvm_monitor_exit(vm, m);
 }

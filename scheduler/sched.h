@@ -180,6 +180,19 @@ void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);
  * object may not be freed until stvm__wait_uncommit. At most one commitment at a time. */
 void stvm__wait_commit(stvm_vm *vm, stvm_list *l);
 void stvm__wait_uncommit(stvm_proc *p);
+/* The end of a library region whose way out is cleanup node n (stvm_monitor_critical's,
+ * say): take n off p's cleanups wherever it is. fn may have left cleanups of its own
+ * registered above it; they stay the process's (stvm_ensure: they run when it finishes),
+ * where resetting the list to n->next would drop them unrun (and leak their records). */
+static inline void stvm__ensure_unlink(stvm_proc *p, const stvm_ensure_node *n)
+{
+    for (stvm_ensure_node **pp = &p->ensures; *pp; pp = &(*pp)->next) {
+        if (*pp == n) {
+            *pp = n->next;
+            return;
+        }
+    }
+}
 /* Pin l for good: its object is waited on by a process that lives as long as the VM
  * (the timing process's semaphore). */
 static inline void stvm__list_pin(stvm_list *l)

@@ -183,7 +183,7 @@ int stvm_semaphore_critical(stvm_vm *vm, stvm_semaphore *s, stvm_fn fn, void *ar
     stvm_ensure_node exit = {.fn = critical_exit, .arg = s, .next = a->ensures, .on_stack = true};
     a->ensures = &exit;
     fn(vm, arg);
-    a->ensures = exit.next;
+    stvm__ensure_unlink(a, &exit);   /* cleanups fn left registered stay */
     critical_exit(vm, s);
     return STVM_OK;
 }

@@ -110,7 +110,10 @@ static const char *const op_kind_name[OP_KINDS] = {
     [OP_SPAWN] = "spawn", [OP_SUSPEND] = "suspend", [OP_RESUME] = "resume",
     [OP_TERMINATE] = "terminate", [OP_SET_PRIORITY] = "set_priority", [OP_RELEASE] = "release",
     [OP_RENEW_SEM] = "renew_sem", [OP_RENEW_MUTEX] = "renew_mutex", [OP_RUN] = "run",
-    [OP_MISUSE] = "misuse",
+    [OP_MISUSE] = "misuse", [OP_MENTER] = "monitor_enter", [OP_MTRY_ENTER] = "monitor_try_enter",
+    [OP_MEXIT] = "monitor_exit", [OP_MWAIT] = "monitor_wait", [OP_MWAIT_TIMEOUT] = "monitor_wait_timeout",
+    [OP_MSIGNAL] = "monitor_signal", [OP_MSIGNAL_ALL] = "monitor_signal_all",
+    [OP_MENTER_TIMEOUT] = "monitor_enter_timeout", [OP_RENEW_MON] = "renew_monitor",
 };
 
 static void print_coverage(const tally *t)
@@ -126,7 +129,8 @@ static void print_coverage(const tally *t)
             if (!t->cov_rc[k][b])
                 continue;
             int rc = b <= 1 ? b : -(b - 1);
-            bool number = k == OP_TRY_ENTER || k == OP_CHECKPOINT || k == OP_QFLUSH;   /* counts */
+            bool number = k == OP_TRY_ENTER || k == OP_CHECKPOINT || k == OP_QFLUSH ||
+                          k == OP_MTRY_ENTER || k == OP_MSIGNAL || k == OP_MSIGNAL_ALL;   /* counts */
             fprintf(stderr, " %s %llu",
                     b == 15 ? (number ? "more" : "other") : b <= 1 && number ? (b ? "1" : "0") : stvm_err_name(rc),
                     (unsigned long long)t->cov_rc[k][b]);
@@ -262,6 +266,7 @@ Test(model, a_wrong_model_is_caught_and_shrunk)
     wrong_model_is_caught(MUT_PREEMPTED_WRONG_END, "puts a preempted process at the wrong end");
     wrong_model_is_caught(MUT_LIFO_SEMAPHORE, "wakes semaphore waiters last-in first-out");
     wrong_model_is_caught(MUT_CLOCK_EARLY, "jumps the clock 1 us short");
+    wrong_model_is_caught(MUT_MON_DEPTH_ONE, "gives a monitor back at depth 1 after a wait");
 }
 
 /* The coverage table names each operation; a new one without a name would print a

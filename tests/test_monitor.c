@@ -200,6 +200,37 @@ Test(monitor, critical_runs_fn_one_level_deeper_and_eperm_when_fn_left_the_monit
     done_with(&s);
 }
 
+/* A cleanup fn registers and does not pop: it is the process's, as stvm_ensure says,
+ * and runs when the process finishes; critical's own way out must not drop it. */
+static void counts_cleanup(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    trace_add(&((ms *)arg)->log, 7);
+}
+
+static void registers_a_cleanup(stvm_vm *vm, void *arg)
+{
+    ms *s = arg;
+    GCHECK(s, stvm_ensure(vm, counts_cleanup, s) == STVM_OK);
+}
+
+static void leaves_a_cleanup_inside_critical(stvm_vm *vm, void *arg)
+{
+    ms *s = arg;
+    GCHECK(s, stvm_monitor_critical(vm, s->m, registers_a_cleanup, s) == STVM_OK);
+    GCHECK(s, stvm_monitor_owner(vm, s->m) == NULL);
+    trace_add(&s->log, 1);   /* the cleanup has not run yet: the process goes on */
+}
+
+Test(monitor, a_cleanup_fn_leaves_registered_inside_critical_stays_and_runs_when_the_process_ends)
+{
+    ms s = make();
+    go(s.vm, 40, "leaves", leaves_a_cleanup_inside_critical, &s);
+    run_ok(s.vm);
+    trace_expect(&s.log, (int[]){1, 7}, 2);
+    done_with(&s);
+}
+
 static void times_out_entering(stvm_vm *vm, void *arg)
 {
     ms *s = arg;

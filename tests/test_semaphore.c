@@ -398,6 +398,47 @@ Test(semaphore, free_while_a_process_is_inside_critical_is_estate)
     SCENARIO_DONE(&s);
 }
 
+/* A cleanup fn registers inside critical and leaves there is the process's (stvm_ensure):
+ * it runs when the process ends; critical's own way out used to drop it unrun. */
+typedef struct leaves_cleanup {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    trace_log log;
+    int bad_line;
+} leaves_cleanup;
+
+static void logs_cleanup(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    trace_add(&((leaves_cleanup *)arg)->log, 7);
+}
+
+static void registers_cleanup(stvm_vm *vm, void *arg)
+{
+    leaves_cleanup *s = arg;
+    GCHECK(s, stvm_ensure(vm, logs_cleanup, s) == STVM_OK);
+}
+
+static void critical_leaving_cleanup(stvm_vm *vm, void *arg)
+{
+    leaves_cleanup *s = arg;
+    GCHECK(s, stvm_semaphore_critical(vm, s->sem, registers_cleanup, s) == STVM_OK);
+    trace_add(&s->log, 1);   /* not run yet: the process goes on */
+}
+
+Test(semaphore, a_cleanup_left_registered_inside_critical_runs_when_the_process_ends)
+{
+    leaves_cleanup s = {.vm = vm_make(NULL)};
+    s.sem = sem_make(s.vm);
+    stvm_semaphore_signal(s.vm, s.sem);
+    spawn(s.vm, 40, "critical", critical_leaving_cleanup, &s);
+    RUN_OK_GREEN(&s);
+    trace_expect(&s.log, (int[]){1, 7}, 2);
+    cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 1);
+    cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK);
+    SCENARIO_DONE(&s);
+}
+
 Test(semaphore, free_with_excess_signals_is_allowed)
 {
     stvm_vm *vm = vm_make(NULL);

@@ -115,6 +115,7 @@ struct drv {
     stvm_process *h[M_SLOTS];
     stvm_queue *q[M_QUEUES];
     stvm_delay *dly[M_DELAYS];
+    stvm_monitor *mon;         /* m0 */
     int intr_count[M_SLOTS];   /* the interrupt functions each slot's process ran */
     int32_t next_item;
     uint64_t objects_base;
@@ -213,7 +214,8 @@ static const void *expected_object(const drv *d, int i)
         return NULL;
     switch (l->kind) {
     case L_SEM: return d->sem[l->index];
-    case L_MUTEX: return d->mx[l->index];
+    case L_MUTEX: return l->index == M_MON_X ? (const void *)d->mon : d->mx[l->index];
+    case L_MONQ: return d->mon;
     case L_JOIN: return d->h[l->index];
     case L_DOBJ: return stvm_delay_semaphore(d->dly[l->index]);
     default: return NULL;
@@ -336,6 +338,24 @@ static bool compare_state(drv *d)
             fail(d, "owner", "mx%d is owned by %s, the model says %s", x,
                  !owner ? "nobody" : got >= 0 ? who_name(got) : "an unknown process",
                  want >= 0 ? who_name(want) : "nobody");
+            return false;
+        }
+    }
+    {
+        /* the monitor: its owner and depth (0 when free) */
+        const mmutex *mx = &m->mx[M_MON_X];
+        stvm_process *owner = stvm_monitor_owner(vm, d->mon);
+        int64_t depth = stvm_monitor_depth(vm, d->mon);
+        int64_t want_depth = mx->owner >= 0 ? (int64_t)mx->depth : 0;
+        if (owner != (mx->owner >= 0 ? d->h[mx->owner] : NULL) || depth != want_depth) {
+            int got = -2;
+            for (int i = 0; i < M_SLOTS; i++)
+                if (owner && m->p[i].used && m->p[i].known && d->h[i] == owner)
+                    got = i;
+            fail(d, "monitor", "m0 is owned by %s at depth %lld, the model says %s at depth %lld",
+                 !owner ? "nobody" : got >= 0 ? who_name(got) : "an unknown process",
+                 (long long)depth, mx->owner >= 0 ? who_name(mx->owner) : "nobody",
+                 (long long)want_depth);
             return false;
         }
     }
@@ -522,6 +542,8 @@ static const struct {
     {OP_ENSURE, 3}, {OP_ENSURE_POP, 2}, {OP_RETURN, 1}, {OP_RENEW_SEM, 1}, {OP_RENEW_MUTEX, 1},
     {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
     {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
+    {OP_MENTER, 6}, {OP_MTRY_ENTER, 2}, {OP_MEXIT, 6}, {OP_MWAIT, 4}, {OP_MWAIT_TIMEOUT, 3},
+    {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3}, {OP_RENEW_MON, 2},
 };
 
 static op gen_green(drv *d)
@@ -540,6 +562,11 @@ static op gen_green(drv *d)
                 w[k] = 0;
             if (green_mix[k].kind == OP_SPAWN && free_slot(d) < 0)
                 w[k] = 0;
+            /* the monitor's waits, signals and exit mostly by its owner */
+            if ((green_mix[k].kind == OP_MWAIT || green_mix[k].kind == OP_MWAIT_TIMEOUT ||
+                 green_mix[k].kind == OP_MSIGNAL || green_mix[k].kind == OP_MSIGNAL_ALL ||
+                 green_mix[k].kind == OP_MEXIT) && m->mx[M_MON_X].owner != a)
+                w[k] = 1;
             total += w[k];
         }
         uint32_t r = rnd(&d->rng, total);
@@ -558,9 +585,24 @@ static op gen_green(drv *d)
             o.obj = (int8_t)rnd(&d->rng, M_SEMS);
             pick_dur(d, &o);
             break;
-        case OP_EXIT:   /* mostly a mutex the caller owns */
+        case OP_EXIT:   /* mostly a mutex the caller owns (not the monitor's entry) */
             o.obj = (int8_t)(p->n_owned && rnd(&d->rng, 5) ? p->owned[rnd(&d->rng, (uint32_t)p->n_owned)]
                                                            : (int)rnd(&d->rng, M_MUTEXES));
+            if (o.obj == M_MON_X)
+                o.obj = (int8_t)rnd(&d->rng, M_MUTEXES);
+            break;
+        case OP_MWAIT: case OP_MSIGNAL:
+            o.obj = (int8_t)(rnd(&d->rng, 3) == 0);
+            break;
+        case OP_MSIGNAL_ALL:
+            o.obj = (int8_t)(rnd(&d->rng, 2) ? 0 : 1 + rnd(&d->rng, 2));
+            break;
+        case OP_MENTER_TIMEOUT:
+            o.dur = pick_ms(d);
+            break;
+        case OP_MWAIT_TIMEOUT:
+            o.obj = (int8_t)(rnd(&d->rng, 3) == 0);
+            o.dur = pick_ms(d);
             break;
         case OP_ENTER: case OP_TRY_ENTER:
             o.obj = (int8_t)rnd(&d->rng, M_MUTEXES);
@@ -663,8 +705,9 @@ static op gen_host(drv *d)
             o.kind = OP_RELEASE;
             o.obj = (int8_t)pick_target(d, -1);
         } else if (r < 96) {
-            o.kind = rnd(&d->rng, 2) ? OP_RENEW_SEM : OP_RENEW_MUTEX;
-            o.obj = (int8_t)rnd(&d->rng, o.kind == OP_RENEW_SEM ? M_SEMS : M_MUTEXES);
+            uint32_t r3 = rnd(&d->rng, 3);
+            o.kind = r3 == 0 ? OP_RENEW_SEM : r3 == 1 ? OP_RENEW_MUTEX : OP_RENEW_MON;
+            o.obj = (int8_t)(o.kind == OP_RENEW_MON ? 0 : rnd(&d->rng, o.kind == OP_RENEW_SEM ? M_SEMS : M_MUTEXES));
         } else {
             o.kind = OP_MISUSE;
             o.obj = (int8_t)rnd(&d->rng, MISUSES);
@@ -781,6 +824,12 @@ static int real_shared(drv *d, const op *o)
             abort();
         return rc;
     }
+    case OP_RENEW_MON: {
+        int rc = stvm_monitor_free(vm, d->mon);
+        if (rc == STVM_OK && stvm_monitor_new(vm, &d->mon) != STVM_OK)
+            abort();
+        return rc;
+    }
     case OP_RENEW_MUTEX: {
         int rc = stvm_mutex_free(vm, d->mx[o->obj]);
         if (rc == STVM_OK && stvm_mutex_new(vm, &d->mx[o->obj]) != STVM_OK)
@@ -835,6 +884,19 @@ static int real_green(drv *d, int slot, const op *o, int cleanup_id)
     case OP_DWAIT: return stvm_delay_wait(vm, d->dly[o->obj]);
     case OP_DSCHEDULE: return stvm_delay_schedule(vm, d->dly[o->obj]);
     case OP_DUNSCHEDULE: return stvm_delay_unschedule(vm, d->dly[o->obj]);
+    case OP_MENTER: return stvm_monitor_enter(vm, d->mon);
+    case OP_MTRY_ENTER: return stvm_monitor_try_enter(vm, d->mon);
+    case OP_MEXIT: return stvm_monitor_exit(vm, d->mon);
+    case OP_MWAIT: return o->obj ? stvm_monitor_wait_on(vm, d->mon, o->obj) : stvm_monitor_wait(vm, d->mon);
+    case OP_MWAIT_TIMEOUT:
+        return o->obj ? stvm_monitor_wait_on_timeout_ms(vm, d->mon, o->obj, o->dur)
+                      : stvm_monitor_wait_timeout_ms(vm, d->mon, o->dur);
+    case OP_MSIGNAL: return o->obj ? stvm_monitor_signal_on(vm, d->mon, o->obj) : stvm_monitor_signal(vm, d->mon);
+    case OP_MSIGNAL_ALL:
+        return o->obj == 1 ? stvm_monitor_signal_all_on(vm, d->mon, 1)
+               : o->obj    ? stvm_monitor_signal_really_all(vm, d->mon)
+                           : stvm_monitor_signal_all(vm, d->mon);
+    case OP_MENTER_TIMEOUT: return stvm_monitor_enter_timeout_ms(vm, d->mon, o->dur);
     default: return real_shared(d, o);
     }
 }
@@ -947,7 +1009,12 @@ static int real_host(drv *d, const op *o)
     case 8: return stvm_ensure(vm, cleanup_fn, new_rec(d, 0, -1, CL_LOG));
     case 9: return stvm_ensure_pop(vm, true);
     case 10: return stvm_semaphore_wait_timeout_ms(vm, d->sem[0], 5);
-    default: return stvm_mutex_enter_timeout_ms(vm, d->mx[0], 5);
+    case 11: return stvm_mutex_enter_timeout_ms(vm, d->mx[0], 5);
+    case 12: return stvm_monitor_enter(vm, d->mon);
+    case 13: return stvm_monitor_try_enter(vm, d->mon);
+    case 14: return stvm_monitor_exit(vm, d->mon);
+    case 15: return stvm_monitor_wait(vm, d->mon);
+    default: return stvm_monitor_signal(vm, d->mon);
     }
 }
 
@@ -1071,6 +1138,7 @@ static void drv_run(drv *d)
         stvm_queue_new(d->vm, k == 1 ? M_Q1_CAPACITY : 0, &d->q[k]);
     stvm_delay_new_ms(d->vm, 2, &d->dly[0]);     /* the model's dobj_len */
     stvm_delay_new_us(d->vm, 700, &d->dly[1]);
+    stvm_monitor_new(d->vm, &d->mon);
     stvm_stats st;
     stvm_get_stats(d->vm, &st);
     d->objects_base = st.objects_live;

@@ -34,6 +34,9 @@
 #define M_SLOTS 6
 #define M_SEMS 3
 #define M_MUTEXES 2
+#define M_MON_X M_MUTEXES           /* the monitor m0's entry: mx[M_MON_X], a mutex */
+#define M_MONQ 2                    /* its condition queues modelled: 0 (default) and 1 */
+#define M_MON_WOKEN (M_MONQ + 1)    /* handed_mq: woken by a signal-all (nothing to give back) */
 #define M_QUEUES 2                  /* q0 unbounded, q1 bounded (M_Q1_CAPACITY) */
 #define M_Q1_CAPACITY 2
 #define M_QMAX 40                   /* items a queue may hold in a script */
@@ -55,7 +58,7 @@
 
 /* ---- lists ---------------------------------------------------------------------------
  * Every list is FIFO. A process is on at most one list, and `on` names it. */
-enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING, L_QAVAIL, L_QROOM, L_DOBJ };
+enum { L_RUNQ, L_SEM, L_MUTEX, L_JOIN, L_DELAY, L_TIMING, L_QAVAIL, L_QROOM, L_DOBJ, L_MONQ };
 
 typedef struct mlist {
     int n;
@@ -128,12 +131,15 @@ enum {
     K_DO_START, K_DO_REQUEST, K_DO_WAIT, K_DO_WOKEN,   /* stvm_delay_wait and _schedule */
     K_TW_START, K_TW_REQUEST, K_TW_WAIT, K_TW_WOKEN, K_TW_DONE,  /* timed waits */
     K_J_WOKEN, K_J_DONE,                                         /* join without limit */
+    K_MW_WOKEN,     /* a monitor condition wait (untimed) ended: take the monitor again */
+    K_MR_START, K_MR_TRY, K_MR_WOKEN,   /* the monitor taken again after a condition wait */
+    K_MON_SIGALL,   /* signal_all: wakes the next waiter (each may preempt the caller) */
     K_IDLE,         /* the idle process's loop */
     K_T_WAIT, K_T_PASS,   /* the timing process's loop */
 };
 
 /* What a timed wait waits on. */
-enum { TW_SEM, TW_MUTEX, TW_JOIN, TW_QTAKE, TW_QPUT };
+enum { TW_SEM, TW_MUTEX, TW_JOIN, TW_QTAKE, TW_QPUT, TW_MONQ };
 
 typedef struct mproc {
     bool used;         /* the slot holds a process, or its handle is still valid */
@@ -171,13 +177,15 @@ typedef struct mproc {
     int n_fr;
     mframe fr[M_MAX_FRAMES];
     int n_owned;
-    int owned[M_MUTEXES];          /* newest first */
+    int owned[M_MUTEXES + 1];      /* newest first (M_MON_X: the monitor) */
+    uint32_t mon_depth;            /* the depth a monitor condition wait takes back */
     mlist joiners;
     /* Handed what it waited for and not yet run to take it (scheduler/wait.c's rule): a
      * semaphore's signal, or mutex handed_mutex - 1. Terminated before it runs, it gives
      * it back. */
     msem *handed_sem;
     int handed_mutex;
+    int handed_mq;     /* a monitor signal of queue handed_mq - 1, or M_MON_WOKEN */
 } mproc;
 
 /* What the model expects the VM to show next. */
@@ -202,7 +210,16 @@ enum {
     COV_INTR_SELF, COV_INTR_WAIT_ENDED, COV_INTR_GIVEN_BACK, COV_INTR_RUN_LATER,
     COV_INTR_EINTR_NEXT, COV_DOBJ_EXPIRED_WAITER, COV_DOBJ_EXPIRED_UNWAITED,
     COV_DOBJ_EXCESS_AT_ONCE, COV_DOBJ_ESTATE, COV_DOBJ_UNSCHEDULED_BY_OTHER,
-    COV_DOBJ_CURTAILED, COV_N
+    COV_DOBJ_CURTAILED,
+    COV_MON_ENTER_WAITS, COV_MON_HANDOFF, COV_MON_NESTED_WAIT, COV_MON_SIGNAL_WOKE,
+    COV_MON_SIGNAL_LOST, COV_MON_SIGNAL_ON_FALLBACK, COV_MON_SIGALL_WOKE,
+    COV_MON_SIGALL_PREEMPTED, COV_MON_RETAKE_AT_ONCE, COV_MON_RETAKE_WAITS,
+    COV_MON_WAIT_TIMED_OUT, COV_MON_WAIT_EINTR, COV_MON_WAIT_ESTATE, COV_MON_WAIT_EINTR_KEPT,
+    COV_MON_SIGNAL_GIVEN_BACK, COV_MON_SIGALL_DROPPED, COV_MON_GIVEN_BACK,
+    COV_MON_RETAKE_GIVEN_BACK, COV_MON_TERM_IN_COND, COV_MON_TERM_IN_RETAKE,
+    COV_MON_TERM_HANDED_SIGNAL, COV_MON_OWNER_FINISHED, COV_MON_CANCELLED_RETAKE_BLOCKS,
+    COV_MON_ENTER_TIMED_WAITS, COV_MON_SIGALL_Q1_WOKE, COV_MON_FREE_EINUSE,
+    COV_N
 };
 static const char *const cov_name[COV_N] = {
     "preemptions", "processor lent below 10", "clock jumps", "timer fires", "runs ending OK",
@@ -228,10 +245,27 @@ static const char *const cov_name[COV_N] = {
     "Delay objects refused as already scheduled",
     "Delay objects unscheduled under a waiter",
     "Delay object waits curtailed (their own scheduling undone)",
+    "monitor entrants waiting", "monitor hand-offs", "monitor waits releasing a depth above 1",
+    "monitor signals waking a waiter", "monitor signals lost (nobody waiting)",
+    "monitor signal_on(1) falling back to the default queue", "monitor waiters woken by signal_all",
+    "monitor signal_all calls preempted by a woken waiter",
+    "monitor retakes finding it free", "monitor retakes waiting behind the entrants",
+    "monitor waits timing out", "monitor waits answering EINTR", "monitor waits answering ESTATE",
+    "monitor waits answering EINTR at once without releasing it (cancelled or interrupted first)",
+    "monitor signals given back to the next waiter of the queue",
+    "monitor signal_all wakes given back (dropped)", "monitor hand-offs given back",
+    "monitor hand-offs given back by a process retaking it",
+    "monitor waiters terminated on a condition queue",
+    "monitor waiters terminated waiting to retake it",
+    "monitor waiters terminated after a signal before they ran",
+    "monitors handed on or freed by a finishing owner",
+    "cancelled monitor waiters blocking in the retake",
+    "timed monitor enters waiting", "monitor queue-1 waiters woken by signal_all_on or really_all",
+    "monitor frees refused as in use",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
-enum { MUT_NONE, MUT_PREEMPTED_WRONG_END, MUT_LIFO_SEMAPHORE, MUT_CLOCK_EARLY };
+enum { MUT_NONE, MUT_PREEMPTED_WRONG_END, MUT_LIFO_SEMAPHORE, MUT_CLOCK_EARLY, MUT_MON_DEPTH_ONE };
 
 typedef struct model {
     bool yields;       /* stvm_config.preemption_yields */
@@ -243,7 +277,9 @@ typedef struct model {
     mlist runq[STVM_PRIORITY_MAX + 1];   /* runq[p]: priority p */
     mproc p[M_PROCS];
     msem sem[M_SEMS];
-    mmutex mx[M_MUTEXES];
+    mmutex mx[M_MUTEXES + 1];   /* the last: the monitor m0's entry */
+    mlist monq[M_MONQ];        /* m0's condition queues 0 and 1 */
+    mlist mon_woken;           /* pins of signal-all wakes not yet taken */
     mqueue q[M_QUEUES];
     /* the Delay scheduler */
     bool timing_started;
@@ -348,8 +384,16 @@ static void drop_handed(model *m, int i)
         p->handed_sem->waiters.pins--;
     if (p->handed_mutex)
         m->mx[p->handed_mutex - 1].waiters.pins--;
+    if (p->handed_mq)
+        (p->handed_mq == M_MON_WOKEN ? &m->mon_woken : &m->monq[p->handed_mq - 1])->pins--;
     p->handed_sem = NULL;
     p->handed_mutex = 0;
+    p->handed_mq = 0;
+}
+
+static bool has_handed(const mproc *p)
+{
+    return p->handed_sem || p->handed_mutex || p->handed_mq;
 }
 
 static void switch_to(model *m, int i)
@@ -448,6 +492,17 @@ static void block_on(model *m, mlist *l, int then)
         p->wait_end = W_INTERRUPTED;
         return;
     }
+    p->wait_end = W_SIGNALLED;
+    m_put(m, m->active, l, true);
+    switch_to_next(m);
+}
+
+/* The one wait that blocks even when the process's waits are cancelled: the monitor
+ * taken again after a condition wait (the code after a wait runs inside the monitor). */
+static void block_always(model *m, mlist *l, int then)
+{
+    mproc *p = &m->p[m->active];
+    p->cont = then;
     p->wait_end = W_SIGNALLED;
     m_put(m, m->active, l, true);
     switch_to_next(m);
@@ -567,9 +622,62 @@ static int hand_off(model *m, int x)
         owned_add(m, next, x);
         m->p[next].handed_mutex = x + 1;
         mx->waiters.pins++;
-        m->cov[COV_HANDOFF]++;
+        m->cov[x == M_MON_X ? COV_MON_HANDOFF : COV_HANDOFF]++;
     }
     return next;
+}
+
+/* ---- the monitor m0 (Pharo's Monitor) --------------------------------------------------
+ * Its entry is a mutex (mx[M_MON_X]: owner, depth, FIFO entrants, hand-off on the last
+ * exit, give-back, handed on when the owner finishes); its condition queues are FIFO
+ * waiting lists whose signals are handed like a semaphore's. */
+
+/* A condition wait lets the monitor go whatever its depth: to the first entrant, made
+ * ready without switching (the caller joins the queue before anyone can run). */
+static void mon_release(model *m)
+{
+    mmutex *mx = &m->mx[M_MON_X];
+    if (mx->depth > 1)
+        m->cov[COV_MON_NESTED_WAIT]++;
+    int next = hand_off(m, M_MON_X);
+    if (next >= 0)
+        runq_put(m, next, true);
+}
+
+/* Hand waiter w, just taken off a queue, its wake-up (how: queue + 1, or M_MON_WOKEN). */
+static void mon_handed(model *m, int w, int how)
+{
+    m->p[w].handed_mq = how;
+    (how == M_MON_WOKEN ? &m->mon_woken : &m->monq[how - 1])->pins++;
+}
+
+/* signal / signal_on: the first waiter of queue q, made runnable by the preemption rule
+ * (the caller's answer, 0 or 1, set first); with nobody waiting the signal is lost. */
+static void mon_signal(model *m, int q)
+{
+    int w = m_pop(m, &m->monq[q]);
+    answer(m, w >= 0);
+    if (w < 0) {
+        m->cov[COV_MON_SIGNAL_LOST]++;
+        return;
+    }
+    m->cov[COV_MON_SIGNAL_WOKE]++;
+    mon_handed(m, w, q + 1);
+    make_runnable(m, w);
+}
+
+/* The retake is over: the monitor is the caller's with the depth it had; the wait
+ * answers how it ended. */
+static void mon_retaken(model *m, int a)
+{
+    mproc *p = &m->p[a];
+    m->mx[M_MON_X].depth = m->mutation == MUT_MON_DEPTH_ONE ? 1 : p->mon_depth;
+    int rc = p->call_rc;
+    if (rc != STVM_OK)
+        m->cov[rc == STVM_ETIMEDOUT ? COV_MON_WAIT_TIMED_OUT
+               : rc == STVM_EINTR   ? COV_MON_WAIT_EINTR
+                                    : COV_MON_WAIT_ESTATE]++;
+    answer(m, rc);
 }
 
 /* ---- the Delay scheduler (image side, a process of its own) --------------------------- */
@@ -869,6 +977,7 @@ static void give_back(model *m, int i)
     mproc *p = &m->p[i];
     msem *s = p->handed_sem;
     int x = p->handed_mutex - 1;
+    int how = p->handed_mq;
     drop_handed(m, i);
     if (s) {
         m->cov[COV_GIVEN_BACK]++;
@@ -877,9 +986,24 @@ static void give_back(model *m, int i)
                 m->cov[COV_Q_ITEM_GIVEN_BACK]++;
         sem_signal(m, s, false);
     }
+    if (how) {
+        if (how == M_MON_WOKEN) {
+            m->cov[COV_MON_SIGALL_DROPPED]++;   /* everyone waiting then was woken too */
+        } else {
+            /* the signal goes to the queue's next waiter, made ready without switching */
+            m->cov[COV_MON_SIGNAL_GIVEN_BACK]++;
+            int w = m_pop(m, &m->monq[how - 1]);
+            if (w >= 0) {
+                mon_handed(m, w, how);
+                runq_put(m, w, true);
+            }
+        }
+    }
     if (x >= 0) {
         if (m->mx[x].owner == i) {
-            m->cov[COV_GIVEN_BACK]++;
+            m->cov[x == M_MON_X ? COV_MON_GIVEN_BACK : COV_GIVEN_BACK]++;
+            if (x == M_MON_X && p->cont == K_MR_WOKEN)
+                m->cov[COV_MON_RETAKE_GIVEN_BACK]++;
             int next = hand_off(m, x);
             if (next >= 0)
                 runq_put(m, next, true);
@@ -890,15 +1014,29 @@ static void give_back(model *m, int i)
 /* Everything that ends a process: off its list, its Delay unscheduled, each mutex it
  * owns handed to its first waiter (newest-owned first, made ready without switching),
  * its joiners woken (FIFO), its handle gone unless held or joined. */
+static void mon_term_cov(model *m, int i)
+{
+    mproc *p = &m->p[i];
+    if (p->on && p->on->kind == L_MONQ)
+        m->cov[COV_MON_TERM_IN_COND]++;
+    else if (p->on == &m->mx[M_MON_X].waiters && p->cont == K_MR_WOKEN)
+        m->cov[COV_MON_TERM_IN_RETAKE]++;
+    if (p->handed_mq)
+        m->cov[COV_MON_TERM_HANDED_SIGNAL]++;
+}
+
 static void finish(model *m, int i)
 {
     mproc *p = &m->p[i];
+    mon_term_cov(m, i);
     m_unlink(m, i);
     give_back(m, i);
     uncommit_how(m, i, true);
     delay_done(m, i);
     dobj_curtail(m, i);
     while (p->n_owned) {
+        if (p->owned[0] == M_MON_X)
+            m->cov[COV_MON_OWNER_FINISHED]++;
         int next = hand_off(m, p->owned[0]);
         if (next >= 0) {
             runq_put(m, next, true);
@@ -949,6 +1087,7 @@ static void run_terminated_now(model *m, int t)
 static void terminate_with_cleanups(model *m, int t)
 {
     mproc *p = &m->p[t];
+    mon_term_cov(m, t);
     m_unlink(m, t);
     give_back(m, t);
     uncommit_how(m, t, true);
@@ -968,7 +1107,7 @@ static void terminate_exiting(model *m, int t)
     p->cancelled = true;
     if (t == m->active)
         return;
-    if (p->handed_sem || p->handed_mutex) {
+    if (has_handed(p)) {
         give_back(m, t);
         p->wait_end = W_INTERRUPTED;
     } else if (p->on && p->on->kind != L_RUNQ) {
@@ -1222,6 +1361,13 @@ static bool step(model *m)
                 s->excess--;
             else
                 block_on(m, &s->waiters, K_TW_WOKEN);
+        } else if (p->call_kind == TW_MONQ) {
+            /* as the untimed wait: a wait that would answer at once keeps the monitor */
+            if (p->cancelled || p->eintr_next)
+                m->cov[COV_MON_WAIT_EINTR_KEPT]++;
+            else
+                mon_release(m);
+            block_on(m, &m->monq[p->call_obj], K_TW_WOKEN);
         } else if (m->p[p->call_obj].alive) {
             block_on(m, &m->p[p->call_obj].joiners, K_TW_WOKEN);
         }
@@ -1233,6 +1379,10 @@ static bool step(model *m)
     case K_TW_DONE:
         delay_done(m, a);
         uncommit(m, a);
+        if (p->call_kind == TW_MONQ) {   /* taken again whatever ended the wait */
+            p->cont = K_MR_START;
+            break;
+        }
         if (p->call_kind == TW_JOIN)
             join_done(m, p->call_obj, p->call_rc);
         if ((p->call_kind == TW_QTAKE || p->call_kind == TW_QPUT) && p->call_rc != STVM_OK)
@@ -1253,6 +1403,62 @@ static bool step(model *m)
         join_done(m, p->call_obj, p->call_rc);
         answer(m, p->call_rc);
         break;
+    /* A monitor condition wait: the wait ended (signalled, interrupted, suspended,
+     * cancelled); the monitor is taken again, behind the entrants, with its depth. The
+     * retake blocks even for a cancelled process; an interrupt or suspension meanwhile
+     * (or a hand-off it gives back) only makes it try again. */
+    case K_MW_WOKEN:
+        p->call_rc = wait_rc(p->wait_end);
+        uncommit(m, a);
+        p->cont = K_MR_START;
+        break;
+    case K_MR_START:
+        if (m->mx[M_MON_X].owner == a) {   /* never released (EINTR at once, ETIMEDOUT) */
+            mon_retaken(m, a);
+        } else {
+            commit(m, a, &m->mx[M_MON_X].waiters);
+            p->cont = K_MR_TRY;
+        }
+        break;
+    case K_MR_TRY:
+        if (m->mx[M_MON_X].owner < 0) {
+            m->cov[COV_MON_RETAKE_AT_ONCE]++;
+            mutex_try(m, M_MON_X);
+            uncommit(m, a);
+            mon_retaken(m, a);
+        } else {
+            m->cov[COV_MON_RETAKE_WAITS]++;
+            if (p->cancelled)
+                m->cov[COV_MON_CANCELLED_RETAKE_BLOCKS]++;
+            block_always(m, &m->mx[M_MON_X].waiters, K_MR_WOKEN);
+        }
+        break;
+    case K_MR_WOKEN:
+        if (p->wait_end == W_SIGNALLED && m->mx[M_MON_X].owner == a) {   /* handed it */
+            uncommit(m, a);
+            mon_retaken(m, a);
+        } else {
+            p->cont = K_MR_TRY;
+        }
+        break;
+    case K_MON_SIGALL: {   /* queue call_obj, oldest first, up to queue call_item; the
+                            * caller keeps the monitor */
+        int w = m_pop(m, &m->monq[p->call_obj]);
+        if (w < 0 && p->call_obj < p->call_item) {
+            p->call_obj++;
+            break;
+        }
+        if (w < 0) {
+            answer(m, p->call_rc);
+            break;
+        }
+        p->call_rc++;
+        m->cov[p->call_obj ? COV_MON_SIGALL_Q1_WOKE : COV_MON_SIGALL_WOKE]++;
+        mon_handed(m, w, M_MON_WOKEN);
+        if (make_runnable(m, w))
+            m->cov[COV_MON_SIGALL_PREEMPTED]++;
+        break;
+    }
     case K_IDLE:
         idle_step(m);
         break;
@@ -1302,10 +1508,13 @@ static void m_init(model *m, bool yields, bool ms_delays, uint64_t start_us, int
         l_init(&m->runq[q], L_RUNQ, q);
     for (int s = 0; s < M_SEMS; s++)
         l_init(&m->sem[s].waiters, L_SEM, s);
-    for (int x = 0; x < M_MUTEXES; x++) {
+    for (int x = 0; x <= M_MON_X; x++) {
         l_init(&m->mx[x].waiters, L_MUTEX, x);
         m->mx[x].owner = -1;
     }
+    for (int q = 0; q < M_MONQ; q++)
+        l_init(&m->monq[q], L_MONQ, q);
+    l_init(&m->mon_woken, L_MONQ, M_MONQ);
     for (int k = 0; k < M_QUEUES; k++) {
         l_init(&m->q[k].avail.waiters, L_QAVAIL, k);
         l_init(&m->q[k].room.waiters, L_QROOM, k);
@@ -1356,7 +1565,9 @@ static const char *m_waiting_on(const model *m, int i)
     case L_DOBJ:
         return p->label ? p->label : "semaphore";
     case L_MUTEX:
-        return p->label ? p->label : "mutex";
+        return p->label ? p->label : p->on->index == M_MON_X ? "monitor" : "mutex";
+    case L_MONQ:
+        return p->label ? p->label : "monitor condition";
     case L_JOIN:
         return "process";
     case L_QAVAIL:

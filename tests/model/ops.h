@@ -24,10 +24,14 @@ enum {
     OP_ENSURE, OP_ENSURE_POP, OP_RETURN,
     OP_QTAKE, OP_QTRY_TAKE, OP_QTAKE_TIMEOUT, OP_QPUT_TIMEOUT,
     OP_DWAIT, OP_DSCHEDULE, OP_DUNSCHEDULE,   /* Delay objects d0, d1 */
+    /* the monitor m0; obj: the condition queue (0: wait, signal; 1: wait_on, signal_on) */
+    OP_MENTER, OP_MTRY_ENTER, OP_MEXIT, OP_MWAIT, OP_MWAIT_TIMEOUT, OP_MSIGNAL, OP_MSIGNAL_ALL,
+    OP_MENTER_TIMEOUT,   /* signal_all's obj: 0 signal_all, 1 signal_all_on(1), 2 signal_really_all */
     /* green or host */
     OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
     OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
+    OP_RENEW_MON,
     /* host only */
     OP_RUN, OP_MISUSE,
     OP_KINDS
@@ -51,16 +55,19 @@ typedef struct op {
 } op;
 
 /* Green-only calls made from the host thread, and what they answer there. */
-#define MISUSES 12
+#define MISUSES 17
 static const int misuse_rc[MISUSES] = {
     STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_EPERM, STVM_ENOTPROC, STVM_ENOTPROC,
     STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC, STVM_ENOTPROC,
+    STVM_ENOTPROC, STVM_ENOTPROC, STVM_EPERM, STVM_ENOTPROC, STVM_EPERM,
 };
 static const char *const misuse_name[MISUSES] = {
     "stvm_semaphore_wait(sem0)", "stvm_semaphore_try_wait(sem0)", "stvm_mutex_enter(mx0)",
     "stvm_mutex_exit(mx0)", "stvm_mutex_try_enter(mx0)", "stvm_yield()", "stvm_checkpoint()",
     "stvm_delay_wait_ms(1)", "stvm_ensure(...)", "stvm_ensure_pop(true)",
     "stvm_semaphore_wait_timeout_ms(sem0, 5)", "stvm_mutex_enter_timeout_ms(mx0, 5)",
+    "stvm_monitor_enter(m0)", "stvm_monitor_try_enter(m0)", "stvm_monitor_exit(m0)",
+    "stvm_monitor_wait(m0)", "stvm_monitor_signal(m0)",
 };
 
 static bool op_names_slot(int kind)
@@ -232,6 +239,22 @@ static int m_renew_mutex(model *m, int x)
     return STVM_OK;
 }
 
+/* stvm_monitor_free: refused (EINUSE) while a process waits on it (to enter, on a
+ * queue), holds a hand-off or signal of it not yet taken, or is inside a wait on it or a
+ * timed enter (committed); then (ESTATE) while owned. A fresh one is free. */
+static int m_renew_mon(model *m)
+{
+    const mmutex *mx = &m->mx[M_MON_X];
+    bool idle = !mx->waiters.n && !mx->waiters.pins && !m->mon_woken.pins;
+    for (int q = 0; q < M_MONQ; q++)
+        idle = idle && !m->monq[q].n && !m->monq[q].pins;
+    if (!idle) {
+        m->cov[COV_MON_FREE_EINUSE]++;
+        return STVM_EINUSE;
+    }
+    return mx->owner >= 0 ? STVM_ESTATE : STVM_OK;
+}
+
 /* stvm_process_interrupt with a function that counts its runs: on the caller at once;
  * else a hand-off not yet taken goes back and that wait answers EINTR, a wait in progress
  * ends (EINTR, the process made runnable by the preemption rule), one committed to a
@@ -249,7 +272,7 @@ static int m_interrupt(model *m, int t)
         return STVM_OK;
     }
     p->intr_pending++;
-    if (p->handed_sem || p->handed_mutex) {
+    if (has_handed(p)) {
         m->cov[COV_INTR_GIVEN_BACK]++;
         give_back(m, t);
         p->wait_end = W_INTERRUPTED;
@@ -320,6 +343,8 @@ static int m_shared(model *m, const op *o)
         return m_renew_sem(m, o->obj);
     case OP_RENEW_MUTEX:
         return m_renew_mutex(m, o->obj);
+    case OP_RENEW_MON:
+        return m_renew_mon(m);
     case OP_SIGNAL:
         answer(m, STVM_OK);
         sem_signal(m, &m->sem[o->obj], true);
@@ -387,6 +412,8 @@ static void m_green(model *m, const op *o)
     int x2 = o->obj < M_QUEUES ? o->obj : 0;
     int64_t us = 0;
     int rc;
+    if (o->kind == OP_MENTER_TIMEOUT)
+        x = M_MON_X;   /* the monitor's entry is a mutex: the same rule */
     switch (o->kind) {
     case OP_WAIT:   /* primitive 86: an excess signal, or the end of the waiting list */
         if (s->excess > 0) {
@@ -438,11 +465,14 @@ static void m_green(model *m, const op *o)
         answer(m, mutex_try(m, x));
         break;
     case OP_ENTER_TIMEOUT:   /* 0 ms only tries; no Delay when the try succeeds */
+    case OP_MENTER_TIMEOUT:
         rc = check_duration(m, o->dur, true, &us);
         if (rc == STVM_OK && !mutex_try(m, x)) {
             if (o->dur == 0) {
                 rc = STVM_ETIMEDOUT;
             } else {
+                if (x == M_MON_X)
+                    m->cov[COV_MON_ENTER_TIMED_WAITS]++;
                 p->call_kind = TW_MUTEX;
                 p->call_obj = x;
                 p->call_dur_us = us;
@@ -558,6 +588,83 @@ static void m_green(model *m, const op *o)
             p->cont = K_TW_START;
         }
         break;
+    /* The monitor m0: its entry is mutex M_MON_X (FIFO, hand-off on the last exit). */
+    case OP_MENTER:
+        if (mutex_try(m, M_MON_X)) {
+            answer(m, STVM_OK);
+        } else {
+            if (!p->cancelled)
+                m->cov[COV_MON_ENTER_WAITS]++;
+            block_on(m, &m->mx[M_MON_X].waiters, K_WOKEN);
+        }
+        break;
+    case OP_MTRY_ENTER:
+        answer(m, mutex_try(m, M_MON_X));
+        break;
+    case OP_MEXIT:
+        if (m->mx[M_MON_X].owner != a) {
+            answer(m, STVM_EPERM);
+        } else if (--m->mx[M_MON_X].depth > 0) {
+            answer(m, STVM_OK);
+        } else {
+            answer(m, STVM_OK);
+            int next = hand_off(m, M_MON_X);
+            if (next >= 0)
+                make_runnable(m, next);
+        }
+        break;
+    case OP_MWAIT:   /* release whatever the depth and wait on the queue in one step */
+        if (m->mx[M_MON_X].owner != a) {
+            answer(m, STVM_EPERM);
+            break;
+        }
+        p->mon_depth = m->mx[M_MON_X].depth;
+        commit(m, a, &m->monq[o->obj]);
+        if (p->cancelled)   /* the wait answers EINTR at once: nothing released */
+            m->cov[COV_MON_WAIT_EINTR_KEPT]++;
+        else
+            mon_release(m);
+        block_on(m, &m->monq[o->obj], K_MW_WOKEN);
+        break;
+    case OP_MWAIT_TIMEOUT:   /* the duration first, then the owner; 0 ms keeps it */
+        rc = check_duration(m, o->dur, true, &us);
+        if (rc == STVM_OK && m->mx[M_MON_X].owner != a)
+            rc = STVM_EPERM;
+        if (rc == STVM_OK && o->dur == 0)
+            rc = STVM_ETIMEDOUT;
+        if (rc != STVM_OK) {
+            answer(m, rc);
+            break;
+        }
+        p->mon_depth = m->mx[M_MON_X].depth;
+        p->call_kind = TW_MONQ;
+        p->call_obj = o->obj;
+        p->call_dur_us = us;
+        commit(m, a, &m->monq[o->obj]);
+        p->cont = K_TW_START;
+        break;
+    case OP_MSIGNAL:   /* signal_on(1) with nobody on queue 1: the default queue's first */
+        if (m->mx[M_MON_X].owner != a) {
+            answer(m, STVM_EPERM);
+        } else {
+            int q = o->obj && m->monq[o->obj].n ? o->obj : 0;
+            if (o->obj && !q && m->monq[0].n)
+                m->cov[COV_MON_SIGNAL_ON_FALLBACK]++;
+            mon_signal(m, q);
+        }
+        break;
+    case OP_MSIGNAL_ALL:
+        if (m->mx[M_MON_X].owner != a) {
+            answer(m, STVM_EPERM);
+        } else {
+            /* signal_all_on(1) and signal_really_all: queue 0 first, then queue 1 (the
+             * other queues are never waited on here) */
+            p->call_rc = 0;
+            p->call_obj = 0;
+            p->call_item = o->obj ? 1 : 0;
+            p->cont = K_MON_SIGALL;
+        }
+        break;
     case OP_RETURN:   /* the body returns (the process exits) or the cleanup ends */
         if (p->n_fr)
             end_frame(m);
@@ -619,8 +726,11 @@ static const char *rc_name(int rc)
 /* What an operation answered: try_enter and checkpoint answer 1 or 0, not codes. */
 static const char *answer_name(int kind, int rc)
 {
-    if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT) && (rc == 0 || rc == 1))
+    if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT || kind == OP_MTRY_ENTER ||
+         kind == OP_MSIGNAL) && (rc == 0 || rc == 1))
         return rc ? "1" : "0";
+    if (kind == OP_MSIGNAL_ALL && rc >= 0 && rc < M_ITEM_RC)   /* how many it woke */
+        return rc == 0 ? "0" : rc_name(rc);
     if (rc > M_ITEM_RC) {   /* a take: the item it got */
         static char buf[4][24];
         static int k;
@@ -661,6 +771,34 @@ static void op_text(const op *o, char *buf, size_t n)
     case OP_DSCHEDULE: snprintf(buf, n, "stvm_delay_schedule(d%d)", o->obj); break;
     case OP_DUNSCHEDULE: snprintf(buf, n, "stvm_delay_unschedule(d%d)", o->obj); break;
     case OP_QTRY_TAKE: snprintf(buf, n, "stvm_queue_try_take(q%d)", o->obj); break;
+    case OP_MENTER: snprintf(buf, n, "stvm_monitor_enter(m0)"); break;
+    case OP_MTRY_ENTER: snprintf(buf, n, "stvm_monitor_try_enter(m0)"); break;
+    case OP_MEXIT: snprintf(buf, n, "stvm_monitor_exit(m0)"); break;
+    case OP_MWAIT:
+        if (o->obj)
+            snprintf(buf, n, "stvm_monitor_wait_on(m0, %d)", o->obj);
+        else
+            snprintf(buf, n, "stvm_monitor_wait(m0)");
+        break;
+    case OP_MWAIT_TIMEOUT:
+        if (o->obj)
+            snprintf(buf, n, "stvm_monitor_wait_on_timeout_ms(m0, %d, %lld)", o->obj, d);
+        else
+            snprintf(buf, n, "stvm_monitor_wait_timeout_ms(m0, %lld)", d);
+        break;
+    case OP_MSIGNAL:
+        if (o->obj)
+            snprintf(buf, n, "stvm_monitor_signal_on(m0, %d)", o->obj);
+        else
+            snprintf(buf, n, "stvm_monitor_signal(m0)");
+        break;
+    case OP_MSIGNAL_ALL:
+        if (o->obj == 1)
+            snprintf(buf, n, "stvm_monitor_signal_all_on(m0, 1)");
+        else
+            snprintf(buf, n, "stvm_monitor_signal_%s(m0)", o->obj ? "really_all" : "all");
+        break;
+    case OP_MENTER_TIMEOUT: snprintf(buf, n, "stvm_monitor_enter_timeout_ms(m0, %lld)", d); break;
     case OP_QTAKE_TIMEOUT: snprintf(buf, n, "stvm_queue_take_timeout_ms(q%d, %lld)", o->obj, d); break;
     case OP_QPUT_TIMEOUT:
         snprintf(buf, n, "stvm_queue_put_timeout_ms(q%d, item %d, %lld)", o->obj, (int)o->item, d);
@@ -687,6 +825,7 @@ static void op_text(const op *o, char *buf, size_t n)
     case OP_RENEW_MUTEX:
         snprintf(buf, n, "stvm_mutex_free(mx%d), and if freed stvm_mutex_new", o->obj);
         break;
+    case OP_RENEW_MON: snprintf(buf, n, "stvm_monitor_free(m0), and if freed stvm_monitor_new"); break;
     case OP_RUN: snprintf(buf, n, "stvm_run()"); break;
     case OP_MISUSE: snprintf(buf, n, "%s", misuse_name[o->obj]); break;
     default: snprintf(buf, n, "op %d", o->kind); break;
