@@ -204,7 +204,7 @@ int stvm_monitor_wait_on_timeout_ms(stvm_vm *vm, stvm_monitor *m, int queue, int
 {
     /* The arguments first (a bad duration is EINVAL or ERANGE whoever calls), then the
      * state (EPERM). */
-    if (!vm || !stvm__is_monitor(vm, m) || queue < 0 || queue >= STVM_MONITOR_QUEUES)
+    if (!vm || !stvm__is_monitor(vm, m) || !stvm__monitor_queue_ok(queue))
         return STVM_EINVAL;
     int err = stvm__check_duration(vm, ms, true);
     if (err || (err = stvm__monitor_check_wait(vm, m, queue)))

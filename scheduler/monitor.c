@@ -10,11 +10,6 @@
 
 /* ---- checks ------------------------------------------------------------------------- */
 
-static inline bool queue_ok(int queue)
-{
-    return queue >= 0 && queue < STVM_MONITOR_QUEUES;
-}
-
 /* A call that may wait to enter: EINVAL, ENOTPROC or OK. */
 static int check_enter(stvm_vm *vm, const stvm_monitor *m)
 {
@@ -25,7 +20,7 @@ static int check_enter(stvm_vm *vm, const stvm_monitor *m)
 
 int stvm__monitor_check_wait(stvm_vm *vm, const stvm_monitor *m, int queue)
 {
-    if (!vm || !stvm__is_monitor(vm, m) || !queue_ok(queue))
+    if (!vm || !stvm__is_monitor(vm, m) || !stvm__monitor_queue_ok(queue))
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
@@ -36,7 +31,7 @@ int stvm__monitor_check_wait(stvm_vm *vm, const stvm_monitor *m, int queue)
  * EPERM (the embedding thread owns nothing) or OK. */
 static int check_owner(stvm_vm *vm, const stvm_monitor *m, int queue)
 {
-    if (!vm || !stvm__is_monitor(vm, m) || !queue_ok(queue))
+    if (!vm || !stvm__is_monitor(vm, m) || !stvm__monitor_queue_ok(queue))
         return STVM_EINVAL;
     return stvm__in_process(vm) && m->lock.owner == vm->active ? STVM_OK : STVM_EPERM;
 }

@@ -40,6 +40,12 @@ static inline bool stvm__is_monitor(const stvm_vm *vm, const stvm_monitor *m)
     return m && m->lock.hdr.class_index == STVM_CLASS_MONITOR && m->lock.vm == vm;
 }
 
+/* A condition queue's id in range. */
+static inline bool stvm__monitor_queue_ok(int queue)
+{
+    return queue >= 0 && queue < STVM_MONITOR_QUEUES;
+}
+
 /* Validate a call that waits: EINVAL (also for a queue out of range), ENOTPROC, EPERM
  * (the caller does not own m), or OK. */
 int stvm__monitor_check_wait(stvm_vm *vm, const stvm_monitor *m, int queue);

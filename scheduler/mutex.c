@@ -17,10 +17,25 @@ static inline bool is_monitor(const stvm_mutex *m)
     return m->list.kind == STVM_LIST_MONITOR;
 }
 
+/* One of m's events (STVM_TRACE_MUTEX_*). A monitor's entry shows the monitor's own
+ * instead: a wait to enter, and an exit that hands it on; entering and leaving without
+ * either are not traced. Looked at only while tracing, so the hot path pays nothing. */
+static void trace_event(stvm_vm *vm, int kind, uint64_t process, stvm_mutex *m, int64_t extra)
+{
+    if (!stvm__tracing(vm))
+        return;
+    if (!is_monitor(m))
+        stvm__trace(vm, kind, process, (uintptr_t)m, extra);
+    else if (kind == STVM_TRACE_MUTEX_WAIT)
+        stvm__trace(vm, STVM_TRACE_MONITOR_WAIT, process, (uintptr_t)m, STVM_TRACE_MONITOR_ENTRY);
+    else if (kind == STVM_TRACE_MUTEX_EXIT && extra)
+        stvm__trace_full(vm, STVM_TRACE_MONITOR_SIGNAL, process, (uintptr_t)m, extra,
+                         STVM_TRACE_MONITOR_ENTRY, 0);
+}
+
 static void add_owned(stvm_proc *p, stvm_mutex *m)
 {
-    if (!is_monitor(m))
-        stvm__trace(p->vm, STVM_TRACE_MUTEX_ENTER, p->id, (uintptr_t)m, 1);
+    trace_event(p->vm, STVM_TRACE_MUTEX_ENTER, p->id, m, 1);
     m->owner = p;
     m->next_owned = p->owned;
     p->owned = m;
@@ -44,15 +59,10 @@ static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
     stvm_proc *old = m->owner;
     remove_owned(old, m);
     stvm_proc *next = stvm__list_pop(&m->list);
-    if (is_monitor(m) && next)
-        stvm__trace_full(vm, STVM_TRACE_MONITOR_SIGNAL, old->id, (uintptr_t)m,
-                         (int64_t)next->id, STVM_TRACE_MONITOR_ENTRY, 0);
-    else if (!is_monitor(m))
-        stvm__trace(vm, STVM_TRACE_MUTEX_EXIT, old->id, (uintptr_t)m, next ? (int64_t)next->id : 0);
+    trace_event(vm, STVM_TRACE_MUTEX_EXIT, old->id, m, next ? (int64_t)next->id : 0);
     if (next) {
         stvm__wait_handed(next, &m->list);
-        if (!is_monitor(m))
-            stvm__trace(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, (uintptr_t)m, (int64_t)old->id);
+        trace_event(vm, STVM_TRACE_MUTEX_HANDOFF, next->id, m, (int64_t)old->id);
         add_owned(next, m);
         m->depth = 1;
     } else {
@@ -64,12 +74,7 @@ static stvm_proc *hand_off(stvm_vm *vm, stvm_mutex *m)
 /* The active process joins m's waiters (as stvm__wait). */
 static int wait_for(stvm_vm *vm, stvm_mutex *m)
 {
-    if (is_monitor(m))
-        stvm__trace(vm, STVM_TRACE_MONITOR_WAIT, vm->active->id, (uintptr_t)m,
-                    STVM_TRACE_MONITOR_ENTRY);
-    else
-        stvm__trace(vm, STVM_TRACE_MUTEX_WAIT, vm->active->id, (uintptr_t)m,
-                    (int64_t)m->owner->id);
+    trace_event(vm, STVM_TRACE_MUTEX_WAIT, vm->active->id, m, (int64_t)m->owner->id);
     return stvm__wait(vm, &m->list);
 }
 
@@ -107,8 +112,7 @@ int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
     if (m->depth == UINT32_MAX)
         return STVM_ERANGE;
     m->depth++;
-    if (!is_monitor(m))
-        stvm__trace(vm, STVM_TRACE_MUTEX_ENTER, a->id, (uintptr_t)m, m->depth);
+    trace_event(vm, STVM_TRACE_MUTEX_ENTER, a->id, m, m->depth);
     return 1;
 }
 

@@ -311,9 +311,6 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
     return STVM_OK;
 }
 
-/* Requests of other threads become avail's signals now, so that what they put counts.
- * Only inside a run: outside, the drain would also consume a pending stvm_stop meant
- * for the next run; the run drains them when it starts. */
 /* A caller switched away in the middle of a call on q: q stays pinned, so that nobody
  * frees it under the call (stvm_queue_free answers EINUSE); a terminate drops the pin. */
 typedef struct call_pin {
@@ -327,13 +324,18 @@ static void call_pin_drop(stvm_vm *vm, stvm_wait_guard *g)
     STVM_CONTAINER(g, call_pin, guard)->q->avail.list.pins--;
 }
 
-/* Count what other threads put. A reader that wakes (of this queue or, since the whole
- * table drains, of any external semaphore) and is higher than the caller runs now. */
+/* Requests of other threads become avail's signals now, so that what they put counts.
+ * Only inside a run: outside, the drain would also consume a pending stvm_stop meant
+ * for the next run; the run drains them when it starts. A reader that wakes (of this
+ * queue or, since the whole table drains, of any external semaphore) and is higher than
+ * the caller runs now, with q pinned. */
 static void drain_external(stvm_vm *vm, stvm_queue *q)
 {
     if (!q->external || !stvm__in_process(vm))
         return;
     stvm__external_drain(vm);
+    if (stvm__runq_highest(vm) <= vm->active->priority)
+        return;   /* nobody to let run: no pin needed */
     call_pin pin = {.guard.undo = call_pin_drop, .q = q};
     q->avail.list.pins++;
     stvm__wait_guard_push(vm, &pin.guard);

@@ -258,7 +258,7 @@ Test(ProcessSpecificTest, testDynamicVariableRemovedAfterUse)
 /* Pharo's ExecutionEnvironmentStub (which notes the processes forked while it is
  * active) and DefaultExecutionEnvironment's instance (which notes nothing). */
 typedef struct env {
-    bool stub;
+    bool notes_forks;   /* the ExecutionEnvironmentStub kind */
     stvm_process *forked[4];
     int nforked;
 } env;
@@ -268,7 +268,7 @@ typedef struct env {
 static void *env_install(void *value, stvm_process *child)
 {
     env *e = value;
-    if (e->stub && e->nforked < 4)
+    if (e->notes_forks && e->nforked < 4)
         e->forked[e->nforked++] = child;
     return e;
 }
@@ -314,7 +314,7 @@ static void test_execution_environment(stvm_vm *vm, void *arg)
 
 static void make_env_case(env_case *c)
 {
-    *c = (env_case){.new_env = {.stub = true}};
+    *c = (env_case){.new_env = {.notes_forks = true}};
     make_case(&c->s, STVM_LOCAL_INHERITABLE, &c->default_env, env_install);
 }
 

@@ -706,7 +706,7 @@ static const mdelay *drec_c(const model *m, int i)
 
 static mdelay *drec(model *m, int i)
 {
-    return i < M_PROCS ? &m->p[i].delay : &m->dobj[i - M_PROCS];
+    return (mdelay *)drec_c(m, i);
 }
 
 static int earliest_delay(const model *m)
