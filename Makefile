@@ -50,6 +50,13 @@ $(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk
 	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
 endef
 
+# The benchmark tool's own tests (its --trace, its HTTP harness) are a binary of their
+# own: they test bench/, not the library, and run the tool built above.
+BENCH_TEST_SRC := $(wildcard tests/bench/test_*.c)
+$(B)/bench/stvm-bench-tests: $(BENCH_TEST_SRC) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h $(B)/asm/libstvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude -Itests $(BENCH_TEST_SRC) $(TEST_BENCH_SRC) $(B)/asm/libstvm.a -lcriterion $(LDLIBS) -o $@
+
 $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
 	$(CC) $(WARN) -O1 -fsanitize=address,undefined -Iinclude $< $(B)/asan/libstvm.a $(LDLIBS) -o $@
 
@@ -127,9 +134,10 @@ run_suites = $(1) --jobs 2 --filter '!($(TESTS_ALONE)/*)' && $(1) --jobs 1 --fil
 
 # The tests: both back ends, then the sanitizer build; any failure or crash fails make.
 check: deps
-	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary
+	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary $(B)/bench/stvm-bench-tests
 	$(MAKE) layering symbols
 	@echo "== tests: assembly back end" && $(call run_suites,$(B)/asm/stvm-tests)
+	@echo "== tests: the benchmark tool and its HTTP harness" && $(B)/bench/stvm-bench-tests --jobs 1
 	@echo "== tests: ucontext back end" && $(call run_suites,$(B)/uctx/stvm-tests)
 	@echo "== tests: ASan+UBSan (leaks, memory errors and undefined behaviour fail)" && \
 	    $(call run_suites,sh scripts/run-sanitized.sh $(B)/asan/stvm-tests)

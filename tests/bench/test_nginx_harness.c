@@ -22,8 +22,8 @@
 
 #include <criterion/criterion.h>
 
-#include "../bench/nginx.h"
-#include "../bench/wrk.h"
+#include "../../bench/nginx.h"
+#include "../../bench/wrk.h"
 
 #define GET_TIMEOUT_MS 3000
 
