@@ -20,6 +20,8 @@
 
 #include <stvm.h>
 
+#include "options.h"
+
 /* Exit statuses (hyperfine/JMH convention). */
 #define BENCH_EXIT_OK 0
 #define BENCH_EXIT_FAIL 1   /* a benchmark run failed */
@@ -65,13 +67,6 @@ bool bench_progress_on(void);
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- trace.c: --trace FILE and --trace-events N, which every command has ----------- */
-
-/* What a command was asked to trace: path NULL for no trace. */
-typedef struct bench_trace {
-    const char *path;               /* --trace: the Trace Event JSON file */
-    size_t events;                  /* --trace-events: the ring's capacity */
-} bench_trace;
-#define BENCH_TRACE_EVENTS 4194304  /* --trace-events' default: the newest kept */
 
 /* The two options' help lines, their text at column `column` (the command's own, >= 22);
  * `traced` says what the trace records (lines separated by "\n", each indented). */

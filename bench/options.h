@@ -72,7 +72,7 @@ typedef struct bench_opt {
     {name, BENCH_OPT_OUTPUT, "FILE", NULL, help, offsetof(type, member), 0, 0, NULL}
 
 /* The output formats: --format picks the one on stdout, --export-* write more. */
-typedef enum bench_format {
+typedef enum bench_fmt {
     BENCH_FMT_TABLE,                /* the terminal table (default) */
     BENCH_FMT_MARKDOWN,
     BENCH_FMT_CSV,                  /* long: one row per repetition, then summary rows */
@@ -80,13 +80,14 @@ typedef enum bench_format {
     BENCH_FMT_JSON,                 /* the one schema, "stvm-bench/1" */
     BENCH_FMT_GBENCH,               /* Google Benchmark's JSON, for compare.py */
     BENCH_NFORMATS
-} bench_format;
+} bench_fmt;
 /* "table", "markdown", "csv", "csv-wide", "json", "gbench" (the --format words; the
  * export flags are --export-markdown, --export-csv, --export-csv-wide, --export-json,
  * --export-gbench). */
 extern const char *const bench_format_names[];
 
-/* --trace FILE and --trace-events N. */
+/* --trace FILE and --trace-events N (bench.h includes this header for it: the old
+ * command-line helpers there and this table coexist until every command is ported). */
 typedef struct bench_trace {
     const char *path;               /* NULL: no trace */
     size_t events;                  /* the ring's capacity */
@@ -96,7 +97,7 @@ typedef struct bench_trace {
 /* The options every command has. */
 typedef struct bench_common {
     int cpu;                        /* --cpu N, -1: not pinned (the parser pins) */
-    bench_format format;            /* --format */
+    bench_fmt format;            /* --format */
     const char *exports[BENCH_NFORMATS];   /* --export-*: NULL or a path */
     bool quiet;                     /* --quiet: no progress on stderr */
     bench_trace trace;
@@ -140,12 +141,12 @@ void bench_echo_json(FILE *f, const bench_invocation *inv);
 
 /* A usage error found after parsing (two options that do not go together): the
  * message on stderr and BENCH_EXIT_USAGE. */
-int bench_usage_error(const bench_command *cmd, const char *fmt, ...)
+int bench_usage(const bench_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* One line per finished cell on stderr, terminal or not, unless --quiet:
  * "stvm-bench delay: [3/24] ..." */
-void bench_progress(const bench_invocation *inv, int done, int total, const char *fmt, ...)
+void bench_progress_line(const bench_invocation *inv, int done, int total, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

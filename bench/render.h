@@ -29,7 +29,7 @@
 #include "options.h"
 #include "record.h"
 
-void bench_render(FILE *f, bench_format fmt, const bench_results *r,
+void bench_render(FILE *f, bench_fmt fmt, const bench_results *r,
                   const bench_invocation *inv);
 
 /* The format chosen by --format on stdout, then each --export-* to its file (one line
