@@ -93,7 +93,7 @@ int stvm_vm_config(const stvm_vm *vm, stvm_config *out)
     return STVM_OK;
 }
 
-int stvm_get_stats(stvm_vm *vm, stvm_stats *out)
+int stvm_vm_get_stats(stvm_vm *vm, stvm_stats *out)
 {
     if (!vm || !out)
         return STVM_EINVAL;
@@ -102,7 +102,7 @@ int stvm_get_stats(stvm_vm *vm, stvm_stats *out)
     return STVM_OK;
 }
 
-void stvm_reset_stats(stvm_vm *vm)
+void stvm_vm_reset_stats(stvm_vm *vm)
 {
     if (!vm)
         return;
