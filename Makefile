@@ -23,7 +23,7 @@ LDLIBS  := -lffi -ldl -lpthread -lm
 # The tests drive the VM from a real libuv loop too (tests/test_host_loop.c).
 TEST_LIBS := -luv
 
-LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
+LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-stubs/*/*.c)
 LIB_ASM := scheduler/switch_x86_64.S
 TEST_SRC := $(wildcard tests/test_*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
