@@ -80,7 +80,9 @@ static int run(const wrk_options *o, char *binary, const char *url, wrk_result *
         kill(pid, SIGKILL);
         bench_child_wait(pid, 2000, NULL);
     }
-    size_t n = out && fseek(out, 0, SEEK_SET) == 0 ? fread(r->output, 1, sizeof r->output - 1, out) : 0;
+    size_t n = 0;
+    if (out && fseek(out, 0, SEEK_SET) == 0)
+        n = fread(r->output, 1, sizeof r->output - 1, out);
     r->output[n] = 0;
     int shown = (int)(errsize > 128 ? errsize - 128 : 0);
     if (pid < 0)

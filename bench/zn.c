@@ -87,39 +87,42 @@ const bench_command zn_command = {
     zn_table, (int)(sizeof zn_table / sizeof *zn_table),
     "one configuration's VM (the client's; nginx and wrk are other processes)"};
 
-/* The figures of a VM row, per request unless named otherwise: X(ID, name, unit,
- * better, decimals). */
-#define ZN_FIGURES(X)                                                             \
-    X(RPS, "requests_per_second", "1/s", HIGHER, 0)                               \
-    X(VS_WRK, "vs_wrk", "", HIGHER, 2)  /* over the same repetition's wrk rate */ \
-    X(US, "us_per_request", "us", LOWER, 1)                                       \
-    X(CPU_US, "cpu_us_per_request", "us", LOWER, 1)                               \
-    X(BLOCKED, "blocked_reads_per_request", "", NONE, 3)                          \
-    X(BLOCKED_FIRST, "blocked_first_reads_per_request", "", NONE, 3)              \
-    X(TIMED_WAITS, "timed_waits_per_request", "", NONE, 3)                        \
-    X(TIMING, "timing_activations_per_request", "", NONE, 3)                      \
-    X(OS_SLEEPS, "os_sleeps_per_request", "", NONE, 3)                            \
-    X(SLEPT_US, "os_slept_us_per_request", "us", NONE, 1)                         \
-    X(WAKE_IO, "wakeups_io_per_request", "", NONE, 3)                             \
-    X(WAKE_TIMER, "wakeups_timer_per_request", "", NONE, 3)                       \
-    X(WAKE_RELINQUISH, "wakeups_relinquish_per_request", "", NONE, 3)             \
-    X(WAKE_EXTERNAL, "wakeups_external_per_request", "", NONE, 3)                 \
-    X(FDS_READY, "fds_ready_per_request", "", NONE, 3)                            \
-    X(POLLS_BUSY, "io_polls_busy_per_request", "", NONE, 3)                       \
-    X(SWITCHES, "context_switches_per_request", "", NONE, 2)                      \
-    X(EVENTS, "events_per_request", "", NONE, 2)                                  \
-    X(DELIVERIES, "deliveries_per_request", "", NONE, 2)                          \
-    X(BEFORE, "mean_before_us", "us", LOWER, 1)                                   \
-    X(BETWEEN, "mean_between_us", "us", LOWER, 1)                                 \
-    X(WAIT, "mean_wait_us", "us", LOWER, 1)                                       \
-    X(PARSE, "mean_parse_us", "us", LOWER, 1)                                     \
-    X(AFTER, "mean_after_us", "us", LOWER, 1)                                     \
-    X(CONNECTS, "connects_per_request", "", NONE, 4)                              \
-    X(REQUESTS, "requests", "", NONE, 0)    /* timed requests answered */         \
-    X(CUT_SHORT, "cut_short", "", NONE, 0)  /* 1: the time limit ended it */
+/* The figures of a VM row: X(ID, name, unit, better, decimals, field, scale). With a
+ * field of zn_counts, the figure is that count times scale per request; the others are
+ * computed: vs_wrk over the same repetition's wrk rate, requests answered in the timed
+ * part, cut_short 1 when the time limit ended it. */
+#define C(f) offsetof(zn_counts, f)
+#define ZN_FIGURES(X)                                                                          \
+    X(RPS, "requests_per_second", "1/s", HIGHER, 0, 0, 1)                                      \
+    X(VS_WRK, "vs_wrk", "", HIGHER, 2, 0, 1)                                                   \
+    X(US, "us_per_request", "us", LOWER, 1, C(wall_ns), 1e-3)                                  \
+    X(CPU_US, "cpu_us_per_request", "us", LOWER, 1, C(cpu_ns), 1e-3)                           \
+    X(BLOCKED, "blocked_reads_per_request", "", NONE, 3, C(reads_blocked), 1)                  \
+    X(BLOCKED_FIRST, "blocked_first_reads_per_request", "", NONE, 3, C(first_reads_blocked), 1)\
+    X(TIMED_WAITS, "timed_waits_per_request", "", NONE, 3, C(timed_waits), 1)                  \
+    X(TIMING, "timing_activations_per_request", "", NONE, 3, C(timing_activations), 1)         \
+    X(OS_SLEEPS, "os_sleeps_per_request", "", NONE, 3, C(os_sleeps), 1)                        \
+    X(SLEPT_US, "os_slept_us_per_request", "us", NONE, 1, C(os_slept_us), 1)                   \
+    X(WAKE_IO, "wakeups_io_per_request", "", NONE, 3, C(wakeups_io), 1)                        \
+    X(WAKE_TIMER, "wakeups_timer_per_request", "", NONE, 3, C(wakeups_timer), 1)               \
+    X(WAKE_RELINQUISH, "wakeups_relinquish_per_request", "", NONE, 3, C(wakeups_relinquish), 1)\
+    X(WAKE_EXTERNAL, "wakeups_external_per_request", "", NONE, 3, C(wakeups_external), 1)      \
+    X(FDS_READY, "fds_ready_per_request", "", NONE, 3, C(fds_ready), 1)                        \
+    X(POLLS_BUSY, "io_polls_busy_per_request", "", NONE, 3, C(io_polls_busy), 1)               \
+    X(SWITCHES, "context_switches_per_request", "", NONE, 2, C(context_switches), 1)           \
+    X(EVENTS, "events_per_request", "", NONE, 2, C(events_built), 1)                           \
+    X(DELIVERIES, "deliveries_per_request", "", NONE, 2, C(deliveries), 1)                     \
+    X(BEFORE, "mean_before_us", "us", LOWER, 1, C(before_ns), 1e-3)                            \
+    X(BETWEEN, "mean_between_us", "us", LOWER, 1, C(between_ns), 1e-3)                         \
+    X(WAIT, "mean_wait_us", "us", LOWER, 1, C(wait_ns), 1e-3)                                  \
+    X(PARSE, "mean_parse_us", "us", LOWER, 1, C(parse_ns), 1e-3)                               \
+    X(AFTER, "mean_after_us", "us", LOWER, 1, C(after_ns), 1e-3)                               \
+    X(CONNECTS, "connects_per_request", "", NONE, 4, C(connects), 1)                           \
+    X(REQUESTS, "requests", "", NONE, 0, 0, 1)                                                 \
+    X(CUT_SHORT, "cut_short", "", NONE, 0, 0, 1)
 
 typedef enum zn_figure {
-#define ZN_ENUM(id, name, unit, better, dec) ZN_FIG_##id,
+#define ZN_ENUM(id, name, unit, better, dec, field, scale) ZN_FIG_##id,
     ZN_FIGURES(ZN_ENUM)
 #undef ZN_ENUM
     ZN_NFIGS
@@ -315,42 +318,35 @@ static bool run_all(zn_run *z)
 
 /* ---- the records ------------------------------------------------------------------ */
 
+static const struct {
+    const char *name, *unit;
+    bench_better better;
+    int dec;
+    size_t field;
+    double scale;
+} zn_figs[] = {
+#define ZN_META(id, name, unit, better, dec, field, scale) \
+    {name, unit, BENCH_BETTER_##better, dec, field, scale},
+    ZN_FIGURES(ZN_META)
+#undef ZN_META
+};
+
 /* Every figure of one repetition of a VM row (NaN where not defined). */
 static void vm_values(const zn_counts *c, double wrk_rps, double *v)
 {
     double n = (double)c->requests;
+    for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
+        const char *field = (const char *)c + zn_figs[f].field;
+        v[f] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
+    }
     v[ZN_FIG_RPS] = n / ((double)c->wall_ns / 1e9);
     v[ZN_FIG_VS_WRK] = wrk_rps > 0 ? v[ZN_FIG_RPS] / wrk_rps : NAN;
-    v[ZN_FIG_US] = (double)c->wall_ns / 1e3 / n;
-    v[ZN_FIG_CPU_US] = (double)c->cpu_ns / 1e3 / n;
-    const uint64_t per[][2] = {
-        {ZN_FIG_BLOCKED, c->reads_blocked}, {ZN_FIG_BLOCKED_FIRST, c->first_reads_blocked},
-        {ZN_FIG_TIMED_WAITS, c->timed_waits}, {ZN_FIG_TIMING, c->timing_activations},
-        {ZN_FIG_OS_SLEEPS, c->os_sleeps}, {ZN_FIG_SLEPT_US, c->os_slept_us},
-        {ZN_FIG_WAKE_IO, c->wakeups_io}, {ZN_FIG_WAKE_TIMER, c->wakeups_timer},
-        {ZN_FIG_WAKE_RELINQUISH, c->wakeups_relinquish},
-        {ZN_FIG_WAKE_EXTERNAL, c->wakeups_external}, {ZN_FIG_FDS_READY, c->fds_ready},
-        {ZN_FIG_POLLS_BUSY, c->io_polls_busy}, {ZN_FIG_SWITCHES, c->context_switches},
-        {ZN_FIG_EVENTS, c->events_built}, {ZN_FIG_DELIVERIES, c->deliveries},
-        {ZN_FIG_CONNECTS, c->connects}};
-    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
-        v[per[i][0]] = (double)per[i][1] / n;
-    const uint64_t phases[][2] = {{ZN_FIG_BEFORE, c->before_ns}, {ZN_FIG_BETWEEN, c->between_ns},
-                                  {ZN_FIG_WAIT, c->wait_ns}, {ZN_FIG_PARSE, c->parse_ns},
-                                  {ZN_FIG_AFTER, c->after_ns}};
-    for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++)
-        v[phases[i][0]] = (double)phases[i][1] / 1e3 / n;
     v[ZN_FIG_REQUESTS] = n;
     v[ZN_FIG_CUT_SHORT] = c->cut_short;
 }
 
 static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 {
-    static const struct { const char *name, *unit; bench_better better; int dec; } figs[] = {
-#define ZN_META(id, name, unit, better, dec) {name, unit, BENCH_BETTER_##better, dec},
-        ZN_FIGURES(ZN_META)
-#undef ZN_META
-    };
     double v[ZN_MAX_REPEAT][ZN_NFIGS], col[ZN_MAX_REPEAT];
     for (int k = 0; k < row->nsamples; k++)
         vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[k].rps : 0, v[k]);
@@ -359,7 +355,8 @@ static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
         for (int k = 0; k < row->nsamples; k++)
             if (isfinite(v[k][f]))
                 col[n++] = v[k][f];
-        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, col, n);
+        bench_metric_add(rec, zn_figs[f].name, zn_figs[f].unit, zn_figs[f].better,
+                         zn_figs[f].dec, col, n);
     }
     rec->gbench_real = ZN_FIG_US;
     rec->gbench_cpu = ZN_FIG_CPU_US;
@@ -367,23 +364,22 @@ static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 
 static void wrk_metrics(bench_record *rec, const zn_row *row)
 {
-    double rps[ZN_MAX_REPEAT], us[ZN_MAX_REPEAT], one[ZN_MAX_REPEAT], p50[ZN_MAX_REPEAT],
-        p99[ZN_MAX_REPEAT], errors[ZN_MAX_REPEAT];
+    static const struct { const char *name, *unit; bench_better better; int dec; } figs[] = {
+        {"requests_per_second", "1/s", BENCH_BETTER_HIGHER, 0},
+        {"vs_wrk", "", BENCH_BETTER_HIGHER, 2}, {"us_per_request", "us", BENCH_BETTER_LOWER, 1},
+        {"wrk_p50_us", "us", BENCH_BETTER_LOWER, 1}, {"wrk_p99_us", "us", BENCH_BETTER_LOWER, 1},
+        {"wrk_errors", "", BENCH_BETTER_LOWER, 0}};
+    double v[6][ZN_MAX_REPEAT];
     for (int k = 0; k < row->nsamples; k++) {
-        rps[k] = row->wrk[k].rps;
-        us[k] = 1e6 / rps[k];
-        one[k] = 1.0;
-        p50[k] = row->wrk[k].p50_us;
-        p99[k] = row->wrk[k].p99_us;
-        errors[k] = row->wrk[k].errors;
+        const zn_wrk *w = &row->wrk[k];
+        double x[6] = {w->rps, 1.0, 1e6 / w->rps, w->p50_us, w->p99_us, w->errors};
+        for (int f = 0; f < 6; f++)
+            v[f][k] = x[f];
     }
-    int n = row->nsamples;
-    bench_metric_add(rec, "requests_per_second", "1/s", BENCH_BETTER_HIGHER, 0, rps, n);
-    bench_metric_add(rec, "vs_wrk", "", BENCH_BETTER_HIGHER, 2, one, n);
-    rec->gbench_real = bench_metric_add(rec, "us_per_request", "us", BENCH_BETTER_LOWER, 1, us, n);
-    bench_metric_add(rec, "wrk_p50_us", "us", BENCH_BETTER_LOWER, 1, p50, n);
-    bench_metric_add(rec, "wrk_p99_us", "us", BENCH_BETTER_LOWER, 1, p99, n);
-    bench_metric_add(rec, "wrk_errors", "", BENCH_BETTER_LOWER, 0, errors, n);
+    for (int f = 0; f < 6; f++)
+        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, v[f],
+                         row->nsamples);
+    rec->gbench_real = 2;
 }
 
 /* One record per row, in the rows' order (record i is row i). */
