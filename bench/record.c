@@ -296,8 +296,9 @@ int bench_judge(bench_results *r)
             continue;
         t->value = t->kind == BENCH_TARGET_SPREAD ? m->max - m->min : m->median;
         t->bound = ref ? t->limit * ref->median : t->limit;
-        bool ok = t->kind == BENCH_TARGET_AT_LEAST ? t->value >= t->bound
-                                                   : t->value <= t->bound;
+        /* Judged on the figure as printed: 4.0001 KiB shows, and counts, as 4.00. */
+        double scale = pow(10, m->decimals), v = round(t->value * scale) / scale;
+        bool ok = t->kind == BENCH_TARGET_AT_LEAST ? v >= t->bound : v <= t->bound;
         t->verdict = ok ? BENCH_MET : BENCH_MISSED;
         missed += !ok;
     }
@@ -344,34 +345,37 @@ double bench_max(const double *v, size_t n)
     return m;
 }
 
-int bench_param_keys(const bench_results *r, const char **keys, int max)
+/* The distinct strings that field(record, k) answers for k < count(record), in the
+ * order they first appear. */
+static int distinct(const bench_record *recs, int n, const char **out, int max,
+                    int (*count)(const bench_record *), const char *(*field)(const bench_record *, int))
 {
-    int n = 0;
-    for (int i = 0; i < r->nrecords; i++)
-        for (int k = 0; k < r->records[i].nparams; k++) {
-            const char *key = r->records[i].params[k].key;
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < count(&recs[i]); k++) {
+            const char *s = field(&recs[i], k);
             int j = 0;
-            while (j < n && strcmp(keys[j], key))
+            while (j < found && strcmp(out[j], s))
                 j++;
-            if (j == n && n < max)
-                keys[n++] = key;
+            if (j == found && found < max)
+                out[found++] = s;
         }
-    return n;
+    return found;
 }
 
-int bench_metric_names(const bench_results *r, const bench_metric **metrics, int max)
+static int nparams(const bench_record *rec) { return rec->nparams; }
+static const char *param_key(const bench_record *rec, int k) { return rec->params[k].key; }
+static int nmetrics(const bench_record *rec) { return rec->nmetrics; }
+static const char *metric_name(const bench_record *rec, int k) { return rec->metrics[k].name; }
+
+int bench_param_keys(const bench_record *recs, int n, const char **keys, int max)
 {
-    int n = 0;
-    for (int i = 0; i < r->nrecords; i++)
-        for (int k = 0; k < r->records[i].nmetrics; k++) {
-            const bench_metric *m = &r->records[i].metrics[k];
-            int j = 0;
-            while (j < n && strcmp(metrics[j]->name, m->name))
-                j++;
-            if (j == n && n < max)
-                metrics[n++] = m;
-        }
-    return n;
+    return distinct(recs, n, keys, max, nparams, param_key);
+}
+
+int bench_metric_names(const bench_record *recs, int n, const char **names, int max)
+{
+    return distinct(recs, n, names, max, nmetrics, metric_name);
 }
 
 const char *bench_status_name(bench_status s)

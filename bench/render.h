@@ -49,10 +49,11 @@ void bench_context_gbench(FILE *f, const bench_invocation *inv);
 /* The context as two short lines above the terminal table. */
 void bench_context_header(FILE *f, const bench_invocation *inv);
 
-/* For the renderers: the distinct parameter keys (or metric names) of r's records in
- * the order they first appear, at most max; answers how many. The pointers are r's. */
-int bench_param_keys(const bench_results *r, const char **keys, int max);
-int bench_metric_names(const bench_results *r, const bench_metric **metrics, int max);
+/* For the renderers: the distinct parameter keys (or metric names) of n records in the
+ * order they first appear, at most max; answers how many. The pointers are the
+ * records'. */
+int bench_param_keys(const bench_record *recs, int n, const char **keys, int max);
+int bench_metric_names(const bench_record *recs, int n, const char **names, int max);
 /* "ok", "FAILED", "skipped"; "lower", "higher", "none". */
 const char *bench_status_name(bench_status s);
 const char *bench_better_name(bench_better b);

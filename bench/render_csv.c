@@ -70,9 +70,9 @@ static void long_row(FILE *f, const bench_results *r, const bench_record *rec,
 void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *inv, bool wide)
 {
     const char *keys[MAX_KEYS];
-    const bench_metric *metrics[MAX_KEYS];
-    int nkeys = bench_param_keys(r, keys, MAX_KEYS);
-    int nmetrics = bench_metric_names(r, metrics, MAX_KEYS);
+    const char *metrics[MAX_KEYS];
+    int nkeys = bench_param_keys(r->records, r->nrecords, keys, MAX_KEYS);
+    int nmetrics = bench_metric_names(r->records, r->nrecords, metrics, MAX_KEYS);
     bench_context_lines(f, inv, "# ");
     fputs(wide ? "case," : "command,case,", f);
     for (int k = 0; k < nkeys; k++)
@@ -80,7 +80,7 @@ void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *i
     if (wide) {
         fputs("status,", f);
         for (int k = 0; k < nmetrics; k++)
-            text(f, metrics[k]->name, ",");
+            text(f, metrics[k], ",");
         fputs("note\n", f);
     } else {
         fputs("status,metric,unit,better,statistic,repetition,value\n", f);
@@ -90,7 +90,7 @@ void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *i
         if (wide) {
             lead(f, r, rec, keys, nkeys, true);
             for (int k = 0; k < nmetrics; k++) {
-                const bench_metric *m = bench_metric_find(rec, metrics[k]->name);
+                const bench_metric *m = bench_metric_find(rec, metrics[k]);
                 number(f, m ? m->median : NAN, ",");
             }
             text(f, rec->note, "\n");

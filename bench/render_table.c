@@ -39,8 +39,10 @@ static void print_table(FILE *f, const bench_table *t, bool md)
             const char *cell = t->cells[row * t->ncols + c];
             int pad = w[c] - width(cell);
             bool right = t->align[c] == 'r';
-            fprintf(f, "%s%*s%s%*s", md ? "| " : c ? "  " : "", right ? pad : 0, "", cell,
-                    right || (!md && c == ncols - 1) ? 0 : pad, "");
+            fprintf(f, "%s%*s", md ? "| " : c ? "  " : "", right ? pad : 0, "");
+            for (const char *p = cell; *p; p++)   /* a | would end a Markdown cell */
+                fputs(md && *p == '|' ? "\\|" : (char[]){*p, 0}, f);
+            fprintf(f, "%*s", right || (!md && c == ncols - 1) ? 0 : pad, "");
             fputs(md ? " " : "", f);
         }
         fputs(md ? "|\n" : "\n", f);
@@ -74,88 +76,89 @@ static void metric_header(char *buf, size_t size, const bench_metric *m)
     snprintf(buf, size, *m->unit ? "%s (%s)" : "%s", m->name, m->unit);
 }
 
-/* The cell of record rec in the row `row` of the record table: case, the parameters,
+/* The columns of a group of records: its parameter keys and metric names. */
+typedef struct columns {
+    const char *keys[MAX_KEYS], *metrics[MAX_KEYS];
+    const bench_metric *first[MAX_KEYS];   /* where each metric's unit is read */
+    int nkeys, nmetrics;
+} columns;
+
+/* Row `row` of the record table for rec (NULL: the header): case, the parameters,
  * status, then the metrics. */
 static void record_cell(char *buf, size_t size, const bench_record *rec, int row,
-                        const char **keys, int nkeys, const bench_metric **metrics)
+                        const columns *c)
 {
     const char *v;
     if (row == 0)
-        snprintf(buf, size, "%s", rec->name);
-    else if (row <= nkeys)
-        snprintf(buf, size, "%s", (v = bench_param_find(rec, keys[row - 1])) ? v : "");
-    else if (row == nkeys + 1)
-        snprintf(buf, size, "%s", bench_status_name(rec->status));
+        snprintf(buf, size, "%s", rec ? rec->name : "case");
+    else if (row <= c->nkeys)
+        snprintf(buf, size, "%s", !rec ? c->keys[row - 1]
+                                       : (v = bench_param_find(rec, c->keys[row - 1])) ? v : "");
+    else if (row == c->nkeys + 1)
+        snprintf(buf, size, "%s", rec ? bench_status_name(rec->status) : "status");
+    else if (!rec)
+        metric_header(buf, size, c->first[row - c->nkeys - 2]);
     else
-        metric_cell(buf, size, bench_metric_find(rec, metrics[row - nkeys - 2]->name));
-}
-
-static void row_header(char *buf, size_t size, int row, const char **keys, int nkeys,
-                       const bench_metric **metrics)
-{
-    if (row == 0 || row > nkeys + 1) {
-        if (row)
-            metric_header(buf, size, metrics[row - nkeys - 2]);
-        else
-            snprintf(buf, size, "case");
-    } else {
-        snprintf(buf, size, "%s", row <= nkeys ? keys[row - 1] : "status");
-    }
+        metric_cell(buf, size, bench_metric_find(rec, c->metrics[row - c->nkeys - 2]));
 }
 
 #define CELL 256
 
+/* One group's table: a row per record, or (more than TRANSPOSE_AT metrics) a metric
+ * per row with RECORDS_PER_BLOCK records side by side per table. */
+static void group_tables(bench_results *model, const bench_record *recs, int n)
+{
+    columns c;
+    c.nkeys = bench_param_keys(recs, n, c.keys, MAX_KEYS);
+    c.nmetrics = bench_metric_names(recs, n, c.metrics, MAX_KEYS);
+    for (int k = 0; k < c.nmetrics; k++)
+        for (int i = 0; i < n && !(c.first[k] = bench_metric_find(&recs[i], c.metrics[k])); i++)
+            ;
+    int nrows = 2 + c.nkeys + c.nmetrics;   /* case, keys, status, metrics */
+    bool transposed = c.nmetrics > TRANSPOSE_AT;
+    char cells[MAX_KEYS * 2 + 2][CELL];
+    const char *line[MAX_KEYS * 2 + 2];
+    char align[MAX_KEYS * 2 + 3] = "";
+    for (int first = 0; first < n; first += transposed ? RECORDS_PER_BLOCK : n) {
+        int cols = transposed ? 1 + (n - first < RECORDS_PER_BLOCK ? n - first
+                                                                   : RECORDS_PER_BLOCK)
+                              : nrows;
+        for (int k = 0; k < cols; k++)
+            align[k] = transposed ? (k ? 'r' : 'l') : (k > c.nkeys + 1 ? 'r' : 'l');
+        align[cols] = 0;
+        bench_table *t = bench_table_add(model, "", cols, align);
+        for (int row = 0; row < (transposed ? nrows : n + 1); row++) {
+            for (int k = 0; k < cols; k++) {
+                const bench_record *rec = transposed ? (k ? &recs[first + k - 1] : NULL)
+                                                     : (row ? &recs[row - 1] : NULL);
+                if (transposed && !k)
+                    record_cell(cells[k], CELL, NULL, row, &c);
+                else
+                    record_cell(cells[k], CELL, rec, transposed ? row : k, &c);
+                line[k] = cells[k];
+            }
+            bench_table_row(t, line);
+        }
+    }
+}
+
+/* A table per group of consecutive records whose first metric has the same name (the
+ * hand-offs, then the memory figures), so a case shows only its group's columns; a
+ * record without a metric stays in the group before it. */
 static void records_tables(bench_results *model, const bench_results *r)
 {
-    const char *keys[MAX_KEYS];
-    const bench_metric *metrics[MAX_KEYS];
-    int nkeys = bench_param_keys(r, keys, MAX_KEYS);
-    int nmetrics = bench_metric_names(r, metrics, MAX_KEYS);
-    int nrows = 2 + nkeys + nmetrics;   /* case, keys, status, metrics */
-    char (*cells)[CELL] = calloc((size_t)(nrows > RECORDS_PER_BLOCK ? nrows : RECORDS_PER_BLOCK) + 1,
-                                 CELL);
-    const char **row = calloc((size_t)nrows + RECORDS_PER_BLOCK + 1, sizeof *row);
-    char *align = calloc((size_t)nrows + RECORDS_PER_BLOCK + 1, 1);
-    if (!cells || !row || !align) {
-        fputs("stvm-bench: out of memory\n", stderr);
-        exit(1);
-    }
-    if (nmetrics <= TRANSPOSE_AT) {
-        for (int c = 0; c < nrows; c++) {
-            row_header(cells[c], CELL, c, keys, nkeys, metrics);
-            row[c] = cells[c];
-            align[c] = c > nkeys + 1 ? 'r' : 'l';
+    const char *key = NULL;
+    for (int first = 0, i = 0; i <= r->nrecords; i++) {
+        const char *k = i < r->nrecords && r->records[i].nmetrics ? r->records[i].metrics[0].name
+                                                                  : NULL;
+        if (i == r->nrecords || (k && key && strcmp(k, key))) {
+            if (i > first)
+                group_tables(model, &r->records[first], i - first);
+            first = i;
+            key = NULL;
         }
-        bench_table *t = bench_table_add(model, "", nrows, align);
-        bench_table_row(t, row);
-        for (int i = 0; i < r->nrecords; i++) {
-            for (int c = 0; c < nrows; c++)
-                record_cell(cells[c], CELL, &r->records[i], c, keys, nkeys, metrics);
-            bench_table_row(t, row);
-        }
+        key = key ? key : k;
     }
-    for (int first = 0; nmetrics > TRANSPOSE_AT && first < r->nrecords;
-         first += RECORDS_PER_BLOCK) {
-        int n = r->nrecords - first < RECORDS_PER_BLOCK ? r->nrecords - first
-                                                         : RECORDS_PER_BLOCK;
-        memset(align, 'r', (size_t)n + 1);
-        align[0] = 'l';
-        bench_table *t = NULL;
-        for (int k = 0; k < nrows; k++) {
-            row_header(cells[0], CELL, k, keys, nkeys, metrics);
-            for (int i = 0; i < n; i++)
-                record_cell(cells[i + 1], CELL, &r->records[first + i], k, keys, nkeys,
-                            metrics);
-            for (int c = 0; c <= n; c++)
-                row[c] = cells[c];
-            if (!t)
-                t = bench_table_add(model, "", n + 1, align);
-            bench_table_row(t, row);
-        }
-    }
-    free(cells);
-    free(row);
-    free(align);
 }
 
 static void targets_table(bench_results *model, const bench_results *r)
