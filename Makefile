@@ -181,8 +181,8 @@ demo: deps all
 	    --report $(B)/znclient-experiment.md
 
 bench-micro: tools
-	$(B)/stvm-bench micro
-	$(B)/stvm-bench-ucontext micro
+	$(B)/stvm-bench micro --cpu 0
+	$(B)/stvm-bench-ucontext micro --cpu 0
 
 # install copies the header, the libraries, stvm.pc, stvm-bench and stvm-lab, and records
 # what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;

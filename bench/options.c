@@ -302,7 +302,8 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
             rc = bench_usage(cmd, "option '%s' needs a value", arg);
         } else if (c == '?') {
             if (optopt >= 256)
-                rc = bench_usage(cmd, "option '--%s' takes no value", opt_at(cmd, optopt - 256)->name);
+                rc = bench_usage(cmd, "option '--%s' takes no value",
+                                 opt_at(cmd, optopt - 256)->name);
             else if (optopt)
                 rc = bench_usage(cmd, "unknown option '-%c'", optopt);
             else

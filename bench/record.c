@@ -235,7 +235,8 @@ bench_table *bench_table_add(bench_results *r, const char *title, int ncols,
 
 void bench_table_row(bench_table *t, const char *const *cells)
 {
-    t->cells = must(realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells));
+    size_t n = (size_t)(t->nrows + 1) * (size_t)t->ncols;
+    t->cells = must(realloc(t->cells, n * sizeof *t->cells));
     for (int i = 0; i < t->ncols; i++)
         t->cells[t->nrows * t->ncols + i] = must(strdup(cells[i] ? cells[i] : ""));
     t->nrows++;
@@ -348,7 +349,8 @@ double bench_max(const double *v, size_t n)
 /* The distinct strings that field(record, k) answers for k < count(record), in the
  * order they first appear. */
 static int distinct(const bench_record *recs, int n, const char **out, int max,
-                    int (*count)(const bench_record *), const char *(*field)(const bench_record *, int))
+                    int (*count)(const bench_record *),
+                    const char *(*field)(const bench_record *, int))
 {
     int found = 0;
     for (int i = 0; i < n; i++)
