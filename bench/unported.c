@@ -27,11 +27,3 @@ const bench_command ffi_command = {
            "callouts and callbacks, and a ticker's ticks while blocking calls run",
     "Its options are not in this page yet: 'stvm-bench ffi --help' lists them.", NULL, 0,
     "the traced cell's scheduler events"};
-
-/* (zn) */
-
-const bench_command zn_command = {
-    "zn", "the ZnClient experiment: a ZnClient-shaped client in the VM against a real "
-          "nginx with logging off, on, and on with a subscriber, beside wrk -t1 -c1",
-    "Its options are not in this page yet: 'stvm-bench zn --help' lists them.", NULL, 0,
-    "the traced cell's scheduler events"};

@@ -126,8 +126,11 @@ static bool one_request(stvm_vm *vm, zn_bench *b)
     if (b->expect == SIZE_MAX && r.status == 200)
         b->expect = r.body_bytes;
     if (r.status != 200 || r.body_bytes != b->expect) {
-        snprintf(b->why, sizeof b->why, "the server answered %d with %zu bytes (%zu expected)",
-                 r.status, r.body_bytes, b->expect);
+        if (r.status != 200)
+            snprintf(b->why, sizeof b->why, "the server answered %d, not 200", r.status);
+        else
+            snprintf(b->why, sizeof b->why, "the server answered %zu bytes, not %zu",
+                     r.body_bytes, b->expect);
         b->err = STVM_EPROTO;
         return false;
     }
