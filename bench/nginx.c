@@ -511,6 +511,11 @@ int nginx_start(nginx_server *s, const nginx_options *o)
                  NGINX_MAX_SERVERS);
         return -1;
     }
+    /* A slot a forked child inherited holds its parent's server: undo must not stop it. */
+    sigset_t old;
+    block_caught(&old);
+    *e = (reg_entry){0};
+    restore_mask(&old);
     if (prepare_scratch(s, e) != 0 || start_on_a_port(s, o, e) != 0)
         return undo_start(s, e);
     return 0;
