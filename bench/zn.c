@@ -391,7 +391,8 @@ static void make_records(const zn_run *z, bench_results *r)
         const zn_config *k = &row->cfg;
         bool vm = k->logging != ZN_LOGGING_WRK;
         bench_record *rec = bench_record_add(r, vm ? logging_words[k->logging] : "wrk");
-        bench_param_add(rec, "url", "%s", z->url);
+        /* nginx's port changes from run to run: a name that compares across runs. */
+        bench_param_add(rec, "server", "%s", z->o->url ? z->url : "nginx");
         if (vm) {
             if (k->logging == ZN_LOGGING_SUBSCRIBER) {
                 bench_param_add(rec, "subscriber_cost_us", "%u", k->subscriber_cost_us);
