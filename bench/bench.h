@@ -21,6 +21,7 @@
 #include <stvm.h>
 
 #include "options.h"
+#include "record.h"
 
 /* Exit statuses (hyperfine/JMH convention). */
 #define BENCH_EXIT_OK 0
@@ -97,6 +98,8 @@ int bench_ncpu(void);
 /* The one-minute load average from /proc/loadavg, NaN if unreadable: a loaded machine
  * is part of what a figure means. */
 double bench_load_average(void);
+/* The one-, five- and fifteen-minute load averages, NaN if unreadable. */
+void bench_load_averages(double load[3]);
 /* The first "model name" of /proc/cpuinfo (or "unknown") into buf. */
 void bench_cpu_model(char *buf, size_t size);
 /* Kernel release (uname -r) into buf. */
@@ -111,12 +114,8 @@ int bench_run(char *const argv[]);
  * status 1 if a run hangs. */
 void bench_watchdog(unsigned seconds);
 
-/* ---- stats.c: medians, percentiles, a log-linear histogram -------------------------- */
+/* ---- stats.c: a log-linear histogram ------------------------------------------------ */
 
-/* Median of n values (n >= 1); the array is not changed. NaN if n is 0. */
-double bench_median(const double *v, size_t n);
-double bench_min(const double *v, size_t n);
-double bench_max(const double *v, size_t n);
 
 /* Log-linear histogram of non-negative integers (µs): exact below 64, then 32 linear
  * sub-buckets per power of two (relative error <= 1/32). No per-sample storage. */
@@ -162,12 +161,32 @@ void bench_gp_terminal(FILE *g, const bench_plot_paths *p);
 /* Run gnuplot on p->gp and say what came of it (a missing gnuplot is only a note). */
 void bench_run_gnuplot(const bench_plot_paths *p);
 
+/* The new API (beside the old above until every command is ported). A plot: r as
+ * csv-wide to png's name with .csv, then gnuplot -e "datafile='X.csv'; outfile='X.png'"
+ * on bench/plots/<script> (found in $STVM_PLOTS_DIR, <exe>/../bench/plots, or
+ * <exe>/../share/stvm/plots). A missing gnuplot or script is a note on stderr, not a
+ * failure; false (with a message) only when the .csv cannot be written. Runs gnuplot. */
+bool bench_plot(const bench_results *r, const bench_invocation *inv, const char *script,
+                const char *png);
+/* A Markdown report: prose(f, r, data) first (NULL: none), then the markdown view.
+ * False, with a message, when the file cannot be written whole. */
+bool bench_report(const char *path, const bench_results *r, const bench_invocation *inv,
+                  void (*prose)(FILE *, const bench_results *, const void *), const void *data);
+
 /* ---- the commands ------------------------------------------------------------------- */
 
+/* Each command: its table (options.h) and its main (argv[0] is the command's name).
+ * The commands not yet on the option table have a bench_command with no option in
+ * unported.c, so --man and --help list them. */
+extern const bench_command micro_command;
 int micro_main(int argc, char **argv);
+extern const bench_command delay_command;
 int delay_main(int argc, char **argv);
+extern const bench_command io_command;
 int io_main(int argc, char **argv);
+extern const bench_command ffi_command;
 int ffi_main(int argc, char **argv);
+extern const bench_command zn_command;
 int zn_main(int argc, char **argv);
 
 /* ---- export.c: values for machines (JSON, CSV) -------------------------------------- */

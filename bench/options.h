@@ -149,4 +149,16 @@ int bench_usage(const bench_command *cmd, const char *fmt, ...)
 void bench_progress_line(const bench_invocation *inv, int done, int total, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* text into f wrapped at 79 columns: the first line continues at column col, the
+ * others start at column indent; "\n\n" starts a paragraph. Ends the line. */
+void bench_wrap(FILE *f, const char *text, int col, int indent);
+
+/* JSON values for every view that writes JSON (the echo above, render_json.c,
+ * render_gbench.c): a string literal (null for NULL), a number (null when not finite). */
+void bench_json_str(FILE *f, const char *s);
+void bench_json_num(FILE *f, double v);
+/* v with the fewest digits (15..17) that read back as v: what the CSV and JSON views
+ * write, exact without %.17g's noise. */
+void bench_shortest(char *buf, size_t size, double v);
+
 #endif

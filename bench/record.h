@@ -79,7 +79,8 @@ typedef struct bench_table {
  *   spread = max - min of the metric's samples, when kind is BENCH_TARGET_SPREAD
  *            ("repeats within 0.02 over the repetitions").
  * A selector is "case" or "case key=value key=value" (every pair must match; "*" for
- * the case matches any). A target whose record (or reference) did not run or has no
+ * the case matches any). The value is judged as printed, rounded to the metric's
+ * decimals. A target whose record (or reference) did not run or has no
  * sample is "not measured"; one a command does not judge on this machine or back end
  * is "not judged" with the reason in its note. */
 typedef enum bench_target_kind {

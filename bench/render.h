@@ -24,6 +24,7 @@
 #ifndef STVM_BENCH_RENDER_H
 #define STVM_BENCH_RENDER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "options.h"
@@ -42,5 +43,26 @@ void bench_context_json(FILE *f, const bench_invocation *inv, const char *indent
 /* The context as "key: value" lines, each starting with prefix (table, markdown, the
  * CSV's "# " comment lines). */
 void bench_context_lines(FILE *f, const bench_invocation *inv, const char *prefix);
+
+/* The context as Google Benchmark's "context" member (its keys, then stvm_* ones). */
+void bench_context_gbench(FILE *f, const bench_invocation *inv);
+/* The context as two short lines above the terminal table. */
+void bench_context_header(FILE *f, const bench_invocation *inv);
+
+/* For the renderers: the distinct parameter keys (or metric names) of n records in the
+ * order they first appear, at most max; answers how many. The pointers are the
+ * records'. */
+int bench_param_keys(const bench_record *recs, int n, const char **keys, int max);
+int bench_metric_names(const bench_record *recs, int n, const char **names, int max);
+/* "ok", "FAILED", "skipped"; "lower", "higher", "none". */
+const char *bench_status_name(bench_status s);
+const char *bench_better_name(bench_better b);
+
+/* One renderer per format (bench_render picks one). */
+void bench_render_table(FILE *f, const bench_results *r, const bench_invocation *inv,
+                        bool markdown);
+void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *inv, bool wide);
+void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv);
+void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv);
 
 #endif

@@ -1,52 +1,12 @@
 /*
- * stvm-bench: robust summaries (median, min, max) and a log-linear histogram for
- * wake-up lateness, which records millions of samples in a fixed 15 KiB.
+ * stvm-bench: a log-linear histogram for wake-up lateness, which records millions of
+ * samples in a fixed 15 KiB (median, min and max live with the record, record.c).
  */
 #include "bench.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(const double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    double small[64];
-    double *c = n <= 64 ? small : malloc(n * sizeof *c);
-    if (!c)
-        return NAN;
-    memcpy(c, v, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-    if (c != small)
-        free(c);
-    return m;
-}
-
-double bench_min(const double *v, size_t n)
-{
-    double m = n ? v[0] : NAN;
-    for (size_t i = 1; i < n; i++)
-        if (v[i] < m)
-            m = v[i];
-    return m;
-}
-
-double bench_max(const double *v, size_t n)
-{
-    double m = n ? v[0] : NAN;
-    for (size_t i = 1; i < n; i++)
-        if (v[i] > m)
-            m = v[i];
-    return m;
-}
 
 /* ---- histogram ------------------------------------------------------------------------
  * Values 0..63 have a bucket each. A value v >= 64 with highest set bit e (6..63) falls

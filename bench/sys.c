@@ -53,16 +53,22 @@ uint64_t bench_rss_bytes(void)
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-double bench_load_average(void)
+void bench_load_averages(double load[3])
 {
-    double load = NAN;
+    load[0] = load[1] = load[2] = NAN;
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = NAN;
+        if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+            load[0] = load[1] = load[2] = NAN;
         fclose(f);
     }
-    return load;
+}
+
+double bench_load_average(void)
+{
+    double load[3];
+    bench_load_averages(load);
+    return load[0];
 }
 
 int bench_ncpu(void)

@@ -1,269 +1,260 @@
 /*
  * stvm-bench zn: the ZnClient experiment (Sven Van Caekenberghe's report: logging off
  * about 3,000 requests/s, on 2,500, on with an inspector subscribed 7,000-8,000). The
- * command: its options (each knob a comma list; every combination runs), nginx started
- * for the run (bench/nginx.h), the wrk baseline, the repetitions, and the output.
- * Within a repetition wrk runs first, then every configuration once in a fresh VM, so
- * that noise hits them alike; figures are medians over the repetitions.
+ * command: its option table (each knob a comma list; every combination runs), the
+ * server (nginx started for the run, or --url), the wrk baseline, the repetitions, and
+ * one record per configuration. Within a repetition wrk runs first, then every
+ * configuration once in a fresh VM (zn_run.c), so that noise hits them alike.
  */
 #include "bench.h"
 #include "nginx.h"
+#include "record.h"
+#include "render.h"
 #include "wrk.h"
 #include "zn_measure.h"
-#include "zn_render.h"
-#include "zn_report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One knob's values. */
-typedef struct zn_list {
-    long long v[ZN_MAX_LIST];
-    int n;
-} zn_list;
+#define ZN_MAX_REPEAT 20
+#define ZN_MAX_ROWS 400
+
+static const char *const logging_words[] = {"off", "on", "subscriber", NULL};
+static const char *const events_words[] = {"written", "read", "transaction", "all", NULL};
+static const char *const mode_words[] = {"poll", "legacy", "spin", NULL}; /* STVM_IDLE_* */
+static const char *const wait_words[] = {"timed", "plain", NULL};
+static const char *const onoff_words[] = {"off", "on", NULL};
 
 typedef struct zn_opts {
-    zn_list logging, cost, events, modes, idle_us, inject, before, between, after, wait, bg;
-    long long event_cost_us, requests, warmup, max_seconds, wrk_seconds;
-    int repeat, cpu;
+    unsigned logging, events, modes, wait, background;
+    bench_ints cost, idle_us, inject, before, between, after;
+    long long event_cost_us, requests, warmup, max_seconds, repeat, wrk_seconds;
     bool no_wrk;
-    const char *plot, *report;
-    bench_format format;
-    bench_trace trace;
+    const char *url, *plot, *report;
 } zn_opts;
 
-static void zn_help(FILE *f)
+static const bench_opt zn_table[] = {
+    BENCH_WORDS("logging", "off,on,subscriber", logging_words, zn_opts, logging,
+                "off: level 0, no event built; on: level 3, three ZnLogEvents per request "
+                "announced to nobody; subscriber: level 3 and a synchronous subscriber."),
+    BENCH_INTS("subscriber-cost-us", "60", 0, 100000, zn_opts, cost,
+               "CPU per delivered event (varies the subscriber rows only)."),
+    BENCH_WORDS("subscriber-events", "all", events_words, zn_opts, events,
+                "The class subscribed to (varies the subscriber rows only)."),
+    BENCH_WORDS("idle-mode", "poll,legacy,spin", mode_words, zn_opts, modes,
+                "The VM's idle mode."),
+    BENCH_INTS("idle-us", "1000", 1, 10000000, zn_opts, idle_us,
+               "The relinquish quantum (1000: Pharo 6; 50000: Pharo 7 after February 2018)."),
+    BENCH_INTS("wake-inject-us", "0", 0, 1000000, zn_opts, inject,
+               "Extra latency after every OS sleep."),
+    BENCH_INTS("before-us", "0", 0, 100000, zn_opts, before, "CPU work before the send."),
+    BENCH_INTS("between-us", "0", 0, 100000, zn_opts, between,
+               "CPU work between the send and the first read."),
+    BENCH_INTS("after-us", "0", 0, 100000, zn_opts, after, "CPU work after the read."),
+    BENCH_WORDS("wait", "timed", wait_words, zn_opts, wait,
+                "timed: waitForDataFor: (Pharo's); plain: waitForDataIfClosed:."),
+    BENCH_WORDS("background", "off", onoff_words, zn_opts, background,
+                "on: a busy process at priority 30, so the idle process never runs."),
+    BENCH_INT("event-cost-us", "N", "5", 0, 100000, zn_opts, event_cost_us,
+              "CPU to build one ZnLogEvent."),
+    BENCH_INT("requests", "N", "2000", 10, 100000000, zn_opts, requests,
+              "Timed requests per configuration."),
+    BENCH_INT("warmup", "N", "200", 0, 1000000, zn_opts, warmup,
+              "Requests before the timed ones."),
+    BENCH_INT("max-seconds", "S", "2", 1, 3600, zn_opts, max_seconds,
+              "Time limit of a configuration's timed part."),
+    BENCH_INT("repeat", "K", "3", 1, ZN_MAX_REPEAT, zn_opts, repeat,
+              "Repetitions; every figure keeps each one's sample."),
+    BENCH_INT("wrk-seconds", "S", "2", 1, 60, zn_opts, wrk_seconds,
+              "wrk's duration per repetition."),
+    BENCH_FLAG("no-wrk", zn_opts, no_wrk, "No wrk baseline."),
+    BENCH_TEXT("url", "URL", NULL, zn_opts, url,
+               "http://HOST[:PORT][/PATH] of a server already running, HOST 127.0.0.1, "
+               "[::1] or localhost: no nginx is started, every response must be status 200 "
+               "with the first one's length; wrk runs on it too unless --no-wrk."),
+    BENCH_OUTPUT("plot", zn_opts, plot, "Requests/s and blocked first reads against the "
+                 "subscriber cost, one line per idle mode and quantum (bench/plots/zn.gp)."),
+    BENCH_OUTPUT("report", zn_opts, report, "The Markdown report."),
+};
+
+const bench_command zn_command = {
+    "zn", "the ZnClient experiment: logging off, on and subscribed, beside wrk",
+    "A ZnClient-shaped client in a fresh VM per configuration GETs a static file from a "
+    "local nginx (started for the run, stopped on every exit path) or from --url; wrk "
+    "-t1 -c1 runs on the same URL in every repetition.\n\nEvery LIST is comma-separated "
+    "and every combination runs.",
+    zn_table, (int)(sizeof zn_table / sizeof *zn_table),
+    "one configuration's VM (the client's; nginx and wrk are other processes)"};
+
+/* The figures of a VM row: X(ID, name, unit, better, decimals, field, scale). With a
+ * field of zn_counts, the figure is that count times scale per request; the others are
+ * computed: vs_wrk over the same repetition's wrk rate, requests answered in the timed
+ * part, cut_short 1 when the time limit ended it. */
+#define C(f) offsetof(zn_counts, f)
+#define ZN_FIGURES(X)                                                                          \
+    X(RPS, "requests_per_second", "1/s", HIGHER, 0, 0, 1)                                      \
+    X(VS_WRK, "vs_wrk", "", HIGHER, 2, 0, 1)                                                   \
+    X(US, "us_per_request", "us", LOWER, 1, C(wall_ns), 1e-3)                                  \
+    X(CPU_US, "cpu_us_per_request", "us", LOWER, 1, C(cpu_ns), 1e-3)                           \
+    X(BLOCKED, "blocked_reads_per_request", "", NONE, 3, C(reads_blocked), 1)                  \
+    X(BLOCKED_FIRST, "blocked_first_reads_per_request", "", NONE, 3, C(first_reads_blocked), 1)\
+    X(TIMED_WAITS, "timed_waits_per_request", "", NONE, 3, C(timed_waits), 1)                  \
+    X(TIMING, "timing_activations_per_request", "", NONE, 3, C(timing_activations), 1)         \
+    X(OS_SLEEPS, "os_sleeps_per_request", "", NONE, 3, C(os_sleeps), 1)                        \
+    X(SLEPT_US, "os_slept_us_per_request", "us", NONE, 1, C(os_slept_us), 1)                   \
+    X(WAKE_IO, "wakeups_io_per_request", "", NONE, 3, C(wakeups_io), 1)                        \
+    X(WAKE_TIMER, "wakeups_timer_per_request", "", NONE, 3, C(wakeups_timer), 1)               \
+    X(WAKE_RELINQUISH, "wakeups_relinquish_per_request", "", NONE, 3, C(wakeups_relinquish), 1)\
+    X(WAKE_EXTERNAL, "wakeups_external_per_request", "", NONE, 3, C(wakeups_external), 1)      \
+    X(FDS_READY, "fds_ready_per_request", "", NONE, 3, C(fds_ready), 1)                        \
+    X(POLLS_BUSY, "io_polls_busy_per_request", "", NONE, 3, C(io_polls_busy), 1)               \
+    X(SWITCHES, "context_switches_per_request", "", NONE, 2, C(context_switches), 1)           \
+    X(EVENTS, "events_per_request", "", NONE, 2, C(events_built), 1)                           \
+    X(DELIVERIES, "deliveries_per_request", "", NONE, 2, C(deliveries), 1)                     \
+    X(BEFORE, "mean_before_us", "us", LOWER, 1, C(before_ns), 1e-3)                            \
+    X(BETWEEN, "mean_between_us", "us", LOWER, 1, C(between_ns), 1e-3)                         \
+    X(WAIT, "mean_wait_us", "us", LOWER, 1, C(wait_ns), 1e-3)                                  \
+    X(PARSE, "mean_parse_us", "us", LOWER, 1, C(parse_ns), 1e-3)                               \
+    X(AFTER, "mean_after_us", "us", LOWER, 1, C(after_ns), 1e-3)                               \
+    X(CONNECTS, "connects_per_request", "", NONE, 4, C(connects), 1)                           \
+    X(REQUESTS, "requests", "", NONE, 0, 0, 1)                                                 \
+    X(CUT_SHORT, "cut_short", "", NONE, 0, 0, 1)
+
+typedef enum zn_figure {
+#define ZN_ENUM(id, name, unit, better, dec, field, scale) ZN_FIG_##id,
+    ZN_FIGURES(ZN_ENUM)
+#undef ZN_ENUM
+    ZN_NFIGS
+} zn_figure;
+
+/* The wrk row's figures, one per repetition. */
+typedef struct zn_wrk {
+    double rps, p50_us, p99_us, errors;
+} zn_wrk;
+
+typedef struct zn_row {
+    zn_config cfg;
+    int nsamples;                   /* repetitions that ran */
+    zn_counts samples[ZN_MAX_REPEAT];
+    zn_wrk wrk[ZN_MAX_REPEAT];      /* the wrk row only */
+    char note[240];
+} zn_row;
+
+/* One run of the command: the options, the server, the rows. */
+typedef struct zn_run {
+    const zn_opts *o;
+    bench_invocation *inv;
+    char host[64], url[512];
+    const char *path;
+    int port;
+    size_t body_size;               /* 0: not known (--url) */
+    zn_row *rows;
+    int nrows;
+} zn_run;
+
+/* ---- the rows --------------------------------------------------------------------- */
+
+static bool same_config(const zn_config *a, const zn_config *b)
 {
-    fprintf(f,
-            "usage: stvm-bench zn [OPTIONS]   (every LIST is comma-separated; every\n"
-            "                                  combination runs)\n"
-            "  --logging LIST            off, on, subscriber (default all three)\n"
-            "  --subscriber-cost-us LIST CPU per delivered event, 0..100000 (default 60;\n"
-            "                            varies the subscriber rows only)\n"
-            "  --subscriber-events LIST  written, read, transaction, all (default all)\n"
-            "  --idle-mode LIST          poll, legacy, spin (default all three)\n"
-            "  --idle-us LIST            relinquish quantum, 1..10000000 (default 1000:\n"
-            "                            Pharo 6; 50000: Pharo 7 after February 2018)\n"
-            "  --wake-inject-us LIST     extra latency after every OS sleep (default 0)\n"
-            "  --before-us LIST          CPU work before the send (default 0)\n"
-            "  --between-us LIST         CPU work between the send and the first read\n"
-            "  --after-us LIST           CPU work after the read (defaults 0)\n"
-            "  --wait LIST               timed (waitForDataFor:, Pharo's; default) or plain\n"
-            "                            (waitForDataIfClosed:)\n"
-            "  --background LIST         off (default) or on: a busy process at priority 30\n"
-            "  --event-cost-us N         CPU to build one ZnLogEvent (default 5)\n"
-            "  --requests N              timed requests per configuration (default 2000)\n"
-            "  --warmup N                requests before the timed ones (default 200)\n"
-            "  --max-seconds S           time limit of a configuration's timed part\n"
-            "                            (default 2)\n"
-            "  --repeat K                repetitions, medians reported (default 3)\n"
-            "  --wrk-seconds S           wrk's duration per repetition (default 2)\n"
-            "  --no-wrk                  no wrk baseline row\n"
-            "  --cpu N                   pin the VM (and wrk) to CPU N and nginx to the next\n"
-            "                            one (default -1: nothing pinned, which suits a shared\n"
-            "                            machine best)\n"
-            "  --format F                table (default), csv, json or markdown\n"
-            "  --plot FILE               requests/s against subscriber cost, one line per\n"
-            "                            idle mode (gnuplot; .gp and .dat beside FILE)\n"
-            "  --report FILE             the Markdown report\n");
-    bench_trace_help(f, 28, "one configuration's VM (the client's; nginx and wrk are\n"
-                            "other processes, and the wrk row runs untraced)");
+    return a->logging == b->logging && a->subscriber_cost_us == b->subscriber_cost_us &&
+           a->subscriber_events == b->subscriber_events && a->idle_mode == b->idle_mode &&
+           a->idle_us == b->idle_us && a->wake_inject_us == b->wake_inject_us &&
+           a->before_us == b->before_us && a->between_us == b->between_us &&
+           a->after_us == b->after_us && a->event_cost_us == b->event_cost_us &&
+           a->plain_wait == b->plain_wait && a->background == b->background;
 }
 
-/* ---- options ---------------------------------------------------------------------------- */
-
-static int names_option(const char *v, const char *flag, const char *const *names, int n,
-                        zn_list *out)
+static int find_row(const zn_run *z, const zn_config *k)
 {
-    long bits = bench_parse_names(v, names, n);
-    if (bits < 0)
-        return bench_usage_error("zn ", "%s: '%s' is not a list of known words", flag,
-                                 v ? v : "");
-    out->n = 0;
-    for (int k = 0; k < n; k++)
-        if (bits & (1L << k))
-            out->v[out->n++] = k;
-    return BENCH_NEXT;
+    for (int i = 0; i < z->nrows; i++)
+        if (same_config(&z->rows[i].cfg, k))
+            return i;
+    return -1;
 }
 
-static int list_option(int argc, char **argv, int *i, zn_opts *o)
+/* False when there are too many; off and on rows repeat across subscriber knobs. */
+static bool add_row(zn_run *z, const zn_config *k)
 {
-    static const char *const logging[] = {"off", "on", "subscriber"};
-    static const char *const events[] = {"written", "read", "transaction", "all"};
-    static const char *const modes[] = {"poll", "legacy", "spin"};   /* STVM_IDLE_* order */
-    static const char *const wait[] = {"timed", "plain"};
-    static const char *const bg[] = {"off", "on"};
-    const struct { const char *flag; const char *const *names; int n; zn_list *out; } w[] = {
-        {"--logging", logging, 3, &o->logging}, {"--subscriber-events", events, 4, &o->events},
-        {"--idle-mode", modes, 3, &o->modes}, {"--wait", wait, 2, &o->wait},
-        {"--background", bg, 2, &o->bg}};
-    const struct { const char *flag; long long lo, hi; zn_list *out; } num[] = {
-        {"--subscriber-cost-us", 0, 100000, &o->cost}, {"--idle-us", 1, 10000000, &o->idle_us},
-        {"--wake-inject-us", 0, 1000000, &o->inject}, {"--before-us", 0, 100000, &o->before},
-        {"--between-us", 0, 100000, &o->between}, {"--after-us", 0, 100000, &o->after}};
-    const char *v = NULL;
-    for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
-        if (bench_flag(argc, argv, i, w[k].flag, &v))
-            return names_option(v, w[k].flag, w[k].names, w[k].n, w[k].out);
-    for (size_t k = 0; k < sizeof num / sizeof num[0]; k++)
-        if (bench_flag(argc, argv, i, num[k].flag, &v)) {
-            int n = bench_parse_numbers(v, num[k].lo, num[k].hi, num[k].out->v, ZN_MAX_LIST);
-            if (n < 0)
-                return bench_usage_error("zn ", "%s wants up to %d numbers in %lld..%lld, "
-                                         "not '%s'", num[k].flag, ZN_MAX_LIST, num[k].lo,
-                                         num[k].hi, v ? v : "");
-            num[k].out->n = n;
-            return BENCH_NEXT;
-        }
-    return BENCH_NOT_MINE;
-}
-
-static int number_option(int argc, char **argv, int *i, zn_opts *o)
-{
-    const struct { const char *flag; long long lo, hi; long long *out; } num[] = {
-        {"--event-cost-us", 0, 100000, &o->event_cost_us},
-        {"--requests", 10, 100000000, &o->requests}, {"--warmup", 0, 1000000, &o->warmup},
-        {"--max-seconds", 1, 3600, &o->max_seconds}, {"--wrk-seconds", 1, 60, &o->wrk_seconds}};
-    const char *v = NULL;
-    long long n;
-    for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
-        int rc = bench_count_option(argc, argv, i, "zn ", num[k].flag, num[k].lo, num[k].hi,
-                                    NULL, num[k].out);
-        if (rc != BENCH_NOT_MINE)
-            return rc;
-    }
-    if (bench_flag(argc, argv, i, "--repeat", &v)) {
-        if (!bench_parse_ll(v, 1, ZN_MAX_REPEAT, &n))
-            return bench_usage_error("zn ", "--repeat wants 1..%d, not '%s'", ZN_MAX_REPEAT,
-                                     v ? v : "");
-        o->repeat = (int)n;
-        return BENCH_NEXT;
-    }
-    return BENCH_NOT_MINE;
-}
-
-static int parse_option(int argc, char **argv, int *i, zn_opts *o)
-{
-    if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
-        zn_help(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (!strcmp(argv[*i], "--no-wrk")) {
-        o->no_wrk = true;
-        (*i)++;
-        return BENCH_NEXT;
-    }
-    const char *v = NULL;
-    if (bench_flag(argc, argv, i, "--plot", &v)) {
-        o->plot = v;
-        return BENCH_NEXT;
-    }
-    if (bench_flag(argc, argv, i, "--report", &v)) {
-        o->report = v;
-        return BENCH_NEXT;
-    }
-    int rc = list_option(argc, argv, i, o);
-    if (rc == BENCH_NOT_MINE)
-        rc = number_option(argc, argv, i, o);
-    if (rc == BENCH_NOT_MINE)
-        rc = bench_trace_option(argc, argv, i, "zn ", &o->trace);
-    if (rc == BENCH_NOT_MINE)
-        rc = bench_common_option(argc, argv, i, "zn ", &o->cpu, &o->format);
-    if (rc == BENCH_NOT_MINE)
-        return bench_usage_error("zn ", "unknown option '%s'", argv[*i]);
-    return rc;
-}
-
-/* ---- the rows ------------------------------------------------------------------------------ */
-
-static bool add_row(zn_report *rep, const zn_config *k)
-{
-    for (int i = 0; i < rep->nrows; i++)
-        if (zn_config_equal(&rep->rows[i].cfg, k))
-            return true;       /* off and on rows repeat across subscriber knobs */
-    if (rep->nrows == ZN_MAX_ROWS)
+    if (find_row(z, k) >= 0)
+        return true;
+    if (z->nrows == ZN_MAX_ROWS)
         return false;
-    rep->rows[rep->nrows++].cfg = *k;
+    z->rows[z->nrows++].cfg = *k;
     return true;
 }
 
 /* Logging, its subscriber knobs (subscriber rows only) and the idle mode, innermost. */
-static bool add_inner(const zn_opts *o, zn_report *rep, zn_config k)
+static bool add_inner(zn_run *z, zn_config k)
 {
-    for (int m = 0; m < o->modes.n; m++)
-        for (int l = 0; l < o->logging.n; l++) {
-            k.idle_mode = (int)o->modes.v[m];
-            k.logging = (zn_logging)o->logging.v[l];
+    const zn_opts *o = z->o;
+    for (int m = 0; m < 3; m++)
+        for (int l = 0; l < 3; l++) {
+            if (!(o->modes >> m & 1) || !(o->logging >> l & 1))
+                continue;
+            k.idle_mode = m;
+            k.logging = (zn_logging)l;
             bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
-            for (int e = 0; e < (sub ? o->events.n : 1); e++)
+            for (int e = sub ? 0 : ZN_EVENTS_ALL; e < 4; e++)
                 for (int c = 0; c < (sub ? o->cost.n : 1); c++) {
-                    k.subscriber_events = sub ? (zn_events)o->events.v[e] : ZN_EVENTS_ALL;
+                    if (sub && !(o->events >> e & 1))
+                        continue;
+                    k.subscriber_events = (zn_events)e;
                     k.subscriber_cost_us = sub ? (uint32_t)o->cost.v[c] : 0;
-                    if (!add_row(rep, &k))
+                    if (!add_row(z, &k))
                         return false;
                 }
         }
     return true;
 }
 
-static bool make_rows(const zn_opts *o, zn_report *rep)
+static bool make_rows(zn_run *z)
 {
+    const zn_opts *o = z->o;
     if (!o->no_wrk)
-        rep->rows[rep->nrows++].cfg = (zn_config){.logging = ZN_LOGGING_WRK, .idle_mode = -1};
-    zn_config k = {0};
-    k.event_cost_us = (uint32_t)o->event_cost_us;
-    bool ok = true;
+        z->rows[z->nrows++].cfg = (zn_config){.logging = ZN_LOGGING_WRK, .idle_mode = -1};
+    zn_config k = {.event_cost_us = (uint32_t)o->event_cost_us};
     for (int a = 0; a < o->idle_us.n; a++)
         for (int b = 0; b < o->inject.n; b++)
-            for (int c = 0; c < o->wait.n; c++)
-                for (int d = 0; d < o->bg.n; d++)
-                    for (int e = 0; e < o->before.n; e++)
-                        for (int f = 0; f < o->between.n; f++)
-                            for (int g = 0; g < o->after.n && ok; g++) {
-                                k.idle_us = (uint32_t)o->idle_us.v[a];
-                                k.wake_inject_us = (uint32_t)o->inject.v[b];
-                                k.plain_wait = o->wait.v[c] == 1;
-                                k.background = o->bg.v[d] == 1;
-                                k.before_us = (uint32_t)o->before.v[e];
-                                k.between_us = (uint32_t)o->between.v[f];
-                                k.after_us = (uint32_t)o->after.v[g];
-                                ok = add_inner(o, rep, k);
-                            }
-    return ok;
+            for (int c = 0; c < 4; c++)   /* wait (bit 1) and background (bit 0) */
+                for (int e = 0; e < o->before.n; e++)
+                    for (int f = 0; f < o->between.n; f++)
+                        for (int g = 0; g < o->after.n; g++) {
+                            if (!(o->wait >> (c >> 1) & 1) || !(o->background >> (c & 1) & 1))
+                                continue;
+                            k.idle_us = (uint32_t)o->idle_us.v[a];
+                            k.wake_inject_us = (uint32_t)o->inject.v[b];
+                            k.plain_wait = c >> 1;
+                            k.background = c & 1;
+                            k.before_us = (uint32_t)o->before.v[e];
+                            k.between_us = (uint32_t)o->between.v[f];
+                            k.after_us = (uint32_t)o->after.v[g];
+                            if (!add_inner(z, k))
+                                return false;
+                        }
+    return true;
 }
 
-/* The rows, and --trace's one-cell rule: BENCH_NEXT or a usage error. */
-static int plan_rows(const zn_opts *o, zn_report *rep)
-{
-    if (!make_rows(o, rep))
-        return bench_usage_error("zn ", "more than %d combinations", ZN_MAX_ROWS);
-    long vm_rows = rep->nrows - (o->no_wrk ? 0 : 1);
-    return bench_trace_one_cell(&o->trace, "zn ", vm_rows * o->repeat,
-                                "give every LIST one value and --repeat 1");
-}
-
-/* ---- the runs ----------------------------------------------------------------------------- */
+/* ---- the runs --------------------------------------------------------------------- */
 
 static void row_failed(zn_row *row, int k, const char *why)
 {
     snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
-    if (bench_progress_on())
-        fputc('\n', stderr);
     fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
 }
 
-static bool run_wrk(const zn_opts *o, const nginx_server *s, zn_row *row, int k)
+static bool run_wrk(const zn_run *z, zn_row *row, int k)
 {
     wrk_options wo;
     wrk_options_init(&wo);
-    wo.seconds = (int)o->wrk_seconds;
-    char url[128], err[256] = "";
-    nginx_url(s, NGINX_PATH_STATIC, url, sizeof url);
+    wo.seconds = (int)z->o->wrk_seconds;
+    char err[256] = "";
     wrk_result *w = calloc(1, sizeof *w);
-    bool ok = w && wrk_run(&wo, url, w, err, sizeof err) == 0;
+    bool ok = w && wrk_run(&wo, z->url, w, err, sizeof err) == 0;
     if (ok) {
-        row->samples[k].wrk_requests_per_second = w->requests_per_sec;
-        row->samples[k].wrk_p50_us = w->latency_p50_us;
+        row->wrk[k] = (zn_wrk){w->requests_per_sec, w->latency_p50_us, w->latency_p99_us,
+                               w->errors_connect + w->errors_read + w->errors_write +
+                                   w->errors_status + w->errors_timeout};
         row->nsamples = k + 1;
     } else {
         row_failed(row, k, w ? err : "out of memory");
@@ -272,155 +263,404 @@ static bool run_wrk(const zn_opts *o, const nginx_server *s, zn_row *row, int k)
     return ok;
 }
 
-static bool run_cell(const zn_opts *o, const zn_report *rep, zn_row *row, int k, int i)
+static bool run_cell(const zn_run *z, zn_row *row, int k)
 {
-    if (row->note[0])   /* failed in an earlier repetition */
-        return false;
-    if (bench_progress_on())
-        bench_progress("[%d/%d] row %d of %d: %s %s", k + 1, o->repeat, i + 1, rep->nrows,
-                       zn_logging_name(row->cfg.logging), zn_idle_mode_name(row->cfg.idle_mode));
-    zn_params p = {.cfg = row->cfg, .port = rep->port, .path = NGINX_PATH_STATIC,
-                   .body_size = rep->body_size, .requests = rep->requests,
-                   .warmup = rep->warmup, .max_seconds = rep->max_seconds,
-                   .trace = &o->trace};
+    const zn_opts *o = z->o;
+    zn_params p = {.cfg = row->cfg, .host = z->host, .port = z->port, .path = z->path,
+                   .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
+                   .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace};
     char why[240] = "";
-    bench_watchdog((unsigned)(3 * rep->max_seconds + 60));
+    bench_watchdog((unsigned)(3 * o->max_seconds + 60));
     int err = zn_measure(&p, &row->samples[k], why, sizeof why);
     bench_watchdog(0);
     if (!err && row->samples[k].requests == 0) {
         snprintf(why, sizeof why, "no request completed within the time limit");
         err = -1;
     }
-    if (err) {
+    if (err)
         row_failed(row, k, why);
-        return false;
-    }
-    row->nsamples = k + 1;
-    return true;
+    else
+        row->nsamples = k + 1;
+    return !err;
 }
 
-static bool run_all(const zn_opts *o, zn_report *rep, const nginx_server *s)
+static const char *row_text(const zn_config *k, char *buf, size_t size)
+{
+    if (k->logging == ZN_LOGGING_WRK)
+        snprintf(buf, size, "wrk -t1 -c1");
+    else if (k->logging == ZN_LOGGING_SUBSCRIBER)
+        snprintf(buf, size, "subscriber %u us/%s, %s %u us", k->subscriber_cost_us,
+                 events_words[k->subscriber_events], mode_words[k->idle_mode], k->idle_us);
+    else
+        snprintf(buf, size, "%s, %s %u us", logging_words[k->logging],
+                 mode_words[k->idle_mode], k->idle_us);
+    return buf;
+}
+
+static bool run_all(zn_run *z)
 {
     bool ok = true;
-    for (int k = 0; k < o->repeat; k++)
-        for (int i = 0; i < rep->nrows; i++) {
-            zn_row *row = &rep->rows[i];
-            if (row->cfg.logging == ZN_LOGGING_WRK) {
-                if (bench_progress_on())
-                    bench_progress("[%d/%d] wrk -t1 -c1 -d%llds", k + 1, o->repeat,
-                                   o->wrk_seconds);
-                ok &= run_wrk(o, s, row, k);
-            } else {
-                ok &= run_cell(o, rep, row, k, i);
+    int total = (int)z->o->repeat * z->nrows, done = 0;
+    for (int k = 0; k < z->o->repeat; k++)
+        for (int i = 0; i < z->nrows; i++) {
+            zn_row *row = &z->rows[i];
+            if (row->note[0]) {   /* failed in an earlier repetition */
+                done++;
+                continue;
             }
+            ok &= row->cfg.logging == ZN_LOGGING_WRK ? run_wrk(z, row, k) : run_cell(z, row, k);
+            char text[128];
+            bench_progress_line(z->inv, ++done, total, "repetition %d: %s", k + 1,
+                                row_text(&row->cfg, text, sizeof text));
         }
-    if (bench_progress_on())
-        bench_progress("%d repetitions done\n", o->repeat);
     return ok;
 }
 
-static void write_report(FILE *f, const void *rep)
+/* ---- the records ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name, *unit;
+    bench_better better;
+    int dec;
+    size_t field;
+    double scale;
+} zn_figs[] = {
+#define ZN_META(id, name, unit, better, dec, field, scale) \
+    {name, unit, BENCH_BETTER_##better, dec, field, scale},
+    ZN_FIGURES(ZN_META)
+#undef ZN_META
+};
+
+/* Every figure of one repetition of a VM row (NaN where not defined). */
+static void vm_values(const zn_counts *c, double wrk_rps, double *v)
 {
-    zn_print_report(f, rep);
+    double n = (double)c->requests;
+    for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
+        const char *field = (const char *)c + zn_figs[f].field;
+        v[f] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
+    }
+    v[ZN_FIG_RPS] = n / ((double)c->wall_ns / 1e9);
+    v[ZN_FIG_VS_WRK] = wrk_rps > 0 ? v[ZN_FIG_RPS] / wrk_rps : NAN;
+    v[ZN_FIG_REQUESTS] = n;
+    v[ZN_FIG_CUT_SHORT] = c->cut_short;
 }
 
-/* False when a report or plot file could not be written. */
-static bool output(const zn_opts *o, const zn_report *rep)
+static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 {
-    if (o->format == FMT_CSV)
-        zn_print_csv(stdout, rep);
-    else if (o->format == FMT_JSON)
-        zn_print_json(stdout, rep);
+    double v[ZN_MAX_REPEAT][ZN_NFIGS], col[ZN_MAX_REPEAT];
+    for (int k = 0; k < row->nsamples; k++)
+        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[k].rps : 0, v[k]);
+    for (int f = 0; f < ZN_NFIGS; f++) {
+        int n = 0;
+        for (int k = 0; k < row->nsamples; k++)
+            if (isfinite(v[k][f]))
+                col[n++] = v[k][f];
+        bench_metric_add(rec, zn_figs[f].name, zn_figs[f].unit, zn_figs[f].better,
+                         zn_figs[f].dec, col, n);
+    }
+    rec->gbench_real = ZN_FIG_US;
+    rec->gbench_cpu = ZN_FIG_CPU_US;
+}
+
+static void wrk_metrics(bench_record *rec, const zn_row *row)
+{
+    static const struct { const char *name, *unit; bench_better better; int dec; } figs[] = {
+        {"requests_per_second", "1/s", BENCH_BETTER_HIGHER, 0},
+        {"vs_wrk", "", BENCH_BETTER_HIGHER, 2}, {"us_per_request", "us", BENCH_BETTER_LOWER, 1},
+        {"wrk_p50_us", "us", BENCH_BETTER_LOWER, 1}, {"wrk_p99_us", "us", BENCH_BETTER_LOWER, 1},
+        {"wrk_errors", "", BENCH_BETTER_LOWER, 0}};
+    double v[6][ZN_MAX_REPEAT];
+    for (int k = 0; k < row->nsamples; k++) {
+        const zn_wrk *w = &row->wrk[k];
+        double x[6] = {w->rps, 1.0, 1e6 / w->rps, w->p50_us, w->p99_us, w->errors};
+        for (int f = 0; f < 6; f++)
+            v[f][k] = x[f];
+    }
+    for (int f = 0; f < 6; f++)
+        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, v[f],
+                         row->nsamples);
+    rec->gbench_real = 2;
+}
+
+/* One record per row, in the rows' order (record i is row i). */
+static void make_records(const zn_run *z, bench_results *r)
+{
+    const zn_row *wrk = z->o->no_wrk ? NULL : &z->rows[0];
+    for (int i = 0; i < z->nrows; i++) {
+        const zn_row *row = &z->rows[i];
+        const zn_config *k = &row->cfg;
+        bool vm = k->logging != ZN_LOGGING_WRK;
+        bench_record *rec = bench_record_add(r, vm ? logging_words[k->logging] : "wrk");
+        /* nginx's port changes from run to run: a name that compares across runs. */
+        bench_param_add(rec, "server", "%s", z->o->url ? z->url : "nginx");
+        if (vm) {
+            if (k->logging == ZN_LOGGING_SUBSCRIBER) {
+                bench_param_add(rec, "subscriber_cost_us", "%u", k->subscriber_cost_us);
+                bench_param_add(rec, "subscriber_events", "%s", events_words[k->subscriber_events]);
+            }
+            bench_param_add(rec, "idle_mode", "%s", mode_words[k->idle_mode]);
+            const struct { const char *key; uint32_t v; } nums[] = {
+                {"idle_us", k->idle_us}, {"wake_inject_us", k->wake_inject_us},
+                {"before_us", k->before_us}, {"between_us", k->between_us},
+                {"after_us", k->after_us}, {"event_cost_us", k->event_cost_us}};
+            for (size_t n = 0; n < sizeof nums / sizeof *nums; n++)
+                bench_param_add(rec, nums[n].key, "%u", nums[n].v);
+            bench_param_add(rec, "wait", "%s", wait_words[k->plain_wait]);
+            bench_param_add(rec, "background", "%s", onoff_words[k->background]);
+            vm_metrics(rec, row, wrk);
+        } else {
+            bench_param_add(rec, "wrk_seconds", "%lld", z->o->wrk_seconds);
+            wrk_metrics(rec, row);
+        }
+        long long cut = 0;
+        for (int s = 0; s < row->nsamples; s++)
+            cut += row->samples[s].cut_short;
+        if (row->note[0])
+            bench_record_fail(rec, BENCH_FAILED, "%s", row->note);
+        else if (cut)
+            bench_record_note(rec, "%lld repetitions hit the %lld s limit", cut,
+                              z->o->max_seconds);
+    }
+}
+
+/* The plain configuration a target names: no knob but these at their defaults. */
+static void plain_select(char *buf, size_t size, zn_logging l, int mode, unsigned cost)
+{
+    int n = snprintf(buf, size, "%s idle_mode=%s idle_us=1000 wake_inject_us=0 before_us=0 "
+                     "between_us=0 after_us=0 wait=timed background=off",
+                     logging_words[l], mode_words[mode]);
+    if (l == ZN_LOGGING_SUBSCRIBER)
+        snprintf(buf + n, size - (size_t)n, " subscriber_events=all subscriber_cost_us=%u", cost);
+}
+
+/* Each target only when its records ran: a run that did not ask for it is not judged. */
+static void add_targets(const zn_run *z, bench_results *r)
+{
+    char off[256], other[256];
+    plain_select(off, sizeof off, ZN_LOGGING_OFF, STVM_IDLE_POLL, 0);
+    if (!z->o->no_wrk && bench_record_select(r, off))
+        bench_target_add(r, "logging off, poll, 1000 us: >= 0.8x wrk -t1 -c1",
+                         BENCH_TARGET_AT_LEAST, off, "vs_wrk", 0.8, NULL, NULL);
+    plain_select(off, sizeof off, ZN_LOGGING_OFF, STVM_IDLE_LEGACY, 0);
+    plain_select(other, sizeof other, ZN_LOGGING_SUBSCRIBER, STVM_IDLE_LEGACY, 60);
+    if (bench_record_select(r, off) && bench_record_select(r, other))
+        bench_target_add(r, "legacy, 1000 us: 60 us subscriber >= 2x logging off",
+                         BENCH_TARGET_AT_LEAST, other, "requests_per_second", 2.0, off,
+                         "requests_per_second");
+    plain_select(other, sizeof other, ZN_LOGGING_ON, STVM_IDLE_LEGACY, 0);
+    if (bench_record_select(r, off) && bench_record_select(r, other))
+        bench_target_add(r, "legacy, 1000 us: logging on slower than off",
+                         BENCH_TARGET_AT_MOST, other, "requests_per_second", 1.0, off,
+                         "requests_per_second");
+    static const char *const counted[][2] = {
+        {"blocked_first_reads_per_request", "blocked first reads"},
+        {"timed_waits_per_request", "timed waits"}};
+    for (int l = 0; l < 3 && z->o->repeat > 1; l += 2)
+        for (int m = 0; m < 3; m++) {
+            plain_select(other, sizeof other, (zn_logging)l, m, 60);
+            for (int c = 0; c < 2 && bench_record_select(r, other); c++) {
+                char text[160];
+                snprintf(text, sizeof text, "determinism, %s, %s: %s per request repeat "
+                         "within 0.02", l ? "60 us subscriber" : "logging off", mode_words[m],
+                         counted[c][1]);
+                bench_target_add(r, text, BENCH_TARGET_SPREAD, other, counted[c][0], 0.02,
+                                 NULL, NULL);
+            }
+        }
+}
+
+/* ---- the seed's table, the report --------------------------------------------------- */
+
+static double median_of(const bench_results *r, int i, const char *metric)
+{
+    const bench_metric *m = i >= 0 ? bench_metric_find(&r->records[i], metric) : NULL;
+    return m ? m->median : NAN;
+}
+
+static void cell(char *buf, double v, int decimals)
+{
+    if (isfinite(v))
+        snprintf(buf, 32, "%.*f", decimals, v);
     else
-        zn_print_table(stdout, rep, o->format == FMT_MARKDOWN);
-    bool ok = !o->report || bench_write_report(o->report, write_report, rep);
-    return (!o->plot || zn_plot(o->plot, rep) == 0) && ok;
+        snprintf(buf, 32, "-");
 }
 
-static void list_default(zn_list *l, long long a, long long b, long long c, int n)
+/* Off, on and subscriber requests/s per idle mode and quantum: one line per plain
+ * subscriber row (no other knob) whose off row ran. */
+static void seed_table(const zn_run *z, bench_results *r)
 {
-    l->v[0] = a;
-    l->v[1] = b;
-    l->v[2] = c;
-    l->n = n;
+    static const char *const head[] = {"idle mode", "idle us", "sub. us", "off /s", "on /s",
+                                       "subscriber /s", "on/off", "sub/off",
+                                       "off: blocked 1st", "sub: blocked 1st"};
+    bench_table *t = NULL;
+    for (int i = 0; i < z->nrows; i++) {
+        zn_config k = z->rows[i].cfg;
+        if (k.logging != ZN_LOGGING_SUBSCRIBER || k.subscriber_events != ZN_EVENTS_ALL ||
+            k.before_us || k.between_us || k.after_us || k.plain_wait || k.background)
+            continue;
+        k.subscriber_cost_us = 0;
+        k.logging = ZN_LOGGING_OFF;
+        int off = find_row(z, &k);
+        k.logging = ZN_LOGGING_ON;
+        int on = find_row(z, &k);
+        const char *rps = "requests_per_second", *blk = "blocked_first_reads_per_request";
+        double o = median_of(r, off, rps), n = median_of(r, on, rps), s = median_of(r, i, rps);
+        if (off < 0 || !isfinite(s))
+            continue;
+        if (!t) {
+            t = bench_table_add(r, "The seed's table: requests per second with logging off, "
+                                "on, and on with a subscriber (medians)", 10, "lrrrrrrrrr");
+            bench_table_row(t, head);
+        }
+        char c[10][32];
+        snprintf(c[0], 32, "%s", mode_words[k.idle_mode]);
+        snprintf(c[1], 32, "%u", k.idle_us);
+        snprintf(c[2], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
+        cell(c[3], o, 0);
+        cell(c[4], n, 0);
+        cell(c[5], s, 0);
+        cell(c[6], n / o, 2);
+        cell(c[7], s / o, 2);
+        cell(c[8], median_of(r, off, blk), 2);
+        cell(c[9], median_of(r, i, blk), 2);
+        const char *cells[10];
+        for (int j = 0; j < 10; j++)
+            cells[j] = c[j];
+        bench_table_row(t, cells);
+    }
 }
 
-static void opts_init(zn_opts *o)
+static void prose(FILE *f, const bench_results *r, const void *data)
 {
-    memset(o, 0, sizeof *o);
-    list_default(&o->logging, ZN_LOGGING_OFF, ZN_LOGGING_ON, ZN_LOGGING_SUBSCRIBER, 3);
-    list_default(&o->cost, 60, 0, 0, 1);
-    list_default(&o->events, ZN_EVENTS_ALL, 0, 0, 1);
-    list_default(&o->modes, STVM_IDLE_POLL, STVM_IDLE_LEGACY, STVM_IDLE_SPIN, 3);
-    list_default(&o->idle_us, 1000, 0, 0, 1);
-    zn_list *zero[] = {&o->inject, &o->before, &o->between, &o->after, &o->wait, &o->bg};
-    for (size_t k = 0; k < sizeof zero / sizeof zero[0]; k++)
-        list_default(zero[k], 0, 0, 0, 1);
-    o->event_cost_us = 5;
-    o->requests = 2000;
-    o->warmup = 200;
-    o->max_seconds = 2;
-    o->wrk_seconds = 2;
-    o->repeat = 3;
-    o->cpu = -1;
-    o->format = FMT_TABLE;
-    o->trace.events = BENCH_TRACE_EVENTS;
+    (void)r;
+    const zn_run *z = data;
+    const zn_opts *o = z->o;
+    fprintf(f, "# The ZnClient experiment (stvm-bench zn)\n\nGET %s (%s), %lld requests after "
+            "%lld of warm-up per configuration (at most %lld s), each configuration in a fresh "
+            "VM, %lld repetitions%s; every figure keeps each repetition's sample.\n\n", z->url,
+            z->body_size ? "nginx started for the run, a static file" : "a server given by "
+            "--url", o->requests, o->warmup, o->max_seconds, o->repeat,
+            o->no_wrk ? "" : "; wrk -t1 -c1 on the same URL in every repetition");
+    fputs("The seed's table: requests per second with logging off (level 0), on (level 3, "
+          "nobody subscribed: events built, the announcer's fast path) and on with a "
+          "synchronous subscriber costing the given CPU per event, per idle mode; with the "
+          "fraction of requests whose first read found no data and blocked.\n\n"
+          "Per request in every configuration: `blocked_first_reads_per_request` first reads "
+          "that blocked, `blocked_reads_per_request` all reads that blocked, "
+          "`timed_waits_per_request` timed waits (DelayWaitTimeout), "
+          "`timing_activations_per_request` timing-process activations, `os_sleeps` waits in "
+          "the OS that could block and `os_slept_us` the time in them, `wakeups_io` / "
+          "`wakeups_relinquish` OS sleeps ended by a ready descriptor / by the relinquish "
+          "time running out; then the mean microseconds before the send, between the send "
+          "and the first read (writing, the request-written event, its subscribers, the "
+          "between work), waiting in the first read, parsing the rest, and after (the other "
+          "two events, their subscribers, the after work). `vs_wrk` is the median of the "
+          "per-repetition ratios to wrk's requests/s.\n\nBelow: the run's context, every "
+          "record with its median and range over the repetitions, then the seed's table, "
+          "the targets and the notes (repetitions cut short by the time limit).\n\n", f);
 }
 
-/* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other
- * (inheriting the bench's pin would put both on one CPU). */
-static int start_nginx(nginx_server *s, zn_report *rep)
+/* ---- the command ------------------------------------------------------------------ */
+
+/* --url into z (host, port, path): BENCH_GO_ON, or a usage error: only loopback. */
+static int parse_url(zn_run *z, const char *url)
+{
+    const char *h = strncmp(url, "http://", 7) ? NULL : url + 7, *end = NULL;
+    if (h && *h == '[' && (end = strchr(h, ']')))
+        snprintf(z->host, sizeof z->host, "%.*s", (int)(end++ - h - 1), h + 1);
+    else if (h && *h != '[')
+        snprintf(z->host, sizeof z->host, "%.*s", (int)((end = h + strcspn(h, ":/")) - h), h);
+    if (!end || (strcmp(z->host, "127.0.0.1") && strcmp(z->host, "::1") &&
+                 strcmp(z->host, "localhost")))
+        return bench_usage(&zn_command, "--url wants http://127.0.0.1, http://[::1] or "
+                           "http://localhost (traffic stays on loopback), not '%s'", url);
+    char *e = (char *)end;
+    long port = 80;
+    if (*end == ':')
+        port = end[1] >= '0' && end[1] <= '9' ? strtol(end + 1, &e, 10) : 0;
+    bool clean = !*e || *e == '/';
+    for (const char *p = e; *p; p++)
+        clean &= (unsigned char)*p > ' ' && *p != 0x7f;
+    if (port < 1 || port > 65535 || !clean)
+        return bench_usage(&zn_command, "--url '%s': want http://HOST[:PORT][/PATH], a port "
+                           "1..65535 and a path without spaces or control characters", url);
+    z->port = (int)port;
+    z->path = *e ? e : "/";
+    snprintf(z->url, sizeof z->url, "%s", url);
+    return BENCH_GO_ON;
+}
+
+/* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other. */
+static int start_nginx(zn_run *z, nginx_server *s)
 {
     nginx_options no;
     nginx_options_init(&no);
     no.ipv6 = false;
-    if (rep->cpu >= 0 && bench_ncpu() > 1)
-        no.cpu = (rep->cpu + 1) % bench_ncpu();
+    if (z->inv->common.cpu >= 0 && bench_ncpu() > 1)
+        no.cpu = (z->inv->common.cpu + 1) % bench_ncpu();
     if (nginx_start(s, &no) != 0) {
         fprintf(stderr, "stvm-bench: zn: %s\n", s->error);
         return BENCH_EXIT_FAIL;
     }
-    rep->port = s->port;
-    rep->body_size = s->static_size;
-    return BENCH_EXIT_OK;
+    snprintf(z->host, sizeof z->host, "127.0.0.1");
+    z->port = s->port;
+    z->path = NGINX_PATH_STATIC;
+    z->body_size = s->static_size;
+    nginx_url(s, NGINX_PATH_STATIC, z->url, sizeof z->url);
+    return BENCH_GO_ON;
+}
+
+/* The outputs once the sweep ran: BENCH_EXIT_OK or BENCH_EXIT_FAIL. */
+static int output(const zn_run *z, bench_results *r, bool ran)
+{
+    make_records(z, r);
+    seed_table(z, r);
+    add_targets(z, r);
+    bench_judge(r);
+    int rc = bench_output(r, z->inv);
+    bool sub = false;
+    for (int i = 0; i < z->nrows; i++)
+        sub |= z->rows[i].cfg.logging == ZN_LOGGING_SUBSCRIBER && z->rows[i].nsamples > 0;
+    if (z->o->plot && !sub)
+        fprintf(stderr, "stvm-bench: zn: no subscriber rows to plot (--logging subscriber)\n");
+    if (z->o->plot && (!sub || !bench_plot(r, z->inv, "zn.gp", z->o->plot)))
+        rc = BENCH_EXIT_FAIL;
+    if (z->o->report && !bench_report(z->o->report, r, z->inv, prose, z))
+        rc = BENCH_EXIT_FAIL;
+    return ran ? rc : BENCH_EXIT_FAIL;
 }
 
 int zn_main(int argc, char **argv)
 {
     zn_opts o;
-    opts_init(&o);
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
-    if (rc != BENCH_NEXT)
+    bench_invocation inv;
+    int rc = bench_parse(&zn_command, argc, argv, &o, &inv);
+    if (rc != BENCH_GO_ON)
         return rc;
-    if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
-        return rc;
-    zn_report *rep = calloc(1, sizeof *rep);
-    if (!rep) {
-        fprintf(stderr, "stvm-bench: zn: out of memory\n");
-        return BENCH_EXIT_FAIL;
-    }
-    rep->repeat = o.repeat;
-    rep->requests = o.requests;
-    rep->warmup = o.warmup;
-    rep->max_seconds = (double)o.max_seconds;
-    rep->wrk_seconds = o.no_wrk ? 0 : (int)o.wrk_seconds;
-    rep->cpu = o.cpu;
-    if ((rc = plan_rows(&o, rep)) != BENCH_NEXT) {
-        free(rep);
-        return rc;
-    }
+    inv.clock = "real";
+    zn_run z = {.o = &o, .inv = &inv, .rows = calloc(ZN_MAX_ROWS, sizeof *z.rows)};
     nginx_server *s = calloc(1, sizeof *s);
-    rc = s ? start_nginx(s, rep) : BENCH_EXIT_FAIL;
-    if (rc == BENCH_EXIT_OK) {
-        rc = run_all(&o, rep, s) ? BENCH_EXIT_OK : BENCH_EXIT_FAIL;
+    if (!z.rows || !s) {
+        fprintf(stderr, "stvm-bench: zn: out of memory\n");
+        rc = BENCH_EXIT_FAIL;
+    } else if (!make_rows(&z)) {
+        rc = bench_usage(&zn_command, "more than %d combinations", ZN_MAX_ROWS);
+    } else {
+        rc = bench_trace_one_cell(&inv.common.trace, "zn ",
+                                  (long)(z.nrows - !o.no_wrk) * o.repeat,
+                                  "give every LIST one value and --repeat 1");
+    }
+    if (rc == BENCH_GO_ON)
+        rc = o.url ? parse_url(&z, o.url) : start_nginx(&z, s);
+    if (rc == BENCH_GO_ON) {
+        bool ran = run_all(&z);
         nginx_stop(s);
-        zn_report_summarise(rep);
-        if (!output(&o, rep))
-            rc = BENCH_EXIT_FAIL;
+        bench_results r;
+        bench_results_init(&r, "zn");
+        rc = output(&z, &r, ran);
+        bench_results_free(&r);
     }
     free(s);
-    free(rep);
+    free(z.rows);
     return rc;
 }

@@ -142,6 +142,25 @@ Test(zn_client, a_static_file_comes_back_byte_for_byte_with_its_status_and_lengt
     zc_nginx_end(&z, &s);
 }
 
+/* RFC 7230's Host for an IPv6 literal is bracketed; nginx answers 400 to a bare one. */
+Test(zn_client, an_ipv6_host_is_bracketed_in_the_host_header)
+{
+    nginx_server s;
+    cr_assert_eq(nginx_start(&s, NULL), 0, "%s", s.error);
+    if (!s.ipv6) {
+        nginx_down(&s);
+        cr_skip_test("no IPv6 loopback on this machine");
+    }
+    zc z;
+    zc_make(&z, NULL, s.port, (zn_client_config){.host = "::1"});
+    zc_get(&z, NGINX_PATH_STATIC, 2);
+    zc_run(&z);
+    expect_ok(&z, 0, 200);
+    expect_ok(&z, 1, 200);
+    cr_assert_eq(z.r[1].body_bytes, s.static_size);
+    zc_nginx_end(&z, &s);
+}
+
 Test(zn_client, keep_alive_reuses_one_connection_for_every_request)
 {
     nginx_server s;

@@ -114,10 +114,11 @@ static int write_request(stvm_vm *vm, zn_client *c, const char *path, size_t *by
 {
     /* Fits: the path is at most LINE_MAX_BYTES (checked on entry), the host < 256. */
     char *req = (char *)c->scratch;
+    bool v6 = strchr(c->host, ':') != NULL;   /* an IPv6 literal is bracketed (RFC 7230) */
     int n = snprintf(req, sizeof c->scratch,
                      "GET %s HTTP/1.1\r\nUser-Agent: Zinc HTTP Components 1.0\r\n"
-                     "Accept: */*\r\nHost: %s:%d\r\n\r\n",
-                     path, c->host, c->cfg.port);
+                     "Accept: */*\r\nHost: %s%s%s:%d\r\n\r\n",
+                     path, v6 ? "[" : "", c->host, v6 ? "]" : "", c->cfg.port);
     int err = stvm__stream_write(vm, c->stream, req, (size_t)n);
     if (!err)
         err = stvm__stream_flush(vm, c->stream);

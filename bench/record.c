@@ -1,0 +1,391 @@
+/*
+ * stvm-bench: the result record (record.h). Everything is copied in and owned by the
+ * bench_results; running out of memory ends the tool, since a benchmark that cannot
+ * record what it measured has nothing left to report.
+ */
+#include "record.h"
+#include "render.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *must(void *p)
+{
+    if (!p) {
+        fputs("stvm-bench: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? must(strdup(s)) : NULL;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        must(NULL);
+    return s;
+}
+
+/* Grow an array of `size`-byte items so index *n fits; answers the new item, zeroed. */
+static void *grow(void *base, int *n, int *cap, size_t size)
+{
+    void **array = base;
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        *array = must(realloc(*array, (size_t)*cap * size));
+    }
+    char *item = (char *)*array + (size_t)(*n)++ * size;
+    memset(item, 0, size);
+    return item;
+}
+
+void bench_results_init(bench_results *r, const char *command)
+{
+    memset(r, 0, sizeof *r);
+    r->command = command;
+    r->note = must(strdup(""));
+}
+
+void bench_results_free(bench_results *r)
+{
+    for (int i = 0; i < r->nrecords; i++) {
+        bench_record *rec = &r->records[i];
+        for (int k = 0; k < rec->nparams; k++) {
+            free(rec->params[k].key);
+            free(rec->params[k].value);
+        }
+        for (int k = 0; k < rec->nmetrics; k++) {
+            free(rec->metrics[k].name);
+            free(rec->metrics[k].unit);
+            free(rec->metrics[k].samples);
+        }
+        free(rec->params);
+        free(rec->metrics);
+        free(rec->name);
+        free(rec->note);
+    }
+    for (int i = 0; i < r->ntables; i++) {
+        bench_table *t = &r->tables[i];
+        for (int k = 0; k < t->nrows * t->ncols; k++)
+            free(t->cells[k]);
+        free(t->cells);
+        free(t->title);
+        free(t->align);
+        free(t->footer);
+    }
+    for (int i = 0; i < r->ntargets; i++) {
+        bench_target *t = &r->targets[i];
+        free(t->text);
+        free(t->select);
+        free(t->metric);
+        free(t->ref_select);
+        free(t->ref_metric);
+        free(t->note);
+    }
+    free(r->records);
+    free(r->tables);
+    free(r->targets);
+    free(r->note);
+    memset(r, 0, sizeof *r);
+}
+
+bench_record *bench_record_add(bench_results *r, const char *name)
+{
+    bench_record *rec = grow(&r->records, &r->nrecords, &r->records_cap, sizeof *rec);
+    rec->name = must(strdup(name));
+    rec->note = must(strdup(""));
+    rec->status = BENCH_OK;
+    rec->gbench_real = rec->gbench_cpu = -1;
+    return rec;
+}
+
+void bench_param_add(bench_record *rec, const char *key, const char *fmt, ...)
+{
+    rec->params = must(realloc(rec->params, (size_t)(rec->nparams + 1) * sizeof *rec->params));
+    va_list ap;
+    va_start(ap, fmt);
+    rec->params[rec->nparams].value = vformat(fmt, ap);
+    va_end(ap);
+    rec->params[rec->nparams++].key = must(strdup(key));
+}
+
+static void metric_summarise(bench_metric *m)
+{
+    size_t n = (size_t)m->nsamples;
+    m->median = bench_median(m->samples, n);
+    m->min = bench_min(m->samples, n);
+    m->max = bench_max(m->samples, n);
+}
+
+int bench_metric_add(bench_record *rec, const char *name, const char *unit,
+                     bench_better better, int decimals, const double *samples, int n)
+{
+    rec->metrics = must(realloc(rec->metrics, (size_t)(rec->nmetrics + 1) * sizeof *rec->metrics));
+    bench_metric *m = &rec->metrics[rec->nmetrics];
+    *m = (bench_metric){.name = must(strdup(name)), .unit = must(strdup(unit)),
+                        .better = better, .decimals = decimals, .nsamples = n > 0 ? n : 0};
+    m->samples = must(malloc((size_t)(m->nsamples + 1) * sizeof *m->samples));
+    if (m->nsamples)
+        memcpy(m->samples, samples, (size_t)n * sizeof *samples);
+    metric_summarise(m);
+    return rec->nmetrics++;
+}
+
+void bench_metric_push(bench_metric *m, double sample)
+{
+    m->samples = must(realloc(m->samples, (size_t)(m->nsamples + 1) * sizeof *m->samples));
+    m->samples[m->nsamples++] = sample;
+    metric_summarise(m);
+}
+
+bench_metric *bench_metric_find(const bench_record *rec, const char *name)
+{
+    for (int i = 0; i < rec->nmetrics; i++)
+        if (strcmp(rec->metrics[i].name, name) == 0)
+            return &rec->metrics[i];
+    return NULL;
+}
+
+const char *bench_param_find(const bench_record *rec, const char *key)
+{
+    for (int i = 0; i < rec->nparams; i++)
+        if (strcmp(rec->params[i].key, key) == 0)
+            return rec->params[i].value;
+    return NULL;
+}
+
+void bench_record_fail(bench_record *rec, bench_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(rec->note);
+    rec->note = vformat(fmt, ap);
+    va_end(ap);
+    rec->status = status;
+}
+
+void bench_record_note(bench_record *rec, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(rec->note);
+    rec->note = vformat(fmt, ap);
+    va_end(ap);
+}
+
+/* Does rec match "case key=value ..."? Each word after the case must be a pair that
+ * rec's parameters hold. */
+static bool record_matches(const bench_record *rec, const char *select)
+{
+    size_t len = strcspn(select, " ");
+    if (!(len == 1 && select[0] == '*') &&
+        (strlen(rec->name) != len || strncmp(rec->name, select, len) != 0))
+        return false;
+    for (const char *p = select + len; *p;) {
+        p += strspn(p, " ");
+        size_t word = strcspn(p, " ");
+        const char *eq = memchr(p, '=', word);
+        if (word && !eq)
+            return false;
+        if (word) {
+            bool found = false;
+            for (int i = 0; i < rec->nparams && !found; i++) {
+                const bench_param *pa = &rec->params[i];
+                found = strlen(pa->key) == (size_t)(eq - p) &&
+                        strncmp(pa->key, p, (size_t)(eq - p)) == 0 &&
+                        strlen(pa->value) == word - (size_t)(eq - p) - 1 &&
+                        strncmp(pa->value, eq + 1, word - (size_t)(eq - p) - 1) == 0;
+            }
+            if (!found)
+                return false;
+        }
+        p += word;
+    }
+    return true;
+}
+
+bench_record *bench_record_select(const bench_results *r, const char *select)
+{
+    for (int i = 0; i < r->nrecords; i++)
+        if (record_matches(&r->records[i], select))
+            return &r->records[i];
+    return NULL;
+}
+
+bench_table *bench_table_add(bench_results *r, const char *title, int ncols,
+                             const char *align)
+{
+    bench_table *t = grow(&r->tables, &r->ntables, &r->tables_cap, sizeof *t);
+    t->title = must(strdup(title ? title : ""));
+    t->ncols = ncols;
+    t->align = must(calloc((size_t)ncols + 1, 1));
+    for (int i = 0; i < ncols; i++)
+        t->align[i] = align && i < (int)strlen(align) && align[i] == 'r' ? 'r' : 'l';
+    t->footer = must(strdup(""));
+    return t;
+}
+
+void bench_table_row(bench_table *t, const char *const *cells)
+{
+    size_t n = (size_t)(t->nrows + 1) * (size_t)t->ncols;
+    t->cells = must(realloc(t->cells, n * sizeof *t->cells));
+    for (int i = 0; i < t->ncols; i++)
+        t->cells[t->nrows * t->ncols + i] = must(strdup(cells[i] ? cells[i] : ""));
+    t->nrows++;
+}
+
+void bench_table_footer(bench_table *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(t->footer);
+    t->footer = vformat(fmt, ap);
+    va_end(ap);
+}
+
+bench_target *bench_target_add(bench_results *r, const char *text, bench_target_kind kind,
+                               const char *select, const char *metric, double limit,
+                               const char *ref_select, const char *ref_metric)
+{
+    bench_target *t = grow(&r->targets, &r->ntargets, &r->targets_cap, sizeof *t);
+    *t = (bench_target){.text = must(strdup(text)), .kind = kind,
+                        .select = must(strdup(select)), .metric = must(strdup(metric)),
+                        .limit = limit, .ref_select = dup_or_null(ref_select),
+                        .ref_metric = dup_or_null(ref_metric), .verdict = BENCH_NOT_MEASURED,
+                        .value = NAN, .bound = NAN, .note = must(strdup(""))};
+    return t;
+}
+
+void bench_target_not_judged(bench_target *t, const char *why)
+{
+    free(t->note);
+    t->note = must(strdup(why));
+    t->verdict = BENCH_NOT_JUDGED;
+}
+
+/* The metric of the selected record, when it ran and has a sample. */
+static const bench_metric *measured(const bench_results *r, const char *select,
+                                    const char *metric)
+{
+    const bench_record *rec = bench_record_select(r, select);
+    const bench_metric *m = rec && rec->status == BENCH_OK ? bench_metric_find(rec, metric)
+                                                           : NULL;
+    return m && m->nsamples > 0 && !isnan(m->median) ? m : NULL;
+}
+
+int bench_judge(bench_results *r)
+{
+    int missed = 0;
+    for (int i = 0; i < r->ntargets; i++) {
+        bench_target *t = &r->targets[i];
+        if (t->verdict == BENCH_NOT_JUDGED)
+            continue;
+        const bench_metric *m = measured(r, t->select, t->metric);
+        const bench_metric *ref = t->ref_metric ? measured(r, t->ref_select, t->ref_metric)
+                                                : NULL;
+        t->verdict = BENCH_NOT_MEASURED;
+        t->value = t->bound = NAN;
+        if (!m || (t->ref_metric && !ref))
+            continue;
+        t->value = t->kind == BENCH_TARGET_SPREAD ? m->max - m->min : m->median;
+        t->bound = ref ? t->limit * ref->median : t->limit;
+        /* Judged on the figure as printed: 4.0001 KiB shows, and counts, as 4.00. */
+        double scale = pow(10, m->decimals), v = round(t->value * scale) / scale;
+        bool ok = t->kind == BENCH_TARGET_AT_LEAST ? v >= t->bound : v <= t->bound;
+        t->verdict = ok ? BENCH_MET : BENCH_MISSED;
+        missed += !ok;
+    }
+    return missed;
+}
+
+const char *bench_verdict_name(bench_verdict v)
+{
+    static const char *const names[] = {"met", "MISSED", "not measured", "not judged"};
+    return (unsigned)v < 4 ? names[v] : "?";
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double *c = must(malloc(n * sizeof *c));
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    free(c);
+    return m;
+}
+
+double bench_min(const double *v, size_t n)
+{
+    double m = n ? v[0] : NAN;
+    for (size_t i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+double bench_max(const double *v, size_t n)
+{
+    double m = n ? v[0] : NAN;
+    for (size_t i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+/* The distinct strings that field(record, k) answers for k < count(record), in the
+ * order they first appear. */
+static int distinct(const bench_record *recs, int n, const char **out, int max,
+                    int (*count)(const bench_record *),
+                    const char *(*field)(const bench_record *, int))
+{
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < count(&recs[i]); k++) {
+            const char *s = field(&recs[i], k);
+            int j = 0;
+            while (j < found && strcmp(out[j], s))
+                j++;
+            if (j == found && found < max)
+                out[found++] = s;
+        }
+    return found;
+}
+
+static int nparams(const bench_record *rec) { return rec->nparams; }
+static const char *param_key(const bench_record *rec, int k) { return rec->params[k].key; }
+static int nmetrics(const bench_record *rec) { return rec->nmetrics; }
+static const char *metric_name(const bench_record *rec, int k) { return rec->metrics[k].name; }
+
+int bench_param_keys(const bench_record *recs, int n, const char **keys, int max)
+{
+    return distinct(recs, n, keys, max, nparams, param_key);
+}
+
+int bench_metric_names(const bench_record *recs, int n, const char **names, int max)
+{
+    return distinct(recs, n, names, max, nmetrics, metric_name);
+}
+
+const char *bench_status_name(bench_status s)
+{
+    return s == BENCH_OK ? "ok" : s == BENCH_FAILED ? "FAILED" : "skipped";
+}
+
+const char *bench_better_name(bench_better b)
+{
+    return b == BENCH_BETTER_LOWER ? "lower" : b == BENCH_BETTER_HIGHER ? "higher" : "none";
+}
