@@ -1,8 +1,7 @@
 /*
  * stvm-bench: what both commands share (command-line helpers, the operating system,
  * statistics, JSON and CSV values). The commands' own data, measurement and rendering
- * live in their own headers (delay_report.h, delay_run.h, delay_render.h, micro_*.h,
- * io_*.h, zn_*.h).
+ * live in their own headers (delay_run.h, micro_*.h, io_*.h, zn_*.h).
  *
  * The tool uses the public API (<stvm.h>) plus the C library, so its figures are what
  * an embedder gets; only zn_run.c reaches into the image side (the ZnClient-shaped

@@ -6,12 +6,6 @@
 #include "bench.h"
 
 
-const bench_command delay_command = {
-    "delay", "Pharo's DelayBenchmark: delays per second against concurrency for each Delay "
-             "timestamp representation",
-    "Its options are not in this page yet: 'stvm-bench delay --help' lists them.", NULL, 0,
-    "the traced cell's scheduler events"};
-
 /* (io) */
 
 const bench_command io_command = {
