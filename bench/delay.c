@@ -446,21 +446,29 @@ static void describe(bench_results *r, const delay_sweep *s)
     }
 }
 
+/* What the report says before its tables. */
+typedef struct delay_prose {
+    const bench_invocation *inv;
+    const char *note;
+} delay_prose;
+
 static void report_prose(FILE *f, const bench_results *r, const void *data)
 {
-    const bench_invocation *inv = data;
+    const delay_prose *p = data;
     char model[256];
     bench_cpu_model(model, sizeof model);
-    fprintf(f, "# DelayBenchmark on stvm\n\nstvm %s (%s back end), %s clock, ",
-            stvm_version_string(), stvm_context_backend(), inv->clock);
-    if (inv->common.cpu >= 0)
-        fprintf(f, "pinned to CPU %d", inv->common.cpu);
+    fprintf(f, "# DelayBenchmark on stvm\n\nstvm %s (%s back end), ", stvm_version_string(),
+            stvm_context_backend());
+    if (p->inv->common.cpu >= 0)
+        fprintf(f, "pinned to CPU %d", p->inv->common.cpu);
     else
         fputs("not pinned", f);
     fprintf(f, ", %s, %d CPUs.\n\n%s\n\nThe summary gives each representation's peak over "
-               "N (the first is 100%%) and the per-delay figures at that N; the per-N table "
-               "the medians of every cell; the record tables every figure with its range "
-               "over the repetitions.\n\n", model, bench_ncpu(), r->note);
+               "N (the first is 100%%) and the per-delay figures at that N, the per-N table "
+               "the medians of every cell. Every figure of every run, with each repetition's "
+               "sample, is in the JSON and CSV views (`--export-json`, `--export-csv`).\n\n",
+            model, bench_ncpu(), p->note);
+    (void)r;
 }
 
 int delay_main(int argc, char **argv)
@@ -495,13 +503,20 @@ int delay_main(int argc, char **argv)
     bench_results r;
     bench_results_init(&r, "delay");
     fill_records(&s, &r);
-    seed_table(&r, &s);
     summary_table(&r, &s);
     per_n_table(&r, &s);
+    seed_table(&r, &s);
     describe(&r, &s);
     if (bench_output(&r, &inv) != BENCH_EXIT_OK)
         rc = BENCH_EXIT_FAIL;
-    if (o.report && !bench_report(o.report, &r, &inv, report_prose, &inv))
+    /* The report is for people: the description, the summary, the per-N table and the
+     * seed's lines, without the record tables' 30 columns of every figure. */
+    bench_results people = r;
+    char none[1] = "";
+    people.nrecords = 0;
+    people.note = none;
+    delay_prose prose = {&inv, r.note};
+    if (o.report && !bench_report(o.report, &people, &inv, report_prose, &prose))
         rc = BENCH_EXIT_FAIL;
     if (o.plot && !bench_plot(&r, &inv, "delay.gp", o.plot))
         rc = BENCH_EXIT_FAIL;
