@@ -14,14 +14,6 @@ const bench_command io_command = {
     "Its options are not in this page yet: 'stvm-bench io --help' lists them.", NULL, 0,
     "the traced cell's scheduler events"};
 
-/* (ffi) */
-
-const bench_command ffi_command = {
-    "ffi", "C calls through libffi: same-thread callouts against a bare ffi_call, threaded "
-           "callouts and callbacks, and a ticker's ticks while blocking calls run",
-    "Its options are not in this page yet: 'stvm-bench ffi --help' lists them.", NULL, 0,
-    "the traced cell's scheduler events"};
-
 /* (zn) */
 
 const bench_command zn_command = {
