@@ -272,6 +272,7 @@ int ffi_main(int argc, char **argv)
         fputs("stvm-bench ffi: out of memory\n", stderr);
         return BENCH_EXIT_FAIL;
     }
+    rc = BENCH_EXIT_OK;
     int total = __builtin_popcount(o.cases) * (int)o.repeat, done = 0;
     for (int k = 0; k < o.repeat; k++) {
         for (int c = 0; c < FFI_NCASES; c++) {
