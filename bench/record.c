@@ -162,12 +162,18 @@ const char *bench_param_find(const bench_record *rec, const char *key)
     return NULL;
 }
 
+/* *text becomes the printf of fmt (the old text freed). */
+static void retext(char **text, const char *fmt, va_list ap)
+{
+    free(*text);
+    *text = vformat(fmt, ap);
+}
+
 void bench_record_fail(bench_record *rec, bench_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
     rec->status = status;
 }
@@ -176,8 +182,7 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
 }
 
@@ -246,8 +251,7 @@ void bench_table_footer(bench_table *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(t->footer);
-    t->footer = vformat(fmt, ap);
+    retext(&t->footer, fmt, ap);
     va_end(ap);
 }
 
