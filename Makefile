@@ -138,6 +138,9 @@ check: deps
 	$(MAKE) layering symbols
 	@echo "== tests: assembly back end" && $(call run_suites,$(B)/asm/stvm-tests)
 	@echo "== tests: the benchmark tool and its HTTP harness" && $(B)/bench/stvm-bench-tests --jobs 1
+	@echo "== compare.py reads two stvm-bench runs (gbench format)" && \
+	    sh scripts/gbench-compare-check.sh $(B)/stvm-bench micro --repeat 3 --iterations 20000 \
+	        --pthread-iterations 2000 --processes 100 > /dev/null
 	@echo "== tests: ucontext back end" && $(call run_suites,$(B)/uctx/stvm-tests)
 	@echo "== tests: ASan+UBSan (leaks, memory errors and undefined behaviour fail)" && \
 	    $(call run_suites,sh scripts/run-sanitized.sh $(B)/asan/stvm-tests)
@@ -181,8 +184,8 @@ demo: deps all
 	    --report $(B)/znclient-experiment.md
 
 bench-micro: tools
-	$(B)/stvm-bench micro
-	$(B)/stvm-bench-ucontext micro
+	$(B)/stvm-bench micro --cpu 0
+	$(B)/stvm-bench-ucontext micro --cpu 0
 
 # install copies the header, the libraries, stvm.pc, stvm-bench and stvm-lab, and records
 # what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;

@@ -1,224 +1,203 @@
 /*
  * stvm-bench micro: the cost of the scheduler's basic moves, for the context-switch
- * back end this binary is linked with (stvm_context_backend()).
- *
- *  - hand-off: two processes of equal priority ping-pong through two semaphores;
- *  - queue hand-off: the same through two SharedQueues (a put and a take), judged
- *    against twice the semaphore's;
- *  - raw switch: stvm_measure_raw_switch (two stacks, no scheduler);
- *  - memory: resident bytes per blocked process, each waiting on its own semaphore;
- *  - reference: the same ping-pong with pthread sem_t between two OS threads pinned to
- *    one core.
- * Comparing back ends is the caller's job (`make bench-micro` runs both binaries), as
- * hyperfine leaves comparison across binaries to its user.
+ * back end this binary is linked with (stvm_context_backend()): a record per case
+ * (handoff, queue, monitor, monitor-enter-exit, raw-switch, pthread-sem, memory) with
+ * param backend, and the targets, judged on the assembly back end only. Comparing back
+ * ends is the caller's job (`make bench-micro` runs both binaries), as hyperfine leaves
+ * comparison across binaries to its user.
  */
-#include "bench.h"
-#include "micro_measure.h"
-#include "micro_render.h"
-#include "micro_report.h"
+#include "micro.h"
+#include "render.h"
 
 #include <math.h>
 #include <sched.h>
 #include <string.h>
+#define JUDGED_BACKEND "asm-x86_64"
 
 typedef struct micro_opts {
-    int cpu;                        /* -1: no pinning */
-    int repeat;
+    long long repeat;
     long long iterations;           /* hand-offs (and raw switches) per repetition */
     long long pthread_iterations;   /* hand-offs per repetition of the pthread pair */
-    long processes;                 /* blocked processes for the memory figure */
-    bench_format format;
-    bench_trace trace;
+    long long processes;            /* blocked processes for the memory figure */
 } micro_opts;
 
-/* ---- options ------------------------------------------------------------------------- */
+static const bench_opt micro_opts_table[] = {
+    BENCH_INT("repeat", "K", "5", 1, 100, micro_opts, repeat,
+              "Repetitions; the tables show the median and min..max."),
+    BENCH_INT("iterations", "N", "2000000", 2, 10000000000LL, micro_opts, iterations,
+              "Hand-offs (and raw switches) per repetition."),
+    BENCH_INT("pthread-iterations", "N", "200000", 2, 10000000000LL, micro_opts,
+              pthread_iterations, "Hand-offs per repetition of the pthread reference."),
+    BENCH_INT("processes", "N", "100000", 1, 10000000, micro_opts, processes,
+              "Blocked processes for the memory figure."),
+};
 
-static void micro_help(FILE *f)
+const bench_command micro_command = {
+    "micro",
+    "semaphore hand-off, raw context switch, memory per blocked process and a pthread "
+    "semaphore reference, for this binary's context-switch back end",
+    "The cost of the scheduler's basic moves for the context-switch back end this binary "
+    "is linked with: a semaphore hand-off between two green processes of equal priority "
+    "(case handoff), the same through two SharedQueues (queue) and through a monitor's "
+    "signal and condition wait (monitor), an uncontended monitor enter and exit "
+    "(monitor-enter-exit), a raw switch between two stacks without the scheduler "
+    "(raw-switch), resident memory per blocked process (memory), and for reference a "
+    "sem_t ping-pong between two OS threads pinned to one core (pthread-sem). Run it "
+    "pinned (--cpu 0) for stable figures."
+    "\n\nOnly the back end this binary is linked with is measured (make bench-micro runs "
+    "stvm-bench and stvm-bench-ucontext); the targets are judged on the asm-x86_64 back "
+    "end only.",
+    micro_opts_table, sizeof micro_opts_table / sizeof micro_opts_table[0],
+    "the hand-off's VM (ping and pong) with --repeat 1; the other cases are not traced"};
+
+/* The VM's cases, in the order they run each repetition. */
+enum { HANDOFF, QUEUE, MONITOR, ENTER_EXIT, RAW_SWITCH, NCASES };
+static const char *const case_names[NCASES] = {"handoff", "queue", "monitor",
+                                               "monitor-enter-exit", "raw-switch"};
+
+/* A timed case's record (time_ns, the gbench view's time); answers its index. */
+static int timed_record(bench_results *r, const char *name, const char *backend,
+                        long long iterations)
 {
-    fprintf(f,
-            "usage: stvm-bench micro [OPTIONS]\n"
-            "  --cpu N                 pin to CPU N (default 0; -1 = no pinning)\n"
-            "  --repeat K              repetitions, medians reported (default 5)\n"
-            "  --iterations N          hand-offs and raw switches per repetition "
-            "(default 2000000)\n"
-            "  --pthread-iterations N  hand-offs of the pthread reference (default 200000)\n"
-            "  --processes N           blocked processes for the memory figure "
-            "(default 100000)\n"
-            "  --format F              table (default), csv, json or markdown\n");
-    bench_trace_help(f, 26, "the hand-off's VM (ping and pong); the raw switch, the\n"
-                            "memory figure and the pthread reference are not traced");
-    fprintf(f,
-            "Only the back end this binary is linked with is measured (make bench-micro\n"
-            "runs stvm-bench and stvm-bench-ucontext); the targets apply to the\n"
-            "asm-x86_64 back end only.\n");
+    bench_record *rec = bench_record_add(r, name);
+    bench_param_add(rec, "backend", "%s", backend);
+    bench_param_add(rec, "iterations", "%lld", iterations);
+    rec->gbench_real = bench_metric_add(rec, "time_ns", "ns", BENCH_BETTER_LOWER, 1, NULL, 0);
+    return r->nrecords - 1;
 }
 
-/* A count flag in [lo, hi]: BENCH_NEXT, BENCH_NOT_MINE, or a usage error. */
-static int parse_option(int argc, char **argv, int *i, micro_opts *o)
+/* One repetition of every VM case into the records 0..NCASES-1. */
+static int vm_repetition(const micro_opts *o, const bench_trace *trace, bench_results *r,
+                         char *why, size_t whysize)
 {
-    if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
-        micro_help(stdout);
-        return BENCH_EXIT_OK;
-    }
-    long long n = 0;
-    int rc = bench_count_option(argc, argv, i, "micro ", "--repeat", 1, MICRO_MAX_REPEAT,
-                                "1..100", &n);
-    if (rc != BENCH_NOT_MINE) {
-        o->repeat = (int)n;
-        return rc;
-    }
-    rc = bench_count_option(argc, argv, i, "micro ", "--iterations", 2, 10000000000LL,
-                            "2..10^10", &o->iterations);
-    if (rc != BENCH_NOT_MINE)
-        return rc;
-    rc = bench_count_option(argc, argv, i, "micro ", "--pthread-iterations", 2,
-                            10000000000LL, "2..10^10", &o->pthread_iterations);
-    if (rc != BENCH_NOT_MINE)
-        return rc;
-    rc = bench_count_option(argc, argv, i, "micro ", "--processes", 1, 10000000, "1..10^7",
-                            &n);
-    if (rc != BENCH_NOT_MINE) {
-        o->processes = (long)n;
-        return rc;
-    }
-    rc = bench_trace_option(argc, argv, i, "micro ", &o->trace);
-    if (rc == BENCH_NOT_MINE)
-        rc = bench_common_option(argc, argv, i, "micro ", &o->cpu, &o->format);
-    if (rc == BENCH_NOT_MINE)
-        return bench_usage_error("micro ", "unknown option '%s'", argv[*i]);
-    return rc;
+    double ns[NCASES];
+    int err = STVM_OK;
+    for (int c = HANDOFF; !err && c < RAW_SWITCH; c++)
+        err = micro_handoff((micro_channel)c, o->iterations, c == HANDOFF ? trace : NULL,
+                            &ns[c], why, whysize);
+    uint64_t raw = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
+    if (!err && (err = stvm_measure_raw_switch(raw, &ns[RAW_SWITCH])))
+        snprintf(why, whysize, "stvm_measure_raw_switch: %s", stvm_err_name(err));
+    for (int c = 0; !err && c < NCASES; c++)
+        bench_metric_push(&r->records[c].metrics[0], ns[c]);
+    return err;
 }
 
-/* ---- the back end's figures ---------------------------------------------------------- */
-
-/* The memory figures into r; a run that fell short is kept (with a note) and fails. */
-static int memory_figures(const micro_opts *o, micro_row *r)
+/* The memory record (measured first, shown last): a run that fell short keeps its
+ * figures and fails. */
+static bool memory_record(bench_results *r, const micro_memory *m, int err)
 {
-    micro_memory m;
-    int err = micro_memory_run(o->processes, bench_progress_on() ? r->backend : NULL, &m);
-    r->processes_asked = m.asked;
-    r->processes = m.spawned;
-    r->rss_before_bytes = (long long)m.rss_before;
-    r->rss_after_bytes = (long long)m.rss_after;
-    bool whole = err == STVM_OK && m.spawned > 0;
-    r->kib_per_process = whole ? ((double)m.rss_after - (double)m.rss_before) / 1024.0 /
-                                     (double)m.spawned
-                               : NAN;
-    r->vm_bytes_per_process =
-        whole ? ((double)m.live_after - (double)m.live_before) / (double)m.spawned : NAN;
-    if (m.spawn_err)
-        snprintf(r->note, sizeof r->note, "spawned %ld of %ld blocked processes, then "
-                 "stvm_spawn failed: %s (%s)", m.spawned, m.asked,
-                 stvm_err_name(m.spawn_err), stvm_strerror(m.spawn_err));
-    else if (m.run_err)
-        snprintf(r->note, sizeof r->note, "memory run with %ld blocked processes failed: "
-                 "%s (%s)", m.spawned, stvm_err_name(m.run_err), stvm_strerror(m.run_err));
-    if (err)
-        fprintf(stderr, "stvm-bench: micro (%s): %s\n", r->backend, r->note);
-    return err ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+    bench_record *rec = bench_record_add(r, "memory");
+    bench_param_add(rec, "backend", "%s", stvm_context_backend());
+    bool whole = err == STVM_OK && m->spawned > 0;
+    double kib = ((double)m->rss_after - (double)m->rss_before) / 1024.0 / (double)m->spawned;
+    double vm = ((double)m->live_after - (double)m->live_before) / (double)m->spawned;
+    const double figures[] = {whole ? kib : NAN, whole ? vm : NAN, (double)m->spawned,
+                              (double)m->asked, (double)m->rss_before, (double)m->rss_after};
+    static const char *const names[] = {"kib_per_process", "vm_bytes_per_process", "processes",
+                                        "processes_asked", "rss_before_bytes", "rss_after_bytes"},
+                             *const units[] = {"KiB", "B", "", "", "B", "B"};
+    for (int i = 0; i < 6; i++)
+        bench_metric_add(rec, names[i], units[i], i < 2 || i > 3 ? BENCH_BETTER_LOWER
+                                                                 : BENCH_BETTER_NONE,
+                         i == 0 ? 2 : 0, &figures[i], i < 2 && !whole ? 0 : 1);
+    if (m->spawn_err)
+        bench_record_fail(rec, BENCH_FAILED, "spawned %ld of %ld blocked processes, then "
+                          "stvm_spawn failed: %s (%s)", m->spawned, m->asked,
+                          stvm_err_name(m->spawn_err), stvm_strerror(m->spawn_err));
+    else if (m->run_err)
+        bench_record_fail(rec, BENCH_FAILED, "memory run with %ld blocked processes failed: "
+                          "%s (%s)", m->spawned, stvm_err_name(m->run_err),
+                          stvm_strerror(m->run_err));
+    return rec->status == BENCH_OK;
 }
 
-/* Hand-off and raw switch, o->repeat times; a failure ends the command. */
-static int switch_figures(const micro_opts *o, micro_row *r)
+/* A one-sample ratio a / b of two records' medians on record `into` (none when either is
+ * not measured). */
+static void ratio(bench_results *r, int into, const char *name, bench_better better, int a,
+                  int b)
 {
-    bool tty = bench_progress_on();
-    for (int k = 0; k < o->repeat; k++) {
-        if (tty)
-            bench_progress("[%s] hand-off and raw switch, rep %d/%d", r->backend, k + 1,
-                           o->repeat);
-        char why[200] = "";
-        int err = micro_handoff(MICRO_SEMAPHORE, o->iterations, &o->trace,
-                                &r->handoff_ns_samples[k], why, sizeof why);
-        if (!err)
-            err = micro_handoff(MICRO_QUEUE, o->iterations, NULL, &r->queue_ns_samples[k], why,
-                                sizeof why);
-        if (!err)
-            err = micro_handoff(MICRO_MONITOR, o->iterations, NULL, &r->monitor_ns_samples[k],
-                                why, sizeof why);
-        if (!err)
-            err = micro_monitor_enter_exit(o->iterations, &r->monitor_enter_exit_ns_samples[k],
-                                           why, sizeof why);
-        uint64_t raw_iter = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
-        if (!err && (err = stvm_measure_raw_switch(raw_iter, &r->raw_switch_ns_samples[k])))
-            snprintf(why, sizeof why, "stvm_measure_raw_switch: %s", stvm_err_name(err));
-        if (err) {
-            if (tty)
-                fputc('\n', stderr);
-            fprintf(stderr, "stvm-bench: micro (%s): %s\n", r->backend, why);
-            return BENCH_EXIT_FAIL;
-        }
-        r->nsamples = k + 1;
-    }
-    if (tty)
-        fputc('\n', stderr);
-    micro_row_summarise(r);
-    return BENCH_EXIT_OK;
+    double v = r->records[a].metrics[0].median / r->records[b].metrics[0].median;
+    bench_metric_add(&r->records[into], name, "x", better, 2, &v, isfinite(v) ? 1 : 0);
 }
 
-/* The pthread reference, if it can run: false when it could not (threads, pinning). */
-static bool reference_figures(const micro_opts *o, int cpu, micro_row *r)
+/* The targets, judged on the assembly back end only. */
+static void targets(bench_results *r)
 {
-    bool tty = bench_progress_on();
-    *r = (micro_row){.reference = true, .repeat = o->repeat,
-                     .iterations = o->pthread_iterations, .pthread_over_stvm = 1.0};
-    snprintf(r->backend, sizeof r->backend, "%s", MICRO_PTHREAD_ROW);
-    for (int k = 0; k < o->repeat; k++) {
-        if (tty)
-            bench_progress("[pthread] sem_t ping-pong, rep %d/%d", k + 1, o->repeat);
-        if (micro_pthread_handoff(o->pthread_iterations, cpu, &r->handoff_ns_samples[k])) {
-            snprintf(r->note, sizeof r->note,
-                     "the pthread reference could not run (thread creation or pinning)");
-            break;
-        }
-        r->nsamples = k + 1;
+    static const struct {
+        const char *text, *select, *metric;
+        double limit;
+    } spec[] = {
+        {"semaphore hand-off at most 25 ns", "handoff", "time_ns", 25},
+        {"raw switch at most 10 ns", "raw-switch", "time_ns", 10},
+        {"resident memory per blocked process at most 4 KiB", "memory", "kib_per_process", 4},
+        {"SharedQueue put + take at most 2x the semaphore hand-off", "queue",
+         "queue_over_handoff", 2},
+    };
+    char why[160];
+    snprintf(why, sizeof why, "this binary uses the %s back end; the targets apply to %s "
+             "(stvm-bench)", stvm_context_backend(), JUDGED_BACKEND);
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
+        bench_target *t = bench_target_add(r, spec[i].text, BENCH_TARGET_AT_MOST,
+                                           spec[i].select, spec[i].metric, spec[i].limit,
+                                           NULL, NULL);
+        if (strcmp(stvm_context_backend(), JUDGED_BACKEND) != 0)
+            bench_target_not_judged(t, why);
     }
-    if (tty)
-        fputc('\n', stderr);
-    if (!r->nsamples)
-        fprintf(stderr, "stvm-bench: note: %s\n", r->note);
-    micro_row_summarise(r);
-    return r->nsamples > 0;
+    bench_judge(r);
 }
 
 int micro_main(int argc, char **argv)
 {
-    micro_opts o = {.cpu = 0, .repeat = 5, .iterations = 2000000,
-                    .pthread_iterations = 200000, .processes = 100000,
-                    .format = FMT_TABLE, .trace.events = BENCH_TRACE_EVENTS};
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, &o);
-    if (rc != BENCH_NEXT ||
-        (rc = bench_trace_one_cell(&o.trace, "micro ", o.repeat, "give --repeat 1")) !=
-            BENCH_NEXT)
+    micro_opts o;
+    bench_invocation inv;
+    int rc = bench_parse(&micro_command, argc, argv, &o, &inv);
+    if (rc != BENCH_GO_ON)
         return rc;
-    rc = bench_pin_option(o.cpu);
-    if (rc != BENCH_EXIT_OK)
-        return rc;
+    if (inv.common.trace.path && o.repeat != 1)
+        return bench_usage(&micro_command, "--trace traces one cell, these options run "
+                           "%lld: give --repeat 1", o.repeat);
+    const char *backend = stvm_context_backend();
+    int total = 1 + 2 * (int)o.repeat, done = 0;
+    bench_results r;
+    bench_results_init(&r, "micro");
 
-    micro_report rep = {.repeat = o.repeat, .iterations = o.iterations,
-                        .pthread_iterations = o.pthread_iterations,
-                        .processes = o.processes, .cpu = o.cpu, .nrows = 1};
-    micro_row *own = &rep.rows[0];
-    snprintf(own->backend, sizeof own->backend, "%s", stvm_context_backend());
-    own->repeat = o.repeat;
-    own->iterations = o.iterations;
-    rc = memory_figures(&o, own);
-    if (switch_figures(&o, own) != BENCH_EXIT_OK)
-        return BENCH_EXIT_FAIL;
-    rep.pthread_cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
-    if (rep.pthread_cpu < 0)
-        rep.pthread_cpu = 0;
-    if (reference_figures(&o, rep.pthread_cpu, &rep.rows[1]))
-        rep.nrows = 2;
-    own->pthread_over_stvm = rep.nrows == 2 ? rep.rows[1].handoff_ns / own->handoff_ns : NAN;
-    own->queue_over_handoff = own->queue_ns / own->handoff_ns;
+    micro_memory m;
+    int merr = micro_memory_run((long)o.processes, &m);
+    bench_progress_line(&inv, ++done, total, "memory: %ld of %ld processes blocked (%s)",
+                        m.spawned, m.asked, backend);
+    for (int c = 0; c < NCASES; c++)
+        timed_record(&r, case_names[c], backend, c == RAW_SWITCH ? o.iterations / 2
+                                                                 : o.iterations);
+    char why[200] = "";
+    for (int k = 0; k < o.repeat && !*why; k++) {
+        if (vm_repetition(&o, &inv.common.trace, &r, why, sizeof why))
+            for (int c = 0; c < NCASES; c++)
+                bench_record_fail(&r.records[c], BENCH_FAILED, "%s", why);
+        bench_progress_line(&inv, ++done, total, "hand-off, queue, monitor, raw switch: "
+                            "repetition %d of %lld (%s)", k + 1, o.repeat, backend);
+    }
 
-    if (o.format == FMT_CSV)
-        micro_print_csv(stdout, &rep);
-    else if (o.format == FMT_JSON)
-        micro_print_json(stdout, &rep);
-    else
-        micro_print_table(stdout, &rep, o.format == FMT_MARKDOWN);
-    return rc;
+    int cpu = inv.common.cpu >= 0 ? inv.common.cpu : sched_getcpu() >= 0 ? sched_getcpu() : 0;
+    int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations);
+    for (int k = 0; k < o.repeat; k++) {
+        double ns;
+        if (micro_pthread_handoff(o.pthread_iterations, cpu, &ns) != 0) {
+            bench_record_fail(&r.records[pt], BENCH_SKIPPED, "the pthread reference could "
+                              "not run (thread creation or pinning)");
+            break;
+        }
+        bench_metric_push(&r.records[pt].metrics[0], ns);
+        bench_progress_line(&inv, ++done, total, "pthread sem_t reference: repetition %d of "
+                            "%lld", k + 1, o.repeat);
+    }
+    if (r.records[pt].status == BENCH_OK)
+        bench_record_note(&r.records[pt], "sem_t ping-pong, two OS threads on CPU %d", cpu);
+    ratio(&r, HANDOFF, "pthread_over_stvm", BENCH_BETTER_HIGHER, pt, HANDOFF);
+    ratio(&r, QUEUE, "queue_over_handoff", BENCH_BETTER_LOWER, QUEUE, HANDOFF);
+    bool memory_ok = memory_record(&r, &m, merr);
+    targets(&r);
+    rc = bench_output(&r, &inv);
+    bench_results_free(&r);
+    return *why || !memory_ok ? BENCH_EXIT_FAIL : rc;
 }

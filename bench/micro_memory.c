@@ -5,18 +5,11 @@
  * cleanly. One shared semaphore, so that the figure is the process's own cost. Sized
  * for a scale test: a million processes with the default configuration.
  */
-#include "micro_measure.h"
-
-#include "bench.h"
-
-
-/* Often enough to show a million spawns moving, rarely enough to cost nothing. */
-#define PROGRESS_EVERY 65536
+#include "micro.h"
 
 typedef struct blocked_run {
     stvm_semaphore *sem;     /* every worker waits on it */
     micro_memory *m;
-    const char *tag;         /* progress on stderr, or NULL */
 } blocked_run;
 
 static void blocked_worker(stvm_vm *vm, void *arg)
@@ -30,21 +23,13 @@ static void spawn_blocked(stvm_vm *vm, blocked_run *b)
 {
     micro_memory *m = b->m;
     for (m->spawned = 0; m->spawned < m->asked; m->spawned++) {
-        long i = m->spawned;
         int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, NULL, blocked_worker, b->sem,
                              NULL);
         if (err) {
             m->spawn_err = err;
             break;
         }
-        if (b->tag && (i + 1) % PROGRESS_EVERY == 0)
-            bench_progress("[%s] memory: %ld of %ld processes blocked", b->tag, i + 1,
-                           m->asked);
     }
-    /* Releasing them and freeing the VM take a while at a million: say so. */
-    if (b->tag)
-        bench_progress("[%s] memory: %ld of %ld processes blocked; releasing them", b->tag,
-                       m->spawned, m->asked);
 }
 
 static void blocked_coordinator(stvm_vm *vm, void *arg)
@@ -66,10 +51,10 @@ static void blocked_coordinator(stvm_vm *vm, void *arg)
     }
 }
 
-int micro_memory_run(long n, const char *tag, micro_memory *m)
+int micro_memory_run(long n, micro_memory *m)
 {
     *m = (micro_memory){.asked = n};
-    blocked_run b = {.m = m, .tag = tag};
+    blocked_run b = {.m = m};
     stvm_vm *vm = NULL;
     int err = stvm_vm_new(&vm, NULL);
     if (!err)
@@ -82,7 +67,5 @@ int micro_memory_run(long n, const char *tag, micro_memory *m)
     if (err && !m->run_err)
         m->run_err = err;
     stvm_vm_free(vm);
-    if (tag)
-        fputc('\n', stderr);
     return m->spawn_err ? m->spawn_err : m->run_err;
 }

@@ -1,12 +1,12 @@
 /*
  * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
  * semaphores (one hand-off is a signal + wait that moves control to the other) or two
- * SharedQueues (a put + take), or a monitor's signal + condition wait. Measured on two green processes of equal priority
- * (stvm), and on two OS threads pinned to one core (pthread sem_t) for reference.
+ * SharedQueues (a put + take), or a monitor's signal + condition wait; and one process
+ * entering and leaving a monitor nobody else wants. Measured on green processes of
+ * equal priority (stvm), and on two OS threads pinned to one core (pthread sem_t) for
+ * reference.
  */
-#include "micro_measure.h"
-
-#include "bench.h"
+#include "micro.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,7 +44,7 @@ static int take(stvm_vm *vm, pingpong *pp, int ch, long long i)
 
 /* The monitor's ping-pong: one round is a signal and a wait by each party; the last
  * signal, after the loop, lets the partner out of its last wait. */
-static void monitor_party(stvm_vm *vm, pingpong *pp, bool timed)
+static int monitor_rounds(stvm_vm *vm, pingpong *pp, bool timed)
 {
     int err = stvm_monitor_enter(vm, pp->m);
     for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
@@ -55,54 +55,55 @@ static void monitor_party(stvm_vm *vm, pingpong *pp, bool timed)
     }
     if (timed)
         pp->t1 = bench_mono_ns();
-    if (!err) {
-        int n = stvm_monitor_signal(vm, pp->m);
-        err = n < 0 ? n : stvm_monitor_exit(vm, pp->m);
+    int n = err ? 0 : stvm_monitor_signal(vm, pp->m);
+    return err ? err : n < 0 ? n : stvm_monitor_exit(vm, pp->m);
+}
+
+/* One process entering and leaving the monitor nobody else wants, `rounds` times after
+ * the warm-up. */
+static int enters_and_exits(stvm_vm *vm, pingpong *pp)
+{
+    int err = STVM_OK;
+    for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
+        if (i == pp->warmup)
+            pp->t0 = bench_mono_ns();
+        err = stvm_monitor_enter(vm, pp->m);
+        if (!err)
+            err = stvm_monitor_exit(vm, pp->m);
     }
+    pp->t1 = bench_mono_ns();
+    return err;
+}
+
+/* One party: ping gives on channel 1 and takes on 2 (and keeps the time), pong takes
+ * on 1 and gives on 2. */
+static void party(stvm_vm *vm, pingpong *pp, bool is_ping)
+{
+    int err = STVM_OK;
+    if (pp->channel == MICRO_MONITOR)
+        err = monitor_rounds(vm, pp, is_ping);
+    if (pp->channel == MICRO_ENTER_EXIT)
+        err = enters_and_exits(vm, pp);
+    bool two = pp->channel <= MICRO_QUEUE;   /* the monitor cases loop above */
+    for (long long i = 0; two && !err && i < pp->warmup + pp->rounds; i++) {
+        if (is_ping && i == pp->warmup)
+            pp->t0 = bench_mono_ns();
+        err = is_ping ? give(vm, pp, 1, i) : take(vm, pp, 1, i);
+        if (!err)
+            err = is_ping ? take(vm, pp, 2, i) : give(vm, pp, 2, i);
+    }
+    if (is_ping && two)
+        pp->t1 = bench_mono_ns();
     if (err)
         pp->err = err;
 }
 
-static void ping(stvm_vm *vm, void *arg)
-{
-    pingpong *pp = arg;
-    if (pp->channel == MICRO_MONITOR) {
-        monitor_party(vm, pp, true);
-        return;
-    }
-    for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
-        if (i == pp->warmup)
-            pp->t0 = bench_mono_ns();
-        int e1 = give(vm, pp, 1, i);
-        int e2 = take(vm, pp, 2, i);
-        if (e1 || e2) {
-            pp->err = e1 ? e1 : e2;
-            break;
-        }
-    }
-    pp->t1 = bench_mono_ns();
-}
-
-static void pong(stvm_vm *vm, void *arg)
-{
-    pingpong *pp = arg;
-    if (pp->channel == MICRO_MONITOR) {
-        monitor_party(vm, pp, false);
-        return;
-    }
-    for (long long i = 0; i < pp->warmup + pp->rounds; i++) {
-        int e1 = take(vm, pp, 1, i);
-        int e2 = give(vm, pp, 2, i);
-        if (e1 || e2) {
-            pp->err = e1 ? e1 : e2;
-            break;
-        }
-    }
-}
+static void ping(stvm_vm *vm, void *arg) { party(vm, arg, true); }
+static void pong(stvm_vm *vm, void *arg) { party(vm, arg, false); }
 
 static int make_channels(stvm_vm *vm, pingpong *pp)
 {
-    if (pp->channel == MICRO_MONITOR)
+    if (pp->channel >= MICRO_MONITOR)
         return stvm_monitor_new(vm, &pp->m);
     if (pp->channel == MICRO_SEMAPHORE) {
         int err = stvm_semaphore_new(vm, &pp->s1);
@@ -121,11 +122,14 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         return err;
     }
+    bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
     pingpong pp = {.channel = channel, .warmup = 10000,
-                   .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1};
+                   .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     if ((err = make_channels(vm, &pp)) ||
-        (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "ping", ping, &pp, NULL)) ||
-        (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL))) {
+        (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, alone ? "enter-exit" : "ping",
+                          ping, &pp, NULL)) ||
+        (!alone &&
+         (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL)))) {
         snprintf(why, whysize, "setting up the ping-pong: %s", stvm_err_name(err));
         stvm_vm_free(vm);
         return err;
@@ -148,59 +152,13 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
     }
     /* Each round must have cost two switches, or the figure means something else. */
     uint64_t want = 2 * (uint64_t)(pp.warmup + pp.rounds);
-    if (st.context_switches < want) {
+    if (!alone && st.context_switches < want) {
         snprintf(why, whysize,
                  "ping-pong made %llu context switches, expected at least %llu",
                  (unsigned long long)st.context_switches, (unsigned long long)want);
         return STVM_ESTATE;
     }
-    *ns = (double)(pp.t1 - pp.t0) / (double)(2 * pp.rounds);
-    return STVM_OK;
-}
-
-/* ---- a monitor's uncontended enter and exit ------------------------------------------- */
-
-typedef struct enter_exit {
-    stvm_monitor *m;
-    long long pairs;
-    int64_t t0, t1;
-    int err;
-} enter_exit;
-
-static void enters_and_exits(stvm_vm *vm, void *arg)
-{
-    enter_exit *e = arg;
-    int err = STVM_OK;
-    for (long long i = 0; !err && i < 10000; i++)   /* warm-up */
-        err = stvm_monitor_enter(vm, e->m) || stvm_monitor_exit(vm, e->m);
-    e->t0 = bench_mono_ns();
-    for (long long i = 0; !err && i < e->pairs; i++) {
-        err = stvm_monitor_enter(vm, e->m);
-        if (!err)
-            err = stvm_monitor_exit(vm, e->m);
-    }
-    e->t1 = bench_mono_ns();
-    e->err = err ? STVM_ESTATE : STVM_OK;
-}
-
-int micro_monitor_enter_exit(long long pairs, double *ns, char *why, size_t whysize)
-{
-    stvm_vm *vm;
-    int err = stvm_vm_new(&vm, NULL);
-    enter_exit e = {.pairs = pairs > 0 ? pairs : 1};
-    if (!err && !(err = stvm_monitor_new(vm, &e.m)) &&
-        !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "enter-exit", enters_and_exits,
-                           &e, NULL)))
-        err = stvm_run(vm);
-    if (!err)
-        err = e.err;
-    if (vm)
-        stvm_vm_free(vm);
-    if (err) {
-        snprintf(why, whysize, "monitor enter + exit: %s", stvm_err_name(err));
-        return err;
-    }
-    *ns = (double)(e.t1 - e.t0) / (double)e.pairs;
+    *ns = (double)(pp.t1 - pp.t0) / (double)((alone ? 1 : 2) * pp.rounds);
     return STVM_OK;
 }
 
@@ -220,30 +178,34 @@ static void sem_wait_intr(sem_t *s)
     }
 }
 
-static void *pt_ping(void *arg)
+/* One thread of the pair: ping posts s1 and waits on s2 (and keeps the time), pong
+ * the other way round. */
+static void pt_rounds(pt_pair *p, bool is_ping)
 {
-    pt_pair *p = arg;
     if (bench_pin_cpu(p->cpu) != 0)
         p->pin_err = 1;
     for (long long i = 0; i < p->warmup + p->rounds; i++) {
-        if (i == p->warmup)
+        if (is_ping && i == p->warmup)
             p->t0 = bench_mono_ns();
-        sem_post(&p->s1);
-        sem_wait_intr(&p->s2);
+        if (is_ping)
+            sem_post(&p->s1);
+        sem_wait_intr(is_ping ? &p->s2 : &p->s1);
+        if (!is_ping)
+            sem_post(&p->s2);
     }
-    p->t1 = bench_mono_ns();
+    if (is_ping)
+        p->t1 = bench_mono_ns();
+}
+
+static void *pt_ping(void *arg)
+{
+    pt_rounds(arg, true);
     return NULL;
 }
 
 static void *pt_pong(void *arg)
 {
-    pt_pair *p = arg;
-    if (bench_pin_cpu(p->cpu) != 0)
-        p->pin_err = 1;
-    for (long long i = 0; i < p->warmup + p->rounds; i++) {
-        sem_wait_intr(&p->s1);
-        sem_post(&p->s2);
-    }
+    pt_rounds(arg, false);
     return NULL;
 }
 

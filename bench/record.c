@@ -162,12 +162,18 @@ const char *bench_param_find(const bench_record *rec, const char *key)
     return NULL;
 }
 
+/* *text becomes the printf of fmt (the old text freed). */
+static void retext(char **text, const char *fmt, va_list ap)
+{
+    free(*text);
+    *text = vformat(fmt, ap);
+}
+
 void bench_record_fail(bench_record *rec, bench_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
     rec->status = status;
 }
@@ -176,8 +182,7 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
 }
 
@@ -235,7 +240,8 @@ bench_table *bench_table_add(bench_results *r, const char *title, int ncols,
 
 void bench_table_row(bench_table *t, const char *const *cells)
 {
-    t->cells = must(realloc(t->cells, (size_t)(t->nrows + 1) * (size_t)t->ncols * sizeof *t->cells));
+    size_t n = (size_t)(t->nrows + 1) * (size_t)t->ncols;
+    t->cells = must(realloc(t->cells, n * sizeof *t->cells));
     for (int i = 0; i < t->ncols; i++)
         t->cells[t->nrows * t->ncols + i] = must(strdup(cells[i] ? cells[i] : ""));
     t->nrows++;
@@ -245,8 +251,7 @@ void bench_table_footer(bench_table *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(t->footer);
-    t->footer = vformat(fmt, ap);
+    retext(&t->footer, fmt, ap);
     va_end(ap);
 }
 
@@ -348,7 +353,8 @@ double bench_max(const double *v, size_t n)
 /* The distinct strings that field(record, k) answers for k < count(record), in the
  * order they first appear. */
 static int distinct(const bench_record *recs, int n, const char **out, int max,
-                    int (*count)(const bench_record *), const char *(*field)(const bench_record *, int))
+                    int (*count)(const bench_record *),
+                    const char *(*field)(const bench_record *, int))
 {
     int found = 0;
     for (int i = 0; i < n; i++)

@@ -1,18 +1,21 @@
 /*
  * stvm-bench: the terminal table and Markdown, from one table model. The records become
- * bench_tables (a row per record; transposed, a metric per row and a few records per
- * table, when a run has more than TRANSPOSE_AT metrics, so a wide record set stays
- * readable in 80 columns), joined by the command's own tables, the targets and the
- * notes; one printer draws any bench_table in either style.
+ * bench_tables, one per group of records (records_tables): a row per record, or
+ * transposed, a metric per row and a few records side by side, when the group has more
+ * than TRANSPOSE_AT metrics or its rows would be wider than MAX_WIDTH columns, so a wide
+ * record set stays readable in a terminal. Then come the command's own tables, the
+ * targets and the notes; one printer draws any bench_table in either style.
  */
 #include "render.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_KEYS 64
 #define TRANSPOSE_AT 8      /* more metrics than this: a metric per row */
+#define MAX_WIDTH 100       /* or a row per record wider than this */
 #define RECORDS_PER_BLOCK 4 /* records side by side in a transposed table */
 
 /* Display width of UTF-8 text: continuation bytes take no column. */
@@ -71,9 +74,13 @@ static void metric_cell(char *buf, size_t size, const bench_metric *m)
         snprintf(buf, size, "%.*f", m->decimals, m->median);
 }
 
+/* "name (unit)", or the name alone when it ends with its unit ("time_ns"). */
 static void metric_header(char *buf, size_t size, const bench_metric *m)
 {
-    snprintf(buf, size, *m->unit ? "%s (%s)" : "%s", m->name, m->unit);
+    size_t n = strlen(m->name), u = strlen(m->unit);
+    bool named = u && n > u && m->name[n - u - 1] == '_' &&
+                 strcasecmp(m->name + n - u, m->unit) == 0;
+    snprintf(buf, size, *m->unit && !named ? "%s (%s)" : "%s", m->name, m->unit);
 }
 
 /* The columns of a group of records: its parameter keys and metric names. */
@@ -115,8 +122,17 @@ static void group_tables(bench_results *model, const bench_record *recs, int n)
         for (int i = 0; i < n && !(c.first[k] = bench_metric_find(&recs[i], c.metrics[k])); i++)
             ;
     int nrows = 2 + c.nkeys + c.nmetrics;   /* case, keys, status, metrics */
-    bool transposed = c.nmetrics > TRANSPOSE_AT;
     char cells[MAX_KEYS * 2 + 2][CELL];
+    int wide = 0;   /* the width of the table a row per record */
+    for (int k = 0; k < nrows; k++) {
+        int w = 0;
+        for (int i = -1; i < n; i++) {
+            record_cell(cells[0], CELL, i < 0 ? NULL : &recs[i], k, &c);
+            w = width(cells[0]) > w ? width(cells[0]) : w;
+        }
+        wide += w + 2;
+    }
+    bool transposed = c.nmetrics > TRANSPOSE_AT || wide > MAX_WIDTH;
     const char *line[MAX_KEYS * 2 + 2];
     char align[MAX_KEYS * 2 + 3] = "";
     for (int first = 0; first < n; first += transposed ? RECORDS_PER_BLOCK : n) {

@@ -21,11 +21,3 @@ const bench_command zn_command = {
           "nginx with logging off, on, and on with a subscriber, beside wrk -t1 -c1",
     "Its options are not in this page yet: 'stvm-bench zn --help' lists them.", NULL, 0,
     "the traced cell's scheduler events"};
-
-/* (micro) */
-
-const bench_command micro_command = {
-    "micro", "semaphore hand-off, raw context switch, memory per blocked process and a "
-             "pthread semaphore reference, for this binary's context-switch back end",
-    "Its options are not in this page yet: 'stvm-bench micro --help' lists them.", NULL, 0,
-    "the traced cell's scheduler events"};

@@ -1,0 +1,40 @@
+/*
+ * stvm-bench micro: what the command (micro.c) asks of its measurements (the hand-offs
+ * in micro_pingpong.c, memory per blocked process in micro_memory.c). They answer
+ * numbers and print nothing.
+ */
+#ifndef STVM_BENCH_MICRO_H
+#define STVM_BENCH_MICRO_H
+
+#include "bench.h"
+
+/* What a hand-off goes through: a semaphore's signal and wait, a SharedQueue's put and
+ * take, a monitor held in turn and handed over with a signal and a condition wait; or
+ * no hand-off, one process's uncontended monitor enter + exit. The order is micro.c's
+ * cases'. */
+typedef enum micro_channel {
+    MICRO_SEMAPHORE, MICRO_QUEUE, MICRO_MONITOR, MICRO_ENTER_EXIT
+} micro_channel;
+
+/* ns per hand-off (or enter + exit pair) by green processes of equal priority in a
+ * fresh VM, traced as trace says (NULL: not): STVM_OK, or a negative stvm error and a
+ * sentence in why. Runs a VM. */
+int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
+                  double *ns, char *why, size_t whysize);
+/* ns per hand-off between two OS threads pinned to cpu: 0, or -1 if the threads could
+ * not be made or pinned. */
+int micro_pthread_handoff(long long handoffs, int cpu, double *ns);
+
+/* n processes blocked on one semaphore, in a fresh VM of the default configuration. */
+typedef struct micro_memory {
+    long asked, spawned;
+    int spawn_err;                  /* why spawning stopped short; STVM_OK if it did not */
+    int run_err;                    /* a failure of the VM or of a process */
+    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
+    uint64_t live_before, live_after; /* the VM's bytes_live */
+} micro_memory;
+
+/* Fills *m; answers STVM_OK, or the first error (spawning or running). */
+int micro_memory_run(long n, micro_memory *m);
+
+#endif
