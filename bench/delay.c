@@ -80,56 +80,31 @@ const bench_command delay_command = {
 
 /* ---- the figures --------------------------------------------------------------------- */
 
-/* A figure of delay_sample as a metric. The order is the CSV column order. */
+/* A figure of delay_sample as a metric, in the CSV column order. */
 typedef struct delay_field {
     const char *name, *unit;
     bench_better better;
     int decimals;
     size_t offset;
-    bool integer;
 } delay_field;
 
-#define F(name, unit, better, decimals, integer) \
-    {#name, unit, BENCH_BETTER_##better, decimals, offsetof(delay_sample, name), integer}
+#define F(name, unit, better, decimals) \
+    {#name, unit, BENCH_BETTER_##better, decimals, offsetof(delay_sample, name)}
 static const delay_field fields[] = {
-    F(delays_per_second, "1/s", HIGHER, 0, false),
-    F(cpu_us_per_delay, "us", LOWER, 3, false),
-    F(boxed_per_delay, "", LOWER, 2, false),
-    F(large_ops_per_delay, "", LOWER, 2, false),
-    F(late_p50_us, "us", LOWER, 0, false),
-    F(late_p99_us, "us", LOWER, 0, false),
-    F(late_max_us, "us", LOWER, 0, false),
-    F(late_min_us, "us", NONE, 0, false),
-    F(exit_count, "", NONE, 0, true),
-    F(enter_count, "", NONE, 0, true),
-    F(exit_in_window, "", NONE, 0, true),
-    F(timing_loop_passes_per_delay, "", LOWER, 3, false),
-    F(clock_reads_per_delay, "", LOWER, 3, false),
-    F(delays_scheduled_per_delay, "", NONE, 3, false),
-    F(delays_expired_per_delay, "", NONE, 3, false),
-    F(context_switches_per_delay, "", LOWER, 3, false),
-    F(idle_sleeps_per_delay, "", NONE, 3, false),
-    F(timer_fires_per_delay, "", NONE, 3, false),
-    F(early_waits, "", LOWER, 0, true),
-    F(late_samples, "", NONE, 0, true),
-    F(wall_window_ms, "ms", NONE, 1, false),
-    F(cpu_window_ms, "ms", LOWER, 1, false),
+    F(delays_per_second, "1/s", HIGHER, 0), F(cpu_us_per_delay, "us", LOWER, 3),
+    F(boxed_per_delay, "", LOWER, 2), F(large_ops_per_delay, "", LOWER, 2),
+    F(late_p50_us, "us", LOWER, 0), F(late_p99_us, "us", LOWER, 0),
+    F(late_max_us, "us", LOWER, 0), F(late_min_us, "us", NONE, 0),
+    F(exit_count, "", NONE, 0), F(enter_count, "", NONE, 0), F(exit_in_window, "", NONE, 0),
+    F(timing_loop_passes_per_delay, "", LOWER, 3), F(clock_reads_per_delay, "", LOWER, 3),
+    F(delays_scheduled_per_delay, "", NONE, 3), F(delays_expired_per_delay, "", NONE, 3),
+    F(context_switches_per_delay, "", LOWER, 3), F(idle_sleeps_per_delay, "", NONE, 3),
+    F(timer_fires_per_delay, "", NONE, 3), F(early_waits, "", LOWER, 0),
+    F(late_samples, "", NONE, 0), F(wall_window_ms, "ms", NONE, 1),
+    F(cpu_window_ms, "ms", LOWER, 1),
 };
 #undef F
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
-
-static double field_get(const delay_sample *s, const delay_field *f)
-{
-    const char *p = (const char *)s + f->offset;
-    if (f->integer) {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        return (double)v;
-    }
-    double d;
-    memcpy(&d, p, sizeof d);
-    return d;
-}
 
 /* ---- the sweep ----------------------------------------------------------------------- */
 
@@ -139,9 +114,7 @@ typedef struct delay_sweep {
     const delay_opts *o;
     const bench_invocation *inv;
     const int *table;
-    delay_sample *samples;          /* cell (ni, ri) at (ni * nreprs + ri) * repeat */
-    int *nsamples;                  /* per cell; a failed cell runs no more */
-    char (*errors)[400];
+    bench_results r;                /* cell (ni, ri) is record ni * nreprs + ri */
 } delay_sweep;
 
 /* --repr at each --timer-slack-us, the slack in the name when there are several. */
@@ -180,23 +153,60 @@ static int parse_reprs(const delay_opts *o, delay_sweep *s)
     return BENCH_GO_ON;
 }
 
-/* Repetition k of cell (ni, ri); false when it failed (kept in the cell). */
+/* A record per cell, in (N, representation) order, with every figure and no sample
+ * yet: the field list's order, us_per_delay (1e6 / the rate) after the rate. */
+static void add_records(delay_sweep *s)
+{
+    for (int ni = 0; ni < s->o->concurrency.n; ni++) {
+        for (int ri = 0; ri < s->nreprs; ri++) {
+            const delay_repr *rp = &s->reprs[ri];
+            bench_record *rec = bench_record_add(&s->r, rp->name);
+            bench_param_add(rec, "concurrency", "%lld", s->o->concurrency.v[ni]);
+            bench_param_add(rec, "delay_clock", "%s",
+                            rp->delay_clock == STVM_DELAY_CLOCK_MS ? "ms" : "us");
+            bench_param_add(rec, "smallint_bits", "%d", rp->smallint_bits);
+            bench_param_add(rec, "timer_slack_us", "%d", rp->timer_slack_us);
+            bench_param_add(rec, "window_ms", "%lld", s->o->window_ms);
+            for (int f = 0; f < NFIELDS; f++) {
+                bench_metric_add(rec, fields[f].name, fields[f].unit, fields[f].better,
+                                 fields[f].decimals, NULL, 0);
+                if (f == 0)
+                    rec->gbench_real = bench_metric_add(rec, "us_per_delay", "us",
+                                                        BENCH_BETTER_LOWER, 2, NULL, 0);
+            }
+            rec->gbench_cpu = 2;    /* cpu_us_per_delay, the field after the rate */
+        }
+    }
+}
+
+/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record, whose
+ * later repetitions are skipped. Answers whether it ran and succeeded. */
 static bool run_cell(delay_sweep *s, int ni, int ri, int k)
 {
-    int c = ni * s->nreprs + ri;
+    bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+    if (rec->status != BENCH_OK || *rec->note)
+        return false;
     delay_run_params p = {.repr = &s->reprs[ri], .n = (long)s->o->concurrency.v[ni],
                           .table = s->table, .window_ms = (int)s->o->window_ms,
                           .sim = s->o->clock == 1, .stack_guard = !s->o->no_stack_guard,
                           .trace = &s->inv->common.trace};
-    delay_sample *out = &s->samples[(size_t)c * (size_t)s->o->repeat + (size_t)s->nsamples[c]];
+    delay_sample out;
     char why[300] = "";
-    if (delay_run_one(&p, out, why, sizeof why) == STVM_OK) {
-        s->nsamples[c]++;
+    if (delay_run_one(&p, &out, why, sizeof why) == STVM_OK) {
+        for (int f = 0; f < NFIELDS; f++)
+            bench_metric_push(&rec->metrics[f + (f > 0)],
+                              *(const double *)((const char *)&out + fields[f].offset));
+        bench_metric_push(&rec->metrics[1], out.delays_per_second > 0
+                                                ? 1e6 / out.delays_per_second : NAN);
         return true;
     }
     fprintf(stderr, "stvm-bench delay: %s N=%ld rep %d failed: %s\n", p.repr->name, p.n,
             k + 1, why);
-    snprintf(s->errors[c], sizeof s->errors[c], "repetition %d failed: %s", k + 1, why);
+    if (k == 0)
+        bench_record_fail(rec, BENCH_FAILED, "repetition 1 failed: %s", why);
+    else
+        bench_record_note(rec, "%d of %lld repetitions ran; repetition %d failed: %s", k,
+                          s->o->repeat, k + 1, why);
     return false;
 }
 
@@ -209,59 +219,17 @@ static int sweep(delay_sweep *s)
     for (int ni = 0; ni < o->concurrency.n; ni++) {
         for (int k = 0; k < o->repeat; k++) {
             for (int ri = 0; ri < s->nreprs; ri++) {
-                int c = ni * s->nreprs + ri;
-                bool ran = !*s->errors[c];
-                bool ok = ran && run_cell(s, ni, ri, k);
+                const bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+                bool ran = rec->status == BENCH_OK && !*rec->note;
+                bool ok = run_cell(s, ni, ri, k);
                 failed += ran && !ok;
-                double rate = ok ? s->samples[(size_t)c * (size_t)o->repeat +
-                                              (size_t)s->nsamples[c] - 1].delays_per_second
-                                 : NAN;
                 bench_progress_line(s->inv, ++done, total, "%s N=%lld rep %d/%lld: %.0f "
                                     "delays/s", s->reprs[ri].name, o->concurrency.v[ni], k + 1,
-                                    o->repeat, rate);
+                                    o->repeat, ok ? rec->metrics[0].samples[k] : NAN);
             }
         }
     }
     return failed;
-}
-
-/* A record per cell, in (N, representation) order: every figure with every sample. */
-static void fill_records(const delay_sweep *s, bench_results *r)
-{
-    const delay_opts *o = s->o;
-    double v[DELAY_MAX_REPEAT];
-    for (int ni = 0; ni < o->concurrency.n; ni++) {
-        for (int ri = 0; ri < s->nreprs; ri++) {
-            int c = ni * s->nreprs + ri, n = s->nsamples[c];
-            const delay_repr *rp = &s->reprs[ri];
-            const delay_sample *smp = &s->samples[(size_t)c * (size_t)o->repeat];
-            bench_record *rec = bench_record_add(r, rp->name);
-            bench_param_add(rec, "concurrency", "%lld", o->concurrency.v[ni]);
-            bench_param_add(rec, "delay_clock", "%s",
-                            rp->delay_clock == STVM_DELAY_CLOCK_MS ? "ms" : "us");
-            bench_param_add(rec, "smallint_bits", "%d", rp->smallint_bits);
-            bench_param_add(rec, "timer_slack_us", "%d", rp->timer_slack_us);
-            bench_param_add(rec, "window_ms", "%lld", o->window_ms);
-            for (int f = 0; f < NFIELDS; f++) {
-                for (int k = 0; k < n; k++)
-                    v[k] = field_get(&smp[k], &fields[f]);
-                bench_metric_add(rec, fields[f].name, fields[f].unit, fields[f].better,
-                                 fields[f].decimals, v, n);
-                if (f == 0) {   /* us per scheduled delay: 1e6 / the rate, per sample */
-                    for (int k = 0; k < n; k++)
-                        v[k] = v[k] > 0 ? 1e6 / v[k] : NAN;
-                    rec->gbench_real = bench_metric_add(rec, "us_per_delay", "us",
-                                                        BENCH_BETTER_LOWER, 2, v, n);
-                }
-            }
-            rec->gbench_cpu = (int)(bench_metric_find(rec, "cpu_us_per_delay") - rec->metrics);
-            if (!n)
-                bench_record_fail(rec, BENCH_FAILED, "%s", s->errors[c]);
-            else if (*s->errors[c])
-                bench_record_note(rec, "%d of %lld repetitions ran; %s", n, o->repeat,
-                                  s->errors[c]);
-        }
-    }
 }
 
 /* ---- the tables for people ----------------------------------------------------------- */
@@ -366,9 +334,9 @@ static const struct {
 } per_n_cols[] = {
     {"delays/s", "delays_per_second", 0}, {"ExitCount", "exit_count", 0},
     {"CPU µs/delay", "cpu_us_per_delay", 3}, {"boxed/delay", "boxed_per_delay", 2},
-    {"LI ops/delay", "large_ops_per_delay", 2},
-    {"loops/delay", "timing_loop_passes_per_delay", 3}, {"p50 µs", "late_p50_us", 0},
-    {"p99 µs", "late_p99_us", 0}, {"max µs", "late_max_us", 0}, {"early", "early_waits", 0},
+    {"LI ops/delay", "large_ops_per_delay", 2}, {"loops/delay", "timing_loop_passes_per_delay", 3},
+    {"p50 µs", "late_p50_us", 0}, {"p99 µs", "late_p99_us", 0}, {"max µs", "late_max_us", 0},
+    {"early", "early_waits", 0},
 };
 #define NPERN ((int)(sizeof per_n_cols / sizeof per_n_cols[0]))
 
@@ -446,29 +414,24 @@ static void describe(bench_results *r, const delay_sweep *s)
     }
 }
 
-/* What the report says before its tables. */
-typedef struct delay_prose {
-    const bench_invocation *inv;
-    const char *note;
-} delay_prose;
-
-static void report_prose(FILE *f, const bench_results *r, const void *data)
+/* What the report says before its tables (data: the sweep). */
+static void report_prose(FILE *f, const bench_results *people, const void *data)
 {
-    const delay_prose *p = data;
+    const delay_sweep *s = data;
     char model[256];
     bench_cpu_model(model, sizeof model);
     fprintf(f, "# DelayBenchmark on stvm\n\nstvm %s (%s back end), ", stvm_version_string(),
             stvm_context_backend());
-    if (p->inv->common.cpu >= 0)
-        fprintf(f, "pinned to CPU %d", p->inv->common.cpu);
+    if (s->inv->common.cpu >= 0)
+        fprintf(f, "pinned to CPU %d", s->inv->common.cpu);
     else
         fputs("not pinned", f);
     fprintf(f, ", %s, %d CPUs.\n\n%s\n\nThe summary gives each representation's peak over "
                "N (the first is 100%%) and the per-delay figures at that N, the per-N table "
                "the medians of every cell. Every figure of every run, with each repetition's "
                "sample, is in the JSON and CSV views (`--export-json`, `--export-csv`).\n\n",
-            model, bench_ncpu(), p->note);
-    (void)r;
+            model, bench_ncpu(), s->r.note);
+    (void)people;
 }
 
 int delay_main(int argc, char **argv)
@@ -486,43 +449,28 @@ int delay_main(int argc, char **argv)
                                    "--timer-slack-us value and --repeat 1")) != BENCH_NEXT)
         return rc;
     inv.clock = o.clock ? "sim" : "real";
-
     int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
     delay_table_generate(table);
     s.table = table;
-    size_t ncells = (size_t)o.concurrency.n * (size_t)s.nreprs;
-    s.samples = calloc(ncells * (size_t)o.repeat, sizeof *s.samples);
-    s.nsamples = calloc(ncells, sizeof *s.nsamples);
-    s.errors = calloc(ncells, sizeof *s.errors);
-    if (!s.samples || !s.nsamples || !s.errors) {
-        fputs("stvm-bench delay: out of memory\n", stderr);
-        exit(BENCH_EXIT_FAIL);
-    }
+    bench_results_init(&s.r, "delay");
+    add_records(&s);
     rc = sweep(&s) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
-
-    bench_results r;
-    bench_results_init(&r, "delay");
-    fill_records(&s, &r);
-    summary_table(&r, &s);
-    per_n_table(&r, &s);
-    seed_table(&r, &s);
-    describe(&r, &s);
-    if (bench_output(&r, &inv) != BENCH_EXIT_OK)
+    summary_table(&s.r, &s);
+    per_n_table(&s.r, &s);
+    seed_table(&s.r, &s);
+    describe(&s.r, &s);
+    if (bench_output(&s.r, &inv) != BENCH_EXIT_OK)
         rc = BENCH_EXIT_FAIL;
     /* The report is for people: the description, the summary, the per-N table and the
-     * seed's lines, without the record tables' 30 columns of every figure. */
-    bench_results people = r;
+     * seed's lines, without the record tables of every figure. */
+    bench_results people = s.r;
     char none[1] = "";
     people.nrecords = 0;
     people.note = none;
-    delay_prose prose = {&inv, r.note};
-    if (o.report && !bench_report(o.report, &people, &inv, report_prose, &prose))
+    if (o.report && !bench_report(o.report, &people, &inv, report_prose, &s))
         rc = BENCH_EXIT_FAIL;
-    if (o.plot && !bench_plot(&r, &inv, "delay.gp", o.plot))
+    if (o.plot && !bench_plot(&s.r, &inv, "delay.gp", o.plot))
         rc = BENCH_EXIT_FAIL;
-    bench_results_free(&r);
-    free(s.samples);
-    free(s.nsamples);
-    free(s.errors);
+    bench_results_free(&s.r);
     return rc;
 }

@@ -21,32 +21,24 @@ typedef struct delay_repr {
     int timer_slack_us;     /* stvm_config.timer_slack_us */
 } delay_repr;
 
-/* One run's figures. Per-delay figures divide by the delays started in the window
- * (EnterCount); counters are differences over the window. The member names are the
- * metrics' names (delay.c's list). */
+/* One run's figures, all doubles so delay.c reads each one alike. Per-delay figures
+ * divide by the delays started in the window (EnterCount); counters are differences
+ * over the window. The member names are the metrics' names (delay.c's list). */
 typedef struct delay_sample {
-    double delays_per_second;      /* enter_count * 1000 / window_ms */
-    double cpu_us_per_delay;
-    double boxed_per_delay;
-    double late_p99_us;            /* from the histogram (clamped at 0) */
-    uint64_t exit_count;           /* ExitCount after the drain */
-    uint64_t enter_count;          /* EnterCount at the end of the window: "Count" */
-    uint64_t exit_in_window;       /* ExitCount at the end of the window */
-    double large_ops_per_delay;
-    double timing_loop_passes_per_delay;
-    double clock_reads_per_delay;
-    double delays_scheduled_per_delay;
-    double delays_expired_per_delay;
-    double context_switches_per_delay;
-    double idle_sleeps_per_delay;  /* times the idle process slept in the kernel */
-    double timer_fires_per_delay;
-    double late_p50_us;
-    double late_max_us;
-    double late_min_us;            /* signed: negative when a wait ended early */
-    uint64_t early_waits;          /* waits that ended before their nominal end */
-    double wall_window_ms;         /* measured wall time of the window */
-    double cpu_window_ms;          /* process CPU time during the window */
-    uint64_t late_samples;         /* waits whose lateness was recorded */
+    double delays_per_second;       /* enter_count * 1000 / window_ms */
+    double cpu_us_per_delay, boxed_per_delay, large_ops_per_delay;
+    double late_p50_us, late_p99_us, late_max_us;   /* from the histogram, clamped at 0 */
+    double late_min_us;             /* signed: negative when a wait ended early */
+    double exit_count;              /* ExitCount after the drain */
+    double enter_count;             /* EnterCount at the end of the window: "Count" */
+    double exit_in_window;          /* ExitCount at the end of the window */
+    double timing_loop_passes_per_delay, clock_reads_per_delay, delays_scheduled_per_delay,
+        delays_expired_per_delay, context_switches_per_delay, timer_fires_per_delay;
+    double idle_sleeps_per_delay;   /* times the idle process slept in the kernel */
+    double early_waits;             /* waits that ended before their nominal end */
+    double late_samples;            /* waits whose lateness was recorded */
+    double wall_window_ms;          /* measured wall time of the window */
+    double cpu_window_ms;           /* process CPU time during the window */
 } delay_sample;
 
 typedef struct delay_run_params {
