@@ -266,10 +266,8 @@ static const struct {
     int decimals;
 } summary_rows[] = {
     {"delays scheduled per second (peak over N)", "delays_per_second", 0},
-    {"relative performance", NULL, 0},
-    {"µs per scheduled delay (1e6 / peak)", "us_per_delay", 2},
-    {"relative performance (time)", NULL, 0},
-    {"peak at N", NULL, 0},
+    {"relative performance", NULL, 0}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay", 2},
+    {"relative performance (time)", NULL, 0}, {"peak at N", NULL, 0},
     {"ExitCount at peak N", "exit_count", 0},
     {"CPU µs per delay (at peak N)", "cpu_us_per_delay", 3},
     {"boxed allocations per delay", "boxed_per_delay", 2},
@@ -277,8 +275,7 @@ static const struct {
     {"timing loop passes per delay", "timing_loop_passes_per_delay", 3},
     {"clock reads per delay", "clock_reads_per_delay", 3},
     {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay", 3},
-    {"lateness p50 / p99 / max [µs]", NULL, 0},
-    {"waits that ended early (ms scheduler)", NULL, 0},
+    {"lateness p50 / p99 / max [µs]", NULL, 0}, {"waits that ended early (ms scheduler)", NULL, 0},
 };
 #define NSUMMARY ((int)(sizeof summary_rows / sizeof summary_rows[0]))
 
@@ -394,21 +391,18 @@ static void describe(bench_results *r, const delay_sweep *s)
     for (int i = 0; i < DELAY_TABLE_SIZE; i++)
         sum += s->table[i];
     bool sim = s->o->clock == 1;
-    char text[1200];
-    snprintf(text, sizeof text,
-             "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld repetition%s per "
-             "cell. Durations: 1000 draws of (Random seed: 42) nextInt: 50, mean %.3f ms; "
-             "workers at priority 41, coordinator at 42. Lateness = end of wait - (start + "
-             "duration), two stvm_now_us reads per delay (in the CPU figures). \"Per delay\" "
-             "divides by the delays started in the window (EnterCount).%s",
-             sim ? "simulated" : "real", s->o->window_ms, s->o->window_ms, s->o->repeat,
-             s->o->repeat == 1 ? "" : "s", (double)sum / DELAY_TABLE_SIZE,
-             sim ? " Simulated clock: time jumps to the next deadline when every process "
-                   "waits, so counts are per simulated second and measure pure CPU cost; CPU "
-                   "figures are real." : "");
     free(r->note);
-    r->note = strdup(text);
-    if (!r->note) {
+    if (asprintf(&r->note, "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld "
+                 "repetition%s per cell. Durations: 1000 draws of (Random seed: 42) nextInt: "
+                 "50, mean %.3f ms; workers at priority 41, coordinator at 42. Lateness = end "
+                 "of wait - (start + duration), two stvm_now_us reads per delay (in the CPU "
+                 "figures). \"Per delay\" divides by the delays started in the window "
+                 "(EnterCount).%s", sim ? "simulated" : "real", s->o->window_ms,
+                 s->o->window_ms, s->o->repeat, s->o->repeat == 1 ? "" : "s",
+                 (double)sum / DELAY_TABLE_SIZE,
+                 sim ? " Simulated clock: time jumps to the next deadline when every process "
+                       "waits, so counts are per simulated second and measure pure CPU cost; "
+                       "CPU figures are real." : "") < 0) {
         fputs("stvm-bench delay: out of memory\n", stderr);
         exit(BENCH_EXIT_FAIL);
     }

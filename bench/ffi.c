@@ -223,8 +223,8 @@ static void add_targets(bench_results *r)
 /* What each case is, as the results' note. */
 static void describe(bench_results *r, const ffi_opts *o)
 {
-    char text[2048];
-    snprintf(text, sizeof text,
+    free(r->note);
+    if (asprintf(&r->note,
              "%lld same-thread calls and nested callbacks, %lld round trips, %lld blocking "
              "calls of %lld ms per repetition; %lld FFI workers, ffi_spin_us %lld. direct, "
              "ffi_call, callout: int64_t add(int64_t, int64_t) through a C function pointer; "
@@ -243,10 +243,8 @@ static void describe(bench_results *r, const ffi_opts *o)
              "process at 30 makes the blocking calls of usleep on the VM's thread "
              "(ticker-same) or on a worker (ticker-threaded); the figure is the share of the "
              "calls' 1 ms periods in which the ticker ran.",
-             o->calls, o->round_trips, o->blocking_calls, o->block_ms, o->workers, o->spin_us);
-    free(r->note);
-    r->note = strdup(text);
-    if (!r->note) {
+             o->calls, o->round_trips, o->blocking_calls, o->block_ms, o->workers,
+             o->spin_us) < 0) {
         fputs("stvm-bench ffi: out of memory\n", stderr);
         exit(BENCH_EXIT_FAIL);
     }

@@ -53,8 +53,9 @@ typedef struct ffi_params {
     const bench_trace *trace;   /* the case's VM's trace, or NULL */
 } ffi_params;
 
-/* The function every callout case calls (ffi_callout.c). */
+/* The function every callout case calls, and the echo callback (ffi_callout.c). */
 int64_t ffi_bench_add(int64_t a, int64_t b);
+int ffi_bench_echo(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs, stvm_oop *result);
 
 /* Each answers 0 and fills *s, or a negative stvm error (-1 for a system failure) and a
  * sentence in why. */
