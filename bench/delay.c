@@ -408,23 +408,16 @@ static void describe(bench_results *r, const delay_sweep *s)
     }
 }
 
-/* What the report says before its tables (data: the sweep). */
+/* What the report says before its tables (data: the sweep); the machine, version and
+ * pin are in the context list that follows. */
 static void report_prose(FILE *f, const bench_results *people, const void *data)
 {
     const delay_sweep *s = data;
-    char model[256];
-    bench_cpu_model(model, sizeof model);
-    fprintf(f, "# DelayBenchmark on stvm\n\nstvm %s (%s back end), ", stvm_version_string(),
-            stvm_context_backend());
-    if (s->inv->common.cpu >= 0)
-        fprintf(f, "pinned to CPU %d", s->inv->common.cpu);
-    else
-        fputs("not pinned", f);
-    fprintf(f, ", %s, %d CPUs.\n\n%s\n\nThe summary gives each representation's peak over "
-               "N (the first is 100%%) and the per-delay figures at that N, the per-N table "
-               "the medians of every cell. Every figure of every run, with each repetition's "
-               "sample, is in the JSON and CSV views (`--export-json`, `--export-csv`).\n\n",
-            model, bench_ncpu(), s->r.note);
+    fprintf(f, "# DelayBenchmark on stvm\n\n%s\n\nThe summary gives each representation's "
+               "peak over N (the first is 100%%) and the per-delay figures at that N, the per-N "
+               "table the medians of every cell. Every figure of every run, with each "
+               "repetition's sample, is in the JSON and CSV views (`--export-json`, "
+               "`--export-csv`).\n\n", s->r.note);
     (void)people;
 }
 
