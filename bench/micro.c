@@ -135,8 +135,8 @@ static void targets(bench_results *r)
          "queue_over_handoff", 2},
     };
     char why[160];
-    snprintf(why, sizeof why, "this binary uses the %s back end; the targets apply to %s "
-             "(stvm-bench)", stvm_context_backend(), JUDGED_BACKEND);
+    snprintf(why, sizeof why, "on %s: the targets are %s's", stvm_context_backend(),
+             JUDGED_BACKEND);
     for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
         bench_target *t = bench_target_add(r, spec[i].text, BENCH_TARGET_AT_MOST,
                                            spec[i].select, spec[i].metric, spec[i].limit,
