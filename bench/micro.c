@@ -154,9 +154,8 @@ int micro_main(int argc, char **argv)
     int rc = bench_parse(&micro_command, argc, argv, &o, &inv);
     if (rc != BENCH_GO_ON)
         return rc;
-    if (inv.common.trace.path && o.repeat != 1)
-        return bench_usage(&micro_command, "--trace traces one cell, these options run "
-                           "%lld: give --repeat 1", o.repeat);
+    if ((rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
+        return rc;
     const char *backend = stvm_context_backend();
     int total = 1 + 2 * (int)o.repeat, done = 0;
     bench_results r;
