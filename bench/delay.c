@@ -430,10 +430,9 @@ int delay_main(int argc, char **argv)
         return rc;
     delay_sweep s = {.o = &o, .inv = &inv};
     if ((rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
-        (rc = bench_trace_one_cell(&inv.common.trace, "delay ",
-                                   (long)s.nreprs * o.concurrency.n * o.repeat,
-                                   "give one --repr, one --concurrency value, one "
-                                   "--timer-slack-us value and --repeat 1")) != BENCH_NEXT)
+        (rc = bench_trace_cells(&inv, (long)s.nreprs * o.concurrency.n * o.repeat,
+                                "give one --repr, one --concurrency value, one "
+                                "--timer-slack-us value and --repeat 1")) != BENCH_GO_ON)
         return rc;
     inv.clock = o.clock ? "sim" : "real";
     int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */

@@ -256,10 +256,8 @@ int ffi_main(int argc, char **argv)
     bench_invocation inv;
     int rc = bench_parse(&ffi_command, argc, argv, &o, &inv);
     if (rc != BENCH_GO_ON ||
-        (rc = bench_trace_one_cell(&inv.common.trace, "ffi ",
-                                   (long)__builtin_popcount(o.cases & ~NO_VM) * o.repeat,
-                                   "give --case one case with a VM and --repeat 1")) !=
-            BENCH_NEXT)
+        (rc = bench_trace_cells(&inv, (long)__builtin_popcount(o.cases & ~NO_VM) * o.repeat,
+                                "give --case one case with a VM and --repeat 1")) != BENCH_GO_ON)
         return rc;
     ffi_params p = {.calls = o.calls, .round_trips = o.round_trips,
                     .blocking_calls = (int)o.blocking_calls, .block_ms = (int)o.block_ms,
