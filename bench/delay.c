@@ -1,20 +1,18 @@
 /*
- * stvm-bench delay: the command. Its options, the sweep over N, repetitions and
- * representations (each run in delay_run.c), and where the report goes (delay_render.h).
- * It is the one file that sees both measurement and rendering.
+ * stvm-bench delay: Pharo's DelayBenchmark, the command. Its option table, the sweep
+ * over N, repetitions and representations (each run in delay_run.c), and the records:
+ * one per (representation, N) with every repetition's samples, beside the seed's own
+ * "#ConcurrentDelays: N . Count: C per second" lines, a summary shaped like the seed's
+ * and a per-N table for people. The views, the plot and the report come from the core.
  */
 #include "bench.h"
-#include "delay_render.h"
-#include "delay_report.h"
 #include "delay_run.h"
 #include "random.h"
+#include "render.h"
 
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_N 1000000L
-#define MAX_NS 10000
 
 #define DEFAULT_SLACK_US 50   /* stvm_config's default timer slack */
 #define MAX_SLACKS 8
@@ -27,397 +25,438 @@ static const delay_repr known_reprs[] = {
 };
 #define NKNOWN ((int)(sizeof known_reprs / sizeof known_reprs[0]))
 
+/* What the option table fills. */
 typedef struct delay_opts {
-    delay_repr reprs[NKNOWN * MAX_SLACKS];   /* each representation at each slack */
-    int nreprs;
-    int slacks[MAX_SLACKS];
-    int nslacks;
-    long *ns;
-    int nns;
-    bool sim;
-    int repeat;
-    int window_ms;
-    int cpu;                        /* -1: no pinning */
-    bool stack_guard;
-    bench_format format;
-    const char *plot;
-    const char *report;
-    bench_trace trace;
+    const char *repr;               /* a TEXT list: its order matters (the first is 100%) */
+    bench_ints concurrency;
+    int clock;                      /* 0 real, 1 sim */
+    long long repeat, window_ms;
+    bench_ints slacks;
+    bool no_stack_guard;
+    const char *plot, *report;
 } delay_opts;
 
-/* ---- options ------------------------------------------------------------------------- */
+static const char *const clock_words[] = {"real", "sim", NULL};
 
-static void delay_help(FILE *f)
-{
-    fprintf(f,
-            "usage: stvm-bench delay [OPTIONS]\n"
-            "  --repr LIST         representations, comma-separated (default "
-            "ms-smallint31,us-largeint31,us-smallint61);\n"
-            "                      also ms-smallint61\n"
-            "  --concurrency LIST  N values: 1000,2000 or ranges A..B:STEP, mixed "
-            "(default 1000..10000:1000);\n"
-            "                      each 1..1000000\n"
-            "  --clock real|sim    wall clock (default) or simulated time (pure CPU cost)\n"
-            "  --repeat K          repetitions per cell, medians reported (default 1)\n"
-            "  --window-ms W       window and drain length in ms (default 1000)\n"
-            "  --cpu N             pin to CPU N (default 0; -1 = no pinning)\n"
-            "  --format F          table (default), csv, json or markdown\n"
-            "  --plot FILE         write FILE.gp/.dat beside FILE and run gnuplot for a PNG\n"
-            "  --report FILE       also write the Markdown report to FILE\n"
-            "  --no-stack-guard    no guard region below each stack, no overflow check\n"
-            "  --timer-slack-us LIST  the VMs' timer slack, comma-separated, 0..1000 (default\n"
-            "                      50); each representation runs at each\n");
-    bench_trace_help(f, 22, "the run's VM (one --repr, one --concurrency value and one\n"
-                            "--timer-slack-us value)");
-}
+static const bench_opt delay_opts_table[] = {
+    BENCH_TEXT("repr", "LIST", "ms-smallint31,us-largeint31,us-smallint61", delay_opts, repr,
+               "Representations, comma-separated, in the order shown (the first is 100%): "
+               "ms-smallint31, us-largeint31, us-smallint61, ms-smallint61."),
+    BENCH_INTS("concurrency", "1000..10000:1000", 1, 1000000, delay_opts, concurrency,
+               "N, the concurrent delays (worker processes)."),
+    BENCH_WORD("clock", "real", clock_words, delay_opts, clock,
+               "The wall clock, or simulated time (no waiting: pure CPU cost, counts per "
+               "simulated second)."),
+    BENCH_INT("repeat", "K", "1", 1, DELAY_MAX_REPEAT, delay_opts, repeat,
+              "Repetitions per cell; the views show medians and keep every sample."),
+    BENCH_INT("window-ms", "W", "1000", 1, 3600000, delay_opts, window_ms,
+              "The window, and the drain after it, in ms."),
+    BENCH_INTS("timer-slack-us", "50", 0, 1000, delay_opts, slacks,
+               "The VMs' timer slack in us (at most 8 values); each representation runs at "
+               "each."),
+    BENCH_FLAG("no-stack-guard", delay_opts, no_stack_guard,
+               "No guard region below each stack, no overflow check."),
+    BENCH_OUTPUT("plot", delay_opts, plot,
+                 "Draw delays/s and CPU us per delay against N into this PNG (bench/plots/"
+                 "delay.gp; the data beside it as .csv)."),
+    BENCH_OUTPUT("report", delay_opts, report, "Write the Markdown report to FILE."),
+};
 
-static bool parse_reprs(const char *s, delay_opts *o)
-{
-    o->nreprs = 0;
-    char buf[256];
-    if (!s || strlen(s) >= sizeof buf)
-        return false;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL;) {
-        int k = -1;
-        for (int i = 0; i < NKNOWN; i++)
-            if (!strcmp(t, known_reprs[i].name))
-                k = i;
-        if (k < 0) {
-            bench_usage_error("delay ",
-                              "unknown representation '%s' (known: ms-smallint31, "
-                              "us-largeint31, us-smallint61, ms-smallint61)", t);
-            return false;
-        }
-        for (int i = 0; i < o->nreprs; i++) {
-            if (!strcmp(o->reprs[i].name, t)) {
-                bench_usage_error("delay ", "representation '%s' given twice", t);
-                return false;
-            }
-        }
-        o->reprs[o->nreprs++] = known_reprs[k];
-    }
-    if (!o->nreprs) {
-        bench_usage_error("delay ", "--repr wants at least one representation");
-        return false;
-    }
-    return true;
-}
+const bench_command delay_command = {
+    "delay",
+    "Pharo's DelayBenchmark: delays per second against concurrency for each Delay "
+    "timestamp representation",
+    "1000 durations of 1..50 ms from Random seed: 42 (verified at start-up); N workers at "
+    "priority 41 share one index into them and wait on a Delay of each in turn; a "
+    "coordinator at 42 opens a window, closes it and drains for as long. Every run has a "
+    "fresh VM; representations are interleaved within each N and repetition.\n\nOne record "
+    "per (representation, N): delays per second, us and CPU us per delay, boxed "
+    "allocations, LargeInteger operations and the scheduler's counters per delay, "
+    "lateness p50/p99/max; beside them the seed's lines, a seed-shaped summary and a "
+    "per-N table.",
+    delay_opts_table, (int)(sizeof delay_opts_table / sizeof delay_opts_table[0]),
+    "the run's VM (one --repr, one --concurrency value, one --timer-slack-us value and "
+    "--repeat 1)"};
 
-/* "0,50": timer slacks in us. */
-static bool parse_slacks(const char *s, delay_opts *o)
-{
-    long long v[MAX_SLACKS];
-    int n = bench_parse_numbers(s, 0, 1000, v, MAX_SLACKS);
-    if (n < 0) {
-        bench_usage_error("delay ", "--timer-slack-us wants a list of at most %d numbers in "
-                                    "0..1000, such as 0,50, not '%s'", MAX_SLACKS, s ? s : "");
-        return false;
-    }
-    o->nslacks = n;
-    for (int k = 0; k < n; k++)
-        o->slacks[k] = (int)v[k];
-    return true;
-}
+/* ---- the figures --------------------------------------------------------------------- */
 
-static bool push_n(delay_opts *o, long long v)
-{
-    if (o->nns >= MAX_NS) {
-        bench_usage_error("delay ", "--concurrency lists more than %d values", MAX_NS);
-        return false;
-    }
-    o->ns[o->nns++] = (long)v;
-    return true;
-}
+/* A figure of delay_sample as a metric, in the CSV column order. */
+typedef struct delay_field {
+    const char *name, *unit;
+    bench_better better;
+    int decimals;
+    size_t offset;
+} delay_field;
 
-/* One item of --concurrency: N, or A..B:STEP (STEP defaults to 1). */
-static bool parse_concurrency_item(char *t, delay_opts *o)
-{
-    char *dots = strstr(t, "..");
-    long long a, b, step = 1;
-    if (!dots) {
-        if (bench_parse_ll(t, 1, MAX_N, &a))
-            return push_n(o, a);
-        bench_usage_error("delay ", "--concurrency: '%s' is not a number in 1..1000000", t);
-        return false;
-    }
-    *dots = 0;
-    char *hi = dots + 2, *colon = strchr(hi, ':');
-    if (colon)
-        *colon = 0;
-    if (!bench_parse_ll(t, 1, MAX_N, &a) || !bench_parse_ll(hi, 1, MAX_N, &b) ||
-        (colon && !bench_parse_ll(colon + 1, 1, MAX_N, &step)) || a > b) {
-        bench_usage_error("delay ", "--concurrency: bad range (want A..B:STEP with "
-                                    "1 <= A <= B <= 1000000, STEP >= 1)");
-        return false;
-    }
-    bool ok = true;
-    for (long long v = a; v <= b && ok; v += step)
-        ok = push_n(o, v);
-    return ok;
-}
-
-/* "1000,2000", "1000..10000:1000", "10,100..1000:100". */
-static bool parse_concurrency(const char *s, delay_opts *o)
-{
-    o->nns = 0;
-    if (!s || !*s) {
-        bench_usage_error("delay ", "--concurrency wants a list such as 1000,2000 or "
-                                    "1000..10000:1000");
-        return false;
-    }
-    char *buf = strdup(s);
-    if (!buf)
-        return false;
-    bool ok = true;
-    for (char *rest = buf, *t; ok && (t = strsep(&rest, ",")) != NULL;)
-        ok = parse_concurrency_item(t, o);
-    free(buf);
-    if (ok && !o->nns) {
-        bench_usage_error("delay ", "--concurrency wants at least one value");
-        ok = false;
-    }
-    return ok;
-}
-
-/* The flags with a number, and the end of the list: anything else is unknown. */
-static int parse_number_option(int argc, char **argv, int *i, delay_opts *o)
-{
-    const char *v = NULL;
-    long long n;
-    if (bench_flag(argc, argv, i, "--repeat", &v)) {
-        if (!bench_parse_ll(v, 1, DELAY_MAX_REPEAT, &n))
-            return bench_usage_error("delay ", "--repeat wants 1..%d, not '%s'",
-                                     DELAY_MAX_REPEAT, v ? v : "");
-        o->repeat = (int)n;
-        return BENCH_NEXT;
-    }
-    if (bench_flag(argc, argv, i, "--window-ms", &v)) {
-        if (!bench_parse_ll(v, 1, 3600000, &n))
-            return bench_usage_error("delay ", "--window-ms wants 1..3600000, not '%s'",
-                                     v ? v : "");
-        o->window_ms = (int)n;
-        return BENCH_NEXT;
-    }
-    int rc = bench_trace_option(argc, argv, i, "delay ", &o->trace);
-    if (rc == BENCH_NOT_MINE)
-        rc = bench_common_option(argc, argv, i, "delay ", &o->cpu, &o->format);
-    if (rc == BENCH_NOT_MINE)
-        return bench_usage_error("delay ", "unknown option '%s'", argv[*i]);
-    return rc;
-}
-
-static int parse_file_option(const char *flag, const char *v, const char **out)
-{
-    if (!v || !*v)
-        return bench_usage_error("delay ", "%s wants a file name", flag);
-    *out = v;
-    return BENCH_NEXT;
-}
-
-static int parse_option(int argc, char **argv, int *i, delay_opts *o)
-{
-    const char *v = NULL;
-    if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
-        delay_help(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (!strcmp(argv[*i], "--no-stack-guard")) {
-        o->stack_guard = false;
-        (*i)++;
-        return BENCH_NEXT;
-    }
-    if (bench_flag(argc, argv, i, "--repr", &v))
-        return parse_reprs(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
-    if (bench_flag(argc, argv, i, "--concurrency", &v))
-        return parse_concurrency(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
-    if (bench_flag(argc, argv, i, "--timer-slack-us", &v))
-        return parse_slacks(v, o) ? BENCH_NEXT : BENCH_EXIT_USAGE;
-    if (bench_flag(argc, argv, i, "--clock", &v)) {
-        if (!v || (strcmp(v, "real") && strcmp(v, "sim")))
-            return bench_usage_error("delay ", "--clock wants real or sim, not '%s'",
-                                     v ? v : "");
-        o->sim = !strcmp(v, "sim");
-        return BENCH_NEXT;
-    }
-    if (bench_flag(argc, argv, i, "--plot", &v))
-        return parse_file_option("--plot", v, &o->plot);
-    if (bench_flag(argc, argv, i, "--report", &v))
-        return parse_file_option("--report", v, &o->report);
-    return parse_number_option(argc, argv, i, o);
-}
-
-/* Each representation at each slack, the slack in the name when there are several. */
-static void expand_slacks(delay_opts *o)
-{
-    delay_repr base[NKNOWN];
-    int nbase = o->nreprs;
-    memcpy(base, o->reprs, (size_t)nbase * sizeof *base);
-    o->nreprs = 0;
-    for (int b = 0; b < nbase; b++) {
-        for (int k = 0; k < o->nslacks; k++) {
-            delay_repr *v = &o->reprs[o->nreprs++];
-            *v = base[b];
-            v->timer_slack_us = o->slacks[k];
-            if (o->nslacks > 1)
-                snprintf(v->name, sizeof v->name, "%.20s@slack%d", base[b].name, o->slacks[k]);
-        }
-    }
-}
-
-/* The defaults (three representations, N = 1000..10000:1000), then the flags. */
-static int parse_args(int argc, char **argv, delay_opts *o)
-{
-    for (int k = 0; k < 3; k++)
-        o->reprs[k] = known_reprs[k];
-    o->nreprs = 3;
-    o->slacks[0] = DEFAULT_SLACK_US;
-    o->nslacks = 1;
-    for (long v = 1000; v <= 10000; v += 1000)
-        o->ns[o->nns++] = v;
-    for (int i = 1; i < argc;) {
-        int rc = parse_option(argc, argv, &i, o);
-        if (rc != BENCH_NEXT)
-            return rc;
-    }
-    expand_slacks(o);
-    return bench_trace_one_cell(&o->trace, "delay ", (long)o->nreprs * o->nns * o->repeat,
-                                "give one --repr, one --concurrency value, one "
-                                "--timer-slack-us value and --repeat 1");
-}
+#define F(name, unit, better, decimals) \
+    {#name, unit, BENCH_BETTER_##better, decimals, offsetof(delay_sample, name)}
+static const delay_field fields[] = {
+    F(delays_per_second, "1/s", HIGHER, 0), F(cpu_us_per_delay, "us", LOWER, 3),
+    F(boxed_per_delay, "", LOWER, 2), F(large_ops_per_delay, "", LOWER, 2),
+    F(late_p50_us, "us", LOWER, 0), F(late_p99_us, "us", LOWER, 0),
+    F(late_max_us, "us", LOWER, 0), F(late_min_us, "us", NONE, 0),
+    F(exit_count, "", NONE, 0), F(enter_count, "", NONE, 0), F(exit_in_window, "", NONE, 0),
+    F(timing_loop_passes_per_delay, "", LOWER, 3), F(clock_reads_per_delay, "", LOWER, 3),
+    F(delays_scheduled_per_delay, "", NONE, 3), F(delays_expired_per_delay, "", NONE, 3),
+    F(context_switches_per_delay, "", LOWER, 3), F(idle_sleeps_per_delay, "", NONE, 3),
+    F(timer_fires_per_delay, "", NONE, 3), F(early_waits, "", LOWER, 0),
+    F(late_samples, "", NONE, 0), F(wall_window_ms, "ms", NONE, 1),
+    F(cpu_window_ms, "ms", LOWER, 1),
+};
+#undef F
+#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
 /* ---- the sweep ----------------------------------------------------------------------- */
 
-/* The report's cells, each with room for every repetition; false if out of memory. */
-static bool report_alloc(const delay_opts *o, const int *table, delay_report *rep)
+typedef struct delay_sweep {
+    delay_repr reprs[NKNOWN * MAX_SLACKS];   /* each representation at each slack */
+    int nreprs;
+    const delay_opts *o;
+    const bench_invocation *inv;
+    const int *table;
+    bench_results r;                /* cell (ni, ri) is record ni * nreprs + ri */
+} delay_sweep;
+
+/* --repr at each --timer-slack-us, the slack in the name when there are several. */
+static int parse_reprs(const delay_opts *o, delay_sweep *s)
 {
-    long sum = 0;
-    for (int i = 0; i < DELAY_TABLE_SIZE; i++)
-        sum += table[i];
-    *rep = (delay_report){.reprs = o->reprs, .nreprs = o->nreprs, .ns = o->ns,
-                          .nns = o->nns, .repeat = o->repeat, .window_ms = o->window_ms,
-                          .sim = o->sim, .cpu = o->cpu,
-                          .table_mean_ms = (double)sum / DELAY_TABLE_SIZE};
-    size_t ncells = (size_t)o->nns * (size_t)o->nreprs;
-    rep->cells = calloc(ncells, sizeof *rep->cells);
-    delay_sample *samples = calloc(ncells * (size_t)o->repeat, sizeof *samples);
-    if (!rep->cells || !samples) {
-        free(rep->cells);
-        free(samples);
+    if (o->slacks.n > MAX_SLACKS)
+        return bench_usage(&delay_command, "--timer-slack-us takes at most %d values, not %d",
+                           MAX_SLACKS, o->slacks.n);
+    char buf[256];
+    if (strlen(o->repr) >= sizeof buf)
+        return bench_usage(&delay_command, "--repr: the list is too long");
+    snprintf(buf, sizeof buf, "%s", o->repr);
+    int base[NKNOWN], nbase = 0;
+    for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL;) {
+        int k = NKNOWN;
+        while (k-- > 0 && strcmp(t, known_reprs[k].name))
+            ;
+        if (k < 0)
+            return bench_usage(&delay_command, "--repr: unknown representation '%s' (known: "
+                               "ms-smallint31, us-largeint31, us-smallint61, ms-smallint61)", t);
+        for (int i = 0; i < nbase; i++)
+            if (base[i] == k)
+                return bench_usage(&delay_command, "--repr: '%s' given twice", t);
+        base[nbase++] = k;
+    }
+    for (int b = 0; b < nbase; b++) {
+        for (int k = 0; k < o->slacks.n; k++) {
+            delay_repr *v = &s->reprs[s->nreprs++];
+            *v = known_reprs[base[b]];
+            v->timer_slack_us = (int)o->slacks.v[k];
+            if (o->slacks.n > 1)
+                snprintf(v->name, sizeof v->name, "%.20s@slack%d", known_reprs[base[b]].name,
+                         v->timer_slack_us);
+        }
+    }
+    return BENCH_GO_ON;
+}
+
+/* A record per cell, in (N, representation) order, with every figure and no sample
+ * yet: the field list's order, us_per_delay (1e6 / the rate) after the rate. */
+static void add_records(delay_sweep *s)
+{
+    for (int ni = 0; ni < s->o->concurrency.n; ni++) {
+        for (int ri = 0; ri < s->nreprs; ri++) {
+            const delay_repr *rp = &s->reprs[ri];
+            bench_record *rec = bench_record_add(&s->r, rp->name);
+            bench_param_add(rec, "concurrency", "%lld", s->o->concurrency.v[ni]);
+            bench_param_add(rec, "delay_clock", "%s",
+                            rp->delay_clock == STVM_DELAY_CLOCK_MS ? "ms" : "us");
+            bench_param_add(rec, "smallint_bits", "%d", rp->smallint_bits);
+            bench_param_add(rec, "timer_slack_us", "%d", rp->timer_slack_us);
+            bench_param_add(rec, "window_ms", "%lld", s->o->window_ms);
+            for (int f = 0; f < NFIELDS; f++) {
+                bench_metric_add(rec, fields[f].name, fields[f].unit, fields[f].better,
+                                 fields[f].decimals, NULL, 0);
+                if (f == 0)
+                    rec->gbench_real = bench_metric_add(rec, "us_per_delay", "us",
+                                                        BENCH_BETTER_LOWER, 2, NULL, 0);
+            }
+            rec->gbench_cpu = 2;    /* cpu_us_per_delay, the field after the rate */
+        }
+    }
+}
+
+/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record, whose
+ * later repetitions are skipped. Answers whether it ran and succeeded. */
+static bool run_cell(delay_sweep *s, int ni, int ri, int k)
+{
+    bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+    if (rec->status != BENCH_OK || *rec->note)
         return false;
-    }
-    for (size_t i = 0; i < ncells; i++) {
-        rep->cells[i].repr = (int)(i % (size_t)o->nreprs);
-        rep->cells[i].n = o->ns[i / (size_t)o->nreprs];
-        rep->cells[i].samples = samples + i * (size_t)o->repeat;
-    }
-    return true;
-}
-
-static void report_free(delay_report *rep)
-{
-    if (rep->cells)
-        free(rep->cells[0].samples);
-    free(rep->cells);
-}
-
-/* Repetition k of cell c; a failure is kept in the cell, which runs no more. */
-static bool run_cell(const delay_opts *o, const int *table, delay_cell *c, int k, bool tty)
-{
-    const delay_repr *rp = &o->reprs[c->repr];
-    delay_run_params p = {.repr = rp, .n = c->n, .table = table, .window_ms = o->window_ms,
-                          .sim = o->sim, .stack_guard = o->stack_guard, .trace = &o->trace};
-    char why[sizeof c->error] = "";
-    if (delay_run_one(&p, &c->samples[c->nsamples], why, sizeof why) == STVM_OK) {
-        c->nsamples++;
+    delay_run_params p = {.repr = &s->reprs[ri], .n = (long)s->o->concurrency.v[ni],
+                          .table = s->table, .window_ms = (int)s->o->window_ms,
+                          .sim = s->o->clock == 1, .stack_guard = !s->o->no_stack_guard,
+                          .trace = &s->inv->common.trace};
+    delay_sample out;
+    char why[300] = "";
+    if (delay_run_one(&p, &out, why, sizeof why) == STVM_OK) {
+        for (int f = 0; f < NFIELDS; f++)
+            bench_metric_push(&rec->metrics[f + (f > 0)],
+                              *(const double *)((const char *)&out + fields[f].offset));
+        bench_metric_push(&rec->metrics[1], out.delays_per_second > 0
+                                                ? 1e6 / out.delays_per_second : NAN);
         return true;
     }
-    if (tty)
-        fputc('\n', stderr);
-    fprintf(stderr, "stvm-bench: %s N=%ld rep %d failed: %s\n", rp->name, c->n, k + 1, why);
-    c->failed = true;
-    snprintf(c->error, sizeof c->error, "%s", why);
+    fprintf(stderr, "stvm-bench delay: %s N=%ld rep %d failed: %s\n", p.repr->name, p.n,
+            k + 1, why);
+    if (k == 0)
+        bench_record_fail(rec, BENCH_FAILED, "repetition 1 failed: %s", why);
+    else
+        bench_record_note(rec, "%d of %lld repetitions ran; repetition %d failed: %s", k,
+                          s->o->repeat, k + 1, why);
     return false;
 }
 
 /* Representations are interleaved within each N and repetition, so drifting noise
  * (frequency, other load) hits them alike. Answers the number of failed runs. */
-static int sweep(const delay_opts *o, const int *table, delay_report *rep)
+static int sweep(delay_sweep *s)
 {
-    bool tty = bench_progress_on();
-    int total = o->nns * o->repeat * o->nreprs, done = 0, failed = 0;
-    int width = snprintf(NULL, 0, "%d", total);
-    for (int ni = 0; ni < o->nns; ni++) {
+    const delay_opts *o = s->o;
+    int total = o->concurrency.n * (int)o->repeat * s->nreprs, done = 0, failed = 0;
+    for (int ni = 0; ni < o->concurrency.n; ni++) {
         for (int k = 0; k < o->repeat; k++) {
-            for (int ri = 0; ri < o->nreprs; ri++) {
-                delay_cell *c = &rep->cells[ni * o->nreprs + ri];
-                done++;
-                if (tty)
-                    bench_progress("[%*d/%d] %s N=%ld rep %d/%d", width, done, total,
-                                   o->reprs[ri].name, c->n, k + 1, o->repeat);
-                if (!c->failed && !run_cell(o, table, c, k, tty))
-                    failed++;
+            for (int ri = 0; ri < s->nreprs; ri++) {
+                const bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+                bool ran = rec->status == BENCH_OK && !*rec->note;
+                bool ok = run_cell(s, ni, ri, k);
+                failed += ran && !ok;
+                bench_progress_line(s->inv, ++done, total, "%s N=%lld rep %d/%lld: %.0f "
+                                    "delays/s", s->reprs[ri].name, o->concurrency.v[ni], k + 1,
+                                    o->repeat, ok ? rec->metrics[0].samples[k] : NAN);
             }
         }
     }
-    if (tty)
-        bench_progress("%d runs done\n", done);
-    for (int i = 0; i < o->nns * o->nreprs; i++)
-        delay_cell_median(&rep->cells[i]);
     return failed;
 }
 
-/* ---- the report ---------------------------------------------------------------------- */
+/* ---- the tables for people ----------------------------------------------------------- */
 
-static void print_report(FILE *f, bench_format format, const delay_report *rep)
+static double med(const bench_record *rec, const char *metric)
 {
-    switch (format) {
-    case FMT_CSV:
-        delay_print_csv(f, rep);
-        break;
-    case FMT_JSON:
-        delay_print_json(f, rep);
-        break;
-    case FMT_MARKDOWN:
-        delay_print_markdown(f, rep);
-        break;
-    case FMT_TABLE:
-        delay_print_text(f, rep);
-        break;
+    const bench_metric *m = bench_metric_find(rec, metric);
+    return m && m->nsamples ? m->median : NAN;
+}
+
+/* The record of representation ri with the highest median rate, or NULL. */
+static const bench_record *peak(const bench_results *r, int nreprs, int ri)
+{
+    const bench_record *best = NULL;
+    for (int i = ri; i < r->nrecords; i += nreprs)
+        if (!isnan(med(&r->records[i], "delays_per_second")) &&
+            (!best || med(&r->records[i], "delays_per_second") >
+                          med(best, "delays_per_second")))
+            best = &r->records[i];
+    return best;
+}
+
+static void fmt(char *b, size_t n, double v, int decimals, const char *suffix)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.*f%s", decimals, v, suffix);
+    else
+        snprintf(b, n, "-");
+}
+
+/* The seed-shaped summary: a row per figure, a column per representation. */
+static const struct {
+    const char *label, *metric;
+    int decimals;
+} summary_rows[] = {
+    {"delays scheduled per second (peak over N)", "delays_per_second", 0},
+    {"relative performance", NULL, 0}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay", 2},
+    {"relative performance (time)", NULL, 0}, {"peak at N", NULL, 0},
+    {"ExitCount at peak N", "exit_count", 0},
+    {"CPU µs per delay (at peak N)", "cpu_us_per_delay", 3},
+    {"boxed allocations per delay", "boxed_per_delay", 2},
+    {"LargeInteger ops per delay", "large_ops_per_delay", 2},
+    {"timing loop passes per delay", "timing_loop_passes_per_delay", 3},
+    {"clock reads per delay", "clock_reads_per_delay", 3},
+    {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay", 3},
+    {"lateness p50 / p99 / max [µs]", NULL, 0}, {"waits that ended early (ms scheduler)", NULL, 0},
+};
+#define NSUMMARY ((int)(sizeof summary_rows / sizeof summary_rows[0]))
+
+static void summary_cell(char *b, size_t n, const bench_results *r, int nreprs, int ri, int row)
+{
+    const bench_record *p = peak(r, nreprs, ri), *p0 = peak(r, nreprs, 0);
+    double rate = p ? med(p, "delays_per_second") : NAN;
+    double rate0 = p0 ? med(p0, "delays_per_second") : NAN;
+    if (summary_rows[row].metric)
+        fmt(b, n, p ? med(p, summary_rows[row].metric) : NAN, summary_rows[row].decimals, "");
+    else if (row == 1)
+        fmt(b, n, 100.0 * rate / rate0, 0, "%");
+    else if (row == 3)
+        fmt(b, n, 100.0 * rate0 / rate, 0, "%");
+    else if (!p)
+        snprintf(b, n, "-");
+    else if (row == 4)
+        snprintf(b, n, "%s", bench_param_find(p, "concurrency"));
+    else if (row == 12)
+        snprintf(b, n, "%.0f / %.0f / %.0f", med(p, "late_p50_us"), med(p, "late_p99_us"),
+                 med(p, "late_max_us"));
+    else
+        snprintf(b, n, "%.0f of %.0f", med(p, "early_waits"), med(p, "late_samples"));
+}
+
+static void summary_table(bench_results *r, const delay_sweep *s)
+{
+    char align[NKNOWN * MAX_SLACKS + 2] = "l", cells[NKNOWN * MAX_SLACKS + 1][64];
+    const char *line[NKNOWN * MAX_SLACKS + 1] = {""};
+    for (int ri = 0; ri < s->nreprs; ri++) {
+        strcat(align, "r");
+        line[ri + 1] = s->reprs[ri].name;
+    }
+    bench_table *t = bench_table_add(r, s->o->clock ? "Summary (peak over N; per-delay figures "
+                                     "at the peak N; simulated clock)" : "Summary (peak over "
+                                     "N; per-delay figures at the peak N)", s->nreprs + 1, align);
+    bench_table_row(t, line);
+    for (int row = 0; row < NSUMMARY; row++) {
+        line[0] = summary_rows[row].label;
+        for (int ri = 0; ri < s->nreprs; ri++) {
+            summary_cell(cells[ri], sizeof cells[ri], r, s->nreprs, ri, row);
+            line[ri + 1] = cells[ri];
+        }
+        bench_table_row(t, line);
+    }
+    bench_table_footer(t, "The first representation is 100%%.");
+}
+
+/* The per-N table: the figures people compare, one row per record. */
+static const struct {
+    const char *header, *metric;
+    int decimals;
+} per_n_cols[] = {
+    {"delays/s", "delays_per_second", 0}, {"ExitCount", "exit_count", 0},
+    {"CPU µs/delay", "cpu_us_per_delay", 3}, {"boxed/delay", "boxed_per_delay", 2},
+    {"LI ops/delay", "large_ops_per_delay", 2}, {"loops/delay", "timing_loop_passes_per_delay", 3},
+    {"p50 µs", "late_p50_us", 0}, {"p99 µs", "late_p99_us", 0}, {"max µs", "late_max_us", 0},
+    {"early", "early_waits", 0},
+};
+#define NPERN ((int)(sizeof per_n_cols / sizeof per_n_cols[0]))
+
+static void per_n_table(bench_results *r, const delay_sweep *s)
+{
+    char title[160];
+    snprintf(title, sizeof title, "Per N (medians over %lld repetition%s; per delay = per "
+             "delay started in the window)", s->o->repeat, s->o->repeat == 1 ? "" : "s");
+    bench_table *t = bench_table_add(r, title, NPERN + 2, "rlrrrrrrrrrr");
+    const char *line[NPERN + 2] = {"N", "representation"};
+    char cells[NPERN][64];
+    for (int k = 0; k < NPERN; k++)
+        line[k + 2] = per_n_cols[k].header;
+    bench_table_row(t, line);
+    int nrecords = r->nrecords;
+    for (int i = 0; i < nrecords; i++) {
+        const bench_record *rec = &r->records[i];
+        line[0] = bench_param_find(rec, "concurrency");
+        line[1] = rec->name;
+        for (int k = 0; k < NPERN; k++) {
+            fmt(cells[k], sizeof cells[k], med(rec, per_n_cols[k].metric),
+                per_n_cols[k].decimals, "");
+            line[k + 2] = rec->status == BENCH_FAILED && !k ? "FAILED" : cells[k];
+        }
+        bench_table_row(t, line);
     }
 }
 
-static void write_markdown(FILE *f, const void *rep)
+/* The seed's transcript: "#ConcurrentDelays: N . Count: C per second" per cell. */
+static void seed_table(bench_results *r, const delay_sweep *s)
 {
-    delay_print_markdown(f, rep);
+    bench_table *t = bench_table_add(r, "In the seed's words", 1, "l");
+    bench_table_row(t, (const char *const[]){"transcript"});
+    char line[512];
+    for (int ri = 0; ri < s->nreprs; ri++) {
+        snprintf(line, sizeof line, "DelayBenchmark %s...", s->reprs[ri].name);
+        bench_table_row(t, (const char *const[]){line});
+        for (int i = ri; i < r->nrecords; i += s->nreprs) {
+            const bench_record *rec = &r->records[i];
+            if (rec->status == BENCH_FAILED)
+                snprintf(line, sizeof line, "#ConcurrentDelays: %s . Count: FAILED (%s)",
+                         bench_param_find(rec, "concurrency"), rec->note);
+            else
+                snprintf(line, sizeof line, "#ConcurrentDelays: %s . Count: %.0f per second",
+                         bench_param_find(rec, "concurrency"), med(rec, "delays_per_second"));
+            bench_table_row(t, (const char *const[]){line});
+        }
+    }
+}
+
+/* What the run was, as the results' note (every view for people shows it). */
+static void describe(bench_results *r, const delay_sweep *s)
+{
+    long sum = 0;
+    for (int i = 0; i < DELAY_TABLE_SIZE; i++)
+        sum += s->table[i];
+    bool sim = s->o->clock == 1;
+    free(r->note);
+    if (asprintf(&r->note, "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld "
+                 "repetition%s per cell. Durations: 1000 draws of (Random seed: 42) nextInt: "
+                 "50, mean %.3f ms; workers at priority 41, coordinator at 42. Lateness = end "
+                 "of wait - (start + duration), two stvm_now_us reads per delay (in the CPU "
+                 "figures). \"Per delay\" divides by the delays started in the window "
+                 "(EnterCount).%s", sim ? "simulated" : "real", s->o->window_ms,
+                 s->o->window_ms, s->o->repeat, s->o->repeat == 1 ? "" : "s",
+                 (double)sum / DELAY_TABLE_SIZE,
+                 sim ? " Simulated clock: time jumps to the next deadline when every process "
+                       "waits, so counts are per simulated second and measure pure CPU cost; "
+                       "CPU figures are real." : "") < 0) {
+        fputs("stvm-bench delay: out of memory\n", stderr);
+        exit(BENCH_EXIT_FAIL);
+    }
+}
+
+/* What the report says before its tables (data: the sweep); the machine, version and
+ * pin are in the context list that follows. */
+static void report_prose(FILE *f, const bench_results *people, const void *data)
+{
+    const delay_sweep *s = data;
+    fprintf(f, "# DelayBenchmark on stvm\n\n%s\n\nThe summary gives each representation's "
+               "peak over N (the first is 100%%) and the per-delay figures at that N, the per-N "
+               "table the medians of every cell. Every figure of every run, with each "
+               "repetition's sample, is in the JSON and CSV views (`--export-json`, "
+               "`--export-csv`).\n\n", s->r.note);
+    (void)people;
 }
 
 int delay_main(int argc, char **argv)
 {
-    long ns_store[MAX_NS];
-    delay_opts o = {.repeat = 1, .window_ms = 1000, .cpu = 0, .stack_guard = true,
-                    .format = FMT_TABLE, .ns = ns_store,
-                    .trace.events = BENCH_TRACE_EVENTS};
-    int rc = parse_args(argc, argv, &o);
-    if (rc != BENCH_NEXT)
+    delay_opts o;
+    bench_invocation inv;
+    int rc = bench_parse(&delay_command, argc, argv, &o, &inv);
+    if (rc != BENCH_GO_ON)
         return rc;
-    if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
+    delay_sweep s = {.o = &o, .inv = &inv};
+    if ((rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
+        (rc = bench_trace_cells(&inv, (long)s.nreprs * o.concurrency.n * o.repeat,
+                                "give one --repr, one --concurrency value, one "
+                                "--timer-slack-us value and --repeat 1")) != BENCH_GO_ON)
         return rc;
-
+    inv.clock = o.clock ? "sim" : "real";
     int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
     delay_table_generate(table);
-    delay_report rep;
-    if (!report_alloc(&o, table, &rep)) {
-        fprintf(stderr, "stvm-bench: out of memory\n");
-        return BENCH_EXIT_FAIL;
-    }
-    rc = sweep(&o, table, &rep) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
-    print_report(stdout, o.format, &rep);
-    fflush(stdout);
-    if (o.report && !bench_write_report(o.report, write_markdown, &rep))
+    s.table = table;
+    bench_results_init(&s.r, "delay");
+    add_records(&s);
+    rc = sweep(&s) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+    summary_table(&s.r, &s);
+    per_n_table(&s.r, &s);
+    seed_table(&s.r, &s);
+    describe(&s.r, &s);
+    if (bench_output(&s.r, &inv) != BENCH_EXIT_OK)
         rc = BENCH_EXIT_FAIL;
-    if (o.plot && delay_plot(o.plot, &rep) != 0)
+    /* The report is for people: the description, the summary, the per-N table and the
+     * seed's lines, without the record tables of every figure. */
+    bench_results people = s.r;
+    char none[1] = "";
+    people.nrecords = 0;
+    people.note = none;
+    if (o.report && !bench_report(o.report, &people, &inv, report_prose, &s))
         rc = BENCH_EXIT_FAIL;
-    report_free(&rep);
+    if (o.plot && !bench_plot(&s.r, &inv, "delay.gp", o.plot))
+        rc = BENCH_EXIT_FAIL;
+    bench_results_free(&s.r);
     return rc;
 }

@@ -190,9 +190,9 @@ static void fill_sample(const delay_run *r, delay_sample *out)
     memset(out, 0, sizeof *out);
     uint64_t count = r->enter_at_window;
     const stvm_stats *a = &r->st0, *b = &r->st1;
-    out->enter_count = count;
-    out->exit_in_window = r->exit_at_window;
-    out->exit_count = r->exit_final;
+    out->enter_count = (double)count;
+    out->exit_in_window = (double)r->exit_at_window;
+    out->exit_count = (double)r->exit_final;
     out->delays_per_second = (double)count * 1000.0 / r->window_ms;
     out->wall_window_ms = (double)(r->wall1 - r->wall0) / 1e6;
     out->cpu_window_ms = (double)(r->cpu1 - r->cpu0) / 1e6;
@@ -207,8 +207,8 @@ static void fill_sample(const delay_run *r, delay_sample *out)
     out->context_switches_per_delay = per(a->context_switches, b->context_switches, count);
     out->idle_sleeps_per_delay = per(a->idle_sleeps, b->idle_sleeps, count);
     out->timer_fires_per_delay = per(a->timer_fires, b->timer_fires, count);
-    out->late_samples = r->hist.count;
-    out->early_waits = r->early;
+    out->late_samples = (double)r->hist.count;
+    out->early_waits = (double)r->early;
     out->late_p50_us = (double)bench_hist_quantile(&r->hist, 0.50);
     out->late_p99_us = (double)bench_hist_quantile(&r->hist, 0.99);
     out->late_max_us = (double)r->hist.max;

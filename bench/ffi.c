@@ -10,140 +10,101 @@
  *    worker.
  * Within a repetition every case runs once, one after the other, so that noise hits them
  * alike; figures are medians over the repetitions and ratios pair each repetition with
- * its reference.
+ * its reference. One record per case; the core shows them.
  */
 #include "bench.h"
 #include "ffi_measure.h"
-#include "ffi_render.h"
-#include "ffi_report.h"
+#include "render.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* What the option table fills. */
 typedef struct ffi_opts {
-    int repeat;
-    ffi_params p;
-    int cpu;
-    bench_format format;
-    long cases;                 /* bits (1 << ffi_case) of the cases to run */
-    bench_trace trace;
+    long long repeat, calls, round_trips, blocking_calls, block_ms, workers, spin_us;
+    unsigned cases;                 /* bits (1 << ffi_case) of the cases to run */
 } ffi_opts;
 
-/* --case's words, one per case in ffi_case's order. */
-static const char *const case_words[FFI_NCASES] = {
+/* --case's words, one per case in ffi_case's order: the records' names. */
+static const char *const case_words[FFI_NCASES + 1] = {
     "direct", "ffi_call", "callout-61", "callout-31", "callout-boxed", "callback-nested",
     "pthread-sem", "threaded", "threaded-nospin", "callback-queued", "callback-queued-nospin",
-    "ticker-same", "ticker-threaded"};
+    "ticker-same", "ticker-threaded", NULL};
 /* The cases without a VM (nothing to trace). */
-#define NO_VM ((1L << FFI_DIRECT) | (1L << FFI_BARE) | (1L << FFI_PTHREAD))
+#define NO_VM ((1u << FFI_DIRECT) | (1u << FFI_BARE) | (1u << FFI_PTHREAD))
 
-static void ffi_help(FILE *f)
-{
-    fprintf(f,
-            "usage: stvm-bench ffi [OPTIONS]\n"
-            "  --repeat K            repetitions, medians reported (default 5)\n"
-            "  --calls N             same-thread calls and nested callbacks per repetition\n"
-            "                        (default 2000000)\n"
-            "  --round-trips N       threaded calls, queued callbacks and pthread hand-offs\n"
-            "                        per repetition (default 20000)\n"
-            "  --blocking-calls N    the ticker's blocking calls (default 100)\n"
-            "  --block-ms M          each blocking call's usleep in ms (default 10)\n"
-            "  --workers W           config.ffi_workers (default 2)\n"
-            "  --spin-us S           config.ffi_spin_us of the rows that spin (default 50;\n"
-            "                        the nospin rows run with 0)\n"
-            "  --cpu N               pin the VM's thread to CPU N (default -1: not pinned;\n"
-            "                        workers and other threads are never pinned)\n"
-            "  --format F            table (default), csv, json or markdown\n"
-            "  --case LIST           the cases to run (default all): direct, ffi_call,\n"
-            "                        callout-61, callout-31, callout-boxed, callback-nested,\n"
-            "                        pthread-sem, threaded, threaded-nospin, callback-queued,\n"
-            "                        callback-queued-nospin, ticker-same, ticker-threaded\n");
-    bench_trace_help(f, 24, "one case's VM (the caller's: callouts, callbacks, the\n"
-                            "ticker); direct, ffi_call and pthread-sem have no VM");
-}
+static const bench_opt ffi_opts_table[] = {
+    BENCH_WORDS("case", "direct,ffi_call,callout-61,callout-31,callout-boxed,callback-nested,"
+                "pthread-sem,threaded,threaded-nospin,callback-queued,callback-queued-nospin,"
+                "ticker-same,ticker-threaded", case_words, ffi_opts, cases,
+                "The cases to run; a row whose reference did not run has no ratio, a target "
+                "whose row did not run is not measured."),
+    BENCH_INT("repeat", "K", "5", 1, FFI_MAX_REPEAT, ffi_opts, repeat,
+              "Repetitions; the views show medians and keep every sample."),
+    BENCH_INT("calls", "N", "2000000", 1000, 1000000000LL, ffi_opts, calls,
+              "Same-thread calls and nested callbacks per repetition."),
+    BENCH_INT("round-trips", "N", "20000", 100, 100000000LL, ffi_opts, round_trips,
+              "Threaded calls, queued callbacks and pthread hand-offs per repetition."),
+    BENCH_INT("blocking-calls", "N", "100", 1, 100000, ffi_opts, blocking_calls,
+              "The ticker's blocking calls."),
+    BENCH_INT("block-ms", "M", "10", 1, 1000, ffi_opts, block_ms,
+              "Each blocking call's usleep in ms."),
+    BENCH_INT("workers", "W", "2", 1, 64, ffi_opts, workers, "config.ffi_workers."),
+    BENCH_INT("spin-us", "S", "50", 0, 10000, ffi_opts, spin_us,
+              "config.ffi_spin_us of the cases that spin (the nospin cases run with 0)."),
+};
 
-static int parse_option(int argc, char **argv, int *i, ffi_opts *o)
-{
-    if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
-        ffi_help(stdout);
-        return BENCH_EXIT_OK;
-    }
-    long long n = 0;
-    const char *v = NULL;
-    if (bench_flag(argc, argv, i, "--case", &v)) {
-        o->cases = bench_parse_names(v, case_words, FFI_NCASES);
-        if (o->cases < 0)
-            return bench_usage_error("ffi ", "--case: '%s' is not a list of cases (see "
-                                             "--help)", v ? v : "");
-        return BENCH_NEXT;
-    }
-    int rc = bench_trace_option(argc, argv, i, "ffi ", &o->trace);
-    if (rc != BENCH_NOT_MINE)
-        return rc;
-#define COUNT(flag, lo, hi, dest)                                                       \
-    rc = bench_count_option(argc, argv, i, "ffi ", flag, lo, hi, NULL, &n);             \
-    if (rc != BENCH_NOT_MINE) {                                                         \
-        dest = n;                                                                       \
-        return rc;                                                                      \
-    }
-    COUNT("--repeat", 1, FFI_MAX_REPEAT, o->repeat)
-    COUNT("--calls", 1000, 1000000000LL, o->p.calls)
-    COUNT("--round-trips", 100, 100000000LL, o->p.round_trips)
-    COUNT("--blocking-calls", 1, 100000, o->p.blocking_calls)
-    COUNT("--block-ms", 1, 1000, o->p.block_ms)
-    COUNT("--workers", 1, 64, o->p.workers)
-    COUNT("--spin-us", 0, 10000, o->p.spin_us)
-#undef COUNT
-    rc = bench_common_option(argc, argv, i, "ffi ", &o->cpu, &o->format);
-    if (rc == BENCH_NOT_MINE)
-        return bench_usage_error("ffi ", "unknown option '%s'", argv[*i]);
-    return rc;
-}
+const bench_command ffi_command = {
+    "ffi",
+    "C calls through libffi: same-thread callouts against a bare ffi_call, threaded "
+    "callouts and callbacks, and a ticker's ticks while blocking calls run",
+    "int64_t add(int64_t, int64_t) called directly, through a bare ffi_call and through "
+    "stvm_ffi_call from a green process on 61- and 31-bit VMs (and boxed on the 31-bit "
+    "one); a nested callback (C to VM to C); a threaded callout's and a queued callback's "
+    "round trip, with and without spinning, against a sem_t round trip between two "
+    "threads; a ticker at priority 40 while a process at 30 makes blocking usleep calls "
+    "on the VM's thread or on a worker.\n\nOne record per case: ns per call, or us per "
+    "round trip and its p99, or the share of ticks kept; each compared case's ratio to "
+    "its reference (per repetition, then the median); the targets.",
+    ffi_opts_table, (int)(sizeof ffi_opts_table / sizeof ffi_opts_table[0]),
+    "one case's VM (the caller's: callouts, callbacks, the ticker); direct, ffi_call and "
+    "pthread-sem have no VM"};
 
-/* Every option, then the one-cell rule of --trace: BENCH_NEXT or an exit status. */
-static int parse_args(int argc, char **argv, ffi_opts *o)
-{
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, o);
-    if (rc != BENCH_NEXT)
-        return rc;
-    return bench_trace_one_cell(&o->trace, "ffi ",
-                                (long)__builtin_popcountl(o->cases & ~NO_VM) * o->repeat,
-                                "give --case one case with a VM and --repeat 1");
-}
+/* ---- the cases ----------------------------------------------------------------------- */
 
-/* ---- the rows and the runs ------------------------------------------------------------- */
+typedef enum ffi_shape { SHAPE_CALL, SHAPE_ROUND_TRIP, SHAPE_TICKER } ffi_shape;
 
 static const struct {
     const char *runner;
-    const char *unit;
     int bits;
-} row_shape[FFI_NCASES] = {
-    [FFI_DIRECT] = {"C pointer", "ns", 0},       [FFI_BARE] = {"libffi", "ns", 0},
-    [FFI_CALLOUT_61] = {"same-thread", "ns", 61}, [FFI_CALLOUT_31] = {"same-thread", "ns", 31},
-    [FFI_CALLOUT_31_BOXED] = {"same-thread", "ns", 31},
-    [FFI_CALLBACK_NESTED] = {"nested", "ns", 61}, [FFI_PTHREAD] = {"2 threads", "us", 0},
-    [FFI_THREADED] = {"worker", "us", 61},
-    [FFI_THREADED_NOSPIN] = {"worker,nospin", "us", 61},
-    [FFI_CALLBACK_QUEUED] = {"queued", "us", 61},
-    [FFI_CALLBACK_QUEUED_NOSPIN] = {"queued,nospin", "us", 61},
-    [FFI_TICKER_SAME] = {"same-thread", "%", 61}, [FFI_TICKER_THREADED] = {"worker", "%", 61},
+    ffi_shape shape;
+    ffi_case versus;                /* the reference, FFI_NCASES for none */
+} cases[FFI_NCASES] = {
+    [FFI_DIRECT] = {"C pointer", 0, SHAPE_CALL, FFI_BARE},
+    [FFI_BARE] = {"libffi", 0, SHAPE_CALL, FFI_NCASES},
+    [FFI_CALLOUT_61] = {"same-thread", 61, SHAPE_CALL, FFI_BARE},
+    [FFI_CALLOUT_31] = {"same-thread", 31, SHAPE_CALL, FFI_BARE},
+    [FFI_CALLOUT_31_BOXED] = {"same-thread", 31, SHAPE_CALL, FFI_BARE},
+    [FFI_CALLBACK_NESTED] = {"nested", 61, SHAPE_CALL, FFI_NCASES},
+    [FFI_PTHREAD] = {"2 threads", 0, SHAPE_ROUND_TRIP, FFI_NCASES},
+    [FFI_THREADED] = {"worker", 61, SHAPE_ROUND_TRIP, FFI_PTHREAD},
+    [FFI_THREADED_NOSPIN] = {"worker,nospin", 61, SHAPE_ROUND_TRIP, FFI_PTHREAD},
+    [FFI_CALLBACK_QUEUED] = {"queued", 61, SHAPE_ROUND_TRIP, FFI_PTHREAD},
+    [FFI_CALLBACK_QUEUED_NOSPIN] = {"queued,nospin", 61, SHAPE_ROUND_TRIP, FFI_PTHREAD},
+    [FFI_TICKER_SAME] = {"same-thread", 61, SHAPE_TICKER, FFI_NCASES},
+    [FFI_TICKER_THREADED] = {"worker", 61, SHAPE_TICKER, FFI_NCASES},
 };
 
-static void make_rows(ffi_report *rep, long cases)
-{
-    for (int c = 0; c < FFI_NCASES; c++) {
-        if (!(cases & (1L << c)))
-            continue;
-        ffi_row *row = &rep->rows[rep->nrows++];
-        row->kind = (ffi_case)c;
-        snprintf(row->case_name, sizeof row->case_name, "%s", ffi_case_name(row->kind));
-        snprintf(row->runner, sizeof row->runner, "%s", row_shape[c].runner);
-        snprintf(row->unit, sizeof row->unit, "%s", row_shape[c].unit);
-        row->bits = row_shape[c].bits;
-    }
-}
+/* The metric each shape is judged and compared on, and its unit. */
+static const struct {
+    const char *metric, *unit;
+    bench_better better;
+} shape_metric[] = {
+    [SHAPE_CALL] = {"ns_per_call", "ns", BENCH_BETTER_LOWER},
+    [SHAPE_ROUND_TRIP] = {"us_per_round_trip", "us", BENCH_BETTER_LOWER},
+    [SHAPE_TICKER] = {"ticks_kept_pct", "%", BENCH_BETTER_HIGHER},
+};
 
 static int measure(const ffi_params *p, ffi_case c, ffi_sample *s, char *why, size_t n)
 {
@@ -164,62 +125,170 @@ static int measure(const ffi_params *p, ffi_case c, ffi_sample *s, char *why, si
     }
 }
 
-/* One case of repetition k; a failure is kept in the row's note and ends the row. */
-static bool run_cell(const ffi_opts *o, ffi_row *row, int k)
+/* Every repetition's samples of each case, and why a case stopped. */
+typedef struct ffi_sweep {
+    ffi_sample runs[FFI_NCASES][FFI_MAX_REPEAT];
+    int nsamples[FFI_NCASES];
+    char note[FFI_NCASES][240];
+} ffi_sweep;
+
+/* One case of repetition k; a failure is kept in the case's note and ends the case. */
+static bool run_cell(const ffi_params *p, ffi_sweep *s, ffi_case c, int k)
 {
-    if (row->note[0])
-        return false;
-    if (bench_progress_on())
-        bench_progress("[%d/%d] %s %s", k + 1, o->repeat, row->case_name, row->runner);
     char why[200] = "";
     bench_watchdog(600);
-    int err = measure(&o->p, row->kind, &row->runs[k], why, sizeof why);
+    int err = measure(p, c, &s->runs[c][k], why, sizeof why);
     bench_watchdog(0);
     if (err) {
-        snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
-        fprintf(stderr, "%sstvm-bench: ffi %s %s: %s\n", bench_progress_on() ? "\n" : "",
-                row->case_name, row->runner, row->note);
+        snprintf(s->note[c], sizeof s->note[c], "repetition %d failed: %s", k + 1, why);
+        fprintf(stderr, "stvm-bench ffi: %s: %s\n", case_words[c], s->note[c]);
         return false;
     }
-    row->nsamples = k + 1;
+    s->nsamples[c] = k + 1;
     return true;
+}
+
+/* A record per case that ran: its figure per repetition, and what goes with it. */
+static void fill_records(const ffi_opts *o, const ffi_sweep *s, bench_results *r)
+{
+    double v[FFI_MAX_REPEAT];
+    for (int c = 0; c < FFI_NCASES; c++) {
+        if (!(o->cases & (1u << c)))
+            continue;
+        int n = s->nsamples[c];
+        ffi_shape shape = cases[c].shape;
+        bench_record *rec = bench_record_add(r, case_words[c]);
+        bench_param_add(rec, "runner", "%s", cases[c].runner);
+        bench_param_add(rec, "bits", "%d", cases[c].bits);
+        for (int k = 0; k < n; k++)
+            v[k] = s->runs[c][k].value;
+        int main_metric = bench_metric_add(rec, shape_metric[shape].metric,
+                                           shape_metric[shape].unit,
+                                           shape_metric[shape].better, 1, v, n);
+        if (shape != SHAPE_TICKER)
+            rec->gbench_real = main_metric;
+        ffi_case ref = cases[c].versus;
+        if (ref != FFI_NCASES && (o->cases & (1u << ref))) {
+            int m = 0;
+            for (; m < n && m < s->nsamples[ref]; m++)
+                v[m] = s->runs[c][m].value / s->runs[ref][m].value;
+            bench_param_add(rec, "versus", "%s", case_words[ref]);
+            bench_metric_add(rec, "ratio", "x", BENCH_BETTER_LOWER, 2, v, m);
+        }
+        if (shape == SHAPE_ROUND_TRIP) {
+            for (int k = 0; k < n; k++)
+                v[k] = s->runs[c][k].p99;
+            bench_metric_add(rec, "p99_us", "us", BENCH_BETTER_LOWER, 1, v, n);
+        }
+        if (shape == SHAPE_TICKER) {
+            for (int k = 0; k < n; k++)
+                v[k] = (double)s->runs[c][k].ticks;
+            bench_metric_add(rec, "ticks", "", BENCH_BETTER_HIGHER, 0, v, n);
+            for (int k = 0; k < n; k++)
+                v[k] = (double)s->runs[c][k].periods;
+            bench_metric_add(rec, "periods", "", BENCH_BETTER_NONE, 0, v, n);
+            for (int k = 0; k < n; k++)
+                v[k] = (double)(s->runs[c][k].periods - s->runs[c][k].ticks);
+            bench_metric_add(rec, "ticks_lost", "", BENCH_BETTER_LOWER, 0, v, n);
+        } else {
+            for (int k = 0; k < n; k++)
+                v[k] = (double)s->runs[c][k].count;
+            bench_metric_add(rec, "count", "", BENCH_BETTER_NONE, 0, v, n);
+        }
+        if (!n)
+            bench_record_fail(rec, BENCH_FAILED, "%s", s->note[c]);
+        else if (*s->note[c])
+            bench_record_note(rec, "%s", s->note[c]);
+    }
+}
+
+/* The issue's targets, side by side in this run (a ratio target against the bare
+ * ffi_call's figure in the same run). */
+static void add_targets(bench_results *r)
+{
+    bench_target_add(r, "same-thread callout at most 2x a bare ffi_call, 61-bit VM",
+                     BENCH_TARGET_AT_MOST, "callout-61", "ns_per_call", 2.0, "ffi_call",
+                     "ns_per_call");
+    bench_target_add(r, "same-thread callout at most 2x a bare ffi_call, 31-bit VM",
+                     BENCH_TARGET_AT_MOST, "callout-31", "ns_per_call", 2.0, "ffi_call",
+                     "ns_per_call");
+    bench_target_add(r, "threaded callout, median round trip at most 15 us",
+                     BENCH_TARGET_AT_MOST, "threaded", "us_per_round_trip", 15.0, NULL, NULL);
+    bench_target_add(r, "ticks kept with threaded blocking calls at least 95%",
+                     BENCH_TARGET_AT_LEAST, "ticker-threaded", "ticks_kept_pct", 95.0, NULL,
+                     NULL);
+    bench_judge(r);
+}
+
+/* What each case is, as the results' note. */
+static void describe(bench_results *r, const ffi_opts *o)
+{
+    free(r->note);
+    if (asprintf(&r->note,
+             "%lld same-thread calls and nested callbacks, %lld round trips, %lld blocking "
+             "calls of %lld ms per repetition; %lld FFI workers, ffi_spin_us %lld. direct, "
+             "ffi_call, callout: int64_t add(int64_t, int64_t) through a C function pointer; "
+             "through ffi_call with its arguments already C values; through stvm_ffi_call "
+             "from a green process, oops in and out (callout-boxed: 2^40 + 1 on a 31-bit VM, "
+             "arguments and result boxed, the result released). ratio: the median over "
+             "repetitions of this case / its versus, each repetition against the reference "
+             "measured moments before. callback-nested: a C loop called once through the FFI "
+             "calls an echo callback on the VM's thread; the figure is per callback (C to VM "
+             "to C). pthread-sem: a sem_t round trip between two unpinned threads, the "
+             "reference for threaded (stvm_ffi_call_threaded of add, one caller, a round trip "
+             "from the call to its return) and callback-queued (another OS thread calls the "
+             "echo callback, run by the callback process); nospin: config.ffi_spin_us 0, so "
+             "that every wait for another thread sleeps in the OS and is woken, as the "
+             "reference's do. ticker: a process at 40 wakes at every 1 ms boundary while a "
+             "process at 30 makes the blocking calls of usleep on the VM's thread "
+             "(ticker-same) or on a worker (ticker-threaded); the figure is the share of the "
+             "calls' 1 ms periods in which the ticker ran.",
+             o->calls, o->round_trips, o->blocking_calls, o->block_ms, o->workers,
+             o->spin_us) < 0) {
+        fputs("stvm-bench ffi: out of memory\n", stderr);
+        exit(BENCH_EXIT_FAIL);
+    }
 }
 
 int ffi_main(int argc, char **argv)
 {
-    ffi_opts o = {.repeat = 5, .cpu = -1, .format = FMT_TABLE,
-                  .p = {.calls = 2000000, .round_trips = 20000, .blocking_calls = 100,
-                        .block_ms = 10, .workers = 2, .spin_us = 50},
-                  .cases = (1L << FFI_NCASES) - 1, .trace.events = BENCH_TRACE_EVENTS};
-    o.p.trace = &o.trace;
-    int rc = parse_args(argc, argv, &o);
-    if (rc != BENCH_NEXT)
+    ffi_opts o;
+    bench_invocation inv;
+    int rc = bench_parse(&ffi_command, argc, argv, &o, &inv);
+    if (rc != BENCH_GO_ON ||
+        (rc = bench_trace_cells(&inv, (long)__builtin_popcount(o.cases & ~NO_VM) * o.repeat,
+                                "give --case one case with a VM and --repeat 1")) != BENCH_GO_ON)
         return rc;
-    if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
-        return rc;
-    ffi_report *rep = calloc(1, sizeof *rep);
-    if (!rep) {
-        fprintf(stderr, "stvm-bench: ffi: out of memory\n");
+    ffi_params p = {.calls = o.calls, .round_trips = o.round_trips,
+                    .blocking_calls = (int)o.blocking_calls, .block_ms = (int)o.block_ms,
+                    .workers = (int)o.workers, .spin_us = (int)o.spin_us,
+                    .trace = &inv.common.trace};
+    ffi_sweep *s = calloc(1, sizeof *s);
+    if (!s) {
+        fputs("stvm-bench ffi: out of memory\n", stderr);
         return BENCH_EXIT_FAIL;
     }
-    *rep = (ffi_report){.repeat = o.repeat, .calls = o.p.calls, .round_trips = o.p.round_trips,
-                        .blocking_calls = o.p.blocking_calls, .block_ms = o.p.block_ms,
-                        .cpu = o.cpu, .workers = o.p.workers, .spin_us = o.p.spin_us};
-    make_rows(rep, o.cases);
     rc = BENCH_EXIT_OK;
-    for (int k = 0; k < o.repeat; k++)
-        for (int i = 0; i < rep->nrows; i++)
-            if (!run_cell(&o, &rep->rows[i], k))
-                rc = BENCH_EXIT_FAIL;
-    if (bench_progress_on())
-        bench_progress("%d repetitions done\n", o.repeat);
-    ffi_report_summarise(rep);
-    if (o.format == FMT_CSV)
-        ffi_print_csv(stdout, rep);
-    else if (o.format == FMT_JSON)
-        ffi_print_json(stdout, rep);
-    else
-        ffi_print_table(stdout, rep, o.format == FMT_MARKDOWN);
-    free(rep);
+    int total = __builtin_popcount(o.cases) * (int)o.repeat, done = 0;
+    for (int k = 0; k < o.repeat; k++) {
+        for (int c = 0; c < FFI_NCASES; c++) {
+            if (!(o.cases & (1u << c)))
+                continue;
+            bool ok = !*s->note[c] && run_cell(&p, s, (ffi_case)c, k);
+            rc = *s->note[c] ? BENCH_EXIT_FAIL : rc;
+            bench_progress_line(&inv, ++done, total, "%s rep %d/%lld: %.1f %s", case_words[c],
+                                k + 1, o.repeat, ok ? s->runs[c][k].value : NAN,
+                                shape_metric[cases[c].shape].unit);
+        }
+    }
+    bench_results r;
+    bench_results_init(&r, "ffi");
+    fill_records(&o, s, &r);
+    describe(&r, &o);
+    add_targets(&r);
+    if (bench_output(&r, &inv) != BENCH_EXIT_OK)
+        rc = BENCH_EXIT_FAIL;
+    bench_results_free(&r);
+    free(s);
     return rc;
 }

@@ -110,6 +110,21 @@ static int run_once(stvm_vm *vm, const bench_trace *trace, stvm_fn body, void *a
     return err;
 }
 
+/* c's loop once in vm (freed), then ns per call of p->calls into *s. */
+static int run_calls(stvm_vm *vm, const ffi_params *p, callout_run *c, ffi_sample *s,
+                     char *why, size_t whysize)
+{
+    int err = run_once(vm, p->trace, callout_loop, c, why, whysize);
+    if (err)
+        return err;
+    if (c->err) {
+        snprintf(why, whysize, "stvm_ffi_call: %s", stvm_err_name(c->err));
+        return c->err;
+    }
+    *s = (ffi_sample){.value = (double)c->ns / (double)p->calls, .p99 = NAN, .count = p->calls};
+    return 0;
+}
+
 int ffi_time_callout(const ffi_params *p, int bits, bool boxed, ffi_sample *s, char *why,
                      size_t whysize)
 {
@@ -120,14 +135,7 @@ int ffi_time_callout(const ffi_params *p, int bits, bool boxed, ffi_sample *s, c
         return err;
     stvm_int_from_i64(vm, boxed ? (int64_t)1 << 40 : 1000, &c.args[0]);
     stvm_int_from_i64(vm, 1, &c.args[1]);
-    if ((err = run_once(vm, p->trace, callout_loop, &c, why, whysize)))
-        return err;
-    if (c.err) {
-        snprintf(why, whysize, "stvm_ffi_call: %s", stvm_err_name(c.err));
-        return c.err;
-    }
-    *s = (ffi_sample){.value = (double)c.ns / (double)p->calls, .p99 = NAN, .count = p->calls};
-    return 0;
+    return run_calls(vm, p, &c, s, why, whysize);
 }
 
 /* ---- a callback on the VM's thread ------------------------------------------------------ */
@@ -141,7 +149,7 @@ static int64_t call_back_n(int64_t (*cb)(int64_t), int64_t n)
     return sum;
 }
 
-static int echo(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs, stvm_oop *result)
+int ffi_bench_echo(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs, stvm_oop *result)
 {
     (void)vm;
     (void)arg;
@@ -159,19 +167,12 @@ int ffi_time_callback_nested(const ffi_params *p, ffi_sample *s, char *why, size
         return err;
     stvm_ffi_callback *cb;
     void *code;
-    if ((err = stvm_ffi_callback_new(vm, "i64(i64)", echo, NULL, &cb, &code))) {
+    if ((err = stvm_ffi_callback_new(vm, "i64(i64)", ffi_bench_echo, NULL, &cb, &code))) {
         snprintf(why, whysize, "stvm_ffi_callback_new: %s", stvm_err_name(err));
         stvm_vm_free(vm);
         return err;
     }
     stvm_ptr_oop(vm, code, &c.args[0]);
     stvm_int_from_i64(vm, p->calls, &c.args[1]);
-    if ((err = run_once(vm, p->trace, callout_loop, &c, why, whysize)))
-        return err;
-    if (c.err) {
-        snprintf(why, whysize, "stvm_ffi_call: %s", stvm_err_name(c.err));
-        return c.err;
-    }
-    *s = (ffi_sample){.value = (double)c.ns / (double)p->calls, .p99 = NAN, .count = p->calls};
-    return 0;
+    return run_calls(vm, p, &c, s, why, whysize);
 }

@@ -161,15 +161,6 @@ static void *call_back_from_thread(void *arg)
     return NULL;
 }
 
-static int echo(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs, stvm_oop *result)
-{
-    (void)vm;
-    (void)arg;
-    (void)nargs;
-    *result = args[0];
-    return STVM_OK;
-}
-
 typedef struct waiter {
     caller_thread *c;
     stvm_semaphore *done;
@@ -194,7 +185,7 @@ static int queued_setup(stvm_vm *vm, caller_thread *c, waiter *w)
 {
     stvm_ffi_callback *cb;
     void *code;
-    int err = stvm_ffi_callback_new(vm, "i64(i64)", echo, NULL, &cb, &code);
+    int err = stvm_ffi_callback_new(vm, "i64(i64)", ffi_bench_echo, NULL, &cb, &code);
     if (!err)
         err = stvm_semaphore_new(vm, &w->done);
     if (!err)

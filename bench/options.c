@@ -510,17 +510,18 @@ void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
             "kernel, load average, pinning, clock, command line); the CSVs as leading "
             "'# key: value' lines.\n");
     fputs(".SH EXIT STATUS\n", f);
-    roff(f, "0: done, every judged target met or none judged. 1: a run failed, a target "
-            "was missed or an output could not be written. 2: a usage error (unknown "
-            "option, bad value, unwritable path), reported before anything runs.\n");
+    roff(f, "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
+            "an output could not be written. 2: a usage error (unknown option, bad value, "
+            "unwritable path), reported before anything runs.\n");
     fputs(".SH FILES\n", f);
     roff(f, "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
             "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
             "../bench/plots beside the executable (a build tree), else "
             "../share/stvm/plots (installed).\n");
     fputs(".SH EXAMPLES\n", f);
-    roff(f, "stvm-bench micro --repeat 3 --export-json micro.json\n.br\n"
-            "stvm-bench delay --clock sim --repeat 3 --format gbench > a.json\n");
+    roff(f, "stvm-bench micro --cpu 0 --repeat 3 --export-json micro.json\n");
+    fputs(".br\n", f);
+    roff(f, "stvm-bench delay --clock sim --repeat 3 --format gbench > a.json\n");
     fputs(".SH SEE ALSO\n\\fBstvm\\-lab\\fR(1), \\fBstvm\\fR(3)\n", f);
 }
 

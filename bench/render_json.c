@@ -7,37 +7,36 @@
 
 static const char *const kind_names[] = {"at_most", "at_least", "spread"};
 
-static void key(FILE *f, const char *indent, const char *k)
+/* `sep"key": value`, the value a string (null for NULL) or a number. */
+static void text(FILE *f, const char *sep, const char *key, const char *value)
 {
-    fprintf(f, "%s\"%s\": ", indent, k);
+    fprintf(f, "%s\"%s\": ", sep, key);
+    bench_json_str(f, value);
+}
+
+static void number(FILE *f, const char *sep, const char *key, double value)
+{
+    fprintf(f, "%s\"%s\": ", sep, key);
+    bench_json_num(f, value);
 }
 
 static void record(FILE *f, const bench_record *rec)
 {
-    fputs("    {\"case\": ", f);
-    bench_json_str(f, rec->name);
+    text(f, "    {", "case", rec->name);
     fputs(", \"params\": {", f);
-    for (int k = 0; k < rec->nparams; k++) {
-        fputs(k ? ", " : "", f);
-        bench_json_str(f, rec->params[k].key);
-        fputs(": ", f);
-        bench_json_str(f, rec->params[k].value);
-    }
-    fprintf(f, "}, \"status\": \"%s\", \"note\": ", bench_status_name(rec->status));
-    bench_json_str(f, rec->note);
+    for (int k = 0; k < rec->nparams; k++)
+        text(f, k ? ", " : "", rec->params[k].key, rec->params[k].value);
+    text(f, "}, ", "status", bench_status_name(rec->status));
+    text(f, ", ", "note", rec->note);
     fputs(",\n     \"metrics\": [", f);
     for (int k = 0; k < rec->nmetrics; k++) {
         const bench_metric *m = &rec->metrics[k];
-        fputs(k ? ",\n       {\"name\": " : "\n       {\"name\": ", f);
-        bench_json_str(f, m->name);
-        fputs(", \"unit\": ", f);
-        bench_json_str(f, m->unit);
-        fprintf(f, ", \"better\": \"%s\", \"median\": ", bench_better_name(m->better));
-        bench_json_num(f, m->median);
-        fputs(", \"min\": ", f);
-        bench_json_num(f, m->min);
-        fputs(", \"max\": ", f);
-        bench_json_num(f, m->max);
+        text(f, k ? ",\n       {" : "\n       {", "name", m->name);
+        text(f, ", ", "unit", m->unit);
+        text(f, ", ", "better", bench_better_name(m->better));
+        number(f, ", ", "median", m->median);
+        number(f, ", ", "min", m->min);
+        number(f, ", ", "max", m->max);
         fputs(", \"samples\": [", f);
         for (int s = 0; s < m->nsamples; s++) {
             fputs(s ? ", " : "", f);
@@ -50,33 +49,23 @@ static void record(FILE *f, const bench_record *rec)
 
 static void target(FILE *f, const bench_target *t)
 {
-    fputs("    {\"text\": ", f);
-    bench_json_str(f, t->text);
-    fprintf(f, ", \"kind\": \"%s\", \"select\": ", kind_names[t->kind]);
-    bench_json_str(f, t->select);
-    fputs(", \"metric\": ", f);
-    bench_json_str(f, t->metric);
-    fputs(", \"limit\": ", f);
-    bench_json_num(f, t->limit);
-    fputs(", \"ref_select\": ", f);
-    bench_json_str(f, t->ref_select);
-    fputs(", \"ref_metric\": ", f);
-    bench_json_str(f, t->ref_metric);
-    fputs(",\n     \"verdict\": ", f);
-    bench_json_str(f, bench_verdict_name(t->verdict));
-    fputs(", \"value\": ", f);
-    bench_json_num(f, t->value);
-    fputs(", \"bound\": ", f);
-    bench_json_num(f, t->bound);
-    fputs(", \"note\": ", f);
-    bench_json_str(f, t->note);
+    text(f, "    {", "text", t->text);
+    text(f, ", ", "kind", kind_names[t->kind]);
+    text(f, ", ", "select", t->select);
+    text(f, ", ", "metric", t->metric);
+    number(f, ", ", "limit", t->limit);
+    text(f, ", ", "ref_select", t->ref_select);
+    text(f, ", ", "ref_metric", t->ref_metric);
+    text(f, ",\n     ", "verdict", bench_verdict_name(t->verdict));
+    number(f, ", ", "value", t->value);
+    number(f, ", ", "bound", t->bound);
+    text(f, ", ", "note", t->note);
     fputc('}', f);
 }
 
 static void table(FILE *f, const bench_table *t)
 {
-    fputs("    {\"title\": ", f);
-    bench_json_str(f, t->title);
+    text(f, "    {", "title", t->title);
     fputs(", \"rows\": [", f);
     for (int row = 0; row < t->nrows; row++) {
         fputs(row ? ",\n      [" : "\n      [", f);
@@ -86,21 +75,16 @@ static void table(FILE *f, const bench_table *t)
         }
         fputc(']', f);
     }
-    fputs("], \"footer\": ", f);
-    bench_json_str(f, t->footer);
+    text(f, "], ", "footer", t->footer);
     fputc('}', f);
 }
 
 void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv)
 {
-    fputs("{\n  \"schema\": \"stvm-bench/1\",\n", f);
-    key(f, "  ", "context");
+    fputs("{\n  \"schema\": \"stvm-bench/1\",\n  \"context\": ", f);
     bench_context_json(f, inv, "  ");
-    fputs(",\n", f);
-    key(f, "  ", "command");
-    bench_json_str(f, r->command);
-    fputs(",\n", f);
-    key(f, "  ", "parameters");
+    text(f, ",\n  ", "command", r->command);
+    fputs(",\n  \"parameters\": ", f);
     bench_echo_json(f, inv);
     fputs(",\n  \"results\": [\n", f);
     for (int i = 0; i < r->nrecords; i++) {
@@ -117,8 +101,6 @@ void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *
         fputs(i ? ",\n" : "", f);
         table(f, &r->tables[i]);
     }
-    fputs("\n  ],\n", f);
-    key(f, "  ", "note");
-    bench_json_str(f, r->note);
+    text(f, "\n  ],\n  ", "note", r->note);
     fputs("\n}\n", f);
 }

@@ -22,12 +22,13 @@ bench=$1 notrace=$2 runs=${3:-11}
 window=${TRACE_COST_WINDOW_MS:-3000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stvm-trace-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM HUP
-cell="delay --clock sim --repr us-smallint61 --concurrency 1000 --format csv"
+cell="delay --clock sim --repr us-smallint61 --concurrency 1000 --format csv-wide --quiet"
 
-# The value of CSV column NAME in the data line of FILE.
+# The value of CSV column NAME in the data line of FILE (csv-wide: "# " context lines,
+# the header, one row).
 column() {
-    awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
-                          NR == 2 && c { print $c }' "$2"
+    awk -F, -v name="$1" '/^#/ { next } !h { for (i = 1; i <= NF; i++) if ($i == name) c = i;
+                          h = 1; next } c { print $c; exit }' "$2"
 }
 
 # The median of the numbers on stdin, one per line.
