@@ -82,10 +82,13 @@ lib: $(B)/libstvm.a $(B)/libstvm.so
 $(B)/libstvm.a: $(B)/asm/libstvm.a
 	cp $< $@
 
-$(B)/libstvm.so: $(asm_OBJ)
-	$(CC) -shared -Wl,-soname,libstvm.so.0 -o $@ $^ $(LDLIBS)
-
+# The soname's number is STVM_ABI_VERSION and the release is STVM_VERSION_STRING, both
+# read from the header, their one home (include/README.md, "When the soname changes").
 VERSION := $(shell sed -n 's/\#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)
+ABI := $(shell sed -n 's/^\#define STVM_ABI_VERSION \([0-9]*\)$$/\1/p' include/stvm.h)
+
+$(B)/libstvm.so: $(asm_OBJ)
+	$(CC) -shared -Wl,-soname,libstvm.so.$(ABI) -o $@ $^ $(LDLIBS)
 
 # stvm-bench is linked with the assembly back end, stvm-bench-ucontext with the portable
 # one; each reports its own back end (`make bench-micro` runs both).
@@ -189,7 +192,7 @@ bench-micro: tools
 # uninstall removes exactly those, then the folders it created, when they are empty
 # (scripts/install.sh).
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
-    BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' VERSION='$(VERSION)' B='$(B)'
+    BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' VERSION='$(VERSION)' ABI='$(ABI)' B='$(B)'
 install: lib tools
 	@$(INSTALL_VARS) sh scripts/install.sh install
 

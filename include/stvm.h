@@ -32,9 +32,15 @@ extern "C" {
 
 /* ---- Version ------------------------------------------------------------------- */
 #define STVM_VERSION_MAJOR 0
-#define STVM_VERSION_MINOR 1
+#define STVM_VERSION_MINOR 2
 #define STVM_VERSION_PATCH 0
-#define STVM_VERSION_STRING "0.1.0"
+#define STVM_VERSION_STRING "0.2.0"
+/* The shared library's soname is libstvm.so.STVM_ABI_VERSION. It changes only when a
+ * binary built against an earlier header of the same number could break: a function or
+ * field removed, retyped or reordered, a code or constant given another meaning
+ * (include/README.md, "When the soname changes"). Appending a field to a public struct
+ * does not change it (see "Structs that grow" below). */
+#define STVM_ABI_VERSION 1
 /* 0xMMmmpp: compare with stvm_version() to catch a header/library mismatch. */
 #define STVM_VERSION_HEX \
     ((STVM_VERSION_MAJOR << 16) | (STVM_VERSION_MINOR << 8) | STVM_VERSION_PATCH)
@@ -83,7 +89,9 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
     XX(EWAITING, -17, "another process already waits on it") /* one waiter per role */ \
     XX(EINUSE, -18, "still in use by a waiting process or a pending call")              \
-    XX(EINTR, -19, "the wait was interrupted (nothing was taken)")
+    XX(EINTR, -19, "the wait was interrupted (nothing was taken)")                      \
+    XX(ESIZE, -20, "struct size unknown to this library (from a newer stvm.h, or not "  \
+                   "a whole number of fields)")
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
@@ -123,6 +131,23 @@ typedef uintptr_t stvm_oop;
 #define STVM_PRIORITY_LOW_IO 60
 #define STVM_PRIORITY_HIGH_IO 70
 #define STVM_PRIORITY_TIMING 80            /* the Delay scheduling process */
+
+/* ---- Structs that grow -----------------------------------------------------------
+ * Six structs cross the boundary by pointer: stvm_config (filled by the caller, read by
+ * the library) and stvm_process_info, stvm_stream_stats, stvm_trace_event, stvm_stats
+ * and stvm_ffi_stats (written by the library into the caller's memory). A new field is
+ * only ever appended to one of them, and every call that reads or writes one is told
+ * the struct's size as the calling code's stvm.h declares it: the names callers use
+ * (stvm_get_stats, stvm_config_init, ...) are macros that add sizeof(struct) to a call
+ * of the exported function of the same name with a trailing '_', the way zlib's
+ * deflateInit passes sizeof(z_stream). So a program built with an older, smaller struct
+ * keeps working with a newer library: the library reads or writes only that prefix
+ * (a shorter config gets the defaults of the fields it lacks) and never touches a byte
+ * past it. A size that is larger than the library's struct (a newer stvm.h), that
+ * holds no field, or that cuts a field in two answers STVM_ESIZE and changes nothing.
+ * A binding that cannot use the macros (an FFI) calls the '_' function with the size of
+ * its own copy of the struct. A trace hook is handed the library's struct, never smaller
+ * than the hook's. include/README.md has the whole rule. */
 
 /* ---- Configuration ------------------------------------------------------------- */
 #define STVM_DELAY_CLOCK_MS 0   /* Delays on primitives 135/136 (Pharo before 2015) */
@@ -216,24 +241,37 @@ typedef struct stvm_config {
                                    0 .. 10000 */
 } stvm_config;
 
-/* Fill cfg with the defaults above. cfg must not be NULL (a NULL cfg is ignored). */
-STVM_API void stvm_config_init(stvm_config *cfg);
+/* Fill cfg with the defaults above (cfg_size bytes of it: the macro passes the caller's
+ * sizeof). Never allocates.
+ * Errors:
+ *   EINVAL    cfg NULL
+ *   ESIZE     cfg_size not a size of stvm_config this library knows: nothing written */
+STVM_API int stvm_config_init_(stvm_config *cfg, size_t cfg_size);
+#define stvm_config_init(cfg) stvm_config_init_((cfg), sizeof(stvm_config))
 
 /* Check a configuration as stvm_vm_new will: STVM_OK, or EINVAL with the first bad
  * field, its value and its allowed range written into why (NUL-terminated, truncated
- * to size; why may be NULL when size is 0). A NULL cfg is EINVAL. Never allocates. */
-STVM_API int stvm_config_check(const stvm_config *cfg, char *why, size_t size);
+ * to size; why may be NULL when size is 0). A NULL cfg is EINVAL; a cfg_size this
+ * library does not know is ESIZE (why says so). Fields past cfg_size are checked at
+ * their defaults. Never allocates. */
+STVM_API int stvm_config_check_(const stvm_config *cfg, char *why, size_t size,
+                                size_t cfg_size);
+#define stvm_config_check(cfg, why, size) \
+    stvm_config_check_((cfg), (why), (size), sizeof(stvm_config))
 
 /* ---- VM lifetime --------------------------------------------------------------- */
 
-/* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults.
- * Allocates. On error *out is left unchanged.
+/* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults; a
+ * cfg of an older, smaller stvm_config (cfg_size) gets the defaults of the fields it
+ * lacks. Allocates. On error *out is left unchanged.
  * Errors:
  *   EINVAL    out NULL; a config field out of range (stvm_config_check names it)
+ *   ESIZE     cfg given and cfg_size not a size of stvm_config this library knows
  *   ENOMEM    no memory for the VM, its tables or the idle process's stack
  *   ESYS      an operating system call failed (epoll, the wake-up descriptor, the
  *             clock) */
-STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
+STVM_API int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size);
+#define stvm_vm_new(out, cfg) stvm_vm_new_((out), (cfg), sizeof(stvm_config))
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
  * mutexes, boxed integers, process-local variables (each value left handed to its
@@ -242,8 +280,13 @@ STVM_API int stvm_vm_new(stvm_vm **out, const stvm_config *cfg);
  * Must not be called from inside stvm_run. */
 STVM_API void stvm_vm_free(stvm_vm *vm);
 
-/* The configuration the VM runs with (defaults filled in). */
-STVM_API int stvm_vm_config(const stvm_vm *vm, stvm_config *out);
+/* Copy the configuration the VM runs with (defaults filled in) into the first out_size
+ * bytes of *out.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ESIZE     out_size not a size of stvm_config this library knows */
+STVM_API int stvm_vm_config_(const stvm_vm *vm, stvm_config *out, size_t out_size);
+#define stvm_vm_config(vm, out) stvm_vm_config_((vm), (out), sizeof(stvm_config))
 
 /* ---- Processes ----------------------------------------------------------------- */
 typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
@@ -466,11 +509,14 @@ typedef struct stvm_process_info {
                                       once finished */
 } stvm_process_info;
 
-/* Describe a process.
+/* Describe a process into the first out_size bytes of *out.
  * Errors:
- *   EINVAL    vm, p or out NULL; p not a process of this VM */
-STVM_API int stvm_process_info_get(stvm_vm *vm, const stvm_process *p,
-                                   stvm_process_info *out);
+ *   EINVAL    vm, p or out NULL; p not a process of this VM
+ *   ESIZE     out_size not a size of stvm_process_info this library knows */
+STVM_API int stvm_process_info_get_(stvm_vm *vm, const stvm_process *p,
+                                    stvm_process_info *out, size_t out_size);
+#define stvm_process_info_get(vm, p, out) \
+    stvm_process_info_get_((vm), (p), (out), sizeof(stvm_process_info))
 
 /* Write one line per unfinished user process that is not runnable ("'name' (priority
  * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and
@@ -1297,10 +1343,14 @@ STVM_API int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, si
  *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
  *             waited: nothing taken */
 STVM_API int stvm_stream_flush(stvm_vm *vm, stvm_stream *st);
-/* The stream's counters.
+/* Copy the stream's counters into the first out_size bytes of *out.
  * Errors:
- *   EINVAL    st or out NULL; st not a stream */
-STVM_API int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out);
+ *   EINVAL    st or out NULL; st not a stream
+ *   ESIZE     out_size not a size of stvm_stream_stats this library knows */
+STVM_API int stvm_stream_get_stats_(const stvm_stream *st, stvm_stream_stats *out,
+                                    size_t out_size);
+#define stvm_stream_get_stats(st, out) \
+    stvm_stream_get_stats_((st), (out), sizeof(stvm_stream_stats))
 /* Close the stream (bytes still buffered for writing are dropped: flush first) and free
  * it; the socket stays open.
  * Errors:
@@ -1684,7 +1734,8 @@ typedef struct stvm_trace_event {
 
 /* Called for every event recorded, on the VM's thread, inside the scheduler: it must
  * not call stvm functions other than stvm_now_us and stvm_trace_kind_name, nor block.
- * ev is valid during the call only. */
+ * ev is valid during the call only. It is the library's stvm_trace_event: a hook built
+ * with an older stvm.h reads the prefix it knows. */
 typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *arg);
 
 /* The most events a ring may keep (2^24: 512 MiB, 32 bytes each). */
@@ -1712,11 +1763,16 @@ STVM_API int stvm_trace_stop(stvm_vm *vm);
 STVM_API int64_t stvm_trace_dropped(const stvm_vm *vm);
 /* Events in the ring: >= 0, or EINVAL for a NULL vm. */
 STVM_API int64_t stvm_trace_count(const stvm_vm *vm);
-/* Copy the index-th event in the ring (0 = the oldest kept) into *out.
+/* Copy the index-th event in the ring (0 = the oldest kept) into the first out_size
+ * bytes of *out.
  * Errors:
  *   EINVAL    vm or out NULL
+ *   ESIZE     out_size not a size of stvm_trace_event this library knows
  *   ERANGE    index >= stvm_trace_count (every index when there is no ring) */
-STVM_API int stvm_trace_get(const stvm_vm *vm, size_t index, stvm_trace_event *out);
+STVM_API int stvm_trace_get_(const stvm_vm *vm, size_t index, stvm_trace_event *out,
+                             size_t out_size);
+#define stvm_trace_get(vm, index, out) \
+    stvm_trace_get_((vm), (index), (out), sizeof(stvm_trace_event))
 /* Install fn (NULL: none) with arg; it sees events while recording. Replaces the
  * previous hook. Never allocates.
  * Errors:
@@ -1787,10 +1843,12 @@ typedef struct stvm_stats {
     uint64_t socket_reads_blocked;  /* socket reads that found no data and waited */
 } stvm_stats;
 
-/* Copy the counters.
+/* Copy the counters into the first out_size bytes of *out.
  * Errors:
- *   EINVAL    vm or out NULL */
-STVM_API int stvm_get_stats(stvm_vm *vm, stvm_stats *out);
+ *   EINVAL    vm or out NULL
+ *   ESIZE     out_size not a size of stvm_stats this library knows */
+STVM_API int stvm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size);
+#define stvm_get_stats(vm, out) stvm_get_stats_((vm), (out), sizeof(stvm_stats))
 /* Zero the cumulative counters (not the live ones). */
 STVM_API void stvm_reset_stats(stvm_vm *vm);
 
@@ -2068,10 +2126,12 @@ typedef struct stvm_ffi_stats {
     uint64_t callbacks_refused;     /* calls answered 0 without running the handler */
 } stvm_ffi_stats;
 
-/* Copy the FFI counters. Never allocates.
+/* Copy the FFI counters into the first out_size bytes of *out. Never allocates.
  * Errors:
- *   EINVAL    vm or out NULL */
-STVM_API int stvm_ffi_get_stats(stvm_vm *vm, stvm_ffi_stats *out);
+ *   EINVAL    vm or out NULL
+ *   ESIZE     out_size not a size of stvm_ffi_stats this library knows */
+STVM_API int stvm_ffi_get_stats_(stvm_vm *vm, stvm_ffi_stats *out, size_t out_size);
+#define stvm_ffi_get_stats(vm, out) stvm_ffi_get_stats_((vm), (out), sizeof(stvm_ffi_stats))
 
 /* ---- Primitives ---------------------------------------------------------------- */
 

@@ -19,6 +19,15 @@ echo "not stvm's" > "$dest$prefix/bin/other-tool"
 make -s install PREFIX=$prefix DESTDIR="$dest" >/dev/null
 export PKG_CONFIG_SYSROOT_DIR="$dest"
 export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig"
+# The soname, the link named after it and stvm.pc's abi_version all follow the header's
+# STVM_ABI_VERSION.
+abi=$(sed -n 's/^#define STVM_ABI_VERSION \([0-9]*\)$/\1/p' include/stvm.h)
+soname=$(readelf -d "$dest$prefix/lib/libstvm.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libstvm.so.$abi" ] || { echo "$me: soname $soname, the header says libstvm.so.$abi"; exit 1; }
+[ -L "$dest$prefix/lib/libstvm.so.$abi" ] || { echo "$me: no link libstvm.so.$abi"; exit 1; }
+[ "$(pkg-config --variable=abi_version stvm)" = "$abi" ] ||
+    { echo "$me: stvm.pc's abi_version is not $abi"; exit 1; }
+echo "$me: soname $soname, its link and stvm.pc's abi_version agree with STVM_ABI_VERSION"
 src=examples/semantics_tour.c
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror "$src" -o "$work/tour" $(pkg-config --cflags --libs stvm) -lpthread
