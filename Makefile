@@ -15,7 +15,10 @@ DESTDIR ?=
 B       := build
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
-CFLAGS_LIB = $(WARN) $(OPT) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
+# The public names before the noun_verb sweep (include/stvm/deprecated.h) are hidden from
+# everything built here but bench/, so nothing else can use one; bench/ is renamed later.
+NODEP   := -DSTVM_NO_DEPRECATED
+CFLAGS_LIB = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
 LDLIBS  := -lffi -ldl -lpthread -lm
 # The tests drive the VM from a real libuv loop too (tests/test_host_loop.c).
 TEST_LIBS := -luv
@@ -47,7 +50,7 @@ $(B)/$(1)/obj:
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
 $(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
-	$$(CC) $(WARN) $(OPT) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
+	$$(CC) $(WARN) $(OPT) $(NODEP) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
 endef
 
 # The benchmark tool's own tests (its --trace, its HTTP harness) are a binary of their
@@ -55,10 +58,10 @@ endef
 BENCH_TEST_SRC := $(wildcard tests/bench/test_*.c)
 $(B)/bench/stvm-bench-tests: $(BENCH_TEST_SRC) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h $(B)/asm/libstvm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude -Itests $(BENCH_TEST_SRC) $(TEST_BENCH_SRC) $(B)/asm/libstvm.a -lcriterion $(LDLIBS) -o $@
+	$(CC) $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude -Itests $(BENCH_TEST_SRC) $(TEST_BENCH_SRC) $(B)/asm/libstvm.a -lcriterion $(LDLIBS) -o $@
 
 $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
-	$(CC) $(WARN) -O1 -fsanitize=address,undefined -Iinclude $< $(B)/asan/libstvm.a $(LDLIBS) -o $@
+	$(CC) $(WARN) $(NODEP) -O1 -fsanitize=address,undefined -Iinclude $< $(B)/asan/libstvm.a $(LDLIBS) -o $@
 
 $(eval $(call variant,asm,))
 $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
@@ -97,7 +100,7 @@ tools: $(B)/stvm-bench $(B)/stvm-bench-ucontext $(B)/stvm-lab
 # The scenario lab (lab/README.md); `make lab-golden` rewrites its expected outputs.
 LAB_SRC := $(wildcard lab/*.c)
 $(B)/stvm-lab: $(LAB_SRC) $(wildcard lab/*.h) $(B)/asm/libstvm.a
-	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(LAB_SRC) $(B)/asm/libstvm.a $(LDLIBS) -o $@
+	$(CC) $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude $(LAB_SRC) $(B)/asm/libstvm.a $(LDLIBS) -o $@
 
 lab-golden: $(B)/stvm-lab
 	@sh scripts/lab-golden.sh $(B)/stvm-lab tests/lab
@@ -115,7 +118,7 @@ $(B)/stvm-bench-ucontext: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/uctx/libstvm.a
 examples: $(EXAMPLES)
 $(B)/examples/%: examples/%.c $(B)/libstvm.a include/stvm.h
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(OPT) -Iinclude $< $(B)/libstvm.a $(LDLIBS) -o $@
+	$(CC) $(WARN) $(OPT) $(NODEP) -Iinclude $< $(B)/libstvm.a $(LDLIBS) -o $@
 
 # The one example that lives in a libuv loop (docs/io.md, "Running inside another event
 # loop") is, with the tests (TEST_LIBS), the only thing built with libuv: an explicit
@@ -124,7 +127,7 @@ UV_CFLAGS = $(shell pkg-config --cflags libuv)
 UV_LIBS = $(shell pkg-config --libs libuv)
 $(B)/examples/libuv_host: examples/libuv_host.c $(B)/libstvm.a include/stvm.h
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(OPT) -Iinclude $(UV_CFLAGS) $< $(B)/libstvm.a $(UV_LIBS) $(LDLIBS) -o $@
+	$(CC) $(WARN) $(OPT) $(NODEP) -Iinclude $(UV_CFLAGS) $< $(B)/libstvm.a $(UV_LIBS) $(LDLIBS) -o $@
 
 deps:
 	@sh scripts/install-deps.sh
@@ -187,7 +190,7 @@ bench-micro: tools
 	$(B)/stvm-bench micro
 	$(B)/stvm-bench-ucontext micro
 
-# install copies the header, the libraries, stvm.pc, stvm-bench and stvm-lab, and records
+# install copies the headers, the libraries, stvm.pc, stvm-bench and stvm-lab, and records
 # what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
 # uninstall removes exactly those, then the folders it created, when they are empty
 # (scripts/install.sh).

@@ -27,7 +27,7 @@ static uint64_t t_start;   /* the VM clock when the first process started */
 
 static void say(stvm_vm *vm, const sleeper *s, const char *what)
 {
-    uint64_t ms = (stvm_now_us(vm) - t_start) / 1000;
+    uint64_t ms = (stvm_vm_now_us(vm) - t_start) / 1000;
     printf("%5llu ms  %-8s (priority %d)  %s\n", (unsigned long long)ms, s->name,
            s->priority, what);
 }
@@ -68,7 +68,7 @@ int main(void)
         fprintf(stderr, "stvm_vm_new: %s\n", stvm_strerror(err));
         return 1;
     }
-    t_start = stvm_now_us(vm);
+    t_start = stvm_vm_now_us(vm);
     for (size_t i = 0; i < sizeof sleepers / sizeof sleepers[0]; i++) {
         const sleeper *s = &sleepers[i];
         err = stvm_spawn(vm, s->priority, s->name, sleeper_main, (void *)s, NULL);
@@ -84,9 +84,9 @@ int main(void)
         return 1;
     }
     stvm_stats st;
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     printf("simulated time elapsed: %llu ms\n",
-           (unsigned long long)((stvm_now_us(vm) - t_start) / 1000));
+           (unsigned long long)((stvm_vm_now_us(vm) - t_start) / 1000));
     printf("delays scheduled %llu, expired %llu; timing-loop passes %llu; "
            "context switches %llu\n",
            (unsigned long long)st.delays_scheduled, (unsigned long long)st.delays_expired,

@@ -812,8 +812,8 @@ static int serve(const options *o)
     double wall = (double)(now_ns() - t0) / 1e9;
     double cpu = cpu_seconds() - cpu0;
     stvm_stats st;
-    if ((err = stvm_get_stats(vm, &st))) {
-        fprintf(stderr, "libuv_host: stvm_get_stats: %s\n", stvm_strerror(err));
+    if ((err = stvm_vm_get_stats(vm, &st))) {
+        fprintf(stderr, "libuv_host: stvm_vm_get_stats: %s\n", stvm_strerror(err));
         memset(&st, 0, sizeof st);
         rc = 1;
     }

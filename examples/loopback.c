@@ -172,7 +172,7 @@ int main(void)
     stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "ticker", ticker, NULL, NULL);
     err = stvm_run(vm);
     stvm_stats st;
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     printf("served %d requests, fetched %d bodies (%zu bytes); the ticker ticked %lu times\n",
            w.served, w.fetched, w.bytes, w.ticks);
     printf("reads that waited: %llu; timed waits: %llu; timing-process passes: %llu\n",

@@ -75,7 +75,7 @@ static stvm_vm *make_vm(bool preemption_yields, int clock)
 static void done_vm(stvm_vm *vm)
 {
     char why[256];
-    CHECK(stvm_check_invariants(vm, why, sizeof why) == STVM_OK, "invariants: %s", why);
+    CHECK(stvm_vm_check_invariants(vm, why, sizeof why) == STVM_OK, "invariants: %s", why);
     stvm_vm_free(vm);
 }
 
@@ -131,7 +131,7 @@ static void say_name(stvm_vm *vm, void *word)
 static void sem_waiter(stvm_vm *vm, void *sem)
 {
     stvm_process_info info;
-    MUST(stvm_process_info_get(vm, stvm_active_process(vm), &info));
+    MUST(stvm_process_get_info(vm, stvm_vm_active_process(vm), &info));
     MUST(stvm_semaphore_wait(vm, sem));
     note(info.name);
 }
@@ -159,9 +159,9 @@ static void lone_yielder(stvm_vm *vm, void *arg)
 {
     (void)arg;
     stvm_stats before, after;
-    MUST(stvm_get_stats(vm, &before));
+    MUST(stvm_vm_get_stats(vm, &before));
     MUST(stvm_yield(vm));
-    MUST(stvm_get_stats(vm, &after));
+    MUST(stvm_vm_get_stats(vm, &after));
     CHECK(after.context_switches == before.context_switches,
           "a yield with no peer switched (%llu switches)",
           (unsigned long long)(after.context_switches - before.context_switches));
@@ -232,9 +232,9 @@ static void excess(void)
 static void mutex_waiter(stvm_vm *vm, void *m)
 {
     stvm_process_info info;
-    MUST(stvm_process_info_get(vm, stvm_active_process(vm), &info));
+    MUST(stvm_process_get_info(vm, stvm_vm_active_process(vm), &info));
     MUST(stvm_mutex_enter(vm, m));
-    CHECK(stvm_mutex_owner(vm, m) == stvm_active_process(vm), "%s runs without owning",
+    CHECK(stvm_mutex_owner(vm, m) == stvm_vm_active_process(vm), "%s runs without owning",
           info.name);
     note(info.name);
     MUST(stvm_mutex_exit(vm, m));
@@ -242,7 +242,7 @@ static void mutex_waiter(stvm_vm *vm, void *m)
 
 static void mutex_owner(stvm_vm *vm, void *m)
 {
-    stvm_process *self = stvm_active_process(vm), *w[3];
+    stvm_process *self = stvm_vm_active_process(vm), *w[3];
     MUST(stvm_mutex_enter(vm, m));
     MUST(stvm_mutex_enter(vm, m));                 /* re-entry by the owner */
     CHECK(stvm_mutex_try_enter(vm, m) == 1, "the owner's try_enter did not re-enter");
@@ -254,7 +254,7 @@ static void mutex_owner(stvm_vm *vm, void *m)
     MUST(stvm_yield(vm));                          /* W1..W3 queue up on the mutex */
     for (int i = 0; i < 3; i++) {
         stvm_process_info info;
-        MUST(stvm_process_info_get(vm, w[i], &info));
+        MUST(stvm_process_get_info(vm, w[i], &info));
         CHECK(info.state == STVM_PROCESS_WAITING && strcmp(info.waiting_on, "mutex") == 0,
               "%s is not waiting on the mutex", names[i]);
     }
@@ -297,7 +297,7 @@ static void *ext_thread(void *arg)
 {
     ext_job *job = arg;
     for (int i = 0; i < EXT_PER_THREAD; i++)
-        if (stvm_signal_external(job->vm, job->index) != STVM_OK)
+        if (stvm_external_signal(job->vm, job->index) != STVM_OK)
             job->errors++;
     return NULL;
 }
@@ -318,7 +318,7 @@ static void external(void)
     stvm_semaphore *sem;
     int index;
     MUST(stvm_semaphore_new(vm, &sem));
-    MUST(stvm_register_external(vm, sem, &index));
+    MUST(stvm_external_register(vm, sem, &index));
     MUST(stvm_spawn(vm, 40, "consumer", ext_consumer, sem, NULL));
 
     pthread_t tid[EXT_THREADS];
@@ -332,10 +332,10 @@ static void external(void)
     MUST(stvm_run(vm));
     for (int t = 0; t < EXT_THREADS; t++) {
         pthread_join(tid[t], NULL);
-        CHECK(jobs[t].errors == 0, "stvm_signal_external failed in thread %d", t);
+        CHECK(jobs[t].errors == 0, "stvm_external_signal failed in thread %d", t);
     }
     stvm_stats st;
-    MUST(stvm_get_stats(vm, &st));
+    MUST(stvm_vm_get_stats(vm, &st));
     long sent = (long)EXT_THREADS * EXT_PER_THREAD;
     CHECK(ext_received == sent, "received %ld signals, sent %ld", ext_received, sent);
     CHECK(st.external_signals == (uint64_t)sent, "external_signals counter %llu, sent %ld",
@@ -344,7 +344,7 @@ static void external(void)
           (long long)stvm_semaphore_excess(vm, sem));
     printf("  %-44s %ld sent, %ld received, 0 extra\n", "4 threads x 50000 signals:", sent,
            ext_received);
-    MUST(stvm_unregister_external(vm, index));
+    MUST(stvm_external_unregister(vm, index));
     done_vm(vm);
 }
 
@@ -368,12 +368,12 @@ static void deadlock(void)
           stvm_err_name(err));
 
     char report[256];
-    int len = stvm_blocked_report(vm, report, sizeof report);
+    int len = stvm_vm_blocked_report(vm, report, sizeof report);
     CHECK(len > 0 && (size_t)len < sizeof report, "blocked report length %d", len);
     CHECK(strstr(report, "stuck") && strstr(report, "semaphore"),
           "the report does not name the process and its semaphore: %s", report);
     stvm_process_info info;
-    MUST(stvm_process_info_get(vm, p, &info));
+    MUST(stvm_process_get_info(vm, p, &info));
     CHECK(info.state == STVM_PROCESS_WAITING && info.waiting_object == (const void *)sem,
           "info does not say 'stuck' waits on the semaphore");
     report[strcspn(report, "\n")] = 0;
@@ -391,13 +391,13 @@ static void deadlock(void)
 static void sim_delays(stvm_vm *vm, void *arg)
 {
     (void)arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     MUST(stvm_delay_wait_ms(vm, 250));
-    uint64_t t1 = stvm_now_us(vm);
+    uint64_t t1 = stvm_vm_now_us(vm);
     CHECK(t1 - t0 == 250000, "250 ms delay advanced the clock by %llu us",
           (unsigned long long)(t1 - t0));
     MUST(stvm_delay_wait_us(vm, 1234));
-    uint64_t t2 = stvm_now_us(vm);
+    uint64_t t2 = stvm_vm_now_us(vm);
     CHECK(t2 - t1 == 1234, "1234 us delay advanced the clock by %llu us",
           (unsigned long long)(t2 - t1));
     printf("  %-44s +%llu us, +%llu us\n", "delay 250 ms, then 1234 us:",
@@ -406,9 +406,9 @@ static void sim_delays(stvm_vm *vm, void *arg)
 
 static void timed_waiter(stvm_vm *vm, void *sem)
 {
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     int err = stvm_semaphore_wait_timeout_ms(vm, sem, 100);
-    uint64_t t1 = stvm_now_us(vm);
+    uint64_t t1 = stvm_vm_now_us(vm);
     CHECK(err == STVM_ETIMEDOUT, "unsignalled timed wait returned %s", stvm_err_name(err));
     CHECK(t1 - t0 == 100000, "timed wait ran out after %llu us, expected 100000",
           (unsigned long long)(t1 - t0));
@@ -416,9 +416,9 @@ static void timed_waiter(stvm_vm *vm, void *sem)
     printf("  %-44s %s after %llu us\n", "wait 100 ms, nobody signals:", stvm_err_name(err),
            (unsigned long long)(t1 - t0));
 
-    t0 = stvm_now_us(vm);
+    t0 = stvm_vm_now_us(vm);
     err = stvm_semaphore_wait_timeout_ms(vm, sem, 100);   /* the helper signals at +30 ms */
-    t1 = stvm_now_us(vm);
+    t1 = stvm_vm_now_us(vm);
     CHECK(err == STVM_OK, "signalled timed wait returned %s", stvm_err_name(err));
     CHECK(t1 - t0 == 30000, "signalled after %llu us, expected 30000",
           (unsigned long long)(t1 - t0));
@@ -449,7 +449,7 @@ static void simulated_time(void)
     MUST(stvm_spawn(vm, 20, "signaller", late_signaller, sem, NULL));
     MUST(stvm_run(vm));
     stvm_stats st;
-    MUST(stvm_get_stats(vm, &st));
+    MUST(stvm_vm_get_stats(vm, &st));
     CHECK(st.delays_unscheduled >= 1, "the signalled wait's delay was not unscheduled");
     done_vm(vm);
 }
@@ -467,9 +467,9 @@ static void real_delay(stvm_vm *vm, void *arg)
 {
     (void)arg;
     double m0 = mono_ms();
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     MUST(stvm_delay_wait_ms(vm, 20));
-    uint64_t t1 = stvm_now_us(vm);
+    uint64_t t1 = stvm_vm_now_us(vm);
     double m1 = mono_ms();
     /* Never early by the VM clock; the upper bound only catches a lost wake-up. */
     CHECK(t1 - t0 >= 20000, "20 ms delay ended after %llu us", (unsigned long long)(t1 - t0));

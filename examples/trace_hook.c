@@ -10,7 +10,7 @@ typedef struct tally {
     long kinds[STVM_TRACE_KINDS];
 } tally;
 
-/* Runs inside the scheduler: it may not call into the VM (stvm_now_us and
+/* Runs inside the scheduler: it may not call into the VM (stvm_vm_now_us and
  * stvm_trace_kind_name excepted) and must not block. */
 static void on_event(stvm_vm *vm, const stvm_trace_event *ev, void *arg)
 {
@@ -46,7 +46,7 @@ int main(void)
     stvm_semaphore *sem;
     if (stvm_vm_new(&vm, &cfg) != STVM_OK || stvm_semaphore_new(vm, &sem) != STVM_OK)
         return 1;
-    tally t = {.start_us = stvm_now_us(vm)};
+    tally t = {.start_us = stvm_vm_now_us(vm)};
     int err = stvm_trace_set_hook(vm, on_event, &t);
     if (!err)
         err = stvm_trace_start(vm, 1024);

@@ -211,7 +211,7 @@ static void pin_abandon(stvm_vm *vm, stvm_wait_guard *g)
     STVM_CONTAINER(g, pin, guard)->l->pins--;
 }
 
-int stvm_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms, stvm_delay **out)
+int stvm_delay_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms, stvm_delay **out)
 {
     if (!vm || !stvm__is_sem(vm, sem) || !out)
         return STVM_EINVAL;

@@ -22,7 +22,7 @@ static void release(stvm_vm *vm, fd_waiter *w)
 {
     stvm__aio_disarm(vm, w->fd, w->events);
     if (w->index)
-        stvm_unregister_external(vm, w->index);
+        stvm_external_unregister(vm, w->index);
     if (w->sem)
         stvm_semaphore_free(vm, w->sem);
 }
@@ -80,7 +80,7 @@ static int arm(stvm_vm *vm, fd_waiter *w)
     stvm_alloc_mark mark = stvm__alloc_mark(vm);
     err = stvm_semaphore_new(vm, &w->sem);
     if (!err)
-        err = stvm_register_external(vm, w->sem, &w->index);
+        err = stvm_external_register(vm, w->sem, &w->index);
     if (!err)
         err = arm_events(vm, w, w->index);
     if (err) {

@@ -38,12 +38,12 @@ static int start_queue(stvm_vm *vm, ffi_state *st)
     int index, err = stvm_semaphore_new(vm, &sem);
     if (err)
         return err;
-    if ((err = stvm_register_external(vm, sem, &index)) ||
+    if ((err = stvm_external_register(vm, sem, &index)) ||
         (err = stvm__spawn(vm, vm->cfg.ffi_callback_priority, "FFI Callback Queue",
                            callback_loop, sem, 0, false, STVM_PF_VM_OWN,
                            &st->callback_process))) {
         if (sem->external_index)
-            stvm_unregister_external(vm, index);
+            stvm_external_unregister(vm, index);
         stvm_semaphore_free(vm, sem);
         return err;
     }

@@ -129,7 +129,7 @@ static int make(stvm_vm *vm, stvm_socket **out)
     for (int i = 0; i < 3 && !err; i++) {
         err = stvm_semaphore_new(vm, sems[i]);
         if (!err)
-            err = stvm_register_external(vm, *sems[i], &s->indices[i]);
+            err = stvm_external_register(vm, *sems[i], &s->indices[i]);
     }
     if (err) {
         stvm__socket_free(vm, s);
@@ -203,7 +203,7 @@ void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
     stvm_semaphore *sems[3] = {s->semaphore, s->read_semaphore, s->write_semaphore};
     for (int i = 0; i < 3; i++) {
         if (s->indices[i])
-            stvm_unregister_external(vm, s->indices[i]);
+            stvm_external_unregister(vm, s->indices[i]);
         if (sems[i])
             stvm_semaphore_free(vm, sems[i]);
     }

@@ -1,8 +1,10 @@
 /*
  * stvm.h -- the public contract of stvm, a Smalltalk-style green-thread VM core.
  *
- * One header, declarations only. Every entry point takes the VM it acts on; there is
- * no global state, so several VMs may live in one program (one OS thread per VM).
+ * One header, declarations only (stvm/deprecated.h keeps, for one release, the old
+ * names of the calls the noun_verb sweep renamed). Every entry point takes the VM it
+ * acts on; there is no global state, so several VMs may live in one program (one OS
+ * thread per VM).
  *
  * Conventions used by every function below:
  *  - int results are STVM_OK (0) or a negative STVM_E* code; stvm_strerror() names it.
@@ -138,7 +140,7 @@ typedef uintptr_t stvm_oop;
  * and stvm_ffi_stats (written by the library into the caller's memory). A new field is
  * only ever appended to one of them, and every call that reads or writes one is told
  * the struct's size as the calling code's stvm.h declares it: the names callers use
- * (stvm_get_stats, stvm_config_init, ...) are macros that add sizeof(struct) to a call
+ * (stvm_vm_get_stats, stvm_config_init, ...) are macros that add sizeof(struct) to a call
  * of the exported function of the same name with a trailing '_', the way zlib's
  * deflateInit passes sizeof(z_stream). So a program built with an older, smaller struct
  * keeps working with a newer library: the library reads or writes only that prefix
@@ -207,7 +209,7 @@ typedef struct stvm_config {
                                    so an idle VM does not wake; Pharo's quanta are
                                    STVM_RELINQUISH_PHARO5_US and STVM_RELINQUISH_PHARO_US
                                    (a wake-up per quantum while idle); 0 .. 10,000,000 */
-    int external_table_size;    /* slots for stvm_register_external; default 65536
+    int external_table_size;    /* slots for stvm_external_register; default 65536
                                    (three per socket), 1 .. 65536; memory is taken in
                                    chunks of 256 slots (4 KiB) as slots are used */
     size_t stack_guard_size;    /* bytes of guard region below each stack, 0 = default
@@ -298,7 +300,7 @@ typedef void (*stvm_fn)(stvm_vm *vm, void *arg);
  * thread (outside stvm_run) it only queues the process. name is copied (NULL = "").
  *
  * Lifetime: a finished process gives its stack back at once. With out NULL nobody
- * holds its handle: the handle (what stvm_active_process answers inside it) is valid
+ * holds its handle: the handle (what stvm_vm_active_process answers inside it) is valid
  * while the process lives and goes with it. With out given, the caller holds the
  * handle: it stays valid after the process finished (state TERMINATED) until the
  * caller gives it back with stvm_process_release or stvm_process_join. A process's
@@ -325,7 +327,7 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
 /* Run the VM's processes on the calling thread until every process other than the
  * VM's own (idle, timing) has finished: then STVM_OK. If nothing can ever run again
  * (no runnable process, no pending delay or timed wait, no waiter on a registered
- * external semaphore) it returns STVM_EDEADLOCK; stvm_blocked_report() then tells who
+ * external semaphore) it returns STVM_EDEADLOCK; stvm_vm_blocked_report() then tells who
  * waits on what, and the VM may be given more work and run again.
  * Errors:
  *   EBUSY     this VM is already running (on any thread), or any VM's stvm_run is
@@ -342,7 +344,7 @@ STVM_API int stvm_run(stvm_vm *vm);
 STVM_API int stvm_yield(stvm_vm *vm);
 
 /* The running green process, or NULL on the embedding thread outside stvm_run. */
-STVM_API stvm_process *stvm_active_process(stvm_vm *vm);
+STVM_API stvm_process *stvm_vm_active_process(stvm_vm *vm);
 
 /* A preemption checkpoint for long-running C code in a process: handles due timers and
  * external signals and lets a strictly higher priority process that became runnable
@@ -513,21 +515,21 @@ typedef struct stvm_process_info {
  * Errors:
  *   EINVAL    vm, p or out NULL; p not a process of this VM
  *   ESIZE     out_size not a size of stvm_process_info this library knows */
-STVM_API int stvm_process_info_get_(stvm_vm *vm, const stvm_process *p,
+STVM_API int stvm_process_get_info_(stvm_vm *vm, const stvm_process *p,
                                     stvm_process_info *out, size_t out_size);
-#define stvm_process_info_get(vm, p, out) \
-    stvm_process_info_get_((vm), (p), (out), sizeof(stvm_process_info))
+#define stvm_process_get_info(vm, p, out) \
+    stvm_process_get_info_((vm), (p), (out), sizeof(stvm_process_info))
 
 /* Write one line per unfinished user process that is not runnable ("'name' (priority
  * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and
  * truncated to size. Returns the length the full report needs (like snprintf), or
  * EINVAL. buf may be NULL when size is 0. */
-STVM_API int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size);
+STVM_API int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
  * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
  * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
-STVM_API int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size);
+STVM_API int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
 /* ---- Semaphores (Pharo's Semaphore) --------------------------------------------- */
 
@@ -1043,12 +1045,12 @@ STVM_API int stvm_local_during(stvm_vm *vm, stvm_local *v, void *value, stvm_fn 
  *   ESTATE    sem is already registered
  *   ENOMEM    the table takes memory for 256 slots at a time, the first time one of
  *             them is used, and there was none */
-STVM_API int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
+STVM_API int stvm_external_register(stvm_vm *vm, stvm_semaphore *sem, int *index_out);
 /* Free the slot; signals still pending for it are dropped.
  * Errors:
  *   EINVAL    vm NULL; index out of range or not in use
  *   ESTATE    the slot is a queue's (stvm_queue_open_external): stvm_queue_free frees it */
-STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
+STVM_API int stvm_external_unregister(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
  * once, at the VM's next scheduling point; wakes an idle VM at once. N calls become N
@@ -1058,7 +1060,7 @@ STVM_API int stvm_unregister_external(stvm_vm *vm, int index);
  * VM look.
  * Errors:
  *   EINVAL    vm NULL; index outside 1..the table's size (config external_table_size) */
-STVM_API int stvm_signal_external(stvm_vm *vm, int index);
+STVM_API int stvm_external_signal(stvm_vm *vm, int index);
 
 /* ---- Descriptors ---------------------------------------------------------------- */
 
@@ -1411,16 +1413,16 @@ STVM_API void stvm_stop(stvm_vm *vm);
 /* ---- Time and delays ----------------------------------------------------------- */
 
 /* The VM clock: UTC microseconds since 1901-01-01 (real or simulated). 0 if vm NULL. */
-STVM_API uint64_t stvm_now_us(stvm_vm *vm);
+STVM_API uint64_t stvm_vm_now_us(stvm_vm *vm);
 /* Primitive 135's value: ms since VM start plus ms_clock_start, masked 0x1FFFFFFF. */
-STVM_API uint32_t stvm_millisecond_clock(stvm_vm *vm);
+STVM_API uint32_t stvm_vm_millisecond_clock(stvm_vm *vm);
 
 /* The simulated clock's outside world: something a peer on its own CPU does at a
  * simulated time, unseen by the VM until it happens (a server answering 40 us after a
  * request came: it writes the answer then). fn(vm, arg) runs on the VM's thread when
  * the clock reaches at_us: during the idle process's jump or a stvm_work_us; events at
  * one time run in the order they were made. fn may write to descriptors and call
- * stvm_signal_external, stvm_sim_at and stvm_now_us; nothing else of the VM's (it runs
+ * stvm_external_signal, stvm_sim_at and stvm_vm_now_us; nothing else of the VM's (it runs
  * inside the scheduler). Unlike a timer it does not end a wait by itself: only what it
  * does (a descriptor made ready, an external signal) can, and only when the VM looks,
  * so that the legacy idle mode's blind sleep sleeps through it as the old VM did. Events
@@ -1470,7 +1472,7 @@ STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
  * through the same Delay scheduler as stvm_delay_wait_ms (its timing process, heap and
  * tickets; docs/delay-scheduling.md, "Delay objects"). Its semaphore (Pharo's
  * delaySemaphore) is signalled once each time it expires; a Delay made by
- * stvm_timeout_semaphore_ms signals the caller's semaphore instead. Pharo's rules:
+ * stvm_delay_timeout_semaphore_ms signals the caller's semaphore instead. Pharo's rules:
  *  - scheduling a Delay that is scheduled (beingWaitedOn) is refused (STVM_ESTATE),
  *    whoever scheduled it; so of several processes calling stvm_delay_wait on one
  *    Delay at once only the first waits, the others answer STVM_ESTATE;
@@ -1557,7 +1559,7 @@ STVM_API int stvm_delay_ms_to_go(stvm_vm *vm, const stvm_delay *d, int64_t *out)
 STVM_API int stvm_delay_us_to_go(stvm_vm *vm, const stvm_delay *d, int64_t *out);
 
 /* Pharo's delaySemaphore: the semaphore d signals when it expires (its own, or the
- * one given to stvm_timeout_semaphore_ms), for the semaphore calls. It cannot be freed
+ * one given to stvm_delay_timeout_semaphore_ms), for the semaphore calls. It cannot be freed
  * with stvm_semaphore_free while d exists. NULL for NULL or a handle of another kind. */
 STVM_API stvm_semaphore *stvm_delay_semaphore(stvm_delay *d);
 
@@ -1570,8 +1572,8 @@ STVM_API stvm_semaphore *stvm_delay_semaphore(stvm_delay *d);
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ERANGE    ms longer than the scheduler allows, or ending past the VM clock's end
  *   ENOMEM    no memory for the Delay or to start the Delay scheduler */
-STVM_API int stvm_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms,
-                                       stvm_delay **out);
+STVM_API int stvm_delay_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms,
+                                             stvm_delay **out);
 
 /* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled
@@ -1613,7 +1615,7 @@ STVM_API int stvm_semaphore_wait_timeout_us(stvm_vm *vm, stvm_semaphore *sem, in
  *                 next owner (0 none); MUTEX_HANDOFF process = new owner, detail = old
  *   TIMER_ARMED, TIMER_DISARMED, TIMER_FIRED  object = semaphore, detail = deadline (us)
  *   DELAY_SCHEDULED, DELAY_EXPIRED, DELAY_CANCELLED  process = its waiter (0: a Delay
- *                 object scheduled by stvm_delay_schedule or stvm_timeout_semaphore_ms,
+ *                 object scheduled by stvm_delay_schedule or stvm_delay_timeout_semaphore_ms,
  *                 which no process waits on), object = the Delay (the stvm_delay for a
  *                 Delay object), detail = resumption time in the scheduler's unit (ms or us),
  *                 extra = 1 when that timestamp is a boxed LargePositiveInteger
@@ -1733,7 +1735,7 @@ typedef struct stvm_trace_event {
 } stvm_trace_event;
 
 /* Called for every event recorded, on the VM's thread, inside the scheduler: it must
- * not call stvm functions other than stvm_now_us and stvm_trace_kind_name, nor block.
+ * not call stvm functions other than stvm_vm_now_us and stvm_trace_kind_name, nor block.
  * ev is valid during the call only. It is the library's stvm_trace_event: a hook built
  * with an older stvm.h reads the prefix it knows. */
 typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *arg);
@@ -1847,19 +1849,19 @@ typedef struct stvm_stats {
  * Errors:
  *   EINVAL    vm or out NULL
  *   ESIZE     out_size not a size of stvm_stats this library knows */
-STVM_API int stvm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size);
-#define stvm_get_stats(vm, out) stvm_get_stats_((vm), (out), sizeof(stvm_stats))
+STVM_API int stvm_vm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size);
+#define stvm_vm_get_stats(vm, out) stvm_vm_get_stats_((vm), (out), sizeof(stvm_stats))
 /* Zero the cumulative counters (not the live ones). */
-STVM_API void stvm_reset_stats(stvm_vm *vm);
+STVM_API void stvm_vm_reset_stats(stvm_vm *vm);
 
 /* ---- Integers and oops --------------------------------------------------------- */
 
 /* The SmallInteger range of this VM: [-2^30, 2^30-1] or [-2^60, 2^60-1]. */
 STVM_API int64_t stvm_smallint_max(const stvm_vm *vm);
 STVM_API int64_t stvm_smallint_min(const stvm_vm *vm);
-STVM_API bool stvm_is_smallint(stvm_oop oop);
+STVM_API bool stvm_oop_is_smallint(stvm_oop oop);
 /* True for a SmallInteger or a boxed integer of this VM. */
-STVM_API bool stvm_is_integer(stvm_vm *vm, stvm_oop oop);
+STVM_API bool stvm_oop_is_integer(stvm_vm *vm, stvm_oop oop);
 
 /* Make an integer oop: a SmallInteger when it fits, else a boxed Large(Positive|
  * Negative)Integer (allocates).
@@ -2174,7 +2176,10 @@ STVM_API const char *stvm_primitive_name(int number);
 /* Numbers in the table, ascending: writes up to cap into out, returns the total. */
 STVM_API int stvm_primitive_numbers(int *out, int cap);
 /* Text of a failure code ("bad receiver"), never NULL. */
-STVM_API const char *stvm_prim_error_name(int code);
+STVM_API const char *stvm_primitive_error_name(int code);
+
+/* The names before the noun_verb sweep, for one release (hidden by STVM_NO_DEPRECATED). */
+#include "stvm/deprecated.h"
 
 #ifdef __cplusplus
 }

@@ -220,7 +220,7 @@ static void zn_get(stvm_vm *vm, zn_wire *w, uint64_t subscriber_us)
 {
     if (write(w->client, zn_request, sizeof zn_request - 1) != (ssize_t)(sizeof zn_request - 1))
         lab_check(STVM_ESYS, "sending the request");
-    lab_check(stvm_sim_at(vm, stvm_now_us(vm) + NGINX_US, nginx_answers, w), "nginx");
+    lab_check(stvm_sim_at(vm, stvm_vm_now_us(vm) + NGINX_US, nginx_answers, w), "nginx");
     if (subscriber_us)
         lab_check(stvm_work_us(vm, subscriber_us), "the subscriber");
     char buf[sizeof zn_answer];

@@ -39,7 +39,7 @@ $(FUZZ_B)/libstvm.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h include/stvm.h $(FUZZ_B)/libstvm.a
-	$(CLANG) $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $< \
+	$(CLANG) $(WARN) $(NODEP) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $< \
 	    $(FUZZ_B)/libstvm.a $(LDLIBS) -o $@
 
 .PHONY: fuzz-targets fuzz-check fuzz-run

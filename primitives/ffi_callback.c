@@ -177,7 +177,7 @@ static void run_queued(stvm_vm *vm, ffi_state *st, stvm_ffi_callback *cb, void *
     inv.queued_at = stvm__spin_now();
     int64_t window = atomic_load_explicit(&st->answer_spin.window_ns, memory_order_relaxed);
     /* Under the lock: stvm_vm_free closes the queue under it before the table goes. */
-    stvm_signal_external(vm, st->queue_index);
+    stvm_external_signal(vm, st->queue_index);
     pthread_mutex_unlock(&st->queue_lock);
     wait_answer(window, &inv.done);
     sem_destroy(&inv.done);

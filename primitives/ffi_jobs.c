@@ -43,7 +43,7 @@ static int job_new(stvm_vm *vm, ffi_state *st, ffi_job **out)
     if (!job)
         return STVM_ENOMEM;
     int err = stvm_semaphore_new(vm, &job->sem);
-    if (!err && (err = stvm_register_external(vm, job->sem, &job->task.index)))
+    if (!err && (err = stvm_external_register(vm, job->sem, &job->task.index)))
         stvm_semaphore_free(vm, job->sem);
     if (err) {
         free(job);

@@ -86,7 +86,7 @@ stvm_socket_handle *stvm__socket_handle(stvm_vm *vm, stvm_oop oop, int *fail)
 void stvm__socket_notify(stvm_vm *vm, int index)
 {
     if (index >= 1)
-        stvm_signal_external(vm, index);
+        stvm_external_signal(vm, index);
 }
 
 void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index, bool looked)

@@ -131,7 +131,7 @@ int stvm_primitive_numbers(int *out, int cap)
     return n;
 }
 
-const char *stvm_prim_error_name(int code)
+const char *stvm_primitive_error_name(int code)
 {
     static const char *const names[] = {
         "success", "generic failure", "bad receiver", "bad argument", "bad index",

@@ -1,7 +1,7 @@
 /*
  * External signals. Any thread bumps requests[i]; the VM thread answers each request
  * with one signal and bumps responses[i]. The counters never share a lock with the
- * requester, so stvm_signal_external is safe in a signal handler, and N requests are
+ * requester, so stvm_external_signal is safe in a signal handler, and N requests are
  * N signals however they interleave (the design of Cog's sqExternalSemaphores.c).
  * The table lives in vm.h; here are its set-up, the public calls and the drain that a
  * scheduling point runs.
@@ -149,7 +149,7 @@ bool stvm__external_can_wake(stvm_vm *vm)
     return false;
 }
 
-int stvm_register_external(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
+int stvm_external_register(stvm_vm *vm, stvm_semaphore *sem, int *index_out)
 {
     if (!vm || !index_out || !stvm__is_sem(vm, sem))
         return STVM_EINVAL;
@@ -190,7 +190,7 @@ bool stvm__external_has_room(stvm_vm *vm)
     return false;
 }
 
-int stvm_unregister_external(stvm_vm *vm, int index)
+int stvm_external_unregister(stvm_vm *vm, int index)
 {
     stvm_semaphore *s = vm ? stvm__external_sem(vm, index) : NULL;
     if (!s)
@@ -204,7 +204,7 @@ int stvm_unregister_external(stvm_vm *vm, int index)
     return STVM_OK;
 }
 
-int stvm_signal_external(stvm_vm *vm, int index)
+int stvm_external_signal(stvm_vm *vm, int index)
 {
     if (!vm || index < 1 || index > vm->ext.size)
         return STVM_EINVAL;

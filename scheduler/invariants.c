@@ -175,7 +175,7 @@ static int check_locals(stvm_vm *vm, char *buf, size_t size)
     return STVM_OK;
 }
 
-int stvm_check_invariants(stvm_vm *vm, char *buf, size_t size)
+int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size)
 {
     if (!vm)
         return STVM_EINVAL;

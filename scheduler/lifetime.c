@@ -94,7 +94,7 @@ int stvm_vm_config_(const stvm_vm *vm, stvm_config *out, size_t out_size)
     return err;
 }
 
-int stvm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size)
+int stvm_vm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size)
 {
     if (!vm || !out)
         return STVM_EINVAL;
@@ -107,7 +107,7 @@ int stvm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size)
     return STVM_OK;
 }
 
-void stvm_reset_stats(stvm_vm *vm)
+void stvm_vm_reset_stats(stvm_vm *vm)
 {
     if (!vm)
         return;

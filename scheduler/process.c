@@ -359,7 +359,7 @@ int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name, stvm_fn fn
     return stvm__spawn(vm, priority, name, fn, arg, stack_size, false, 0, out);
 }
 
-stvm_process *stvm_active_process(stvm_vm *vm)
+stvm_process *stvm_vm_active_process(stvm_vm *vm)
 {
     return vm && vm->active ? vm->active->handle : NULL;
 }

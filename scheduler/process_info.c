@@ -1,4 +1,4 @@
-/* Looking at processes: stvm_process_info_get and the blocked report. */
+/* Looking at processes: stvm_process_get_info and the blocked report. */
 #include "monitor.h"
 
 #include <stdio.h>
@@ -51,7 +51,7 @@ static stvm_process_state state_of(stvm_vm *vm, const stvm_proc *p)
     return p->my_list->kind == STVM_LIST_RUNQ ? STVM_PROCESS_READY : STVM_PROCESS_WAITING;
 }
 
-int stvm_process_info_get_(stvm_vm *vm, const stvm_process *h, stvm_process_info *out,
+int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info *out,
                            size_t out_size)
 {
     if (!vm || !stvm__is_proc(vm, h) || !out)
@@ -80,7 +80,7 @@ int stvm_process_info_get_(stvm_vm *vm, const stvm_process *h, stvm_process_info
 
 /* One line per unfinished user process that is not runnable, written straight into
  * buf so that a long name costs room, never a line. */
-int stvm_blocked_report(stvm_vm *vm, char *buf, size_t size)
+int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size)
 {
     if (!vm || (!buf && size))
         return STVM_EINVAL;

@@ -304,7 +304,7 @@ void stvm__external_wake_if_sleeping(stvm_vm *vm);
 /* Could a request ever wake a process? (one is pending, or someone waits on a
  * registered semaphore) */
 bool stvm__external_can_wake(stvm_vm *vm);
-/* Would stvm_register_external find a free slot? (Asked before allocating what a
+/* Would stvm_external_register find a free slot? (Asked before allocating what a
  * failure would have to give back: a failed call changes no counter.) */
 bool stvm__external_has_room(stvm_vm *vm);
 

@@ -214,7 +214,7 @@ static void release(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
 {
     if (q->external) {
         q->avail.signal_budget = NULL;   /* the slot is an ordinary one again, to free */
-        stvm_unregister_external(vm, q->ext_index);
+        stvm_external_unregister(vm, q->ext_index);
     }
     while (q->count || q->pending_count) {
         void *item = pop_front(q);
@@ -444,7 +444,7 @@ int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q)
         pthread_mutex_destroy(&q->lock);
         return STVM_ESYS;
     }
-    int err = stvm_register_external(vm, &q->avail, &q->ext_index);
+    int err = stvm_external_register(vm, &q->avail, &q->ext_index);
     if (err) {
         pthread_cond_destroy(&q->has_room);
         pthread_mutex_destroy(&q->lock);
@@ -525,6 +525,6 @@ int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
     }
     pthread_mutex_unlock(&q->lock);
     if (!err)
-        stvm_signal_external(q->vm, q->ext_index);
+        stvm_external_signal(q->vm, q->ext_index);
     return err;
 }

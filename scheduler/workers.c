@@ -72,7 +72,7 @@ static void complete(stvm_workers *w, stvm_task *t)
     }
     atomic_store_explicit(&t->state, STVM_TASK_DONE, memory_order_release);
     if (t->index)
-        stvm_signal_external(w->vm, t->index);
+        stvm_external_signal(w->vm, t->index);
 }
 
 static bool task_queued(void *arg)

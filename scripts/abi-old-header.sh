@@ -14,9 +14,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/old"
 
-# The field declarations to cut, one per struct (a field's comment may go on over
-# further lines: they go with it, up to the line that closes the comment).
-awk '
+# The field declarations to cut, in whichever public header holds each struct (a
+# field's comment may go on over further lines: they go with it, up to the line that
+# closes the comment). The other headers are copied as they are.
+cut_fields() {
+    awk '
     function starts(line) {
         return line ~ /^    int ffi_callback_priority;/ || line ~ /^    uint32_t ffi_spin_us;/ ||
                line ~ /^    const char \*stack_guard;/ || line ~ /^    uint64_t buffer_bytes;/ ||
@@ -26,8 +28,16 @@ awk '
     skipping { if ($0 ~ /\*\//) skipping = 0; next }
     starts($0) { cut++; if ($0 ~ /\/\*/ && $0 !~ /\*\//) skipping = 1; next }
     { print }
-    END { if (cut != 7) { print "cut " cut " fields, not 7" > "/dev/stderr"; exit 1 } }
-' include/stvm.h > "$tmp/old/stvm.h"
+    END { print cut + 0 > "/dev/stderr" }
+    '
+}
+cuts=0
+for h in $(cd include && find . -name '*.h' | sort); do
+    mkdir -p "$tmp/old/$(dirname "$h")"
+    n=$(cut_fields < "include/$h" 2>&1 > "$tmp/old/$h")
+    cuts=$((cuts + n))
+done
+[ "$cuts" -eq 7 ] || { echo "$me: cut $cuts fields from the headers, not 7"; exit 1; }
 
 # The shared library under its soname, as an installed copy would be found.
 abi=$(sed -n 's/^#define STVM_ABI_VERSION \([0-9]*\)$/\1/p' include/stvm.h)

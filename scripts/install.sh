@@ -2,8 +2,9 @@
 # `make install` and `make uninstall` (the Makefile passes DESTDIR, PREFIX, LIBDIR,
 # INCLUDEDIR, BINDIR, DATADIR, VERSION, ABI (the soname's number) and B, the build folder).
 #
-# install copies the header, both libraries (with the .so.ABI and .so links), stvm.pc and
-# the tools stvm-bench and stvm-lab, and writes a manifest, DATADIR/stvm/install-manifest:
+# install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the
+# .so.ABI and .so links), stvm.pc and the tools stvm-bench and stvm-lab, and writes a
+# manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -50,8 +51,11 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
+    for h in include/stvm/*.h; do
+        put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
+    done
     put 644 "$B/libstvm.a" "$LIBDIR/libstvm.a"
     put 755 "$B/libstvm.so" "$LIBDIR/libstvm.so.$VERSION"
     ln -sf "libstvm.so.$VERSION" "$DESTDIR$LIBDIR/libstvm.so.$ABI"

@@ -105,7 +105,7 @@ static inline stvm_vm *rep_vm(const rep *r) { return rep_vm_at(r, SIM_START, 0);
 static inline void vm_check(stvm_vm *vm)
 {
     char why[256];
-    int err = stvm_check_invariants(vm, why, sizeof why);
+    int err = stvm_vm_check_invariants(vm, why, sizeof why);
     cr_assert_eq(err, STVM_OK, "invariant broken: %s", why);
 }
 
@@ -120,7 +120,7 @@ static inline void vm_done(stvm_vm *vm)
 static inline stvm_stats stats_of(stvm_vm *vm)
 {
     stvm_stats s;
-    cr_assert_eq(stvm_get_stats(vm, &s), STVM_OK);
+    cr_assert_eq(stvm_vm_get_stats(vm, &s), STVM_OK);
     return s;
 }
 
@@ -128,7 +128,7 @@ static inline stvm_stats stats_of(stvm_vm *vm)
 static inline uint64_t switches(stvm_vm *vm)
 {
     stvm_stats s;
-    stvm_get_stats(vm, &s);
+    stvm_vm_get_stats(vm, &s);
     return s.context_switches;
 }
 
@@ -152,7 +152,7 @@ static inline stvm_process *spawn(stvm_vm *vm, int prio, const char *name, stvm_
 static inline stvm_process_state gstate(stvm_vm *vm, stvm_process *p)
 {
     stvm_process_info info;
-    if (stvm_process_info_get(vm, p, &info) != STVM_OK)
+    if (stvm_process_get_info(vm, p, &info) != STVM_OK)
         return (stvm_process_state)-1;
     return info.state;
 }
@@ -288,7 +288,7 @@ static inline void check_json_of(stvm_vm *vm)
 static inline stvm_process_state state_of(stvm_vm *vm, stvm_process *p)
 {
     stvm_process_info info;
-    int err = stvm_process_info_get(vm, p, &info);
+    int err = stvm_process_get_info(vm, p, &info);
     cr_assert_eq(err, STVM_OK);
     return info.state;
 }

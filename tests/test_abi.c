@@ -229,8 +229,8 @@ Test(abi, the_macros_pass_the_size_of_the_callers_header)
     stvm_stats s1, s2;
     memset(&s1, PATTERN, sizeof s1);
     memset(&s2, PATTERN, sizeof s2);
-    cr_assert_eq(stvm_get_stats(vm, &s1), STVM_OK);
-    cr_assert_eq(stvm_get_stats_(vm, &s2, sizeof s2), STVM_OK);
+    cr_assert_eq(stvm_vm_get_stats(vm, &s1), STVM_OK);
+    cr_assert_eq(stvm_vm_get_stats_(vm, &s2, sizeof s2), STVM_OK);
     cr_assert_eq(memcmp(&s1, &s2, sizeof s1), 0, "the macro wrote the whole struct");
     vm_done(vm);
 }
@@ -244,16 +244,16 @@ Test(abi, old_size_stats_are_written_as_their_prefix_only)
     WITH_CANARY(old_stats) w;
     memset(&w.s, PATTERN, sizeof w.s);
     canary_set(w.canary, sizeof w.canary);
-    cr_assert_eq(stvm_get_stats_(vm, (stvm_stats *)&w.s, sizeof w.s), STVM_OK);
-    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_get_stats wrote past the old size");
+    cr_assert_eq(stvm_vm_get_stats_(vm, (stvm_stats *)&w.s, sizeof w.s), STVM_OK);
+    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_vm_get_stats wrote past the old size");
     cr_assert_eq(memcmp(&w.s, &full, sizeof w.s), 0, "the prefix holds the counters");
     cr_assert_eq(w.s.processes_live, full.processes_live);
     cr_assert_gt(w.s.processes_live, 0, "the idle process is counted");
 
     memset(&full, PATTERN, sizeof full);
-    cr_assert_eq(stvm_get_stats_(vm, &full, sizeof full + 8), STVM_ESIZE);
-    cr_assert_eq(stvm_get_stats_(vm, &full, 4), STVM_ESIZE);
-    cr_assert_eq(stvm_get_stats_(vm, &full, 0), STVM_ESIZE);
+    cr_assert_eq(stvm_vm_get_stats_(vm, &full, sizeof full + 8), STVM_ESIZE);
+    cr_assert_eq(stvm_vm_get_stats_(vm, &full, 4), STVM_ESIZE);
+    cr_assert_eq(stvm_vm_get_stats_(vm, &full, 0), STVM_ESIZE);
     cr_assert(untouched(&full, sizeof full));
     vm_done(vm);
 }
@@ -286,13 +286,13 @@ Test(abi, old_size_process_info_is_written_as_its_prefix_only)
     stvm_process *p = NULL;
     cr_assert_eq(stvm_spawn(vm, 40, "worker", sleeper, NULL, &p), STVM_OK);
     stvm_process_info full;
-    cr_assert_eq(stvm_process_info_get(vm, p, &full), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(vm, p, &full), STVM_OK);
     WITH_CANARY(old_process_info) w;
     memset(&w.s, PATTERN, sizeof w.s);
     canary_set(w.canary, sizeof w.canary);
-    cr_assert_eq(stvm_process_info_get_(vm, p, (stvm_process_info *)&w.s, sizeof w.s), STVM_OK);
+    cr_assert_eq(stvm_process_get_info_(vm, p, (stvm_process_info *)&w.s, sizeof w.s), STVM_OK);
     cr_assert(canary_intact(w.canary, sizeof w.canary),
-              "stvm_process_info_get wrote past the old size");
+              "stvm_process_get_info wrote past the old size");
     cr_assert_str_eq(w.s.name, "worker");
     cr_assert_eq(w.s.priority, 40);
     cr_assert_eq(w.s.state, STVM_PROCESS_READY);
@@ -300,8 +300,8 @@ Test(abi, old_size_process_info_is_written_as_its_prefix_only)
     cr_assert(w.s.held);
 
     memset(&full, PATTERN, sizeof full);
-    cr_assert_eq(stvm_process_info_get_(vm, p, &full, sizeof full + 8), STVM_ESIZE);
-    cr_assert_eq(stvm_process_info_get_(vm, p, &full, offsetof(stvm_process_info, id) + 4),
+    cr_assert_eq(stvm_process_get_info_(vm, p, &full, sizeof full + 8), STVM_ESIZE);
+    cr_assert_eq(stvm_process_get_info_(vm, p, &full, offsetof(stvm_process_info, id) + 4),
                  STVM_ESIZE, "half of id");
     cr_assert(untouched(&full, sizeof full));
     run_ok(vm);

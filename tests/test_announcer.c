@@ -52,7 +52,7 @@ static void listen(stvm_vm *vm, const announcement *a, void *arg)
     listener *l = arg;
     trace_add(l->log, l->who * 100 + ((const msg *)a)->n);
     if (l->calls < 8)
-        l->at[l->calls] = stvm_now_us(vm);
+        l->at[l->calls] = stvm_vm_now_us(vm);
     l->calls++;
     if (l->an) {
         announcer_stats s;
@@ -113,12 +113,12 @@ static void shout(stvm_vm *vm, void *arg)
     shouter *s = arg;
     if (s->pre_ms)
         stvm_delay_wait_ms(vm, s->pre_ms);
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     s->switches0 = switches(vm);
     for (int i = 0; i < s->n; i++)
         s->rc[i] = stvm__announce(vm, s->an, &s->msgs[i].ann);
     s->switches1 = switches(vm);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
 }
 
 static void shouter_expect_ok(const shouter *s)
@@ -231,7 +231,7 @@ static void signal_then_announce(stvm_vm *vm, void *arg)
 {
     signaller_shouter *s = arg;
     /* Taken at the next scheduling point: the checkpoint inside the registry's lock. */
-    s->rc_signal = stvm_signal_external(vm, s->index);
+    s->rc_signal = stvm_external_signal(vm, s->index);
     msg m = msg_of(&ping_class, 30);
     s->rc = stvm__announce(vm, s->an, &m.ann);
 }
@@ -245,7 +245,7 @@ Test(announcer, a_higher_priority_process_woken_inside_the_lock_waits_for_it_the
     sub(vm, an, &ping_class, &l);
     stvm_semaphore *sem = sem_make(vm);
     int index = 0;
-    cr_assert_eq(stvm_register_external(vm, sem, &index), STVM_OK);
+    cr_assert_eq(stvm_external_register(vm, sem, &index), STVM_OK);
     woken hi = {.an = an, .sem = sem};
     signaller_shouter lo = {.an = an, .index = index};
     spawn(vm, 50, "hi", wait_then_announce, &hi);
@@ -263,7 +263,7 @@ Test(announcer, a_higher_priority_process_woken_inside_the_lock_waits_for_it_the
     cr_assert_eq(st.mutex_waits, 1u);
     cr_assert_eq(st.mutex_entries, 2u);
     cr_assert_eq(st.delivered, 2u);
-    cr_assert_eq(stvm_unregister_external(vm, index), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, index), STVM_OK);
     an_done(vm, an);
     vm_done(vm);
 }
@@ -466,7 +466,7 @@ static void subscribe_late(stvm_vm *vm, void *arg)
     stvm_delay_wait_ms(vm, 1);
     uint64_t id;
     s->rc = stvm__announcer_subscribe(vm, s->an, &ping_class, listen, s->l, &id);
-    s->at = stvm_now_us(vm);
+    s->at = stvm_vm_now_us(vm);
 }
 
 Test(announcer, a_process_subscribing_during_a_delivery_gets_only_later_announcements)
@@ -611,7 +611,7 @@ Test(announcer, terminating_a_process_in_a_subscriber_ends_its_delivery_and_free
     cr_assert_eq(k.during.in_flight, 1u);
     cr_assert_eq(s.rc[0], -999, "the terminated shouter never returns");
     cr_assert_eq(log.n, 1, "only the first subscriber was reached");
-    cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u, "the subscriber's Delay was left");
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u, "the subscriber's Delay was left");
     cr_assert_null(stvm_mutex_owner(vm, stvm__announcer_mutex(an)));
     an_done(vm, an);
     vm_done(vm);

@@ -42,7 +42,7 @@
  * known_defects runs exactly them.
  *
  * The VM's own processes (idle, timing) have no public handle: the fixture catches
- * them with stvm_active_process from a high-rate timer signal on the VM's thread while
+ * them with stvm_vm_active_process from a high-rate timer signal on the VM's thread while
  * a process sleeps on short Delays (catch_vm_own).
  */
 #include <fcntl.h>
@@ -66,48 +66,46 @@
 #define API_FUNCTIONS(X)                                                                 \
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
-    X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(active_process)         \
+    X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
     X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend)              \
-    X(process_terminate) X(process_interrupt)                                            \
-    X(process_release) X(process_join) X(ensure) X(ensure_pop) X(process_set_priority)   \
-    X(process_info_get) X(blocked_report) X(check_invariants) X(semaphore_new)           \
-    X(semaphore_free) X(semaphore_signal) X(semaphore_wait) X(semaphore_critical)         \
-    X(semaphore_try_wait)                                                                \
+    X(process_terminate) X(process_interrupt) X(process_release) X(process_join)         \
+    X(ensure) X(ensure_pop) X(process_set_priority) X(process_get_info)                  \
+    X(vm_blocked_report) X(vm_check_invariants) X(semaphore_new) X(semaphore_free)       \
+    X(semaphore_signal) X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait)    \
     X(semaphore_excess) X(mutex_new) X(mutex_free) X(mutex_enter)                        \
     X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
-    X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)     \
-    X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek) X(queue_size)  \
-    X(queue_flush) X(queue_open_external) X(queue_put_external)                          \
+    X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)    \
+    X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek)               \
+    X(queue_size) X(queue_flush) X(queue_open_external) X(queue_put_external)            \
     X(monitor_new) X(monitor_free) X(monitor_enter) X(monitor_enter_timeout_ms)          \
     X(monitor_try_enter) X(monitor_exit) X(monitor_critical) X(monitor_owner)            \
     X(monitor_depth) X(monitor_wait) X(monitor_wait_timeout_ms) X(monitor_wait_on)       \
     X(monitor_wait_on_timeout_ms) X(monitor_wait_while) X(monitor_wait_until)            \
     X(monitor_wait_while_on) X(monitor_wait_until_on) X(monitor_signal)                  \
     X(monitor_signal_all) X(monitor_signal_on) X(monitor_signal_all_on)                  \
-    X(monitor_signal_really_all)                                                         \
-    X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set) X(local_clear)   \
-    X(local_during) X(register_external) X(unregister_external) X(signal_external)        \
-    X(fd_wait) X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)  \
-    X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
-    X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
-    X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close) X(run_mode)      \
-    X(backend_fd) X(backend_timeout_ms) X(stop) X(now_us) X(millisecond_clock)           \
-    X(delay_wait_ms) X(delay_wait_us) X(run_within_ms) X(run_within_us)                  \
-    X(delay_new_ms) X(delay_new_us) X(delay_free) X(delay_wait) X(delay_schedule)       \
-    X(delay_unschedule) X(delay_is_expired) X(delay_being_waited_on) X(delay_ms_to_go)   \
-    X(delay_us_to_go) X(delay_semaphore) X(timeout_semaphore_ms)                         \
-    X(semaphore_wait_timeout_ms)                                                         \
-    X(semaphore_wait_timeout_us) X(get_stats) X(reset_stats) X(smallint_max)             \
-    X(smallint_min) X(is_smallint) X(is_integer) X(int_from_i64) X(int_from_u64)         \
-    X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul) X(int_compare)          \
-    X(oop_release) X(bytes_new) X(bytes_data) X(semaphore_oop) X(mutex_oop)              \
-    X(process_oop) X(oop_class_name)                                                     \
-    X(ffi_function_new) X(ffi_function_at) X(ffi_function_free) X(ffi_function_set_stack) \
-    X(ffi_call) X(ffi_call_threaded) X(ffi_worker_new) X(ffi_worker_free) X(ffi_call_on)  \
-    X(ffi_last_failure) X(float_new) X(float_value) X(ptr_oop) X(oop_ptr)                 \
-    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats)                             \
-    X(primitive_call) X(primitive_call_named)                                            \
-    X(primitive_named_list) X(primitive_name) X(primitive_numbers) X(prim_error_name)      \
+    X(monitor_signal_really_all) X(local_new) X(local_free) X(local_get)                 \
+    X(local_get_of) X(local_set) X(local_clear) X(local_during) X(external_register)     \
+    X(external_unregister) X(external_signal) X(fd_wait) X(tcp_listen) X(tcp_accept)     \
+    X(tcp_connect) X(socket_send) X(socket_recv) X(socket_close) X(socket_fd)            \
+    X(socket_port) X(socket_status) X(socket_read_semaphore) X(stream_open)              \
+    X(stream_read) X(stream_read_line) X(stream_write) X(stream_flush)                   \
+    X(stream_get_stats) X(stream_close) X(run_mode) X(backend_fd) X(backend_timeout_ms)  \
+    X(stop) X(vm_now_us) X(vm_millisecond_clock) X(delay_wait_ms) X(delay_wait_us)       \
+    X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
+    X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
+    X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
+    X(delay_timeout_semaphore_ms) X(semaphore_wait_timeout_ms)                           \
+    X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(smallint_max)       \
+    X(smallint_min) X(oop_is_smallint) X(oop_is_integer) X(int_from_i64)                 \
+    X(int_from_u64) X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul)         \
+    X(int_compare) X(oop_release) X(bytes_new) X(bytes_data) X(semaphore_oop)            \
+    X(mutex_oop) X(process_oop) X(oop_class_name) X(ffi_function_new)                    \
+    X(ffi_function_at) X(ffi_function_free) X(ffi_function_set_stack) X(ffi_call)        \
+    X(ffi_call_threaded) X(ffi_worker_new) X(ffi_worker_free) X(ffi_call_on)             \
+    X(ffi_last_failure) X(float_new) X(float_value) X(ptr_oop) X(oop_ptr)                \
+    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats) X(primitive_call)          \
+    X(primitive_call_named) X(primitive_named_list) X(primitive_name)                    \
+    X(primitive_numbers) X(primitive_error_name)                                         \
     TRACE_FUNCTIONS(X)
 /* Tracing (its rows are trace_rows, after the others). */
 #define TRACE_FUNCTIONS(X)                                                               \
@@ -732,11 +730,11 @@ static int call(fx *f, int fn, const args *a)
                                     o ? &o->p : NULL);
     case F_run: return stvm_run(vm);
     case F_yield: return stvm_yield(vm);
-    case F_active_process: return null_or_not(stvm_active_process(vm));
+    case F_vm_active_process: return null_or_not(stvm_vm_active_process(vm));
     case F_checkpoint: return stvm_checkpoint(vm);
     case F_work_us: return stvm_work_us(vm, (uint64_t)a->z);
     case F_sim_at:
-        return stvm_sim_at(vm, stvm_now_us(vm) + (uint64_t)a->z, a->null_fail ? NULL : nothing_fn,
+        return stvm_sim_at(vm, stvm_vm_now_us(vm) + (uint64_t)a->z, a->null_fail ? NULL : nothing_fn,
                            NULL);
     case F_process_resume: return stvm_process_resume(vm, p);
     case F_process_suspend: return stvm_process_suspend(vm, p);
@@ -747,13 +745,13 @@ static int call(fx *f, int fn, const args *a)
     case F_ensure: return stvm_ensure(vm, fnp, NULL);
     case F_ensure_pop: return stvm_ensure_pop(vm, a->n != 0);
     case F_process_set_priority: return stvm_process_set_priority(vm, p, (int)a->n);
-    case F_process_info_get: return stvm_process_info_get(vm, p, o ? &o->info : NULL);
-    case F_blocked_report: {
-        int rc = stvm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
+    case F_process_get_info: return stvm_process_get_info(vm, p, o ? &o->info : NULL);
+    case F_vm_blocked_report: {
+        int rc = stvm_vm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
         return rc < 0 ? rc : R_COUNT;
     }
-    case F_check_invariants:
-        return stvm_check_invariants(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
+    case F_vm_check_invariants:
+        return stvm_vm_check_invariants(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
     case F_semaphore_new: return stvm_semaphore_new(vm, o ? &o->sem : NULL);
     case F_semaphore_free: return stvm_semaphore_free(vm, sem);
     case F_semaphore_signal: return stvm_semaphore_signal(vm, sem);
@@ -772,11 +770,11 @@ static int call(fx *f, int fn, const args *a)
     case F_mutex_try_enter: return stvm_mutex_try_enter(vm, m);
     case F_mutex_owner: return null_or_not(stvm_mutex_owner(vm, m));
     case F_mutex_critical: return stvm_mutex_critical(vm, m, fnp, NULL);
-    case F_register_external: return stvm_register_external(vm, sem, o ? &o->i : NULL);
-    case F_unregister_external: return stvm_unregister_external(vm, (int)a->n);
-    case F_signal_external: return stvm_signal_external(vm, (int)a->n);
-    case F_now_us: return stvm_now_us(vm) ? R_NONZERO : R_ZERO;
-    case F_millisecond_clock: return stvm_millisecond_clock(vm) ? R_NONZERO : R_ZERO;
+    case F_external_register: return stvm_external_register(vm, sem, o ? &o->i : NULL);
+    case F_external_unregister: return stvm_external_unregister(vm, (int)a->n);
+    case F_external_signal: return stvm_external_signal(vm, (int)a->n);
+    case F_vm_now_us: return stvm_vm_now_us(vm) ? R_NONZERO : R_ZERO;
+    case F_vm_millisecond_clock: return stvm_vm_millisecond_clock(vm) ? R_NONZERO : R_ZERO;
     case F_delay_wait_ms: return stvm_delay_wait_ms(vm, a->n);
     case F_delay_wait_us: return stvm_delay_wait_us(vm, a->n);
     case F_run_within_ms: return stvm_run_within_ms(vm, a->n, fnp, NULL);
@@ -850,14 +848,14 @@ static int call(fx *f, int fn, const args *a)
     case F_delay_ms_to_go: return stvm_delay_ms_to_go(vm, dl, o ? &o->i64 : NULL);
     case F_delay_us_to_go: return stvm_delay_us_to_go(vm, dl, o ? &o->i64 : NULL);
     case F_delay_semaphore: return null_or_not(stvm_delay_semaphore(dl));
-    case F_timeout_semaphore_ms:
-        return stvm_timeout_semaphore_ms(vm, sem, a->n, o ? &o->dl : NULL);
-    case F_get_stats: return stvm_get_stats(vm, o ? &o->stats : NULL);
-    case F_reset_stats: stvm_reset_stats(vm); return R_VOID;
+    case F_delay_timeout_semaphore_ms:
+        return stvm_delay_timeout_semaphore_ms(vm, sem, a->n, o ? &o->dl : NULL);
+    case F_vm_get_stats: return stvm_vm_get_stats(vm, o ? &o->stats : NULL);
+    case F_vm_reset_stats: stvm_vm_reset_stats(vm); return R_VOID;
     case F_smallint_max: (void)stvm_smallint_max(vm); return R_ANY;
     case F_smallint_min: (void)stvm_smallint_min(vm); return R_ANY;
-    case F_is_smallint: return yes(stvm_is_smallint(o0));
-    case F_is_integer: return yes(stvm_is_integer(vm, o0));
+    case F_oop_is_smallint: return yes(stvm_oop_is_smallint(o0));
+    case F_oop_is_integer: return yes(stvm_oop_is_integer(vm, o0));
     case F_int_from_i64: return stvm_int_from_i64(vm, a->n, o ? &o->oop : NULL);
     case F_int_from_u64: return stvm_int_from_u64(vm, a->z, o ? &o->oop : NULL);
     case F_int_to_i64: return stvm_int_to_i64(vm, o0, o ? &o->i64 : NULL);
@@ -926,7 +924,7 @@ static int call(fx *f, int fn, const args *a)
     case F_primitive_name: return null_or_not(stvm_primitive_name((int)a->n));
     case F_primitive_numbers:
         return yes(stvm_primitive_numbers(o ? o->nums : NULL, (int)a->n) == f->nprims);
-    case F_prim_error_name: return text_ok(stvm_prim_error_name((int)a->n));
+    case F_primitive_error_name: return text_ok(stvm_primitive_error_name((int)a->n));
     /* tracing */
     case F_trace_start: return stvm_trace_start(vm, (size_t)a->z);
     case F_trace_stop: return stvm_trace_stop(vm);
@@ -990,8 +988,8 @@ static void snap_take(fx *f, snap *s)
 {
     memset(s, 0, sizeof *s);
     for (int v = 0; v < N_VM; v++) {
-        stvm_get_stats(f->vm[v], &s->stats[v]);
-        s->invariants[v] = stvm_check_invariants(f->vm[v], NULL, 0);
+        stvm_vm_get_stats(f->vm[v], &s->stats[v]);
+        s->invariants[v] = stvm_vm_check_invariants(f->vm[v], NULL, 0);
     }
     for (int i = 0; i < f->nwsem; i++)
         s->excess[i] = stvm_semaphore_excess(f->vm[f->wsem[i].vm], f->wsem[i].s);
@@ -1004,7 +1002,7 @@ static void snap_take(fx *f, snap *s)
     for (int i = 0; i < f->nwproc; i++) {
         stvm_process_info info;
         memset(&info, 0, sizeof info);
-        s->proc[i].rc = stvm_process_info_get(f->vm[f->wproc[i].vm], f->wproc[i].p, &info);
+        s->proc[i].rc = stvm_process_get_info(f->vm[f->wproc[i].vm], f->wproc[i].p, &info);
         s->proc[i].state = info.state;
         s->proc[i].priority = info.priority;
         s->proc[i].held = info.held;
@@ -1278,7 +1276,7 @@ static const fn_desc FN[N_FN] = {
     [F_spawn_suspended] = {.null_vm = E_INVAL, .ok = {.n = 40}},
     [F_run] = {.null_vm = E_INVAL},
     [F_yield] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
-    [F_active_process] = {.null_vm = R_NULL, .not_proc = R_NULL},
+    [F_vm_active_process] = {.null_vm = R_NULL, .not_proc = R_NULL},
     [F_checkpoint] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_work_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_sim_at] = {.null_vm = E_INVAL},
@@ -1293,10 +1291,10 @@ static const fn_desc FN[N_FN] = {
     [F_ensure_pop] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_process_set_priority] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
                                 .ok = {.n = 40}},
-    [F_process_info_get] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
+    [F_process_get_info] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
                             .null_out = E_INVAL},
-    [F_blocked_report] = {.null_vm = E_INVAL, .ok = {.z = 0, .null_ptr = true}},
-    [F_check_invariants] = {.null_vm = E_INVAL},
+    [F_vm_blocked_report] = {.null_vm = E_INVAL, .ok = {.z = 0, .null_ptr = true}},
+    [F_vm_check_invariants] = {.null_vm = E_INVAL},
     [F_semaphore_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_semaphore_free] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
     [F_semaphore_signal] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
@@ -1385,12 +1383,12 @@ static const fn_desc FN[N_FN] = {
     [F_monitor_signal_really_all] = {.null_vm = E_INVAL, .kind = K_MONITOR,
                                      .bad_handle = E_INVAL, .not_proc = STVM_EPERM,
                                      .ctx = C_GREEN},
-    [F_register_external] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+    [F_external_register] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                              .null_out = E_INVAL, .ok = {.vm = V_OTHER}},
-    [F_unregister_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
-    [F_signal_external] = {.null_vm = E_INVAL, .ok = {.n = 1}},
-    [F_now_us] = {.null_vm = R_ZERO},
-    [F_millisecond_clock] = {.null_vm = R_ZERO},
+    [F_external_unregister] = {.null_vm = E_INVAL, .ok = {.n = 1}},
+    [F_external_signal] = {.null_vm = E_INVAL, .ok = {.n = 1}},
+    [F_vm_now_us] = {.null_vm = R_ZERO},
+    [F_vm_millisecond_clock] = {.null_vm = R_ZERO},
     [F_delay_wait_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
     [F_delay_wait_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
@@ -1419,14 +1417,14 @@ static const fn_desc FN[N_FN] = {
     [F_delay_us_to_go] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL,
                           .null_out = E_INVAL},
     [F_delay_semaphore] = {.kind = K_DELAY, .bad_handle = R_NULL, .wrong = novm_delay_wrong},
-    [F_timeout_semaphore_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
+    [F_delay_timeout_semaphore_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                                 .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                                 .ok = {.n = 1}},
-    [F_get_stats] = {.null_vm = E_INVAL, .null_out = E_INVAL},
-    [F_reset_stats] = {.null_vm = R_VOID},
+    [F_vm_get_stats] = {.null_vm = E_INVAL, .null_out = E_INVAL},
+    [F_vm_reset_stats] = {.null_vm = R_VOID},
     [F_smallint_max] = {.null_vm = R_ANY},
     [F_smallint_min] = {.null_vm = R_ANY},
-    [F_is_integer] = {.null_vm = R_FALSE, .ok = {.o = {SI(1)}}},
+    [F_oop_is_integer] = {.null_vm = R_FALSE, .ok = {.o = {SI(1)}}},
     [F_int_from_i64] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_int_from_u64] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_int_to_i64] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.o = {SI(1)}}},
@@ -1635,19 +1633,19 @@ static const row explicit_rows[] = {
     ROW(primitive_numbers, "cap 0: the total, nothing written", C_HOST, R_TRUE, .n = 0),
     ROW(primitive_numbers, "cap -1: the total, nothing written", C_HOST, R_TRUE, .n = -1),
     ROW(primitive_numbers, "cap INT_MIN: the total, nothing written", C_HOST, R_TRUE, .n = INT_MIN),
-    ROW(prim_error_name, "code -1 has a text", C_HOST, R_TRUE, .n = -1),
-    ROW(prim_error_name, "code 8 has a text", C_HOST, R_TRUE, .n = 8),
-    ROW(prim_error_name, "code 10 has a text", C_HOST, R_TRUE, .n = 10),
-    ROW(prim_error_name, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
-    ROW(prim_error_name, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
+    ROW(primitive_error_name, "code -1 has a text", C_HOST, R_TRUE, .n = -1),
+    ROW(primitive_error_name, "code 8 has a text", C_HOST, R_TRUE, .n = 8),
+    ROW(primitive_error_name, "code 10 has a text", C_HOST, R_TRUE, .n = 10),
+    ROW(primitive_error_name, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
+    ROW(primitive_error_name, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
     ROW(semaphore_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
     ROW(mutex_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
     ROW(process_oop, "NULL", C_HOST, R_ANY, .h = H_NULL),
-    ROW(is_smallint, "nil", C_HOST, R_FALSE, .o = {RAW(STVM_NIL)}),
-    ROW(is_smallint, "true", C_HOST, R_FALSE, .o = {RAW(STVM_TRUE)}),
-    ROW(is_smallint, "false", C_HOST, R_FALSE, .o = {RAW(STVM_FALSE)}),
-    ROW(is_smallint, "an unmapped even word", C_HOST, R_FALSE, .o = {RAW(GARBAGE)}),
-    ROW(is_smallint, "a box", C_HOST, R_FALSE, .o = {OB(OB_BOX_MAX)}),
+    ROW(oop_is_smallint, "nil", C_HOST, R_FALSE, .o = {RAW(STVM_NIL)}),
+    ROW(oop_is_smallint, "true", C_HOST, R_FALSE, .o = {RAW(STVM_TRUE)}),
+    ROW(oop_is_smallint, "false", C_HOST, R_FALSE, .o = {RAW(STVM_FALSE)}),
+    ROW(oop_is_smallint, "an unmapped even word", C_HOST, R_FALSE, .o = {RAW(GARBAGE)}),
+    ROW(oop_is_smallint, "a box", C_HOST, R_FALSE, .o = {OB(OB_BOX_MAX)}),
 
     /* ---- measure_raw_switch ---- */
     ROW(measure_raw_switch, "0 iterations", C_HOST, E_INVAL, .n = 0),
@@ -1751,10 +1749,10 @@ static const row explicit_rows[] = {
     ROW(ensure_pop, "no cleanup registered, run", C_GREEN, E_STATE, .n = 1),
 
     /* ---- reports ---- */
-    ROW(blocked_report, "NULL buf with a size", C_HOST, E_INVAL, .null_ptr = true, .z = 16),
-    ROW(blocked_report, "NULL buf, size 0: the length", C_HOST, R_COUNT, .null_ptr = true, .z = 0),
-    ROW(blocked_report, "a 1-byte buffer: the length", C_HOST, R_COUNT, .z = 1),
-    ROW(check_invariants, "NULL buf with a size", C_HOST, STVM_OK, .null_ptr = true, .z = 16),
+    ROW(vm_blocked_report, "NULL buf with a size", C_HOST, E_INVAL, .null_ptr = true, .z = 16),
+    ROW(vm_blocked_report, "NULL buf, size 0: the length", C_HOST, R_COUNT, .null_ptr = true, .z = 0),
+    ROW(vm_blocked_report, "a 1-byte buffer: the length", C_HOST, R_COUNT, .z = 1),
+    ROW(vm_check_invariants, "NULL buf with a size", C_HOST, STVM_OK, .null_ptr = true, .z = 16),
 
     /* ---- semaphores in states that refuse the call ---- */
     ROW(semaphore_free, "processes wait on it", C_HOST, E_STATE, .h = H_PARK),
@@ -1788,24 +1786,24 @@ static const row explicit_rows[] = {
         .null_ptr = true),
 
     /* ---- external semaphores: slots and indexes ---- */
-    ROW(register_external, "already registered", C_HOST, E_STATE, .h = H_EXT),
-    ROW(register_external, "the table is full", C_HOST, STVM_EFULL),
-    ROW(unregister_external, "index 0", C_HOST, E_INVAL, .n = 0),
-    ROW(unregister_external, "index -1", C_HOST, E_INVAL, .n = -1),
-    ROW(unregister_external, "index size + 1", C_HOST, E_INVAL, .n = 3),
-    ROW(unregister_external, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
-    ROW(unregister_external, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
-    ROW(unregister_external, "an unused slot", C_HOST, E_INVAL, .vm = V_OTHER, .n = 100),
-    ROW(unregister_external, "an unused slot, the last one", C_HOST, E_INVAL, .vm = V_OTHER,
+    ROW(external_register, "already registered", C_HOST, E_STATE, .h = H_EXT),
+    ROW(external_register, "the table is full", C_HOST, STVM_EFULL),
+    ROW(external_unregister, "index 0", C_HOST, E_INVAL, .n = 0),
+    ROW(external_unregister, "index -1", C_HOST, E_INVAL, .n = -1),
+    ROW(external_unregister, "index size + 1", C_HOST, E_INVAL, .n = 3),
+    ROW(external_unregister, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
+    ROW(external_unregister, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
+    ROW(external_unregister, "an unused slot", C_HOST, E_INVAL, .vm = V_OTHER, .n = 100),
+    ROW(external_unregister, "an unused slot, the last one", C_HOST, E_INVAL, .vm = V_OTHER,
         .n = 256),
-    ROW(signal_external, "index 0", C_HOST, E_INVAL, .n = 0),
-    ROW(signal_external, "index -1", C_HOST, E_INVAL, .n = -1),
-    ROW(signal_external, "index size + 1", C_HOST, E_INVAL, .n = 3),
-    ROW(signal_external, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
-    ROW(signal_external, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
-    ROW(signal_external, "index 0 from another thread", C_BARE, E_INVAL, .n = 0),
-    ROW(signal_external, "index size + 1 from another thread", C_BARE, E_INVAL, .n = 3),
-    ROW(signal_external, "index 0, from another VM's process", C_THREAD, E_INVAL, .n = 0),
+    ROW(external_signal, "index 0", C_HOST, E_INVAL, .n = 0),
+    ROW(external_signal, "index -1", C_HOST, E_INVAL, .n = -1),
+    ROW(external_signal, "index size + 1", C_HOST, E_INVAL, .n = 3),
+    ROW(external_signal, "index INT_MAX", C_HOST, E_INVAL, .n = INT_MAX),
+    ROW(external_signal, "index INT_MIN", C_HOST, E_INVAL, .n = INT_MIN),
+    ROW(external_signal, "index 0 from another thread", C_BARE, E_INVAL, .n = 0),
+    ROW(external_signal, "index size + 1 from another thread", C_BARE, E_INVAL, .n = 3),
+    ROW(external_signal, "index 0, from another VM's process", C_THREAD, E_INVAL, .n = 0),
 
     /* ---- durations ---- */
 #define BAD_DURATIONS_MS(fn, ...)                                                               \
@@ -1843,7 +1841,7 @@ static const row explicit_rows[] = {
     BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(semaphore_wait_timeout_us, .h = H_DEFAULT),
     BAD_DURATIONS_MS(mutex_enter_timeout_ms, .h = H_DEFAULT),
-    BAD_DURATIONS_MS(timeout_semaphore_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_MS(delay_timeout_semaphore_ms, .h = H_DEFAULT),
     ROW(delay_new_ms, "-1 ms", C_HOST, E_INVAL, .n = -1),
     ROW(delay_new_ms, "INT64_MIN ms", C_HOST, E_INVAL, .n = INT64_MIN),
     ROW(delay_new_us, "-1 us", C_HOST, E_INVAL, .n = -1),
@@ -1974,12 +1972,12 @@ static const row explicit_rows[] = {
         SI(0)}),
     ROW(int_compare, "a tagged 2^40 on a 31-bit VM", C_HOST, E_INVAL, .vm = V_31, .o = {SI(0),
         SI(WIDE)}),
-    ROW(is_integer, "a tagged 2^40 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31, .o = {SI(WIDE)}),
-    ROW(is_integer, "a tagged 2^30 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
+    ROW(oop_is_integer, "a tagged 2^40 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31, .o = {SI(WIDE)}),
+    ROW(oop_is_integer, "a tagged 2^30 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
         .o = {SI(MAX31 + 1)}),
-    ROW(is_integer, "a tagged -2^30 - 1 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
+    ROW(oop_is_integer, "a tagged -2^30 - 1 on a 31-bit VM", C_HOST, R_FALSE, .vm = V_31,
         .o = {SI(MIN31 - 1)}),
-    ROW(is_integer, "a tagged 2^60 (beyond 61 bits)", C_HOST, R_FALSE, .o = {SI(MAX61 + 1)}),
+    ROW(oop_is_integer, "a tagged 2^60 (beyond 61 bits)", C_HOST, R_FALSE, .o = {SI(MAX61 + 1)}),
     ROW(int_to_i64, "a tagged 2^60 (beyond 61 bits)", C_HOST, E_INVAL, .o = {SI(MAX61 + 1)}),
     ROW(oop_release, "a SmallInteger: ignored", C_HOST, STVM_OK, .o = {SI(5)}),
     ROW(oop_release, "nil: ignored", C_HOST, STVM_OK, .o = {RAW(STVM_NIL)}),
@@ -2137,7 +2135,7 @@ static const row explicit_rows[] = {
     ROW(mutex_try_enter, "a mutex owned by another", C_ELSEWHERE, STVM_ENOTPROC, .h = H_BUSY),
     ROW(mutex_enter, "a mutex owned by another", C_ELSEWHERE, STVM_ENOTPROC, .h = H_BUSY),
     ROW(ensure_pop, "no cleanup, run", C_ELSEWHERE, STVM_ENOTPROC, .n = 1),
-    ROW(active_process, "the VM's running process (its idle one), changing nothing", C_ELSEWHERE,
+    ROW(vm_active_process, "the VM's running process (its idle one), changing nothing", C_ELSEWHERE,
         R_NONNULL),
     ROW(mutex_exit, "a free mutex", C_ELSEWHERE, STVM_EPERM),
 
@@ -3048,7 +3046,7 @@ static void gen_wrong_context(table *t, int fn)
     static const int ctxs[] = {C_HOST, C_THREAD, C_ELSEWHERE};
     for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) {
         if (ctxs[i] == C_ELSEWHERE && FN[fn].not_proc >= R_VOID)
-            continue;   /* not an error: stvm_active_process names the VM's running one */
+            continue;   /* not an error: stvm_vm_active_process names the VM's running one */
         row r = {.fn = fn, .what = "outside a green process of the VM", .ctx = ctxs[i],
                  .a = FN[fn].ok, .want = FN[fn].not_proc,
                  .defect = ctxs[i] == C_ELSEWHERE ? FN[fn].elsewhere_defect : NULL};
@@ -3075,7 +3073,7 @@ static void gen_non_integers(table *t)
         ospec o = non_integers[i].o;
         add(t, (row){.fn = F_int_to_i64, .what = w, .a = {.o = {o}}, .want = E_INVAL});
         add(t, (row){.fn = F_int_to_u64, .what = w, .a = {.o = {o}}, .want = E_INVAL});
-        add(t, (row){.fn = F_is_integer, .what = w, .a = {.o = {o}}, .want = R_FALSE});
+        add(t, (row){.fn = F_oop_is_integer, .what = w, .a = {.o = {o}}, .want = R_FALSE});
         static const int binary[] = {F_int_add, F_int_sub, F_int_mul, F_int_compare};
         for (int b = 0; b < 4; b++) {
             add(t, (row){.fn = binary[b], .what = w, .a = {.o = {o, SI(1)}}, .want = E_INVAL});
@@ -3135,7 +3133,7 @@ static void park_fn(stvm_vm *vm, void *arg)
 static void unheld_fn(stvm_vm *vm, void *arg)
 {
     fx *f = arg;
-    f->unheld = stvm_active_process(vm);
+    f->unheld = stvm_vm_active_process(vm);
     stvm_semaphore_wait(vm, f->park);
 }
 
@@ -3177,7 +3175,7 @@ static void on_sample(int sig)
     (void)sig;
     if (!catcher.vm)
         return;
-    stvm_process *p = stvm_active_process(catcher.vm);
+    stvm_process *p = stvm_vm_active_process(catcher.vm);
     if (!p || p == catcher.me || p == catcher.seen[0] || p == catcher.seen[1])
         return;
     if (!catcher.seen[0])
@@ -3197,7 +3195,7 @@ static void catcher_fn(stvm_vm *vm, void *arg)
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-/* The idle and timing processes have no public handle: sample stvm_active_process
+/* The idle and timing processes have no public handle: sample stvm_vm_active_process
  * every 20 us (a timer signal to this thread) while a process sleeps on 1 us Delays,
  * so that the idle process (jumping the clock) and the timing process (expiring the
  * Delays) each run often, until both have been seen. */
@@ -3226,7 +3224,7 @@ static void catch_vm_own(fx *f)
     for (int i = 0; i < 2; i++) {
         stvm_process_info info;
         cr_assert_not_null(catcher.seen[i], "the VM's own processes were not both caught");
-        cr_assert_eq(stvm_process_info_get(vm, catcher.seen[i], &info), STVM_OK);
+        cr_assert_eq(stvm_process_get_info(vm, catcher.seen[i], &info), STVM_OK);
         cr_assert(info.vm_own, "caught '%s', not a VM process", info.name);
         if (info.id == 1)
             f->idle = catcher.seen[i];
@@ -3427,9 +3425,9 @@ static void fx_setup(fx *f)
     f->park = sem_make(vm);
     f->ext = sem_make(vm);
     stvm_semaphore *ext2 = sem_make(vm);
-    cr_assert_eq(stvm_register_external(vm, f->ext, &f->ext_index), STVM_OK);
+    cr_assert_eq(stvm_external_register(vm, f->ext, &f->ext_index), STVM_OK);
     int index2;
-    cr_assert_eq(stvm_register_external(vm, ext2, &index2), STVM_OK);   /* now full */
+    cr_assert_eq(stvm_external_register(vm, ext2, &index2), STVM_OK);   /* now full */
     cr_assert_eq(stvm_mutex_new(vm, &f->busy), STVM_OK);
     cr_assert_eq(stvm_mutex_new(vm, &f->busy2), STVM_OK);
     cr_assert_eq(stvm_monitor_new(vm, &f->monitor_owned), STVM_OK);
@@ -3510,7 +3508,7 @@ static void fx_setup(fx *f)
                                            &arg, 1, &r, NULL),
                  STVM_OK);
     f->net_park = sem_make(net);
-    cr_assert_eq(stvm_register_external(net, f->net_park, &f->net_park_index), STVM_OK);
+    cr_assert_eq(stvm_external_register(net, f->net_park, &f->net_park_index), STVM_OK);
     watch_socket(f, V_NET, n->lst, false);   /* listen arms a handler: see KNOWN DEFECTS */
     watch_socket(f, V_NET, n->busy_lst, true);
     watch_socket(f, V_NET, n->cli, true);
@@ -3579,7 +3577,7 @@ static void green_runner(stvm_vm *vm, void *arg)
 {
     green_phase *g = arg;
     fx *f = g->f;
-    f->self = stvm_active_process(vm);
+    f->self = stvm_vm_active_process(vm);
     for (int i = 0; i < f->nrows; i++)
         if (in_phase(f, &f->rows[i], g->ctx, g->vm))
             exec_row(f, i);
@@ -3694,7 +3692,7 @@ static void *elsewhere_phase(void *arg)
             exec_row(f, i);
     run_rows_in_a_vm_here(f, C_ELSEWHERE);
     int v = f->parked_vm;   /* let it finish */
-    if (stvm_signal_external(f->vm[v], v == V_NET ? f->net_park_index : f->ext_index) != STVM_OK)
+    if (stvm_external_signal(f->vm[v], v == V_NET ? f->net_park_index : f->ext_index) != STVM_OK)
         f->bad_line = __LINE__;
     return NULL;
 }
@@ -3767,8 +3765,8 @@ static int judge(fx *f, int ctx_filter)
                      answer_name(res->rc, gb, sizeof gb), answer_name(r->want, wb, sizeof wb));
         else if (r->want == STVM_EPRIM && !r->a.null_fail && res->fail != r->want_fail)
             snprintf(why, sizeof why, "failure code %d (%s), expected %d (%s)", res->fail,
-                     stvm_prim_error_name(res->fail), r->want_fail,
-                     stvm_prim_error_name(r->want_fail));
+                     stvm_primitive_error_name(res->fail), r->want_fail,
+                     stvm_primitive_error_name(r->want_fail));
         else if (res->diff[0])
             snprintf(why, sizeof why, "changed something: %s", res->diff);
         else if (!res->out_clean)

@@ -103,10 +103,10 @@ static int wait_for(span *s, uint64_t us)
 
 static void invariants_hold(span *s)
 {
-    GCHECK(s, stvm_check_invariants(s->vm, NULL, 0) == STVM_OK);
+    GCHECK(s, stvm_vm_check_invariants(s->vm, NULL, 0) == STVM_OK);
 }
 
-static uint64_t since_start(span *s) { return stvm_now_us(s->vm) - s->start; }
+static uint64_t since_start(span *s) { return stvm_vm_now_us(s->vm) - s->start; }
 
 /* Waits of one tick (ms) or 333 us, from the start to 3 ms past the crossing, each
  * exactly on time; the one that straddles the crossing is counted. */
@@ -114,14 +114,14 @@ static void stepper(stvm_vm *vm, void *arg)
 {
     span *s = arg;
     uint64_t step = s->ms ? 1000 : 333;
-    while (stvm_now_us(vm) < s->crossing + 3000) {
-        uint64_t t0 = stvm_now_us(vm);
-        uint32_t ms0 = stvm_millisecond_clock(vm);
+    while (stvm_vm_now_us(vm) < s->crossing + 3000) {
+        uint64_t t0 = stvm_vm_now_us(vm);
+        uint32_t ms0 = stvm_vm_millisecond_clock(vm);
         GCHECK(s, wait_for(s, step) == STVM_OK);
-        uint64_t t1 = stvm_now_us(vm);
+        uint64_t t1 = stvm_vm_now_us(vm);
         GCHECK(s, t1 - t0 == step);
         if (s->ms)
-            GCHECK(s, stvm_millisecond_clock(vm) == ((ms0 + 1) & MS_MASK));
+            GCHECK(s, stvm_vm_millisecond_clock(vm) == ((ms0 + 1) & MS_MASK));
         s->steps++;
         s->straddled += t0 < s->crossing && t1 >= s->crossing;
         invariants_hold(s);
@@ -233,8 +233,8 @@ static void span_edge(const rep *r, const edge *e)
     s.never = sem_make(s.vm);
     s.later = sem_make(s.vm);
     cr_assert_eq(stvm_mutex_new(s.vm, &s.m), STVM_OK);
-    cr_assert_eq(stvm_now_us(s.vm), e->sim_start);
-    cr_assert_eq(stvm_millisecond_clock(s.vm), e->ms_start);
+    cr_assert_eq(stvm_vm_now_us(s.vm), e->sim_start);
+    cr_assert_eq(stvm_vm_millisecond_clock(s.vm), e->ms_start);
     stvm_stats before = stats_of(s.vm);
 
     /* The holder runs first (it takes the mutex at the start). Nobody holds the
@@ -319,8 +319,8 @@ static int end_wait(ending *e, uint64_t us)
 
 static timed end_timed(ending *e, int rc, uint64_t t0)
 {
-    GCHECK(e, stvm_check_invariants(e->vm, NULL, 0) == STVM_OK);
-    return (timed){rc, stvm_now_us(e->vm) - t0, true};
+    GCHECK(e, stvm_vm_check_invariants(e->vm, NULL, 0) == STVM_OK);
+    return (timed){rc, stvm_vm_now_us(e->vm) - t0, true};
 }
 
 /* Refused without waiting and without changing anything: every kind of timed call
@@ -328,9 +328,9 @@ static timed end_timed(ending *e, int rc, uint64_t t0)
 static void past_the_end(stvm_vm *vm, void *arg)
 {
     ending *e = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     uint64_t over = CLOCK_END - t0 + 1000;   /* ends 1 ms past the end */
-    stvm_get_stats(vm, &e->before_refusals);
+    stvm_vm_get_stats(vm, &e->before_refusals);
     e->refused[0] = end_timed(e, stvm_delay_wait_ms(vm, (int64_t)(over / 1000)), t0);
     e->refused[1] = end_timed(e, stvm_delay_wait_us(vm, (int64_t)(CLOCK_END - t0 + 1)), t0);
     e->refused[2] =
@@ -338,18 +338,18 @@ static void past_the_end(stvm_vm *vm, void *arg)
     e->refused[3] = end_timed(e, stvm_semaphore_wait_timeout_us(vm, e->never, (int64_t)over), t0);
     e->refused[4] = end_timed(e, stvm_mutex_enter_timeout_ms(vm, e->m, (int64_t)(over / 1000)), t0);
     e->refused[5] = end_timed(e, stvm_process_join(vm, e->sleeper, (int64_t)(over / 1000)), t0);
-    stvm_get_stats(vm, &e->after_refusals);
+    stvm_vm_get_stats(vm, &e->after_refusals);
 }
 
 /* Delays that fit: 5 ms, then to 2 ms before the end, then 1 ms more. */
 static void fits(stvm_vm *vm, void *arg)
 {
     ending *e = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     e->fits = end_timed(e, end_wait(e, e->ms ? 5000 : 5001), t0);
-    t0 = stvm_now_us(vm);
+    t0 = stvm_vm_now_us(vm);
     e->fits_late = end_timed(e, end_wait(e, CLOCK_END - 2000 - t0), t0);
-    t0 = stvm_now_us(vm);
+    t0 = stvm_vm_now_us(vm);
     e->last = end_timed(e, end_wait(e, 1000), t0);
 }
 
@@ -395,7 +395,7 @@ Test(boundaries, delays_near_the_end_of_the_clock_fire_on_time_and_past_it_are_r
         cr_assert_eq(memcmp(&e.before_refusals, &e.after_refusals, sizeof(stvm_stats)), 0,
                      "%s: a refused call changed the counters", r->name);
         cr_assert_eq(stvm_mutex_owner(e.vm, e.m), NULL, "the refused timed enter took the mutex");
-        cr_assert_eq(stvm_now_us(e.vm), CLOCK_END - 1000, "%s", r->name);
+        cr_assert_eq(stvm_vm_now_us(e.vm), CLOCK_END - 1000, "%s", r->name);
         cr_assert_eq(stvm_process_release(e.vm, e.sleeper), STVM_OK);
         vm_done(e.vm);
     }
@@ -404,14 +404,14 @@ Test(boundaries, delays_near_the_end_of_the_clock_fire_on_time_and_past_it_are_r
 static void at_the_end(stvm_vm *vm, void *arg)
 {
     ending *e = arg;
-    stvm_get_stats(vm, &e->before_refusals);
+    stvm_vm_get_stats(vm, &e->before_refusals);
     e->refused[0] = end_timed(e, stvm_delay_wait_ms(vm, 1), CLOCK_END);
     e->refused[1] = end_timed(e, stvm_delay_wait_us(vm, 1), CLOCK_END);
     e->refused[2] = end_timed(e, stvm_semaphore_wait_timeout_ms(vm, e->never, 1), CLOCK_END);
     e->refused[3] = end_timed(e, stvm_semaphore_wait_timeout_us(vm, e->never, 1), CLOCK_END);
     e->refused[4] = end_timed(e, stvm_mutex_enter_timeout_ms(vm, e->m, 1), CLOCK_END);
     e->refused[5] = end_timed(e, stvm_delay_wait_ms(vm, INT32_MAX), CLOCK_END);
-    stvm_get_stats(vm, &e->after_refusals);
+    stvm_vm_get_stats(vm, &e->after_refusals);
     stvm_mutex_exit(vm, e->m);   /* in case the refused enter took it: the check says */
 }
 
@@ -424,7 +424,7 @@ Test(boundaries, a_vm_started_at_the_end_of_the_clock_refuses_every_delay, .time
         e.vm = rep_vm_at(r, CLOCK_END, 0);
         e.never = sem_make(e.vm);
         cr_assert_eq(stvm_mutex_new(e.vm, &e.m), STVM_OK);
-        cr_assert_eq(stvm_now_us(e.vm), CLOCK_END);
+        cr_assert_eq(stvm_vm_now_us(e.vm), CLOCK_END);
         spawn(e.vm, 40, "at the end", at_the_end, &e);
         run_to_end(e.vm);
         ASSERT_GREEN_OK(&e);
@@ -433,7 +433,7 @@ Test(boundaries, a_vm_started_at_the_end_of_the_clock_refuses_every_delay, .time
                          stvm_err_name(e.refused[k].rc));
         cr_assert_eq(memcmp(&e.before_refusals, &e.after_refusals, sizeof(stvm_stats)), 0,
                      "%s: a refused call changed the counters", r->name);
-        cr_assert_eq(stvm_now_us(e.vm), CLOCK_END, "the clock did not move");
+        cr_assert_eq(stvm_vm_now_us(e.vm), CLOCK_END, "the clock did not move");
         vm_done(e.vm);
     }
 }
@@ -457,7 +457,7 @@ static void arms_242(stvm_vm *vm, void *arg)
     GCHECK(a, stvm_oop_release(vm, when) == STVM_OK);
     if (a->rc == STVM_OK)
         GCHECK(a, stvm_semaphore_wait(vm, a->sem) == STVM_OK);
-    a->woke_at = stvm_now_us(vm);
+    a->woke_at = stvm_vm_now_us(vm);
 }
 
 Test(boundaries, primitive_242_fires_exactly_at_the_last_microsecond, .timeout = 30)
@@ -498,7 +498,7 @@ static void arms_past_the_end_then_delays(stvm_vm *vm, void *arg)
     stvm_oop_release(vm, when);
     if (p->rc == STVM_OK)   /* D1 again: the timer is armed at 2^64 - 1 */
         stvm_semaphore_wait(vm, p->sem);
-    p->woke_at = stvm_now_us(vm);
+    p->woke_at = stvm_vm_now_us(vm);
     p->delay_rc = stvm_delay_wait_ms(vm, 1);   /* aborted the program while D1 stood */
 }
 
@@ -551,9 +551,9 @@ typedef struct near_end {
 static void waits_to_the_last_microsecond(stvm_vm *vm, void *arg)
 {
     near_end *n = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     n->rc = stvm_delay_wait_us(vm, n->us);
-    n->elapsed = stvm_now_us(vm) - t0;
+    n->elapsed = stvm_vm_now_us(vm) - t0;
 }
 
 Test(boundaries, microsecond_delays_may_end_up_to_the_clocks_last_microsecond, .timeout = 30)
@@ -689,7 +689,7 @@ static crowd the_crowd;
 
 static void waiter(stvm_vm *vm, void *arg)
 {
-    the_crowd.handles[(intptr_t)arg] = stvm_active_process(vm);
+    the_crowd.handles[(intptr_t)arg] = stvm_vm_active_process(vm);
     if (stvm_semaphore_wait(vm, the_crowd.sem) == STVM_OK)
         the_crowd.woken++;
 }
@@ -698,7 +698,7 @@ static void conductor(stvm_vm *vm, void *arg)
 {
     crowd *c = arg;
     c->peak = mem_now();
-    stvm_get_stats(vm, &c->peak_stats);
+    stvm_vm_get_stats(vm, &c->peak_stats);
     for (long i = 0; i < c->n; i += 2)
         c->terminate_errors += stvm_process_terminate(vm, c->handles[i]) != STVM_OK;
     for (long i = 1; i < c->n; i += 2)

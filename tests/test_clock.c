@@ -50,7 +50,7 @@ static uint32_t ms_prim(stvm_vm *vm)
 {
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 135, &r), STVM_OK);
-    cr_assert(stvm_is_smallint(r), "primitive 135 answered a non-SmallInteger");
+    cr_assert(stvm_oop_is_smallint(r), "primitive 135 answered a non-SmallInteger");
     int64_t v = -1;
     cr_assert_eq(stvm_int_to_i64(vm, r, &v), STVM_OK);
     return (uint32_t)v;
@@ -90,7 +90,7 @@ static void waiter_fn(stvm_vm *vm, void *arg)
 {
     waiter *w = arg;
     w->rc = stvm_semaphore_wait(vm, w->sem);
-    w->at = stvm_now_us(vm);
+    w->at = stvm_vm_now_us(vm);
     w->woke++;
 }
 
@@ -106,13 +106,13 @@ static void spawn_waiter(stvm_vm *vm, waiter *w, stvm_semaphore *s, int prio)
 static void sim_advance(stvm_vm *vm, uint64_t us)
 {
     stvm_semaphore *s = sem_make(vm);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     arm_us(vm, s, t0 + us);
     waiter w;
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(w.woke, 1);
-    cr_assert_eq(stvm_now_us(vm), t0 + us);
+    cr_assert_eq(stvm_vm_now_us(vm), t0 + us);
     cr_assert_eq(stvm_semaphore_free(vm, s), STVM_OK);
 }
 
@@ -124,18 +124,18 @@ Test(clock, ms_clock_135_answers_smallint_equal_to_millisecond_clock_from_ms_clo
     for (int i = 0; i < 2; i++) {
         stvm_vm *vm = sim_vm(bits[i], SIM_START, 12345);
         cr_assert_eq(ms_prim(vm), 12345u, "%d-bit: 135 at start", bits[i]);
-        cr_assert_eq(stvm_millisecond_clock(vm), 12345u);
+        cr_assert_eq(stvm_vm_millisecond_clock(vm), 12345u);
         sim_advance(vm, 7500);   /* 7.5 ms: the clock counts whole milliseconds */
         cr_assert_eq(ms_prim(vm), 12352u, "%d-bit: 135 after 7.5 ms", bits[i]);
-        cr_assert_eq(stvm_millisecond_clock(vm), 12352u);
+        cr_assert_eq(stvm_vm_millisecond_clock(vm), 12352u);
         sim_advance(vm, 500);
         cr_assert_eq(ms_prim(vm), 12353u, "%d-bit: 135 after 8 ms", bits[i]);
-        cr_assert_eq(stvm_millisecond_clock(vm), ms_prim(vm));
+        cr_assert_eq(stvm_vm_millisecond_clock(vm), ms_prim(vm));
         vm_done(vm);
     }
     stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);   /* ms_clock_start defaults to 0 */
     cr_assert_eq(ms_prim(vm), 0u);
-    cr_assert_eq(stvm_millisecond_clock(vm), 0u);
+    cr_assert_eq(stvm_vm_millisecond_clock(vm), 0u);
     vm_done(vm);
 }
 
@@ -147,7 +147,7 @@ Test(clock, ms_clock_is_masked_to_29_bits_wraps_to_zero_and_cannot_start_beyond_
     cr_assert_eq(ms_prim(vm), MS_MASK, "the last value before the wrap");
     sim_advance(vm, 1000);
     cr_assert_eq(ms_prim(vm), 0u, "0x1FFFFFFF + 1 wraps to 0");
-    cr_assert_eq(stvm_millisecond_clock(vm), 0u);
+    cr_assert_eq(stvm_vm_millisecond_clock(vm), 0u);
     sim_advance(vm, 4999);
     cr_assert_eq(ms_prim(vm), 4u);
     vm_done(vm);
@@ -166,7 +166,7 @@ Test(clock, ms_clock_is_masked_to_29_bits_wraps_to_zero_and_cannot_start_beyond_
 Test(clock, sim_start_us_sets_the_simulated_clock_which_stands_still_without_work)
 {
     stvm_vm *vm = sim_vm(61, SIM_START + 123, 0);
-    cr_assert_eq(stvm_now_us(vm), SIM_START + 123);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 123);
     stvm_config got;
     cr_assert_eq(stvm_vm_config(vm, &got), STVM_OK);
     cr_assert_eq(got.sim_start_us, SIM_START + 123);
@@ -179,12 +179,12 @@ Test(clock, sim_start_us_sets_the_simulated_clock_which_stands_still_without_wor
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(w.woke, 1);
     cr_assert_eq(w.at, SIM_START + 123);
-    cr_assert_eq(stvm_now_us(vm), SIM_START + 123);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 123);
     vm_done(vm);
 
     /* up to 2^62 is accepted (240 then answers an 8-byte box even on 61 bits) ... */
     vm = sim_vm(61, 1ull << 62, 0);
-    cr_assert_eq(stvm_now_us(vm), 1ull << 62);
+    cr_assert_eq(stvm_vm_now_us(vm), 1ull << 62);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
@@ -200,8 +200,8 @@ Test(clock, sim_start_us_sets_the_simulated_clock_which_stands_still_without_wor
     cr_assert_eq(stvm_vm_new(&none, &cfg), STVM_EINVAL);
     cr_assert_eq(none, (stvm_vm *)0x1);
     /* the C readers of a NULL VM answer 0 */
-    cr_assert_eq(stvm_now_us(NULL), 0u);
-    cr_assert_eq(stvm_millisecond_clock(NULL), 0u);
+    cr_assert_eq(stvm_vm_now_us(NULL), 0u);
+    cr_assert_eq(stvm_vm_millisecond_clock(NULL), 0u);
 }
 
 Test(clock, us_clock_240_answers_now_us_as_smallint_on_61_bit_and_7_byte_large_positive_integer_on_31_bit)
@@ -210,10 +210,10 @@ Test(clock, us_clock_240_answers_now_us_as_smallint_on_61_bit_and_7_byte_large_p
     stvm_stats before = stats_of(vm);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
-    cr_assert(stvm_is_smallint(r));
+    cr_assert(stvm_oop_is_smallint(r));
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "SmallInteger");
     cr_assert_eq(val_u(vm, r), SIM_START);
-    cr_assert_eq(val_u(vm, r), stvm_now_us(vm));
+    cr_assert_eq(val_u(vm, r), stvm_vm_now_us(vm));
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.boxed_allocated, before.boxed_allocated);
     cr_assert_eq(after.objects_live, before.objects_live);
@@ -227,12 +227,12 @@ Test(clock, us_clock_240_answers_now_us_as_smallint_on_61_bit_and_7_byte_large_p
     before = stats_of(vm);
     r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
-    cr_assert_not(stvm_is_smallint(r));
-    cr_assert(stvm_is_integer(vm, r));
+    cr_assert_not(stvm_oop_is_smallint(r));
+    cr_assert(stvm_oop_is_integer(vm, r));
     cr_assert_str_eq(stvm_oop_class_name(vm, r), "LargePositiveInteger");
     uint64_t v = val_u(vm, r);
     cr_assert_eq(v, SIM_START);
-    cr_assert_eq(v, stvm_now_us(vm));
+    cr_assert_eq(v, stvm_vm_now_us(vm));
     /* 7 digit bytes: 2^48 <= v < 2^56 */
     cr_assert(v >= (1ull << 48) && v < (1ull << 56));
     stvm_stats mid = stats_of(vm);
@@ -250,11 +250,11 @@ Test(clock, us_clock_240_on_31_bit_vm_turns_into_a_box_past_smallint_max)
     stvm_vm *vm = sim_vm(31, (1ull << 30) - 2, 0);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
-    cr_assert(stvm_is_smallint(r));
+    cr_assert(stvm_oop_is_smallint(r));
     cr_assert_eq(val_u(vm, r), (1ull << 30) - 2);
     sim_advance(vm, 1);
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
-    cr_assert(stvm_is_smallint(r), "2^30-1 is SmallInteger maxVal on a 31-bit VM");
+    cr_assert(stvm_oop_is_smallint(r), "2^30-1 is SmallInteger maxVal on a 31-bit VM");
     cr_assert_eq(val_u(vm, r), (1ull << 30) - 1);
     sim_advance(vm, 1);
     cr_assert_eq(prim0(vm, 240, &r), STVM_OK);
@@ -269,9 +269,9 @@ Test(clock, clock_reads_counts_primitive_135_and_240_calls_only)
     static const int bits[] = {31, 61};
     for (int i = 0; i < 2; i++) {
         stvm_vm *vm = sim_vm(bits[i], SIM_START, 0);
-        stvm_reset_stats(vm);
-        (void)stvm_now_us(vm);
-        (void)stvm_millisecond_clock(vm);
+        stvm_vm_reset_stats(vm);
+        (void)stvm_vm_now_us(vm);
+        (void)stvm_vm_millisecond_clock(vm);
         cr_assert_eq(stats_of(vm).clock_reads, 0u, "the C clock readers are not primitives");
         for (int k = 0; k < 3; k++)
             (void)ms_prim(vm);
@@ -291,14 +291,14 @@ Test(clock, real_clock_reads_utc_since_1901_and_ms_clock_from_ms_clock_start)
     stvm_config_init(&cfg);
     cfg.ms_clock_start = 777777;
     stvm_vm *vm = vm_make(&cfg);
-    uint64_t now = stvm_now_us(vm);
+    uint64_t now = stvm_vm_now_us(vm);
     uint64_t want = (uint64_t)time(NULL) * 1000000u + 2177452800000000ull;
     uint64_t diff = now > want ? now - want : want - now;
-    cr_assert_lt(diff, 5000000u, "stvm_now_us is %llu, UTC says %llu", (unsigned long long)now,
+    cr_assert_lt(diff, 5000000u, "stvm_vm_now_us is %llu, UTC says %llu", (unsigned long long)now,
                  (unsigned long long)want);
-    uint32_t ms = stvm_millisecond_clock(vm);
+    uint32_t ms = stvm_vm_millisecond_clock(vm);
     cr_assert(ms >= 777777u && ms < 777777u + 2000u, "ms clock %u", ms);
-    uint64_t later = stvm_now_us(vm);
+    uint64_t later = stvm_vm_now_us(vm);
     cr_assert_geq(later, now, "the real clock is monotonic");
     vm_done(vm);
 }
@@ -316,14 +316,14 @@ typedef struct self_armer {
 static void self_armer_fn(stvm_vm *vm, void *arg)
 {
     self_armer *a = arg;
-    a->armed_at = stvm_now_us(vm);
+    a->armed_at = stvm_vm_now_us(vm);
     stvm_oop t = STVM_NIL;
     stvm_int_from_u64(vm, a->armed_at + a->delta, &t);
     stvm_oop args[2] = {stvm_semaphore_oop(a->sem), t};
     a->arm_rc = stvm_primitive_call(vm, 242, RCVR, args, 2, NULL, &a->fail);
     stvm_oop_release(vm, t);
     a->wait_rc = stvm_semaphore_wait(vm, a->sem);
-    a->woke_at = stvm_now_us(vm);
+    a->woke_at = stvm_vm_now_us(vm);
 }
 
 Test(clock, timer_242_wakes_a_waiting_process_exactly_at_the_deadline)
@@ -361,7 +361,7 @@ Test(clock, timer_242_and_136_with_nil_disarm_so_a_lone_waiter_deadlocks)
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
     cr_assert_eq(w.woke, 0);
-    cr_assert_eq(stvm_now_us(vm), SIM_START, "time must not move to the disarmed deadline");
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START, "time must not move to the disarmed deadline");
     cr_assert_eq(stats_of(vm).timer_fires, 0u);
     /* More work: a signal lets the waiter finish. */
     cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
@@ -377,7 +377,7 @@ Test(clock, timer_242_and_136_with_nil_disarm_so_a_lone_waiter_deadlocks)
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
     cr_assert_eq(w.woke, 0);
-    cr_assert_eq(stvm_now_us(vm), SIM_START);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
     vm_done(vm);
 }
 
@@ -393,7 +393,7 @@ Test(clock, timer_242_with_deadline_0_disarms_and_the_semaphore_can_then_be_free
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "deadline 0 must disarm");
     cr_assert_eq(w.woke, 0);
-    cr_assert_eq(stvm_now_us(vm), SIM_START);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
     cr_assert_eq(stats_of(vm).timer_fires, 0u);
     cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -434,7 +434,7 @@ Test(clock, timer_242_keeps_only_one_deadline_per_vm)
     cr_assert_eq(wa.woke, 0);
     cr_assert_eq(wb.woke, 1);
     cr_assert_eq(wb.at, SIM_START + 100000);
-    cr_assert_eq(stvm_now_us(vm), SIM_START + 100000);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 100000);
     cr_assert_eq(stats_of(vm).timer_fires, 1u);
     cr_assert_eq(stvm_semaphore_signal(vm, a), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -577,7 +577,7 @@ static void expect_bad_argument(stvm_vm *vm, int prim, stvm_oop a0, stvm_oop a1,
     int rc = prim2(vm, prim, a0, a1, &res, &fc);
     cr_assert_eq(rc, STVM_EPRIM, "%d with %s: %s", prim, what, stvm_err_name(rc));
     cr_assert_eq(fc, STVM_PRIM_ERR_BAD_ARGUMENT, "%d with %s: code %d (%s)", prim, what, fc,
-                 stvm_prim_error_name(fc));
+                 stvm_primitive_error_name(fc));
     cr_assert_eq(res, SENTINEL, "%d with %s wrote an answer", prim, what);
 }
 
@@ -664,7 +664,7 @@ Test(clock, failed_timer_prims_arm_nothing)
     spawn_waiter(vm, &w, s, 40);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "nothing may have been armed");
     cr_assert_eq(w.woke, 0);
-    cr_assert_eq(stvm_now_us(vm), SIM_START);
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
     cr_assert_eq(stats_of(vm).timer_fires, 0u);
     cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -689,11 +689,11 @@ static void relinquisher_fn(stvm_vm *vm, void *arg)
     for (int i = 0; i < 4; i++) {
         r->fc[i] = 0;
         r->rc[i] = stvm_primitive_call(vm, 230, RCVR, &us[i], 1, NULL, &r->fc[i]);
-        r->t[i] = stvm_now_us(vm);
+        r->t[i] = stvm_vm_now_us(vm);
     }
     r->excess_after = stvm_semaphore_excess(vm, r->sem);
     r->wait_rc = stvm_semaphore_wait(vm, r->sem);
-    r->woke_at = stvm_now_us(vm);
+    r->woke_at = stvm_vm_now_us(vm);
 }
 
 Test(clock, relinquish_230_from_a_user_process_on_the_sim_clock_does_not_advance_time_and_checks_its_argument)

@@ -51,9 +51,9 @@ static void sleeper_fn(stvm_vm *vm, void *arg)
     sleeper *s = arg;
     for (int i = 0; i < s->n; i++) {
         int64_t ms = s->lo + (int64_t)(lcg(&s->seed) % (uint32_t)(s->hi - s->lo + 1));
-        uint64_t t0 = stvm_now_us(vm);
+        uint64_t t0 = stvm_vm_now_us(vm);
         int rc = stvm_delay_wait_ms(vm, ms);
-        uint64_t el = stvm_now_us(vm) - t0;
+        uint64_t el = stvm_vm_now_us(vm) - t0;
         if (rc != STVM_OK) {
             if (!s->errs++)
                 s->first_err = rc;
@@ -91,9 +91,9 @@ typedef struct one_wait {
 static void one_wait_fn(stvm_vm *vm, void *arg)
 {
     one_wait *w = arg;
-    w->t0 = stvm_now_us(vm);
+    w->t0 = stvm_vm_now_us(vm);
     w->rc = w->in_us ? stvm_delay_wait_us(vm, w->amount) : stvm_delay_wait_ms(vm, w->amount);
-    w->t1 = stvm_now_us(vm);
+    w->t1 = stvm_vm_now_us(vm);
     if (w->log)
         trace_add(w->log, w->order_tag);
 }
@@ -124,7 +124,7 @@ static void stuck_fn(stvm_vm *vm, void *arg)
     stuck *s = arg;
     if (s->pre_ms >= 0)
         s->pre_rc = stvm_delay_wait_ms(vm, s->pre_ms);
-    s->blocked_at = stvm_now_us(vm);
+    s->blocked_at = stvm_vm_now_us(vm);
     s->wait_rc = stvm_semaphore_wait(vm, s->sem);
     s->woke = true;
 }
@@ -152,7 +152,7 @@ Test(delay, each_delay_fires_once_and_never_before_its_resumption_time)
         cr_assert_eq(st.delays_scheduled, 100u, "%s", r->name);
         cr_assert_eq(st.delays_expired, 100u, "%s", r->name);
         cr_assert_eq(st.delays_unscheduled, 0u, "%s", r->name);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + longest * 1000u,
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + longest * 1000u,
                      "%s: the VM must stop when the last delay ends", r->name);
         vm_done(vm);
     }
@@ -188,7 +188,7 @@ static void midtick_fn(stvm_vm *vm, void *arg)
 {
     midtick *m = arg;
     stvm_oop t = STVM_NIL;
-    stvm_int_from_u64(vm, stvm_now_us(vm) + 400, &t);
+    stvm_int_from_u64(vm, stvm_vm_now_us(vm) + 400, &t);
     stvm_oop args[2] = {stvm_semaphore_oop(m->sem), t};
     if (stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, NULL) != STVM_OK) {
         m->rc = -999;
@@ -196,9 +196,9 @@ static void midtick_fn(stvm_vm *vm, void *arg)
     }
     stvm_oop_release(vm, t);
     stvm_semaphore_wait(vm, m->sem);
-    m->t0 = stvm_now_us(vm);
+    m->t0 = stvm_vm_now_us(vm);
     m->rc = stvm_delay_wait_ms(vm, m->ms);
-    m->t1 = stvm_now_us(vm);
+    m->t1 = stvm_vm_now_us(vm);
 }
 
 Test(delay, a_250_ms_delay_takes_exactly_250000_us_and_mid_tick_the_ms_scheduler_at_most_1_ms_less)
@@ -275,7 +275,7 @@ Test(delay, zero_delay_returns_at_once_without_time_passing)
             cr_assert_eq(w.rc, STVM_OK, "%s", r->name);
             cr_assert_eq(w.t0, SIM_START);
             cr_assert_eq(w.t1, SIM_START, "%s: a 0 delay let time pass", r->name);
-            cr_assert_eq(stvm_now_us(vm), SIM_START);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
             stvm_stats st = stats_of(vm);
             cr_assert_eq(st.delays_scheduled, 1u);
             cr_assert_eq(st.delays_expired, 1u);
@@ -329,7 +329,7 @@ static void two_step_fn(stvm_vm *vm, void *arg)
     two_step *t = arg;
     t->rc = stvm_delay_wait_ms(vm, t->first);
     t->rc |= stvm_delay_wait_ms(vm, t->second);
-    t->t1 = stvm_now_us(vm);
+    t->t1 = stvm_vm_now_us(vm);
     trace_add(t->log, t->tag);
 }
 
@@ -375,7 +375,7 @@ static void prio_sleeper_fn(stvm_vm *vm, void *arg)
     if (p->pre)
         stvm_delay_wait_ms(vm, p->pre);
     stvm_delay_wait_ms(vm, p->ms);
-    p->t1 = stvm_now_us(vm);
+    p->t1 = stvm_vm_now_us(vm);
     trace_add(p->log, p->tag);
 }
 
@@ -414,7 +414,7 @@ Test(delay, processes_at_timing_priority_and_below_idle_priority_get_their_delay
             spawn(vm, prios[k], "sleeper", sleeper_fn, &s);
             cr_assert_eq(stvm_run(vm), STVM_OK, "%s priority %d", r->name, prios[k]);
             check_sleeper(r, &s, prios[k]);
-            cr_assert_eq(stvm_now_us(vm), SIM_START + s.total_ms * 1000u);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + s.total_ms * 1000u);
             vm_done(vm);
         }
     }
@@ -433,14 +433,14 @@ typedef struct probe {
 static void probe_fn(stvm_vm *vm, void *arg)
 {
     probe *p = arg;
-    stvm_get_stats(vm, &p->s0);
+    stvm_vm_get_stats(vm, &p->s0);
     p->errs += stvm_delay_wait_ms(vm, p->ms) != STVM_OK;
-    stvm_get_stats(vm, &p->s1);
-    p->t1 = stvm_now_us(vm);
+    stvm_vm_get_stats(vm, &p->s1);
+    p->t1 = stvm_vm_now_us(vm);
     for (int i = 0; i < p->n; i++)
         p->errs += stvm_delay_wait_ms(vm, p->ms) != STVM_OK;
-    p->t2 = stvm_now_us(vm);
-    stvm_get_stats(vm, &p->s2);
+    p->t2 = stvm_vm_now_us(vm);
+    stvm_vm_get_stats(vm, &p->s2);
 }
 
 Test(delay, boxed_timestamps_only_on_the_31_bit_us_scheduler_and_none_leak)
@@ -573,8 +573,8 @@ typedef struct bad_calls {
 static void bad_calls_fn(stvm_vm *vm, void *arg)
 {
     bad_calls *b = arg;
-    stvm_get_stats(vm, &b->s0);
-    b->t0 = stvm_now_us(vm);
+    stvm_vm_get_stats(vm, &b->s0);
+    b->t0 = stvm_vm_now_us(vm);
     int i = 0;
     b->rc[i++] = stvm_delay_wait_ms(vm, -1);
     b->rc[i++] = stvm_delay_wait_us(vm, -1);
@@ -587,8 +587,8 @@ static void bad_calls_fn(stvm_vm *vm, void *arg)
         b->rc[i++] = stvm_delay_wait_ms(vm, MS_LIMIT + 1);
         b->rc[i++] = stvm_delay_wait_us(vm, MS_LIMIT * 1000 + 1);
     }
-    b->t1 = stvm_now_us(vm);
-    stvm_get_stats(vm, &b->s1);
+    b->t1 = stvm_vm_now_us(vm);
+    stvm_vm_get_stats(vm, &b->s1);
 }
 
 Test(delay, negative_durations_are_einval_and_too_long_ones_erange_and_nothing_is_scheduled)
@@ -668,11 +668,11 @@ static void killer_fn(stvm_vm *vm, void *arg)
 {
     killer *k = arg;
     stvm_delay_wait_ms(vm, k->after_ms);
-    k->info_rc = stvm_process_info_get(vm, k->victim, &k->info);
-    stvm_get_stats(vm, &k->before);
+    k->info_rc = stvm_process_get_info(vm, k->victim, &k->info);
+    stvm_vm_get_stats(vm, &k->before);
     k->kill_rc = stvm_process_terminate(vm, k->victim);
-    stvm_get_stats(vm, &k->after);
-    k->at = stvm_now_us(vm);
+    stvm_vm_get_stats(vm, &k->after);
+    k->at = stvm_vm_now_us(vm);
     if (k->then_block_on)
         stvm_semaphore_wait(vm, k->then_block_on);
 }
@@ -702,7 +702,7 @@ Test(delay, the_longest_allowed_durations_are_accepted)
             cr_assert_eq(k.kill_rc, STVM_OK);
             cr_assert_eq(k.before.delays_scheduled, 2u, "%s case %d", r->name, c);
             cr_assert_eq(k.after.delays_unscheduled, 1u);
-            cr_assert_eq(stvm_now_us(vm), SIM_START + 5000u);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 5000u);
             vm_done(vm);
         }
     }
@@ -719,7 +719,7 @@ Test(delay, delays_from_the_host_are_enotproc)
         stvm_stats s1 = stats_of(vm);
         cr_assert_eq(s1.delays_scheduled, s0.delays_scheduled);
         cr_assert_eq(s1.processes_live, s0.processes_live, "no timing process was started");
-        cr_assert_eq(stvm_now_us(vm), SIM_START);
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
         cr_assert_eq(stvm_run(vm), STVM_OK, "nothing left to do");
         vm_done(vm);
     }
@@ -739,16 +739,16 @@ Test(delay, periodic_rearm_is_not_pending_work_on_the_sim_clock)
         cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "%s", r->name);
         cr_assert_eq(s.pre_rc, STVM_OK);
         cr_assert_eq(s.blocked_at, SIM_START + 10000u);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u,
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u,
                      "%s: time moved on to the timing process's 1 s re-arm", r->name);
         char buf[256];
-        cr_assert_gt(stvm_blocked_report(vm, buf, sizeof buf), 0);
+        cr_assert_gt(stvm_vm_blocked_report(vm, buf, sizeof buf), 0);
         cr_assert(strstr(buf, "'stuck'") && strstr(buf, "semaphore"), "report: %s", buf);
         /* The VM can be given more work and run again. */
         cr_assert_eq(stvm_semaphore_signal(vm, s.sem), STVM_OK);
         cr_assert_eq(stvm_run(vm), STVM_OK);
         cr_assert(s.woke);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u);
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u);
         vm_done(vm);
     }
 }
@@ -762,9 +762,9 @@ Test(delay, real_clock_20_ms_delay_then_lone_waiter_deadlocks_promptly, .timeout
     stvm_vm *vm = vm_make(&cfg);
     stuck s = {.sem = sem_make(vm), .pre_ms = 20};
     spawn(vm, 40, "stuck", stuck_fn, &s);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
-    uint64_t t1 = stvm_now_us(vm);
+    uint64_t t1 = stvm_vm_now_us(vm);
     cr_assert_eq(s.pre_rc, STVM_OK);
     cr_assert_geq(s.blocked_at - t0, 20000u, "the delay ended early");
     cr_assert_lt(s.blocked_at - t0, 2000000u);
@@ -785,7 +785,7 @@ static void busy_sleeper(stvm_vm *vm, void *arg)
 {
     busy *b = arg;
     stvm_delay_wait_ms(vm, 20);
-    b->woke_at = stvm_now_us(vm);
+    b->woke_at = stvm_vm_now_us(vm);
     b->woke = true;
 }
 
@@ -793,10 +793,10 @@ static void busy_spinner(stvm_vm *vm, void *arg)
 {
     busy *b = arg;
     /* Spin for at most 2 s of wall time, so a broken checkpoint fails, not hangs. */
-    while (!b->woke && stvm_now_us(vm) - b->start < 2000000u)
+    while (!b->woke && stvm_vm_now_us(vm) - b->start < 2000000u)
         if (stvm_checkpoint(vm) == 1)
             b->checkpoints_answering_1++;
-    b->spins_after = stvm_now_us(vm);
+    b->spins_after = stvm_vm_now_us(vm);
 }
 
 Test(delay, a_due_delay_preempts_a_busy_process_at_its_next_checkpoint, .timeout = 10)
@@ -804,7 +804,7 @@ Test(delay, a_due_delay_preempts_a_busy_process_at_its_next_checkpoint, .timeout
     stvm_config cfg;
     stvm_config_init(&cfg);
     stvm_vm *vm = vm_make(&cfg);
-    busy b = {.start = stvm_now_us(vm)};
+    busy b = {.start = stvm_vm_now_us(vm)};
     spawn(vm, 50, "sleeper", busy_sleeper, &b);   /* runs first, then sleeps 20 ms */
     spawn(vm, 40, "spinner", busy_spinner, &b);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -834,7 +834,7 @@ Test(delay, terminating_a_delay_waiter_unschedules_its_delay_and_leaves_no_pendi
             cr_assert_eq(x.rc, -999, "the terminated process never returns");
             cr_assert_eq(k.after.delays_unscheduled - k.before.delays_unscheduled, 1u, "%s",
                          r->name);
-            cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u,
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u,
                          "%s: the terminated delay kept the VM alive", r->name);
             stvm_stats st = stats_of(vm);
             cr_assert_eq(st.delays_scheduled, 2u);
@@ -871,7 +871,7 @@ Test(delay, terminating_waiters_in_the_heap_or_active_leaves_the_others_on_time)
                 cr_assert_eq(w[i].t1, SIM_START + (uint64_t)ms[i] * 1000u, "%s victim %d: %d",
                              r->name, victim, i);
             }
-            cr_assert_eq(stvm_now_us(vm), SIM_START + (victim == 3 ? 300000u : 400000u));
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + (victim == 3 ? 300000u : 400000u));
             stvm_stats st = stats_of(vm);
             cr_assert_eq(st.delays_expired, 4u);   /* three waiters and the killer */
             cr_assert_eq(st.delays_unscheduled, 1u);
@@ -894,7 +894,7 @@ static void p80_killer_fn(stvm_vm *vm, void *arg)
     p80_killer *k = arg;
     for (int i = 0; i < 2; i++)
         k->kill_rc[i] = stvm_process_terminate(vm, k->victims[i]);
-    stvm_get_stats(vm, &k->after);
+    stvm_vm_get_stats(vm, &k->after);
     one_wait_fn(vm, &k->own);   /* queue a request behind the survivors */
 }
 
@@ -946,11 +946,11 @@ static void suspender_fn(stvm_vm *vm, void *arg)
     stvm_delay_wait_ms(vm, 10);
     s->susp_rc = stvm_process_suspend(vm, s->victim);
     stvm_delay_wait_ms(vm, s->resume_ms - 10);
-    stvm_process_info_get(vm, s->victim, &s->mid);
-    stvm_get_stats(vm, &s->at_resume);
+    stvm_process_get_info(vm, s->victim, &s->mid);
+    stvm_vm_get_stats(vm, &s->at_resume);
     s->res_rc = stvm_process_resume(vm, s->victim);
     stvm_yield(vm);
-    stvm_get_stats(vm, &s->after);
+    stvm_vm_get_stats(vm, &s->after);
     if (s->then_block_on)
         stvm_semaphore_wait(vm, s->then_block_on);
 }
@@ -974,7 +974,7 @@ Test(delay, a_waiter_suspended_and_resumed_before_its_deadline_gets_estate_and_n
         cr_assert_eq(x.t1, SIM_START + 20000u, "%s", r->name);
         cr_assert_eq(s.after.delays_unscheduled - s.at_resume.delays_unscheduled, 1u, "%s",
                      r->name);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 20000u, "%s: the stale deadline was waited for",
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 20000u, "%s: the stale deadline was waited for",
                      r->name);
         stvm_stats st = stats_of(vm);
         cr_assert_eq(st.delays_scheduled, 3u);
@@ -1002,7 +1002,7 @@ Test(delay, a_waiter_suspended_past_its_deadline_stays_suspended_and_gets_estate
         cr_assert_eq(st.delays_scheduled, 3u);
         cr_assert_eq(st.delays_expired + st.delays_unscheduled, 3u, "%s: a delay is unaccounted",
                      r->name);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 210000u);
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 210000u);
         vm_done(vm);
     }
 }
@@ -1052,7 +1052,7 @@ Test(delay, two_thousand_processes_with_random_delays_all_finish_with_exact_coun
         cr_assert_eq(st.delays_scheduled, (uint64_t)NP * NW, "%s", r->name);
         cr_assert_eq(st.delays_expired, (uint64_t)NP * NW, "%s", r->name);
         cr_assert_eq(st.delays_unscheduled, 0u);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + longest * 1000u, "%s", r->name);
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + longest * 1000u, "%s", r->name);
         cr_assert_eq(st.processes_live, 2u, "idle and timing remain");
         vm_done(vm);
     }
@@ -1095,7 +1095,7 @@ static void scenario(const rep *r, uint64_t *end, stvm_stats *st)
     k.victim = spawn(vm, 33, "x", one_wait_fn, &x);
     spawn(vm, 50, "k", killer_fn, &k);
     cr_assert_eq(stvm_run(vm), STVM_OK);
-    *end = stvm_now_us(vm);
+    *end = stvm_vm_now_us(vm);
     *st = stats_of(vm);
     vm_done(vm);
 }

@@ -60,9 +60,9 @@ static int64_t us_to_go(stvm_vm *vm, stvm_delay *d)
 static void wait_once(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     s->rc = stvm_delay_wait(vm, s->d);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
     s->done++;
 }
 
@@ -105,10 +105,10 @@ Test(delay_object, wait_ends_at_its_time_never_early)
 static void wait_thrice(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    uint64_t t = stvm_now_us(vm);
+    uint64_t t = stvm_vm_now_us(vm);
     for (int i = 0; i < 3; i++) {
         GCHECK(s, stvm_delay_wait(vm, s->d) == STVM_OK);
-        uint64_t now = stvm_now_us(vm);
+        uint64_t now = stvm_vm_now_us(vm);
         GCHECK(s, now - t == 30000);
         GCHECK(s, stvm_delay_being_waited_on(vm, s->d) == 0);
         GCHECK(s, stvm_delay_is_expired(vm, s->d) == 0);
@@ -161,9 +161,9 @@ static void stages(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_delay_being_waited_on(vm, d) == 0);
     s->togo[6] = ms_to_go(vm, d);
     /* its signal waits on the semaphore: taken at once */
-    uint64_t t = stvm_now_us(vm);
+    uint64_t t = stvm_vm_now_us(vm);
     GCHECK(s, stvm_semaphore_wait(vm, stvm_delay_semaphore(d)) == STVM_OK);
-    GCHECK(s, stvm_now_us(vm) == t);
+    GCHECK(s, stvm_vm_now_us(vm) == t);
     GCHECK(s, stvm_delay_is_expired(vm, d) == 0);
     s->done = 1;
 }
@@ -194,13 +194,13 @@ static void wait_on_its_semaphore(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
     s->rc = stvm_semaphore_wait(vm, stvm_delay_semaphore(s->d));
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
 }
 
 static void schedule_it(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     s->rc2 = stvm_delay_schedule(vm, s->d);
 }
 
@@ -281,9 +281,9 @@ static void schedule_twice(stvm_vm *vm, void *arg)
     /* unscheduled, it may be scheduled again */
     GCHECK(s, stvm_delay_unschedule(vm, s->d) == STVM_OK);
     s->rc3 = stvm_delay_schedule(vm, s->d);
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     GCHECK(s, stvm_semaphore_wait(vm, stvm_delay_semaphore(s->d)) == STVM_OK);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
 }
 
 Test(delay_object, scheduling_a_scheduled_delay_is_refused)
@@ -403,7 +403,7 @@ static void share_wait(stvm_vm *vm, void *arg)
 {
     sharer *w = arg;
     GCHECK(w->s, stvm_semaphore_wait(vm, stvm_delay_semaphore(w->s->d)) == STVM_OK);
-    w->s->at[w->tag] = stvm_now_us(vm);
+    w->s->at[w->tag] = stvm_vm_now_us(vm);
     w->s->order[w->s->n++] = w->tag;
 }
 
@@ -422,7 +422,7 @@ Test(delay_object, each_expiry_wakes_one_of_the_semaphores_waiters)
     for (int ri = 0; ri < NREPS; ri++) {
         sharers s = {.vm = rep_vm(&REPS[ri])};
         s.d = delay_ms(s.vm, 20);
-        uint64_t t0 = stvm_now_us(s.vm);
+        uint64_t t0 = stvm_vm_now_us(s.vm);
         sharer w[3];
         for (int i = 0; i < 3; i++) {
             w[i] = (sharer){&s, i};
@@ -457,7 +457,7 @@ Test(delay_object, terminating_a_waiter_unschedules_its_delay)
     for (int ri = 0; ri < NREPS; ri++) {
         scen s = {.vm = rep_vm(&REPS[ri]), .rc = -999};
         s.d = delay_ms(s.vm, 100);
-        uint64_t t0 = stvm_now_us(s.vm);
+        uint64_t t0 = stvm_vm_now_us(s.vm);
         s.victim = spawn(s.vm, 40, "waiter", wait_once, &s);
         spawn(s.vm, 30, "killer", terminate_victim, &s);
         RUN_OK_GREEN(&s);
@@ -466,7 +466,7 @@ Test(delay_object, terminating_a_waiter_unschedules_its_delay)
         cr_assert_eq(s.stage[1], STVM_EINUSE);
         cr_assert_eq(s.stage[2], 0);
         cr_assert_eq(s.stage[3], STVM_OK, "freed once nobody uses it");
-        cr_assert_eq(stvm_now_us(s.vm), t0);
+        cr_assert_eq(stvm_vm_now_us(s.vm), t0);
         stvm_stats st = stats_of(s.vm);
         cr_assert_eq(st.delays_unscheduled, 1u);
         cr_assert_eq(st.delays_expired, 0u);
@@ -507,12 +507,12 @@ Test(delay_object, a_wait_cut_short_by_a_suspension_unschedules_its_delay)
 static void timeout_fires(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    s->t0 = stvm_now_us(vm);
-    s->rc = stvm_timeout_semaphore_ms(vm, s->sem, s->amount, &s->d);
+    s->t0 = stvm_vm_now_us(vm);
+    s->rc = stvm_delay_timeout_semaphore_ms(vm, s->sem, s->amount, &s->d);
     GCHECK(s, s->rc == STVM_OK);
     GCHECK(s, stvm_delay_semaphore(s->d) == s->sem);
     GCHECK(s, stvm_semaphore_wait(vm, s->sem) == STVM_OK);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
     GCHECK(s, stvm_delay_wait_ms(vm, 200) == STVM_OK);
     s->stage[0] = (int)stvm_semaphore_excess(vm, s->sem);   /* signalled once only */
     s->stage[1] = stvm_delay_being_waited_on(vm, s->d);
@@ -542,15 +542,15 @@ Test(delay_object, timeout_semaphore_fires_once_at_its_time)
 static void timeout_waiter(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    GCHECK(s, stvm_timeout_semaphore_ms(vm, s->sem, 1000, &s->d) == STVM_OK);
+    GCHECK(s, stvm_delay_timeout_semaphore_ms(vm, s->sem, 1000, &s->d) == STVM_OK);
     s->rc = stvm_semaphore_wait(vm, s->sem);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
 }
 
 static void timeout_canceller(stvm_vm *vm, void *arg)
 {
     scen *s = arg;
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     GCHECK(s, stvm_delay_being_waited_on(vm, s->d) == 1);
     GCHECK(s, stvm_delay_unschedule(vm, s->d) == STVM_OK);
     s->stage[0] = stvm_semaphore_free(vm, s->sem);      /* the Delay still refers to it */
@@ -591,9 +591,9 @@ static void free_refusals(stvm_vm *vm, void *arg)
     s->stage[2] = stvm_delay_free(vm, s->d);      /* its semaphore is waited on */
     int idx = 0;
     GCHECK(s, stvm_semaphore_signal(vm, sem) == STVM_OK);   /* the waiter goes */
-    GCHECK(s, stvm_register_external(vm, sem, &idx) == STVM_OK);
+    GCHECK(s, stvm_external_register(vm, sem, &idx) == STVM_OK);
     s->stage[3] = stvm_delay_free(vm, s->d);      /* registered as external */
-    GCHECK(s, stvm_unregister_external(vm, idx) == STVM_OK);
+    GCHECK(s, stvm_external_unregister(vm, idx) == STVM_OK);
     s->stage[4] = stvm_delay_free(vm, s->d);
 }
 
@@ -622,7 +622,7 @@ static void leave_behind(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_delay_new_us(vm, 5000000, &a) == STVM_OK);
     GCHECK(s, stvm_delay_schedule(vm, a) == STVM_OK);
     GCHECK(s, stvm_delay_new_ms(vm, 7, &b) == STVM_OK);
-    GCHECK(s, stvm_timeout_semaphore_ms(vm, s->sem, 9000, &s->d) == STVM_OK);
+    GCHECK(s, stvm_delay_timeout_semaphore_ms(vm, s->sem, 9000, &s->d) == STVM_OK);
     stvm_stop(vm);
     stvm_checkpoint(vm);
     s->done = 1;
@@ -669,7 +669,7 @@ Test(delay_object, trace_names_the_delay_and_its_waiter)
         cr_assert_eq(stvm_trace_start(s.vm, 4096), STVM_OK);
         stvm_process *p = spawn(s.vm, 40, "traced", traced_fn, &s);
         stvm_process_info info;
-        cr_assert_eq(stvm_process_info_get(s.vm, p, &info), STVM_OK);
+        cr_assert_eq(stvm_process_get_info(s.vm, p, &info), STVM_OK);
         RUN_OK_GREEN(&s);
         int want[][2] = {{STVM_TRACE_DELAY_SCHEDULED, 0},
                          {STVM_TRACE_DELAY_CANCELLED, 0},
@@ -710,7 +710,7 @@ static void bad_in_process(stvm_vm *vm, void *arg)
     green_bad *g = arg;
     stvm_delay *fake = (stvm_delay *)g->sem, *out = NULL;
     stvm_stats before, after;
-    stvm_get_stats(vm, &before);
+    stvm_vm_get_stats(vm, &before);
     GCHECK(g, stvm_delay_wait(NULL, g->d) == STVM_EINVAL);
     GCHECK(g, stvm_delay_wait(vm, NULL) == STVM_EINVAL);
     GCHECK(g, stvm_delay_wait(vm, fake) == STVM_EINVAL);
@@ -723,14 +723,14 @@ static void bad_in_process(stvm_vm *vm, void *arg)
     GCHECK(g, stvm_delay_unschedule(vm, NULL) == STVM_EINVAL);
     GCHECK(g, stvm_delay_unschedule(vm, fake) == STVM_EINVAL);
     GCHECK(g, stvm_delay_unschedule(vm, g->foreign) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(NULL, g->sem, 1, &out) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(vm, NULL, 1, &out) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(vm, (stvm_semaphore *)g->d, 1, &out) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(vm, g->sem, 1, NULL) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(vm, g->sem, -1, &out) == STVM_EINVAL);
-    GCHECK(g, stvm_timeout_semaphore_ms(vm, g->sem, INT64_MAX, &out) == STVM_ERANGE);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(NULL, g->sem, 1, &out) == STVM_EINVAL);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(vm, NULL, 1, &out) == STVM_EINVAL);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(vm, (stvm_semaphore *)g->d, 1, &out) == STVM_EINVAL);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(vm, g->sem, 1, NULL) == STVM_EINVAL);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(vm, g->sem, -1, &out) == STVM_EINVAL);
+    GCHECK(g, stvm_delay_timeout_semaphore_ms(vm, g->sem, INT64_MAX, &out) == STVM_ERANGE);
     GCHECK(g, out == NULL);
-    stvm_get_stats(vm, &after);
+    stvm_vm_get_stats(vm, &after);
     GCHECK(g, after.delays_scheduled == before.delays_scheduled);
     GCHECK(g, after.objects_allocated == before.objects_allocated);
     GCHECK(g, stvm_delay_being_waited_on(vm, g->d) == 0);
@@ -790,7 +790,7 @@ Test(delay_object, bad_input_on_every_function)
         cr_assert_eq(stvm_delay_wait(vm, g.d), STVM_ENOTPROC);
         cr_assert_eq(stvm_delay_schedule(vm, g.d), STVM_ENOTPROC);
         cr_assert_eq(stvm_delay_unschedule(vm, g.d), STVM_ENOTPROC);
-        cr_assert_eq(stvm_timeout_semaphore_ms(vm, g.sem, 1, &out), STVM_ENOTPROC);
+        cr_assert_eq(stvm_delay_timeout_semaphore_ms(vm, g.sem, 1, &out), STVM_ENOTPROC);
         cr_assert_null(out);
         stvm_stats after = stats_of(vm);
         cr_assert_eq(after.objects_allocated, before.objects_allocated, "nothing was made");

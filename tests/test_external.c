@@ -30,7 +30,7 @@ static stvm_vm *vm_table(int size)
 static int reg(stvm_vm *vm, stvm_semaphore *s)
 {
     int idx = -77;
-    int err = stvm_register_external(vm, s, &idx);
+    int err = stvm_external_register(vm, s, &idx);
     cr_assert_eq(err, STVM_OK, "register: %s", stvm_err_name(err));
     return idx;
 }
@@ -44,11 +44,11 @@ Test(external, register_answers_one_based_indices_and_reuses_freed_slots)
     cr_assert_eq(reg(vm, a), 1);
     cr_assert_eq(reg(vm, b), 2);
     cr_assert_eq(reg(vm, c), 3);
-    cr_assert_eq(stvm_unregister_external(vm, 2), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, 2), STVM_OK);
     cr_assert_eq(reg(vm, d), 2, "the lowest free slot");
     cr_assert_eq(reg(vm, b), 4, "b may be registered again");
     for (int i = 1; i <= 4; i++)
-        cr_assert_eq(stvm_unregister_external(vm, i), STVM_OK);
+        cr_assert_eq(stvm_external_unregister(vm, i), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, a), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, b), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, c), STVM_OK);
@@ -63,11 +63,11 @@ Test(external, register_is_efull_when_the_configured_table_is_full)
     cr_assert_eq(reg(vm, a), 1);
     cr_assert_eq(reg(vm, b), 2);
     int idx = -77;
-    cr_assert_eq(stvm_register_external(vm, c, &idx), STVM_EFULL);
+    cr_assert_eq(stvm_external_register(vm, c, &idx), STVM_EFULL);
     cr_assert_eq(idx, -77, "index untouched");
     cr_assert_eq(stvm_semaphore_free(vm, c), STVM_OK, "c was not registered");
-    cr_assert_eq(stvm_signal_external(vm, 3), STVM_EINVAL, "beyond the table");
-    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, 3), STVM_EINVAL, "beyond the table");
+    cr_assert_eq(stvm_external_unregister(vm, 1), STVM_OK);
     c = sem_make(vm);
     cr_assert_eq(reg(vm, c), 1);
     vm_done(vm);
@@ -79,7 +79,7 @@ Test(external, registering_the_same_semaphore_twice_is_estate)
     stvm_semaphore *a = sem_make(vm), *b = sem_make(vm);
     cr_assert_eq(reg(vm, a), 1);
     int idx = -77;
-    cr_assert_eq(stvm_register_external(vm, a, &idx), STVM_ESTATE);
+    cr_assert_eq(stvm_external_register(vm, a, &idx), STVM_ESTATE);
     cr_assert_eq(idx, -77);
     cr_assert_eq(reg(vm, b), 2, "the refused call took no slot");
     vm_done(vm);
@@ -92,33 +92,33 @@ Test(external, register_and_unregister_reject_bad_arguments)
     stvm_mutex *m;
     cr_assert_eq(stvm_mutex_new(vm, &m), STVM_OK);
     int idx = -77;
-    cr_assert_eq(stvm_register_external(vm, NULL, &idx), STVM_EINVAL);
-    cr_assert_eq(stvm_register_external(vm, a, NULL), STVM_EINVAL);
-    cr_assert_eq(stvm_register_external(NULL, a, &idx), STVM_EINVAL);
-    cr_assert_eq(stvm_register_external(vm, (stvm_semaphore *)m, &idx), STVM_EINVAL);
+    cr_assert_eq(stvm_external_register(vm, NULL, &idx), STVM_EINVAL);
+    cr_assert_eq(stvm_external_register(vm, a, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_external_register(NULL, a, &idx), STVM_EINVAL);
+    cr_assert_eq(stvm_external_register(vm, (stvm_semaphore *)m, &idx), STVM_EINVAL);
     stvm_vm *other = vm_make(NULL);
-    cr_assert_eq(stvm_register_external(other, a, &idx), STVM_EINVAL, "another VM's semaphore");
+    cr_assert_eq(stvm_external_register(other, a, &idx), STVM_EINVAL, "another VM's semaphore");
     vm_done(other);
     cr_assert_eq(idx, -77);
-    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_EINVAL, "slot not in use");
-    cr_assert_eq(stvm_unregister_external(vm, 0), STVM_EINVAL);
-    cr_assert_eq(stvm_unregister_external(vm, 5), STVM_EINVAL);
-    cr_assert_eq(stvm_unregister_external(NULL, 1), STVM_EINVAL);
+    cr_assert_eq(stvm_external_unregister(vm, 1), STVM_EINVAL, "slot not in use");
+    cr_assert_eq(stvm_external_unregister(vm, 0), STVM_EINVAL);
+    cr_assert_eq(stvm_external_unregister(vm, 5), STVM_EINVAL);
+    cr_assert_eq(stvm_external_unregister(NULL, 1), STVM_EINVAL);
     cr_assert_eq(reg(vm, a), 1);
-    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_OK);
-    cr_assert_eq(stvm_unregister_external(vm, 1), STVM_EINVAL, "already free");
+    cr_assert_eq(stvm_external_unregister(vm, 1), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, 1), STVM_EINVAL, "already free");
     vm_done(vm);
 }
 
 Test(external, signal_external_with_a_bad_index_is_einval)
 {
     stvm_vm *vm = vm_table(8);
-    cr_assert_eq(stvm_signal_external(vm, 0), STVM_EINVAL);
-    cr_assert_eq(stvm_signal_external(vm, -1), STVM_EINVAL);
-    cr_assert_eq(stvm_signal_external(vm, 9), STVM_EINVAL);
-    cr_assert_eq(stvm_signal_external(vm, INT32_MIN), STVM_EINVAL);
-    cr_assert_eq(stvm_signal_external(NULL, 1), STVM_EINVAL);
-    cr_assert_eq(stvm_signal_external(vm, 8), STVM_OK, "an unused slot: dropped later");
+    cr_assert_eq(stvm_external_signal(vm, 0), STVM_EINVAL);
+    cr_assert_eq(stvm_external_signal(vm, -1), STVM_EINVAL);
+    cr_assert_eq(stvm_external_signal(vm, 9), STVM_EINVAL);
+    cr_assert_eq(stvm_external_signal(vm, INT32_MIN), STVM_EINVAL);
+    cr_assert_eq(stvm_external_signal(NULL, 1), STVM_EINVAL);
+    cr_assert_eq(stvm_external_signal(vm, 8), STVM_OK, "an unused slot: dropped later");
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(stats_of(vm).external_signals, 0);
     vm_done(vm);
@@ -130,7 +130,7 @@ Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
     stvm_semaphore *a = sem_make(vm);
     int idx = reg(vm, a);
     cr_assert_eq(stvm_semaphore_free(vm, a), STVM_ESTATE);
-    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, idx), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, a), STVM_OK);
     vm_done(vm);
 }
@@ -146,16 +146,16 @@ Test(external, the_default_table_registers_65536_slots_in_order_then_is_full)
     static stvm_semaphore *sems[65536];
     for (int i = 0; i < 65536; i++) {
         sems[i] = sem_make(vm);
-        int idx = -77, err = stvm_register_external(vm, sems[i], &idx);
+        int idx = -77, err = stvm_external_register(vm, sems[i], &idx);
         cr_assert_eq(err, STVM_OK, "slot %d: %s", i + 1, stvm_err_name(err));
         cr_assert_eq(idx, i + 1);
     }
     stvm_semaphore *extra = sem_make(vm);
     int idx = -77;
-    cr_assert_eq(stvm_register_external(vm, extra, &idx), STVM_EFULL);
+    cr_assert_eq(stvm_external_register(vm, extra, &idx), STVM_EFULL);
     cr_assert_eq(idx, -77);
     /* A freed slot in the middle of a chunk is the next one handed out. */
-    cr_assert_eq(stvm_unregister_external(vm, 40000), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, 40000), STVM_OK);
     cr_assert_eq(reg(vm, extra), 40000);
     vm_done(vm);
 }
@@ -175,8 +175,8 @@ Test(external, requests_across_chunks_and_bitmap_words_become_exactly_their_sign
     uint64_t total = 0;
     for (int k = 0; k < N; k++)
         for (int r = 0; r <= k; r++, total++)
-            cr_assert_eq(stvm_signal_external(vm, slots[k]), STVM_OK);
-    cr_assert_eq(stvm_signal_external(vm, 65536), STVM_OK, "a chunk never made");
+            cr_assert_eq(stvm_external_signal(vm, slots[k]), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, 65536), STVM_OK, "a chunk never made");
     cr_assert_eq(stvm_run(vm), STVM_OK);
     for (int k = 0; k < N; k++)
         cr_assert_eq(stvm_semaphore_excess(vm, sems[slots[k] - 1]), k + 1, "slot %d",
@@ -212,7 +212,7 @@ Test(external, host_requests_become_exactly_that_many_signals_when_the_vm_runs)
     three_waits s = {.sem = sem_make(vm)};
     s.index = reg(vm, s.sem);
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(stvm_signal_external(vm, s.index), STVM_OK);
+        cr_assert_eq(stvm_external_signal(vm, s.index), STVM_OK);
     cr_assert_eq(stvm_semaphore_excess(vm, s.sem), 0, "delivered at a scheduling point");
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_three, &s, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
@@ -230,16 +230,16 @@ Test(external, requests_made_before_registration_are_forgotten)
     stvm_vm *vm = vm_make(NULL);
     stvm_semaphore *old = sem_make(vm), *fresh = sem_make(vm);
     int idx = reg(vm, old);
-    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);
-    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
-    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);   /* unused slot */
+    cr_assert_eq(stvm_external_signal(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, idx), STVM_OK);   /* unused slot */
     cr_assert_eq(reg(vm, fresh), idx);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(stvm_semaphore_excess(vm, old), 0, "dropped at unregister");
     cr_assert_eq(stvm_semaphore_excess(vm, fresh), 0, "not inherited");
     cr_assert_eq(stats_of(vm).external_signals, 0);
     /* a request after registration does arrive */
-    cr_assert_eq(stvm_signal_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, idx), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(stvm_semaphore_excess(vm, fresh), 1);
     cr_assert_eq(stats_of(vm).external_signals, 1);
@@ -252,7 +252,7 @@ Test(external, a_waiter_on_an_unregistered_semaphore_is_a_deadlock)
     trace_log log = {0};
     logged_wait waiter = {.sem = sem_make(vm), .log = &log, .tag = 1};
     int idx = reg(vm, waiter.sem);
-    cr_assert_eq(stvm_unregister_external(vm, idx), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, idx), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", wait_and_log, &waiter, NULL), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK, "nothing can signal it any more");
     cr_assert_eq(log.n, 0);
@@ -276,7 +276,7 @@ static void ext_low_worker(stvm_vm *vm, void *arg)
 {
     delivery *s = arg;
     trace_add(&s->log, 1);
-    s->signal_rc = stvm_signal_external(vm, s->index);   /* as an interrupt handler would */
+    s->signal_rc = stvm_external_signal(vm, s->index);   /* as an interrupt handler would */
     s->first_checkpoint = stvm_checkpoint(vm);           /* delivers it: the waiter preempts */
     trace_add(&s->log, 3);
     s->second_checkpoint = stvm_checkpoint(vm);
@@ -301,7 +301,7 @@ Test(external, checkpoint_delivers_a_pending_external_signal_and_lets_the_waiter
     vm_done(vm);
 }
 
-/* stvm_signal_external is async-signal-safe: a signal handler may call it. raise()
+/* stvm_external_signal is async-signal-safe: a signal handler may call it. raise()
  * runs the handler on this thread before it returns. */
 static stvm_vm *handler_vm;
 static int handler_index;
@@ -309,7 +309,7 @@ static int handler_index;
 static void on_sigusr1(int sig)
 {
     (void)sig;
-    stvm_signal_external(handler_vm, handler_index);
+    stvm_external_signal(handler_vm, handler_index);
 }
 
 typedef struct raised {
@@ -383,7 +383,7 @@ static void *hammer_thread(void *arg)
     while (!atomic_load(h->go))
         sched_yield();
     for (int i = 0; i < PER_THREAD; i++)
-        if (stvm_signal_external(h->vm, h->index) != STVM_OK)
+        if (stvm_external_signal(h->vm, h->index) != STVM_OK)
             h->errors++;
     return NULL;
 }
@@ -463,7 +463,7 @@ static void *spread_signaller(void *arg)
         sched_yield();
     for (int r = 0; r < SPREAD_ROUNDS; r++)
         for (int k = 0; k < SPREAD_SLOTS; k++)
-            if (stvm_signal_external(t->s->vm, t->s->index[t->first + k]) != STVM_OK)
+            if (stvm_external_signal(t->s->vm, t->s->index[t->first + k]) != STVM_OK)
                 atomic_fetch_add(&t->s->errors, 1);
     return NULL;
 }
@@ -546,7 +546,7 @@ static void *late_signaller(void *arg)
     int64_t until = mono_ns() + 20 * 1000000;
     while (mono_ns() < until)
         sched_yield();
-    stvm_signal_external(ls->vm, ls->index);
+    stvm_external_signal(ls->vm, ls->index);
     return NULL;
 }
 

@@ -177,11 +177,11 @@ Test(fd_wait, wake_injection_adds_its_latency_after_every_os_sleep)
     cr_assert_eq(pipe(p.fds), 0);
     cr_assert_eq(stvm_spawn(p.vm, 40, "reader", reads_one, &p, NULL), STVM_OK);
     cr_assert_eq(stvm_spawn(p.vm, 30, "writer", writes_after_5ms, &p, NULL), STVM_OK);
-    uint64_t t0 = stvm_now_us(p.vm);
+    uint64_t t0 = stvm_vm_now_us(p.vm);
     cr_assert_eq(stvm_run(p.vm), STVM_OK);
     stvm_stats s = stats_of(p.vm);
     cr_assert_geq(s.os_sleeps, 1);
-    cr_assert_geq(stvm_now_us(p.vm) - t0, 3000 * s.os_sleeps,
+    cr_assert_geq(stvm_vm_now_us(p.vm) - t0, 3000 * s.os_sleeps,
                   "each of %llu sleeps was followed by 3 ms", (unsigned long long)s.os_sleeps);
     close_pipe(&p);
     vm_done(p.vm);
@@ -192,9 +192,9 @@ Test(fd_wait, wake_injection_adds_its_latency_after_every_os_sleep)
 static void times_out(stvm_vm *vm, void *arg)
 {
     pipe_run *p = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     p->rc[0] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, 20);
-    p->rc[1] = (int)((stvm_now_us(vm) - t0) / 1000);
+    p->rc[1] = (int)((stvm_vm_now_us(vm) - t0) / 1000);
     p->rc[2] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, 0);       /* nothing there */
     p->rc[3] = stvm_fd_wait(vm, p->fds[1], STVM_IO_WRITE, 0);      /* room to write */
 }
@@ -403,9 +403,9 @@ static void waits_with_a_full_table(stvm_vm *vm, void *arg)
 {
     pipe_run *p = arg;
     stvm_stats before, after;
-    GCHECK(p, stvm_get_stats(vm, &before) == STVM_OK);
+    GCHECK(p, stvm_vm_get_stats(vm, &before) == STVM_OK);
     p->rc[0] = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, -1);
-    GCHECK(p, stvm_get_stats(vm, &after) == STVM_OK);
+    GCHECK(p, stvm_vm_get_stats(vm, &after) == STVM_OK);
     GCHECK(p, after.objects_allocated == before.objects_allocated);
     GCHECK(p, after.bytes_allocated == before.bytes_allocated);
     /* Its handler was armed before the table was found full, and disarmed again: the
@@ -422,7 +422,7 @@ static stvm_vm *vm_with_a_full_table(int slots)
     stvm_vm *vm = vm_make(&cfg);
     int index;
     for (int i = 0; i < slots; i++)
-        cr_assert_eq(stvm_register_external(vm, sem_make(vm), &index), STVM_OK);
+        cr_assert_eq(stvm_external_register(vm, sem_make(vm), &index), STVM_OK);
     return vm;
 }
 

@@ -628,7 +628,7 @@ static int outer_compare(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs
     sorting *s = arg;
     GCHECK(s, nargs == 2);
     s->outer_calls++;
-    s->ran_in_caller |= stvm_active_process(vm) == s->caller;
+    s->ran_in_caller |= stvm_vm_active_process(vm) == s->caller;
     if (s->outer_calls == 1 && s->inner_c) {
         int small[5] = {3, 1, 4, 1, 5};
         s->depth = 1;
@@ -644,7 +644,7 @@ static int numbers[64];
 static void sort_numbers(stvm_vm *vm, void *arg)
 {
     sorting *s = arg;
-    s->caller = stvm_active_process(vm);
+    s->caller = stvm_vm_active_process(vm);
     GCHECK(s, sort_ints(vm, s, numbers, 64, s->outer_c) == STVM_OK);
 }
 

@@ -347,7 +347,7 @@ static int doubling(stvm_vm *vm, void *arg, const stvm_oop *args, int nargs, stv
 {
     foreign *f = arg;
     stvm_process_info info;
-    if (stvm_process_info_get(vm, stvm_active_process(vm), &info) == STVM_OK) {
+    if (stvm_process_get_info(vm, stvm_vm_active_process(vm), &info) == STVM_OK) {
         f->priority_seen = info.priority;
         f->name_seen = info.name;
     }

@@ -186,7 +186,7 @@ static void waiter_open(stvm_vm *vm, waiter *w, enum source src)
     }
     if (src == SRC_EXTERNAL) {
         w->sem = sem_make(vm);
-        cr_assert_eq(stvm_register_external(vm, w->sem, &w->index), STVM_OK);
+        cr_assert_eq(stvm_external_register(vm, w->sem, &w->index), STVM_OK);
     }
     cr_assert_eq(stvm_spawn(vm, 40, "waiter", waits, w, NULL), STVM_OK);
 }
@@ -213,7 +213,7 @@ static void make_ready(stvm_vm *vm, waiter *w)
         cr_assert_eq(send(w->peer, "x", 1, MSG_NOSIGNAL), 1);
         break;
     case SRC_EXTERNAL:
-        cr_assert_eq(stvm_signal_external(vm, w->index), STVM_OK);
+        cr_assert_eq(stvm_external_signal(vm, w->index), STVM_OK);
         break;
     case SRC_TIMER: {
         struct timespec ts = {.tv_nsec = 15 * 1000000};   /* past the 5 ms deadline */
@@ -234,7 +234,7 @@ static void waiter_close(stvm_vm *vm, waiter *w)
     if (w->listener)
         cr_assert_eq(stvm_socket_close(vm, w->listener), STVM_OK);
     if (w->sem)
-        cr_assert_eq(stvm_unregister_external(vm, w->index), STVM_OK);
+        cr_assert_eq(stvm_external_unregister(vm, w->index), STVM_OK);
 }
 
 /* The process is brought to its wait by runs that never wait in the OS, the source is

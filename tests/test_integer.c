@@ -24,8 +24,8 @@ static void expect_class(stvm_vm *vm, stvm_oop o, const char *cls)
     const char *got = stvm_oop_class_name(vm, o);
     cr_assert_not_null(got, "no class name (expected %s)", cls);
     cr_assert_str_eq(got, cls);
-    cr_assert_eq(stvm_is_smallint(o), strcmp(cls, "SmallInteger") == 0);
-    cr_assert(stvm_is_integer(vm, o));
+    cr_assert_eq(stvm_oop_is_smallint(o), strcmp(cls, "SmallInteger") == 0);
+    cr_assert(stvm_oop_is_integer(vm, o));
 }
 
 static void release(stvm_vm *vm, stvm_oop o)
@@ -377,7 +377,7 @@ Test(integer, stats_count_boxes_made_and_large_integer_operations)
 {
     stvm_vm *vm = vm_bits(61);
     int64_t max = stvm_smallint_max(vm);
-    stvm_reset_stats(vm);
+    stvm_vm_reset_stats(vm);
     stvm_stats s0 = stats_of(vm);
     cr_assert_eq(s0.boxed_allocated, 0);
     cr_assert_eq(s0.large_int_ops, 0);
@@ -413,7 +413,7 @@ Test(integer, stats_count_boxes_made_and_large_integer_operations)
     s = stats_of(vm);
     cr_assert_eq(s.boxed_allocated, 3);
     cr_assert_eq(s.large_int_ops, 4);
-    cr_assert(stvm_is_smallint(back));
+    cr_assert(stvm_oop_is_smallint(back));
 
     release(vm, r);
     release(vm, r2);
@@ -470,7 +470,7 @@ Test(integer, release_rejects_garbage_non_boxes_and_double_release)
     cr_assert_eq(stvm_oop_release(vm, box), STVM_EINVAL, "double release");
     cr_assert_eq(stvm_oop_release(NULL, box), STVM_EINVAL);
     cr_assert_null(stvm_oop_class_name(vm, box), "a released box is no object");
-    cr_assert(!stvm_is_integer(vm, box));
+    cr_assert(!stvm_oop_is_integer(vm, box));
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.objects_live, before.objects_live);
 
@@ -506,7 +506,7 @@ Test(integer, bad_operands_are_einval_and_leave_out_untouched)
                 cr_assert_eq(c, 99);
             }
         }
-        cr_assert(!stvm_is_integer(vm, bad[i]), "bad #%zu is no integer", i);
+        cr_assert(!stvm_oop_is_integer(vm, bad[i]), "bad #%zu is no integer", i);
     }
     /* NULL out / NULL vm */
     cr_assert_eq(stvm_int_add(vm, good[0], good[1], NULL), STVM_EINVAL);
@@ -530,9 +530,9 @@ Test(integer, class_names_of_immediates_boxes_and_nil)
     cr_assert_str_eq(stvm_oop_class_name(vm, STVM_NIL), "UndefinedObject");
     cr_assert_null(stvm_oop_class_name(vm, GARBAGE));
     cr_assert_null(stvm_oop_class_name(NULL, mk_i(vm, 1)));
-    cr_assert(stvm_is_smallint(mk_i(vm, 0)));
-    cr_assert(!stvm_is_smallint(STVM_NIL));
-    cr_assert(!stvm_is_integer(NULL, mk_i(vm, 1)));
+    cr_assert(stvm_oop_is_smallint(mk_i(vm, 0)));
+    cr_assert(!stvm_oop_is_smallint(STVM_NIL));
+    cr_assert(!stvm_oop_is_integer(NULL, mk_i(vm, 1)));
     vm_done(vm);
 }
 
@@ -540,8 +540,8 @@ Test(integer, a_box_of_one_vm_is_not_an_integer_of_another)
 {
     stvm_vm *a = vm_bits(61), *b = vm_bits(61);
     stvm_oop box = mk_u(a, UINT64_MAX);
-    cr_assert(stvm_is_integer(a, box));
-    cr_assert(!stvm_is_integer(b, box));
+    cr_assert(stvm_oop_is_integer(a, box));
+    cr_assert(!stvm_oop_is_integer(b, box));
     stvm_oop r = SENTINEL;
     cr_assert_eq(stvm_int_add(b, box, mk_i(b, 1), &r), STVM_EINVAL);
     cr_assert_eq(r, SENTINEL);

@@ -38,7 +38,7 @@ static void note(intr *t, int rc)
 static void in_victim(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    if (stvm_active_process(vm) == t->victim)
+    if (stvm_vm_active_process(vm) == t->victim)
         t->ran_in_victim++;
     trace_add(&t->log, 100);
 }
@@ -90,7 +90,7 @@ static void holds_mutex_then_interrupts(stvm_vm *vm, void *arg)
     stvm_mutex_enter(vm, t->m);
     stvm_yield(vm);   /* the victim waits for the mutex */
     t->interrupt_rc = stvm_process_interrupt(vm, t->victim, NULL, NULL);
-    GCHECK(t, stvm_mutex_owner(vm, t->m) == stvm_active_process(vm));
+    GCHECK(t, stvm_mutex_owner(vm, t->m) == stvm_vm_active_process(vm));
     stvm_mutex_exit(vm, t->m);
     GCHECK(t, stvm_mutex_owner(vm, t->m) == NULL);
 }
@@ -178,7 +178,7 @@ static void hands_mutex_then_interrupts(stvm_vm *vm, void *arg)
     intr *t = arg;
     stvm_mutex_enter(vm, t->m);
     stvm_yield(vm);                           /* both waiters queue on the mutex */
-    stvm_process_set_priority(vm, stvm_active_process(vm), 50);
+    stvm_process_set_priority(vm, stvm_vm_active_process(vm), 50);
     stvm_mutex_exit(vm, t->m);                /* handed to the victim, who has not run */
     stvm_process_interrupt(vm, t->victim, NULL, NULL);
     GCHECK(t, stvm_mutex_owner(vm, t->m) == t->other);
@@ -205,7 +205,7 @@ static void sleeps(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
     note(t, stvm_delay_wait_ms(vm, 1000));
-    t->at_us = stvm_now_us(vm) - SIM_START;
+    t->at_us = stvm_vm_now_us(vm) - SIM_START;
     note(t, stvm_semaphore_wait_timeout_ms(vm, t->sem, 1000));
     note(t, stvm_process_join(vm, t->other, -1));
 }
@@ -239,7 +239,7 @@ Test(interrupt, delay_timed_wait_and_join_answer_eintr_and_leave_no_delay_behind
     cr_assert_eq(t.at_us, 10000, "left its Delay at the interrupt, not at its end");
     cr_assert_eq(t.rc[1], STVM_EINTR, "the timed wait");
     cr_assert_eq(t.rc[2], STVM_EINTR, "the join");
-    cr_assert_eq(stvm_now_us(t.vm) - SIM_START, 30000, "no Delay of the victim ran on");
+    cr_assert_eq(stvm_vm_now_us(t.vm) - SIM_START, 30000, "no Delay of the victim ran on");
     stvm_process_release(t.vm, t.victim);
     stvm_process_release(t.vm, t.other);
     SCENARIO_DONE(&t);
@@ -277,7 +277,7 @@ Test(interrupt, a_ready_process_runs_the_function_when_it_next_runs_and_goes_on)
 static void interrupts_itself(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    t->victim = stvm_active_process(vm);
+    t->victim = stvm_vm_active_process(vm);
     t->interrupt_rc = stvm_process_interrupt(vm, t->victim, in_victim, t);
     trace_add(&t->log, 1);
 }
@@ -491,7 +491,7 @@ static void sleeps_then_waits(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
     note(t, stvm_delay_wait_ms(vm, 100));
-    t->at_us = stvm_now_us(vm) - SIM_START;
+    t->at_us = stvm_vm_now_us(vm) - SIM_START;
     note(t, stvm_semaphore_wait(vm, t->sem));   /* cancelled: at once */
     note(t, stvm_checkpoint(vm));
     note(t, stvm_work_us(vm, 10));
@@ -517,7 +517,7 @@ Test(interrupt, run_within_cuts_the_run_short_at_its_time)
     cr_assert_eq(t.rc[3], STVM_EINTR, "work");
     cr_assert_eq(t.rc[4], STVM_ETIMEDOUT, "the run");
     cr_assert_eq(t.rc[5], STVM_OK, "waits work again afterwards");
-    cr_assert_eq(stvm_now_us(t.vm) - SIM_START, 31000);
+    cr_assert_eq(stvm_vm_now_us(t.vm) - SIM_START, 31000);
     SCENARIO_DONE(&t);
 }
 
@@ -542,7 +542,7 @@ Test(interrupt, run_within_answers_ok_when_the_function_returns_in_time)
     cr_assert_eq(t.rc[0], STVM_OK);
     cr_assert_eq(t.rc[1], STVM_OK);
     cr_assert_eq(t.rc[2], STVM_OK);
-    cr_assert_eq(stvm_now_us(t.vm) - SIM_START, 105000);
+    cr_assert_eq(stvm_vm_now_us(t.vm) - SIM_START, 105000);
     SCENARIO_DONE(&t);
 }
 
@@ -568,7 +568,7 @@ Test(interrupt, nested_runs_keep_their_own_limits)
     cr_assert_eq(t.rc[1], STVM_OK, "inner run in time");
     cr_assert_eq(t.rc[2], STVM_EINTR, "cut by the outer limit");
     cr_assert_eq(t.rc[3], STVM_ETIMEDOUT, "outer run");
-    cr_assert_eq(stvm_now_us(t.vm) - SIM_START, 20000);
+    cr_assert_eq(stvm_vm_now_us(t.vm) - SIM_START, 20000);
     SCENARIO_DONE(&t);
 }
 
@@ -619,7 +619,7 @@ Test(interrupt, a_second_terminate_completes_the_cleanup_in_progress_and_the_res
     cr_assert_eq(t.rc[0], STVM_EINTR, "the Delay in progress");
     cr_assert_eq(t.rc[1], STVM_EINTR, "a later wait in that cleanup");
     cr_assert_eq(t.rc[2], STVM_EINTR, "a wait in the next cleanup");
-    cr_assert_eq(stvm_now_us(t.vm) - SIM_START, 10000);
+    cr_assert_eq(stvm_vm_now_us(t.vm) - SIM_START, 10000);
     cr_assert_eq(gstate(t.vm, t.victim), STVM_PROCESS_TERMINATED);
     stvm_process_release(t.vm, t.victim);
     SCENARIO_DONE(&t);
@@ -628,7 +628,7 @@ Test(interrupt, a_second_terminate_completes_the_cleanup_in_progress_and_the_res
 static void cleanup_terminates_itself(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    note(t, stvm_process_terminate(vm, stvm_active_process(vm)));
+    note(t, stvm_process_terminate(vm, stvm_vm_active_process(vm)));
     trace_add(&t->log, 1);
     note(t, stvm_semaphore_wait(vm, t->sem));
     trace_add(&t->log, 2);

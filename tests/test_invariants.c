@@ -1,5 +1,5 @@
 /*
- * stvm_check_invariants: it walks every list once, so a check costs time linear in the
+ * stvm_vm_check_invariants: it walks every list once, so a check costs time linear in the
  * number of processes, however they are spread over lists. Each test makes long waiting
  * lists and checks them many times within the suite's timeout; a check quadratic in a
  * list's length (each entry looked up in its list again) would take minutes here.
@@ -36,7 +36,7 @@ static int checks_passed(stvm_vm *vm)
     char why[256];
     int ok = 0;
     for (int i = 0; i < CHECKS; i++)
-        ok += stvm_check_invariants(vm, why, sizeof why) == STVM_OK;
+        ok += stvm_vm_check_invariants(vm, why, sizeof why) == STVM_OK;
     return ok;
 }
 

@@ -38,14 +38,14 @@ static void note(ms *s, int rc)
 {
     if (s->nrc < 8) {
         s->depth[s->nrc] = stvm_monitor_depth(s->vm, s->m);
-        s->at_ms[s->nrc] = (stvm_now_us(s->vm) - SIM_START) / 1000;
+        s->at_ms[s->nrc] = (stvm_vm_now_us(s->vm) - SIM_START) / 1000;
         s->rc[s->nrc++] = rc;
     }
 }
 
 static bool owns(ms *s)
 {
-    return stvm_monitor_owner(s->vm, s->m) == stvm_active_process(s->vm);
+    return stvm_monitor_owner(s->vm, s->m) == stvm_vm_active_process(s->vm);
 }
 
 /* Spawn with a held handle; from green processes too (no Criterion there). */
@@ -381,7 +381,7 @@ static void signals_and_watches(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_monitor_signal(vm, s->m) == 1);
     /* The higher waiter ran at the signal and now waits to take the monitor again. */
     stvm_process_info info;
-    GCHECK(s, stvm_process_info_get(vm, s->victim, &info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->victim, &info) == STVM_OK);
     GCHECK(s, info.state == STVM_PROCESS_WAITING && info.waiting_on &&
                   strcmp(info.waiting_on, "monitor") == 0 && info.waiting_object == s->m);
     trace_add(&s->log, 0);
@@ -403,11 +403,11 @@ static void watches_waiter(stvm_vm *vm, void *arg)
 {
     ms *s = arg;
     stvm_process_info info;
-    GCHECK(s, stvm_process_info_get(vm, s->victim, &info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->victim, &info) == STVM_OK);
     GCHECK(s, info.waiting_on && strcmp(info.waiting_on, "monitor condition") == 0 &&
                   info.waiting_object == s->m);
     char buf[256];
-    GCHECK(s, stvm_blocked_report(vm, buf, sizeof buf) > 0 && strstr(buf, "monitor condition"));
+    GCHECK(s, stvm_vm_blocked_report(vm, buf, sizeof buf) > 0 && strstr(buf, "monitor condition"));
     signals_and_watches(vm, s);
 }
 
@@ -630,7 +630,7 @@ static void enters_terminates_the_waiter(stvm_vm *vm, void *arg)
     /* Its way out (critical's cleanup) left nothing of ours. */
     GCHECK(s, owns(s) && stvm_monitor_depth(vm, s->m) == 1);
     GCHECK(s, stvm_monitor_signal(vm, s->m) == 0);   /* it is off the queue */
-    GCHECK(s, stvm_check_invariants(vm, NULL, 0) == STVM_OK);
+    GCHECK(s, stvm_vm_check_invariants(vm, NULL, 0) == STVM_OK);
     GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);
     trace_add(&s->log, 1);
 }
@@ -723,7 +723,7 @@ static void signals_holds_terminates(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_monitor_signal(vm, s->m) == 1);
     stvm_delay_wait_ms(vm, 1);   /* the victim runs and waits to take it again */
     stvm_process_info info;
-    GCHECK(s, stvm_process_info_get(vm, s->victim, &info) == STVM_OK &&
+    GCHECK(s, stvm_process_get_info(vm, s->victim, &info) == STVM_OK &&
                   strcmp(info.waiting_on, "monitor") == 0);
     GCHECK(s, stvm_process_terminate(vm, s->victim) == STVM_OK);
     GCHECK(s, owns(s) && stvm_monitor_depth(vm, s->m) == 1);

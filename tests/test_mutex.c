@@ -37,7 +37,7 @@ typedef struct reentry {
 static void reentrant_user(stvm_vm *vm, void *arg)
 {
     reentry *s = arg;
-    stvm_process *self = stvm_active_process(vm);
+    stvm_process *self = stvm_vm_active_process(vm);
     s->owner_before = stvm_mutex_owner(vm, s->m);
     take(&s->enter, stvm_mutex_enter(vm, s->m), vm, s->m);
     take(&s->reenter, stvm_mutex_enter(vm, s->m), vm, s->m);
@@ -96,7 +96,7 @@ static void handoff_owner(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_mutex_enter(vm, s->m) == STVM_OK);
     trace_add(&s->log, 1);
     stvm_yield(vm);                                  /* W runs and blocks */
-    stvm_process_info_get(vm, s->w, &s->w_info);
+    stvm_process_get_info(vm, s->w, &s->w_info);
     trace_add(&s->log, 3);
     take(&s->o_exit, stvm_mutex_exit(vm, s->m), vm, s->m);
     s->w_state_after_exit = gstate(s->vm, s->w);
@@ -157,7 +157,7 @@ static void fifo_waiter(stvm_vm *vm, void *arg)
 {
     queued *a = arg;
     GCHECK(a->q, stvm_mutex_enter(vm, a->q->m) == STVM_OK);
-    GCHECK(a->q, stvm_mutex_owner(vm, a->q->m) == stvm_active_process(vm));
+    GCHECK(a->q, stvm_mutex_owner(vm, a->q->m) == stvm_vm_active_process(vm));
     trace_add(&a->q->log, a->tag);
     GCHECK(a->q, stvm_mutex_exit(vm, a->q->m) == STVM_OK);
 }
@@ -256,7 +256,7 @@ static void intruder(stvm_vm *vm, void *arg)
     s->own_try.rc = stvm_mutex_try_enter(vm, s->m);                  /* own: re-entered */
     take(&s->exit, stvm_mutex_exit(vm, s->m), vm, s->m);   /* still ours: two try_enters */
     take(&s->last_exit, stvm_mutex_exit(vm, s->m), vm, s->m);
-    s->intruder = stvm_active_process(vm);
+    s->intruder = stvm_vm_active_process(vm);
 }
 
 Test(mutex, exit_by_a_non_owner_is_eperm_and_try_enter_answers_1_or_0)
@@ -329,7 +329,7 @@ typedef struct critical_user_arg {
 static void inside_critical(stvm_vm *vm, void *arg)
 {
     critical_user_arg *a = arg;
-    GCHECK(a->s, stvm_mutex_owner(vm, a->s->m) == stvm_active_process(vm));
+    GCHECK(a->s, stvm_mutex_owner(vm, a->s->m) == stvm_vm_active_process(vm));
     trace_add(&a->s->log, a->tag);
     stvm_yield(vm);   /* let the other one try: it must wait */
     trace_add(&a->s->log, a->tag + 1);
@@ -574,9 +574,9 @@ Test(mutex, free_of_an_owned_mutex_is_estate)
     run_ok(s.vm);
     cr_assert_null(stvm_mutex_owner(s.vm, s.m));
     stvm_stats before, after;
-    stvm_get_stats(s.vm, &before);
+    stvm_vm_get_stats(s.vm, &before);
     cr_assert_eq(stvm_mutex_free(s.vm, s.m), STVM_OK);
-    stvm_get_stats(s.vm, &after);
+    stvm_vm_get_stats(s.vm, &after);
     cr_assert_eq(after.objects_live, before.objects_live - 1);
     SCENARIO_DONE(&s);
 }

@@ -73,9 +73,9 @@ static void bounds(stvm_vm *vm, void *arg)
     /* Pharo keeps `milliseconds asInteger`: pi truncates to 3. */
     stvm_delay *pi = NULL;
     GCHECK(c, stvm_delay_new_ms(vm, 3, &pi) == STVM_OK);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     c->pi_wait_rc = stvm_delay_wait(vm, pi);
-    c->pi_took_us = stvm_now_us(vm) - t0;
+    c->pi_took_us = stvm_vm_now_us(vm) - t0;
     GCHECK(c, stvm_delay_free(vm, pi) == STVM_OK);
 }
 
@@ -155,7 +155,7 @@ Test(DelayTest, testMultiProcessWaitOnSameDelay)
     for (int ri = 0; ri < NREPS; ri++) {
         multi_wait m = {.vm = rep_vm(&REPS[ri]), .p1_rc = -999, .p2_rc = -999};
         cr_assert_eq(stvm_delay_new_ms(m.vm, 1000, &m.d), STVM_OK);
-        uint64_t t0 = stvm_now_us(m.vm);
+        uint64_t t0 = stvm_vm_now_us(m.vm);
         run_test_method(m.vm, "testMultiProcessWaitOnSameDelay", multi_process_wait, &m);
         ASSERT_GREEN_OK(&m);
         const char *n = REPS[ri].name;
@@ -164,7 +164,7 @@ Test(DelayTest, testMultiProcessWaitOnSameDelay)
         cr_assert_eq(m.p1_rc, -999, "%s: the terminated waiter never returns", n);
         cr_assert_eq(m.waited_on_before, 1, "%s", n);
         cr_assert_eq(m.waited_on_after, 0, "%s: terminating its waiter unschedules it", n);
-        cr_assert_eq(stvm_now_us(m.vm), t0, "%s: nothing was left to wait for", n);
+        cr_assert_eq(stvm_vm_now_us(m.vm), t0, "%s: nothing was left to wait for", n);
         cr_assert_eq(stvm_delay_free(m.vm, m.d), STVM_OK);
         vm_done(m.vm);
     }
@@ -228,16 +228,16 @@ typedef struct timeout_case {
 static void timeout_then_wait(stvm_vm *vm, void *arg)
 {
     timeout_case *c = arg;
-    c->timeout_rc = stvm_timeout_semaphore_ms(vm, c->sem, c->after_ms, &c->delay);
+    c->timeout_rc = stvm_delay_timeout_semaphore_ms(vm, c->sem, c->after_ms, &c->delay);
     c->wait_rc = stvm_semaphore_wait(vm, c->sem);
-    c->t_done = stvm_now_us(vm);
+    c->t_done = stvm_vm_now_us(vm);
     c->process_done = true;
 }
 
 static void no_timeout(stvm_vm *vm, void *arg)
 {
     timeout_case *c = arg;
-    c->t0 = stvm_now_us(vm);
+    c->t0 = stvm_vm_now_us(vm);
     /* newProcess, priority: highIOPriority, resume: it runs at once, up to its wait */
     GCHECK(c, stvm_spawn(vm, STVM_PRIORITY_HIGH_IO, "timeout", timeout_then_wait, c,
                          &c->process) == STVM_OK);
@@ -281,7 +281,7 @@ Test(DelayTest, testSemaphoreNoTimeout)
 static void zero_timeout(stvm_vm *vm, void *arg)
 {
     timeout_case *c = arg;
-    c->t0 = stvm_now_us(vm);
+    c->t0 = stvm_vm_now_us(vm);
     GCHECK(c, stvm_spawn(vm, STVM_PRIORITY_HIGH_IO, "timeout", timeout_then_wait, c,
                          &c->process) == STVM_OK);
     c->state_before_signal = gstate(vm, c->process);   /* Pharo's assert */

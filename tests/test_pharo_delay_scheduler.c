@@ -173,7 +173,7 @@ static void run_test_method(stvm_vm *vm, const char *selector, stvm_fn fn, void 
  * by then done (the test process waits until then; STVM_ESTATE if it is past). */
 static int simulate_ms(stvm_vm *vm, const sched_case *c, int64_t ms)
 {
-    uint64_t at = c->base + (uint64_t)ms * 1000, now = stvm_now_us(vm);
+    uint64_t at = c->base + (uint64_t)ms * 1000, now = stvm_vm_now_us(vm);
     return at < now ? STVM_ESTATE : stvm_delay_wait_us(vm, (int64_t)(at - now));
 }
 
@@ -232,9 +232,9 @@ static void wait_timeout_completed(stvm_vm *vm, void *arg)
     stvm_semaphore *completed = NULL;
     GCHECK(c, stvm_semaphore_new(vm, &completed) == STVM_OK);
     GCHECK(c, stvm_semaphore_signal(vm, completed) == STVM_OK);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     c->rc[0] = stvm_semaphore_wait_timeout_ms(vm, completed, 100);
-    c->took_us = stvm_now_us(vm) - t0;
+    c->took_us = stvm_vm_now_us(vm) - t0;
     GCHECK(c, stvm_semaphore_free(vm, completed) == STVM_OK);
 }
 
@@ -256,9 +256,9 @@ static void wait_timeout_timed_out(stvm_vm *vm, void *arg)
     sched_case *c = arg;
     stvm_semaphore *completed = NULL;
     GCHECK(c, stvm_semaphore_new(vm, &completed) == STVM_OK);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     c->rc[0] = stvm_semaphore_wait_timeout_ms(vm, completed, 100);
-    c->took_us = stvm_now_us(vm) - t0;
+    c->took_us = stvm_vm_now_us(vm) - t0;
     GCHECK(c, stvm_semaphore_free(vm, completed) == STVM_OK);
 }
 
@@ -279,7 +279,7 @@ BASIC_SCHEDULER_TEST(testDelayWaitTimeoutTimedOut)
 static void wakeup_after_schedule(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, stvm_trace_start(vm, 4096) == STVM_OK);
     GCHECK(c, stvm_delay_new_ms(vm, c->duration_ms, &c->d[0]) == STVM_OK);
     GCHECK(c, simulate_ms(vm, c, 100) == STVM_OK);
@@ -327,7 +327,7 @@ BASIC_SCHEDULER_TEST(testDurationMoreThanMaxTicks)
 static void expires_at_its_time(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 100) == STVM_OK);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
     GCHECK(c, simulate_ms(vm, c, 1099) == STVM_OK);
@@ -384,7 +384,7 @@ typedef struct heap_case {
 static void schedule_four(stvm_vm *vm, void *arg)
 {
     heap_case *h = arg;
-    h->base = stvm_now_us(vm);
+    h->base = stvm_vm_now_us(vm);
     GCHECK(h, stvm_trace_start(vm, 4096) == STVM_OK);
     for (int k = 0; k < 4; k++) {
         int i = h->backwards ? 3 - k : k;
@@ -447,7 +447,7 @@ BASIC_SCHEDULER_TEST(testHeapForwards)
 static void to_go_after_60(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 100) == STVM_OK);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
     GCHECK(c, simulate_ms(vm, c, 160) == STVM_OK);
@@ -471,7 +471,7 @@ BASIC_SCHEDULER_TEST(testMillisecondsToGo)
 static void to_go_expired(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 1) == STVM_OK);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
     GCHECK(c, simulate_ms(vm, c, 200) == STVM_OK);
@@ -544,7 +544,7 @@ BASIC_SCHEDULER_TEST(testMultiSchedule)
 static void simple_one(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 10) == STVM_OK);
     c->waited_on[0] = stvm_delay_being_waited_on(vm, c->d[0]);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
@@ -575,7 +575,7 @@ BASIC_SCHEDULER_TEST(testSimpleOneDelay)
 static void simple_two(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 10) == STVM_OK);
     c->waited_on[0] = stvm_delay_being_waited_on(vm, c->d[0]);
     c->waited_on[1] = stvm_delay_being_waited_on(vm, c->d[1]);
@@ -621,7 +621,7 @@ BASIC_SCHEDULER_TEST(testSimpleTwoDelays)
 static void three_delays(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 10) == STVM_OK);
     for (int i = 0; i < 3; i++)
         c->rc[i] = stvm_delay_schedule(vm, c->d[i]);
@@ -656,7 +656,7 @@ BASIC_SCHEDULER_TEST(testStoppedSchedulerExpiresRemainingDelays)
 static void before_snapshot(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    c->base = stvm_now_us(vm);
+    c->base = stvm_vm_now_us(vm);
     GCHECK(c, simulate_ms(vm, c, 10) == STVM_OK);
     c->waited_on[0] = stvm_delay_being_waited_on(vm, c->d[0]);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
@@ -721,10 +721,10 @@ ONE_CLOCK_TEST(DelayMillisecondSchedulerTest, MS_TICKER, testDurationMoreThanMax
 static void until_signalled(stvm_vm *vm, void *arg)
 {
     sched_case *c = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     c->rc[0] = stvm_delay_schedule(vm, c->d[0]);
     c->rc[1] = stvm_semaphore_wait(vm, stvm_delay_semaphore(c->d[0]));
-    c->took_us = stvm_now_us(vm) - t0;
+    c->took_us = stvm_vm_now_us(vm) - t0;
 }
 
 static void check_one_second(const rep *r, bool in_us, const char *selector)

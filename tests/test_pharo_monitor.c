@@ -223,10 +223,10 @@ Test(MonitorTest, testExample2)
 static void waits_max_10_ms(stvm_vm *vm, void *arg)
 {
     mt *s = arg;
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     s->rc = stvm_monitor_wait_timeout_ms(vm, s->monitor, 10);
-    s->waited_ms = (stvm_now_us(vm) - t0) / 1000;
-    s->depth = stvm_monitor_owner(vm, s->monitor) == stvm_active_process(vm)
+    s->waited_ms = (stvm_vm_now_us(vm) - t0) / 1000;
+    s->depth = stvm_monitor_owner(vm, s->monitor) == stvm_vm_active_process(vm)
                    ? stvm_monitor_depth(vm, s->monitor)
                    : -1;
 }

@@ -238,7 +238,7 @@ static void execution_critical_section(stvm_vm *vm, mutex_case *c)
 {
     c->critical_rc = stvm_mutex_critical(vm, c->mutex, answer_result, c);
     c->owner_after = stvm_mutex_owner(vm, c->mutex);
-    c->me = stvm_active_process(vm);
+    c->me = stvm_vm_active_process(vm);
 }
 
 /* MutexTest>>testExecutionCriticalSection: critical: runs its block and answers the

@@ -115,13 +115,13 @@ static stvm_process_info info(stvm_vm *vm, stvm_process *p)
     stvm_process_info i;
     memset(&i, 0, sizeof i);
     i.state = (stvm_process_state)-1;
-    stvm_process_info_get(vm, p, &i);
+    stvm_process_get_info(vm, p, &i);
     return i;
 }
 
 static bool terminating(stvm_vm *vm, stvm_process *p) { return info(vm, p).terminating; }
 
-static int my_priority(stvm_vm *vm) { return info(vm, stvm_active_process(vm)).priority; }
+static int my_priority(stvm_vm *vm) { return info(vm, stvm_vm_active_process(vm)).priority; }
 
 /* Pharo's waitForProcessTermination: raise p above the caller, yield until it ended. */
 static void wait_for_termination(stvm_vm *vm, stvm_process *p)
@@ -153,7 +153,7 @@ static void nothing(stvm_vm *vm, void *arg)
 
 static void records_active(stvm_vm *vm, void *arg)
 {
-    ((pt *)arg)->seen = stvm_active_process(vm);
+    ((pt *)arg)->seen = stvm_vm_active_process(vm);
 }
 
 static void active_process_body(stvm_vm *vm, void *arg)
@@ -340,7 +340,7 @@ static void lowers_itself(stvm_vm *vm, void *arg)
     pt *t = arg;
     stvm_spawn(vm, HIGH + 1, "false", val_false, t, NULL);
     stvm_spawn(vm, HIGH, "true", val_true, t, NULL);
-    stvm_process_set_priority(vm, stvm_active_process(vm), HIGH);
+    stvm_process_set_priority(vm, stvm_vm_active_process(vm), HIGH);
     trace_add(&t->log, 3);
 }
 
@@ -395,7 +395,7 @@ static void lowers_itself_then_sets_2(stvm_vm *vm, void *arg)
     pt *t = arg;
     stvm_spawn(vm, HIGH + 1, "one", val_1, t, NULL);
     GCHECK(t, t->val == 0);
-    stvm_process_set_priority(vm, stvm_active_process(vm), HIGH);
+    stvm_process_set_priority(vm, stvm_vm_active_process(vm), HIGH);
     GCHECK(t, t->val == 1);   /* it yielded to the higher one first */
     t->val = 2;
     trace_add(&t->log, 2);
@@ -522,7 +522,7 @@ static void high_then_suspends(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
     t->started = true;
-    stvm_process_suspend(vm, stvm_active_process(vm));
+    stvm_process_suspend(vm, stvm_vm_active_process(vm));
     t->ended = true;
 }
 
@@ -557,7 +557,7 @@ Test(ProcessTest, testResumeSuspendedHighPriorityProcessShouldStartImediately)
 static void records_own_state(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
-    t->val = (int)info(vm, stvm_active_process(vm)).state;
+    t->val = (int)info(vm, stvm_vm_active_process(vm)).state;
     stvm_semaphore_signal(vm, t->sem);
 }
 
@@ -682,9 +682,9 @@ static void manual_termination_body(stvm_vm *vm, void *arg)
 Test(ProcessTest, testIsTerminatedAfterManualTermination)
 {
     pt t = {.vm = sim()};
-    uint64_t t0 = stvm_now_us(t.vm);
+    uint64_t t0 = stvm_vm_now_us(t.vm);
     run_as_test(&t, manual_termination_body);
-    cr_assert_lt(stvm_now_us(t.vm) - t0, 1000000, "the 10 s Delay was unscheduled");
+    cr_assert_lt(stvm_vm_now_us(t.vm) - t0, 1000000, "the 10 s Delay was unscheduled");
     SCENARIO_DONE(&t);
 }
 
@@ -749,13 +749,13 @@ static void waits_on_sem(stvm_vm *vm, void *arg)
 static void suspends_itself(stvm_vm *vm, void *arg)
 {
     (void)arg;
-    stvm_process_suspend(vm, stvm_active_process(vm));
+    stvm_process_suspend(vm, stvm_vm_active_process(vm));
 }
 
 static void terminates_itself(stvm_vm *vm, void *arg)
 {
     (void)arg;
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
 }
 
 static void waits_in_mutex(stvm_vm *vm, void *arg)
@@ -779,7 +779,7 @@ static void blocked_state_body(stvm_vm *vm, void *arg)
     pt *t = arg;
     int same = MAIN, higher = MAIN + 1;
     stvm_process *p;
-    GCHECK(t, !blocked(vm, stvm_active_process(vm)));
+    GCHECK(t, !blocked(vm, stvm_vm_active_process(vm)));
     GCHECK(t, !blocked(vm, forked(t, 0, higher, suspends_itself)));
     GCHECK(t, !blocked(vm, forked(t, 1, higher, terminates_itself)));
     GCHECK(t, !blocked(vm, forked(t, 2, same, waits_on_sem)));   /* ready, not yet run */
@@ -843,7 +843,7 @@ Test(ProcessTest, testBlockedProcessState)
 static void forced_cleanup(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
-    t->terminator = stvm_active_process(vm);
+    t->terminator = stvm_vm_active_process(vm);
     /* Pharo's unwindChecks, run while unwinding (its current terminate ends before the
      * test assigns them, so Pharo no longer runs them): */
     GCHECK(t, terminating(vm, t->p));
@@ -906,7 +906,7 @@ Test(ProcessTest, testIsTerminatingForcedTermination)
 static void never_cleanup(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
-    t->terminator = stvm_active_process(vm);
+    t->terminator = stvm_vm_active_process(vm);
     t->unwound = true;
 }
 
@@ -988,15 +988,15 @@ Test(ProcessTest, testIsTerminatingNormalTermination)
 static void faithful_cleanup(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
-    t->terminator = stvm_active_process(vm);
+    t->terminator = stvm_vm_active_process(vm);
 }
 
 static void suspends_in_ensure(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
     stvm_ensure(vm, faithful_cleanup, t);
-    t->seen = stvm_active_process(vm);
-    stvm_process_suspend(vm, stvm_active_process(vm));
+    t->seen = stvm_vm_active_process(vm);
+    stvm_process_suspend(vm, stvm_vm_active_process(vm));
     stvm_ensure_pop(vm, true);
 }
 
@@ -1027,7 +1027,7 @@ static void terminates_itself_then_notes(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
     t->has_run = true;
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
     t->last_statement = true;
 }
 
@@ -1036,7 +1036,7 @@ static void terminates_active_then_notes(stvm_vm *vm, void *arg)
     pt *t = arg;
     t->has_run2 = true;
     /* Processor terminateActive: the same call on the active process. */
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
     t->last_statement = true;
 }
 
@@ -1101,7 +1101,7 @@ static void terminatee(stvm_vm *vm, void *arg)
 {
     pt *t = arg;
     stvm_ensure(vm, terminatee_cleanup, t);
-    stvm_process_suspend(vm, stvm_active_process(vm));
+    stvm_process_suspend(vm, stvm_vm_active_process(vm));
     stvm_ensure_pop(vm, true);
 }
 

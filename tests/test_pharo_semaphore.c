@@ -60,7 +60,7 @@ static stvm_semaphore *for_mutual_exclusion(stvm_vm *vm)
 static bool waits_on(stvm_vm *vm, stvm_process *p, const void *obj)
 {
     stvm_process_info info;
-    return stvm_process_info_get(vm, p, &info) == STVM_OK &&
+    return stvm_process_get_info(vm, p, &info) == STVM_OK &&
            info.state == STVM_PROCESS_WAITING && info.waiting_object == obj;
 }
 
@@ -175,7 +175,7 @@ Test(SemaphoreTest, testInCriticalWait)
 static void critical_error(stvm_vm *vm, critical_case *c)
 {
     c->entered++;
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
     c->after_terminate = true;   /* never: terminating the active process does not return */
 }
 
@@ -513,7 +513,7 @@ static void plain_wait(stvm_vm *vm, void *arg)
 {
     together *t = arg;
     t->wait_rc = stvm_semaphore_wait(vm, t->s);
-    t->waiter_done_at_us = stvm_now_us(vm);
+    t->waiter_done_at_us = stvm_vm_now_us(vm);
     t->value = VALUE_WAIT;
 }
 
@@ -521,14 +521,14 @@ static void timed_wait(stvm_vm *vm, void *arg)
 {
     together *t = arg;
     t->timed_rc = stvm_semaphore_wait_timeout_ms(vm, t->s, 50);
-    t->timed_out_at_us = stvm_now_us(vm);
+    t->timed_out_at_us = stvm_vm_now_us(vm);
     t->value = VALUE_WAIT_TIMEOUT;
 }
 
 static void wait_and_wait_timeout(stvm_vm *vm, void *arg)
 {
     together *t = arg;
-    t->start_us = stvm_now_us(vm);
+    t->start_us = stvm_vm_now_us(vm);
     GCHECK(t, stvm_spawn(vm, TEST_PRIORITY, "wait", plain_wait, t, &t->waiter) == STVM_OK);
     GCHECK(t, stvm_spawn(vm, TEST_PRIORITY, "waitTimeout", timed_wait, t, &t->timed) ==
                   STVM_OK);
@@ -599,9 +599,9 @@ static void two_timed_waits(stvm_vm *vm, void *arg)
         GCHECK(t, stvm_semaphore_new(vm, &s) == STVM_OK);
         if (i == 1)
             GCHECK(t, stvm_semaphore_signal(vm, s) == STVM_OK);
-        uint64_t t0 = stvm_now_us(vm);
+        uint64_t t0 = stvm_vm_now_us(vm);
         t->rc[i] = timed_wait_on(vm, t, s);
-        t->took_us[i] = stvm_now_us(vm) - t0;
+        t->took_us[i] = stvm_vm_now_us(vm) - t0;
         t->branch[i] = t->rc[i] == STVM_ETIMEDOUT ? TIMEOUT
                        : t->rc[i] == STVM_OK      ? COMPLETED
                                                   : NO_BRANCH;

@@ -184,7 +184,7 @@ static void stops(stvm_vm *vm, tb *t, stop how)
         stvm_yield(vm);
         break;
     case STOP_SUSPEND:
-        stvm_process_suspend(vm, stvm_active_process(vm));
+        stvm_process_suspend(vm, stvm_vm_active_process(vm));
         break;
     }
 }
@@ -320,7 +320,7 @@ static void inside_then_terminates_itself(stvm_vm *vm, void *arg)
 {
     tb *t = arg;
     t->excess_inside = stvm_semaphore_excess(vm, t->sem);
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
     t->got_here = true;
 }
 

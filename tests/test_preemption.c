@@ -32,7 +32,7 @@ Test(preemption, spawn_from_host_only_queues_until_run)
     cr_assert_eq(s.log.n, 0, "nothing runs before stvm_run");
     cr_assert_eq(state_of(s.vm, p30), STVM_PROCESS_READY);
     cr_assert_eq(state_of(s.vm, p50), STVM_PROCESS_READY);
-    cr_assert_null(stvm_active_process(s.vm));
+    cr_assert_null(stvm_vm_active_process(s.vm));
     RUN_OK_GREEN(&s);
     static const int want[] = {50, 40, 41, 30};
     trace_expect(&s.log, want, 4);
@@ -284,7 +284,7 @@ Test(preemption, idle_process_exists_at_priority_10_as_a_yield_peer)
     cr_assert_eq(stats_of(s.vm).processes_live, 1, "the idle process");
     stvm_process *p = spawn(s.vm, STVM_PRIORITY_IDLE, "at10", lonely_yielder, &s);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(s.vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, p, &info), STVM_OK);
     cr_assert_eq(info.id, 2, "the idle process is 1");
     cr_assert_eq(info.vm_own, false);
     RUN_OK_GREEN(&s);
@@ -369,7 +369,7 @@ Test(preemption, raising_a_ready_process_above_the_caller_preempts_it)
     static const int want[] = {1, 2, 3};
     trace_expect(&s.log, want, 3);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(s.vm, s.target, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, s.target, &info), STVM_OK);
     cr_assert_eq(info.priority, 50);
     vm_done(s.vm);
 }
@@ -378,7 +378,7 @@ static void lowerer(stvm_vm *vm, void *arg)
 {
     reprioritizing *s = arg;
     trace_add(&s->log, 1);
-    s->set_priority_rc = stvm_process_set_priority(vm, stvm_active_process(vm), 20);
+    s->set_priority_rc = stvm_process_set_priority(vm, stvm_vm_active_process(vm), 20);
     trace_add(&s->log, 3);
 }
 

@@ -98,22 +98,22 @@ Test(primitives, unknown_numbers_and_null_arguments_are_einval)
 
 Test(primitives, failure_codes_have_pharo_texts)
 {
-    cr_assert_str_eq(stvm_prim_error_name(STVM_PRIM_ERR_BAD_RECEIVER), "bad receiver");
-    cr_assert_str_eq(stvm_prim_error_name(STVM_PRIM_ERR_BAD_ARGUMENT), "bad argument");
+    cr_assert_str_eq(stvm_primitive_error_name(STVM_PRIM_ERR_BAD_RECEIVER), "bad receiver");
+    cr_assert_str_eq(stvm_primitive_error_name(STVM_PRIM_ERR_BAD_ARGUMENT), "bad argument");
     const int codes[] = {STVM_PRIM_ERR_GENERIC,     STVM_PRIM_ERR_BAD_RECEIVER,
                          STVM_PRIM_ERR_BAD_ARGUMENT, STVM_PRIM_ERR_BAD_INDEX,
                          STVM_PRIM_ERR_BAD_NUM_ARGS, STVM_PRIM_ERR_INAPPROPRIATE,
                          STVM_PRIM_ERR_UNSUPPORTED, STVM_PRIM_ERR_NO_MEMORY};
     enum { N = sizeof codes / sizeof codes[0] };
     for (int i = 0; i < N; i++) {
-        const char *t = stvm_prim_error_name(codes[i]);
+        const char *t = stvm_primitive_error_name(codes[i]);
         cr_assert_not_null(t);
         cr_assert_gt(strlen(t), 0);
         for (int j = 0; j < i; j++)
-            cr_assert_str_neq(t, stvm_prim_error_name(codes[j]));
+            cr_assert_str_neq(t, stvm_primitive_error_name(codes[j]));
     }
-    cr_assert_not_null(stvm_prim_error_name(-1));
-    cr_assert_not_null(stvm_prim_error_name(1000));
+    cr_assert_not_null(stvm_primitive_error_name(-1));
+    cr_assert_not_null(stvm_primitive_error_name(1000));
 }
 
 Test(primitives, a_wrong_argument_count_fails_every_primitive_with_bad_num_args)
@@ -240,7 +240,7 @@ static stvm_oop kind_oop(sweep *c, int k)
     case K_MUTEX: return stvm_mutex_oop(c->m);
     case K_PROC: return stvm_process_oop(c->suspended);
     case K_READY: return stvm_process_oop(c->ready);
-    case K_SELF: return stvm_process_oop(stvm_active_process(c->vm));
+    case K_SELF: return stvm_process_oop(stvm_vm_active_process(c->vm));
     case K_DONE: return stvm_process_oop(c->done);
     case K_BOX: return c->box;
     case K_NEGBOX: return c->negbox;
@@ -259,7 +259,7 @@ typedef struct snapshot {
 static void take(sweep *c, snapshot *s)
 {
     memset(s, 0, sizeof *s);
-    stvm_get_stats(c->vm, &s->stats);
+    stvm_vm_get_stats(c->vm, &s->stats);
     s->excess = stvm_semaphore_excess(c->vm, c->sem);
     s->owner = stvm_mutex_owner(c->vm, c->m);
     s->st[0] = gstate(c->vm, c->suspended);
@@ -616,7 +616,7 @@ Test(primitives, signal_85_and_wait_86_behave_like_the_c_api)
     static const int want[] = {1, 2, 3};
     trace_expect(&ps.log, want, 3);
     stvm_stats st;
-    stvm_get_stats(ps.vm, &st);
+    stvm_vm_get_stats(ps.vm, &st);
     cr_assert_eq(st.semaphore_signals, 2);
     cr_assert_eq(st.semaphore_waits, 2);
     vm_done(ps.vm);
@@ -809,7 +809,7 @@ static void cs_owner(stvm_vm *vm, void *arg)
     s->owner_after[A_TEST_FREE] = stvm_mutex_owner(vm, s->m);
     call0(vm, 185, m, &s->call[A_LAST_EXIT]);
     s->owner_after[A_LAST_EXIT] = stvm_mutex_owner(vm, s->m);
-    s->a = stvm_active_process(vm);
+    s->a = stvm_vm_active_process(vm);
 }
 
 Test(primitives, critical_section_primitives_185_186_187_behave_like_the_c_api)
@@ -908,10 +908,10 @@ Test(primitives, enter_critical_186_cut_short_by_suspend_answers_nil_without_own
 Test(primitives, millisecond_clock_135_answers_a_masked_smallinteger)
 {
     stvm_vm *vm = sim_vm(61, 0, 0x1FFFFFFF);
-    stvm_reset_stats(vm);
+    stvm_vm_reset_stats(vm);
     stvm_oop r = SENTINEL;
     cr_assert_eq(prim0(vm, 135, STVM_NIL, &r), 0);
-    cr_assert(stvm_is_smallint(r));
+    cr_assert(stvm_oop_is_smallint(r));
     cr_assert_eq(val_i(vm, r), 0x1FFFFFFF);
     cr_assert_eq(stats_of(vm).clock_reads, 1);
     vm_done(vm);
@@ -919,7 +919,7 @@ Test(primitives, millisecond_clock_135_answers_a_masked_smallinteger)
     vm = vm_make(NULL);
     for (int i = 0; i < 100; i++) {
         cr_assert_eq(prim0(vm, 135, mk_i(vm, 3), &r), 0, "any receiver");
-        cr_assert(stvm_is_smallint(r));
+        cr_assert(stvm_oop_is_smallint(r));
         cr_assert_geq(val_i(vm, r), 0);
         cr_assert_leq(val_i(vm, r), 0x1FFFFFFF);
     }
@@ -959,14 +959,14 @@ Test(primitives, microsecond_clock_240_is_a_large_positive_integer_on_31_bits)
 Test(primitives, microsecond_clock_240_follows_the_real_clock)
 {
     stvm_vm *vm = vm_make(NULL);
-    uint64_t t0 = stvm_now_us(vm), v = 0;
+    uint64_t t0 = stvm_vm_now_us(vm), v = 0;
     stvm_oop r;
     cr_assert_eq(prim0(vm, 240, STVM_NIL, &r), 0);
-    uint64_t t1 = stvm_now_us(vm);
+    uint64_t t1 = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_int_to_u64(vm, r, &v), STVM_OK);
     cr_assert_geq(v, t0);
     cr_assert_leq(v, t1);
-    cr_assert(stvm_is_smallint(r));
+    cr_assert(stvm_oop_is_smallint(r));
     vm_done(vm);
 }
 
@@ -988,12 +988,12 @@ static void timer_user(stvm_vm *vm, void *arg)
     int code = 0;
     GCHECK(s, stvm_primitive_call(vm, 240, STVM_NIL, NULL, 0, &now, &code) == STVM_OK);
     GCHECK(s, stvm_primitive_call(vm, 21, now, &delta, 1, &deadline, &code) == STVM_OK);
-    s->deadline_is_smallint = stvm_is_smallint(deadline);
+    s->deadline_is_smallint = stvm_oop_is_smallint(deadline);
     args[0] = stvm_semaphore_oop(s->sem);
     args[1] = deadline;
     s->arm_rc = stvm_primitive_call(vm, 242, STVM_NIL, args, 2, &s->arm_res, &code);
     s->wait_rc = stvm_semaphore_wait(vm, s->sem);
-    s->woke_at = (int64_t)stvm_now_us(vm);
+    s->woke_at = (int64_t)stvm_vm_now_us(vm);
     stvm_oop_release(vm, now);
     stvm_oop_release(vm, deadline);
 }
@@ -1071,7 +1071,7 @@ Test(primitives, signal_at_utc_microseconds_242_with_nil_or_0_disarms_the_timer)
         cr_assert_eq(s.log.n, 0, "nothing fired");
         cr_assert_eq(stats_of(s.vm).timer_fires, 0);
         char report[256];
-        stvm_blocked_report(s.vm, report, sizeof report);
+        stvm_vm_blocked_report(s.vm, report, sizeof report);
         cr_assert_not_null(strstr(report, "sleeper"), "%s", report);
         cr_assert_eq(stvm_process_terminate(s.vm, p), STVM_OK);
         vm_done(s.vm);
@@ -1130,7 +1130,7 @@ static void ms_timer_user(stvm_vm *vm, void *arg)
     s->wait_rc = stvm_semaphore_wait(vm, s->sem);
     GCHECK(s, stvm_primitive_call(vm, 135, STVM_NIL, NULL, 0, &ms, &code) == STVM_OK);
     s->ms_after = (int64_t)(ms >> 1);
-    s->woke_at = (int64_t)stvm_now_us(vm);
+    s->woke_at = (int64_t)stvm_vm_now_us(vm);
 }
 
 Test(primitives, signal_at_milliseconds_136_wakes_the_waiter_at_the_tick)
@@ -1178,11 +1178,11 @@ static void relinquisher(stvm_vm *vm, void *arg)
 {
     relinquishing *s = arg;
     stvm_oop zero = (stvm_oop)1u, big = (stvm_oop)((1000000u << 1) | 1u);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     int code = 0;
     s->zero_rc = stvm_primitive_call(vm, 230, STVM_NIL, &zero, 1, &s->zero_res, &code);
     s->big_rc = stvm_primitive_call(vm, 230, STVM_NIL, &big, 1, &s->big_res, &code);
-    s->elapsed_us = (int64_t)(stvm_now_us(vm) - t0);
+    s->elapsed_us = (int64_t)(stvm_vm_now_us(vm) - t0);
 }
 
 Test(primitives, relinquish_230_accepts_non_negative_smallintegers)
@@ -1220,7 +1220,7 @@ Test(primitives, relinquish_230_on_the_host_thread_is_inappropriate_and_does_not
     const stvm_oop second = (stvm_oop)((1000000u << 1) | 1u), zero = (stvm_oop)1u;
     const stvm_oop args[] = {second, zero, (stvm_oop)-1 << 1 | 1u, STVM_NIL};
     stvm_stats before = stats_of(vm);
-    uint64_t t0 = stvm_now_us(vm);
+    uint64_t t0 = stvm_vm_now_us(vm);
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
         stvm_oop res = SENTINEL;
         int code = 77;
@@ -1229,7 +1229,7 @@ Test(primitives, relinquish_230_on_the_host_thread_is_inappropriate_and_does_not
         cr_assert_eq(code, STVM_PRIM_ERR_INAPPROPRIATE, "argument %zu: code %d", i, code);
         cr_assert_eq(res, SENTINEL);
     }
-    cr_assert_lt(stvm_now_us(vm) - t0, 500000u, "the host thread slept");
+    cr_assert_lt(stvm_vm_now_us(vm) - t0, 500000u, "the host thread slept");
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.idle_sleeps, before.idle_sleeps);
     cr_assert_eq(memcmp(&before, &after, sizeof before), 0, "a failed call changed a counter");

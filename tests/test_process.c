@@ -103,7 +103,7 @@ typedef struct refused_resumes {
 static void resume_refuser(stvm_vm *vm, void *arg)
 {
     refused_resumes *s = arg;
-    stvm_process *self = stvm_active_process(vm);
+    stvm_process *self = stvm_vm_active_process(vm);
     stvm_process *done = NULL;
     GCHECK(s, stvm_spawn(vm, 60, "done", finisher, NULL, &done) == STVM_OK);
     GCHECK(s, gstate(s->vm, done) == STVM_PROCESS_TERMINATED);
@@ -114,7 +114,7 @@ static void resume_refuser(stvm_vm *vm, void *arg)
     s->resume_rc[3] = stvm_process_resume(vm, done);        /* terminated */
     s->switches = switches(vm) - before;
     s->ready_state = gstate(s->vm, s->ready);
-    stvm_process_info_get(vm, s->waiter, &s->waiter_info);
+    stvm_process_get_info(vm, s->waiter, &s->waiter_info);
     s->self_state = gstate(s->vm, self);
     trace_add(&s->log, 1);
     stvm_semaphore_signal(vm, s->sem);   /* W (50) preempts */
@@ -208,7 +208,7 @@ static void self_suspender(stvm_vm *vm, void *arg)
 {
     suspending *s = arg;
     trace_add(&s->log, 1);
-    s->suspend_rc = stvm_process_suspend(vm, stvm_active_process(vm));
+    s->suspend_rc = stvm_process_suspend(vm, stvm_vm_active_process(vm));
     trace_add(&s->log, 3);
 }
 
@@ -248,7 +248,7 @@ static void self_terminator(stvm_vm *vm, void *arg)
 {
     self_terminating *s = arg;
     trace_add(&s->log, 1);
-    s->terminate_rc = stvm_process_terminate(vm, stvm_active_process(vm));
+    s->terminate_rc = stvm_process_terminate(vm, stvm_vm_active_process(vm));
     trace_add(&s->log, 99);   /* never */
 }
 
@@ -354,7 +354,7 @@ Test(process, set_priority_rejects_bad_priorities_and_finished_processes)
     cr_assert_eq(stvm_process_set_priority(s.vm, p, -5), STVM_EINVAL);
     cr_assert_eq(stvm_process_set_priority(s.vm, NULL, 30), STVM_EINVAL);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(s.vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, p, &info), STVM_OK);
     cr_assert_eq(info.priority, 30);
     cr_assert_eq(info.state, STVM_PROCESS_READY);
     cr_assert_eq(stvm_process_set_priority(s.vm, p, STVM_PRIORITY_MAX), STVM_OK);
@@ -362,7 +362,7 @@ Test(process, set_priority_rejects_bad_priorities_and_finished_processes)
     cr_assert_eq(stvm_process_set_priority(s.vm, p, 30), STVM_OK);
     RUN_OK_GREEN(&s);
     cr_assert_eq(stvm_process_set_priority(s.vm, p, 40), STVM_ESTATE);
-    cr_assert_eq(stvm_process_info_get(s.vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, p, &info), STVM_OK);
     cr_assert_eq(info.priority, 30);
     vm_done(s.vm);
 }
@@ -392,12 +392,12 @@ static void mutex_waiter(stvm_vm *vm, void *arg)
 static void observer(stvm_vm *vm, void *arg)
 {
     observed *s = arg;
-    stvm_process *self = stvm_active_process(vm);
-    GCHECK(s, stvm_process_info_get(vm, self, &s->self_info) == STVM_OK);
-    GCHECK(s, stvm_process_info_get(vm, s->ready, &s->ready_info) == STVM_OK);
-    GCHECK(s, stvm_process_info_get(vm, s->sem_waiter, &s->sem_waiter_info) == STVM_OK);
-    GCHECK(s, stvm_process_info_get(vm, s->mutex_waiter, &s->mutex_waiter_info) == STVM_OK);
-    GCHECK(s, stvm_process_info_get(vm, s->suspended, &s->suspended_info) == STVM_OK);
+    stvm_process *self = stvm_vm_active_process(vm);
+    GCHECK(s, stvm_process_get_info(vm, self, &s->self_info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->ready, &s->ready_info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->sem_waiter, &s->sem_waiter_info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->mutex_waiter, &s->mutex_waiter_info) == STVM_OK);
+    GCHECK(s, stvm_process_get_info(vm, s->suspended, &s->suspended_info) == STVM_OK);
     stvm_semaphore_signal(vm, s->release);
     stvm_semaphore_signal(vm, s->sem);
     stvm_process_resume(vm, s->suspended);
@@ -451,7 +451,7 @@ Test(process, process_info_reports_every_state)
     cr_assert_null(s.suspended_info.waiting_on);
 
     stvm_process_info after;
-    cr_assert_eq(stvm_process_info_get(s.vm, obs, &after), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, obs, &after), STVM_OK);
     cr_assert_eq(after.state, STVM_PROCESS_TERMINATED, "handles outlive their processes");
     cr_assert_str_eq(after.name, "observer");
     static const int want[] = {5, 6, 7};
@@ -469,10 +469,10 @@ Test(process, process_info_rejects_bad_arguments)
     cr_assert_eq(stvm_spawn(vm, 30, "p", finisher, NULL, &p), STVM_OK);
     cr_assert_eq(stvm_semaphore_new(vm, &sem), STVM_OK);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(vm, NULL, &info), STVM_EINVAL);
-    cr_assert_eq(stvm_process_info_get(vm, p, NULL), STVM_EINVAL);
-    cr_assert_eq(stvm_process_info_get(NULL, p, &info), STVM_EINVAL);
-    cr_assert_eq(stvm_process_info_get(vm, (stvm_process *)sem, &info), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_info(vm, NULL, &info), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_info(vm, p, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_info(NULL, p, &info), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_info(vm, (stvm_process *)sem, &info), STVM_EINVAL);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     vm_done(vm);
 }
@@ -486,18 +486,18 @@ typedef struct who {
 static void who_am_i(stvm_vm *vm, void *arg)
 {
     who *s = arg;
-    s->active = stvm_active_process(vm);
+    s->active = stvm_vm_active_process(vm);
 }
 
 Test(process, active_process_is_the_caller_inside_and_null_on_the_host)
 {
     who s = {.vm = vm_make(NULL)};
-    cr_assert_null(stvm_active_process(s.vm));
-    cr_assert_null(stvm_active_process(NULL));
+    cr_assert_null(stvm_vm_active_process(s.vm));
+    cr_assert_null(stvm_vm_active_process(NULL));
     stvm_process *p = spawn(s.vm, 40, "me", who_am_i, &s);
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.active, p);
-    cr_assert_null(stvm_active_process(s.vm));
+    cr_assert_null(stvm_vm_active_process(s.vm));
     vm_done(s.vm);
 }
 
@@ -610,7 +610,7 @@ static void el_by_hand(stvm_vm *vm, void *arg)
 {
     exit_log *l = arg;
     l->log[l->n++] = 1;
-    cr_assert_eq(stvm_process_terminate(vm, stvm_active_process(vm)), STVM_OK);
+    cr_assert_eq(stvm_process_terminate(vm, stvm_vm_active_process(vm)), STVM_OK);
 }
 
 static void el_body(stvm_vm *vm, void *arg)

@@ -25,7 +25,7 @@ typedef struct lifetime {
     int cleanup_wait_rc[2];        /* what the waits in cleanup_waits answered, in order */
     int cleanup_waits;             /* how many there were */
     uint64_t join_at_us[3];        /* when each join returned (simulated clock) */
-    stvm_process *cleanup_ran_in;  /* stvm_active_process() inside a cleanup */
+    stvm_process *cleanup_ran_in;  /* stvm_vm_active_process() inside a cleanup */
     int cleanup_priority;
     int bad_line;
 } lifetime;
@@ -37,7 +37,7 @@ static stvm_vm *sim(void)
 
 static uint64_t elapsed_us(stvm_vm *vm)
 {
-    return stvm_now_us(vm) - SIM_START;
+    return stvm_vm_now_us(vm) - SIM_START;
 }
 
 /* ---- handles ------------------------------------------------------------------- */
@@ -91,7 +91,7 @@ Test(process_lifetime, a_held_handle_outlives_its_process_until_released)
     stvm_process *p = spawn(vm, 40, "held", nothing, NULL);
     cr_assert_eq(stvm_run(vm), STVM_OK);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(vm, p, &info), STVM_OK);
     cr_assert_eq(info.state, STVM_PROCESS_TERMINATED);
     cr_assert(info.held);
     cr_assert_str_eq(info.name, "held");
@@ -118,7 +118,7 @@ Test(process_lifetime, releasing_a_running_process_frees_its_handle_when_it_fini
     cr_assert_eq(stvm_process_release(t.vm, t.child), STVM_OK);
     cr_assert_eq(stvm_process_release(t.vm, t.child), STVM_ESTATE, "released already");
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(t.vm, t.child, &info), STVM_OK, "usable while it lives");
+    cr_assert_eq(stvm_process_get_info(t.vm, t.child, &info), STVM_OK, "usable while it lives");
     cr_assert_eq(info.state, STVM_PROCESS_WAITING);
     cr_assert_not(info.held);
     cr_assert_eq(stvm_semaphore_signal(t.vm, t.sem), STVM_OK);
@@ -233,7 +233,7 @@ Test(process_lifetime, several_joiners_all_wake_in_order_and_the_handle_goes_aft
 static void bad_joins(stvm_vm *vm, void *arg)
 {
     lifetime *t = arg;
-    t->join_rc[0] = stvm_process_join(vm, stvm_active_process(vm), -1);
+    t->join_rc[0] = stvm_process_join(vm, stvm_vm_active_process(vm), -1);
     t->join_rc[1] = stvm_process_join(vm, t->child, -2);
     t->join_rc[2] = stvm_process_join(vm, (stvm_process *)t->sem, -1);
 }
@@ -263,7 +263,7 @@ static void joins_unheld(stvm_vm *vm, void *arg)
 static void waits_forever(stvm_vm *vm, void *arg)
 {
     lifetime *t = arg;
-    t->joiner[0] = stvm_active_process(vm);   /* nobody holds this handle */
+    t->joiner[0] = stvm_vm_active_process(vm);   /* nobody holds this handle */
     stvm_semaphore_wait(vm, t->sem);
 }
 
@@ -341,10 +341,10 @@ Test(process_lifetime, ensure_pop_removes_the_newest_cleanup_and_runs_it_when_as
 static void cleanup_notes_who(stvm_vm *vm, void *arg)
 {
     lifetime *t = arg;
-    t->cleanup_ran_in = stvm_active_process(vm);
+    t->cleanup_ran_in = stvm_vm_active_process(vm);
     stvm_process_info info;
     if (t->cleanup_ran_in) {   /* NULL at stvm_vm_free */
-        GCHECK(t, stvm_process_info_get(vm, t->cleanup_ran_in, &info) == STVM_OK);
+        GCHECK(t, stvm_process_get_info(vm, t->cleanup_ran_in, &info) == STVM_OK);
         t->cleanup_priority = info.priority;
         GCHECK(t, info.terminating);
     }
@@ -394,7 +394,7 @@ Test(process_lifetime, a_process_terminated_from_the_host_runs_its_cleanups_at_t
     cr_assert_eq(stvm_run(t.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_process_terminate(t.vm, t.child), STVM_OK);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(t.vm, t.child, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(t.vm, t.child, &info), STVM_OK);
     cr_assert(info.terminating);
     cr_assert_eq(info.state, STVM_PROCESS_READY, "queued to run its cleanup");
     cr_assert_eq(t.log.n, 0, "nothing ran on the host thread");
@@ -520,7 +520,7 @@ static void terminates_itself(stvm_vm *vm, void *arg)
 {
     lifetime *t = arg;
     stvm_ensure(vm, log_1, t);
-    stvm_process_terminate(vm, stvm_active_process(vm));
+    stvm_process_terminate(vm, stvm_vm_active_process(vm));
     trace_add(&t->log, 99);
 }
 

@@ -44,12 +44,12 @@ typedef struct roller {
 static void roller_fn(stvm_vm *vm, void *arg)
 {
     roller *r = arg;
-    while (stvm_now_us(vm) < r->until_us) {
+    while (stvm_vm_now_us(vm) < r->until_us) {
         int64_t amount = r->lo + (int64_t)(lcg(&r->seed) % (uint32_t)(r->hi - r->lo + 1));
-        uint64_t t0 = stvm_now_us(vm);
-        uint32_t ms0 = stvm_millisecond_clock(vm);
+        uint64_t t0 = stvm_vm_now_us(vm);
+        uint32_t ms0 = stvm_vm_millisecond_clock(vm);
         int rc = r->ms ? stvm_delay_wait_ms(vm, amount) : stvm_delay_wait_us(vm, amount);
-        uint64_t t1 = stvm_now_us(vm);
+        uint64_t t1 = stvm_vm_now_us(vm);
         uint64_t want = r->ms ? (uint64_t)amount * 1000u : (uint64_t)amount;
         r->waits++;
         if (rc != STVM_OK) {
@@ -61,7 +61,7 @@ static void roller_fn(stvm_vm *vm, void *arg)
             r->bad_amount = amount;
             r->bad_elapsed = t1 - t0;
         }
-        if (r->ms && stvm_millisecond_clock(vm) != ((ms0 + (uint32_t)amount) & MS_MASK))
+        if (r->ms && stvm_vm_millisecond_clock(vm) != ((ms0 + (uint32_t)amount) & MS_MASK))
             r->wrong_ms_clock++;
         if (t0 < r->boundary_us && t1 >= r->boundary_us)
             r->straddled++;
@@ -92,11 +92,11 @@ typedef struct long_wait {
 static void long_wait_fn(stvm_vm *vm, void *arg)
 {
     long_wait *l = arg;
-    l->t0 = stvm_now_us(vm);
-    l->ms0 = stvm_millisecond_clock(vm);
+    l->t0 = stvm_vm_now_us(vm);
+    l->ms0 = stvm_vm_millisecond_clock(vm);
     l->rc = l->ms ? stvm_delay_wait_ms(vm, l->amount) : stvm_delay_wait_us(vm, l->amount);
-    l->t1 = stvm_now_us(vm);
-    l->ms1 = stvm_millisecond_clock(vm);
+    l->t1 = stvm_vm_now_us(vm);
+    l->ms1 = stvm_vm_millisecond_clock(vm);
 }
 
 /* Sample the box counter just before and after a boundary. */
@@ -108,10 +108,10 @@ typedef struct probe {
 static void probe_fn(stvm_vm *vm, void *arg)
 {
     probe *p = arg;
-    stvm_delay_wait_us(vm, (int64_t)(p->before_us - stvm_now_us(vm)));
-    stvm_get_stats(vm, &p->before);
-    stvm_delay_wait_us(vm, (int64_t)(p->after_us - stvm_now_us(vm)));
-    stvm_get_stats(vm, &p->after);
+    stvm_delay_wait_us(vm, (int64_t)(p->before_us - stvm_vm_now_us(vm)));
+    stvm_vm_get_stats(vm, &p->before);
+    stvm_delay_wait_us(vm, (int64_t)(p->after_us - stvm_vm_now_us(vm)));
+    stvm_vm_get_stats(vm, &p->after);
 }
 
 /* ---- the millisecond clock wrap ------------------------------------------------------ */
@@ -171,7 +171,7 @@ Test(rollover, ms_scheduler_single_long_delay_across_the_wrap_fires_once_exactly
     cr_assert_eq(l.rc, STVM_OK);
     cr_assert_eq(l.t1 - l.t0, 400000000u, "took %llu us", (unsigned long long)(l.t1 - l.t0));
     cr_assert_eq(l.ms1, 100000u);
-    cr_assert_eq(stvm_now_us(vm), SIM_START + 400000000u, "the VM ran on after the delay");
+    cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 400000000u, "the VM ran on after the delay");
     stvm_stats st = stats_of(vm);
     cr_assert_eq(st.delays_expired, 1u);
     /* 1 request pass, one pass per second (399 of them), the expiry */
@@ -195,8 +195,8 @@ static void near_wrap_fn(stvm_vm *vm, void *arg)
     if (n->pre)
         n->rc = stvm_delay_wait_ms(vm, n->pre);
     n->rc |= stvm_delay_wait_ms(vm, n->ms);
-    n->t1 = stvm_now_us(vm);
-    n->ms1 = stvm_millisecond_clock(vm);
+    n->t1 = stvm_vm_now_us(vm);
+    n->ms1 = stvm_vm_millisecond_clock(vm);
 }
 
 Test(rollover, ms_scheduler_delays_started_next_to_the_wrap_end_on_their_tick)
@@ -240,16 +240,16 @@ static void late_request_fn(stvm_vm *vm, void *arg)
     late_request *l = arg;
     l->rc1 = stvm_delay_wait_ms(vm, 10);   /* the timing process sees the pre-wrap clock */
     stvm_oop t = STVM_NIL;
-    stvm_int_from_u64(vm, stvm_now_us(vm) + 400000000u, &t);
+    stvm_int_from_u64(vm, stvm_vm_now_us(vm) + 400000000u, &t);
     stvm_oop args[2] = {stvm_semaphore_oop(l->sem), t};
     stvm_primitive_call(vm, 242, STVM_NIL, args, 2, NULL, NULL);
     stvm_oop_release(vm, t);
     stvm_semaphore_wait(vm, l->sem);
-    l->t0 = stvm_now_us(vm);
-    l->ms0 = stvm_millisecond_clock(vm);
+    l->t0 = stvm_vm_now_us(vm);
+    l->ms0 = stvm_vm_millisecond_clock(vm);
     l->rc2 = stvm_delay_wait_ms(vm, 50);
-    l->t1 = stvm_now_us(vm);
-    l->ms1 = stvm_millisecond_clock(vm);
+    l->t1 = stvm_vm_now_us(vm);
+    l->ms1 = stvm_vm_millisecond_clock(vm);
 }
 
 Test(rollover, ms_scheduler_delay_requested_after_an_unobserved_wrap_fires_on_time)
@@ -350,7 +350,7 @@ Test(rollover, a_long_us_delay_across_each_boundary_ends_exactly_on_time)
         cr_assert_eq(b.rc, STVM_OK);
         cr_assert_eq(a.t1 - a.t0, 400000000u, "%s boundary %d", cases[k].r->name, k);
         cr_assert_eq(b.t1 - b.t0, 400000777u, "%s boundary %d", cases[k].r->name, k);
-        cr_assert_eq(stvm_now_us(vm), start + 400000777u);
+        cr_assert_eq(stvm_vm_now_us(vm), start + 400000777u);
         stvm_stats st = stats_of(vm);
         cr_assert_eq(st.delays_expired, 2u);
         vm_done(vm);

@@ -26,7 +26,7 @@ static void nested_runner(stvm_vm *vm, void *arg)
 {
     nested_run *s = arg;
     s->run_rc = stvm_run(vm);
-    s->active_after = stvm_active_process(vm);
+    s->active_after = stvm_vm_active_process(vm);
     trace_add(&s->log, 1);
 }
 
@@ -73,7 +73,7 @@ Test(run, run_returns_ok_when_every_user_process_has_finished)
     static const int want[] = {40, 60, 41, 40, 20};
     trace_expect(&s.log, want, 5);
     cr_assert_eq(stats_of(s.vm).processes_live, 1);
-    cr_assert_null(stvm_active_process(s.vm));
+    cr_assert_null(stvm_vm_active_process(s.vm));
     vm_done(s.vm);
 }
 
@@ -99,7 +99,7 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
     cr_assert_eq(state_of(s.vm, pa), STVM_PROCESS_WAITING);
 
     char buf[512];
-    int n = stvm_blocked_report(s.vm, buf, sizeof buf);
+    int n = stvm_vm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_gt(n, 0);
     cr_assert_eq((size_t)n, strlen(buf));
     cr_assert_not_null(strstr(buf, "waiter"), "report: %s", buf);
@@ -112,14 +112,14 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
         lines += *q == '\n';
     cr_assert_eq(lines, 2, "one line per blocked process: %s", buf);
     /* sizing like snprintf */
-    cr_assert_eq(stvm_blocked_report(s.vm, NULL, 0), n);
+    cr_assert_eq(stvm_vm_blocked_report(s.vm, NULL, 0), n);
     char small[10];
     memset(small, 'x', sizeof small);
-    cr_assert_eq(stvm_blocked_report(s.vm, small, sizeof small), n);
+    cr_assert_eq(stvm_vm_blocked_report(s.vm, small, sizeof small), n);
     cr_assert_eq(strlen(small), sizeof small - 1);
     cr_assert_eq(strncmp(small, buf, sizeof small - 1), 0);
-    cr_assert_eq(stvm_blocked_report(s.vm, NULL, 5), STVM_EINVAL);
-    cr_assert_eq(stvm_blocked_report(NULL, buf, sizeof buf), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_blocked_report(s.vm, NULL, 5), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_blocked_report(NULL, buf, sizeof buf), STVM_EINVAL);
 
     /* more work: one signal wakes the first waiter, the other still blocks */
     cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
@@ -129,7 +129,7 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
     static const int want1[] = {1};
     trace_expect(&s.log, want1, 1);
     cr_assert_eq(a.rc, STVM_OK);
-    n = stvm_blocked_report(s.vm, buf, sizeof buf);
+    n = stvm_vm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_null(strstr(buf, "'waiter'"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "other one"), "report: %s", buf);
 
@@ -139,7 +139,7 @@ Test(run, run_is_edeadlock_when_all_wait_and_the_report_names_them)
     static const int want2[] = {1, 2};
     trace_expect(&s.log, want2, 2);
     cr_assert_eq(b.rc, STVM_OK);
-    cr_assert_eq(stvm_blocked_report(s.vm, buf, sizeof buf), 0);
+    cr_assert_eq(stvm_vm_blocked_report(s.vm, buf, sizeof buf), 0);
     cr_assert_str_eq(buf, "");
     cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 0);
     vm_done(s.vm);
@@ -184,7 +184,7 @@ Test(run, two_processes_locking_two_mutexes_crosswise_are_a_reported_deadlock)
     cr_assert_eq(stvm_mutex_owner(s.vm, s.ma), a);
     cr_assert_eq(stvm_mutex_owner(s.vm, s.mb), b);
     char buf[512];
-    stvm_blocked_report(s.vm, buf, sizeof buf);
+    stvm_vm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_not_null(strstr(buf, "'first' (priority 40) waits on mutex"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "'second' (priority 40) waits on mutex"), "report: %s", buf);
     /* breaking the cycle: terminating one hands its mutex to the other */
@@ -215,7 +215,7 @@ Test(run, the_blocked_report_keeps_every_line_after_a_300_character_name)
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
 
     char buf[2048];
-    int n = stvm_blocked_report(s.vm, buf, sizeof buf);
+    int n = stvm_vm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_eq((size_t)n, strlen(buf), "the whole report fits: %d bytes", n);
     cr_assert_not_null(strstr(buf, name), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "'second' (priority 39)"), "report: %s", buf);
@@ -270,7 +270,7 @@ static void suspends_itself(stvm_vm *vm, void *arg)
 {
     self_suspending *s = arg;
     trace_add(&s->log, 1);
-    s->suspend_rc = stvm_process_suspend(vm, stvm_active_process(vm));
+    s->suspend_rc = stvm_process_suspend(vm, stvm_vm_active_process(vm));
     trace_add(&s->log, 2);
 }
 
@@ -281,7 +281,7 @@ Test(run, suspended_process_left_at_the_end_is_a_deadlock)
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
     cr_assert_eq(state_of(s.vm, p), STVM_PROCESS_SUSPENDED);
     char buf[256];
-    stvm_blocked_report(s.vm, buf, sizeof buf);
+    stvm_vm_blocked_report(s.vm, buf, sizeof buf);
     cr_assert_not_null(strstr(buf, "sleeper"), "report: %s", buf);
     cr_assert_not_null(strstr(buf, "suspended"), "report: %s", buf);
     cr_assert_eq(stvm_process_resume(s.vm, p), STVM_OK, "resume from the host");

@@ -36,21 +36,21 @@ Test(run_modes, nowait_runs_what_can_run_and_answers_whether_work_remains)
 {
     host_loop h = {.vm = vm_make(NULL)};
     h.sem = sem_make(h.vm);
-    cr_assert_eq(stvm_register_external(h.vm, h.sem, &h.index), STVM_OK);
+    cr_assert_eq(stvm_external_register(h.vm, h.sem, &h.index), STVM_OK);
     cr_assert_eq(stvm_spawn(h.vm, 40, "worker", waits_twice, &h, NULL), STVM_OK);
     cr_assert_eq(stvm_run_mode(h.vm, STVM_RUN_NOWAIT), 1, "it waits for an external signal");
     cr_assert_eq(h.steps, 1);
     cr_assert_eq(stvm_backend_timeout_ms(h.vm), -1, "no deadline: wait for the descriptor");
-    cr_assert_eq(stvm_signal_external(h.vm, h.index), STVM_OK);
+    cr_assert_eq(stvm_external_signal(h.vm, h.index), STVM_OK);
     cr_assert_eq(stvm_backend_timeout_ms(h.vm), 0, "a signal is pending");
     cr_assert_eq(stvm_run_mode(h.vm, STVM_RUN_NOWAIT), 1);
     cr_assert_eq(h.steps, 2);
-    cr_assert_eq(stvm_signal_external(h.vm, h.index), STVM_OK);
+    cr_assert_eq(stvm_external_signal(h.vm, h.index), STVM_OK);
     cr_assert_eq(stvm_run_mode(h.vm, STVM_RUN_NOWAIT), 0, "everything finished");
     cr_assert_eq(h.steps, 3);
     cr_assert_eq(stvm_run_mode(h.vm, 7), STVM_EINVAL);
     cr_assert_eq(stvm_run_mode(NULL, STVM_RUN_ONCE), STVM_EINVAL);
-    cr_assert_eq(stvm_unregister_external(h.vm, h.index), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(h.vm, h.index), STVM_OK);
     vm_done(h.vm);
 }
 
@@ -58,7 +58,7 @@ static void *signal_after_20ms(void *arg)
 {
     host_loop *h = arg;
     usleep(20000);
-    stvm_signal_external(h->vm, h->index);
+    stvm_external_signal(h->vm, h->index);
     return NULL;
 }
 
@@ -66,7 +66,7 @@ Test(run_modes, the_backend_descriptor_becomes_readable_when_a_signal_arrives_be
 {
     host_loop h = {.vm = vm_make(NULL)};
     h.sem = sem_make(h.vm);
-    cr_assert_eq(stvm_register_external(h.vm, h.sem, &h.index), STVM_OK);
+    cr_assert_eq(stvm_external_register(h.vm, h.sem, &h.index), STVM_OK);
     cr_assert_eq(stvm_spawn(h.vm, 40, "worker", waits_twice, &h, NULL), STVM_OK);
     cr_assert_eq(stvm_run_mode(h.vm, STVM_RUN_NOWAIT), 1);
     int fd = stvm_backend_fd(h.vm);
@@ -79,7 +79,7 @@ Test(run_modes, the_backend_descriptor_becomes_readable_when_a_signal_arrives_be
     cr_assert_eq(stvm_run_mode(h.vm, STVM_RUN_ONCE), 1);
     cr_assert_eq(h.steps, 2);
     cr_assert_eq(stvm_backend_fd(NULL), STVM_EINVAL);
-    cr_assert_eq(stvm_unregister_external(h.vm, h.index), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(h.vm, h.index), STVM_OK);
     vm_done(h.vm);
 }
 

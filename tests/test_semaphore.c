@@ -172,7 +172,7 @@ Test(semaphore, one_signal_wakes_only_the_first_waiter)
     static const int want[] = {1, 3};
     trace_expect(&s.log, want, 2);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(s.vm, second, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, second, &info), STVM_OK);
     cr_assert_eq(info.state, STVM_PROCESS_WAITING);
     cr_assert_eq(info.waiting_object, (const void *)s.sem);
     cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 0);
@@ -222,7 +222,7 @@ Test(semaphore, a_signal_from_the_host_between_runs_readies_the_waiter_without_r
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
     cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(s.vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(s.vm, p, &info), STVM_OK);
     cr_assert_eq(info.state, STVM_PROCESS_READY);
     cr_assert_eq(s.log.n, 0, "the host does not run processes");
     run_ok(s.vm);
@@ -317,13 +317,13 @@ Test(semaphore, ping_pong_alternates_exactly_and_counts_signals_and_waits)
     ping_pong s = {.vm = vm_make(NULL)};
     s.to_pong = sem_make(s.vm);
     s.to_ping = sem_make(s.vm);
-    stvm_reset_stats(s.vm);
+    stvm_vm_reset_stats(s.vm);
     spawn(s.vm, 40, "ping", ping, &s);
     spawn(s.vm, 40, "pong", pong, &s);
     run_ok(s.vm);
     cr_assert_eq(s.rounds, ROUNDS);
     stvm_stats st;
-    cr_assert_eq(stvm_get_stats(s.vm, &st), STVM_OK);
+    cr_assert_eq(stvm_vm_get_stats(s.vm, &st), STVM_OK);
     cr_assert_eq(st.semaphore_signals, 2 * ROUNDS);
     cr_assert_eq(st.semaphore_waits, 2 * ROUNDS);
     cr_assert_eq(stvm_semaphore_excess(s.vm, s.to_pong), 0);
@@ -345,9 +345,9 @@ Test(semaphore, free_with_waiters_is_estate_and_free_without_is_ok)
     run_ok(s.vm);
     cr_assert_eq(s.wait_rc, STVM_OK);
     stvm_stats before, after;
-    stvm_get_stats(s.vm, &before);
+    stvm_vm_get_stats(s.vm, &before);
     cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK);
-    stvm_get_stats(s.vm, &after);
+    stvm_vm_get_stats(s.vm, &after);
     cr_assert_eq(after.objects_live, before.objects_live - 1);
     cr_assert_eq(stvm_semaphore_free(s.vm, other), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(s.vm, NULL), STVM_EINVAL);

@@ -216,9 +216,9 @@ static void takes_within_50ms(stvm_vm *vm, void *arg)
 {
     qs *s = arg;
     void *item = ITEM(99);
-    s->at_us[0] = stvm_now_us(vm);
+    s->at_us[0] = stvm_vm_now_us(vm);
     note(s, stvm_queue_take_timeout_ms(vm, s->q, 50, &item));
-    s->at_us[1] = stvm_now_us(vm);
+    s->at_us[1] = stvm_vm_now_us(vm);
     trace_add(&s->log, NUM(item));
 }
 
@@ -369,9 +369,9 @@ static void put_timeouts(stvm_vm *vm, void *arg)
     qs *s = arg;
     GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
     note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(2), 0));
-    s->at_us[0] = stvm_now_us(vm);
+    s->at_us[0] = stvm_vm_now_us(vm);
     note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(3), 30));
-    s->at_us[1] = stvm_now_us(vm);
+    s->at_us[1] = stvm_vm_now_us(vm);
     GCHECK(s, stvm_queue_size(vm, s->q) == 1);
 }
 
@@ -586,7 +586,7 @@ static void frees_room_without_waiting(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_queue_flush(vm, s->q, NULL, NULL) == 1);
     trace_add(&s->log, 4);                            /* after the writer put 8 */
     char why[160];
-    GCHECK(s, stvm_check_invariants(vm, why, sizeof why) == STVM_OK);
+    GCHECK(s, stvm_vm_check_invariants(vm, why, sizeof why) == STVM_OK);
     GCHECK(s, stvm_queue_size(vm, s->q) == 1);
 }
 
@@ -629,14 +629,14 @@ Test(shared_queue, a_queues_external_slot_takes_no_stray_signal_and_cannot_be_un
     cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_OK);
     int owned = 0;
     for (int i = 1; i <= 8; i++) {
-        cr_assert_eq(stvm_signal_external(s.vm, i), STVM_OK);
-        int rc = stvm_unregister_external(s.vm, i);
+        cr_assert_eq(stvm_external_signal(s.vm, i), STVM_OK);
+        int rc = stvm_external_unregister(s.vm, i);
         cr_assert(rc == STVM_EINVAL || rc == STVM_ESTATE, "slot %d: %s", i, stvm_err_name(rc));
         owned += rc == STVM_ESTATE;
     }
     cr_assert_eq(owned, 1, "the queue's slot, and only it, is refused");
     cr_assert_eq(stvm_queue_put_external(s.q, ITEM(5), 0), STVM_OK);
-    cr_assert_eq(stvm_signal_external(s.vm, 1), STVM_OK);
+    cr_assert_eq(stvm_external_signal(s.vm, 1), STVM_OK);
     go(s.vm, 40, taker, &s);
     go(s.vm, 40, takes_within_5ms, &s);   /* finds nothing more */
     RUN_OK_GREEN(&s);
@@ -645,7 +645,7 @@ Test(shared_queue, a_queues_external_slot_takes_no_stray_signal_and_cannot_be_un
     cr_assert_eq(s.rc[1], STVM_ETIMEDOUT);
     cr_assert_eq(stvm_queue_size(s.vm, s.q), 0);
     stvm_stats st;
-    cr_assert_eq(stvm_get_stats(s.vm, &st), STVM_OK);
+    cr_assert_eq(stvm_vm_get_stats(s.vm, &st), STVM_OK);
     cr_assert_eq(st.external_signals, 1);
     done_with(&s);
 }

@@ -33,7 +33,7 @@ static void note(stvm_vm *vm, void *arg)
 {
     tag_event *t = arg;
     t->s->tags[t->s->n] = t->tag;
-    t->s->at[t->s->n++] = stvm_now_us(vm);
+    t->s->at[t->s->n++] = stvm_vm_now_us(vm);
 }
 
 static void wait_100us(stvm_vm *vm, void *arg)
@@ -46,7 +46,7 @@ Test(sim_world, sim_at_refuses_bad_input_and_schedules_nothing)
     stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
     seen s = {.vm = vm};
     tag_event t = {&s, 1};
-    uint64_t now = stvm_now_us(vm);
+    uint64_t now = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_sim_at(NULL, now, note, &t), STVM_EINVAL);
     cr_assert_eq(stvm_sim_at(vm, now, NULL, &t), STVM_EINVAL);
     cr_assert_eq(stvm_sim_at(vm, now - 1, note, &t), STVM_ERANGE);
@@ -60,7 +60,7 @@ Test(sim_world, sim_at_refuses_bad_input_and_schedules_nothing)
     stvm_config cfg;
     stvm_config_init(&cfg);
     vm = vm_make(&cfg);
-    cr_assert_eq(stvm_sim_at(vm, stvm_now_us(vm) + 10, note, &t), STVM_ESTATE,
+    cr_assert_eq(stvm_sim_at(vm, stvm_vm_now_us(vm) + 10, note, &t), STVM_ESTATE,
                  "the real clock has no outside world to schedule");
     vm_done(vm);
 }
@@ -70,7 +70,7 @@ Test(sim_world, outside_events_run_in_time_order_and_equal_times_in_the_order_ma
     stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
     seen s = {.vm = vm};
     tag_event t[4] = {{&s, 30}, {&s, 10}, {&s, 11}, {&s, 20}};
-    uint64_t start = stvm_now_us(vm), when[4] = {30, 10, 10, 20};
+    uint64_t start = stvm_vm_now_us(vm), when[4] = {30, 10, 10, 20};
     for (int i = 0; i < 4; i++)
         cr_assert_eq(stvm_sim_at(vm, start + when[i], note, &t[i]), STVM_OK);
     spawn(vm, 40, "waiter", wait_100us, NULL);
@@ -98,27 +98,27 @@ typedef struct external_wait {
 static void signal_it(stvm_vm *vm, void *arg)
 {
     external_wait *w = arg;
-    cr_assert_eq(stvm_signal_external(vm, w->index), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, w->index), STVM_OK);
 }
 
 static void wait_external(stvm_vm *vm, void *arg)
 {
     external_wait *w = arg;
     cr_assert_eq(stvm_semaphore_wait(vm, w->sem), STVM_OK);
-    w->woke = stvm_now_us(vm);
+    w->woke = stvm_vm_now_us(vm);
 }
 
 Test(sim_world, a_pending_outside_event_is_something_that_can_still_wake_the_vm)
 {
     stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
     external_wait w = {.sem = sem_make(vm)};
-    cr_assert_eq(stvm_register_external(vm, w.sem, &w.index), STVM_OK);
-    uint64_t start = stvm_now_us(vm);
+    cr_assert_eq(stvm_external_register(vm, w.sem, &w.index), STVM_OK);
+    uint64_t start = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_sim_at(vm, start + 7000, signal_it, &w), STVM_OK);
     spawn(vm, 40, "waiter", wait_external, &w);
     run_ok(vm);
     cr_assert_eq(w.woke - start, 7000u);
-    cr_assert_eq(stvm_unregister_external(vm, w.index), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, w.index), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, w.sem), STVM_OK);
     vm_done(vm);
 }
@@ -129,7 +129,7 @@ Test(sim_world, events_pending_at_vm_free_are_dropped_uncalled)
     seen s = {.vm = vm};
     tag_event t = {&s, 1};
     for (int i = 0; i < 20; i++)   /* past the first growth of the array */
-        cr_assert_eq(stvm_sim_at(vm, stvm_now_us(vm) + 1000 + (uint64_t)i, note, &t), STVM_OK);
+        cr_assert_eq(stvm_sim_at(vm, stvm_vm_now_us(vm) + 1000 + (uint64_t)i, note, &t), STVM_OK);
     vm_done(vm);   /* AddressSanitizer's leak check covers the array */
     cr_assert_eq(s.n, 0);
 }
@@ -151,10 +151,10 @@ static void peer_writes(stvm_vm *vm, void *arg)
 static void read_peer(stvm_vm *vm, void *arg)
 {
     peer *p = arg;
-    p->start = stvm_now_us(vm);
+    p->start = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_sim_at(vm, p->start + 40, peer_writes, p), STVM_OK);
     p->rc = stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, 30000);
-    p->woke = stvm_now_us(vm);
+    p->woke = stvm_vm_now_us(vm);
 }
 
 static uint64_t wait_for_peer(int idle_mode)
@@ -197,16 +197,16 @@ typedef struct worker {
 static void work(stvm_vm *vm, void *arg)
 {
     worker *w = arg;
-    w->t0 = stvm_now_us(vm);
+    w->t0 = stvm_vm_now_us(vm);
     w->rc = stvm_work_us(vm, w->us);
-    w->t1 = stvm_now_us(vm);
+    w->t1 = stvm_vm_now_us(vm);
 }
 
 static void sleep_100us(stvm_vm *vm, void *arg)
 {
     worker *w = arg;
     cr_assert_eq(stvm_delay_wait_us(vm, 100), STVM_OK);
-    w->woke = stvm_now_us(vm);
+    w->woke = stvm_vm_now_us(vm);
 }
 
 Test(sim_world, work_moves_the_simulated_clock_by_exactly_its_length)
@@ -239,10 +239,10 @@ static void work_past_an_event(stvm_vm *vm, void *arg)
     seen *s = arg;
     static tag_event t;
     t = (tag_event){s, 1};
-    uint64_t start = s->start = stvm_now_us(vm);
+    uint64_t start = s->start = stvm_vm_now_us(vm);
     cr_assert_eq(stvm_sim_at(vm, start + 40, note, &t), STVM_OK);
     cr_assert_eq(stvm_work_us(vm, 100), STVM_OK);
-    s->at[1] = stvm_now_us(vm) - start;
+    s->at[1] = stvm_vm_now_us(vm) - start;
     s->at[0] -= start;
 }
 
@@ -277,10 +277,10 @@ typedef struct work_refusals {
 static void refuse_work(stvm_vm *vm, void *arg)
 {
     work_refusals *r = arg;
-    r->t0 = stvm_now_us(vm);
+    r->t0 = stvm_vm_now_us(vm);
     r->rc[0] = stvm_work_us(vm, STVM_MAX_WORK_US + 1);
     r->rc[1] = stvm_work_us(NULL, 1);
-    r->t1 = stvm_now_us(vm);
+    r->t1 = stvm_vm_now_us(vm);
 }
 
 Test(sim_world, work_refuses_bad_input_and_spends_nothing)

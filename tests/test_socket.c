@@ -312,7 +312,7 @@ typedef struct pooled {
 static uint64_t live_bytes(stvm_vm *vm)
 {
     stvm_stats s;
-    stvm_get_stats(vm, &s);
+    stvm_vm_get_stats(vm, &s);
     return s.bytes_live;
 }
 
@@ -951,7 +951,7 @@ static bool connect_and_wait_for_a_byte(stvm_vm *vm, reuse *r, int *fd)
     *fd = stvm_socket_fd(c);
     char b = 0;
     stvm_stats before;
-    stvm_get_stats(vm, &before);
+    stvm_vm_get_stats(vm, &before);
     /* The reader waits (nothing is there yet); the sender runs when it blocks. */
     stvm_semaphore *go = NULL;
     GCHECK(r, stvm_semaphore_new(vm, &go) == STVM_OK);
@@ -961,7 +961,7 @@ static bool connect_and_wait_for_a_byte(stvm_vm *vm, reuse *r, int *fd)
     GCHECK(r, stvm_semaphore_signal(vm, go) == STVM_OK);
     GCHECK(r, stvm_socket_recv(vm, c, &b, 1, LONG) == 1 && b == 'r');
     stvm_stats after;
-    stvm_get_stats(vm, &after);
+    stvm_vm_get_stats(vm, &after);
     GCHECK(r, after.socket_reads_blocked == before.socket_reads_blocked + 1);
     GCHECK(r, stvm_process_join(vm, sender, LONG) == STVM_OK);   /* gives the handle back */
     stvm_semaphore_free(vm, go);

@@ -46,7 +46,7 @@ static void semas(stvm_vm *vm, stvm_oop idx[3])
 {
     for (int i = 0; i < 3; i++) {
         int index;
-        cr_assert_eq(stvm_register_external(vm, sem_make(vm), &index), STVM_OK);
+        cr_assert_eq(stvm_external_register(vm, sem_make(vm), &index), STVM_OK);
         idx[i] = SI(index);
     }
 }
@@ -256,7 +256,7 @@ static void registered(stvm_vm *vm, stvm_semaphore *sems[3], stvm_oop idx[3])
     for (int i = 0; i < 3; i++) {
         int index;
         sems[i] = sem_make(vm);
-        cr_assert_eq(stvm_register_external(vm, sems[i], &index), STVM_OK);
+        cr_assert_eq(stvm_external_register(vm, sems[i], &index), STVM_OK);
         idx[i] = SI(index);
     }
 }

@@ -55,7 +55,7 @@ static const char *guard_of(stvm_vm *vm)
     stvm_process *p = NULL;
     cr_assert_eq(stvm_spawn_suspended(vm, 40, "probe", diver, &idle_dive, 0, &p), STVM_OK);
     stvm_process_info info;
-    cr_assert_eq(stvm_process_info_get(vm, p, &info), STVM_OK);
+    cr_assert_eq(stvm_process_get_info(vm, p, &info), STVM_OK);
     cr_assert_not_null(info.stack_guard);
     cr_assert_eq(stvm_process_terminate(vm, p), STVM_OK);
     cr_assert_eq(stvm_process_release(vm, p), STVM_OK);

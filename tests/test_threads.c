@@ -1,5 +1,5 @@
 /*
- * Cross-thread tests: stvm_signal_external from other OS threads and from a signal
+ * Cross-thread tests: stvm_external_signal from other OS threads and from a signal
  * handler into VMs whose processes wait and consume while the idle process sleeps and
  * wakes; several VMs on several threads at once; the external table changed on the VM
  * thread while other threads signal. Every count is exact: N requests are N signals,
@@ -43,7 +43,7 @@ static void wait_for_at_least(atomic_int *a, int v)
 static int reg(stvm_vm *vm, stvm_semaphore *s)
 {
     int idx = -77;
-    int err = stvm_register_external(vm, s, &idx);
+    int err = stvm_external_register(vm, s, &idx);
     cr_assert_eq(err, STVM_OK, "register: %s", stvm_err_name(err));
     return idx;
 }
@@ -74,7 +74,7 @@ static void *sender_main(void *arg)
     sender *s = arg;
     wait_for_at_least(s->go, 1);
     for (long i = 0; i < s->count; i++) {
-        if (stvm_signal_external(s->vm, s->index) != STVM_OK)
+        if (stvm_external_signal(s->vm, s->index) != STVM_OK)
             s->errors++;
         if (s->burst && i % s->burst == s->burst - 1)
             sched_yield();
@@ -221,7 +221,7 @@ static void *sleepy_main(void *arg)
             atomic_store(&z->fire, r);
         }
         wait_for_at_least(&z->fire, r);
-        if (stvm_signal_external(z->vm, z->index) != STVM_OK)
+        if (stvm_external_signal(z->vm, z->index) != STVM_OK)
             z->errors[st->id]++;
     }
     return NULL;
@@ -320,7 +320,7 @@ static void *vm_box_main(void *arg)
     for (int i = 0; i < T3_SENDERS && !b->setup_err; i++) {
         b->c[i] = (consumer){.want = b->per_sender, .gate = &go, .relay = relay};
         if ((b->setup_err = stvm_semaphore_new(vm, &b->c[i].sem)) ||
-            (b->setup_err = stvm_register_external(vm, b->c[i].sem, &index[i])))
+            (b->setup_err = stvm_external_register(vm, b->c[i].sem, &index[i])))
             break;
         b->setup_err = stvm_spawn(vm, 40, "consumer", consume, &b->c[i], NULL);
     }
@@ -346,11 +346,11 @@ static void *vm_box_main(void *arg)
         pthread_join(th[i], NULL);
         b->sender_errors += s[i].errors;
     }
-    stvm_get_stats(vm, &b->stats);
+    stvm_vm_get_stats(vm, &b->stats);
     b->excess = stvm_semaphore_excess(vm, relay);
     for (int i = 0; i < T3_SENDERS; i++)
         b->excess += stvm_semaphore_excess(vm, b->c[i].sem);
-    b->invariants = stvm_check_invariants(vm, b->why, sizeof b->why);
+    b->invariants = stvm_vm_check_invariants(vm, b->why, sizeof b->why);
     stvm_vm_free(vm);
     return NULL;
 }
@@ -413,7 +413,7 @@ static _Thread_local long handled_here;
 static void on_sigusr1(int sig)
 {
     (void)sig;
-    stvm_signal_external(handler_vm, handler_index);
+    stvm_external_signal(handler_vm, handler_index);
     handled_here++;
     atomic_fetch_add(&handled, 1);
 }
@@ -570,9 +570,9 @@ static void *exact_main(void *arg)
         if (atomic_load(&w->stop))
             return NULL;   /* the VM gave up early: its checks say why */
         for (int i = 0; i < T5_PER; i++)
-            if (stvm_signal_external(w->vm, 3) != STVM_OK)
+            if (stvm_external_signal(w->vm, 3) != STVM_OK)
                 w->exact_errors[tt->id]++;
-        if (stvm_signal_external(w->vm, 1) != STVM_OK)
+        if (stvm_external_signal(w->vm, 1) != STVM_OK)
             w->exact_errors[tt->id]++;
     }
     return NULL;
@@ -583,7 +583,7 @@ static void *noise_main(void *arg)
     table_thread *tt = arg;
     table_world *w = tt->w;
     while (!atomic_load(&w->stop)) {
-        if (stvm_signal_external(w->vm, 2) != STVM_OK)
+        if (stvm_external_signal(w->vm, 2) != STVM_OK)
             w->noise_errors[tt->id]++;
         if (++w->noise_sent[tt->id] % 8 == 0)
             sched_yield();   /* leave the two cores to the VM and the exact threads too */
@@ -602,7 +602,7 @@ static void noise_register(stvm_vm *vm, table_world *w)
     int k = w->noise_next;
     w->noise_next = (w->noise_next + 1) % T5_NOISE_SEMS;
     int idx = 0;
-    TCHECK(w, stvm_register_external(vm, w->noise[k], &idx) == STVM_OK);
+    TCHECK(w, stvm_external_register(vm, w->noise[k], &idx) == STVM_OK);
     TCHECK(w, idx == 2);
     w->noise_current = k;
     w->noise_used[k] = true;
@@ -610,7 +610,7 @@ static void noise_register(stvm_vm *vm, table_world *w)
 
 static void noise_unregister(stvm_vm *vm, table_world *w)
 {
-    TCHECK(w, stvm_unregister_external(vm, 2) == STVM_OK);
+    TCHECK(w, stvm_external_unregister(vm, 2) == STVM_OK);
     int k = w->noise_current;
     w->noise_snapshot[k] = stvm_semaphore_excess(vm, w->noise[k]);
     w->noise_current = -1;
@@ -629,7 +629,7 @@ static void table_main(stvm_vm *vm, void *arg)
 {
     table_world *w = arg;
     int idx = 0;
-    TCHECK(w, stvm_register_external(vm, w->done, &idx) == STVM_OK && idx == 1);
+    TCHECK(w, stvm_external_register(vm, w->done, &idx) == STVM_OK && idx == 1);
     noise_register(vm, w);
     for (int p = 1; p <= T5_PHASES && !w->bad_line; p++) {
         /* Slot 2 taken again first, so that slot 3 is the lowest free one. */
@@ -637,7 +637,7 @@ static void table_main(stvm_vm *vm, void *arg)
             noise_register(vm, w);
         if (p % 2) {
             stvm_semaphore *s = w->exact[p / 2];
-            TCHECK(w, stvm_register_external(vm, s, &idx) == STVM_OK && idx == 3);
+            TCHECK(w, stvm_external_register(vm, s, &idx) == STVM_OK && idx == 3);
         }
         noise_unregister(vm, w);
         if (p % 3)
@@ -651,14 +651,14 @@ static void table_main(stvm_vm *vm, void *arg)
             /* Every request of this phase arrived; none of the dropped ones before. */
             w->exact_excess[p / 2] = stvm_semaphore_excess(vm, w->exact[p / 2]);
             TCHECK(w, w->exact_excess[p / 2] == (int64_t)T5_EXACT * T5_PER);
-            TCHECK(w, stvm_unregister_external(vm, 3) == STVM_OK);
+            TCHECK(w, stvm_external_unregister(vm, 3) == STVM_OK);
             w->registered_phases++;
         }
     }
     atomic_store(&w->stop, 1);
     if (w->noise_current >= 0)
         noise_unregister(vm, w);
-    TCHECK(w, stvm_unregister_external(vm, 1) == STVM_OK);
+    TCHECK(w, stvm_external_unregister(vm, 1) == STVM_OK);
 }
 
 Test(threads, the_table_changes_on_the_vm_thread_while_eight_threads_signal)

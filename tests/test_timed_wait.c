@@ -39,12 +39,12 @@ static void tw_fn(stvm_vm *vm, void *arg)
     tw *w = arg;
     if (w->pre_ms)
         stvm_delay_wait_ms(vm, w->pre_ms);
-    w->t0 = stvm_now_us(vm);
+    w->t0 = stvm_vm_now_us(vm);
     w->rc = w->ms >= 0 ? stvm_semaphore_wait_timeout_ms(vm, w->sem, w->ms)
                        : stvm_semaphore_wait(vm, w->sem);
-    w->t1 = stvm_now_us(vm);
+    w->t1 = stvm_vm_now_us(vm);
     w->excess_after = stvm_semaphore_excess(vm, w->sem);
-    stvm_get_stats(vm, &w->after);
+    stvm_vm_get_stats(vm, &w->after);
     if (w->log)
         trace_add(w->log, w->tag);
     if (w->then_block_on)
@@ -73,7 +73,7 @@ static void signaller_fn(stvm_vm *vm, void *arg)
     signaller *s = arg;
     if (s->after_ms)
         stvm_delay_wait_ms(vm, s->after_ms);
-    s->at = stvm_now_us(vm);
+    s->at = stvm_vm_now_us(vm);
     for (int i = 0; i < s->count; i++)
         stvm_semaphore_signal(vm, s->sem);
     if (s->then_block_on)
@@ -101,7 +101,7 @@ Test(timed_wait, times_out_exactly_after_ms_when_nobody_signals)
             cr_assert_eq(st.delays_scheduled, 1u);
             cr_assert_eq(st.delays_expired, 1u);
             cr_assert_eq(st.delays_unscheduled, 0u);
-            cr_assert_eq(stvm_now_us(vm), SIM_START + (uint64_t)amounts[k] * 1000u);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + (uint64_t)amounts[k] * 1000u);
             vm_done(vm);
         }
     }
@@ -145,7 +145,7 @@ Test(timed_wait, zero_ms_without_a_signal_times_out_at_once)
             cr_assert_eq(w.t0, SIM_START);
             cr_assert_eq(w.after.delays_expired + w.after.delays_unscheduled,
                          w.after.delays_scheduled, "%s: a delay is still pending", r->name);
-            cr_assert_eq(stvm_now_us(vm), SIM_START);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
             /* It is off the semaphore: a signal now is an excess signal. */
             cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
             cr_assert_eq(stvm_semaphore_excess(vm, s), 1);
@@ -177,7 +177,7 @@ Test(timed_wait, signalled_before_the_timeout_returns_ok_at_the_signal_time)
                          (unsigned long long)(w.t1 - SIM_START));
             cr_assert_eq(w.excess_after, 0, "the signal was consumed");
             cr_assert_eq(w.after.delays_unscheduled, 1u, "%s", r->name);
-            cr_assert_eq(stvm_now_us(vm), SIM_START + 15000u,
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 15000u,
                          "%s: the VM waited for the old 100 ms deadline", r->name);
             stvm_stats st = stats_of(vm);
             cr_assert_eq(st.delays_scheduled, 2u);
@@ -207,7 +207,7 @@ Test(timed_wait, an_excess_signal_makes_it_return_ok_at_once)
             cr_assert_eq(w.t1, SIM_START);
             cr_assert_eq(w.excess_after, 1, "exactly one signal consumed");
             cr_assert_eq(w.after.delays_scheduled, 0u, "%s: nothing needs scheduling", r->name);
-            cr_assert_eq(stvm_now_us(vm), SIM_START);
+            cr_assert_eq(stvm_vm_now_us(vm), SIM_START);
             vm_done(vm);
         }
     }
@@ -271,7 +271,7 @@ Test(timed_wait, a_timed_waiter_keeps_its_fifo_place_among_plain_waiters)
             cr_assert_eq(w[i].rc, STVM_OK, "%s: waiter %d: %s", r->name, i, stvm_err_name(w[i].rc));
             cr_assert_eq(w[i].t1, SIM_START + 10000u);
         }
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u);
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u);
         cr_assert_eq(stats_of(vm).delays_unscheduled, 2u);
         cr_assert_eq(stvm_semaphore_excess(vm, s), 0);
         vm_done(vm);
@@ -354,8 +354,8 @@ typedef struct bad_tw {
 static void bad_tw_fn(stvm_vm *vm, void *arg)
 {
     bad_tw *b = arg;
-    stvm_get_stats(vm, &b->s0);
-    b->t0 = stvm_now_us(vm);
+    stvm_vm_get_stats(vm, &b->s0);
+    b->t0 = stvm_vm_now_us(vm);
     int i = 0;
     b->rc[i++] = stvm_semaphore_wait_timeout_ms(vm, b->sem, -1);
     b->rc[i++] = stvm_semaphore_wait_timeout_ms(vm, b->sem, INT64_MIN);
@@ -366,8 +366,8 @@ static void bad_tw_fn(stvm_vm *vm, void *arg)
     b->rc[i++] = stvm_semaphore_wait_timeout_ms(vm, b->sem, ((int64_t)1 << 52) / 1000 + 1);
     b->rc[i++] = stvm_semaphore_wait_timeout_ms(vm, b->sem,
                                                 b->ms_sched ? 0x10000000 : INT64_MAX / 2);
-    b->t1 = stvm_now_us(vm);
-    stvm_get_stats(vm, &b->s1);
+    b->t1 = stvm_vm_now_us(vm);
+    stvm_vm_get_stats(vm, &b->s1);
 }
 
 Test(timed_wait, bad_arguments_are_rejected_from_a_process_and_the_host_and_nothing_is_scheduled)
@@ -428,7 +428,7 @@ static void killer_fn(stvm_vm *vm, void *arg)
 {
     killer *k = arg;
     stvm_delay_wait_ms(vm, k->after_ms);
-    stvm_process_info_get(vm, k->victim, &k->info);
+    stvm_process_get_info(vm, k->victim, &k->info);
     if (k->suspend) {
         k->rc = stvm_process_suspend(vm, k->victim);
         stvm_delay_wait_ms(vm, 10);
@@ -437,7 +437,7 @@ static void killer_fn(stvm_vm *vm, void *arg)
     } else {
         k->rc = stvm_process_terminate(vm, k->victim);
     }
-    stvm_get_stats(vm, &k->after);
+    stvm_vm_get_stats(vm, &k->after);
     if (k->then_block_on)
         stvm_semaphore_wait(vm, k->then_block_on);
 }
@@ -461,7 +461,7 @@ Test(timed_wait, terminating_a_timed_waiter_leaves_no_stale_delay)
         cr_assert_eq(k.info.waiting_object, (const void *)s);
         cr_assert_eq(w.rc, -999, "the terminated waiter never returns");
         cr_assert_eq(k.after.delays_unscheduled, 1u, "%s", r->name);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 10000u, "%s: a stale timeout kept time going",
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 10000u, "%s: a stale timeout kept time going",
                      r->name);
         /* it is off the semaphore: a signal is an excess signal */
         cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
@@ -487,7 +487,7 @@ Test(timed_wait, a_suspended_timed_waiter_gets_estate_on_resume_and_its_delay_is
         cr_assert_eq(w.rc, STVM_ESTATE, "%s: %s", r->name, stvm_err_name(w.rc));
         cr_assert_eq(w.t1, SIM_START + 20000u);
         cr_assert_eq(w.after.delays_unscheduled, 1u, "%s", r->name);
-        cr_assert_eq(stvm_now_us(vm), SIM_START + 20000u, "%s: the old deadline was waited for",
+        cr_assert_eq(stvm_vm_now_us(vm), SIM_START + 20000u, "%s: the old deadline was waited for",
                      r->name);
         cr_assert_eq(stvm_semaphore_signal(vm, s), STVM_OK);
         cr_assert_eq(stvm_semaphore_excess(vm, s), 1, "the waiter is no longer on the semaphore");
@@ -509,7 +509,7 @@ static void canceller_fn(stvm_vm *vm, void *arg)
     canceller *c = arg;
     stvm_delay_wait_ms(vm, 10);
     for (int k = 0; k < c->n; k++) {
-        c->sig_at[c->order[k]] = stvm_now_us(vm);
+        c->sig_at[c->order[k]] = stvm_vm_now_us(vm);
         stvm_semaphore_signal(vm, c->sems[c->order[k]]);
         if (k % 50 == 49)
             stvm_delay_wait_ms(vm, 1);
@@ -527,8 +527,8 @@ static void plain_sleeper_fn(stvm_vm *vm, void *arg)
     plain_sleeper *p = arg;
     for (int i = 0; i < p->n; i++) {
         int64_t ms = (int64_t)(lcg(&p->seed) % 301u);
-        uint64_t t0 = stvm_now_us(vm);
-        if (stvm_delay_wait_ms(vm, ms) != STVM_OK || stvm_now_us(vm) - t0 != (uint64_t)ms * 1000u)
+        uint64_t t0 = stvm_vm_now_us(vm);
+        if (stvm_delay_wait_ms(vm, ms) != STVM_OK || stvm_vm_now_us(vm) - t0 != (uint64_t)ms * 1000u)
             p->wrong++;
         p->total_ms += (uint64_t)ms;
     }
@@ -593,7 +593,7 @@ Test(timed_wait, hundreds_of_timed_waits_signalled_in_random_order_leave_no_stal
             if (SIM_START + ps[i].total_ms * 1000u > last)
                 last = SIM_START + ps[i].total_ms * 1000u;
         }
-        cr_assert_eq(stvm_now_us(vm), last, "%s", r->name);
+        cr_assert_eq(stvm_vm_now_us(vm), last, "%s", r->name);
         cr_assert_eq(s1.delays_unscheduled - s0.delays_unscheduled, (uint64_t)N_SIGNALS, "%s", r->name);
         cr_assert_eq(s1.delays_expired - s0.delays_expired,
                      (uint64_t)(NW - N_SIGNALS) + NS * 8u + 1u + N_SIGNALS / 50, "%s", r->name);

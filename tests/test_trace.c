@@ -290,8 +290,8 @@ Test(trace, a_ready_descriptor_and_an_external_signal_are_recorded_on_the_real_c
     static io_work w;
     cr_assert_eq(pipe(w.pipe), 0);
     w.ext = sem_make(vm);
-    cr_assert_eq(stvm_register_external(vm, w.ext, &w.index), STVM_OK);
-    cr_assert_eq(stvm_signal_external(vm, w.index), STVM_OK);
+    cr_assert_eq(stvm_external_register(vm, w.ext, &w.index), STVM_OK);
+    cr_assert_eq(stvm_external_signal(vm, w.index), STVM_OK);
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, writer_thread, &w), 0);
     spawn(vm, 40, "io", io_waiter, &w);
@@ -300,7 +300,7 @@ Test(trace, a_ready_descriptor_and_an_external_signal_are_recorded_on_the_real_c
     cr_assert_geq(s.kinds[STVM_TRACE_IO_READY], 1);
     cr_assert_geq(s.kinds[STVM_TRACE_EXTERNAL], 2, "the signal, and the descriptor's");
     check_json_of(vm);
-    cr_assert_eq(stvm_unregister_external(vm, w.index), STVM_OK);
+    cr_assert_eq(stvm_external_unregister(vm, w.index), STVM_OK);
     close(w.pipe[0]);
     close(w.pipe[1]);
     vm_done(vm);

@@ -301,14 +301,14 @@ Test(vm, new_vm_has_only_its_idle_process_and_runs_to_ok_at_once)
     stvm_vm *vm = vm_make(NULL);
     stvm_stats s = stats_of(vm);
     cr_assert_eq(s.processes_live, 1, "the idle process");
-    cr_assert_null(stvm_active_process(vm));
+    cr_assert_null(stvm_vm_active_process(vm));
     cr_assert_eq(stvm_run(vm), STVM_OK);
     cr_assert_eq(stvm_run(vm), STVM_OK, "and again");
-    cr_assert_null(stvm_active_process(vm));
+    cr_assert_null(stvm_vm_active_process(vm));
     s = stats_of(vm);
     cr_assert_eq(s.processes_live, 1);
     char buf[16] = "x";
-    cr_assert_eq(stvm_blocked_report(vm, buf, sizeof buf), 0);
+    cr_assert_eq(stvm_vm_blocked_report(vm, buf, sizeof buf), 0);
     cr_assert_str_eq(buf, "");
     vm_done(vm);
 }
@@ -365,16 +365,16 @@ Test(vm, reset_stats_zeroes_counters_but_keeps_live_counts)
     stvm_stats s = stats_of(vm);
     cr_assert_eq(s.semaphore_signals, 1);
     uint64_t live = s.objects_live, bytes = s.bytes_live;
-    stvm_reset_stats(vm);
-    stvm_reset_stats(NULL);
+    stvm_vm_reset_stats(vm);
+    stvm_vm_reset_stats(NULL);
     s = stats_of(vm);
     cr_assert_eq(s.semaphore_signals, 0);
     cr_assert_eq(s.objects_allocated, 0);
     cr_assert_eq(s.objects_live, live);
     cr_assert_eq(s.bytes_live, bytes);
     cr_assert_eq(s.processes_live, 1);
-    cr_assert_eq(stvm_get_stats(vm, NULL), STVM_EINVAL);
-    cr_assert_eq(stvm_get_stats(NULL, &s), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_get_stats(vm, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_get_stats(NULL, &s), STVM_EINVAL);
     cr_assert_eq(stvm_semaphore_free(vm, sem), STVM_OK);
     vm_done(vm);
 }
@@ -387,22 +387,22 @@ Test(vm, simulated_clock_starts_at_the_configured_time)
     cfg.sim_start_us = 3900000000123456ull;
     cfg.ms_clock_start = 12345;
     stvm_vm *vm = vm_make(&cfg);
-    cr_assert_eq(stvm_now_us(vm), 3900000000123456ull);
-    cr_assert_eq(stvm_now_us(vm), 3900000000123456ull, "simulated time does not drift");
-    cr_assert_eq(stvm_millisecond_clock(vm), 12345);
-    cr_assert_eq(stvm_now_us(NULL), 0);
+    cr_assert_eq(stvm_vm_now_us(vm), 3900000000123456ull);
+    cr_assert_eq(stvm_vm_now_us(vm), 3900000000123456ull, "simulated time does not drift");
+    cr_assert_eq(stvm_vm_millisecond_clock(vm), 12345);
+    cr_assert_eq(stvm_vm_now_us(NULL), 0);
     vm_done(vm);
 }
 
 Test(vm, real_clock_is_utc_microseconds_since_1901)
 {
     stvm_vm *vm = vm_make(NULL);
-    uint64_t now = stvm_now_us(vm);
+    uint64_t now = stvm_vm_now_us(vm);
     /* 2020-01-01 is 3786825600 s after 1901-01-01; 2200 is far away */
     cr_assert_gt(now, 3786825600ull * 1000000u);
     cr_assert_lt(now, 9400000000ull * 1000000u);
-    cr_assert_leq(stvm_millisecond_clock(vm), 0x1FFFFFFFu);
-    cr_assert_geq(stvm_now_us(vm), now, "monotonic");
+    cr_assert_leq(stvm_vm_millisecond_clock(vm), 0x1FFFFFFFu);
+    cr_assert_geq(stvm_vm_now_us(vm), now, "monotonic");
     vm_done(vm);
 }
 
@@ -511,10 +511,10 @@ static void *pingpong_thread(void *arg)
         return NULL;
     }
     pp->run_result = stvm_run(pp->vm);
-    stvm_get_stats(pp->vm, &pp->stats);
+    stvm_vm_get_stats(pp->vm, &pp->stats);
     pp->excess_ping = stvm_semaphore_excess(pp->vm, pp->ping);
     pp->excess_pong = stvm_semaphore_excess(pp->vm, pp->pong);
-    pp->invariants = stvm_check_invariants(pp->vm, pp->why, sizeof pp->why);
+    pp->invariants = stvm_vm_check_invariants(pp->vm, pp->why, sizeof pp->why);
     stvm_vm_free(pp->vm);
     return NULL;
 }

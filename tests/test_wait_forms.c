@@ -20,7 +20,7 @@ typedef struct forms {
 
 static uint64_t elapsed_us(stvm_vm *vm)
 {
-    return stvm_now_us(vm) - SIM_START;
+    return stvm_vm_now_us(vm) - SIM_START;
 }
 
 /* ---- try_wait ------------------------------------------------------------------ */
@@ -105,7 +105,7 @@ static void enters_with_timeouts(stvm_vm *vm, void *arg)
     f->at_us[1] = elapsed_us(vm);
     f->rc[2] = stvm_mutex_enter_timeout_ms(vm, f->m, 100);  /* handed over at 20 ms */
     f->at_us[2] = elapsed_us(vm);
-    GCHECK(f, stvm_mutex_owner(vm, f->m) == stvm_active_process(vm));
+    GCHECK(f, stvm_mutex_owner(vm, f->m) == stvm_vm_active_process(vm));
     f->rc[3] = stvm_mutex_enter_timeout_ms(vm, f->m, 100);  /* re-entry */
     stvm_mutex_exit(vm, f->m);
     stvm_mutex_exit(vm, f->m);

@@ -66,7 +66,7 @@ static void record(stvm_vm *vm, const announcement *a, void *arg)
     recorder *r = arg;
     if (r->n < 16) {
         r->ev[r->n] = *(const zn_log_event *)a;
-        r->at[r->n] = stvm_now_us(vm);
+        r->at[r->n] = stvm_vm_now_us(vm);
     }
     r->n++;
     if (r->wait_ms)
@@ -102,17 +102,17 @@ static void client_run(stvm_vm *vm, void *arg)
     client *k = arg;
     if (k->pre_ms)
         stvm_delay_wait_ms(vm, k->pre_ms);
-    k->t0 = stvm_now_us(vm);
+    k->t0 = stvm_vm_now_us(vm);
     k->cpu0 = mono_us(CLOCK_THREAD_CPUTIME_ID);
     k->switches0 = switches(vm);
     for (int i = 0; i < k->requests; i++) {
-        uint64_t started = stvm_now_us(vm);
+        uint64_t started = stvm_vm_now_us(vm);
         if (k->write_ms)
             stvm_delay_wait_ms(vm, k->write_ms);
-        k->t_rw_in[i] = stvm_now_us(vm);
+        k->t_rw_in[i] = stvm_vm_now_us(vm);
         k->rc[3 * i] =
             stvm__zn_log_request_written(vm, k->log, &k->c, started, &k->req, &k->req_us[i]);
-        k->t_rw_out[i] = started = stvm_now_us(vm);
+        k->t_rw_out[i] = started = stvm_vm_now_us(vm);
         if (k->read_ms)
             stvm_delay_wait_ms(vm, k->read_ms);
         k->rc[3 * i + 1] =
@@ -122,7 +122,7 @@ static void client_run(stvm_vm *vm, void *arg)
     }
     k->switches1 = switches(vm);
     k->cpu1 = mono_us(CLOCK_THREAD_CPUTIME_ID);
-    k->t1 = stvm_now_us(vm);
+    k->t1 = stvm_vm_now_us(vm);
 }
 
 static client client_of(zn_log *log, int level, uint64_t client_id, int requests)
@@ -470,9 +470,9 @@ static void spin(stvm_vm *vm, void *arg)
     spinner *s = arg;
     if (s->pre_ms)
         stvm_delay_wait_ms(vm, s->pre_ms);
-    s->t0 = stvm_now_us(vm);
+    s->t0 = stvm_vm_now_us(vm);
     s->rc = stvm_work_us(vm, s->us);
-    s->t1 = stvm_now_us(vm);
+    s->t1 = stvm_vm_now_us(vm);
 }
 
 Test(zn_log, busy_cpu_lets_a_woken_higher_priority_process_in_and_does_not_count_its_time,

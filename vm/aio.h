@@ -57,7 +57,7 @@ static inline bool stvm__aio_any_armed(const stvm_vm *vm)
 enum { STVM_AIO_IO = 1, STVM_AIO_EXTERNAL = 2 };
 
 /* Wait up to timeout_ns (0: only look; -1: until something happens) for readiness or a
- * wake-up of the external table (stvm_signal_external, stvm_stop), firing the handlers
+ * wake-up of the external table (stvm_external_signal, stvm_stop), firing the handlers
  * of what is ready. Answers STVM_AIO_* bits, 0 when the time ran out. Counts
  * fds_ready and io_signals_unwaited. */
 int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns);

@@ -26,12 +26,12 @@ int stvm__clock_init(stvm_vm *vm)
     return STVM_OK;
 }
 
-uint64_t stvm_now_us(stvm_vm *vm)
+uint64_t stvm_vm_now_us(stvm_vm *vm)
 {
     return vm ? stvm__clock_now_us(vm) : 0;
 }
 
-uint32_t stvm_millisecond_clock(stvm_vm *vm)
+uint32_t stvm_vm_millisecond_clock(stvm_vm *vm)
 {
     return vm ? stvm__clock_ms_at(vm, stvm__clock_now_us(vm)) : 0;
 }

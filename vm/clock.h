@@ -1,5 +1,5 @@
 /* The VM clock: real (monotonic, anchored to UTC at start) or simulated, and its
- * public readers (stvm_now_us, stvm_millisecond_clock in clock.c). */
+ * public readers (stvm_vm_now_us, stvm_vm_millisecond_clock in clock.c). */
 #ifndef STVM_VM_CLOCK_H
 #define STVM_VM_CLOCK_H
 

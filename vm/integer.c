@@ -105,8 +105,8 @@ void stvm__int_init(stvm_vm *vm)
 
 int64_t stvm_smallint_max(const stvm_vm *vm) { return vm ? vm->si_max : 0; }
 int64_t stvm_smallint_min(const stvm_vm *vm) { return vm ? vm->si_min : 0; }
-bool stvm_is_smallint(stvm_oop oop) { return stvm__is_si(oop); }
-bool stvm_is_integer(stvm_vm *vm, stvm_oop oop) { return vm && stvm__is_int(vm, oop); }
+bool stvm_oop_is_smallint(stvm_oop oop) { return stvm__is_si(oop); }
+bool stvm_oop_is_integer(stvm_vm *vm, stvm_oop oop) { return vm && stvm__is_int(vm, oop); }
 
 int stvm_int_from_i64(stvm_vm *vm, int64_t v, stvm_oop *out)
 {

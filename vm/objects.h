@@ -131,7 +131,7 @@ struct stvm_semaphore {
     int external_index;              /* 1-based slot in the external table, or 0 */
     /* A queue's item count (stvm_queue_open_external): the slot's requests only say
      * "look"; the signals are the items other threads put, counted here, so that a
-     * stray stvm_signal_external can never announce an item that is not there. */
+     * stray stvm_external_signal can never announce an item that is not there. */
     _Atomic uint64_t *signal_budget;
 };
 

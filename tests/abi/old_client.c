@@ -69,10 +69,10 @@ int main(void)
     check(stvm_spawn(vm, 40, "worker", worker, NULL, &p) == STVM_OK, "stvm_spawn");
     WITH_CANARY(stvm_process_info) info;
     memset(&info, CANARY, sizeof info);
-    check(stvm_process_info_get(vm, p, &info.s) == STVM_OK && strcmp(info.s.name, "worker") == 0 &&
+    check(stvm_process_get_info(vm, p, &info.s) == STVM_OK && strcmp(info.s.name, "worker") == 0 &&
               info.s.priority == 40,
-          "stvm_process_info_get answers the old struct's fields");
-    check(intact(info.canary, sizeof info.canary), "stvm_process_info_get wrote the old struct only");
+          "stvm_process_get_info answers the old struct's fields");
+    check(intact(info.canary, sizeof info.canary), "stvm_process_get_info wrote the old struct only");
 
     check(stvm_trace_start(vm, 64) == STVM_OK, "stvm_trace_start");
     check(stvm_run(vm) == STVM_OK, "stvm_run");
@@ -83,9 +83,9 @@ int main(void)
 
     WITH_CANARY(stvm_stats) st;
     memset(&st, CANARY, sizeof st);
-    check(stvm_get_stats(vm, &st.s) == STVM_OK && st.s.context_switches > 0,
-          "stvm_get_stats answers the old struct's counters");
-    check(intact(st.canary, sizeof st.canary), "stvm_get_stats wrote the old struct only");
+    check(stvm_vm_get_stats(vm, &st.s) == STVM_OK && st.s.context_switches > 0,
+          "stvm_vm_get_stats answers the old struct's counters");
+    check(intact(st.canary, sizeof st.canary), "stvm_vm_get_stats wrote the old struct only");
 
     WITH_CANARY(stvm_ffi_stats) fs;
     memset(&fs, CANARY, sizeof fs);

@@ -4,7 +4,7 @@
  *  - integers: stvm_int_from_i64/u64 of any value, stvm_int_to_i64/u64, add, sub, mul
  *    and compare of SmallIntegers, boxes and arbitrary words, against exact __int128
  *    arithmetic (value, normalisation, ERANGE beyond 64-bit magnitude, EINVAL);
- *  - names: stvm_strerror, stvm_err_name, stvm_prim_error_name, stvm_primitive_name on
+ *  - names: stvm_strerror, stvm_err_name, stvm_primitive_error_name, stvm_primitive_name on
  *    any int; stvm_primitive_numbers with any capacity (it must not write past it);
  *  - configuration: every field of stvm_config (edges and raw values) into
  *    stvm_config_check, with why buffers of every size (nothing written past the size),
@@ -99,13 +99,13 @@ static bool int_of(fz_ctx *c, stvm_oop o, __int128 *v)
 static void check_result(fz_ctx *c, const char *what, stvm_oop res, __int128 want)
 {
     char b1[48], b2[48];
-    FZ_CHECK(stvm_is_integer(c->vm, res), "%s answered a non-integer", what);
-    FZ_CHECK(stvm_is_smallint(res) == fz_fits(c, want), "%s: %s not normalised", what,
+    FZ_CHECK(stvm_oop_is_integer(c->vm, res), "%s answered a non-integer", what);
+    FZ_CHECK(stvm_oop_is_smallint(res) == fz_fits(c, want), "%s: %s not normalised", what,
              fz_i128(want, b1));
     __int128 got = 0;
     FZ_CHECK(fz_int_value(c, res, &got), "%s: unreadable result", what);
     FZ_CHECK(got == want, "%s: got %s, want %s", what, fz_i128(got, b1), fz_i128(want, b2));
-    if (!stvm_is_smallint(res))
+    if (!stvm_oop_is_smallint(res))
         fz_add_box(c, res, want);
     else
         fz_add_oop(c, res);
@@ -126,11 +126,11 @@ static void op_int_from(fz_ctx *c)
         return;
     }
     stvm_stats s0, s1;
-    stvm_get_stats(c->vm, &s0);
+    stvm_vm_get_stats(c->vm, &s0);
     int rc = (how & 1) ? stvm_int_from_u64(c->vm, v, &o) : stvm_int_from_i64(c->vm, (int64_t)v, &o);
     FZ_CHECK(rc == STVM_OK, "int_from answered %s", stvm_err_name(rc));
-    stvm_get_stats(c->vm, &s1);
-    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_is_smallint(o), "int_from: objects_live");
+    stvm_vm_get_stats(c->vm, &s1);
+    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_oop_is_smallint(o), "int_from: objects_live");
     check_result(c, "int_from", o, (how & 1) ? (__int128)v : (__int128)(int64_t)v);
 }
 
@@ -164,9 +164,9 @@ static void op_int_to(fz_ctx *c)
         else
             FZ_CHECK(i == 0x5A5A, "int_to_i64 failed but wrote");
     }
-    FZ_CHECK(stvm_is_integer(c->vm, o) == is, "stvm_is_integer(%#lx) says %d", (unsigned long)o,
+    FZ_CHECK(stvm_oop_is_integer(c->vm, o) == is, "stvm_oop_is_integer(%#lx) says %d", (unsigned long)o,
              !is);
-    FZ_CHECK(stvm_is_smallint(o) == ((o & 1) != 0), "stvm_is_smallint");
+    FZ_CHECK(stvm_oop_is_smallint(o) == ((o & 1) != 0), "stvm_oop_is_smallint");
     if (rc)
         unchanged(c, s, "int_to");
 }
@@ -183,7 +183,7 @@ static void op_int_arith(fz_ctx *c)
     int cmp = 77;
     fz_snap *s = snap(c);
     stvm_stats s0;
-    stvm_get_stats(c->vm, &s0);
+    stvm_vm_get_stats(c->vm, &s0);
     stvm_vm *vm = null_vm ? NULL : c->vm;
     int rc;
     switch (op) {
@@ -211,8 +211,8 @@ static void op_int_arith(fz_ctx *c)
         return;
     }
     stvm_stats s1;
-    stvm_get_stats(c->vm, &s1);
-    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_is_smallint(out), "%s: objects_live",
+    stvm_vm_get_stats(c->vm, &s1);
+    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_oop_is_smallint(out), "%s: objects_live",
              names[op]);
     check_result(c, names[op], out, r);
 }
@@ -228,7 +228,7 @@ static void op_int_misc(fz_ctx *c)
         FZ_CHECK(name && (strcmp(name, "SmallInteger") == 0 || strncmp(name, "Large", 5) == 0),
                  "an integer's class is %s", name ? name : "NULL");
     FZ_CHECK(stvm_oop_class_name(NULL, o) == NULL, "class name with a NULL vm");
-    FZ_CHECK(!stvm_is_integer(NULL, o), "is_integer with a NULL vm");
+    FZ_CHECK(!stvm_oop_is_integer(NULL, o), "is_integer with a NULL vm");
     FZ_CHECK(stvm_smallint_max(NULL) == 0 && stvm_smallint_min(NULL) == 0, "smallint_max(NULL)");
     FZ_CHECK(stvm_oop_release(NULL, o) == STVM_EINVAL, "release with a NULL vm");
     if (how & 1) {
@@ -278,7 +278,7 @@ static void op_names(fz_ctx *c)
         FZ_CHECK(strcmp(n, "STVM_E?") == 0, "err_name(%d) = %s", code, n);
         FZ_CHECK(strcmp(t, "unknown error") == 0, "strerror(%d) = %s", code, t);
     }
-    const char *p = stvm_prim_error_name(code);
+    const char *p = stvm_primitive_error_name(code);
     FZ_CHECK(p != NULL, "prim_error_name NULL");
     /* Pharo's table names 0 .. STVM_PRIM_ERR_LIMIT_EXCEEDED (the FFI's highest code). */
     FZ_CHECK((strcmp(p, "unknown failure code") != 0) ==
@@ -434,7 +434,7 @@ static void op_config(fz_ctx *c)
              "vm_config does not answer the normalised configuration");
     FZ_CHECK(stvm_smallint_max(vm) == ((int64_t)1 << (g.smallint_bits - 1)) - 1,
              "smallint_max of a %d-bit VM", g.smallint_bits);
-    FZ_CHECK(stvm_check_invariants(vm, NULL, 0) == STVM_OK, "a new VM's invariants");
+    FZ_CHECK(stvm_vm_check_invariants(vm, NULL, 0) == STVM_OK, "a new VM's invariants");
     stvm_vm_free(vm);
 }
 
@@ -507,7 +507,7 @@ static stvm_process *pick_proc(fz_ctx *c, unsigned s, int *index)
     return (stvm_process *)fz_stray;
 }
 
-static bool in_proc(fz_ctx *c) { return stvm_active_process(c->vm) != NULL; }
+static bool in_proc(fz_ctx *c) { return stvm_vm_active_process(c->vm) != NULL; }
 
 /* ---- durations ------------------------------------------------------------------------- */
 
@@ -539,7 +539,7 @@ static int duration_rule(fz_ctx *c, int64_t d, bool ms)
      * the millisecond scheduler's rounding to whole ticks (1 ms more) for that one. */
     bool ms_sched = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
     uint64_t us = ms_sched ? (uint64_t)dms * 1000 + 1000 : (uint64_t)(ms ? d * 1000 : d);
-    if (stvm_now_us(c->vm) + us > FZ_CLOCK_END)
+    if (stvm_vm_now_us(c->vm) + us > FZ_CLOCK_END)
         return STVM_ERANGE;
     return 0;
 }
@@ -561,7 +561,7 @@ static bool too_long(int64_t d, bool ms)
  * most 1 ms). */
 static void not_early(fz_ctx *c, const char *what, uint64_t t0, int64_t d, bool ms)
 {
-    uint64_t waited = stvm_now_us(c->vm) - t0;
+    uint64_t waited = stvm_vm_now_us(c->vm) - t0;
     uint64_t want = ms ? (uint64_t)d * 1000 : (uint64_t)d;
     uint64_t slack = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS ? 1000 : 0;
     FZ_CHECK(waited + slack >= want, "%s of %lld %s ended after %llu us", what, (long long)d,
@@ -577,7 +577,7 @@ static void op_delay(fz_ctx *c)
     if (!want && !(k & 2) && too_long(d, ms))
         return;
     fz_snap *s = want ? snap(c) : NULL;
-    uint64_t t0 = stvm_now_us(c->vm);
+    uint64_t t0 = stvm_vm_now_us(c->vm);
     int rc = (k & 2) ? (ms ? stvm_delay_wait_ms(NULL, d) : stvm_delay_wait_us(NULL, d))
                      : (ms ? stvm_delay_wait_ms(c->vm, d) : stvm_delay_wait_us(c->vm, d));
     if (k & 2) {
@@ -608,7 +608,7 @@ static void op_sem_timed(fz_ctx *c)
         return;
     fz_snap *s = want ? snap(c) : NULL;
     int64_t excess = valid ? stvm_semaphore_excess(c->vm, sem) : 0;
-    uint64_t t0 = stvm_now_us(c->vm);
+    uint64_t t0 = stvm_vm_now_us(c->vm);
     int rc = ms ? stvm_semaphore_wait_timeout_ms(c->vm, sem, d)
                 : stvm_semaphore_wait_timeout_us(c->vm, sem, d);
     if (want) {
@@ -620,7 +620,7 @@ static void op_sem_timed(fz_ctx *c)
     FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR,
              "semaphore_wait_timeout answered %s", stvm_err_name(rc));
     if (excess > 0)
-        FZ_CHECK(rc == STVM_OK && stvm_now_us(c->vm) == t0,
+        FZ_CHECK(rc == STVM_OK && stvm_vm_now_us(c->vm) == t0,
                  "a timed wait with an excess signal must return at once");
     if (rc == STVM_ETIMEDOUT)
         not_early(c, "a timed semaphore wait", t0, d, ms);
@@ -636,8 +636,8 @@ static void op_mutex_timed(fz_ctx *c)
         return;
     fz_snap *s = want ? snap(c) : NULL;
     stvm_process *owner = valid ? stvm_mutex_owner(c->vm, m) : NULL;
-    stvm_process *me = stvm_active_process(c->vm);
-    uint64_t t0 = stvm_now_us(c->vm);
+    stvm_process *me = stvm_vm_active_process(c->vm);
+    uint64_t t0 = stvm_vm_now_us(c->vm);
     int rc = stvm_mutex_enter_timeout_ms(c->vm, m, d);
     if (want) {
         FZ_CHECK(rc == want, "mutex_enter_timeout_ms(%lld) answered %s, expected %s",
@@ -688,7 +688,7 @@ static void cleanup(stvm_vm *vm, void *arg)
     cleanups_ran++;
     /* A cleanup runs in its process (it may wait) or, at stvm_vm_free, on the host
      * with no active process (it must not). */
-    if (stvm_active_process(vm) && c->vm == vm)
+    if (stvm_vm_active_process(vm) && c->vm == vm)
         FZ_CHECK(stvm_yield(vm) == STVM_OK, "yield in a cleanup");
 }
 
@@ -699,7 +699,7 @@ static void interrupt_fn(stvm_vm *vm, void *arg)
 {
     fz_ctx *c = arg;
     interrupts_ran++;
-    FZ_CHECK(stvm_active_process(vm) != NULL, "an interrupt runs in a process");
+    FZ_CHECK(stvm_vm_active_process(vm) != NULL, "an interrupt runs in a process");
     if (c->vm == vm && (interrupts_ran & 1))
         stvm_yield(vm);
 }
@@ -730,7 +730,7 @@ static void worker_main(stvm_vm *vm, void *arg)
 {
     fz_worker *w = arg;
     fz_ctx *c = w->c;
-    w->self = stvm_active_process(vm);
+    w->self = stvm_vm_active_process(vm);
     for (int i = 0; i < c->nw; i++)
         if (&c->w[i] != w && c->w[i].self == w->self)
             c->w[i].finished = true;
@@ -873,9 +873,9 @@ static void op_process(fz_ctx *c)
     stvm_process_info info;
     memset(&info, 0, sizeof info);
     if (ours)
-        FZ_CHECK(stvm_process_info_get(c->vm, h, &info) == STVM_OK, "info of a held handle");
+        FZ_CHECK(stvm_process_get_info(c->vm, h, &info) == STVM_OK, "info of a held handle");
     bool finished = ours && info.state == STVM_PROCESS_TERMINATED;
-    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *me = stvm_vm_active_process(c->vm);
     fz_snap *s = snap(c);
     int rc, want;
     const char *what;
@@ -980,7 +980,7 @@ static void op_process(fz_ctx *c)
         stvm_process_info out;
         bool null_out = k & 0x80;
         want = !ours || null_out ? STVM_EINVAL : 0;
-        rc = stvm_process_info_get((k & 0x40) ? NULL : c->vm, h, null_out ? NULL : &out);
+        rc = stvm_process_get_info((k & 0x40) ? NULL : c->vm, h, null_out ? NULL : &out);
         if (k & 0x40)
             want = STVM_EINVAL;
         if (!rc) {
@@ -1091,7 +1091,7 @@ static void op_mutex(fz_ctx *c)
     stvm_mutex *m = pick_mut(c, fz_u8(IN()));
     bool valid = is_pool_mut(c, m);
     bool proc = in_proc(c);
-    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *me = stvm_vm_active_process(c->vm);
     stvm_process *owner = valid ? stvm_mutex_owner(c->vm, m) : NULL;
     fz_snap *s = snap(c);
     int rc, want;
@@ -1174,10 +1174,10 @@ static void op_mutex(fz_ctx *c)
  * time limit, so a registered one never keeps stvm_run waiting for a signal). */
 static stvm_semaphore *ext_sem[2];
 static int ext_index[2];
-/* Requests accepted by stvm_signal_external since the VM was made: the table may never
+/* Requests accepted by stvm_external_signal since the VM was made: the table may never
  * signal more than this. */
 static uint64_t ext_requests;
-/* Signals the table had made when the statistics were last reset: stvm_reset_stats (case 6
+/* Signals the table had made when the statistics were last reset: stvm_vm_reset_stats (case 6
  * of op_misc, which a process run by a checkpoint may call) sets the counter to 0, and the
  * checks here count from the VM's creation. */
 static uint64_t ext_signals_reset;
@@ -1201,7 +1201,7 @@ static bool is_queue_slot(const fz_ctx *c, int idx)
 static uint64_t fz_external_signals(fz_ctx *c)
 {
     stvm_stats st;
-    FZ_CHECK(stvm_get_stats(c->vm, &st) == STVM_OK, "get_stats");
+    FZ_CHECK(stvm_vm_get_stats(c->vm, &st) == STVM_OK, "get_stats");
     return ext_signals_reset + st.external_signals;
 }
 
@@ -1218,7 +1218,7 @@ static void op_external(fz_ctx *c)
         what = "register_external";
         int idx = -7;
         bool null = (k & 0x40) != 0;
-        rc = stvm_register_external(c->vm, null ? NULL : ext_sem[e], &idx);
+        rc = stvm_external_register(c->vm, null ? NULL : ext_sem[e], &idx);
         int used = (ext_index[0] > 0) + (ext_index[1] > 0) + open_queue_slots(c);
         want = null ? STVM_EINVAL : ext_index[e] ? STVM_ESTATE : used >= size ? STVM_EFULL : 0;
         if (rc == STVM_OK) {
@@ -1234,7 +1234,7 @@ static void op_external(fz_ctx *c)
         int idx = (k & 0x40) ? ext_index[e] : (int)(fz_u8(IN()) % 8) - 2;
         if (is_queue_slot(c, idx))
             return;   /* the queue's: README.md, "Limits of the API" */
-        rc = stvm_unregister_external(c->vm, idx);
+        rc = stvm_external_unregister(c->vm, idx);
         want = idx >= 1 && (idx == ext_index[0] || idx == ext_index[1]) ? 0 : STVM_EINVAL;
         if (rc == STVM_OK)
             for (int i = 0; i < 2; i++)
@@ -1251,7 +1251,7 @@ static void op_external(fz_ctx *c)
         want = idx < 1 || idx > size ? STVM_EINVAL : 0;
         rc = 0;
         for (int i = 0; i < n && !rc; i++) {
-            rc = stvm_signal_external((k & 0x20) ? NULL : c->vm, idx);
+            rc = stvm_external_signal((k & 0x20) ? NULL : c->vm, idx);
             ext_requests += rc == STVM_OK;
         }
         if (k & 0x20)
@@ -1423,7 +1423,7 @@ static void pending_preemption(fz_ctx *c, const char *what)
 {
     char why[200];
     if (in_proc(c))
-        FZ_CHECK(stvm_check_invariants(c->vm, why, sizeof why) == STVM_OK,
+        FZ_CHECK(stvm_vm_check_invariants(c->vm, why, sizeof why) == STVM_OK,
                  "%s broke an invariant: %s", what, why);
 }
 
@@ -1437,7 +1437,7 @@ static void queues_maybe_lossy(fz_ctx *c)
 static uint64_t switches(fz_ctx *c)
 {
     stvm_stats st;
-    stvm_get_stats(c->vm, &st);
+    stvm_vm_get_stats(c->vm, &st);
     return st.context_switches;
 }
 
@@ -1912,7 +1912,7 @@ static void op_delay_obj(fz_ctx *c)
         stvm_semaphore *sem = stvm_delay_semaphore(d);
         bool private = !r->given_sem && !r->sem_in_pool && stvm_semaphore_excess(c->vm, sem) == 0;
         bool fresh = c->vm->delay.state == NULL;   /* starting the scheduler lets others run */
-        uint64_t t0 = stvm_now_us(c->vm), sw = switches(c);
+        uint64_t t0 = stvm_vm_now_us(c->vm), sw = switches(c);
         r->users++;
         rc = wait ? stvm_delay_wait(c->vm, d) : stvm_delay_schedule(c->vm, d);
         r = &c->dly[di];
@@ -1927,7 +1927,7 @@ static void op_delay_obj(fz_ctx *c)
         } else {
             FZ_CHECK(rc == STVM_OK || (rc == STVM_ESTATE && (fresh || switches(c) != sw)),
                      "delay_schedule answered %s", stvm_err_name(rc));
-            if (rc == STVM_OK && r->dur > 0 && stvm_now_us(c->vm) == t0)
+            if (rc == STVM_OK && r->dur > 0 && stvm_vm_now_us(c->vm) == t0)
                 FZ_CHECK(stvm_delay_being_waited_on(c->vm, d) == 1 || switches(c) != sw,
                          "scheduled but not being waited on");
         }
@@ -2006,7 +2006,7 @@ static void op_delay_obj(fz_ctx *c)
         want = !is_pool_sem(c, sem) || null_out ? STVM_EINVAL : duration_rule(c, ms, true);
         if (!want && too_long(ms, true))
             return;
-        rc = stvm_timeout_semaphore_ms(c->vm, sem, ms, null_out ? NULL : &n);
+        rc = stvm_delay_timeout_semaphore_ms(c->vm, sem, ms, null_out ? NULL : &n);
         if (rc == STVM_OK) {
             FZ_CHECK(stvm_delay_semaphore(n) == sem, "a timeout's semaphore is not the one given");
             if (dly_slot(c) >= 0) {
@@ -2042,18 +2042,18 @@ static void op_report(fz_ctx *c)
     memset(report_buf, 'Z', sizeof report_buf);
     fz_snap *s = snap(c);
     if (k & 0x10) {
-        int rc = stvm_check_invariants(c->vm, null_buf ? NULL : report_buf, null_buf ? 0 : size);
+        int rc = stvm_vm_check_invariants(c->vm, null_buf ? NULL : report_buf, null_buf ? 0 : size);
         FZ_CHECK(rc == STVM_OK, "invariants");
         for (size_t i = null_buf ? 0 : size; i < sizeof report_buf; i++)
             FZ_CHECK(report_buf[i] == 'Z', "check_invariants wrote past %zu", size);
         if (!null_buf && size)
             FZ_CHECK(report_buf[0] == 0, "check_invariants: text for a VM that is fine");
-        FZ_CHECK(stvm_check_invariants(NULL, NULL, 0) == STVM_EINVAL, "check_invariants(NULL)");
+        FZ_CHECK(stvm_vm_check_invariants(NULL, NULL, 0) == STVM_EINVAL, "check_invariants(NULL)");
         return;
     }
-    int full = stvm_blocked_report(c->vm, NULL, 0);
+    int full = stvm_vm_blocked_report(c->vm, NULL, 0);
     FZ_CHECK(full >= 0, "blocked_report(NULL, 0) answered %d", full);
-    int rc = stvm_blocked_report(c->vm, null_buf ? NULL : report_buf, size);
+    int rc = stvm_vm_blocked_report(c->vm, null_buf ? NULL : report_buf, size);
     if (null_buf && size) {
         FZ_CHECK(rc == STVM_EINVAL, "blocked_report(NULL, %zu) answered %d", size, rc);
         unchanged(c, s, "blocked_report");
@@ -2070,7 +2070,7 @@ static void op_report(fz_ctx *c)
                      "blocked_report wrote %zu of %d in %zu", len, full, size);
         }
     }
-    FZ_CHECK(stvm_blocked_report(NULL, NULL, 0) == STVM_EINVAL, "blocked_report(NULL vm)");
+    FZ_CHECK(stvm_vm_blocked_report(NULL, NULL, 0) == STVM_EINVAL, "blocked_report(NULL vm)");
 }
 
 static void op_misc(fz_ctx *c)
@@ -2143,14 +2143,14 @@ static void op_misc(fz_ctx *c)
     case 6: {
         what = "stats";
         stvm_stats st;
-        rc = stvm_get_stats((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &st);
+        rc = stvm_vm_get_stats((k & 0x80) ? NULL : c->vm, (k & 0x40) ? NULL : &st);
         want = (k & 0xC0) ? STVM_EINVAL : 0;
         if (!rc && (k & 0x20)) {
             ext_signals_reset = fz_external_signals(c);
-            stvm_reset_stats(c->vm);
-            stvm_reset_stats(NULL);
+            stvm_vm_reset_stats(c->vm);
+            stvm_vm_reset_stats(NULL);
             stvm_stats st2;
-            stvm_get_stats(c->vm, &st2);
+            stvm_vm_get_stats(c->vm, &st2);
             FZ_CHECK(st2.objects_live == st.objects_live && st2.bytes_live == st.bytes_live &&
                          st2.processes_live == st.processes_live && st2.context_switches == 0,
                      "reset_stats");
@@ -2160,9 +2160,9 @@ static void op_misc(fz_ctx *c)
     }
     case 7:
         what = "clock";
-        FZ_CHECK(stvm_now_us(NULL) == 0 && stvm_millisecond_clock(NULL) == 0, "clock(NULL)");
-        FZ_CHECK(stvm_millisecond_clock(c->vm) <= 0x1FFFFFFF, "ms clock beyond its mask");
-        FZ_CHECK(stvm_active_process(NULL) == NULL, "active_process(NULL)");
+        FZ_CHECK(stvm_vm_now_us(NULL) == 0 && stvm_vm_millisecond_clock(NULL) == 0, "clock(NULL)");
+        FZ_CHECK(stvm_vm_millisecond_clock(c->vm) <= 0x1FFFFFFF, "ms clock beyond its mask");
+        FZ_CHECK(stvm_vm_active_process(NULL) == NULL, "active_process(NULL)");
         FZ_CHECK(stvm_version() == STVM_VERSION_HEX &&
                      strcmp(stvm_version_string(), STVM_VERSION_STRING) == 0,
                  "version");
@@ -2177,14 +2177,14 @@ static void op_misc(fz_ctx *c)
         FZ_CHECK(stvm_semaphore_excess(NULL, NULL) == STVM_EINVAL, "excess(NULL)");
         FZ_CHECK(stvm_mutex_owner(c->vm, NULL) == NULL, "owner(NULL)");
         FZ_CHECK(stvm_mutex_owner(c->vm, fz_foreigners[0].mutex) == NULL, "owner(foreign)");
-        FZ_CHECK(stvm_process_info_get(c->vm, NULL, &info) == STVM_EINVAL, "info(NULL)");
-        FZ_CHECK(stvm_process_info_get(c->vm, fz_foreigners[k & 1].proc, &info) == STVM_EINVAL,
+        FZ_CHECK(stvm_process_get_info(c->vm, NULL, &info) == STVM_EINVAL, "info(NULL)");
+        FZ_CHECK(stvm_process_get_info(c->vm, fz_foreigners[k & 1].proc, &info) == STVM_EINVAL,
                  "info(foreign)");
         FZ_CHECK(stvm_process_release(c->vm, NULL) == STVM_EINVAL, "release(NULL)");
         FZ_CHECK(stvm_process_terminate(NULL, NULL) == STVM_EINVAL, "terminate(NULL)");
         FZ_CHECK(stvm_run(NULL) == STVM_EINVAL, "run(NULL)");
         FZ_CHECK(stvm_spawn(NULL, 40, "", fz_nothing, NULL, NULL) == STVM_EINVAL, "spawn(NULL)");
-        FZ_CHECK(stvm_register_external(c->vm, fz_foreigners[0].sem, NULL) == STVM_EINVAL,
+        FZ_CHECK(stvm_external_register(c->vm, fz_foreigners[0].sem, NULL) == STVM_EINVAL,
                  "register(foreign)");
         FZ_CHECK(stvm_primitive_call(NULL, 1, 3, NULL, 0, NULL, NULL) == STVM_EINVAL,
                  "primitive_call(NULL vm)");
@@ -2257,7 +2257,7 @@ static void lv_make(fz_ctx *c, int i)
 /* The driver making the call, or NULL (the host; a process that is not a driver). */
 static fz_worker *cur_driver(fz_ctx *c)
 {
-    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *me = stvm_vm_active_process(c->vm);
     for (int i = 0; me && i < c->nw; i++)
         if (c->w[i].self == me && c->w[i].started && !c->w[i].finished &&
             c->w[i].kind == W_DRIVER)
@@ -2318,7 +2318,7 @@ static void op_local(fz_ctx *c, unsigned op)
         }
         local_check_get(c, i == 0 ? w : NULL, rc, val, "local_get");
         void *of = (void *)SENTINEL;
-        int rc2 = stvm_local_get_of(c->vm, stvm_active_process(c->vm), v, &of);
+        int rc2 = stvm_local_get_of(c->vm, stvm_vm_active_process(c->vm), v, &of);
         FZ_CHECK(rc2 == rc && of == val, "local_get_of(self) disagrees with local_get");
         break;
     }
@@ -2460,7 +2460,7 @@ static void op_monitor(fz_ctx *c)
     int mi;
     stvm_monitor *m = pick_mon(c, fz_u8(IN()), &mi);
     bool valid = mi >= 0, proc = in_proc(c);
-    stvm_process *me = stvm_active_process(c->vm);
+    stvm_process *me = stvm_vm_active_process(c->vm);
     stvm_process *owner = valid ? stvm_monitor_owner(c->vm, m) : NULL;
     bool mine = valid && proc && owner == me;
     int64_t d0 = valid ? stvm_monitor_depth(c->vm, m) : 0;
@@ -2647,7 +2647,7 @@ static void op_monitor(fz_ctx *c)
 static void exec_op(fz_ctx *c, unsigned op)
 {
     FZ_TRACE("[%s %p] op %u (%u bytes left)\n", in_proc(c) ? "proc" : "host",
-             (void *)stvm_active_process(c->vm), op % 16, (unsigned)c->in.n);
+             (void *)stvm_vm_active_process(c->vm), op % 16, (unsigned)c->in.n);
     switch (op % 16) {
     case 0: op_int_from(c); break;
     case 1: op_int_to(c); break;
@@ -2734,7 +2734,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
         stvm_oop o;
         FZ_CHECK(stvm_int_from_i64(c->vm, vals[i], &o) == STVM_OK, "int_from_i64");
-        if (stvm_is_smallint(o))
+        if (stvm_oop_is_smallint(o))
             fz_add_oop(c, o);
         else
             fz_add_box(c, o, vals[i]);
@@ -2763,7 +2763,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     drive(c);
     for (int i = 0; i < 2; i++) {
         if (ext_index[i])
-            FZ_CHECK(stvm_unregister_external(c->vm, ext_index[i]) == STVM_OK, "unregister");
+            FZ_CHECK(stvm_external_unregister(c->vm, ext_index[i]) == STVM_OK, "unregister");
         ext_index[i] = 0;
     }
     if (c->runs_left > 0) {

@@ -240,7 +240,7 @@ static void fz_foreign_init(void)
             abort();
         }
         stvm_semaphore_signal(f->vm, f->sem);
-        stvm_get_stats(f->vm, &f->stats);
+        stvm_vm_get_stats(f->vm, &f->stats);
     }
 }
 
@@ -249,7 +249,7 @@ static void fz_foreign_check(void)
     for (int i = 0; i < 2; i++) {
         fz_foreign *f = &fz_foreigners[i];
         stvm_stats s;
-        stvm_get_stats(f->vm, &s);
+        stvm_vm_get_stats(f->vm, &s);
         FZ_CHECK(memcmp(&s, &f->stats, sizeof s) == 0, "a foreign VM's counters changed");
         FZ_CHECK(stvm_semaphore_excess(f->vm, f->sem) == 1, "a foreign semaphore changed");
         FZ_CHECK(stvm_mutex_owner(f->vm, f->mutex) == NULL, "a foreign mutex changed");
@@ -261,10 +261,10 @@ static void fz_foreign_check(void)
                      stvm_delay_is_expired(f->vm, f->delay) == 0,
                  "a foreign Delay changed");
         stvm_process_info info;
-        FZ_CHECK(stvm_process_info_get(f->vm, f->proc, &info) == STVM_OK &&
+        FZ_CHECK(stvm_process_get_info(f->vm, f->proc, &info) == STVM_OK &&
                      info.state == STVM_PROCESS_SUSPENDED,
                  "a foreign process changed");
-        FZ_CHECK(stvm_check_invariants(f->vm, NULL, 0) == STVM_OK, "a foreign VM broke");
+        FZ_CHECK(stvm_vm_check_invariants(f->vm, NULL, 0) == STVM_OK, "a foreign VM broke");
     }
 }
 
@@ -315,7 +315,7 @@ typedef struct fz_dly {
     stvm_delay *d;          /* NULL: freed */
     int64_t dur;
     bool ms;
-    bool given_sem;         /* stvm_timeout_semaphore_ms: the pool's semaphore */
+    bool given_sem;         /* stvm_delay_timeout_semaphore_ms: the pool's semaphore */
     bool sem_in_pool;       /* its semaphore is in the pool: anyone may wait on it */
     int users;              /* driver calls inside wait/schedule on it, not yet returned */
 } fz_dly;
@@ -343,7 +343,7 @@ typedef struct fz_worker {
     int a, b;
     int64_t d;
     stvm_process *held;     /* its handle if the run holds it */
-    stvm_process *self;     /* stvm_active_process inside it */
+    stvm_process *self;     /* stvm_vm_active_process inside it */
     bool started, finished;
     /* fuzz_api's model of its value of the inheritable process-local variable: known
      * once the process itself set or cleared it (a spawned one may have inherited) */
@@ -398,7 +398,7 @@ static inline void fz_add_oop(fz_ctx *c, stvm_oop o)
 
 static inline void fz_add_box(fz_ctx *c, stvm_oop o, __int128 v)
 {
-    if (stvm_is_smallint(o))
+    if (stvm_oop_is_smallint(o))
         return;
     if (c->nbox < FZ_MAXBOX) {
         c->box[c->nbox].oop = o;
@@ -561,7 +561,7 @@ static void fz_snap_take(fz_ctx *c, fz_snap *s)
     for (int i = 0; i < c->nmon; i++)
         if (c->mon[i])
             fz_region(s, c->mon[i], sizeof(struct stvm_monitor), "a monitor");
-    s->blocked_len = stvm_blocked_report(c->vm, s->blocked, sizeof s->blocked);
+    s->blocked_len = stvm_vm_blocked_report(c->vm, s->blocked, sizeof s->blocked);
 }
 
 /* The field of struct stvm_vm at byte offset off, for the report. */
@@ -641,9 +641,9 @@ static void fz_snap_same(fz_ctx *c, const fz_snap *before, const char *what)
 static void fz_invariants(fz_ctx *c, const char *after_what)
 {
     char why[200];
-    int rc = stvm_check_invariants(c->vm, why, sizeof why);
+    int rc = stvm_vm_check_invariants(c->vm, why, sizeof why);
     FZ_CHECK(rc == STVM_OK, "invariants broken after %s: %s", after_what, why);
-    uint64_t now = stvm_now_us(c->vm);
+    uint64_t now = stvm_vm_now_us(c->vm);
     FZ_CHECK(now <= FZ_CLOCK_END, "the VM clock (%llu) passed its end 2^62 after %s",
              (unsigned long long)now, after_what);
 }
@@ -653,7 +653,7 @@ static void fz_invariants(fz_ctx *c, const char *after_what)
 /* The worker record of the running process, or NULL on the host thread. */
 static inline fz_worker *fz_me(fz_ctx *c)
 {
-    stvm_process *a = stvm_active_process(c->vm);
+    stvm_process *a = stvm_vm_active_process(c->vm);
     if (!a)
         return NULL;
     for (int i = 0; i < c->nw; i++)

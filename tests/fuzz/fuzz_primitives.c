@@ -113,7 +113,7 @@ static klass classify(fz_ctx *c, stvm_oop o)
     r.k = C_BAD;
     if (o == STVM_NIL || o == STVM_TRUE || o == STVM_FALSE) {
         expect_class(c, o, o == STVM_NIL ? "UndefinedObject" : o == STVM_TRUE ? "True" : "False");
-        FZ_CHECK(!stvm_is_integer(c->vm, o), "nil/true/false is an integer");
+        FZ_CHECK(!stvm_oop_is_integer(c->vm, o), "nil/true/false is an integer");
         return r;
     }
     if (o & 1) {
@@ -121,15 +121,15 @@ static klass classify(fz_ctx *c, stvm_oop o)
         r.v = fz_untag(o);
         if (fz_si_in_range(c, o))
             r.k = C_SI;
-        FZ_CHECK(stvm_is_integer(c->vm, o) == (r.k == C_SI),
-                 "stvm_is_integer(%#lx) disagrees with the SmallInteger range",
+        FZ_CHECK(stvm_oop_is_integer(c->vm, o) == (r.k == C_SI),
+                 "stvm_oop_is_integer(%#lx) disagrees with the SmallInteger range",
                  (unsigned long)o);
-        FZ_CHECK(stvm_is_smallint(o), "a tagged word is not a SmallInteger");
+        FZ_CHECK(stvm_oop_is_smallint(o), "a tagged word is not a SmallInteger");
         return r;
     }
     if (fz_is_foreign(o) || o == (stvm_oop)fz_stray) {
         expect_class(c, o, NULL);
-        FZ_CHECK(!stvm_is_integer(c->vm, o), "a foreign box is an integer of this VM");
+        FZ_CHECK(!stvm_oop_is_integer(c->vm, o), "a foreign box is an integer of this VM");
         return r;
     }
     int bi = fz_box_index(c, o);
@@ -137,7 +137,7 @@ static klass classify(fz_ctx *c, stvm_oop o)
         r.k = C_BOX;
         r.v = c->box[bi].value;
         expect_class(c, o, r.v < 0 ? "LargeNegativeInteger" : "LargePositiveInteger");
-        FZ_CHECK(stvm_is_integer(c->vm, o), "a live box is no integer");
+        FZ_CHECK(stvm_oop_is_integer(c->vm, o), "a live box is no integer");
         return r;
     }
     if (known_sem(c, o)) {
@@ -165,12 +165,12 @@ static klass classify(fz_ctx *c, stvm_oop o)
     } else if (strcmp(name, "Process") == 0) {
         r.k = C_PROC;
         r.h = (stvm_process *)o;
-        FZ_CHECK(stvm_process_info_get(c->vm, r.h, &r.info) == STVM_OK, "info of a Process");
+        FZ_CHECK(stvm_process_get_info(c->vm, r.h, &r.info) == STVM_OK, "info of a Process");
     } else if (strcmp(name, "LargePositiveInteger") == 0 ||
                strcmp(name, "LargeNegativeInteger") == 0) {
         r.k = C_BOX;
         FZ_CHECK(fz_int_value(c, o, &r.v), "cannot read a %s", name);
-        FZ_CHECK(stvm_is_integer(c->vm, o), "a %s is no integer", name);
+        FZ_CHECK(stvm_oop_is_integer(c->vm, o), "a %s is no integer", name);
     } else {
         fz_fail(__FILE__, __LINE__, "class name %s for a word %#lx", name, (unsigned long)o);
     }
@@ -304,9 +304,9 @@ static int expect(fz_ctx *c, call *x)
 
 static void check_int_result(fz_ctx *c, const call *x, stvm_oop res, __int128 want)
 {
-    FZ_CHECK(stvm_is_integer(c->vm, res), "prim %d answered a non-integer %#lx", x->number,
+    FZ_CHECK(stvm_oop_is_integer(c->vm, res), "prim %d answered a non-integer %#lx", x->number,
              (unsigned long)res);
-    bool small = stvm_is_smallint(res);
+    bool small = stvm_oop_is_smallint(res);
     FZ_CHECK(small == fz_fits(c, want), "prim %d: result not normalised (small %d)", x->number,
              small);
     __int128 got = 0;
@@ -344,7 +344,7 @@ static void check_success(fz_ctx *c, const call *x, stvm_oop res)
         }
         }
         if (n < 10)
-            FZ_CHECK(stvm_is_smallint(res) || res == STVM_TRUE || res == STVM_FALSE,
+            FZ_CHECK(stvm_oop_is_smallint(res) || res == STVM_TRUE || res == STVM_FALSE,
                      "prim %d answered a box", n);
         return;
     }
@@ -368,13 +368,13 @@ static void check_success(fz_ctx *c, const call *x, stvm_oop res)
                      x->kr.info.waiting_on ? "joining" : "ready or active", (unsigned long)res);
         break;
     case 135:
-        FZ_CHECK(stvm_is_smallint(res) && fz_untag(res) >= 0 && fz_untag(res) <= 0x1FFFFFFF,
+        FZ_CHECK(stvm_oop_is_smallint(res) && fz_untag(res) >= 0 && fz_untag(res) <= 0x1FFFFFFF,
                  "135 answered %#lx", (unsigned long)res);
-        FZ_CHECK((uint32_t)fz_untag(res) == stvm_millisecond_clock(c->vm),
-                 "135 disagrees with stvm_millisecond_clock");
+        FZ_CHECK((uint32_t)fz_untag(res) == stvm_vm_millisecond_clock(c->vm),
+                 "135 disagrees with stvm_vm_millisecond_clock");
         break;
     case 240:
-        check_int_result(c, x, res, (__int128)stvm_now_us(c->vm));
+        check_int_result(c, x, res, (__int128)stvm_vm_now_us(c->vm));
         break;
     case 185:
         FZ_CHECK(res == x->r, "185 must answer its receiver");
@@ -422,7 +422,7 @@ static void prim_call(fz_ctx *c, int number, stvm_oop r, const stvm_oop *args, i
     x.nargs = nargs;
     x.r = r;
     x.null_args = null_args;
-    x.me = stvm_active_process(c->vm);
+    x.me = stvm_vm_active_process(c->vm);
     x.host = x.me == NULL;
     for (int i = 0; i < 3; i++)
         x.a[i] = i < nargs && !null_args ? args[i] : STVM_NIL;
@@ -464,10 +464,10 @@ static void prim_call(fz_ctx *c, int number, stvm_oop r, const stvm_oop *args, i
         } else {
             FZ_CHECK(rc == STVM_EPRIM, "%s answered %s", what, stvm_err_name(rc));
             FZ_CHECK(pharo_code(code), "%s: failure code %d is not Pharo's", what, code);
-            FZ_CHECK(strcmp(stvm_prim_error_name(code), "unknown failure code") != 0,
+            FZ_CHECK(strcmp(stvm_primitive_error_name(code), "unknown failure code") != 0,
                      "%s: failure code %d has no name", what, code);
             FZ_CHECK(want == EXP_ANY || want == code, "%s failed with code %d (%s), expected %d",
-                     what, code, stvm_prim_error_name(code), want);
+                     what, code, stvm_primitive_error_name(code), want);
         }
     } else {
         FZ_CHECK(want == EXP_ANY || want == 0, "%s succeeded, expected %s %d", what,
@@ -531,7 +531,7 @@ static void worker_main(stvm_vm *vm, void *arg)
 {
     fz_worker *w = arg;
     fz_ctx *c = w->c;
-    w->self = stvm_active_process(vm);
+    w->self = stvm_vm_active_process(vm);
     /* A finished process's stack (and the handle in it) may come back to a new one. */
     for (int i = 0; i < c->nw; i++)
         if (&c->w[i] != w && c->w[i].self == w->self)
@@ -675,15 +675,15 @@ static void op_make_int(fz_ctx *c)
     stvm_oop o = SENTINEL;
     __int128 want = (how & 1) ? (__int128)v : (__int128)(int64_t)v;
     stvm_stats s0, s1;
-    stvm_get_stats(c->vm, &s0);
+    stvm_vm_get_stats(c->vm, &s0);
     int rc = (how & 1) ? stvm_int_from_u64(c->vm, v, &o) : stvm_int_from_i64(c->vm, (int64_t)v, &o);
     FZ_CHECK(rc == STVM_OK, "int_from answered %s", stvm_err_name(rc));
-    stvm_get_stats(c->vm, &s1);
-    FZ_CHECK(stvm_is_smallint(o) == fz_fits(c, want), "int_from: not normalised");
-    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_is_smallint(o),
+    stvm_vm_get_stats(c->vm, &s1);
+    FZ_CHECK(stvm_oop_is_smallint(o) == fz_fits(c, want), "int_from: not normalised");
+    FZ_CHECK(s1.objects_live == s0.objects_live + !stvm_oop_is_smallint(o),
              "int_from: objects_live %llu -> %llu", (unsigned long long)s0.objects_live,
              (unsigned long long)s1.objects_live);
-    if (stvm_is_smallint(o))
+    if (stvm_oop_is_smallint(o))
         FZ_CHECK(fz_untag(o) == (int64_t)want, "int_from: wrong SmallInteger");
     else
         fz_add_box(c, o, want);
@@ -696,9 +696,9 @@ static void op_release(fz_ctx *c)
         return;
     int i = (int)(fz_u8(&c->in) % (unsigned)c->nbox);
     stvm_stats s0, s1;
-    stvm_get_stats(c->vm, &s0);
+    stvm_vm_get_stats(c->vm, &s0);
     FZ_CHECK(stvm_oop_release(c->vm, c->box[i].oop) == STVM_OK, "release of a box failed");
-    stvm_get_stats(c->vm, &s1);
+    stvm_vm_get_stats(c->vm, &s1);
     FZ_CHECK(s1.objects_live + 1 == s0.objects_live, "release did not free the box");
     c->box[i] = c->box[--c->nbox];   /* its oop stays in the pool: a stale oop now */
 }
@@ -711,7 +711,7 @@ static void op_terminate(fz_ctx *c)
     if (!h)
         return;
     stvm_process_info info;
-    FZ_CHECK(stvm_process_info_get(c->vm, h, &info) == STVM_OK, "info of a held handle");
+    FZ_CHECK(stvm_process_get_info(c->vm, h, &info) == STVM_OK, "info of a held handle");
     fz_snap *before = fz_before_buf(c);
     fz_snap_take(c, before);
     int rc = stvm_process_terminate(c->vm, h);   /* may not return: terminating itself */
@@ -734,7 +734,7 @@ static void op_set_priority(fz_ctx *c)
     if (!h)
         return;
     stvm_process_info info;
-    FZ_CHECK(stvm_process_info_get(c->vm, h, &info) == STVM_OK, "info of a held handle");
+    FZ_CHECK(stvm_process_get_info(c->vm, h, &info) == STVM_OK, "info of a held handle");
     fz_snap *before = fz_before_buf(c);
     fz_snap_take(c, before);
     int rc = stvm_process_set_priority(c->vm, h, prio);
@@ -754,7 +754,7 @@ static void op_resume(fz_ctx *c)
     if (!h)
         return;
     stvm_process_info info;
-    FZ_CHECK(stvm_process_info_get(c->vm, h, &info) == STVM_OK, "info of a held handle");
+    FZ_CHECK(stvm_process_get_info(c->vm, h, &info) == STVM_OK, "info of a held handle");
     fz_snap *before = fz_before_buf(c);
     fz_snap_take(c, before);
     int rc = stvm_process_resume(c->vm, h);
@@ -774,7 +774,7 @@ static void exec_op(fz_ctx *c, unsigned op)
     fz_snap *before;
     switch ((op - 176) % NCONTROL) {
     case OP_RUN: {
-        if (stvm_active_process(c->vm)) {
+        if (stvm_vm_active_process(c->vm)) {
             /* runs do not nest: EBUSY, for this VM and for any other on this thread */
             before = fz_before_buf(c);
             fz_snap_take(c, before);
@@ -913,7 +913,7 @@ static void build_pool(fz_ctx *c)
                                : stvm_int_from_i64(vm, (int64_t)v, &o);
         FZ_CHECK(rc == STVM_OK, "making a box");
         fz_add_box(c, o, v);
-        if (stvm_is_smallint(o))
+        if (stvm_oop_is_smallint(o))
             fz_add_oop(c, o);
     }
     /* -(2^64-1), the most negative integer the VM has, and a released (stale) box */

@@ -8,8 +8,8 @@
  * visible (a process asks, a cleanup starts, stvm_run returns) the driver checks that
  * it is the point the model predicted -- the same process, the same answer -- and then
  * compares everything the public API shows: each process's state, priority, list and
- * flags (stvm_process_info_get), each semaphore's excess signals, each mutex's owner,
- * the clock, the live process and object counts, and stvm_check_invariants.
+ * flags (stvm_process_get_info), each semaphore's excess signals, each mutex's owner,
+ * the clock, the live process and object counts, and stvm_vm_check_invariants.
  *
  * Operations are generated from a 64-bit seed (using the model's state to pick
  * sensible ones) and recorded; a failing script is cut down by delta debugging to the
@@ -231,10 +231,10 @@ static bool compare_state(drv *d)
 {
     model *m = &d->m;
     stvm_vm *vm = d->vm;
-    if (stvm_now_us(vm) != m->now) {
-        fail(d, "clock", "stvm_now_us is %llu, the model says %llu (%+lld us)",
-             (unsigned long long)stvm_now_us(vm), (unsigned long long)m->now,
-             (long long)(stvm_now_us(vm) - m->now));
+    if (stvm_vm_now_us(vm) != m->now) {
+        fail(d, "clock", "stvm_vm_now_us is %llu, the model says %llu (%+lld us)",
+             (unsigned long long)stvm_vm_now_us(vm), (unsigned long long)m->now,
+             (long long)(stvm_vm_now_us(vm) - m->now));
         return false;
     }
     for (int i = 0; i < M_SLOTS; i++) {
@@ -242,9 +242,9 @@ static bool compare_state(drv *d)
         if (!p->used || !p->known)
             continue;
         stvm_process_info info;
-        int err = stvm_process_info_get(vm, d->h[i], &info);
+        int err = stvm_process_get_info(vm, d->h[i], &info);
         if (err) {
-            fail(d, "state", "stvm_process_info_get(s%d) answered %s", i, stvm_err_name(err));
+            fail(d, "state", "stvm_process_get_info(s%d) answered %s", i, stvm_err_name(err));
             return false;
         }
         int st = m_state(m, i);
@@ -360,12 +360,12 @@ static bool compare_state(drv *d)
         }
     }
     char why[256];
-    if (stvm_check_invariants(vm, why, sizeof why) != STVM_OK) {
-        fail(d, "invariants", "stvm_check_invariants: %s", why);
+    if (stvm_vm_check_invariants(vm, why, sizeof why) != STVM_OK) {
+        fail(d, "invariants", "stvm_vm_check_invariants: %s", why);
         return false;
     }
     stvm_stats st;
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     uint64_t live = (uint64_t)live_user(m) + 1 + m->timing_started;
     if (st.processes_live != live) {
         fail(d, "counts", "%llu processes are live, the model says %llu",
@@ -387,7 +387,7 @@ static bool compare_state(drv *d)
     return true;
 }
 
-/* stvm_blocked_report, compared from the host: one line per unfinished user process that
+/* stvm_vm_blocked_report, compared from the host: one line per unfinished user process that
  * is not runnable, newest first ("'s3' (priority 40) waits on semaphore 0x..." or "...
  * is suspended"). The object of a Delay's own semaphore (on its waiter's stack) is not
  * compared. */
@@ -395,9 +395,9 @@ static bool compare_blocked(drv *d)
 {
     model *m = &d->m;
     char got[2048], want[2048];
-    int n = stvm_blocked_report(d->vm, got, sizeof got);
+    int n = stvm_vm_blocked_report(d->vm, got, sizeof got);
     if (n < 0 || (size_t)n >= sizeof got) {
-        fail(d, "blocked report", "stvm_blocked_report answered %d", n);
+        fail(d, "blocked report", "stvm_vm_blocked_report answered %d", n);
         return false;
     }
     size_t len = 0;
@@ -443,7 +443,7 @@ static bool compare_blocked(drv *d)
         w = we + 1;
     }
     if (*g || *w) {
-        fail(d, "blocked report", "stvm_blocked_report says:\n%s  the model:\n%s", got, want);
+        fail(d, "blocked report", "stvm_vm_blocked_report says:\n%s  the model:\n%s", got, want);
         return false;
     }
     return true;
@@ -767,7 +767,7 @@ static void cleanup_fn(stvm_vm *vm, void *arg);
 static void body(stvm_vm *vm, void *arg)
 {
     green_rec *r = arg;
-    r->d->h[r->slot] = stvm_active_process(vm);
+    r->d->h[r->slot] = stvm_vm_active_process(vm);
     interp(r->d, r->slot, -1);
 }
 
@@ -933,8 +933,8 @@ static bool ask(drv *d, int slot, int frame, int rc, op *out)
              who_name(slot), frame < 0 ? "its body" : "cleanup ", frame < 0 ? 0 : frame, rc_name(rc));
         return false;
     }
-    if (stvm_active_process(d->vm) != d->h[slot]) {
-        fail(d, "who runs", "%s asks but stvm_active_process is another process", who_name(slot));
+    if (stvm_vm_active_process(d->vm) != d->h[slot]) {
+        fail(d, "who runs", "%s asks but stvm_vm_active_process is another process", who_name(slot));
         return false;
     }
     m->p[slot].known = true;
@@ -967,7 +967,7 @@ static void cleanup_fn(stvm_vm *vm, void *arg)
 {
     green_rec *r = arg;
     drv *d = r->d;
-    if (!stvm_active_process(vm) || d->failed)
+    if (!stvm_vm_active_process(vm) || d->failed)
         return;   /* at stvm_vm_free, or after a disagreement: just go */
     mobs e = d->m.obs;
     if (e.kind != OBS_CLEANUP || e.proc != r->slot || e.id != r->id) {
@@ -977,7 +977,7 @@ static void cleanup_fn(stvm_vm *vm, void *arg)
                                    : "a process to go on");
         return;
     }
-    if (stvm_active_process(vm) != d->h[r->slot]) {
+    if (stvm_vm_active_process(vm) != d->h[r->slot]) {
         fail(d, "who runs", "cleanup %d of %s runs in another process", r->id, who_name(r->slot));
         return;
     }
@@ -1140,12 +1140,12 @@ static void drv_run(drv *d)
     stvm_delay_new_us(d->vm, 700, &d->dly[1]);
     stvm_monitor_new(d->vm, &d->mon);
     stvm_stats st;
-    stvm_get_stats(d->vm, &st);
+    stvm_vm_get_stats(d->vm, &st);
     d->objects_base = st.objects_live;
     /* Timestamps stay SmallIntegers (so object counts are exact) unless microsecond
      * timestamps are boxed: on a 31-bit VM, or near the end of the clock. */
     d->check_objects = rp->ms_delays || (rp->smallint_bits == 61 && rp->sim_start_us < ((uint64_t)1 << 59));
-    m_init(&d->m, rp->yields, rp->ms_delays, stvm_now_us(d->vm), rp->mutation);
+    m_init(&d->m, rp->yields, rp->ms_delays, stvm_vm_now_us(d->vm), rp->mutation);
     if (!compare_state(d))
         goto out;
     op o;
