@@ -40,7 +40,7 @@ done
 [ "$cuts" -eq 7 ] || { echo "$me: cut $cuts fields from the headers, not 7"; exit 1; }
 
 # The shared library under its soname, as an installed copy would be found.
-abi=$(sed -n 's/^#define STVM_ABI_VERSION \([0-9]*\)$/\1/p' include/stvm.h)
+abi=$(sed -n 's/^#define STVM_ABI_VERSION \([0-9]*\)$/\1/p' include/stvm/core.h)
 mkdir -p "$tmp/lib"
 ln -s "$(cd "$B" && pwd)/libstvm.so" "$tmp/lib/libstvm.so.$abi"
 ln -s "libstvm.so.$abi" "$tmp/lib/libstvm.so"

@@ -61,52 +61,52 @@
 
 /* ---- the public functions ------------------------------------------------------- */
 
-/* Every function of stvm.h, in the header's order. every_public_function_has_rows
- * checks this list against the header itself. */
+/* Every public function, in header order (stvm.h's sub-headers in the order it includes
+ * them). every_public_function_has_rows checks this list, and its order, against the
+ * headers themselves. */
 #define API_FUNCTIONS(X)                                                                 \
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
-    X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend)              \
-    X(process_terminate) X(process_interrupt) X(process_release) X(process_join)         \
-    X(ensure) X(ensure_pop) X(process_set_priority) X(process_get_info)                  \
-    X(vm_blocked_report) X(vm_check_invariants) X(semaphore_new) X(semaphore_free)       \
-    X(semaphore_signal) X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait)    \
-    X(semaphore_excess) X(mutex_new) X(mutex_free) X(mutex_enter)                        \
-    X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
-    X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)    \
-    X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek)               \
-    X(queue_size) X(queue_flush) X(queue_open_external) X(queue_put_external)            \
-    X(monitor_new) X(monitor_free) X(monitor_enter) X(monitor_enter_timeout_ms)          \
-    X(monitor_try_enter) X(monitor_exit) X(monitor_critical) X(monitor_owner)            \
-    X(monitor_depth) X(monitor_wait) X(monitor_wait_timeout_ms) X(monitor_wait_on)       \
-    X(monitor_wait_on_timeout_ms) X(monitor_wait_while) X(monitor_wait_until)            \
-    X(monitor_wait_while_on) X(monitor_wait_until_on) X(monitor_signal)                  \
-    X(monitor_signal_all) X(monitor_signal_on) X(monitor_signal_all_on)                  \
-    X(monitor_signal_really_all) X(local_new) X(local_free) X(local_get)                 \
-    X(local_get_of) X(local_set) X(local_clear) X(local_during) X(external_register)     \
-    X(external_unregister) X(external_signal) X(fd_wait) X(tcp_listen) X(tcp_accept)     \
-    X(tcp_connect) X(socket_send) X(socket_recv) X(socket_close) X(socket_fd)            \
-    X(socket_port) X(socket_status) X(socket_read_semaphore) X(stream_open)              \
-    X(stream_read) X(stream_read_line) X(stream_write) X(stream_flush)                   \
-    X(stream_get_stats) X(stream_close) X(run_mode) X(backend_fd) X(backend_timeout_ms)  \
-    X(stop) X(vm_now_us) X(vm_millisecond_clock) X(delay_wait_ms) X(delay_wait_us)       \
+    X(checkpoint) X(work_us) X(process_resume) X(process_suspend) X(process_terminate)   \
+    X(process_interrupt) X(process_release) X(process_join) X(ensure) X(ensure_pop)      \
+    X(process_set_priority) X(process_get_info) X(vm_blocked_report)                     \
+    X(vm_check_invariants) X(semaphore_new) X(semaphore_free) X(semaphore_signal)        \
+    X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait) X(semaphore_excess)    \
+    X(mutex_new) X(mutex_free) X(mutex_enter) X(mutex_enter_timeout_ms) X(mutex_exit)    \
+    X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(queue_new) X(queue_free)       \
+    X(queue_put) X(queue_put_timeout_ms) X(queue_take) X(queue_take_timeout_ms)          \
+    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush)                         \
+    X(queue_open_external) X(queue_put_external) X(monitor_new) X(monitor_free)          \
+    X(monitor_enter) X(monitor_enter_timeout_ms) X(monitor_try_enter) X(monitor_exit)    \
+    X(monitor_critical) X(monitor_owner) X(monitor_depth) X(monitor_wait)                \
+    X(monitor_wait_timeout_ms) X(monitor_wait_on) X(monitor_wait_on_timeout_ms)          \
+    X(monitor_wait_while) X(monitor_wait_until) X(monitor_wait_while_on)                 \
+    X(monitor_wait_until_on) X(monitor_signal) X(monitor_signal_all)                     \
+    X(monitor_signal_on) X(monitor_signal_all_on) X(monitor_signal_really_all)           \
+    X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set)                 \
+    X(local_clear) X(local_during) X(external_register) X(external_unregister)           \
+    X(external_signal) X(run_mode) X(backend_fd) X(backend_timeout_ms) X(stop)           \
+    X(vm_now_us) X(vm_millisecond_clock) X(sim_at) X(delay_wait_ms) X(delay_wait_us)     \
     X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
     X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
     X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
     X(delay_timeout_semaphore_ms) X(semaphore_wait_timeout_ms)                           \
-    X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(smallint_max)       \
-    X(smallint_min) X(oop_is_smallint) X(oop_is_integer) X(int_from_i64)                 \
-    X(int_from_u64) X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul)         \
-    X(int_compare) X(oop_release) X(bytes_new) X(bytes_data) X(semaphore_oop)            \
-    X(mutex_oop) X(process_oop) X(oop_class_name) X(ffi_function_new)                    \
+    X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(fd_wait)            \
+    X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)             \
+    X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
+    X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
+    X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close)                  \
+    TRACE_FUNCTIONS(X) X(smallint_max) X(smallint_min) X(oop_is_smallint)                \
+    X(oop_is_integer) X(int_from_i64) X(int_from_u64) X(int_to_i64) X(int_to_u64)        \
+    X(int_add) X(int_sub) X(int_mul) X(int_compare) X(oop_release) X(bytes_new)          \
+    X(bytes_data) X(semaphore_oop) X(mutex_oop) X(process_oop) X(oop_class_name)         \
+    X(primitive_call) X(primitive_call_named) X(primitive_named_list)                    \
+    X(primitive_name) X(primitive_numbers) X(primitive_error_name) X(ffi_function_new)   \
     X(ffi_function_at) X(ffi_function_free) X(ffi_function_set_stack) X(ffi_call)        \
     X(ffi_call_threaded) X(ffi_worker_new) X(ffi_worker_free) X(ffi_call_on)             \
     X(ffi_last_failure) X(float_new) X(float_value) X(ptr_oop) X(oop_ptr)                \
-    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats) X(primitive_call)          \
-    X(primitive_call_named) X(primitive_named_list) X(primitive_name)                    \
-    X(primitive_numbers) X(primitive_error_name)                                         \
-    TRACE_FUNCTIONS(X)
+    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats)
 /* Tracing (its rows are trace_rows, after the others). */
 #define TRACE_FUNCTIONS(X)                                                               \
     X(trace_start) X(trace_stop) X(trace_dropped) X(trace_count) X(trace_get)            \
@@ -3818,46 +3818,48 @@ static void run_table(int ctx, bool defects)
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
-/* The names of stvm.h's functions, read from the header itself: the lines starting
- * with STVM_API, the identifier before the first '(' (without the trailing '_' of a
- * function that takes a struct's size: callers use the macro of the plain name). */
-static int header_functions(char names[][48], int cap)
+/* The public headers are found from the repository, next to the test binary
+ * (build/<variant>/stvm-tests) or under $STVM_INCLUDE. Opens include/<name>. */
+static FILE *open_public_header(const char *name)
 {
-    static const char *const rel[] = {"include/stvm.h", "../include/stvm.h",
-                                      "../../include/stvm.h"};
     char path[4096];
-    FILE *fp = NULL;
-    const char *env = getenv("STVM_HEADER");
-    if (env)
-        fp = fopen(env, "r");
-    for (size_t i = 0; !fp && i < sizeof rel / sizeof rel[0]; i++)
-        fp = fopen(rel[i], "r");
-    if (!fp) {   /* next to the test binary: build/<variant>/stvm-tests */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-        if (n > 0) {
-            path[n] = 0;
-            char *slash = strrchr(path, '/');
-            if (slash) {
-                snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/stvm.h");
-                fp = fopen(path, "r");
-            }
-        }
+    const char *env = getenv("STVM_INCLUDE");
+    if (env) {
+        snprintf(path, sizeof path, "%s/%s", env, name);
+        return fopen(path, "r");
     }
-    cr_assert_not_null(fp, "include/stvm.h not found (run from the repository or set STVM_HEADER)");
-    static char text[1 << 18];
-    size_t len = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[len] = 0;
-    int n = 0;
-    for (char *s = text; (s = strstr(s, "STVM_API ")) != NULL; s++) {
+    static const char *const rel[] = {"include", "../include", "../../include"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", rel[i], name);
+        FILE *fp = fopen(path, "r");
+        if (fp)
+            return fp;
+    }
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 256);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return NULL;
+    snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/%s", name);
+    return fopen(path, "r");
+}
+
+/* Append the functions of one header's text: the lines starting with STVM_API, the
+ * identifier before the first '(' (without the trailing '_' of a function that takes a
+ * struct's size: callers use the macro of the plain name). */
+static int functions_of(const char *text, char names[][48], int n, int cap)
+{
+    for (const char *s = text; (s = strstr(s, "STVM_API ")) != NULL; s++) {
         if (s != text && s[-1] != '\n')
             continue;   /* the #define of STVM_API itself */
-        char *paren = strchr(s, '(');
+        const char *paren = strchr(s, '(');
         cr_assert_not_null(paren);
-        char *end = paren;
+        const char *end = paren;
         while (end > s && end[-1] == ' ')
             end--;
-        char *start = end;
+        const char *start = end;
         while (start > s && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
                              (start[-1] >= '0' && start[-1] <= '9')))
             start--;
@@ -3869,19 +3871,51 @@ static int header_functions(char names[][48], int cap)
     return n;
 }
 
+/* The names of the public functions, in header order: stvm.h's own, then those of each
+ * header it includes ("stvm/....h"), in the order it includes them. */
+static int header_functions(char names[][48], int cap)
+{
+    static char text[1 << 18], sub[1 << 18];
+    FILE *fp = open_public_header("stvm.h");
+    cr_assert_not_null(fp, "include/stvm.h not found (run from the repository or set STVM_INCLUDE)");
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    cr_assert_lt(len, sizeof text - 1, "stvm.h is larger than the buffer");
+    text[len] = 0;
+    int n = functions_of(text, names, 0, cap), headers = 0;
+    for (const char *s = text; (s = strstr(s, "#include \"stvm/")) != NULL; s++) {
+        char name[64];
+        cr_assert_eq(sscanf(s, "#include \"%63[^\"]\"", name), 1);
+        FILE *h = open_public_header(name);
+        cr_assert_not_null(h, "include/%s (included by stvm.h) not found", name);
+        size_t k = fread(sub, 1, sizeof sub - 1, h);
+        fclose(h);
+        cr_assert_lt(k, sizeof sub - 1, "%s is larger than the buffer", name);
+        sub[k] = 0;
+        n = functions_of(sub, names, n, cap);
+        headers++;
+    }
+    cr_assert_geq(headers, 5, "stvm.h includes its five sub-headers and deprecated.h");
+    return n;
+}
+
 Test(api_table, every_public_function_has_rows)
 {
     static char names[256][48];
     int n = header_functions(names, 256);
-    cr_assert_eq(n, N_FN, "stvm.h declares %d functions, the table knows %d: update API_FUNCTIONS",
+    cr_assert_eq(n, N_FN, "the public headers declare %d functions, the table knows %d: update API_FUNCTIONS",
                  n, N_FN);
+    for (int i = 0; i < n; i++)
+        cr_assert_str_eq(names[i], fn_names[i],
+                         "function %d in header order is %s, API_FUNCTIONS has %s there", i,
+                         names[i], fn_names[i]);
     table t = table_build();
     for (int i = 0; i < n; i++) {
         int fn = -1;
         for (int k = 0; k < N_FN; k++)
             if (strcmp(fn_names[k], names[i]) == 0)
                 fn = k;
-        cr_assert_geq(fn, 0, "%s is declared in stvm.h but not in the table", names[i]);
+        cr_assert_geq(fn, 0, "%s is declared in a public header but not in the table", names[i]);
         int rows = 0;
         for (int r = 0; r < t.n; r++)
             rows += t.rows[r].fn == fn;
