@@ -49,6 +49,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -318,7 +319,13 @@ typedef struct args {
     bool null_ptr;   /* NULL for the other pointer: fn, args, buf, cfg, why, size */
     bool null_fail;  /* stvm_primitive_call: NULL fail_code */
     int cfg;         /* enum cfg_fault */
+    size_t ssize;    /* a struct's size given to the '_' function of a call that takes one
+                        (include/README.md, "Structs that grow"); 0: the macro, which
+                        gives the header's sizeof */
 } args;
+
+/* The size a row gives a call that takes a struct: its own, or the header's sizeof. */
+#define SSIZE(type) (a->ssize ? a->ssize : sizeof(type))
 
 /* Answers of functions that do not answer an error code. */
 enum {
@@ -710,18 +717,19 @@ static int call(fx *f, int fn, const args *a)
     case F_measure_raw_switch: return stvm_measure_raw_switch((uint64_t)a->n, o ? &o->d : NULL);
     case F_strerror: return text_ok(stvm_strerror((int)a->n));
     case F_err_name: return yes(strcmp(stvm_err_name((int)a->n), "STVM_E?") == 0);
-    case F_config_init: return stvm_config_init(NULL);
+    case F_config_init:
+        return a->ssize ? stvm_config_init_(o ? &o->cfg : NULL, a->ssize) : stvm_config_init(NULL);
     case F_config_check:
-        return stvm_config_check(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
-                                 a->z ? a->z : sizeof f->text);
+        return stvm_config_check_(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
+                                  a->z ? a->z : sizeof f->text, SSIZE(stvm_config));
     case F_vm_new: {
-        int rc = stvm_vm_new(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg);
+        int rc = stvm_vm_new_(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg, SSIZE(stvm_config));
         if (rc == STVM_OK && o)
             stvm_vm_free(o->vm);   /* an unexpected success must not leak */
         return rc;
     }
     case F_vm_free: stvm_vm_free(vm); return R_VOID;
-    case F_vm_config: return stvm_vm_config(vm, o ? &o->cfg : NULL);
+    case F_vm_config: return stvm_vm_config_(vm, o ? &o->cfg : NULL, SSIZE(stvm_config));
     case F_spawn: return stvm_spawn(vm, (int)a->n, "row", fnp, NULL, o ? &o->p : NULL);
     case F_spawn_sized:
         return stvm_spawn_sized(vm, (int)a->n, "row", fnp, NULL, (size_t)a->z, o ? &o->p : NULL);
@@ -745,7 +753,8 @@ static int call(fx *f, int fn, const args *a)
     case F_ensure: return stvm_ensure(vm, fnp, NULL);
     case F_ensure_pop: return stvm_ensure_pop(vm, a->n != 0);
     case F_process_set_priority: return stvm_process_set_priority(vm, p, (int)a->n);
-    case F_process_get_info: return stvm_process_get_info(vm, p, o ? &o->info : NULL);
+    case F_process_get_info:
+        return stvm_process_get_info_(vm, p, o ? &o->info : NULL, SSIZE(stvm_process_info));
     case F_vm_blocked_report: {
         int rc = stvm_vm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
         return rc < 0 ? rc : R_COUNT;
@@ -850,7 +859,7 @@ static int call(fx *f, int fn, const args *a)
     case F_delay_semaphore: return null_or_not(stvm_delay_semaphore(dl));
     case F_delay_timeout_semaphore_ms:
         return stvm_delay_timeout_semaphore_ms(vm, sem, a->n, o ? &o->dl : NULL);
-    case F_vm_get_stats: return stvm_vm_get_stats(vm, o ? &o->stats : NULL);
+    case F_vm_get_stats: return stvm_vm_get_stats_(vm, o ? &o->stats : NULL, SSIZE(stvm_stats));
     case F_vm_reset_stats: stvm_vm_reset_stats(vm); return R_VOID;
     case F_smallint_max: (void)stvm_smallint_max(vm); return R_ANY;
     case F_smallint_min: (void)stvm_smallint_min(vm); return R_ANY;
@@ -907,7 +916,8 @@ static int call(fx *f, int fn, const args *a)
         return r < 0 ? (int)r : R_COUNT;
     case F_stream_write: return stvm_stream_write(vm, st, buf, (size_t)a->z);
     case F_stream_flush: return stvm_stream_flush(vm, st);
-    case F_stream_get_stats: return stvm_stream_get_stats(st, o ? &o->sst : NULL);
+    case F_stream_get_stats:
+        return stvm_stream_get_stats_(st, o ? &o->sst : NULL, SSIZE(stvm_stream_stats));
     case F_stream_close: return stvm_stream_close(vm, st);
 
     /* running inside another event loop */
@@ -930,7 +940,8 @@ static int call(fx *f, int fn, const args *a)
     case F_trace_stop: return stvm_trace_stop(vm);
     case F_trace_dropped: r = stvm_trace_dropped(vm); return r < 0 ? (int)r : R_COUNT;
     case F_trace_count: r = stvm_trace_count(vm); return r < 0 ? (int)r : R_COUNT;
-    case F_trace_get: return stvm_trace_get(vm, (size_t)a->z, o ? &o->tev : NULL);
+    case F_trace_get:
+        return stvm_trace_get_(vm, (size_t)a->z, o ? &o->tev : NULL, SSIZE(stvm_trace_event));
     case F_trace_set_hook: return stvm_trace_set_hook(vm, NULL, NULL);
     case F_trace_process_name:
         return stvm_trace_process_name(vm, (uint64_t)a->n, a->null_ptr ? NULL : f->text,
@@ -1653,6 +1664,28 @@ static const row explicit_rows[] = {
 
     /* ---- config_check and vm_new (the broken fields are generated) ---- */
     ROW(config_check, "NULL cfg", C_HOST, E_INVAL, .null_ptr = true),
+    /* A struct size the library cannot know (include/README.md, "Structs that grow"):
+     * from a newer header, holding no field, or cutting one. */
+    ROW(config_init, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(config_init, "struct size cutting a field", C_HOST, STVM_ESIZE, .ssize = 2),
+    ROW(config_check, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(vm_new, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(vm_new, "struct size holding no field", C_HOST, STVM_ESIZE, .ssize = 1),
+    ROW(vm_config, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 4),
+    ROW(vm_config, "struct size cutting stack_size", C_HOST, STVM_ESIZE,
+        .ssize = offsetof(stvm_config, stack_size) + 4),
+    ROW(process_get_info, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_process_info) + 8),
+    ROW(process_get_info, "struct size cutting name", C_GREEN, STVM_ESIZE, .ssize = 4),
+    ROW(vm_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_stats) + 8),
+    ROW(vm_get_stats, "struct size cutting a counter", C_GREEN, STVM_ESIZE, .ssize = 12),
+    ROW(stream_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE, .vm = V_NET,
+        .ssize = sizeof(stvm_stream_stats) + 8),
     ROW(config_check, "NULL why with a size", C_HOST, E_INVAL, .null_out = true, .z = 16),
 
     /* ---- lifetime and runs in the wrong place ---- */
@@ -2754,7 +2787,7 @@ static int call_ffi_other(fx *f, int fn, const args *a, union out_slot *o)
         return R_VOID;
     }
     case F_ffi_get_stats:
-        rc = stvm_ffi_get_stats(vm, o ? &fst : NULL);
+        rc = stvm_ffi_get_stats_(vm, o ? &fst : NULL, SSIZE(stvm_ffi_stats));
         FFI_OUT_DONE(o, fst);
         return rc;
     }
@@ -2918,6 +2951,8 @@ static const row ffi_rows[] = {
     FFI(ffi_last_failure, "answers a code, changing nothing", C_ELSEWHERE, R_COUNT),
     FFI(ffi_get_stats, "NULL vm", C_HOST, E_INVAL, .vm = V_NULL),
     FFI(ffi_get_stats, "NULL out-parameter", C_HOST, E_INVAL, .null_out = true),
+    FFI(ffi_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_ffi_stats) + 8),
 
     /* floats and addresses */
     FFI(float_new, "NULL vm", C_HOST, E_INVAL, .vm = V_NULL),
@@ -2965,6 +3000,8 @@ static const row ffi_rows[] = {
     ROW(trace_get, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                                   \
     ROW(trace_get, "NULL out", ctx, E_INVAL, .null_out = true),                              \
     ROW(trace_get, "no ring: index 0", ctx, STVM_ERANGE, .z = 0),                            \
+    ROW(trace_get, "struct size from a newer header", ctx, STVM_ESIZE,                        \
+        .ssize = sizeof(stvm_trace_event) + 8),                                               \
     ROW(trace_get, "no ring: index SIZE_MAX", ctx, STVM_ERANGE, .z = SIZE_MAX),              \
     ROW(trace_set_hook, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                              \
     ROW(trace_process_name, "NULL vm", ctx, E_INVAL, .vm = V_NULL, .n = 1),                  \
