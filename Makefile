@@ -25,7 +25,7 @@ TEST_LIBS := -luv
 
 # The public headers: stvm.h and the one header per audience it includes (include/README.md).
 PUBLIC_H := include/stvm.h $(wildcard include/stvm/*.h)
-LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c)
+LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-stubs/*/*.c)
 LIB_ASM := scheduler/switch_x86_64.S
 TEST_SRC := $(wildcard tests/test_*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../image-stubs/zn_client.h"
+#include "../image-stubs/zinc/zn_client.h"
 
 typedef struct zn_snapshot {
     int64_t mono_ns, cpu_ns;

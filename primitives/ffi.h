@@ -1,6 +1,6 @@
 /*
  * The FFI on libffi, after Pharo's UFFI and threaded FFI (TFFI): what its files share,
- * and the primitives the image side (image-stubs/ffi_*.c) builds the threaded runner
+ * and the primitives the image side (image-stubs/ffi/) builds the threaded runner
  * and the callback queue on.
  *
  *  ffi_signature.c  the C types, signatures ("i64(i64,i64)") and their prepared cifs
@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "../scheduler/sched.h"
-#include "../scheduler/workers.h"
+#include "../scheduler/worker_threads.h"
 
 /* How long stvm_vm_free waits for callouts in flight before it detaches their threads. */
 #define STVM_FFI_SHUTDOWN_MS 5000
@@ -261,7 +261,7 @@ typedef struct ffi_state {
      * callbacks come back on that thread and run nested */
     atomic_int host_depth;
     _Atomic pthread_t host_thread;
-    /* the image side's callback process (image-stubs/ffi_callbacks.c) */
+    /* the image side's callback process (image-stubs/ffi/ffi_callbacks.c) */
     stvm_process *callback_process;
     /* How long a worker out of calls, a process that waits for a thread with nothing
      * else to run, and a foreign thread waiting for its callback's answer look for the

@@ -9,6 +9,7 @@
  * code having changed nothing. Whether a connection attempt worked is not a primitive
  * failure: as in Pharo, the status says so (Unconnected, with primitiveSocketError).
  */
+#include "sockaddr.h"
 #include "socket_plugin.h"
 
 #include <errno.h>

@@ -16,8 +16,10 @@
 
 #include "../vm/aio.h"
 
-uint8_t *stvm__socket_buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
-                                 size_t *len)
+/* A byte range of a ByteArray argument, checked as the plugin checks its buffers
+ * (1 <= start, 0 <= count, start + count - 1 <= size): the first byte, or NULL. */
+static uint8_t *buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
+                           size_t *len)
 {
     stvm_byte_array *b = stvm__bytes_of(vm, array);
     int64_t s, n;
@@ -44,7 +46,7 @@ static stvm_socket_handle *transfer_args(stvm_vm *vm, const stvm_oop *args, uint
     stvm_socket_handle *h = stvm__socket_handle(vm, args[0], fail);
     if (!h)
         return NULL;
-    *buf = stvm__socket_buffer_arg(vm, args[1], args[2], args[3], len);
+    *buf = buffer_arg(vm, args[1], args[2], args[3], len);
     if (!*buf || h->fd < 0 || h->listening) {
         *fail = STVM_PRIM_ERR_GENERIC;
         return NULL;

@@ -1,7 +1,8 @@
 /*
- * What the SocketPlugin's files share (prim_socket.c, prim_socket_io.c,
- * prim_socket_addr.c): the module's state, the one check of a socket handle, and the
- * small helpers every primitive of the plugin uses. The primitives follow the Unix
+ * What the SocketPlugin's files share, all of it defined in prim_socket.c: the module's
+ * state, the one check of a socket handle, and the small helpers every primitive of the
+ * plugin uses. prim_socket_io.c and prim_socket_names.c build on prim_socket.c, which
+ * uses neither (addresses come from sockaddr.h). The primitives follow the Unix
  * plugin (sqUnixSocket.c): non-blocking descriptors; readiness reaches the image as a
  * signal of the socket's connection, read or write semaphore through a one-shot aio
  * handler (vm/aio.h) armed by the primitive that found the socket not ready
@@ -66,23 +67,5 @@ void stvm__socket_close_fds(stvm_vm *vm, stvm_socket_handle *h, bool abort);
 /* A SmallInteger argument (any other oop fails with STVM_PRIM_ERR_GENERIC, as the
  * plugin's stackIntegerValue: does). */
 bool stvm__socket_int_arg(stvm_vm *vm, stvm_oop oop, int64_t *out);
-
-/* A byte range of a ByteArray argument, checked as the plugin checks its buffers
- * (1 <= start, 0 <= count, start + count - 1 <= size): the first byte, or NULL. */
-uint8_t *stvm__socket_buffer_arg(stvm_vm *vm, stvm_oop array, stvm_oop start, stvm_oop count,
-                                 size_t *len);
-
-/* The resolver's lookup: name (len bytes, not NUL-terminated) into 4 or 16 bytes;
- * false for anything but a numeric IPv4 or IPv6 address or "localhost". Allocates
- * nothing, so a caller can refuse a host before it allocates anything. */
-bool stvm__socket_parse_host(const uint8_t *name, size_t len, uint8_t addr[16], int *addr_len);
-
-/* A 4-byte (IPv4) or 16-byte (IPv6) address in a ByteArray and a port 0..65535 as a
- * sockaddr. False when the address is not one of these. */
-bool stvm__socket_sockaddr(stvm_vm *vm, stvm_oop address, int64_t port,
-                           struct sockaddr_storage *sa, socklen_t *len);
-
-/* A new ByteArray holding a sockaddr's address (4 or 16 bytes), or NIL with *fail set. */
-stvm_oop stvm__socket_address_bytes(stvm_vm *vm, const struct sockaddr_storage *sa, int *fail);
 
 #endif

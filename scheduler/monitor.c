@@ -1,7 +1,7 @@
 /*
  * Pharo's Monitor: a re-entrant entry (a mutex, mutex.c) and condition queues waited on
  * through stvm__wait (the layout and the life of a waiter are in monitor.h). The timed
- * waits are in image-stubs/timed_wait.c, which puts a Delay between the two halves of a
+ * waits are in image-stubs/kernel/timed_wait.c, which puts a Delay between the two halves of a
  * condition wait below.
  */
 #include "monitor.h"

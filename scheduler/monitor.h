@@ -1,5 +1,5 @@
 /*
- * Pharo's Monitor (monitor.c): the layout the timed forms (image-stubs/timed_wait.c)
+ * Pharo's Monitor (monitor.c): the layout the timed forms (image-stubs/kernel/timed_wait.c)
  * share.
  *
  * Pharo builds a Monitor on a Semaphore forMutualExclusion (the entry), an owner and a
@@ -51,7 +51,7 @@ static inline bool stvm__monitor_queue_ok(int queue)
 int stvm__monitor_check_wait(stvm_vm *vm, const stvm_monitor *m, int queue);
 
 /* The two halves of a condition wait, which the timed forms put around their Delay
- * (image-stubs/timed_wait.c; the untimed ones are in monitor.c):
+ * (image-stubs/kernel/timed_wait.c; the untimed ones are in monitor.c):
  *  - the wait itself (an stvm_wait_fn on a stvm_monitor_queue): the caller, the owner,
  *    releases the monitor completely and joins the queue in one step, so that no signal
  *    can come between; answers as stvm__wait, and EINTR at once without releasing for a

@@ -86,7 +86,7 @@ static void account(stvm_vm *vm, int what, uint64_t us, int64_t slept_ns)
 
 /* One wait in the OS of at most us (UINT64_MAX: no limit), blind to descriptors when
  * blind is set. Skipped when an external signal is already pending (the other side of
- * the Dekker pair in external.c). Answers STVM_AIO_* bits. */
+ * the Dekker pair in external_drain.c). Answers STVM_AIO_* bits. */
 static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
 {
     atomic_store(&vm->ext.sleeping, 1);

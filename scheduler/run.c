@@ -125,7 +125,7 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     /* Between runs every external signal writes it, so stvm_backend_fd tells a host
      * event loop that there is something to do. A signal that came after the run's
      * last look, while its writes were still off, writes it now (the Dekker pair of
-     * external.c: sleeping is set before pending is read). */
+     * external_drain.c: sleeping is set before pending is read). */
     atomic_store(&vm->ext.sleeping, 1);
     if (atomic_load(&vm->ext.pending))
         stvm__external_wake_if_sleeping(vm);

@@ -94,7 +94,7 @@ bool stvm__poll_events_idle(stvm_vm *vm);
 void stvm__stop_here(stvm_vm *vm);
 /* Primitive 167: the caller goes to the back of its queue if anyone else can run. */
 int stvm__yield(stvm_vm *vm);
-/* stvm_work_us (work.c), also telling the work counted in *spent_us (may be NULL; >= us
+/* stvm_work_us (cpu_work.c), also telling the work counted in *spent_us (may be NULL; >= us
  * on the real clock, us on the simulated one). Errors: EINVAL, ENOTPROC, ERANGE (above
  * STVM_MAX_WORK_US). Switches. */
 int stvm__work_us(stvm_vm *vm, uint64_t us, uint64_t *spent_us);
@@ -293,7 +293,7 @@ void stvm__idle_main(stvm_vm *vm, void *arg);
  * clock, the idle process jumps time to the deadline. */
 void stvm__relinquish(stvm_vm *vm, uint64_t us);
 
-/* ---- external.c: the external semaphore table and its drain ---- */
+/* ---- external_drain.c: the external semaphore table, its slots and its drain ---- */
 int stvm__external_init(stvm_vm *vm);     /* ENOMEM, ESYS */
 void stvm__external_destroy(stvm_vm *vm);
 /* Turn every pending request into a signal (no switch); notice stvm_stop. */

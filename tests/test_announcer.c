@@ -1,5 +1,5 @@
 /*
- * Suite "announcer": the Announcer of image-stubs/announcer.h (Pharo's Announcer and
+ * Suite "announcer": the Announcer of image-stubs/announcements/announcer.h (Pharo's Announcer and
  * SubscriptionRegistry): the fast path with no subscriptions (no lock, no wait even
  * when another process holds the registry's mutex), the mutex otherwise (a real wait,
  * also for a higher-priority process woken inside the critical section), delivery in
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../image-stubs/announcer.h"
+#include "../image-stubs/announcements/announcer.h"
 #include "helpers.h"
 
 TestSuite(announcer, .timeout = 30);

@@ -1,5 +1,5 @@
 /*
- * Suite "delay": the Delay scheduler (image-stubs/delay_scheduler.c) through stvm_delay_wait_ms
+ * Suite "delay": the Delay scheduler (image-stubs/kernel/delay_scheduler.c) through stvm_delay_wait_ms
  * and stvm_delay_wait_us, in the four integer/clock representations:
  *
  *   ms-smallint31  millisecond scheduler (135/136), 31-bit SmallIntegers

@@ -1,5 +1,5 @@
 /*
- * Suite "delay_object": Delay objects (image-stubs/delay_object.c), Pharo's Delay
+ * Suite "delay_object": Delay objects (image-stubs/kernel/delay_object.c), Pharo's Delay
  * instances, on the simulated clock and, wherever time matters, in the four integer/
  * clock representations (helpers.h's REPS): made once, waited on, scheduled and
  * unscheduled by other processes, asked (isExpired, beingWaitedOn, millisecondsToGo),

@@ -1,5 +1,5 @@
 /*
- * Suite "zn_client": the ZnClient-shaped HTTP/1.1 client (image-stubs/zn_client.h).
+ * Suite "zn_client": the ZnClient-shaped HTTP/1.1 client (image-stubs/zinc/zn_client.h).
  * Against a real nginx (bench/nginx.h starts one per test; without nginx the tests fail
  * and name the package): a static file byte for byte, keep-alive reuse (one connect for
  * many requests), reconnect after "Connection: close", a chunked body, a 404, the log
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "../bench/nginx.h"
-#include "../image-stubs/zn_client.h"
+#include "../image-stubs/zinc/zn_client.h"
 #include "helpers.h"
 
 TestSuite(zn_client, .timeout = 60);

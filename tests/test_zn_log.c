@@ -1,5 +1,5 @@
 /*
- * Suite "zn_log": Zinc's client log events on the announcer (image-stubs/zn_log.h).
+ * Suite "zn_log": Zinc's client log events on the announcer (image-stubs/zinc/zn_log.h).
  * The events ZnClient emits per request at each log level, in its order and with its
  * fields; ids from one counter; classes for subscribers (one class only, a superclass,
  * the root); level 0 builds nothing; with nobody subscribed an event costs its
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../image-stubs/zn_log.h"
+#include "../image-stubs/zinc/zn_log.h"
 #include "helpers.h"
 
 TestSuite(zn_log, .timeout = 30);

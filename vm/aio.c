@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "external.h"
+#include "external_requests.h"
 #include "trace.h"
 
 #define WAKE_TAG UINT64_MAX   /* epoll data of the external table's eventfd */

@@ -3,7 +3,7 @@
  * descriptor, as the Cog VM's aioHandle has them. A handler is armed for the read or
  * the write readiness of a descriptor with an external semaphore index; when a wait or
  * poll sees the readiness, the handler requests a signal of that index (the exact-count
- * path of vm/external.h) and is disarmed until armed again. Not the idle process's
+ * path of vm/external_requests.h) and is disarmed until armed again. Not the idle process's
  * policy (scheduler/run.c) and not sockets (primitives/, image-stubs/).
  */
 #ifndef STVM_VM_AIO_H

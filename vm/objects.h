@@ -25,13 +25,13 @@ enum {
     STVM_CLASS_PROCESS = 5,
     STVM_CLASS_BYTE_ARRAY = 6,
     STVM_CLASS_SOCKET_HANDLE = 7,    /* the SocketPlugin's record of one socket */
-    STVM_CLASS_SOCKET = 8,           /* the image side's Socket (image-stubs/socket.h) */
+    STVM_CLASS_SOCKET = 8,           /* the image side's Socket (image-stubs/network/socket.h) */
     STVM_CLASS_SOCKET_STREAM = 9,    /* the image side's SocketStream */
     STVM_CLASS_FLOAT = 10,           /* BoxedFloat64: a double (vm/float.h) */
     STVM_CLASS_EXTERNAL_ADDRESS = 11,/* ExternalAddress: a C pointer (vm/address.h) */
     STVM_CLASS_MONITOR = 12,         /* Pharo's Monitor (scheduler/monitor.h) */
     STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
-    STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/delay_object.c) */
+    STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/kernel/delay_object.c) */
     STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/process_local.h) */
 };
 
@@ -290,7 +290,7 @@ static inline bool stvm__is_proc(const stvm_vm *vm, const stvm_process *h)
     return h && h->hdr.class_index == STVM_CLASS_PROCESS && h->vm == vm;
 }
 
-/* What every Delay object (stvm_delay, image-stubs/delay.h) starts with, so that a
+/* What every Delay object (stvm_delay, image-stubs/kernel/delay.h) starts with, so that a
  * handle can be checked here without the image side's layout. */
 typedef struct stvm_delay_head {
     stvm_object hdr;

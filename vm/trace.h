@@ -1,6 +1,7 @@
 /*
  * Tracing's core: the per-VM ring of events and the one emit function every event point
- * calls (the public side is stvm_trace_* in stvm.h; the writers are image-stubs/trace_*).
+ * calls (the public side is stvm_trace_* in stvm.h; the writers, trace_text.c and
+ * trace_json.c, sit beside it).
  * While nothing records, vm->trace is NULL and an event point is one predictable branch.
  */
 #ifndef STVM_VM_TRACE_H

@@ -148,7 +148,7 @@ typedef struct stvm_aio {
     uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
 } stvm_aio;
 
-/* The image side's pool of 4 KiB buffers (image-stubs/buffer_pool.c): ByteArrays no
+/* The image side's pool of 4 KiB buffers (image-stubs/network/buffer_pool.c): ByteArrays no
  * SocketStream or socket call holds right now, kept for the next that needs one. They
  * are objects of the object memory, freed with it. */
 #define STVM_BUFFER_POOL_MAX 64

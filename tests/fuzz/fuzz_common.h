@@ -38,7 +38,7 @@
 #include "../../vm/vm.h" /* white-box: the snapshot (see the comment above) */
 #include "../../scheduler/shared_queue.h" /* white-box: a queue's promised items, the snapshot */
 #include "../../scheduler/monitor.h"      /* white-box: a monitor's size, for the snapshot */
-#include "../../image-stubs/delay.h"      /* white-box: the snapshot of Delay objects */
+#include "../../image-stubs/kernel/delay.h"      /* white-box: the snapshot of Delay objects */
 
 /* ---- failing -------------------------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /*
- * Worker threads (see workers.h), after TFFI's worker: a queue guarded by a mutex,
+ * Worker threads (see worker_threads.h), after TFFI's worker: a queue guarded by a mutex,
  * threads that take from it, and a signal through the external table when a task is
  * done. Threads start on demand, so a VM that never calls out threaded starts none.
  */
-#include "workers.h"
+#include "worker_threads.h"
 
 #include <stdint.h>
 

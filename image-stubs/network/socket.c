@@ -12,9 +12,9 @@
  */
 #include "socket.h"
 
-#include "../vm/aio.h"
-#include "../vm/bytes.h"
-#include "../vm/integer.h"
+#include "../../vm/aio.h"
+#include "../../vm/bytes.h"
+#include "../../vm/integer.h"
 #include "buffer_pool.h"
 
 /* ---- calling the plugin ------------------------------------------------------------ */

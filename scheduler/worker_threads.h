@@ -1,15 +1,15 @@
 /*
  * Worker threads: groups of OS threads that serve one FIFO of tasks each, for the
  * FFI's threaded callouts (a pool per VM, and named workers of one thread). A task runs
- * on a worker and then requests one signal of its external slot (vm/external.h), the
+ * on a worker and then requests one signal of its external slot (vm/external_requests.h), the
  * exact-count path by which every outside event reaches a waiting process.
  *
  * A group outlives its VM only as long as one of its threads still runs a task that
  * did not return in time at stvm_vm_free: that thread was detached, and when its task
  * returns it hands the task to `orphan` instead of signalling, then frees the group.
  */
-#ifndef STVM_SCHEDULER_WORKERS_H
-#define STVM_SCHEDULER_WORKERS_H
+#ifndef STVM_SCHEDULER_WORKER_THREADS_H
+#define STVM_SCHEDULER_WORKER_THREADS_H
 
 #include <stdatomic.h>
 #include <time.h>

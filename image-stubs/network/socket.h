@@ -15,8 +15,8 @@
 #ifndef STVM_IMAGE_STUBS_SOCKET_H
 #define STVM_IMAGE_STUBS_SOCKET_H
 
-#include "../primitives/prim_table.h"
-#include "../scheduler/sched.h"
+#include "../../primitives/prim_table.h"
+#include "../../scheduler/sched.h"
 
 /* The roles a process can wait in on one socket; one process per role at a time. */
 enum { SOCKET_READER, SOCKET_WRITER, SOCKET_CONNECTOR, SOCKET_ROLES };

@@ -19,8 +19,8 @@
  *    it made is still the pending one: after an unschedule by another process and a new
  *    schedule by someone else, it leaves that one alone (Pharo would cancel it).
  */
-#include "../vm/objmem.h"
-#include "../scheduler/timer.h"
+#include "../../vm/objmem.h"
+#include "../../scheduler/timer.h"
 #include "delay.h"
 
 /* ---- making and freeing -------------------------------------------------------- */

@@ -26,7 +26,7 @@
 #ifndef STVM_IMAGE_STUBS_ZN_LOG_H
 #define STVM_IMAGE_STUBS_ZN_LOG_H
 
-#include "announcer.h"
+#include "../announcements/announcer.h"
 
 /* ---- the classes ------------------------------------------------------------------------
  * Announcement > ZnLogEvent > ZnClientLogEvent > { ZnRequestWrittenEvent,

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../vm/bytes.h"
+#include "../../vm/bytes.h"
 
 static uint8_t *bytes(stvm_oop b)
 {

@@ -7,7 +7,7 @@
 #ifndef STVM_IMAGE_STUBS_TRACE_WRITE_H
 #define STVM_IMAGE_STUBS_TRACE_WRITE_H
 
-#include "../vm/trace.h"
+#include "trace.h"
 
 /* Object numbers by address, per kind of object (open addressing). */
 typedef struct trace_labels {

@@ -5,10 +5,10 @@
  * process still waits then. So a timed wait costs what it costs in Pharo: a schedule
  * request, a timing-process activation and an unschedule.
  */
-#include "../vm/config.h"
+#include "../../vm/config.h"
 #include "delay.h"
-#include "../scheduler/monitor.h"
-#include "../scheduler/shared_queue.h"
+#include "../../scheduler/monitor.h"
+#include "../../scheduler/shared_queue.h"
 
 /* Longest durations: half the millisecond clock's range (longer is ambiguous after a
  * wrap), and for microseconds 2^52 (142 years), far from any 64-bit overflow. */

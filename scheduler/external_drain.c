@@ -1,5 +1,8 @@
 /*
- * External signals. Any thread bumps requests[i]; the VM thread answers each request
+ * The external semaphore table's scheduler side: its slots (set-up, registering and
+ * unregistering semaphores, the public calls) and the drain that a scheduling point
+ * runs to turn requests into signals (the requests are recorded by
+ * vm/external_requests.h). Any thread bumps requests[i]; the VM thread answers each request
  * with one signal and bumps responses[i]. The counters never share a lock with the
  * requester, so stvm_external_signal is safe in a signal handler, and N requests are
  * N signals however they interleave (the design of Cog's sqExternalSemaphores.c).
@@ -8,7 +11,7 @@
  */
 #include "sched.h"
 
-#include "../vm/external.h"
+#include "../vm/external_requests.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -55,7 +58,7 @@ void stvm__external_destroy(stvm_vm *vm)
 
 /* The chunk of slot i, made if it is not yet (NULL: out of memory). Its counters start
  * at zero and nobody can have requested one of its slots: requests for slots of a chunk
- * not yet made are dropped (external.h). */
+ * not yet made are dropped (vm/external_requests.h). */
 static stvm_ext_chunk *chunk_made(stvm_external_table *t, int i)
 {
     int k = i / STVM_EXT_CHUNK_SLOTS;

@@ -7,9 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "../primitives/prims.h"
-#include "../scheduler/sched.h"
-#include "../vm/integer.h"
+#include "../../primitives/prims.h"
+#include "../../scheduler/sched.h"
+#include "../../vm/integer.h"
 #include "zn_log.h"
 
 const announcement_class stvm__zn_log_event_class = {"ZnLogEvent", &stvm__announcement_class};

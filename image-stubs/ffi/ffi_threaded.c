@@ -10,7 +10,7 @@
  * in the wait and resumed goes back to waiting, because the call it made is still
  * running.
  */
-#include "../primitives/ffi.h"
+#include "../../primitives/ffi.h"
 
 typedef struct threaded_wait {
     stvm_wait_guard guard;       /* abandons the job if the caller is terminated */

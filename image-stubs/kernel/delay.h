@@ -7,8 +7,8 @@
 #ifndef STVM_IMAGE_STUBS_DELAY_H
 #define STVM_IMAGE_STUBS_DELAY_H
 
-#include "../scheduler/sched.h"
-#include "../vm/integer.h"
+#include "../../scheduler/sched.h"
+#include "../../vm/integer.h"
 
 enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 

@@ -18,7 +18,7 @@
 #ifndef STVM_IMAGE_STUBS_ZN_CLIENT_H
 #define STVM_IMAGE_STUBS_ZN_CLIENT_H
 
-#include "socket_stream.h"
+#include "../network/socket_stream.h"
 #include "zn_log.h"
 
 /* ZnNetworkingUtils' default socket stream timeout: 30 s for every wait. */

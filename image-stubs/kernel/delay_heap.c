@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "../vm/grow.h"
+#include "../../vm/grow.h"
 #include "delay.h"
 
 /* ---- tickets ------------------------------------------------------------------- */

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "../primitives/ffi.h"
+#include "../../primitives/ffi.h"
 
 static void callback_loop(stvm_vm *vm, void *arg)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../scheduler/sched.h"
-#include "../vm/grow.h"
+#include "../../scheduler/sched.h"
+#include "../../vm/grow.h"
 #include "announcer.h"
 
 /* Matches copied on the announcing process's stack (16 bytes each) before the copy

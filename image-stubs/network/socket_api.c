@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../vm/abi.h"
-#include "../vm/bytes.h"
-#include "../vm/integer.h"
-#include "../vm/objmem.h"
-#include "../primitives/socket_plugin.h"
-#include "delay.h"
+#include "../../vm/abi.h"
+#include "../../vm/bytes.h"
+#include "../../vm/integer.h"
+#include "../../vm/objmem.h"
+#include "../../primitives/sockaddr.h"
+#include "../kernel/delay.h"
 #include "socket_stream.h"
 
 #define MAX_LEN ((size_t)INT64_MAX)

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../primitives/prims.h"
-#include "../scheduler/timer.h"
+#include "../../primitives/prims.h"
+#include "../../scheduler/timer.h"
 #include "delay.h"
 
 /* ---- the timing process's side ------------------------------------------------- */

@@ -1,11 +1,13 @@
 /*
- * Requesting a signal through the external semaphore table (its struct is in vm.h; its
- * set-up, drain and public calls are in scheduler/external.c). Every path that turns
- * an outside event into a semaphore signal (another thread, a signal handler, a ready
- * descriptor) goes through here, so N requests are always N signals.
+ * The external semaphore table's request side: what the bottom layer does with the
+ * table is record requests, from any thread, lock-free (its struct is in vm.h with the
+ * VM's other state; its slots, drain and public calls are in
+ * scheduler/external_drain.c). Every path that turns an outside event into a semaphore
+ * signal (another thread, a signal handler, a ready descriptor) goes through here, so N
+ * requests are always N signals.
  */
-#ifndef STVM_VM_EXTERNAL_H
-#define STVM_VM_EXTERNAL_H
+#ifndef STVM_VM_EXTERNAL_REQUESTS_H
+#define STVM_VM_EXTERNAL_REQUESTS_H
 
 #include "vm.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../vm/clock.h"
+#include "../../vm/clock.h"
 
 #define LINE_MAX_BYTES 1024          /* a status or header line longer than this is refused */
 #define HEADERS_MAX 100

@@ -10,7 +10,7 @@
 #ifndef STVM_IMAGE_STUBS_BUFFER_POOL_H
 #define STVM_IMAGE_STUBS_BUFFER_POOL_H
 
-#include "../vm/bytes.h"
+#include "../../vm/bytes.h"
 
 #define STVM_BUFFER_SIZE 4096
 

@@ -7,9 +7,9 @@
  */
 #include <poll.h>
 
-#include "../vm/aio.h"
-#include "../vm/objmem.h"
-#include "delay.h"
+#include "../../vm/aio.h"
+#include "../../vm/objmem.h"
+#include "../kernel/delay.h"
 
 typedef struct fd_waiter {
     stvm_wait_guard guard;      /* undoes the registrations if the waiter is terminated */
