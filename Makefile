@@ -23,6 +23,8 @@ LDLIBS  := -lffi -ldl -lpthread -lm
 # The tests drive the VM from a real libuv loop too (tests/test_host_loop.c).
 TEST_LIBS := -luv
 
+# The public headers: stvm.h and the one header per audience it includes (include/README.md).
+PUBLIC_H := include/stvm.h $(wildcard include/stvm/*.h)
 LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-stubs/*/*.c)
 LIB_ASM := scheduler/switch_x86_64.S
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -49,7 +51,7 @@ $(B)/$(1)/obj:
 	@mkdir -p $$@
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h include/stvm.h $(B)/$(1)/libstvm.a
+$(B)/$(1)/stvm-tests: $(TEST_SRC) $(3) $(TEST_BENCH_SRC) bench/nginx.h bench/wrk.h bench/child.h tests/helpers.h $(PUBLIC_H) $(B)/$(1)/libstvm.a
 	$$(CC) $(WARN) $(OPT) $(NODEP) $(2) -D_GNU_SOURCE -Iinclude -Itests $(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(B)/$(1)/libstvm.a -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
 endef
 
@@ -85,10 +87,13 @@ lib: $(B)/libstvm.a $(B)/libstvm.so
 $(B)/libstvm.a: $(B)/asm/libstvm.a
 	cp $< $@
 
-$(B)/libstvm.so: $(asm_OBJ)
-	$(CC) -shared -Wl,-soname,libstvm.so.0 -o $@ $^ $(LDLIBS)
+# The soname's number is STVM_ABI_VERSION and the release is STVM_VERSION_STRING, both
+# read from stvm/core.h, their one home (include/README.md, "When the soname changes").
+VERSION := $(shell sed -n 's/\#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm/core.h)
+ABI := $(shell sed -n 's/^\#define STVM_ABI_VERSION \([0-9]*\)$$/\1/p' include/stvm/core.h)
 
-VERSION := $(shell sed -n 's/\#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm.h)
+$(B)/libstvm.so: $(asm_OBJ)
+	$(CC) -shared -Wl,-soname,libstvm.so.$(ABI) -o $@ $^ $(LDLIBS)
 
 # stvm-bench is linked with the assembly back end, stvm-bench-ucontext with the portable
 # one; each reports its own back end (`make bench-micro` runs both).
@@ -113,7 +118,7 @@ $(B)/stvm-bench-ucontext: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/uctx/libstvm.a
 	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/uctx/libstvm.a $(LDLIBS) -o $@
 
 examples: $(EXAMPLES)
-$(B)/examples/%: examples/%.c $(B)/libstvm.a include/stvm.h
+$(B)/examples/%: examples/%.c $(B)/libstvm.a $(PUBLIC_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) $(NODEP) -Iinclude $< $(B)/libstvm.a $(LDLIBS) -o $@
 
@@ -122,7 +127,7 @@ $(B)/examples/%: examples/%.c $(B)/libstvm.a include/stvm.h
 # rule, so the pattern rule above never links it without -luv.
 UV_CFLAGS = $(shell pkg-config --cflags libuv)
 UV_LIBS = $(shell pkg-config --libs libuv)
-$(B)/examples/libuv_host: examples/libuv_host.c $(B)/libstvm.a include/stvm.h
+$(B)/examples/libuv_host: examples/libuv_host.c $(B)/libstvm.a $(PUBLIC_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) $(NODEP) -Iinclude $(UV_CFLAGS) $< $(B)/libstvm.a $(UV_LIBS) $(LDLIBS) -o $@
 
@@ -194,7 +199,7 @@ bench-micro: tools
 # uninstall removes exactly those, then the folders it created, when they are empty
 # (scripts/install.sh).
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
-    BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' VERSION='$(VERSION)' B='$(B)'
+    BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' VERSION='$(VERSION)' ABI='$(ABI)' B='$(B)'
 install: lib tools
 	@$(INSTALL_VARS) sh scripts/install.sh install
 

@@ -38,7 +38,7 @@ $(FUZZ_B)/obj/%.o: %.S
 $(FUZZ_B)/libstvm.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h include/stvm.h $(FUZZ_B)/libstvm.a
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(PUBLIC_H) $(FUZZ_B)/libstvm.a
 	$(CLANG) $(WARN) $(NODEP) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $< \
 	    $(FUZZ_B)/libstvm.a $(LDLIBS) -o $@
 

@@ -5,6 +5,7 @@
 #include "ffi.h"
 
 #include "../scheduler/timer.h"
+#include "../vm/abi.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -120,15 +121,20 @@ int stvm_ffi_last_failure(stvm_vm *vm)
     return vm ? vm->ffi.last_failure : STVM_EINVAL;
 }
 
-int stvm_ffi_get_stats(stvm_vm *vm, stvm_ffi_stats *out)
+int stvm_ffi_get_stats_(stvm_vm *vm, stvm_ffi_stats *out, size_t out_size)
 {
     if (!vm || !out)
         return STVM_EINVAL;
+    int err = stvm__struct_size_check(STVM__STRUCT_FFI_STATS, out_size);
+    if (err)
+        return err;
     ffi_state *st = vm->ffi.state;
-    memset(out, 0, sizeof *out);
+    stvm_ffi_stats s;
+    memset(&s, 0, sizeof s);
     if (st) {
-        *out = st->stats;
-        out->callbacks_refused = atomic_load(&st->refused);
+        s = st->stats;
+        s.callbacks_refused = atomic_load(&st->refused);
     }
+    memcpy(out, &s, out_size);
     return STVM_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../vm/abi.h"
 #include "../vm/aio.h"
 #include "../vm/config.h"
 #include "../vm/integer.h"
@@ -24,16 +25,14 @@ static int start_idle(stvm_vm *vm)
     return err;
 }
 
-int stvm_vm_new(stvm_vm **out, const stvm_config *cfg)
+int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size)
 {
     if (!out)
         return STVM_EINVAL;
     stvm_config c;
-    if (cfg)
-        c = *cfg;
-    else
-        stvm_config_init(&c);
-    int err = stvm__config_normalise(&c, NULL, 0);
+    int err = cfg ? stvm__config_read(cfg, cfg_size, &c) : stvm_config_init(&c);
+    if (!err)
+        err = stvm__config_normalise(&c, NULL, 0);
     if (err)
         return err;
     stvm_vm *vm = calloc(1, sizeof *vm);
@@ -85,20 +84,26 @@ void stvm_vm_free(stvm_vm *vm)
     free(vm);
 }
 
-int stvm_vm_config(const stvm_vm *vm, stvm_config *out)
+int stvm_vm_config_(const stvm_vm *vm, stvm_config *out, size_t out_size)
 {
     if (!vm || !out)
         return STVM_EINVAL;
-    *out = vm->cfg;
-    return STVM_OK;
+    int err = stvm__struct_size_check(STVM__STRUCT_CONFIG, out_size);
+    if (!err)
+        memcpy(out, &vm->cfg, out_size);
+    return err;
 }
 
-int stvm_vm_get_stats(stvm_vm *vm, stvm_stats *out)
+int stvm_vm_get_stats_(stvm_vm *vm, stvm_stats *out, size_t out_size)
 {
     if (!vm || !out)
         return STVM_EINVAL;
-    *out = vm->stats;
-    out->processes_live = vm->live_total;   /* derived, never stored */
+    int err = stvm__struct_size_check(STVM__STRUCT_STATS, out_size);
+    if (err)
+        return err;
+    stvm_stats s = vm->stats;
+    s.processes_live = vm->live_total;   /* derived, never stored */
+    memcpy(out, &s, out_size);
     return STVM_OK;
 }
 

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../vm/abi.h"
+
 static const char *const guard_names[] = {
     [0] = "none",
     [STVM_GUARD_MADVISE] = "madvise",
@@ -49,24 +51,30 @@ static stvm_process_state state_of(stvm_vm *vm, const stvm_proc *p)
     return p->my_list->kind == STVM_LIST_RUNQ ? STVM_PROCESS_READY : STVM_PROCESS_WAITING;
 }
 
-int stvm_process_get_info(stvm_vm *vm, const stvm_process *h, stvm_process_info *out)
+int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info *out,
+                           size_t out_size)
 {
     if (!vm || !stvm__is_proc(vm, h) || !out)
         return STVM_EINVAL;
-    memset(out, 0, sizeof *out);
+    int err = stvm__struct_size_check(STVM__STRUCT_PROCESS_INFO, out_size);
+    if (err)
+        return err;
+    stvm_process_info info;
+    memset(&info, 0, sizeof info);
     const stvm_proc *p = h->core;
-    out->name = h->name;
-    out->id = h->id;
-    out->vm_own = (h->flags & STVM_PF_VM_OWN) != 0;
-    out->held = (h->flags & STVM_PF_HELD) && !out->vm_own;
-    out->priority = p ? p->priority : h->priority;
-    out->state = state_of(vm, p);
-    out->terminating = !p;   /* a finished process stays terminating, as in Pharo */
+    info.name = h->name;
+    info.id = h->id;
+    info.vm_own = (h->flags & STVM_PF_VM_OWN) != 0;
+    info.held = (h->flags & STVM_PF_HELD) && !info.vm_own;
+    info.priority = p ? p->priority : h->priority;
+    info.state = state_of(vm, p);
+    info.terminating = !p;   /* a finished process stays terminating, as in Pharo */
     if (p) {
-        out->terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
-        out->stack_guard = guard_names[p->guard];
-        out->waiting_on = stvm__waiting_on(p, &out->waiting_object);
+        info.terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
+        info.stack_guard = guard_names[p->guard];
+        info.waiting_on = stvm__waiting_on(p, &info.waiting_object);
     }
+    memcpy(out, &info, out_size);
     return STVM_OK;
 }
 

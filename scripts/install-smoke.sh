@@ -19,11 +19,31 @@ echo "not stvm's" > "$dest$prefix/bin/other-tool"
 make -s install PREFIX=$prefix DESTDIR="$dest" >/dev/null
 export PKG_CONFIG_SYSROOT_DIR="$dest"
 export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig"
+# The soname, the link named after it and stvm.pc's abi_version all follow the header's
+# STVM_ABI_VERSION.
+abi=$(sed -n 's/^#define STVM_ABI_VERSION \([0-9]*\)$/\1/p' include/stvm/core.h)
+soname=$(readelf -d "$dest$prefix/lib/libstvm.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libstvm.so.$abi" ] || { echo "$me: soname $soname, the header says libstvm.so.$abi"; exit 1; }
+[ -L "$dest$prefix/lib/libstvm.so.$abi" ] || { echo "$me: no link libstvm.so.$abi"; exit 1; }
+[ "$(pkg-config --variable=abi_version stvm)" = "$abi" ] ||
+    { echo "$me: stvm.pc's abi_version is not $abi"; exit 1; }
+echo "$me: soname $soname, its link and stvm.pc's abi_version agree with STVM_ABI_VERSION"
 src=examples/semantics_tour.c
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror "$src" -o "$work/tour" $(pkg-config --cflags --libs stvm) -lpthread
 LD_LIBRARY_PATH="$dest$prefix/lib" "$work/tour" > "$work/out.txt"
 echo "$me: $src built with 'pkg-config --cflags --libs stvm' against an installed copy and ran ($(wc -l < "$work/out.txt") lines of output)"
+# Each audience's header on its own, as installed: it includes what it needs (stvm/core.h).
+for h in "$dest$prefix"/include/stvm/*.h; do
+    name=stvm/${h##*/}
+    [ "$name" = stvm/deprecated.h ] && continue   # included by stvm.h only
+    printf '#include <%s>\nint main(void) { return stvm_version() == 0; }\n' "$name" > "$work/one.c"
+    # shellcheck disable=SC2046
+    cc -std=c11 -Wall -Wextra -Werror "$work/one.c" -o "$work/one" $(pkg-config --cflags --libs stvm) ||
+        { echo "$me: a program including only <$name> did not build"; exit 1; }
+    LD_LIBRARY_PATH="$dest$prefix/lib" "$work/one" || { echo "$me: the <$name> program failed"; exit 1; }
+done
+echo "$me: a program including only one of $(ls "$dest$prefix"/include/stvm/ | grep -vc deprecated) sub-headers each built and ran against the installed copy"
 
 for t in stvm-bench stvm-lab; do
     [ -x "$dest$prefix/bin/$t" ] || { echo "$me: $prefix/bin/$t was not installed"; exit 1; }

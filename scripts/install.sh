@@ -1,10 +1,10 @@
 #!/bin/sh
 # `make install` and `make uninstall` (the Makefile passes DESTDIR, PREFIX, LIBDIR,
-# INCLUDEDIR, BINDIR, DATADIR, VERSION and B, the build folder).
+# INCLUDEDIR, BINDIR, DATADIR, VERSION, ABI (the soname's number) and B, the build folder).
 #
-# install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the .so.0
-# and .so links), stvm.pc and the tools stvm-bench and stvm-lab, and writes a manifest,
-# DATADIR/stvm/install-manifest:
+# install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the
+# .so.ABI and .so links), stvm.pc and the tools stvm-bench and stvm-lab, and writes a
+# manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -13,7 +13,7 @@
 set -eu
 me=install
 : "${DESTDIR=}" "${PREFIX:?}" "${LIBDIR:?}" "${INCLUDEDIR:?}" "${BINDIR:?}" "${DATADIR:?}"
-: "${VERSION:?}" "${B:=build}"
+: "${VERSION:?}" "${ABI:?}" "${B:=build}"
 manifest=$DATADIR/stvm/install-manifest
 
 # mkdirs DIR...: create each DIR (under DESTDIR) and append to $new the folders that did
@@ -58,11 +58,11 @@ do_install() {
     done
     put 644 "$B/libstvm.a" "$LIBDIR/libstvm.a"
     put 755 "$B/libstvm.so" "$LIBDIR/libstvm.so.$VERSION"
-    ln -sf "libstvm.so.$VERSION" "$DESTDIR$LIBDIR/libstvm.so.0"
-    ln -sf libstvm.so.0 "$DESTDIR$LIBDIR/libstvm.so"
-    files="$files $LIBDIR/libstvm.so.0 $LIBDIR/libstvm.so"
+    ln -sf "libstvm.so.$VERSION" "$DESTDIR$LIBDIR/libstvm.so.$ABI"
+    ln -sf "libstvm.so.$ABI" "$DESTDIR$LIBDIR/libstvm.so"
+    files="$files $LIBDIR/libstvm.so.$ABI $LIBDIR/libstvm.so"
     sed -e "s|@PREFIX@|$PREFIX|" -e "s|@LIBDIR@|$LIBDIR|" -e "s|@INCLUDEDIR@|$INCLUDEDIR|" \
-        -e "s|@VERSION@|$VERSION|" stvm.pc.in > "$DESTDIR$LIBDIR/pkgconfig/stvm.pc"
+        -e "s|@VERSION@|$VERSION|" -e "s|@ABI@|$ABI|" stvm.pc.in > "$DESTDIR$LIBDIR/pkgconfig/stvm.pc"
     echo "$me: stvm.pc -> $DESTDIR$LIBDIR/pkgconfig/stvm.pc"
     files="$files $LIBDIR/pkgconfig/stvm.pc"
     put 755 "$B/stvm-bench" "$BINDIR/stvm-bench"

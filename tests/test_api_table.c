@@ -49,6 +49,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -61,52 +62,52 @@
 
 /* ---- the public functions ------------------------------------------------------- */
 
-/* Every function of stvm.h, in the header's order. every_public_function_has_rows
- * checks this list against the header itself. */
+/* Every public function, in header order (stvm.h's sub-headers in the order it includes
+ * them). every_public_function_has_rows checks this list, and its order, against the
+ * headers themselves. */
 #define API_FUNCTIONS(X)                                                                 \
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
     X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
-    X(checkpoint) X(work_us) X(sim_at) X(process_resume) X(process_suspend)              \
-    X(process_terminate) X(process_interrupt) X(process_release) X(process_join)         \
-    X(ensure) X(ensure_pop) X(process_set_priority) X(process_get_info)                  \
-    X(vm_blocked_report) X(vm_check_invariants) X(semaphore_new) X(semaphore_free)       \
-    X(semaphore_signal) X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait)    \
-    X(semaphore_excess) X(mutex_new) X(mutex_free) X(mutex_enter)                        \
-    X(mutex_enter_timeout_ms) X(mutex_exit) X(mutex_try_enter) X(mutex_owner)            \
-    X(mutex_critical) X(queue_new) X(queue_free) X(queue_put) X(queue_put_timeout_ms)    \
-    X(queue_take) X(queue_take_timeout_ms) X(queue_try_take) X(queue_peek)               \
-    X(queue_size) X(queue_flush) X(queue_open_external) X(queue_put_external)            \
-    X(monitor_new) X(monitor_free) X(monitor_enter) X(monitor_enter_timeout_ms)          \
-    X(monitor_try_enter) X(monitor_exit) X(monitor_critical) X(monitor_owner)            \
-    X(monitor_depth) X(monitor_wait) X(monitor_wait_timeout_ms) X(monitor_wait_on)       \
-    X(monitor_wait_on_timeout_ms) X(monitor_wait_while) X(monitor_wait_until)            \
-    X(monitor_wait_while_on) X(monitor_wait_until_on) X(monitor_signal)                  \
-    X(monitor_signal_all) X(monitor_signal_on) X(monitor_signal_all_on)                  \
-    X(monitor_signal_really_all) X(local_new) X(local_free) X(local_get)                 \
-    X(local_get_of) X(local_set) X(local_clear) X(local_during) X(external_register)     \
-    X(external_unregister) X(external_signal) X(fd_wait) X(tcp_listen) X(tcp_accept)     \
-    X(tcp_connect) X(socket_send) X(socket_recv) X(socket_close) X(socket_fd)            \
-    X(socket_port) X(socket_status) X(socket_read_semaphore) X(stream_open)              \
-    X(stream_read) X(stream_read_line) X(stream_write) X(stream_flush)                   \
-    X(stream_get_stats) X(stream_close) X(run_mode) X(backend_fd) X(backend_timeout_ms)  \
-    X(stop) X(vm_now_us) X(vm_millisecond_clock) X(delay_wait_ms) X(delay_wait_us)       \
+    X(checkpoint) X(work_us) X(process_resume) X(process_suspend) X(process_terminate)   \
+    X(process_interrupt) X(process_release) X(process_join) X(ensure) X(ensure_pop)      \
+    X(process_set_priority) X(process_get_info) X(vm_blocked_report)                     \
+    X(vm_check_invariants) X(semaphore_new) X(semaphore_free) X(semaphore_signal)        \
+    X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait) X(semaphore_excess)    \
+    X(mutex_new) X(mutex_free) X(mutex_enter) X(mutex_enter_timeout_ms) X(mutex_exit)    \
+    X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(queue_new) X(queue_free)       \
+    X(queue_put) X(queue_put_timeout_ms) X(queue_take) X(queue_take_timeout_ms)          \
+    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush)                         \
+    X(queue_open_external) X(queue_put_external) X(monitor_new) X(monitor_free)          \
+    X(monitor_enter) X(monitor_enter_timeout_ms) X(monitor_try_enter) X(monitor_exit)    \
+    X(monitor_critical) X(monitor_owner) X(monitor_depth) X(monitor_wait)                \
+    X(monitor_wait_timeout_ms) X(monitor_wait_on) X(monitor_wait_on_timeout_ms)          \
+    X(monitor_wait_while) X(monitor_wait_until) X(monitor_wait_while_on)                 \
+    X(monitor_wait_until_on) X(monitor_signal) X(monitor_signal_all)                     \
+    X(monitor_signal_on) X(monitor_signal_all_on) X(monitor_signal_really_all)           \
+    X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set)                 \
+    X(local_clear) X(local_during) X(external_register) X(external_unregister)           \
+    X(external_signal) X(run_mode) X(backend_fd) X(backend_timeout_ms) X(stop)           \
+    X(vm_now_us) X(vm_millisecond_clock) X(sim_at) X(delay_wait_ms) X(delay_wait_us)     \
     X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
     X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
     X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
     X(delay_timeout_semaphore_ms) X(semaphore_wait_timeout_ms)                           \
-    X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(smallint_max)       \
-    X(smallint_min) X(oop_is_smallint) X(oop_is_integer) X(int_from_i64)                 \
-    X(int_from_u64) X(int_to_i64) X(int_to_u64) X(int_add) X(int_sub) X(int_mul)         \
-    X(int_compare) X(oop_release) X(bytes_new) X(bytes_data) X(semaphore_oop)            \
-    X(mutex_oop) X(process_oop) X(oop_class_name) X(ffi_function_new)                    \
+    X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(fd_wait)            \
+    X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)             \
+    X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
+    X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
+    X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close)                  \
+    TRACE_FUNCTIONS(X) X(smallint_max) X(smallint_min) X(oop_is_smallint)                \
+    X(oop_is_integer) X(int_from_i64) X(int_from_u64) X(int_to_i64) X(int_to_u64)        \
+    X(int_add) X(int_sub) X(int_mul) X(int_compare) X(oop_release) X(bytes_new)          \
+    X(bytes_data) X(semaphore_oop) X(mutex_oop) X(process_oop) X(oop_class_name)         \
+    X(primitive_call) X(primitive_call_named) X(primitive_named_list)                    \
+    X(primitive_name) X(primitive_numbers) X(primitive_error_name) X(ffi_function_new)   \
     X(ffi_function_at) X(ffi_function_free) X(ffi_function_set_stack) X(ffi_call)        \
     X(ffi_call_threaded) X(ffi_worker_new) X(ffi_worker_free) X(ffi_call_on)             \
     X(ffi_last_failure) X(float_new) X(float_value) X(ptr_oop) X(oop_ptr)                \
-    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats) X(primitive_call)          \
-    X(primitive_call_named) X(primitive_named_list) X(primitive_name)                    \
-    X(primitive_numbers) X(primitive_error_name)                                         \
-    TRACE_FUNCTIONS(X)
+    X(ffi_callback_new) X(ffi_callback_free) X(ffi_get_stats)
 /* Tracing (its rows are trace_rows, after the others). */
 #define TRACE_FUNCTIONS(X)                                                               \
     X(trace_start) X(trace_stop) X(trace_dropped) X(trace_count) X(trace_get)            \
@@ -318,7 +319,13 @@ typedef struct args {
     bool null_ptr;   /* NULL for the other pointer: fn, args, buf, cfg, why, size */
     bool null_fail;  /* stvm_primitive_call: NULL fail_code */
     int cfg;         /* enum cfg_fault */
+    size_t ssize;    /* a struct's size given to the '_' function of a call that takes one
+                        (include/README.md, "Structs that grow"); 0: the macro, which
+                        gives the header's sizeof */
 } args;
+
+/* The size a row gives a call that takes a struct: its own, or the header's sizeof. */
+#define SSIZE(type) (a->ssize ? a->ssize : sizeof(type))
 
 /* Answers of functions that do not answer an error code. */
 enum {
@@ -710,18 +717,19 @@ static int call(fx *f, int fn, const args *a)
     case F_measure_raw_switch: return stvm_measure_raw_switch((uint64_t)a->n, o ? &o->d : NULL);
     case F_strerror: return text_ok(stvm_strerror((int)a->n));
     case F_err_name: return yes(strcmp(stvm_err_name((int)a->n), "STVM_E?") == 0);
-    case F_config_init: stvm_config_init(NULL); return R_VOID;
+    case F_config_init:
+        return a->ssize ? stvm_config_init_(o ? &o->cfg : NULL, a->ssize) : stvm_config_init(NULL);
     case F_config_check:
-        return stvm_config_check(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
-                                 a->z ? a->z : sizeof f->text);
+        return stvm_config_check_(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
+                                  a->z ? a->z : sizeof f->text, SSIZE(stvm_config));
     case F_vm_new: {
-        int rc = stvm_vm_new(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg);
+        int rc = stvm_vm_new_(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg, SSIZE(stvm_config));
         if (rc == STVM_OK && o)
             stvm_vm_free(o->vm);   /* an unexpected success must not leak */
         return rc;
     }
     case F_vm_free: stvm_vm_free(vm); return R_VOID;
-    case F_vm_config: return stvm_vm_config(vm, o ? &o->cfg : NULL);
+    case F_vm_config: return stvm_vm_config_(vm, o ? &o->cfg : NULL, SSIZE(stvm_config));
     case F_spawn: return stvm_spawn(vm, (int)a->n, "row", fnp, NULL, o ? &o->p : NULL);
     case F_spawn_sized:
         return stvm_spawn_sized(vm, (int)a->n, "row", fnp, NULL, (size_t)a->z, o ? &o->p : NULL);
@@ -745,7 +753,8 @@ static int call(fx *f, int fn, const args *a)
     case F_ensure: return stvm_ensure(vm, fnp, NULL);
     case F_ensure_pop: return stvm_ensure_pop(vm, a->n != 0);
     case F_process_set_priority: return stvm_process_set_priority(vm, p, (int)a->n);
-    case F_process_get_info: return stvm_process_get_info(vm, p, o ? &o->info : NULL);
+    case F_process_get_info:
+        return stvm_process_get_info_(vm, p, o ? &o->info : NULL, SSIZE(stvm_process_info));
     case F_vm_blocked_report: {
         int rc = stvm_vm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
         return rc < 0 ? rc : R_COUNT;
@@ -850,7 +859,7 @@ static int call(fx *f, int fn, const args *a)
     case F_delay_semaphore: return null_or_not(stvm_delay_semaphore(dl));
     case F_delay_timeout_semaphore_ms:
         return stvm_delay_timeout_semaphore_ms(vm, sem, a->n, o ? &o->dl : NULL);
-    case F_vm_get_stats: return stvm_vm_get_stats(vm, o ? &o->stats : NULL);
+    case F_vm_get_stats: return stvm_vm_get_stats_(vm, o ? &o->stats : NULL, SSIZE(stvm_stats));
     case F_vm_reset_stats: stvm_vm_reset_stats(vm); return R_VOID;
     case F_smallint_max: (void)stvm_smallint_max(vm); return R_ANY;
     case F_smallint_min: (void)stvm_smallint_min(vm); return R_ANY;
@@ -907,7 +916,8 @@ static int call(fx *f, int fn, const args *a)
         return r < 0 ? (int)r : R_COUNT;
     case F_stream_write: return stvm_stream_write(vm, st, buf, (size_t)a->z);
     case F_stream_flush: return stvm_stream_flush(vm, st);
-    case F_stream_get_stats: return stvm_stream_get_stats(st, o ? &o->sst : NULL);
+    case F_stream_get_stats:
+        return stvm_stream_get_stats_(st, o ? &o->sst : NULL, SSIZE(stvm_stream_stats));
     case F_stream_close: return stvm_stream_close(vm, st);
 
     /* running inside another event loop */
@@ -930,7 +940,8 @@ static int call(fx *f, int fn, const args *a)
     case F_trace_stop: return stvm_trace_stop(vm);
     case F_trace_dropped: r = stvm_trace_dropped(vm); return r < 0 ? (int)r : R_COUNT;
     case F_trace_count: r = stvm_trace_count(vm); return r < 0 ? (int)r : R_COUNT;
-    case F_trace_get: return stvm_trace_get(vm, (size_t)a->z, o ? &o->tev : NULL);
+    case F_trace_get:
+        return stvm_trace_get_(vm, (size_t)a->z, o ? &o->tev : NULL, SSIZE(stvm_trace_event));
     case F_trace_set_hook: return stvm_trace_set_hook(vm, NULL, NULL);
     case F_trace_process_name:
         return stvm_trace_process_name(vm, (uint64_t)a->n, a->null_ptr ? NULL : f->text,
@@ -1615,14 +1626,14 @@ static const row explicit_rows[] = {
     ROW(version_string, "answers STVM_VERSION_STRING", C_HOST, R_TRUE),
     ROW(context_backend, "names its back end", C_HOST, R_TRUE),
     ROW(strerror, "code 1 has a text", C_HOST, R_TRUE, .n = 1),
-    ROW(strerror, "code -20 (none) has a text", C_HOST, R_TRUE, .n = -20),
+    ROW(strerror, "code -21 (none) has a text", C_HOST, R_TRUE, .n = -21),
     ROW(strerror, "INT_MIN has a text", C_HOST, R_TRUE, .n = INT_MIN),
     ROW(strerror, "INT_MAX has a text", C_HOST, R_TRUE, .n = INT_MAX),
     ROW(err_name, "code 1 is STVM_E?", C_HOST, R_TRUE, .n = 1),
-    ROW(err_name, "code -20 (none) is STVM_E?", C_HOST, R_TRUE, .n = -20),
+    ROW(err_name, "code -21 (none) is STVM_E?", C_HOST, R_TRUE, .n = -21),
     ROW(err_name, "INT_MIN is STVM_E?", C_HOST, R_TRUE, .n = INT_MIN),
     ROW(err_name, "INT_MAX is STVM_E?", C_HOST, R_TRUE, .n = INT_MAX),
-    ROW(config_init, "NULL cfg is ignored", C_HOST, R_VOID),
+    ROW(config_init, "NULL cfg", C_HOST, STVM_EINVAL),
     ROW(primitive_name, "number 0", C_HOST, R_NULL, .n = 0),
     ROW(primitive_name, "number -1", C_HOST, R_NULL, .n = -1),
     ROW(primitive_name, "number 243", C_HOST, R_NULL, .n = 243),
@@ -1653,6 +1664,28 @@ static const row explicit_rows[] = {
 
     /* ---- config_check and vm_new (the broken fields are generated) ---- */
     ROW(config_check, "NULL cfg", C_HOST, E_INVAL, .null_ptr = true),
+    /* A struct size the library cannot know (include/README.md, "Structs that grow"):
+     * from a newer header, holding no field, or cutting one. */
+    ROW(config_init, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(config_init, "struct size cutting a field", C_HOST, STVM_ESIZE, .ssize = 2),
+    ROW(config_check, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(vm_new, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 8),
+    ROW(vm_new, "struct size holding no field", C_HOST, STVM_ESIZE, .ssize = 1),
+    ROW(vm_config, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_config) + 4),
+    ROW(vm_config, "struct size cutting stack_size", C_HOST, STVM_ESIZE,
+        .ssize = offsetof(stvm_config, stack_size) + 4),
+    ROW(process_get_info, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_process_info) + 8),
+    ROW(process_get_info, "struct size cutting name", C_GREEN, STVM_ESIZE, .ssize = 4),
+    ROW(vm_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_stats) + 8),
+    ROW(vm_get_stats, "struct size cutting a counter", C_GREEN, STVM_ESIZE, .ssize = 12),
+    ROW(stream_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE, .vm = V_NET,
+        .ssize = sizeof(stvm_stream_stats) + 8),
     ROW(config_check, "NULL why with a size", C_HOST, E_INVAL, .null_out = true, .z = 16),
 
     /* ---- lifetime and runs in the wrong place ---- */
@@ -2754,7 +2787,7 @@ static int call_ffi_other(fx *f, int fn, const args *a, union out_slot *o)
         return R_VOID;
     }
     case F_ffi_get_stats:
-        rc = stvm_ffi_get_stats(vm, o ? &fst : NULL);
+        rc = stvm_ffi_get_stats_(vm, o ? &fst : NULL, SSIZE(stvm_ffi_stats));
         FFI_OUT_DONE(o, fst);
         return rc;
     }
@@ -2918,6 +2951,8 @@ static const row ffi_rows[] = {
     FFI(ffi_last_failure, "answers a code, changing nothing", C_ELSEWHERE, R_COUNT),
     FFI(ffi_get_stats, "NULL vm", C_HOST, E_INVAL, .vm = V_NULL),
     FFI(ffi_get_stats, "NULL out-parameter", C_HOST, E_INVAL, .null_out = true),
+    FFI(ffi_get_stats, "struct size from a newer header", C_HOST, STVM_ESIZE,
+        .ssize = sizeof(stvm_ffi_stats) + 8),
 
     /* floats and addresses */
     FFI(float_new, "NULL vm", C_HOST, E_INVAL, .vm = V_NULL),
@@ -2965,6 +3000,8 @@ static const row ffi_rows[] = {
     ROW(trace_get, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                                   \
     ROW(trace_get, "NULL out", ctx, E_INVAL, .null_out = true),                              \
     ROW(trace_get, "no ring: index 0", ctx, STVM_ERANGE, .z = 0),                            \
+    ROW(trace_get, "struct size from a newer header", ctx, STVM_ESIZE,                        \
+        .ssize = sizeof(stvm_trace_event) + 8),                                               \
     ROW(trace_get, "no ring: index SIZE_MAX", ctx, STVM_ERANGE, .z = SIZE_MAX),              \
     ROW(trace_set_hook, "NULL vm", ctx, E_INVAL, .vm = V_NULL),                              \
     ROW(trace_process_name, "NULL vm", ctx, E_INVAL, .vm = V_NULL, .n = 1),                  \
@@ -3818,51 +3855,84 @@ static void run_table(int ctx, bool defects)
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
-/* The names of stvm.h's functions, read from the header itself: the lines starting
- * with STVM_API, the identifier before the first '('. */
-static int header_functions(char names[][48], int cap)
+/* The public headers are found from the repository, next to the test binary
+ * (build/<variant>/stvm-tests) or under $STVM_INCLUDE. Opens include/<name>. */
+static FILE *open_public_header(const char *name)
 {
-    static const char *const rel[] = {"include/stvm.h", "../include/stvm.h",
-                                      "../../include/stvm.h"};
     char path[4096];
-    FILE *fp = NULL;
-    const char *env = getenv("STVM_HEADER");
-    if (env)
-        fp = fopen(env, "r");
-    for (size_t i = 0; !fp && i < sizeof rel / sizeof rel[0]; i++)
-        fp = fopen(rel[i], "r");
-    if (!fp) {   /* next to the test binary: build/<variant>/stvm-tests */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-        if (n > 0) {
-            path[n] = 0;
-            char *slash = strrchr(path, '/');
-            if (slash) {
-                snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/stvm.h");
-                fp = fopen(path, "r");
-            }
-        }
+    const char *env = getenv("STVM_INCLUDE");
+    if (env) {
+        snprintf(path, sizeof path, "%s/%s", env, name);
+        return fopen(path, "r");
     }
-    cr_assert_not_null(fp, "include/stvm.h not found (run from the repository or set STVM_HEADER)");
-    static char text[1 << 17];
-    size_t len = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[len] = 0;
-    int n = 0;
-    for (char *s = text; (s = strstr(s, "STVM_API ")) != NULL; s++) {
+    static const char *const rel[] = {"include", "../include", "../../include"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", rel[i], name);
+        FILE *fp = fopen(path, "r");
+        if (fp)
+            return fp;
+    }
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 256);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return NULL;
+    snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/%s", name);
+    return fopen(path, "r");
+}
+
+/* Append the functions of one header's text: the lines starting with STVM_API, the
+ * identifier before the first '(' (without the trailing '_' of a function that takes a
+ * struct's size: callers use the macro of the plain name). */
+static int functions_of(const char *text, char names[][48], int n, int cap)
+{
+    for (const char *s = text; (s = strstr(s, "STVM_API ")) != NULL; s++) {
         if (s != text && s[-1] != '\n')
             continue;   /* the #define of STVM_API itself */
-        char *paren = strchr(s, '(');
+        const char *paren = strchr(s, '(');
         cr_assert_not_null(paren);
-        char *end = paren;
+        const char *end = paren;
         while (end > s && end[-1] == ' ')
             end--;
-        char *start = end;
+        const char *start = end;
         while (start > s && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
                              (start[-1] >= '0' && start[-1] <= '9')))
             start--;
+        if (end > start && end[-1] == '_')
+            end--;
         cr_assert_lt(n, cap);
         snprintf(names[n++], 48, "%.*s", (int)(end - start), start);
     }
+    return n;
+}
+
+/* The names of the public functions, in header order: stvm.h's own, then those of each
+ * header it includes ("stvm/....h"), in the order it includes them. */
+static int header_functions(char names[][48], int cap)
+{
+    static char text[1 << 18], sub[1 << 18];
+    FILE *fp = open_public_header("stvm.h");
+    cr_assert_not_null(fp, "include/stvm.h not found (run from the repository or set STVM_INCLUDE)");
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    cr_assert_lt(len, sizeof text - 1, "stvm.h is larger than the buffer");
+    text[len] = 0;
+    int n = functions_of(text, names, 0, cap), headers = 0;
+    for (const char *s = text; (s = strstr(s, "#include \"stvm/")) != NULL; s++) {
+        char name[64];
+        cr_assert_eq(sscanf(s, "#include \"%63[^\"]\"", name), 1);
+        FILE *h = open_public_header(name);
+        cr_assert_not_null(h, "include/%s (included by stvm.h) not found", name);
+        size_t k = fread(sub, 1, sizeof sub - 1, h);
+        fclose(h);
+        cr_assert_lt(k, sizeof sub - 1, "%s is larger than the buffer", name);
+        sub[k] = 0;
+        n = functions_of(sub, names, n, cap);
+        headers++;
+    }
+    cr_assert_geq(headers, 5, "stvm.h includes its five sub-headers and deprecated.h");
     return n;
 }
 
@@ -3870,15 +3940,19 @@ Test(api_table, every_public_function_has_rows)
 {
     static char names[256][48];
     int n = header_functions(names, 256);
-    cr_assert_eq(n, N_FN, "stvm.h declares %d functions, the table knows %d: update API_FUNCTIONS",
+    cr_assert_eq(n, N_FN, "the public headers declare %d functions, the table knows %d: update API_FUNCTIONS",
                  n, N_FN);
+    for (int i = 0; i < n; i++)
+        cr_assert_str_eq(names[i], fn_names[i],
+                         "function %d in header order is %s, API_FUNCTIONS has %s there", i,
+                         names[i], fn_names[i]);
     table t = table_build();
     for (int i = 0; i < n; i++) {
         int fn = -1;
         for (int k = 0; k < N_FN; k++)
             if (strcmp(fn_names[k], names[i]) == 0)
                 fn = k;
-        cr_assert_geq(fn, 0, "%s is declared in stvm.h but not in the table", names[i]);
+        cr_assert_geq(fn, 0, "%s is declared in a public header but not in the table", names[i]);
         int rows = 0;
         for (int r = 0; r < t.n; r++)
             rows += t.rows[r].fn == fn;

@@ -8,12 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "clock.h"
 
-void stvm_config_init(stvm_config *cfg)
+static void defaults(stvm_config *cfg)
 {
-    if (!cfg)
-        return;
     memset(cfg, 0, sizeof *cfg);
     cfg->smallint_bits = 61;
     cfg->preemption_yields = true;
@@ -31,6 +30,29 @@ void stvm_config_init(stvm_config *cfg)
     cfg->ffi_workers = STVM_DEFAULT_FFI_WORKERS;
     cfg->ffi_callback_priority = STVM_DEFAULT_FFI_CALLBACK_PRIORITY;
     cfg->ffi_spin_us = STVM_DEFAULT_FFI_SPIN_US;
+}
+
+int stvm_config_init_(stvm_config *cfg, size_t cfg_size)
+{
+    if (!cfg)
+        return STVM_EINVAL;
+    int err = stvm__struct_size_check(STVM__STRUCT_CONFIG, cfg_size);
+    if (err)
+        return err;
+    stvm_config c;
+    defaults(&c);
+    memcpy(cfg, &c, cfg_size);
+    return STVM_OK;
+}
+
+int stvm__config_read(const stvm_config *cfg, size_t cfg_size, stvm_config *out)
+{
+    int err = stvm__struct_size_check(STVM__STRUCT_CONFIG, cfg_size);
+    if (err)
+        return err;
+    defaults(out);
+    memcpy(out, cfg, cfg_size);
+    return STVM_OK;
 }
 
 size_t stvm__page_round(size_t bytes)
@@ -100,13 +122,20 @@ int stvm__config_normalise(stvm_config *c, char *why, size_t size)
     return STVM_OK;
 }
 
-int stvm_config_check(const stvm_config *cfg, char *why, size_t size)
+int stvm_config_check_(const stvm_config *cfg, char *why, size_t size, size_t cfg_size)
 {
     if ((!why && size) || !cfg) {
         if (why && size)
             snprintf(why, size, "%s", cfg ? "why is NULL but size is not 0" : "cfg is NULL");
         return STVM_EINVAL;
     }
-    stvm_config c = *cfg;
+    stvm_config c;
+    int err = stvm__config_read(cfg, cfg_size, &c);
+    if (err) {
+        if (why && size)
+            snprintf(why, size, "cfg_size = %zu: not a size of stvm_config this library "
+                     "knows (at most %zu)", cfg_size, sizeof c);
+        return err;
+    }
     return stvm__config_normalise(&c, why, size);
 }

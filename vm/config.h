@@ -28,6 +28,10 @@
 /* Round up to the page size (stacks and guards are mapped in pages). */
 size_t stvm__page_round(size_t bytes);
 
+/* Read a caller's config of cfg_size bytes into *out, the fields it lacks at their
+ * defaults. ESIZE (out untouched) for a size stvm_config never had. */
+int stvm__config_read(const stvm_config *cfg, size_t cfg_size, stvm_config *out);
+
 /* Validate cfg and fill in what 0 means (default stack and guard sizes, rounded up
  * to pages). EINVAL with the reason in why. */
 int stvm__config_normalise(stvm_config *cfg, char *why, size_t size);

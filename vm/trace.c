@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "abi.h"
 #include "clock.h"
 #include "integer.h"
 
@@ -250,14 +251,18 @@ int64_t stvm_trace_count(const stvm_vm *vm)
     return vm->trace_ring ? (int64_t)stvm__trace_kept(vm->trace_ring) : 0;
 }
 
-int stvm_trace_get(const stvm_vm *vm, size_t index, stvm_trace_event *out)
+int stvm_trace_get_(const stvm_vm *vm, size_t index, stvm_trace_event *out, size_t out_size)
 {
     if (!vm || !out)
         return STVM_EINVAL;
+    int err = stvm__struct_size_check(STVM__STRUCT_TRACE_EVENT, out_size);
+    if (err)
+        return err;
     const struct stvm_trace *t = vm->trace_ring;
     if (!t || index >= stvm__trace_kept(t))
         return STVM_ERANGE;
-    *out = stvm__trace_at(t, index);
+    stvm_trace_event ev = stvm__trace_at(t, index);
+    memcpy(out, &ev, out_size);
     return STVM_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../../vm/abi.h"
 #include "../../vm/bytes.h"
 #include "../../vm/integer.h"
 #include "../../vm/objmem.h"
@@ -311,13 +312,17 @@ int stvm_stream_flush(stvm_vm *vm, stvm_stream *st)
     return err ? err : stvm__stream_flush(vm, st);
 }
 
-int stvm_stream_get_stats(const stvm_stream *st, stvm_stream_stats *out)
+int stvm_stream_get_stats_(const stvm_stream *st, stvm_stream_stats *out, size_t out_size)
 {
     if (!st || !out || st->hdr.class_index != STVM_CLASS_SOCKET_STREAM)
         return STVM_EINVAL;
-    *out = st->stats;
-    out->buffer_bytes = (uint64_t)((st->in != STVM_NIL) + (st->out != STVM_NIL)) *
-                        STVM_STREAM_BUFFER_SIZE;
+    int err = stvm__struct_size_check(STVM__STRUCT_STREAM_STATS, out_size);
+    if (err)
+        return err;
+    stvm_stream_stats s = st->stats;
+    s.buffer_bytes = (uint64_t)((st->in != STVM_NIL) + (st->out != STVM_NIL)) *
+                     STVM_STREAM_BUFFER_SIZE;
+    memcpy(out, &s, out_size);
     return STVM_OK;
 }
 

@@ -1,7 +1,7 @@
 /*
  * stvm/deprecated.h -- the public names before the noun_verb sweep (include/README.md,
- * "Naming"), kept for one release so that code written against 0.1.0 still builds; they
- * go in 0.2.0. Each old name is a macro for its new name, so it compiles to a call of
+ * "Naming"), kept for one release so that code written against 0.1.0 still builds with
+ * 0.2.0; they go in 0.3.0. Each old name is a macro for its new name, so it compiles to a call of
  * the new function: the shared library exports only the new symbols.
  *
  * Included by stvm.h; not for including on its own. Define STVM_NO_DEPRECATED before
