@@ -215,7 +215,7 @@ soak: all $(SOAK_EXTRA)
 fuzz: $(FUZZ_EXTRA)
 
 # make test: the maintainers' loop, the unit suites of the assembly build only (no
-# packages installed, nothing else built; about 25 s of tests on 2 cores, and one test
+# packages installed, nothing else built; about 20 s of tests on 2 cores, and one test
 # file's edit recompiles that file alone). Left out, for make check: the suites of
 # UNIT_SKIP, which need a real nginx (zn_client), want an idle machine (stop judges in
 # real time that a stop ends a run within 100 ms) or run a built tool (lab runs
