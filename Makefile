@@ -192,8 +192,11 @@ TESTS_ALONE := stop
 run_suites = $(1) --jobs 2 --filter '!($(TESTS_ALONE)/*)' && $(1) --jobs 1 --filter '$(TESTS_ALONE)/*'
 
 # The tests: both back ends, then the sanitizer build; any failure or crash fails make.
+# The build compiles CHECK_JOBS objects at a time (CI's machine has 2 cores); the tests
+# then run one binary at a time.
+CHECK_JOBS ?= 2
 check: setup
-	$(MAKE) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary $(B)/bench/stvm-bench-tests
+	$(MAKE) -j$(CHECK_JOBS) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary $(B)/bench/stvm-bench-tests
 	$(MAKE) layering symbols man-check
 	@echo "== tests: assembly back end" && $(call run_suites,$(B)/asm/stvm-tests)
 	@echo "== tests: the benchmark tool and its HTTP harness" && $(B)/bench/stvm-bench-tests --jobs 1
