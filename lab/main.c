@@ -1,7 +1,10 @@
 /*
  * stvm-lab: `list`, and `run NAME [--trace FILE] [--png FILE] [--predict]`. A run prints
  * the scenario's set-up, question and rule, then its timeline (stvm_trace_write_text);
- * --trace writes the Trace Event JSON, --png a picture drawn by gnuplot.
+ * --trace writes the Trace Event JSON, --png a picture drawn by gnuplot. `--help` (also
+ * `-h`, `help`) and `--version` (also `version`) answer on stdout with status 0, as
+ * stvm-bench's do; a usage error is told on stderr with status 2. The manual page
+ * man/stvm-lab.1 names every option of the help (scripts/man-check.sh checks it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,13 +132,53 @@ static int run(int argc, char **argv)
     return rc;
 }
 
+/* The synopsis, then (full) what each command and option does: the help names every
+ * option, and the manual page must name them too. */
+static void usage(FILE *f, bool full)
+{
+    fprintf(f, "usage: stvm-lab list\n"
+               "       stvm-lab run NAME [--trace FILE.json] [--png FILE.png] [--predict]\n"
+               "       stvm-lab --help | --version\n");
+    if (!full) {
+        fprintf(f, "Try 'stvm-lab --help'.\n");
+        return;
+    }
+    fprintf(f, "\n"
+               "Commands:\n"
+               "  list      name each scenario with a one-line summary\n"
+               "  run NAME  print the scenario's set-up, question and rule, then the timeline\n"
+               "            of its run on the simulated clock\n"
+               "  help      this text (also --help, -h)\n"
+               "  version   the tool and library versions and the back end (also --version)\n"
+               "\n"
+               "Options of run:\n"
+               "  --trace FILE  also write the run's Trace Event JSON to FILE\n"
+               "  --png FILE    also draw who runs, event after event, into FILE (gnuplot)\n"
+               "  --predict     on a terminal, wait for a prediction before the run\n");
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "list") == 0)
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout, true);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("stvm-lab %s (library %s, back end %s)\n", STVM_VERSION_STRING,
+               stvm_version_string(), stvm_context_backend());
+        return 0;
+    }
+    if (strcmp(cmd, "list") == 0 && argc == 2)
         return list();
-    if (argc >= 3 && strcmp(argv[1], "run") == 0)
+    if (strcmp(cmd, "run") == 0 && argc >= 3)
         return run(argc - 2, argv + 2);
-    fprintf(stderr, "usage: stvm-lab list\n"
-                    "       stvm-lab run NAME [--trace FILE.json] [--png FILE.png] [--predict]\n");
+    if (strcmp(cmd, "list") == 0)
+        fprintf(stderr, "stvm-lab: list takes no arguments\n");
+    else if (strcmp(cmd, "run") == 0)
+        fprintf(stderr, "stvm-lab: run needs a scenario's name (stvm-lab list names them)\n");
+    else if (argc >= 2)
+        fprintf(stderr, "stvm-lab: unknown command '%s'\n", cmd);
+    usage(stderr, false);
     return 2;
 }

@@ -38,9 +38,11 @@ $(FUZZ_B)/obj/%.o: %.S
 $(FUZZ_B)/libstvm.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(PUBLIC_H) $(FUZZ_B)/libstvm.a
-	$(CLANG) $(WARN) $(NODEP) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $< \
+# Each target is one file, compiled and linked in one call; its .d names the headers.
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_B)/libstvm.a
+	$(CLANG) $(WARN) $(NODEP) -O1 -g -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer $(FUZZ_SAN) $(DEPFLAGS) $< \
 	    $(FUZZ_B)/libstvm.a $(LDLIBS) -o $@
+-include $(FUZZ_BINS:=.d)
 
 .PHONY: fuzz-targets fuzz-check fuzz-run
 fuzz-targets: $(FUZZ_BINS)

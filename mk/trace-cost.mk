@@ -16,8 +16,10 @@ TRACE_COST_RUNS ?= 11
 
 $(eval $(call variant,notrace,-DSTVM_TRACE_POINTS=0))
 
-$(B)/notrace/stvm-bench: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/notrace/libstvm.a
-	$(CC) $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude $(BENCH_SRC) $(B)/notrace/libstvm.a $(LDLIBS) -o $@
+# The tool's objects are the same as build/stvm-bench's (BENCH_OBJ): only the library
+# under them differs.
+$(B)/notrace/stvm-bench: $(BENCH_OBJ) $(B)/notrace/libstvm.a
+	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
 
 .PHONY: bench-trace-cost trace-cost-check
 bench-trace-cost: $(B)/stvm-bench $(B)/notrace/stvm-bench

@@ -9,8 +9,9 @@
 # run by the trace, bench and lab tests), libuv1-dev (the libuv host-loop example),
 # clang and libclang-rt-14-dev (libFuzzer, libclang_rt.fuzzer-x86_64.a: the fuzz
 # targets, mk/fuzz.mk), libbenchmark-tools and python3-scipy (Google Benchmark's
-# compare.py, which make check runs on two stvm-bench runs). STVM_DEPS_EXTRA may name
-# more.
+# compare.py, /usr/share/benchmark/compare.py, which make check runs on two stvm-bench
+# exports), man-db and groff-base (`man -l` and groff, which render the manual pages
+# under man/ for scripts/man-check.sh). STVM_DEPS_EXTRA may name more.
 #
 # Every package is checked with dpkg-query, not by looking for a command on PATH: a
 # python3 from pyenv or a hand-built nginx on a developer's machine is not what a bare
@@ -31,8 +32,8 @@
 set -eu
 me=install-deps
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk curl"
-want="$want libbenchmark-tools python3-scipy"
-want="$want python3 libuv1-dev clang libclang-rt-14-dev ${STVM_DEPS_EXTRA:-}"
+want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools python3-scipy"
+want="$want man-db groff-base ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

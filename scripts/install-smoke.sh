@@ -2,7 +2,7 @@
 # Install into a scratch prefix with DESTDIR, then build an outside program that includes
 # only <stvm.h> (examples/semantics_tour.c) with `pkg-config --cflags --libs stvm`, and
 # run it against the installed shared library; run the installed tools (stvm-lab,
-# stvm-bench); then uninstall and check that the scratch tree is exactly as it was
+# stvm-bench) and render the installed manual pages; then uninstall and check that the scratch tree is exactly as it was
 # before the install: the folders install created are gone, and a folder that existed
 # before (bin/ here, standing for /usr/local/bin) is kept with what else was in it.
 set -eu
@@ -52,6 +52,12 @@ done
 [ -s "$work/lab.txt" ] || { echo "$me: the installed stvm-lab listed no scenario"; exit 1; }
 "$dest$prefix/bin/stvm-bench" delay --help > /dev/null
 echo "$me: installed stvm-lab runs ($(wc -l < "$work/lab.txt") scenarios listed), stvm-bench runs"
+for page in man1/stvm-bench.1 man1/stvm-lab.1 man3/stvm.3; do
+    f=$dest$prefix/share/man/$page
+    [ -f "$f" ] || { echo "$me: $prefix/share/man/$page was not installed"; exit 1; }
+    MANWIDTH=80 man -l "$f" > /dev/null || { echo "$me: the installed $page does not render"; exit 1; }
+done
+echo "$me: the three manual pages are installed under $prefix/share/man and render"
 
 make -s uninstall PREFIX=$prefix DESTDIR="$dest" >/dev/null
 (cd "$dest" && find . | sort) > "$work/after.txt"

@@ -1,10 +1,12 @@
 #!/bin/sh
 # `make install` and `make uninstall` (the Makefile passes DESTDIR, PREFIX, LIBDIR,
-# INCLUDEDIR, BINDIR, DATADIR, VERSION, ABI (the soname's number) and B, the build folder).
+# INCLUDEDIR, BINDIR, DATADIR, MANDIR, VERSION, ABI (the soname's number) and B, the
+# build folder).
 #
 # install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the
-# .so.ABI and .so links), stvm.pc and the tools stvm-bench and stvm-lab, and writes a
-# manifest, DATADIR/stvm/install-manifest:
+# .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
+# pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; stvm-bench's
+# is written by the tool into B/man), and writes a manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -13,6 +15,7 @@
 set -eu
 me=install
 : "${DESTDIR=}" "${PREFIX:?}" "${LIBDIR:?}" "${INCLUDEDIR:?}" "${BINDIR:?}" "${DATADIR:?}"
+: "${MANDIR:=$DATADIR/man}"
 : "${VERSION:?}" "${ABI:?}" "${B:=build}"
 manifest=$DATADIR/stvm/install-manifest
 
@@ -42,8 +45,8 @@ put() { # put MODE SRC DEST
 }
 
 do_install() {
-    for t in "$B/libstvm.a" "$B/libstvm.so" "$B/stvm-bench" "$B/stvm-lab"; do
-        [ -f "$t" ] || { echo "$me: $t is not built (make lib tools)" >&2; exit 1; }
+    for t in "$B/libstvm.a" "$B/libstvm.so" "$B/stvm-bench" "$B/stvm-lab" "$B/man/stvm-bench.1"; do
+        [ -f "$t" ] || { echo "$me: $t is not built (make lib tools man)" >&2; exit 1; }
     done
     # Folders a previous install created stay on the list, so a reinstall followed by
     # one uninstall still removes them.
@@ -51,7 +54,7 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -67,6 +70,9 @@ do_install() {
     files="$files $LIBDIR/pkgconfig/stvm.pc"
     put 755 "$B/stvm-bench" "$BINDIR/stvm-bench"
     put 755 "$B/stvm-lab" "$BINDIR/stvm-lab"
+    put 644 "$B/man/stvm-bench.1" "$MANDIR/man1/stvm-bench.1"
+    put 644 man/stvm-lab.1 "$MANDIR/man1/stvm-lab.1"
+    put 644 man/stvm.3 "$MANDIR/man3/stvm.3"
     {
         echo "# stvm $VERSION: installed by make install; make uninstall reads this"
         for f in $files $manifest; do echo "f $f"; done
@@ -80,7 +86,8 @@ do_uninstall() {
         # An install made before the manifest existed: its files, no folders.
         echo "$me: no $DESTDIR$manifest; removing the files an install puts there"
         rm -f "$DESTDIR$INCLUDEDIR/stvm.h" "$DESTDIR$LIBDIR/libstvm.a" "$DESTDIR$LIBDIR"/libstvm.so* \
-              "$DESTDIR$LIBDIR/pkgconfig/stvm.pc" "$DESTDIR$BINDIR/stvm-bench" "$DESTDIR$BINDIR/stvm-lab"
+              "$DESTDIR$LIBDIR/pkgconfig/stvm.pc" "$DESTDIR$BINDIR/stvm-bench" "$DESTDIR$BINDIR/stvm-lab" \
+              "$DESTDIR$MANDIR/man1/stvm-bench.1" "$DESTDIR$MANDIR/man1/stvm-lab.1" "$DESTDIR$MANDIR/man3/stvm.3"
         return 0
     fi
     dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")

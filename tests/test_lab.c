@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -160,4 +161,74 @@ Test(lab, png_draws_a_time_panel_only_for_a_run_that_took_simulated_time, .timeo
 Test(lab, an_unknown_option_is_refused)
 {
     cr_assert_neq(lab_run("run priority_preemption --no-such-option > /dev/null 2>&1"), 0);
+}
+
+/* The lab's ARGS run with stdout and stderr read back: the exit status (-1 when it did
+ * not exit), and each stream's text (cut at size). */
+static int lab_streams(const char *args, char *out, char *err, size_t size)
+{
+    char out_path[] = "/tmp/stvm-lab-out-XXXXXX", err_path[] = "/tmp/stvm-lab-err-XXXXXX";
+    int fo = mkstemp(out_path), fe = mkstemp(err_path);
+    cr_assert(fo >= 0 && fe >= 0, "mkstemp");
+    close(fo);
+    close(fe);
+    int status = lab_run("%s > %s 2> %s", args, out_path, err_path);
+    const char *paths[2] = {out_path, err_path};
+    char *texts[2] = {out, err};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(paths[i], "r");
+        cr_assert_not_null(f, "%s", paths[i]);
+        size_t n = fread(texts[i], 1, size - 1, f);
+        texts[i][n] = 0;
+        fclose(f);
+        unlink(paths[i]);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(lab, help_in_each_spelling_goes_to_stdout_with_status_0_and_names_every_option)
+{
+    static const char *const spellings[] = {"--help", "-h", "help"};
+    char out[4096], err[4096], first[4096] = "";
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lab_streams(spellings[i], out, err, sizeof out), 0, "%s", spellings[i]);
+        cr_expect_str_empty(err, "%s wrote to stderr: %s", spellings[i], err);
+        cr_expect(strncmp(out, "usage: stvm-lab list\n", 21) == 0, "%s: %s", spellings[i], out);
+        for (const char *const *o = (const char *const[]){"--trace", "--png", "--predict",
+                                                            "--version", NULL};
+             *o; o++)
+            cr_expect_not_null(strstr(out, *o), "%s does not name %s", spellings[i], *o);
+        if (i == 0)
+            strcpy(first, out);
+        else
+            cr_expect_str_eq(out, first, "%s differs from --help", spellings[i]);
+    }
+}
+
+Test(lab, version_in_each_spelling_names_the_tool_the_library_and_the_back_end)
+{
+    char out[4096], err[4096], want[256];
+    /* build/stvm-lab is linked with the assembly back end, whichever this binary has. */
+    snprintf(want, sizeof want, "stvm-lab %s (library %s, back end asm-x86_64)\n",
+             STVM_VERSION_STRING, stvm_version_string());
+    for (const char *const *v = (const char *const[]){"--version", "version", NULL}; *v; v++) {
+        cr_assert_eq(lab_streams(*v, out, err, sizeof out), 0, "%s", *v);
+        cr_expect_str_empty(err, "%s wrote to stderr: %s", *v, err);
+        cr_expect_str_eq(out, want, "%s", *v);
+    }
+}
+
+Test(lab, a_usage_error_is_told_on_stderr_with_the_usage_and_status_2)
+{
+    static const char *const bad[] = {"", "no-such-command", "list extra", "run", "--helpx"};
+    char out[4096], err[4096];
+    for (int i = 0; i < 5; i++) {
+        cr_expect_eq(lab_streams(bad[i], out, err, sizeof out), 2, "'%s'", bad[i]);
+        cr_expect_str_empty(out, "'%s' wrote to stdout: %s", bad[i], out);
+        cr_expect_not_null(strstr(err, "usage: stvm-lab list\n"), "'%s': %s", bad[i], err);
+    }
+    cr_expect_eq(lab_streams("list extra", out, err, sizeof out), 2);
+    cr_expect_not_null(strstr(err, "list takes no arguments"), "%s", err);
+    cr_expect_eq(lab_streams("bogus", out, err, sizeof out), 2);
+    cr_expect_not_null(strstr(err, "unknown command 'bogus'"), "%s", err);
 }
