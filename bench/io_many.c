@@ -21,9 +21,7 @@
  * clients each exchange `messages` echoes and close. Kernel socket buffers are kernel
  * memory, never in a process's RSS.
  */
-#include "io_measure.h"
-
-#include "bench.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,8 +34,6 @@
 #include <unistd.h>
 
 #define BATCH 128                   /* clients spawned before waiting for them */
-#define MAX_MESSAGE 512          /* bytes; small buffers keep the stacks as a real handler's */
-#define PROGRESS_EVERY 1024
 #define REPORT_WAIT_MS 100          /* the server looks for the child's report this often */
 
 typedef struct many many;
@@ -120,7 +116,7 @@ static void handler(stvm_vm *vm, void *arg)
     conn_end *e = arg;
     many *m = e->m;
     size_t len = (size_t)m->p->message_bytes;
-    uint8_t buf[MAX_MESSAGE];
+    uint8_t buf[IO_MAX_MESSAGE];   /* small: a stack as a real handler's */
     int64_t err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st);
     if (err)
         fail(vm, m, "handler", "stvm_stream_open", err);
@@ -155,33 +151,27 @@ static void acceptor(stvm_vm *vm, void *arg)
 }
 
 /* The next report of the client process, waiting for it in the VM (other processes run
- * meanwhile), with progress while the connections open. 0, or the failure noted. */
+ * meanwhile). 0, or the failure noted. */
 static int await_report(stvm_vm *vm, many *m, int kind, client_report *rep)
 {
-    long shown = -1;
     for (;;) {
         int ready = stvm_fd_wait(vm, m->report_fd, STVM_IO_READ, REPORT_WAIT_MS);
         if (m->err)
             return m->err;
-        if (m->p->tag && kind == REPORT_READY && m->warm != shown &&
-            (m->warm % PROGRESS_EVERY == 0 || m->warm == m->p->connections))
-            bench_progress("[%s] %ld of %ld connections open", m->p->tag, shown = m->warm,
-                           m->p->connections);
         if (ready == STVM_ETIMEDOUT)
             continue;
         ssize_t n = ready < 0 ? -1 : read(m->report_fd, rep, sizeof *rep);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n != (ssize_t)sizeof *rep || rep->kind != kind) {
-            if (n == (ssize_t)sizeof *rep && rep->kind == REPORT_FAILED) {
-                m->err = rep->err ? rep->err : STVM_ESYS;
-                snprintf(m->why, sizeof m->why, "the client process: %.170s", rep->why);
-            } else {
-                fail(vm, m, "server", "the client process's report (it ended?)", STVM_ESYS);
-            }
-            return m->err;
+        if (n == (ssize_t)sizeof *rep && rep->kind == kind)
+            return 0;
+        if (n == (ssize_t)sizeof *rep && rep->kind == REPORT_FAILED) {
+            m->err = rep->err ? rep->err : STVM_ESYS;
+            snprintf(m->why, sizeof m->why, "the client process: %.170s", rep->why);
+        } else {
+            fail(vm, m, "server", "the client process's report (it ended?)", STVM_ESYS);
         }
-        return 0;
+        return m->err;
     }
 }
 
@@ -196,8 +186,8 @@ static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
 /* The server's timed part: greetings, then every handler until its client closes. */
 static void exchange(stvm_vm *vm, many *m, io_counts *c)
 {
-    io_snapshot a, b;
-    io_snapshot_take(vm, &a);
+    io_counts a;
+    io_counts_take(vm, &a);
     const uint8_t greeting = 'g';
     for (long i = 0; i < m->p->connections && !m->err; i++) {
         int64_t err = send_message(vm, m->ends[i].st, &greeting, 1);
@@ -206,29 +196,8 @@ static void exchange(stvm_vm *vm, many *m, io_counts *c)
     }
     if (!m->err)
         stvm_semaphore_wait(vm, m->all_done);
-    io_snapshot_take(vm, &b);
-    io_counts_between(&a, &b, c);
-}
-
-static void add_counts(io_counts *to, const io_counts *c)
-{
-    to->cpu_ns += c->cpu_ns;
-    to->voluntary_switches += c->voluntary_switches;
-    to->involuntary_switches += c->involuntary_switches;
-#define ADD(f) to->f += c->f
-    ADD(os_sleeps);
-    ADD(os_slept_us);
-    ADD(wakeups_timer);
-    ADD(wakeups_io);
-    ADD(wakeups_external);
-    ADD(wakeups_relinquish);
-    ADD(io_polls_busy);
-    ADD(fds_ready);
-    ADD(io_signals_unwaited);
-    ADD(socket_reads_blocked);
-    ADD(timed_waits);
-    ADD(context_switches);
-#undef ADD
+    io_counts_take(vm, c);
+    io_counts_add(c, &a, -1);
 }
 
 static void server_coordinator(stvm_vm *vm, void *arg)
@@ -249,12 +218,9 @@ static void server_coordinator(stvm_vm *vm, void *arg)
     /* Every connection open, every process of both VMs blocked in a read. */
     measure_side(vm, &r->server.rss_after, &r->server.live_after);
     r->connected = m->p->connections;
-    if (m->p->tag)
-        bench_progress("[%s] %ld connections open; exchanging %d messages each", m->p->tag,
-                       m->p->connections, m->p->messages);
     exchange(vm, m, &r->counts);
     if (!m->err && !await_report(vm, m, REPORT_DONE, &rep))
-        add_counts(&r->counts, &rep.counts);
+        io_counts_add(&r->counts, &rep.counts, 1);
     r->counts.round_trips = (long long)m->p->connections * m->p->messages;
 out:
     if (m->err)
@@ -275,7 +241,7 @@ static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
 {
     many *m = e->m;
     size_t len = (size_t)m->p->message_bytes;
-    uint8_t out[MAX_MESSAGE], in[MAX_MESSAGE];
+    uint8_t out[IO_MAX_MESSAGE], in[IO_MAX_MESSAGE];
     for (size_t i = 0; i < len; i++)
         out[i] = (uint8_t)(i + (size_t)(e - m->ends));
     *what = "stvm_tcp_connect";
@@ -353,32 +319,27 @@ static void client_coordinator(stvm_vm *vm, void *arg)
         return;
     }
     measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
-    io_snapshot a, b;
-    io_snapshot_take(vm, &a);
+    io_counts a;
+    io_counts_take(vm, &a);
     report(m, &rep);
     stvm_semaphore_wait(vm, m->all_done);
-    io_snapshot_take(vm, &b);
     if (m->err) {
         stvm_stop(vm);
         return;
     }
     rep = (client_report){.kind = REPORT_DONE};
-    io_counts_between(&a, &b, &rep.counts);
+    io_counts_take(vm, &rep.counts);
+    io_counts_add(&rep.counts, &a, -1);
+    rep.counts.wall_ns = 0;         /* the exchange's wall time is the server's */
     report(m, &rep);
 }
 
 /* A VM in the idle mode asked, with m's all_done semaphore: 0, or an error and *what. */
 static int new_vm(many *m, stvm_vm **vm, const char **what)
 {
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.idle_mode = m->p->idle_mode;
-    /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
-    if (cfg.idle_mode == STVM_IDLE_LEGACY)
-        cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
     *vm = NULL;
     *what = "stvm_vm_new";
-    int err = stvm_vm_new(vm, &cfg);
+    int err = io_vm_new(m->p->idle_mode, vm);
     if (!err) {
         *what = "stvm_semaphore_new";
         err = stvm_semaphore_new(*vm, &m->all_done);
@@ -465,9 +426,9 @@ static int run_server(many *m, int port_fd, char *why, size_t whysize)
 int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t whysize)
 {
     *r = (io_many_result){0};
-    if (p->message_bytes < 1 || p->message_bytes > MAX_MESSAGE || p->connections < 1) {
+    if (p->message_bytes < 1 || p->message_bytes > IO_MAX_MESSAGE || p->connections < 1) {
         snprintf(why, whysize, "message size 1..%d bytes and at least one connection",
-                 MAX_MESSAGE);
+                 IO_MAX_MESSAGE);
         return STVM_EINVAL;
     }
     size_t n = (size_t)p->connections;
@@ -504,8 +465,6 @@ int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t wh
             kill(child, SIGKILL);   /* its clients would wait for greetings forever */
         waitpid(child, NULL, 0);
     }
-    if (p->tag)
-        fputc('\n', stderr);
     free(ends);
     return err;
 }

@@ -12,14 +12,6 @@ const bench_command delay_command = {
     "Its options are not in this page yet: 'stvm-bench delay --help' lists them.", NULL, 0,
     "the traced cell's scheduler events"};
 
-/* (io) */
-
-const bench_command io_command = {
-    "io", "loopback TCP ping-pong per idle mode, and many connections to an echo server in "
-          "the VM: round trips, CPU, wake-ups, memory",
-    "Its options are not in this page yet: 'stvm-bench io --help' lists them.", NULL, 0,
-    "the traced cell's scheduler events"};
-
 /* (ffi) */
 
 const bench_command ffi_command = {
