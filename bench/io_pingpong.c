@@ -108,7 +108,7 @@ static int64_t round_trip(endpoint *e, uint8_t seq, const char **what)
 }
 
 /* The warm-up, then the timed round trips between two readings: 0, or the error. */
-static int64_t ping_loop(endpoint *e, const io_pingpong_params *p, io_counts *c,
+static int64_t ping_loop(endpoint *e, const io_params *p, io_counts *c,
                          const char **what)
 {
     long long warm = p->round_trips / 10 < WARMUP_MAX ? p->round_trips / 10 : WARMUP_MAX;
@@ -154,69 +154,39 @@ static int64_t echo_loop(endpoint *e, const char **what)
 
 /* ---- the pair ------------------------------------------------------------------------- */
 
-typedef struct pair {
-    const io_pingpong_params *p;
-    io_counts *c;
-    stvm_socket *listener;          /* the VM's, or NULL */
-    int lfd, port;                  /* the OS listener (two OS threads), or -1 */
-} pair;
-
-/* A side: a green process (e.vm set) or an OS thread; its own failure, so threads and
- * the VM never write the same field. */
+/* A side: a green process (e.vm set) or an OS thread (its descriptor connected before
+ * it starts); its own failure, so the threads and the VM never write the same field. */
 typedef struct side {
-    pair *v;
+    const io_params *p;
+    io_counts *c;
     endpoint e;
-    bool ping;                      /* else it echoes */
-    bool accept;                    /* it accepts its connection (else it connects, or
-                                       has its descriptor already) */
+    stvm_socket *listener;          /* the VM's: a green echo accepts on it, a green ping
+                                       connects to it or (against a thread) accepts */
+    bool ping, accept;
     int err;                        /* an stvm error, or -1 outside the VM */
     char why[200];
 } side;
 
-/* A blocking TCP socket connected to 127.0.0.1:port, or -1 (errno set). */
-static int connect_loopback(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                            .sin_port = htons((uint16_t)port)};
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        fd = -1;
-    }
-    return fd;
-}
-
-/* Connect or accept when it must, then ping or echo; the failure into s. */
 static void side_run(side *s)
 {
     endpoint *e = &s->e;
-    const char *what = "";
+    const char *what = s->accept ? "stvm_tcp_accept" : "stvm_tcp_connect";
     int64_t err = 0;
-    if (e->vm && !e->s) {
-        what = s->accept ? "stvm_tcp_accept" : "stvm_tcp_connect";
-        err = s->accept ? stvm_tcp_accept(e->vm, s->v->listener, e->timeout_ms, &e->s)
-                        : stvm_tcp_connect(e->vm, "127.0.0.1", s->v->port, e->timeout_ms, &e->s);
-    } else if (!e->vm && e->fd < 0) {
-        what = s->accept ? "accept" : "connect";
-        e->fd = s->accept ? accept4(s->v->lfd, NULL, NULL, SOCK_CLOEXEC)
-                          : connect_loopback(s->v->port);
-        err = e->fd < 0 ? -errno : 0;
-    }
+    if (e->vm)
+        err = s->accept ? stvm_tcp_accept(e->vm, s->listener, e->timeout_ms, &e->s)
+                        : stvm_tcp_connect(e->vm, "127.0.0.1", stvm_socket_port(s->listener),
+                                           e->timeout_ms, &e->s);
     if (!err)
-        err = s->ping ? ping_loop(e, s->v->p, s->v->c, &what) : echo_loop(e, &what);
-    if (err) {
+        err = s->ping ? ping_loop(e, s->p, s->c, &what) : echo_loop(e, &what);
+    if (err && !s->err) {
         s->err = e->vm ? (int)err : -1;
-        snprintf(s->why, sizeof s->why, "%s: %s: %s",
-                 e->vm ? (s->ping ? "ping" : "echo") : s->ping ? "the ping thread"
-                                                             : "the echo thread",
-                 what, e->vm ? stvm_err_name((int)err)
-                       : err == PEER_CLOSED ? "the peer closed" : strerror((int)-err));
+        snprintf(s->why, sizeof s->why, "%s%s: %s: %s", e->vm ? "" : "the thread's ",
+                 s->ping ? "ping" : "echo", what, e->vm ? stvm_err_name((int)err)
+                 : err == PEER_CLOSED ? "the peer closed" : strerror((int)-err));
     }
     if (e->vm && e->s)
         stvm_socket_close(e->vm, e->s);
-    else if (!e->vm && e->fd >= 0)
+    else if (!e->vm)
         shutdown(e->fd, SHUT_WR);   /* the peer sees the end; the runner closes it */
 }
 
@@ -228,92 +198,110 @@ static void vm_side(stvm_vm *vm, void *arg)
 static void *os_side(void *arg)
 {
     side *s = arg;
-    int cpu = s->v->p->cpu;
-    if (cpu >= 0 && bench_pin_cpu(cpu) != 0) {   /* it runs anyway, so its peer ends */
+    if (s->p->cpu >= 0 && bench_pin_cpu(s->p->cpu) != 0) {   /* runs anyway: its peer ends */
         s->err = -1;
-        snprintf(s->why, sizeof s->why, "pinning the %s thread to CPU %d",
-                 s->ping ? "ping" : "echo", cpu);
+        snprintf(s->why, sizeof s->why, "pinning a thread to CPU %d", s->p->cpu);
     }
     side_run(s);
     return NULL;
 }
 
-/* The pair's listener on 127.0.0.1 (port 0: the system picks): the VM's, tracing
- * started, when vm is given; else a blocking socket. 0, or an error and why. */
-static int pair_listen(pair *v, stvm_vm **vm, char *why, size_t whysize)
+/* A blocking TCP socket connected to 127.0.0.1:port, or -1 (errno set). */
+static int connect_loopback(int port)
 {
-    if (!vm) {
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof a;
-        v->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (v->lfd < 0 || bind(v->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-            listen(v->lfd, 4) != 0 || getsockname(v->lfd, (struct sockaddr *)&a, &len) != 0) {
-            snprintf(why, whysize, "listening on 127.0.0.1: %s", strerror(errno));
-            if (v->lfd >= 0)
-                close(v->lfd);
-            return -1;
-        }
-        v->port = ntohs(a.sin_port);
-        return 0;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)port)};
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        fd = -1;
     }
-    int err = io_vm_new(v->p->idle_mode, vm);
+    return fd;
+}
+
+/* Two blocking sockets connected over 127.0.0.1 (the listener's backlog holds the
+ * connection until the accept): 0, or -1 and why. */
+static int os_connection(int *a, int *b, char *why, size_t whysize)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof addr;
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd >= 0 && bind(lfd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+        listen(lfd, 1) == 0 && getsockname(lfd, (struct sockaddr *)&addr, &len) == 0 &&
+        (*a = connect_loopback(ntohs(addr.sin_port))) >= 0 &&
+        (*b = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+        close(*a);
+        *a = -1;
+    }
+    if (*b < 0)
+        snprintf(why, whysize, "connecting two sockets on 127.0.0.1: %s", strerror(errno));
+    if (lfd >= 0)
+        close(lfd);
+    return *b < 0 ? -1 : 0;
+}
+
+/* A VM in the idle mode, listening on 127.0.0.1 (port 0: the system picks), tracing
+ * started: 0, or an error and why. */
+static int vm_listen(const io_params *p, stvm_vm **vm, stvm_socket **listener,
+                     char *why, size_t whysize)
+{
+    int err = io_vm_new(p->idle_mode, vm);
     if (err) {
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         return err;
     }
-    if ((err = stvm_tcp_listen(*vm, "127.0.0.1", 0, 4, &v->listener)))
+    if ((err = stvm_tcp_listen(*vm, "127.0.0.1", 0, 4, listener)))
         snprintf(why, whysize, "stvm_tcp_listen: %s", stvm_err_name(err));
-    else if (!(err = bench_trace_begin(v->p->trace, *vm, why, whysize)))
-        v->port = stvm_socket_port(v->listener);
+    else
+        err = bench_trace_begin(p->trace, *vm, why, whysize);
     if (err)
         stvm_vm_free(*vm);          /* closes the listener */
     return err;
 }
 
-static bool start_thread(pthread_t *t, side *s)
+/* s on an OS thread: true, or false with why. */
+static bool start_thread(pthread_t *t, side *s, char *why, size_t whysize)
 {
-    if (pthread_create(t, NULL, os_side, s) == 0)
-        return true;
-    s->err = -1;
-    snprintf(s->why, sizeof s->why, "pthread_create failed");
-    return false;
+    int rc = pthread_create(t, NULL, os_side, s);
+    if (rc)
+        snprintf(why, whysize, "pthread_create: %s", strerror(rc));
+    return rc == 0;
 }
 
-int io_pingpong(io_pair kind, const io_pingpong_params *p, io_counts *c, char *why,
+int io_pingpong(io_pair kind, const io_params *p, io_counts *c, char *why,
                 size_t whysize)
 {
     *c = (io_counts){0};
-    pair v = {.p = p, .c = c, .lfd = -1};
-    side ping = {.v = &v, .ping = true, .e = {.fd = -1, .timeout_ms = p->timeout_ms}};
-    side echo = {.v = &v, .e = {.fd = -1, .timeout_ms = p->timeout_ms}};
+    side ping = {.p = p, .c = c, .e = {.fd = -1, .timeout_ms = p->timeout_ms}, .ping = true};
+    side echo = {.p = p, .c = c, .e = {.fd = -1, .timeout_ms = p->timeout_ms}};
     stvm_vm *vm = NULL;
-    int err = pair_listen(&v, kind == IO_PAIR_OS ? NULL : &vm, why, whysize);
+    int err = kind == IO_PAIR_OS ? os_connection(&ping.e.fd, &echo.e.fd, why, whysize)
+                                 : vm_listen(p, &vm, &ping.listener, why, whysize);
     if (err)
         return err;
-    pthread_t te, tp;
-    bool echo_thread = false;
-    if (kind == IO_PAIR_OS) {
-        echo.accept = true;
-        if ((echo_thread = start_thread(&te, &echo)) && start_thread(&tp, &ping))
-            pthread_join(tp, NULL);
-        if (ping.err)
-            shutdown(v.lfd, SHUT_RDWR);   /* ends an accept nobody will answer */
-    } else {
-        const char *what = "stvm_spawn";
+    echo.listener = ping.listener;
+    if (kind != IO_PAIR_OS) {
         ping.e.vm = vm;
-        if (kind == IO_PAIR_VM) {
-            echo.e.vm = vm;
-            echo.accept = true;
-            err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "echo", vm_side, &echo, NULL);
-        } else if ((echo.e.fd = connect_loopback(v.port)) < 0) {
-            what = "connecting the OS thread's socket";   /* the backlog holds it */
-            err = STVM_ESYS;
-        } else {
-            ping.accept = true;
-            echo_thread = start_thread(&te, &echo);
-        }
-        if (!err && !echo.err &&
+        ping.accept = kind == IO_PAIR_THREAD;   /* the thread's connection, made below */
+    }
+    if (kind == IO_PAIR_VM) {
+        echo.e.vm = vm;
+        echo.accept = true;
+    } else if (kind == IO_PAIR_THREAD &&
+               (echo.e.fd = connect_loopback(stvm_socket_port(ping.listener))) < 0) {
+        snprintf(why, whysize, "connecting the thread's socket: %s", strerror(errno));
+        err = -1;
+    }
+    pthread_t te, tp;
+    bool echo_thread = !err && !echo.e.vm && start_thread(&te, &echo, why, whysize);
+    bool ping_thread = !err && !ping.e.vm && echo_thread && start_thread(&tp, &ping, why,
+                                                                         whysize);
+    if (!err && ((!echo.e.vm && !echo_thread) || (!ping.e.vm && !ping_thread)))
+        err = -1;                   /* start_thread said why */
+    if (!err && vm) {
+        const char *what = "stvm_spawn";
+        if ((!echo.e.vm || !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "echo",
+                                              vm_side, &echo, NULL))) &&
             !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "ping", vm_side, &ping,
                                NULL))) {
             what = "stvm_run";
@@ -321,19 +309,21 @@ int io_pingpong(io_pair kind, const io_pingpong_params *p, io_counts *c, char *w
         }
         if (err)
             snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
-        if (echo.e.fd >= 0 && (err || ping.err))
-            shutdown(echo.e.fd, SHUT_RDWR);   /* so that the thread ends */
     }
+    if (ping_thread)
+        pthread_join(tp, NULL);
+    if (echo_thread && (err || ping.err))
+        shutdown(echo.e.fd, SHUT_RDWR);   /* so that the thread ends */
     if (echo_thread)
         pthread_join(te, NULL);
     if (vm && !err && !ping.err && !echo.err)
         err = bench_trace_end(p->trace, vm, why, whysize);
     stvm_vm_free(vm);
-    const int fds[] = {v.lfd, echo.e.vm ? -1 : echo.e.fd, ping.e.vm ? -1 : ping.e.fd};
-    for (int i = 0; i < 3; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    const side *failed = ping.err ? &ping : echo.err ? &echo : NULL;
+    if (echo.e.fd >= 0)
+        close(echo.e.fd);
+    if (ping.e.fd >= 0)
+        close(ping.e.fd);
+    const side *failed = err ? NULL : ping.err ? &ping : echo.err ? &echo : NULL;
     if (failed)
         snprintf(why, whysize, "%s", failed->why);
     return failed ? failed->err : err;
