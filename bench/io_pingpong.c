@@ -96,10 +96,10 @@ static int64_t round_trip(endpoint *e, uint8_t seq, const char **what)
 {
     uint8_t in = (uint8_t)~seq;
     int64_t n = step(e, &seq, true);
-    *what = "send";
+    *what = e->vm ? "stvm_socket_send" : "send";
     if (n == 1) {
         n = step(e, &in, false);
-        *what = "recv";
+        *what = e->vm ? "stvm_socket_recv" : "recv";
     }
     if (n != 1)
         return n < 0 ? n : closed(e);
@@ -145,10 +145,10 @@ static int64_t echo_loop(endpoint *e, const char **what)
     int64_t n;
     while ((n = step(e, &b, false)) == 1)
         if ((n = step(e, &b, true)) != 1) {
-            *what = "send";
+            *what = e->vm ? "stvm_socket_send" : "send";
             return n < 0 ? n : closed(e);
         }
-    *what = "recv";
+    *what = e->vm ? "stvm_socket_recv" : "recv";
     return n;
 }
 
