@@ -80,6 +80,10 @@ int bench_trace_option(int argc, char **argv, int *i, const char *command, bench
  * (how to select one). */
 int bench_trace_one_cell(const bench_trace *t, const char *command, long cells,
                          const char *how);
+/* The same rule for a command on the option table (options.h): BENCH_GO_ON, or the
+ * usage error (status 2) naming how many cells the options select and `how` to select
+ * one. */
+int bench_trace_cells(const bench_invocation *inv, long cells, const char *how);
 /* Around the traced cell's VM (t NULL or without a path: nothing, STVM_OK). begin starts
  * the ring before the cell runs; end writes the JSON after it. Both print nothing:
  * STVM_OK, or the stvm error with a sentence in why. */

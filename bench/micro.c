@@ -135,8 +135,8 @@ static void targets(bench_results *r)
          "queue_over_handoff", 2},
     };
     char why[160];
-    snprintf(why, sizeof why, "this binary uses the %s back end; the targets apply to %s "
-             "(stvm-bench)", stvm_context_backend(), JUDGED_BACKEND);
+    snprintf(why, sizeof why, "on %s: the targets are %s's", stvm_context_backend(),
+             JUDGED_BACKEND);
     for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
         bench_target *t = bench_target_add(r, spec[i].text, BENCH_TARGET_AT_MOST,
                                            spec[i].select, spec[i].metric, spec[i].limit,
@@ -154,9 +154,8 @@ int micro_main(int argc, char **argv)
     int rc = bench_parse(&micro_command, argc, argv, &o, &inv);
     if (rc != BENCH_GO_ON)
         return rc;
-    if (inv.common.trace.path && o.repeat != 1)
-        return bench_usage(&micro_command, "--trace traces one cell, these options run "
-                           "%lld: give --repeat 1", o.repeat);
+    if ((rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
+        return rc;
     const char *backend = stvm_context_backend();
     int total = 1 + 2 * (int)o.repeat, done = 0;
     bench_results r;

@@ -162,12 +162,18 @@ const char *bench_param_find(const bench_record *rec, const char *key)
     return NULL;
 }
 
+/* *text becomes the printf of fmt (the old text freed). */
+static void retext(char **text, const char *fmt, va_list ap)
+{
+    free(*text);
+    *text = vformat(fmt, ap);
+}
+
 void bench_record_fail(bench_record *rec, bench_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
     rec->status = status;
 }
@@ -176,8 +182,7 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(rec->note);
-    rec->note = vformat(fmt, ap);
+    retext(&rec->note, fmt, ap);
     va_end(ap);
 }
 
@@ -246,8 +251,7 @@ void bench_table_footer(bench_table *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    free(t->footer);
-    t->footer = vformat(fmt, ap);
+    retext(&t->footer, fmt, ap);
     va_end(ap);
 }
 
@@ -286,13 +290,13 @@ int bench_judge(bench_results *r)
     int missed = 0;
     for (int i = 0; i < r->ntargets; i++) {
         bench_target *t = &r->targets[i];
-        if (t->verdict == BENCH_NOT_JUDGED)
-            continue;
         const bench_metric *m = measured(r, t->select, t->metric);
         const bench_metric *ref = t->ref_metric ? measured(r, t->ref_select, t->ref_metric)
                                                 : NULL;
-        t->verdict = BENCH_NOT_MEASURED;
+        bool judged = t->verdict != BENCH_NOT_JUDGED;   /* a figure all the same */
         t->value = t->bound = NAN;
+        if (judged)
+            t->verdict = BENCH_NOT_MEASURED;
         if (!m || (t->ref_metric && !ref))
             continue;
         t->value = t->kind == BENCH_TARGET_SPREAD ? m->max - m->min : m->median;
@@ -300,8 +304,10 @@ int bench_judge(bench_results *r)
         /* Judged on the figure as printed: 4.0001 KiB shows, and counts, as 4.00. */
         double scale = pow(10, m->decimals), v = round(t->value * scale) / scale;
         bool ok = t->kind == BENCH_TARGET_AT_LEAST ? v >= t->bound : v <= t->bound;
-        t->verdict = ok ? BENCH_MET : BENCH_MISSED;
-        missed += !ok;
+        if (judged) {
+            t->verdict = ok ? BENCH_MET : BENCH_MISSED;
+            missed += !ok;
+        }
     }
     return missed;
 }

@@ -165,7 +165,8 @@ bench_target *bench_target_add(bench_results *r, const char *text, bench_target_
                                const char *ref_select, const char *ref_metric);
 /* Mark a target not judged, with the reason (the judge then leaves it alone). */
 void bench_target_not_judged(bench_target *t, const char *why);
-/* Judge every target that is not marked not judged. Answers how many were MISSED. */
+/* Judge every target that is not marked not judged (those get their value and bound
+ * all the same). Answers how many were MISSED. */
 int bench_judge(bench_results *r);
 const char *bench_verdict_name(bench_verdict v);   /* "met", "MISSED", "not measured", ... */
 

@@ -78,3 +78,13 @@ int bench_trace_end(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize
             (long long)dropped);
     return STVM_OK;
 }
+
+int bench_trace_cells(const bench_invocation *inv, long cells, const char *how)
+{
+    if (!inv->common.trace.path || cells == 1)
+        return BENCH_GO_ON;
+    if (cells == 0)
+        return bench_usage(inv->command, "--trace: these options run no VM to trace (%s)", how);
+    return bench_usage(inv->command, "--trace traces one cell, these options run %ld: %s",
+                       cells, how);
+}
