@@ -408,10 +408,9 @@ int io_main(int argc, char **argv)
         return bench_usage(&io_command, "--timeout-ms wants -1 (none) or 1..3600000, not 0");
     long vm_cells = __builtin_popcount(o.cases & VM_CASES) * __builtin_popcount(o.modes) *
                     o.repeat;
-    if (inv.common.trace.path && vm_cells != 1)
-        return bench_usage(&io_command, "--trace traces one cell with a VM, these options "
-                           "run %ld: give one of pingpong, thread-pair, many to --case, one "
-                           "--idle-mode and --repeat 1", vm_cells);
+    if ((rc = bench_trace_cells(&inv, vm_cells, "give one of pingpong, thread-pair, many to "
+                                "--case, one --idle-mode and --repeat 1")) != BENCH_GO_ON)
+        return rc;
     io_sweep *sw = calloc(1, sizeof *sw);
     if (!sw) {
         fputs("stvm-bench io: out of memory\n", stderr);
