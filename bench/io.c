@@ -1,363 +1,446 @@
 /*
- * stvm-bench io: what waiting for the network costs, in each idle mode.
- *
- *  - pingpong: 1-byte round trips over loopback TCP between two green processes of one
- *    VM;
- *  - thread-pair: the same between a green process and an OS thread with a blocking
- *    socket;
- *  - os-threads: the same between two OS threads with blocking sockets, the reference
- *    (run once per repetition whenever a ping-pong case is asked, or when named);
- *  - many: N client processes each holding a connection to an echo server in the same
- *    VM, exchanging messages through SocketStreams; throughput and resident memory per
- *    connection.
- * The cells of a repetition run one after the other (the reference, then each idle mode's
- * pingpong and thread-pair, then many), so that noise hits them alike; medians over the
- * repetitions are reported.
+ * stvm-bench io: what waiting for the network costs, in each idle mode. A record per
+ * cell (pingpong and thread-pair per idle mode, the os-threads reference with idle mode
+ * "-", many per idle mode) with every repetition's figures; two tables for people
+ * (round trips, many connections); the targets. Within a
+ * repetition the cells run one after the other (the reference, each idle mode's
+ * pingpong and thread-pair, then many), so noise hits them alike.
  */
-#include "bench.h"
-#include "io_measure.h"
-#include "io_render.h"
-#include "io_report.h"
+#include "io.h"
+#include "render.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#define MAX_REPEAT 100
 #define MAX_CONNECTIONS 21844   /* 3 external semaphores per socket: the server VM's
                                    sockets and its listener in a table of 65536 */
 #define FD_RESERVE 16           /* listener, epoll, eventfd, pipes, /proc reads, spare */
+#define TARGET_CONNECTIONS 10000
+
+enum { PINGPONG, THREAD_PAIR, OS_THREADS, MANY };   /* --case's words, in order */
+static const char *const case_words[] = {"pingpong", "thread-pair", "os-threads", "many", NULL};
+static const char *const mode_words[] = {"poll", "legacy", "spin", NULL};   /* STVM_IDLE_* */
+#define VM_CASES ((1u << PINGPONG) | (1u << THREAD_PAIR) | (1u << MANY))
 
 typedef struct io_opts {
-    unsigned cases;             /* io_case bits */
-    int modes[3], nmodes;
-    int repeat;
-    long long round_trips;
-    long long max_seconds;
-    long connections;
-    int messages, message_bytes;
-    int64_t timeout_ms;
-    int cpu;
-    bool cases_given;
-    bench_format format;
-    bench_trace trace;
+    unsigned cases, modes;          /* bits of the words */
+    long long repeat, rounds, max_seconds, connections, messages, message_bytes, timeout_ms;
 } io_opts;
 
-/* ---- options ---------------------------------------------------------------------------- */
+static const bench_opt io_opts_table[] = {
+    BENCH_WORDS("case", "pingpong,thread-pair,many", case_words, io_opts, cases,
+                "The cases (os-threads, the reference, also runs whenever a ping-pong "
+                "case does)."),
+    BENCH_WORDS("idle-mode", "poll,legacy,spin", mode_words, io_opts, modes,
+                "The VM's idle modes."),
+    BENCH_INT("repeat", "K", "3", 1, MAX_REPEAT, io_opts, repeat, "Repetitions (medians)."),
+    BENCH_INT("rounds", "N", "20000", 10, 1000000000LL, io_opts, rounds,
+              "Round trips per ping-pong cell, after a warm-up of a tenth (at most 1000)."),
+    BENCH_INT("max-seconds", "S", "3", 1, 3600, io_opts, max_seconds,
+              "Time limit of a ping-pong cell's timed part."),
+    BENCH_INT("connections", "N", "10000", 1, MAX_CONNECTIONS, io_opts, connections,
+              "many: connections (fewer when RLIMIT_NOFILE's hard limit is too low)."),
+    BENCH_INT("messages", "M", "10", 1, 1000000, io_opts, messages,
+              "many: messages per client after its warm-up exchange."),
+    BENCH_INT("message-bytes", "B", "64", 1, IO_MAX_MESSAGE, io_opts, message_bytes,
+              "many: bytes per message."),
+    BENCH_INT("timeout-ms", "T", "-1", -1, 3600000, io_opts, timeout_ms,
+              "Every socket wait's timeout, -1 for none (0 is refused); with one, a wait "
+              "that blocks is Pharo's timed wait through the Delay scheduler."),
+};
 
-static void io_help(FILE *f)
-{
-    fprintf(f,
-            "usage: stvm-bench io [OPTIONS]\n"
-            "  --case LIST          pingpong, thread-pair, many, os-threads (default\n"
-            "                       pingpong,thread-pair,many; os-threads, the reference,\n"
-            "                       runs whenever a ping-pong case does)\n"
-            "  --idle-mode LIST     poll, legacy, spin (default all three)\n"
-            "  --repeat K           repetitions, medians reported (default 3)\n"
-            "  --rounds N           round trips per ping-pong cell (default 20000)\n"
-            "  --max-seconds S      time limit of a ping-pong cell's timed part (default 3)\n"
-            "  --connections N      many: connections, one end in this VM, the other in a\n"
-            "                       child process's (default 10000, at most %d)\n"
-            "  --messages M         many: messages each client exchanges (default 10)\n"
-            "  --message-bytes B    many: message size (default 64, at most 512)\n"
-            "  --timeout-ms T       every socket wait's timeout in ms, 1..3600000, or -1 for\n"
-            "                       none (default); with one, each wait that blocks is\n"
-            "                       Pharo's timed wait through the Delay scheduler\n"
-            "  --cpu N              pin the VM and the peer threads to CPU N (default 0;\n"
-            "                       -1 = no pinning)\n"
-            "  --format F           table (default), csv, json or markdown\n",
-            MAX_CONNECTIONS);
-    bench_trace_help(f, 23, "one case in one idle mode: pingpong's VM (both processes),\n"
-                            "thread-pair's VM side (the OS thread has no VM), many's\n"
-                            "server VM (the clients' VM runs in the forked child and is\n"
-                            "not traced); the os-threads reference has no VM and is not");
-}
+const bench_command io_command = {
+    "io",
+    "loopback TCP ping-pong per idle mode, and many connections to an echo server in the "
+    "VM: round trips, CPU, wake-ups, memory",
+    "What waiting for the network costs in each idle mode: 1-byte round trips over "
+    "loopback TCP between two green processes of one VM (pingpong), a green process and "
+    "an OS thread with a blocking socket (thread-pair), and two OS threads (os-threads, "
+    "the reference, idle mode -); and many connections (many): an echo server in this "
+    "process's VM with a handler process per connection, the clients in a second VM in a "
+    "forked child, each end with a SocketStream. Run it pinned (--cpu 0): the peer "
+    "threads and the child share the VM's CPU, so every pair has one core.",
+    io_opts_table, sizeof io_opts_table / sizeof io_opts_table[0],
+    "one case in one idle mode with --repeat 1: pingpong's VM, thread-pair's VM side, "
+    "many's server VM (not the clients' in the child); os-threads has no VM"};
 
-static int list_option(int argc, char **argv, int *i, io_opts *o)
-{
-    const char *v = NULL;
-    if (bench_flag(argc, argv, i, "--case", &v)) {
-        static const char *const names[] = {"pingpong", "thread-pair", "os-threads", "many"};
-        long bits = bench_parse_names(v, names, 4);
-        if (bits < 0)
-            return bench_usage_error("io ", "--case wants a list of pingpong, thread-pair, "
-                                            "many, os-threads, not '%s'", v ? v : "");
-        o->cases = (unsigned)bits;   /* the bits are io_case's, in its order */
-        return BENCH_NEXT;
-    }
-    if (bench_flag(argc, argv, i, "--idle-mode", &v)) {
-        static const char *const names[] = {"poll", "legacy", "spin"};
-        long bits = bench_parse_names(v, names, 3);
-        if (bits < 0)
-            return bench_usage_error("io ", "--idle-mode wants a list of poll, legacy, spin, "
-                                            "not '%s'", v ? v : "");
-        o->nmodes = 0;
-        for (int m = 0; m < 3; m++)   /* names[m] is STVM_IDLE_* m */
-            if (bits & (1L << m))
-                o->modes[o->nmodes++] = m;
-        return BENCH_NEXT;
-    }
-    return BENCH_NOT_MINE;
-}
+/* One cell: its repetitions' counts (the many fields for many only). */
+typedef struct io_cell {
+    int kind, mode;                 /* a case; STVM_IDLE_* or -1 (the reference) */
+    int n;                          /* repetitions that ran; a failure ends the cell */
+    io_many_result s[MAX_REPEAT];
+    char failed[300];
+} io_cell;
 
-static int parse_option(int argc, char **argv, int *i, io_opts *o)
-{
-    if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
-        io_help(stdout);
-        return BENCH_EXIT_OK;
-    }
-    long long n = 0;
-    int rc = list_option(argc, argv, i, o);
-    if (rc != BENCH_NOT_MINE)
-        return rc;
-#define COUNT(flag, lo, hi, dest)                                                       \
-    rc = bench_count_option(argc, argv, i, "io ", flag, lo, hi, NULL, &n);              \
-    if (rc != BENCH_NOT_MINE) {                                                         \
-        dest = n;                                                                       \
-        return rc;                                                                      \
-    }
-    COUNT("--repeat", 1, IO_MAX_REPEAT, o->repeat)
-    COUNT("--rounds", 10, 1000000000LL, o->round_trips)
-    COUNT("--max-seconds", 1, 3600, o->max_seconds)
-    COUNT("--connections", 1, MAX_CONNECTIONS, o->connections)
-    COUNT("--messages", 1, 1000000, o->messages)
-    COUNT("--message-bytes", 1, 512, o->message_bytes)
-    COUNT("--timeout-ms", -1, 3600000, o->timeout_ms)
-#undef COUNT
-    rc = bench_trace_option(argc, argv, i, "io ", &o->trace);
-    if (rc == BENCH_NOT_MINE)
-        rc = bench_common_option(argc, argv, i, "io ", &o->cpu, &o->format);
-    if (rc == BENCH_NOT_MINE)
-        return bench_usage_error("io ", "unknown option '%s'", argv[*i]);
-    return rc;
-}
+typedef struct io_sweep {
+    const io_opts *o;
+    const bench_invocation *inv;
+    long connections;               /* run: fewer than asked when descriptors lack */
+    long long nofile_soft, nofile_hard;   /* RLIMIT_NOFILE after raising the soft one */
+    io_cell cells[1 + 3 * 3];       /* in reading order: the reference, pairs, many */
+    int ncells;
+} io_sweep;
 
-/* The cells with a VM the options select, repetitions included. */
-static long vm_cells(const io_opts *o)
-{
-    long cases = __builtin_popcount(o->cases & IO_VM_ROWS);
-    return cases * o->nmodes * o->repeat;
-}
-
-/* Every option, then what they must agree on: BENCH_NEXT or an exit status. */
-static int parse_args(int argc, char **argv, io_opts *o)
-{
-    int rc = BENCH_NEXT;
-    for (int i = 1; i < argc && rc == BENCH_NEXT;)
-        rc = parse_option(argc, argv, &i, o);
-    if (rc != BENCH_NEXT)
-        return rc;
-    if (o->timeout_ms == 0)   /* "only try": every wait would fail at once */
-        return bench_usage_error("io ", "--timeout-ms wants -1 (none) or 1..3600000, not 0");
-    return bench_trace_one_cell(&o->trace, "io ", vm_cells(o),
-                                "give one of pingpong, thread-pair, many to --case, one "
-                                "--idle-mode and --repeat 1");
-}
-
-/* ---- descriptors ---------------------------------------------------------------------------- */
+/* ---- descriptors ------------------------------------------------------------------------- */
 
 static long open_descriptors(void)
 {
     DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return 8;
     long n = 0;
-    while (readdir(d))
+    while (d && readdir(d))
         n++;
-    closedir(d);
-    return n - 3;   /* ".", ".." and the directory's own */
+    if (d)
+        closedir(d);
+    return d ? n - 3 : 8;           /* ".", ".." and the directory's own */
 }
 
-/* Raise the soft RLIMIT_NOFILE to the hard one (this process only; the many case's
- * child inherits it) and answer how many connections fit, at most `asked`: each process
- * holds one end of each, one descriptor. */
-static long fit_connections(long asked, io_report *rep)
+/* Raise the soft RLIMIT_NOFILE to the hard one (this process only; the child inherits
+ * it) and answer how many connections fit: each process holds one end of each. */
+static long fit_connections(io_sweep *sw, long asked)
 {
     struct rlimit rl;
+    sw->nofile_soft = sw->nofile_hard = -1;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return asked;
-    if (rl.rlim_cur < rl.rlim_max) {
-        struct rlimit raised = {.rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max};
-        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-            rl.rlim_cur = rl.rlim_max;
-    }
-    rep->nofile_soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur;
-    rep->nofile_hard = rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max;
-    if (rl.rlim_cur == RLIM_INFINITY)
+    if (rl.rlim_cur < rl.rlim_max &&
+        setrlimit(RLIMIT_NOFILE, &(struct rlimit){rl.rlim_max, rl.rlim_max}) == 0)
+        rl.rlim_cur = rl.rlim_max;
+    sw->nofile_soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur;
+    sw->nofile_hard = rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max;
+    long long room = sw->nofile_soft < 0 ? asked
+                                         : sw->nofile_soft - open_descriptors() - FD_RESERVE;
+    if (room >= asked)
         return asked;
-    long long room = (long long)rl.rlim_cur - open_descriptors() - FD_RESERVE;
     long fit = room > 0 ? (long)room : 0;
-    if (fit < asked) {
-        fprintf(stderr, "stvm-bench: note: %ld connections need about %ld descriptors in each "
-                        "process but RLIMIT_NOFILE is %lld (hard limit); running %ld. Raise "
-                        "the hard limit (as root: ulimit -Hn %ld, or prlimit) for all of them\n",
-                asked, asked + FD_RESERVE, (long long)rl.rlim_cur, fit, asked + 64);
-        return fit;
-    }
-    return asked;
+    fprintf(stderr, "stvm-bench io: note: %ld connections need about %ld descriptors in each "
+                    "process but RLIMIT_NOFILE is %lld (hard limit); running %ld. Raise the "
+                    "hard limit (as root: ulimit -Hn %ld, or prlimit) for all of them\n",
+            asked, asked + FD_RESERVE, sw->nofile_soft, fit, asked + 64);
+    return fit;
 }
 
-/* ---- the rows and the runs ------------------------------------------------------------------- */
+/* ---- the sweep ------------------------------------------------------------------------- */
 
-static io_row *add_row(io_report *rep, io_case kind, int mode)
+/* Where a cell runs within a repetition: the reference, each mode's pairs, then many. */
+static int run_rank(const io_cell *c)
 {
-    io_row *row = &rep->rows[rep->nrows++];
-    row->kind = kind;
-    row->mode = mode;
-    snprintf(row->case_name, sizeof row->case_name, "%s", io_case_name(kind));
-    snprintf(row->idle_mode, sizeof row->idle_mode, "%s", io_idle_mode_name(mode));
-    if (kind == IO_MANY) {
-        row->connections_asked = rep->connections_asked;
-        row->messages_per_connection = rep->messages;
-        row->message_bytes = rep->message_bytes;
-    }
-    return row;
+    return c->kind == OS_THREADS ? 0 : c->kind == MANY ? 7 + c->mode : 1 + 2 * c->mode + c->kind;
 }
 
-/* Reading order: the reference, each pair case per mode, then many per mode. */
-static void make_rows(const io_opts *o, io_report *rep)
+static const char *mode_name(int mode)
 {
-    if (o->cases & (IO_PAIRS | IO_OS_THREADS))
-        add_row(rep, IO_OS_THREADS, -1);
-    const io_case order[] = {IO_PINGPONG, IO_THREAD_PAIR, IO_MANY};
-    for (int c = 0; c < 3; c++)
-        for (int m = 0; m < o->nmodes; m++)
-            if (o->cases & order[c])
-                add_row(rep, order[c], o->modes[m]);
+    return mode < 0 ? "-" : mode_words[mode];
 }
 
-/* One cell of repetition k; a failure is kept in the row's note and ends the row. */
-static bool run_cell(const io_opts *o, io_report *rep, io_row *row, int k)
+/* Repetition k of cell c; a failure is kept in the cell and ends it. */
+static void run_cell(io_sweep *sw, io_cell *c, int k, int done, int total)
 {
-    if (row->note[0])   /* failed in an earlier repetition */
-        return false;
-    bool tty = bench_progress_on();
-    if (tty)
-        bench_progress("[%d/%d] %s %s", k + 1, o->repeat, row->case_name, row->idle_mode);
-    char why[240] = "", tag[48];
-    int err;
-    if (row->kind == IO_MANY) {
-        snprintf(tag, sizeof tag, "%d/%d many %s", k + 1, o->repeat, row->idle_mode);
-        io_many_params p = {.idle_mode = row->mode, .connections = rep->connections,
-                            .messages = o->messages, .message_bytes = o->message_bytes,
-                            .timeout_ms = o->timeout_ms, .tag = tty ? tag : NULL,
-                            .trace = &o->trace};
-        bench_watchdog((unsigned)(120 + rep->connections / 20 +
-                                  (long long)rep->connections * o->messages / 1000));
-        err = io_many_run(&p, &row->many[k], why, sizeof why);
-        row->samples[k] = row->many[k].counts;
-    } else {
-        io_pingpong_params p = {.idle_mode = row->mode, .round_trips = o->round_trips,
-                                .max_seconds = (double)o->max_seconds, .cpu = o->cpu,
-                                .timeout_ms = o->timeout_ms, .trace = &o->trace};
-        bench_watchdog((unsigned)(2 * o->max_seconds + 60));
-        err = row->kind == IO_PINGPONG     ? io_pingpong_vm(&p, &row->samples[k], why, sizeof why)
-              : row->kind == IO_THREAD_PAIR ? io_pingpong_thread(&p, &row->samples[k], why,
-                                                                 sizeof why)
-                                            : io_pingpong_os(&p, &row->samples[k], why,
-                                                             sizeof why);
-    }
+    const io_opts *o = sw->o;
+    io_counts *t = &c->s[c->n].counts;
+    io_params p = {c->mode, o->timeout_ms, &sw->inv->common.trace, sw->inv->common.cpu,
+                   o->rounds, (double)o->max_seconds, sw->connections, (int)o->messages,
+                   (int)o->message_bytes};
+    char why[240] = "";
+    bench_watchdog((unsigned)(c->kind == MANY ? 120 + p.connections / 20 +
+                                                    p.connections * o->messages / 1000
+                                              : 2 * o->max_seconds + 60));
+    int err = c->kind == MANY ? io_many_run(&p, &c->s[c->n], why, sizeof why)
+                              : io_pingpong((io_pair)c->kind, &p, t, why, sizeof why);
     bench_watchdog(0);
-    if (!err && row->samples[k].round_trips == 0) {
+    if (!err && t->round_trips == 0) {
         snprintf(why, sizeof why, "no round trip completed within the time limit");
         err = -1;
     }
-    if (err) {
-        snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
-        if (tty)
-            fputc('\n', stderr);
-        fprintf(stderr, "stvm-bench: io %s %s: %s\n", row->case_name, row->idle_mode,
-                row->note);
-        return false;
-    }
-    row->nsamples = k + 1;
-    return true;
+    if (err)
+        snprintf(c->failed, sizeof c->failed, "repetition %d failed: %s", k + 1, why);
+    else
+        snprintf(why, sizeof why, "%.1f us per round trip", (double)t->wall_ns / 1e3 /
+                                                              (double)t->round_trips);
+    c->n += !err;
+    bench_progress_line(sw->inv, done, total, "%s %s, repetition %d of %lld: %s",
+                        case_words[c->kind], mode_name(c->mode), k + 1, o->repeat,
+                        err ? c->failed : why);
 }
 
-/* Repetition k: the reference and the pairs interleaved by mode, then many. */
-static bool run_repetition(const io_opts *o, io_report *rep, int k)
+/* Every repetition, the cells in run order; answers whether every cell ran them all. */
+static bool sweep(io_sweep *sw)
 {
+    int total = sw->ncells * (int)sw->o->repeat, done = 0;
     bool ok = true;
-    for (int i = 0; i < rep->nrows; i++)
-        if (rep->rows[i].kind == IO_OS_THREADS)
-            ok &= run_cell(o, rep, &rep->rows[i], k);
-    for (int m = 0; m < o->nmodes; m++)
-        for (int i = 0; i < rep->nrows; i++)
-            if ((rep->rows[i].kind & IO_PAIRS) && rep->rows[i].mode == o->modes[m])
-                ok &= run_cell(o, rep, &rep->rows[i], k);
-    for (int i = 0; i < rep->nrows; i++)
-        if (rep->rows[i].kind == IO_MANY)
-            ok &= run_cell(o, rep, &rep->rows[i], k);
+    for (int k = 0; k < sw->o->repeat; k++)
+        for (int rank = 0; rank < 10; rank++)
+            for (int i = 0; i < sw->ncells; i++) {
+                io_cell *c = &sw->cells[i];
+                if (run_rank(c) == rank && c->failed[0])
+                    total--;
+                else if (run_rank(c) == rank)
+                    run_cell(sw, c, k, ++done, total);
+                ok &= !c->failed[0];
+            }
     return ok;
 }
 
-static void row_notes(io_report *rep)
+/* ---- the records ----------------------------------------------------------------------- */
+
+/* A metric of n samples, sample k being expr over s (repetition k's result), t (its
+ * counts) and rt (its round trips). */
+#define PER_SAMPLE(rec, c, n, name, unit, better, decimals, expr)                         \
+    do {                                                                                 \
+        double v_[MAX_REPEAT];                                                           \
+        for (int k_ = 0; k_ < (n); k_++) {                                               \
+            const io_many_result *s = &(c)->s[k_];                                       \
+            const io_counts *t = &s->counts;                                             \
+            double rt = (double)t->round_trips;                                          \
+            (void)s, (void)t, (void)rt;                                                  \
+            v_[k_] = (expr);                                                             \
+        }                                                                                \
+        bench_metric_add(rec, name, unit, BENCH_BETTER_##better, decimals, v_, (n));     \
+    } while (0)
+
+static double us_per_trip(const io_counts *t)
 {
-    for (int i = 0; i < rep->nrows; i++) {
-        io_row *row = &rep->rows[i];
-        size_t len = strlen(row->note);
-        if (row->cut_short && row->nsamples)
-            snprintf(row->note + len, sizeof row->note - len,
-                     "%s%lld of %d repetitions hit the %g s limit (median %lld round trips)",
-                     len ? "; " : "", row->cut_short, row->nsamples, rep->max_seconds,
-                     row->round_trips);
-        len = strlen(row->note);
-        if (row->kind == IO_MANY && rep->connections < rep->connections_asked)
-            snprintf(row->note + len, sizeof row->note - len,
-                     "%sheld %ld of %ld connections asked: RLIMIT_NOFILE is %lld",
-                     len ? "; " : "", rep->connections, rep->connections_asked,
-                     rep->nofile_hard);
+    return (double)t->wall_ns / 1e3 / (double)t->round_trips;
+}
+
+static double cpu_per_trip(const io_counts *t)
+{
+    return (double)t->cpu_ns / 1e3 / (double)t->round_trips;
+}
+
+/* The reference's figure over the cell's, per repetition both ran (measured moments
+ * apart). */
+static void ratio(bench_record *rec, const char *name, const io_cell *c, const io_cell *ref,
+                  double (*per_trip)(const io_counts *))
+{
+    double v[MAX_REPEAT];
+    int n = !ref || c->kind == MANY ? 0 : c->n < ref->n ? c->n : ref->n;
+    for (int k = 0; k < n; k++)
+        v[k] = per_trip(&ref->s[k].counts) / per_trip(&c->s[k].counts);
+    bench_metric_add(rec, name, "x", BENCH_BETTER_HIGHER, 2, v, n);
+}
+
+static void many_metrics(bench_record *rec, const io_cell *c)
+{
+#define KIB(side) (((double)s->side.rss_after - (double)s->side.rss_before) / 1024.0 /      \
+                   (double)s->connected)
+#define M(name, unit, better, decimals, expr) PER_SAMPLE(rec, c, c->n, name, unit, better,  \
+                                                         decimals, expr)
+    M("connections", "", HIGHER, 0, (double)s->connected);
+    M("messages_per_second", "1/s", HIGHER, 0, rt * 1e9 / (double)t->wall_ns);
+    M("kib_per_connection", "KiB", LOWER, 2, KIB(server) + KIB(client));
+    M("kib_per_end", "KiB", LOWER, 2, (KIB(server) + KIB(client)) / 2);
+    M("kib_per_server_end", "KiB", LOWER, 2, KIB(server));
+    M("kib_per_client_end", "KiB", LOWER, 2, KIB(client));
+    M("vm_bytes_per_connection", "B", LOWER, 0,
+      ((double)s->server.live_after - (double)s->server.live_before +
+       (double)s->client.live_after - (double)s->client.live_before) / (double)s->connected);
+    M("rss_before_bytes", "B", NONE, 0, (double)s->server.rss_before);
+    M("rss_after_bytes", "B", NONE, 0, (double)s->server.rss_after);
+    M("client_rss_before_bytes", "B", NONE, 0, (double)s->client.rss_before);
+    M("client_rss_after_bytes", "B", NONE, 0, (double)s->client.rss_after);
+#undef M
+#undef KIB
+}
+
+/* The cell's record: its parameters, every figure with every sample, its note. */
+static void fill_record(bench_results *r, const io_sweep *sw, const io_cell *c,
+                        const io_cell *ref)
+{
+    const io_opts *o = sw->o;
+    bench_record *rec = bench_record_add(r, case_words[c->kind]);
+    bench_param_add(rec, "idle_mode", "%s", mode_name(c->mode));
+    bench_param_add(rec, "timeout_ms", "%lld", o->timeout_ms);
+    if (c->kind == MANY) {
+        bench_param_add(rec, "connections_asked", "%lld", o->connections);
+        bench_param_add(rec, "messages", "%lld", o->messages);
+        bench_param_add(rec, "message_bytes", "%lld", o->message_bytes);
+    } else {
+        bench_param_add(rec, "rounds", "%lld", o->rounds);
+        bench_param_add(rec, "max_seconds", "%lld", o->max_seconds);
     }
+    int n = c->n, vm = c->kind == OS_THREADS ? 0 : n;   /* the reference has no VM */
+    PER_SAMPLE(rec, c, n, "us_per_round_trip", "us", LOWER, 1, us_per_trip(t));
+    PER_SAMPLE(rec, c, n, "cpu_us_per_round_trip", "us", LOWER, 1, cpu_per_trip(t));
+    rec->gbench_real = 0;
+    rec->gbench_cpu = 1;
+    PER_SAMPLE(rec, c, n, "round_trips_per_second", "1/s", HIGHER, 0,
+               rt * 1e9 / (double)t->wall_ns);
+    ratio(rec, "rate_vs_os_threads", c, ref, us_per_trip);
+    ratio(rec, "cpu_vs_os_threads", c, ref, cpu_per_trip);
+#define IO_METRIC(member, metric, unit, decimals, better)                            \
+    PER_SAMPLE(rec, c, vm, metric, unit, better, decimals, (double)t->member / rt);
+    IO_VM_COUNTERS(IO_METRIC)
+#undef IO_METRIC
+    PER_SAMPLE(rec, c, n, "voluntary_switches_per_round_trip", "", LOWER, 2,
+               (double)t->voluntary_switches / rt);
+    PER_SAMPLE(rec, c, n, "involuntary_switches_per_round_trip", "", LOWER, 2,
+               (double)t->involuntary_switches / rt);
+    PER_SAMPLE(rec, c, n, "round_trips", "", NONE, 0, rt);
+    PER_SAMPLE(rec, c, n, "cut_short", "", NONE, 0, t->cut_short);
+    if (c->kind == MANY) {          /* the limits are metrics: a name stays the same */
+        many_metrics(rec, c);
+        PER_SAMPLE(rec, c, n, "nofile_soft", "", NONE, 0, (double)sw->nofile_soft);
+        PER_SAMPLE(rec, c, n, "nofile_hard", "", NONE, 0, (double)sw->nofile_hard);
+    }
+
+    char note[600] = "";
+    int len = 0, cut = 0;
+    for (int k = 0; k < n; k++)
+        cut += c->s[k].counts.cut_short;
+    if (cut)
+        len += snprintf(note + len, sizeof note - (size_t)len, "; %d of %d repetitions hit "
+                        "the %lld s limit (median %.0f round trips)", cut, n, o->max_seconds,
+                        bench_metric_find(rec, "round_trips")->median);
+    if (c->kind == MANY && sw->connections < o->connections)
+        len += snprintf(note + len, sizeof note - (size_t)len, "; held %ld of %lld "
+                        "connections asked: RLIMIT_NOFILE is %lld", sw->connections,
+                        o->connections, sw->nofile_hard);
+    if (c->failed[0])
+        snprintf(note + len, sizeof note - (size_t)len, "; %d of %lld repetitions ran, %s", n,
+                 o->repeat, c->failed);
+    if (!n)
+        bench_record_fail(rec, BENCH_FAILED, "%s", c->failed);
+    else if (note[0])
+        bench_record_note(rec, "%s", note + 2);
+}
+
+/* ---- the tables for people ------------------------------------------------------------- */
+
+/* A metric's median for people: "-" when not measured ("failed" in the first column of
+ * a failed record), with min..max in the first column, x after a ratio; a byte count
+ * *_before_bytes with the next metric's (after) as "before..after" MiB. */
+static void metric_text(char *b, size_t size, const bench_record *rec, const char *name,
+                        bool first)
+{
+    const bench_metric *m = bench_metric_find(rec, name);
+    int d = m ? m->decimals : 0;
+    if (!m || !m->nsamples || !isfinite(m->median))
+        snprintf(b, size, "%s", first && rec->status != BENCH_OK ? "failed" : "-");
+    else if (strstr(name, "_before_bytes"))
+        snprintf(b, size, "%.1f..%.1f", m->median / 1048576.0, m[1].median / 1048576.0);
+    else if (first && m->nsamples > 1)
+        snprintf(b, size, "%.*f (%.*f..%.*f)", d, m->median, d, m->min, d, m->max);
+    else
+        snprintf(b, size, "%.*f%s", d, m->median, strcmp(m->unit, "x") ? "" : "x");
+}
+
+/* A row per record (of case many only, when many_only): the case (unless many_only),
+ * the idle mode, then cols[i][1]'s median under the head cols[i][0]. */
+static void people_table(bench_results *r, const char *title, const char *const (*cols)[2],
+                         int ncols, bool many_only, const char *footer)
+{
+    int lead = many_only ? 1 : 2, nrecords = r->nrecords;
+    const char *row[34] = {"case", "idle"}, **out = row + 2 - lead;
+    char align[35] = "ll", cells[32][64];
+    for (int i = 0; i < ncols; i++) {
+        align[lead + i] = 'r';
+        out[lead + i] = cols[i][0];
+    }
+    align[lead + ncols] = 0;
+    bench_table *t = bench_table_add(r, title, lead + ncols, align);
+    bench_table_row(t, out);
+    for (int k = 0; k < nrecords; k++) {
+        const bench_record *rec = &r->records[k];
+        if (many_only && strcmp(rec->name, "many"))
+            continue;
+        row[0] = rec->name;
+        row[1] = bench_param_find(rec, "idle_mode");
+        for (int i = 0; i < ncols; i++) {
+            metric_text(cells[i], sizeof cells[i], rec, cols[i][1], i == 0);
+            out[lead + i] = cells[i];
+        }
+        bench_table_row(t, out);
+    }
+    bench_table_footer(t, "%s", footer);
+}
+
+static void people_tables(bench_results *r, bool pairs, bool many)
+{
+    static const char *const trips[][2] = {
+        {"us/round trip", "us_per_round_trip"}, {"trips/s", "round_trips_per_second"},
+        {"CPU us", "cpu_us_per_round_trip"}, {"wake-ups", "wakeups_per_round_trip"},
+        {"rate/os", "rate_vs_os_threads"}, {"CPU/os", "cpu_vs_os_threads"}};
+    static const char *const conns[][2] = {
+        {"connections", "connections"}, {"messages/s", "messages_per_second"},
+        {"KiB/conn", "kib_per_connection"}, {"KiB/end", "kib_per_end"},
+        {"KiB/srv", "kib_per_server_end"}, {"KiB/cli", "kib_per_client_end"},
+        {"VM B/conn", "vm_bytes_per_connection"}, {"RSS MiB server", "rss_before_bytes"},
+        {"RSS MiB client", "client_rss_before_bytes"}};
+    people_table(r, "Round trips (many: one message echoed)", trips, 6, false,
+                 pairs ? "rate/os, CPU/os: the median of per-repetition ratios of the "
+                         "os-threads figure to this row's (above 1: faster, or cheaper)." : "");
+    if (many)
+        people_table(r, "Many connections", conns, 9, true,
+                     "RSS growth per connection from before the first connection to all "
+                     "open, every green process blocked in a read: KiB/srv the server "
+                     "process's, KiB/cli the client process's, KiB/conn both, KiB/end their "
+                     "mean (kernel memory is not in RSS); RSS MiB: before..after.");
+}
+
+static void targets(bench_results *r, const io_opts *o)
+{
+    bench_target_add(r, "ping-pong in one VM (poll) at least 1.0x two OS threads' rate",
+                     BENCH_TARGET_AT_LEAST, "pingpong idle_mode=poll", "rate_vs_os_threads",
+                     1.0, NULL, NULL);
+    bench_target *t = bench_target_add(r, "10,000 connections held (many, poll)",
+                                       BENCH_TARGET_AT_LEAST, "many idle_mode=poll",
+                                       "connections", TARGET_CONNECTIONS, NULL, NULL);
+    if (o->connections < TARGET_CONNECTIONS)
+        bench_target_not_judged(t, "fewer connections asked");
+    bench_target_add(r, "at most 12 KiB RSS per connection end (many, poll)",
+                     BENCH_TARGET_AT_MOST, "many idle_mode=poll", "kib_per_end", 12.0, NULL,
+                     NULL);
+    bench_judge(r);
 }
 
 int io_main(int argc, char **argv)
 {
-    io_opts o = {.cases = IO_PINGPONG | IO_THREAD_PAIR | IO_MANY,
-                 .modes = {STVM_IDLE_POLL, STVM_IDLE_LEGACY, STVM_IDLE_SPIN}, .nmodes = 3,
-                 .repeat = 3, .round_trips = 20000, .max_seconds = 3, .connections = 10000,
-                 .messages = 10, .message_bytes = 64, .timeout_ms = -1, .cpu = 0,
-                 .format = FMT_TABLE, .trace.events = BENCH_TRACE_EVENTS};
-    int rc = parse_args(argc, argv, &o);
-    if (rc != BENCH_NEXT)
+    io_opts o;
+    bench_invocation inv;
+    int rc = bench_parse(&io_command, argc, argv, &o, &inv);
+    if (rc != BENCH_GO_ON)
         return rc;
-    if ((rc = bench_pin_option(o.cpu)) != BENCH_EXIT_OK)
+    if (o.timeout_ms == 0)          /* "only try": every wait would fail at once */
+        return bench_usage(&io_command, "--timeout-ms wants -1 (none) or 1..3600000, not 0");
+    long vm_cells = __builtin_popcount(o.cases & VM_CASES) * __builtin_popcount(o.modes) *
+                    o.repeat;
+    if ((rc = bench_trace_cells(&inv, vm_cells, "give one of pingpong, thread-pair, many to "
+                                "--case, one --idle-mode and --repeat 1")) != BENCH_GO_ON)
         return rc;
-
-    io_report *rep = calloc(1, sizeof *rep);
-    if (!rep) {
-        fprintf(stderr, "stvm-bench: io: out of memory\n");
+    io_sweep *sw = calloc(1, sizeof *sw);
+    if (!sw) {
+        fputs("stvm-bench io: out of memory\n", stderr);
         return BENCH_EXIT_FAIL;
     }
-    *rep = (io_report){.repeat = o.repeat, .round_trips = o.round_trips,
-                       .max_seconds = (double)o.max_seconds, .timeout_ms = o.timeout_ms,
-                       .connections_asked = o.connections, .connections = o.connections,
-                       .messages = o.messages, .message_bytes = o.message_bytes,
-                       .cpu = o.cpu, .nofile_soft = -1, .nofile_hard = -1};
-    if (o.cases & IO_MANY) {
-        rep->connections = fit_connections(o.connections, rep);
-        if (rep->connections < 1) {
-            fprintf(stderr, "stvm-bench: io: no room for a single connection under "
-                            "RLIMIT_NOFILE\n");
-            free(rep);
-            return BENCH_EXIT_FAIL;
-        }
+    *sw = (io_sweep){.o = &o, .inv = &inv, .connections = (long)o.connections,
+                     .nofile_soft = -1, .nofile_hard = -1};
+    bool pairs = o.cases & ~(1u << MANY), many = o.cases & (1u << MANY);
+    if (many && (sw->connections = fit_connections(sw, (long)o.connections)) < 1) {
+        fputs("stvm-bench io: no room for a single connection under RLIMIT_NOFILE\n", stderr);
+        free(sw);
+        return BENCH_EXIT_FAIL;
     }
-    make_rows(&o, rep);
-    rc = BENCH_EXIT_OK;
-    for (int k = 0; k < o.repeat; k++)
-        if (!run_repetition(&o, rep, k))
-            rc = BENCH_EXIT_FAIL;
-    if (bench_progress_on())
-        bench_progress("%d repetitions done\n", o.repeat);
-    io_report_summarise(rep);
-    row_notes(rep);
+    for (int kind = -1; kind <= MANY; kind++)   /* -1: the reference, first */
+        for (int m = 0; m < 3; m++)
+            if (kind < 0 ? pairs && m == 0
+                         : kind != OS_THREADS && (o.cases >> kind & 1) && (o.modes >> m & 1)) {
+                sw->cells[sw->ncells].kind = kind < 0 ? OS_THREADS : kind;
+                sw->cells[sw->ncells++].mode = kind < 0 ? -1 : m;
+            }
+    bool ok = sweep(sw);
 
-    if (o.format == FMT_CSV)
-        io_print_csv(stdout, rep);
-    else if (o.format == FMT_JSON)
-        io_print_json(stdout, rep);
-    else
-        io_print_table(stdout, rep, o.format == FMT_MARKDOWN);
-    free(rep);
-    return rc;
+    bench_results r;
+    bench_results_init(&r, "io");
+    for (int i = 0; i < sw->ncells; i++)
+        fill_record(&r, sw, &sw->cells[i], pairs ? &sw->cells[0] : NULL);
+    people_tables(&r, pairs, many);
+    targets(&r, &o);
+    rc = bench_output(&r, &inv);
+    bench_results_free(&r);
+    free(sw);
+    return ok ? rc : BENCH_EXIT_FAIL;
 }

@@ -1,43 +1,32 @@
 /*
- * stvm-bench io: many connections, their two ends in two VMs of two processes. A
- * connection takes a descriptor at each end, so both ends in one process would need
- * 20,000 descriptors for 10,000 connections, more than a stock hard RLIMIT_NOFILE allows
- * (the tool never raises a hard limit); the client VM therefore runs in a forked child,
- * pinned to the same CPU (it inherits the affinity), and each process holds one end of
- * every connection.
- *
+ * stvm-bench io: many connections, their two ends in two VMs of two processes: each
+ * process holds one end of every connection, one descriptor each, so 10,000 connections
+ * fit under a stock hard RLIMIT_NOFILE of 20,000 (the tool never raises a hard limit).
  *  - the server (this process): a listener, an accepting process at priority 50 that
- *    spawns one handler process per connection at 40, each with a SocketStream, echoing
- *    fixed-size messages;
- *  - the clients (the child): a coordinator at priority 30 (it runs only when every
- *    client is blocked) spawns the client processes at 40 in batches small enough for
- *    the listen backlog, waiting after each batch until all of it is warm. Each client
- *    connects, opens a stream, sends one message and reads its echo (the warm-up:
- *    buffers and stacks are touched as traffic touches them), then blocks reading a
- *    one-byte greeting.
+ *    spawns a handler process per connection at 40, each echoing fixed-size messages
+ *    through a SocketStream;
+ *  - the clients (a forked child on the same CPU: it inherits the affinity): a
+ *    coordinator at 30 (it runs only when every client is blocked) spawns the clients
+ *    at 40 in batches the listen backlog holds. Each connects, opens a stream, makes
+ *    one exchange (the warm-up: buffers and stacks touched as traffic touches them) and
+ *    blocks reading a one-byte greeting.
  * With every connection open and every process of both VMs blocked in a read, each
- * process reads its own RSS and bytes_live (the child reports its figures through a
- * pipe); then the server writes the greeting into every server-side stream, and the
- * clients each exchange `messages` echoes and close. Kernel socket buffers are kernel
- * memory, never in a process's RSS.
+ * process reads its RSS and bytes_live (the child reports through a socket pair); then
+ * the server greets every stream and the clients each exchange `messages` echoes.
  */
-#include "io_measure.h"
-
-#include "bench.h"
+#include "io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define BATCH 128                   /* clients spawned before waiting for them */
-#define MAX_MESSAGE 512          /* bytes; small buffers keep the stacks as a real handler's */
-#define PROGRESS_EVERY 1024
 #define REPORT_WAIT_MS 100          /* the server looks for the child's report this often */
 
 typedef struct many many;
@@ -49,7 +38,7 @@ typedef struct conn_end {
     stvm_stream *st;
 } conn_end;
 
-/* What the client process tells the server process, one write each (atomic: < PIPE_BUF). */
+/* What the client process tells the server process: one message on the socket pair each. */
 enum { REPORT_READY = 1, REPORT_DONE = 2, REPORT_FAILED = 3 };
 typedef struct client_report {
     int kind;
@@ -61,14 +50,15 @@ typedef struct client_report {
 
 /* One process's side: the server's or the clients'. */
 struct many {
-    const io_many_params *p;
+    const io_params *p;
     io_many_result *r;
     stvm_socket *listener;          /* server */
     int port;
     conn_end *ends;                 /* [connections], allocated and touched beforehand */
-    long accepted, warm, done, spawned;
+    long warm, done, spawned;
     stvm_semaphore *all_done;       /* the last end to finish, or a failure, signals it */
-    int report_fd;                  /* server: reads the child's reports; child: writes */
+    int report_fd;                  /* the socket pair's end: the server reads reports */
+    bool server;
     int err;
     char why[200];
 };
@@ -82,17 +72,17 @@ static void fail(stvm_vm *vm, many *m, const char *who, const char *what, int64_
     stvm_semaphore_signal(vm, m->all_done);
 }
 
-/* Read exactly len bytes: len, 0 at the end of the stream before any, or an error. */
-static int64_t read_full(stvm_vm *vm, stvm_stream *st, uint8_t *buf, size_t len)
+/* Read exactly len bytes: 0, 1 at the end of the stream before any when end_ok (else
+ * STVM_ECLOSED), or an error. */
+static int64_t read_full(stvm_vm *vm, stvm_stream *st, uint8_t *buf, size_t len, bool end_ok)
 {
-    size_t got = 0;
-    while (got < len) {
+    for (size_t got = 0; got < len;) {
         int64_t n = stvm_stream_read(vm, st, buf + got, len - got);
         if (n <= 0)
-            return got == 0 || n < 0 ? n : STVM_ECLOSED;
+            return n < 0 ? n : got == 0 && end_ok ? 1 : STVM_ECLOSED;
         got += (size_t)n;
     }
-    return (int64_t)len;
+    return 0;
 }
 
 static int64_t send_message(stvm_vm *vm, stvm_stream *st, const uint8_t *buf, size_t len)
@@ -120,17 +110,15 @@ static void handler(stvm_vm *vm, void *arg)
     conn_end *e = arg;
     many *m = e->m;
     size_t len = (size_t)m->p->message_bytes;
-    uint8_t buf[MAX_MESSAGE];
+    uint8_t buf[IO_MAX_MESSAGE];   /* small: a stack as a real handler's */
     int64_t err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st);
     if (err)
         fail(vm, m, "handler", "stvm_stream_open", err);
     for (bool warm = false; !err; warm = true) {
-        if ((err = read_full(vm, e->st, buf, len)) <= 0)
+        if ((err = read_full(vm, e->st, buf, len, true)) ||
+            (err = send_message(vm, e->st, buf, len)))
             break;
-        if ((err = send_message(vm, e->st, buf, len)))
-            break;
-        if (!warm)
-            m->warm++;
+        m->warm += !warm;
     }
     if (err < 0)
         fail(vm, m, "handler", "echo", err);
@@ -150,38 +138,31 @@ static void acceptor(stvm_vm *vm, void *arg)
             fail(vm, m, "acceptor", "stvm_tcp_accept or stvm_spawn", err);
             return;
         }
-        m->accepted++;
     }
 }
 
 /* The next report of the client process, waiting for it in the VM (other processes run
- * meanwhile), with progress while the connections open. 0, or the failure noted. */
+ * meanwhile). 0, or the failure noted. */
 static int await_report(stvm_vm *vm, many *m, int kind, client_report *rep)
 {
-    long shown = -1;
     for (;;) {
         int ready = stvm_fd_wait(vm, m->report_fd, STVM_IO_READ, REPORT_WAIT_MS);
         if (m->err)
             return m->err;
-        if (m->p->tag && kind == REPORT_READY && m->warm != shown &&
-            (m->warm % PROGRESS_EVERY == 0 || m->warm == m->p->connections))
-            bench_progress("[%s] %ld of %ld connections open", m->p->tag, shown = m->warm,
-                           m->p->connections);
         if (ready == STVM_ETIMEDOUT)
             continue;
         ssize_t n = ready < 0 ? -1 : read(m->report_fd, rep, sizeof *rep);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n != (ssize_t)sizeof *rep || rep->kind != kind) {
-            if (n == (ssize_t)sizeof *rep && rep->kind == REPORT_FAILED) {
-                m->err = rep->err ? rep->err : STVM_ESYS;
-                snprintf(m->why, sizeof m->why, "the client process: %.170s", rep->why);
-            } else {
-                fail(vm, m, "server", "the client process's report (it ended?)", STVM_ESYS);
-            }
-            return m->err;
+        if (n == (ssize_t)sizeof *rep && rep->kind == kind)
+            return 0;
+        if (n == (ssize_t)sizeof *rep && rep->kind == REPORT_FAILED) {
+            m->err = rep->err ? rep->err : STVM_ESYS;
+            snprintf(m->why, sizeof m->why, "the client process: %.170s", rep->why);
+        } else {
+            fail(vm, m, "server", "the client process's report (it ended?)", STVM_ESYS);
         }
-        return 0;
+        return m->err;
     }
 }
 
@@ -196,8 +177,8 @@ static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
 /* The server's timed part: greetings, then every handler until its client closes. */
 static void exchange(stvm_vm *vm, many *m, io_counts *c)
 {
-    io_snapshot a, b;
-    io_snapshot_take(vm, &a);
+    io_counts a;
+    io_counts_take(vm, &a);
     const uint8_t greeting = 'g';
     for (long i = 0; i < m->p->connections && !m->err; i++) {
         int64_t err = send_message(vm, m->ends[i].st, &greeting, 1);
@@ -206,29 +187,8 @@ static void exchange(stvm_vm *vm, many *m, io_counts *c)
     }
     if (!m->err)
         stvm_semaphore_wait(vm, m->all_done);
-    io_snapshot_take(vm, &b);
-    io_counts_between(&a, &b, c);
-}
-
-static void add_counts(io_counts *to, const io_counts *c)
-{
-    to->cpu_ns += c->cpu_ns;
-    to->voluntary_switches += c->voluntary_switches;
-    to->involuntary_switches += c->involuntary_switches;
-#define ADD(f) to->f += c->f
-    ADD(os_sleeps);
-    ADD(os_slept_us);
-    ADD(wakeups_timer);
-    ADD(wakeups_io);
-    ADD(wakeups_external);
-    ADD(wakeups_relinquish);
-    ADD(io_polls_busy);
-    ADD(fds_ready);
-    ADD(io_signals_unwaited);
-    ADD(socket_reads_blocked);
-    ADD(timed_waits);
-    ADD(context_switches);
-#undef ADD
+    io_counts_take(vm, c);
+    io_counts_add(c, &a, -1);
 }
 
 static void server_coordinator(stvm_vm *vm, void *arg)
@@ -249,12 +209,9 @@ static void server_coordinator(stvm_vm *vm, void *arg)
     /* Every connection open, every process of both VMs blocked in a read. */
     measure_side(vm, &r->server.rss_after, &r->server.live_after);
     r->connected = m->p->connections;
-    if (m->p->tag)
-        bench_progress("[%s] %ld connections open; exchanging %d messages each", m->p->tag,
-                       m->p->connections, m->p->messages);
     exchange(vm, m, &r->counts);
     if (!m->err && !await_report(vm, m, REPORT_DONE, &rep))
-        add_counts(&r->counts, &rep.counts);
+        io_counts_add(&r->counts, &rep.counts, 1);
     r->counts.round_trips = (long long)m->p->connections * m->p->messages;
 out:
     if (m->err)
@@ -263,19 +220,12 @@ out:
 
 /* ---- the clients (the child process) ----------------------------------------------------- */
 
-/* A read of exactly len bytes, where the end of the stream is a failure. */
-static int64_t expect(stvm_vm *vm, stvm_stream *st, uint8_t *buf, size_t len)
-{
-    int64_t n = read_full(vm, st, buf, len);
-    return n == (int64_t)len ? 0 : n < 0 ? n : STVM_ECLOSED;
-}
-
 /* Connect, warm up, wait for the greeting, exchange: 0, or an error and *what. */
 static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
 {
     many *m = e->m;
     size_t len = (size_t)m->p->message_bytes;
-    uint8_t out[MAX_MESSAGE], in[MAX_MESSAGE];
+    uint8_t out[IO_MAX_MESSAGE], in[IO_MAX_MESSAGE];
     for (size_t i = 0; i < len; i++)
         out[i] = (uint8_t)(i + (size_t)(e - m->ends));
     *what = "stvm_tcp_connect";
@@ -285,23 +235,19 @@ static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
     *what = "stvm_stream_open";
     if ((err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st)))
         return err;
-    /* The warm-up exchange, then blocked in a read until the greeting. */
-    *what = "the warm-up exchange";
-    if ((err = send_message(vm, e->st, out, len)) || (err = expect(vm, e->st, in, len)))
-        return err;
-    m->warm++;
-    *what = "the greeting";
-    if ((err = expect(vm, e->st, in, 1)))
-        return err;
-    *what = "an exchange";
-    for (int k = 0; k < m->p->messages; k++) {
+    /* The warm-up exchange (k = -1), then blocked in a read until the greeting. */
+    for (int k = -1; k < m->p->messages; k++) {
+        *what = k < 0 ? "the warm-up exchange" : "an exchange";
         out[0] = (uint8_t)k;
-        if ((err = send_message(vm, e->st, out, len)) || (err = expect(vm, e->st, in, len)))
+        if ((err = send_message(vm, e->st, out, len)) ||
+            (err = read_full(vm, e->st, in, len, false)))
             return err;
-        if (memcmp(in, out, len) != 0) {
-            *what = "the echo (wrong bytes came back)";
+        *what = "the echo (wrong bytes came back)";
+        if (memcmp(in, out, len) != 0)
             return STVM_ESTATE;
-        }
+        *what = "the greeting";
+        if (k < 0 && (m->warm++, err = read_full(vm, e->st, in, 1, false)))
+            return err;
     }
     return 0;
 }
@@ -316,12 +262,11 @@ static void client(stvm_vm *vm, void *arg)
     end_done(vm, e);
 }
 
-static void report(const many *m, client_report *rep)
+/* One message to the server (a lost one shows there as the child's end). */
+static void report(const many *m, const client_report *rep)
 {
-    ssize_t n;
-    do
-        n = write(m->report_fd, rep, sizeof *rep);
-    while (n < 0 && errno == EINTR);
+    if (write(m->report_fd, rep, sizeof *rep) != (ssize_t)sizeof *rep)
+        return;
 }
 
 static void spawn_clients(stvm_vm *vm, many *m)
@@ -353,71 +298,63 @@ static void client_coordinator(stvm_vm *vm, void *arg)
         return;
     }
     measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
-    io_snapshot a, b;
-    io_snapshot_take(vm, &a);
+    io_counts a;
+    io_counts_take(vm, &a);
     report(m, &rep);
     stvm_semaphore_wait(vm, m->all_done);
-    io_snapshot_take(vm, &b);
     if (m->err) {
         stvm_stop(vm);
         return;
     }
     rep = (client_report){.kind = REPORT_DONE};
-    io_counts_between(&a, &b, &rep.counts);
+    io_counts_take(vm, &rep.counts);
+    io_counts_add(&rep.counts, &a, -1);
+    rep.counts.wall_ns = 0;         /* the exchange's wall time is the server's */
     report(m, &rep);
 }
 
-/* A VM in the idle mode asked, with m's all_done semaphore: 0, or an error and *what. */
-static int new_vm(many *m, stvm_vm **vm, const char **what)
+/* A process's VM: its all_done semaphore; the server's listens, is traced and tells
+ * the child its port. Runs the coordinator at priority 30: 0, or an error and why. */
+static int run_vm(many *m, void (*coordinator)(stvm_vm *, void *), char *why, size_t whysize)
 {
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.idle_mode = m->p->idle_mode;
-    /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
-    if (cfg.idle_mode == STVM_IDLE_LEGACY)
-        cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
-    *vm = NULL;
-    *what = "stvm_vm_new";
-    int err = stvm_vm_new(vm, &cfg);
-    if (!err) {
-        *what = "stvm_semaphore_new";
-        err = stvm_semaphore_new(*vm, &m->all_done);
+    stvm_vm *vm = NULL;
+    const char *what = "stvm_vm_new";
+    const bench_trace *trace = m->server ? m->p->trace : NULL;
+    int backlog = m->p->connections < 65535 ? (int)m->p->connections : 65535;
+    int err = io_vm_new(m->p->idle_mode, &vm);
+    if (!err && (what = "stvm_semaphore_new", err = stvm_semaphore_new(vm, &m->all_done)) == 0 &&
+        (what = NULL, err = bench_trace_begin(trace, vm, why, whysize)) == 0 && m->server &&
+        (what = "stvm_tcp_listen",
+         err = stvm_tcp_listen(vm, "127.0.0.1", 0, backlog, &m->listener)) == 0) {
+        m->port = stvm_socket_port(m->listener);
+        what = "telling the client process the port";
+        if (write(m->report_fd, &m->port, sizeof m->port) != (ssize_t)sizeof m->port)
+            err = STVM_ESYS;
     }
+    if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
+                                                       "coordinator", coordinator, m, NULL)) == 0 &&
+        (what = "stvm_run", err = stvm_run(vm)) == 0 && !m->err)
+        what = NULL, err = bench_trace_end(trace, vm, why, whysize);
+    if (m->err) {
+        snprintf(why, whysize, "%s", m->why);
+        err = m->err;
+    } else if (err && what) {
+        snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
+    }
+    stvm_vm_free(vm);               /* closes what is still open */
     return err;
 }
 
-/* The client VM's life, in the child: 0, or the failure in m. */
-static int run_clients(many *m)
-{
-    stvm_vm *vm;
-    const char *what;
-    int err = new_vm(m, &vm, &what);
-    if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
-                                                       "coordinator", client_coordinator, m,
-                                                       NULL)) == 0)
-        err = stvm_run(vm);
-    if (!m->err && err)
-        snprintf(m->why, sizeof m->why, "%s: %s", what, stvm_err_name(err));
-    if (!m->err)
-        m->err = err;
-    stvm_vm_free(vm);
-    return m->err;
-}
-
 /* The child: wait for the server's port, run the clients, report a failure. */
-static void child_main(const io_many_params *p, conn_end *ends, int port_fd, int report_fd)
+static void child_main(const io_params *p, conn_end *ends, int fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive the tool (its watchdog) */
-    many m = {.p = p, .ends = ends, .report_fd = report_fd};
+    many m = {.p = p, .ends = ends, .report_fd = fd};
     for (long i = 0; i < p->connections; i++)
         ends[i].m = &m;
-    ssize_t n;
-    do
-        n = read(port_fd, &m.port, sizeof m.port);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof m.port)
-        _exit(BENCH_EXIT_FAIL);   /* the server failed before it listened */
-    if (run_clients(&m)) {
+    if (read(fd, &m.port, sizeof m.port) != (ssize_t)sizeof m.port)
+        _exit(BENCH_EXIT_FAIL);     /* the server failed before it listened */
+    if (run_vm(&m, client_coordinator, m.why, sizeof m.why)) {
         client_report rep = {.kind = REPORT_FAILED, .err = m.err};
         snprintf(rep.why, sizeof rep.why, "%s", m.why);
         report(&m, &rep);
@@ -426,86 +363,42 @@ static void child_main(const io_many_params *p, conn_end *ends, int port_fd, int
     _exit(BENCH_EXIT_OK);
 }
 
-/* ---- the two processes --------------------------------------------------------------------- */
-
-/* The server VM: listen, tell the child the port, run. 0, or an error and why. */
-static int run_server(many *m, int port_fd, char *why, size_t whysize)
-{
-    stvm_vm *vm;
-    const char *what;
-    int err = new_vm(m, &vm, &what);
-    if (!err && (what = "stvm_trace_start", err = bench_trace_begin(m->p->trace, vm, why,
-                                                                    whysize)) == 0 &&
-        (what = "stvm_tcp_listen",
-         err = stvm_tcp_listen(vm, "127.0.0.1", 0,
-                               m->p->connections < 65535 ? (int)m->p->connections : 65535,
-                               &m->listener)) == 0) {
-        m->port = stvm_socket_port(m->listener);
-        what = "telling the client process the port";
-        err = write(port_fd, &m->port, sizeof m->port) == (ssize_t)sizeof m->port ? 0 : STVM_ESYS;
-        if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
-                                                           "coordinator", server_coordinator,
-                                                           m, NULL)) == 0) {
-            what = "stvm_run";
-            err = stvm_run(vm);
-        }
-        if (!err && !m->err && (err = bench_trace_end(m->p->trace, vm, why, whysize)))
-            what = "writing the trace";
-    }
-    if (m->err) {
-        snprintf(why, whysize, "%s", m->why);
-        err = m->err;
-    } else if (err) {
-        snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
-    }
-    stvm_vm_free(vm);               /* closes what is still open */
-    return err;
-}
-
-int io_many_run(const io_many_params *p, io_many_result *r, char *why, size_t whysize)
+int io_many_run(const io_params *p, io_many_result *r, char *why, size_t whysize)
 {
     *r = (io_many_result){0};
-    if (p->message_bytes < 1 || p->message_bytes > MAX_MESSAGE || p->connections < 1) {
-        snprintf(why, whysize, "message size 1..%d bytes and at least one connection",
-                 MAX_MESSAGE);
+    if (p->message_bytes < 1 || p->message_bytes > IO_MAX_MESSAGE || p->connections < 1) {
+        snprintf(why, whysize, "message size 1..%d bytes, at least one connection",
+                 IO_MAX_MESSAGE);
         return STVM_EINVAL;
     }
     size_t n = (size_t)p->connections;
     conn_end *ends = calloc(n, sizeof *ends);   /* touched now, so not counted as a VM's */
-    int port_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1};
-    if (!ends || pipe2(port_pipe, O_CLOEXEC) != 0 || pipe2(report_pipe, O_CLOEXEC) != 0) {
+    int sv[2];                                  /* messages keep their bounds */
+    if (!ends || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(why, whysize, "out of memory or descriptors for %zu connections", n);
         free(ends);
-        for (int i = 0; i < 2; i++)
-            if (port_pipe[i] >= 0)
-                close(port_pipe[i]);
         return STVM_ENOMEM;
     }
     fflush(stdout);
     fflush(stderr);
     pid_t child = fork();
     if (child == 0) {
-        close(port_pipe[1]);
-        close(report_pipe[0]);
-        child_main(p, ends, port_pipe[0], report_pipe[1]);
+        close(sv[0]);
+        child_main(p, ends, sv[1]);
     }
-    close(port_pipe[0]);
-    close(report_pipe[1]);
-    many m = {.p = p, .r = r, .ends = ends, .report_fd = report_pipe[0]};
+    close(sv[1]);
+    many m = {.p = p, .r = r, .ends = ends, .report_fd = sv[0], .server = true};
     for (size_t i = 0; i < n; i++)
         ends[i].m = &m;
-    int err = child < 0 ? STVM_ESYS : run_server(&m, port_pipe[1], why, whysize);
+    int err = child < 0 ? STVM_ESYS : run_vm(&m, server_coordinator, why, whysize);
     if (child < 0)
         snprintf(why, whysize, "fork: %s", strerror(errno));
-    close(port_pipe[1]);
-    close(report_pipe[0]);
+    close(sv[0]);
     if (child > 0) {
         if (err)
             kill(child, SIGKILL);   /* its clients would wait for greetings forever */
         waitpid(child, NULL, 0);
     }
-    if (p->tag)
-        fputc('\n', stderr);
     free(ends);
     return err;
 }
