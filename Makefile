@@ -29,7 +29,7 @@ B       := build
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
 # The public names before the noun_verb sweep (include/stvm/deprecated.h) are hidden from
-# everything built here but bench/, so nothing else can use one; bench/ is renamed later.
+# everything built here, so nothing in the tree can use one.
 NODEP   := -DSTVM_NO_DEPRECATED
 CFLAGS_LIB = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude
 LDLIBS  := -lffi -ldl -lpthread -lm
@@ -49,7 +49,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 # Flags per kind of program built against the public header (a later -D for all of one
 # kind goes here, once): tests, the benchmark tool, the lab, the examples.
 TEST_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude -Itests
-BENCH_CFLAGS = $(WARN) $(OPT) -D_GNU_SOURCE -Iinclude
+BENCH_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 LAB_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 EXAMPLE_CFLAGS = $(WARN) $(OPT) $(NODEP) -Iinclude
 # Every object is compiled on its own with -MMD -MP: its .d file beside it names the

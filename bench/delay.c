@@ -395,7 +395,7 @@ static void describe(bench_results *r, const delay_sweep *s)
     if (asprintf(&r->note, "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld "
                  "repetition%s per cell. Durations: 1000 draws of (Random seed: 42) nextInt: "
                  "50, mean %.3f ms; workers at priority 41, coordinator at 42. Lateness = end "
-                 "of wait - (start + duration), two stvm_now_us reads per delay (in the CPU "
+                 "of wait - (start + duration), two stvm_vm_now_us reads per delay (in the CPU "
                  "figures). \"Per delay\" divides by the delays started in the window "
                  "(EnterCount).%s", sim ? "simulated" : "real", s->o->window_ms,
                  s->o->window_ms, s->o->repeat, s->o->repeat == 1 ? "" : "s",

@@ -56,13 +56,13 @@ static void delay_worker(stvm_vm *vm, void *arg)
     /* Nothing runs between one delay's end and the next one's start, so the time read
      * at its end is the next one's start: one clock read per delay, not two (dropping
      * one cut the CPU per delay by about 5% on the real clock at N = 10,000). */
-    uint64_t before = stvm_now_us(vm);
+    uint64_t before = stvm_vm_now_us(vm);
     while (r->running) {
         int d = r->table[r->index];
         r->index = (r->index + 1) % DELAY_TABLE_SIZE;
         r->enter++;
         int err = stvm_delay_wait_ms(vm, d);
-        uint64_t after = stvm_now_us(vm);
+        uint64_t after = stvm_vm_now_us(vm);
         if (err) {
             run_fail(r, err, "a worker's stvm_delay_wait_ms");
             return;
@@ -84,7 +84,7 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
 {
     delay_run *r = arg;
     r->running = true;
-    stvm_get_stats(vm, &r->st0);
+    stvm_vm_get_stats(vm, &r->st0);
     r->wall0 = bench_mono_ns();
     r->cpu0 = bench_cpu_ns();
     for (long i = 0; i < r->n; i++) {
@@ -98,7 +98,7 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     r->running = false;
     r->cpu1 = bench_cpu_ns();
     r->wall1 = bench_mono_ns();
-    stvm_get_stats(vm, &r->st1);
+    stvm_vm_get_stats(vm, &r->st1);
     r->enter_at_window = r->enter;
     r->exit_at_window = r->exit;
     if (err)
@@ -108,7 +108,7 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     r->exit_final = r->exit;
     for (long i = 0; i < r->n; i++) {
         stvm_process_info info;
-        if (stvm_process_info_get(vm, r->workers[i], &info) == STVM_OK &&
+        if (stvm_process_get_info(vm, r->workers[i], &info) == STVM_OK &&
             info.state != STVM_PROCESS_TERMINATED) {
             err = stvm_process_terminate(vm, r->workers[i]);
             if (err)
@@ -174,7 +174,7 @@ static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_
     bench_watchdog(0);
     if (err) {
         char report[256] = "";
-        stvm_blocked_report(vm, report, sizeof report);
+        stvm_vm_blocked_report(vm, report, sizeof report);
         report[strcspn(report, "\n")] = 0;
         snprintf(why, whysize, "stvm_run: %s (first blocked: %s)", stvm_err_name(err),
                  report[0] ? report : "none");

@@ -157,7 +157,7 @@ static void *call_back_from_thread(void *arg)
         if (i >= WARMUP)
             bench_hist_record(c->h, (uint64_t)(bench_mono_ns() - t0));
     }
-    stvm_signal_external(c->vm, c->done_index);
+    stvm_external_signal(c->vm, c->done_index);
     return NULL;
 }
 
@@ -189,7 +189,7 @@ static int queued_setup(stvm_vm *vm, caller_thread *c, waiter *w)
     if (!err)
         err = stvm_semaphore_new(vm, &w->done);
     if (!err)
-        err = stvm_register_external(vm, w->done, &c->done_index);
+        err = stvm_external_register(vm, w->done, &c->done_index);
     memcpy(&c->cb, &code, sizeof code);
     return err;
 }

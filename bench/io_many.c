@@ -169,7 +169,7 @@ static int await_report(stvm_vm *vm, many *m, int kind, client_report *rep)
 static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
 {
     stvm_stats st;
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     *live = st.bytes_live;
     *rss = bench_rss_bytes();
 }

@@ -28,7 +28,7 @@ void io_counts_take(stvm_vm *vm, io_counts *c)
 {
     stvm_stats st = {0};
     if (vm)
-        stvm_get_stats(vm, &st);
+        stvm_vm_get_stats(vm, &st);
 #define IO_READ(member, metric, unit, decimals, better) c->member = st.member;
     IO_VM_COUNTERS(IO_READ)
 #undef IO_READ

@@ -37,12 +37,12 @@ static void blocked_coordinator(stvm_vm *vm, void *arg)
     blocked_run *b = arg;
     micro_memory *m = b->m;
     stvm_stats st;
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     m->live_before = st.bytes_live;
     m->rss_before = bench_rss_bytes();
     spawn_blocked(vm, b);
     m->rss_after = bench_rss_bytes();
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     m->live_after = st.bytes_live;
     for (long i = 0; i < m->spawned; i++) {
         int err = stvm_semaphore_signal(vm, b->sem);

@@ -139,9 +139,9 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
         return err;
     }
     stvm_stats st;
-    stvm_reset_stats(vm);
+    stvm_vm_reset_stats(vm);
     err = stvm_run(vm);
-    stvm_get_stats(vm, &st);
+    stvm_vm_get_stats(vm, &st);
     int werr = err || pp.err ? STVM_OK : bench_trace_end(trace, vm, why, whysize);
     stvm_vm_free(vm);
     if (werr)

@@ -1,7 +1,7 @@
 /*
- * stvm-bench: what the commands' charts share. Each chart is a .dat file of the
- * figures and a .gp script beside the PNG, so it can be remade or restyled without
- * rerunning the benchmark; then gnuplot, if it is installed.
+ * stvm-bench: plots and reports. A plot is a gnuplot script of bench/plots reading the
+ * results' csv-wide view, written beside the PNG, so a user restyles it without C and
+ * remakes it without rerunning the benchmark; a report is prose and the Markdown view.
  */
 #include "bench.h"
 #include "render.h"
@@ -11,47 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-bool bench_plot_paths_make(bench_plot_paths *p, const char *png)
-{
-    const char *slash = strrchr(png, '/'), *dot = strrchr(png, '.');
-    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - png) : strlen(png);
-    p->png = png;
-    p->gp = malloc(stem + 4);
-    p->dat = malloc(stem + 5);
-    if (!p->gp || !p->dat)
-        return false;
-    snprintf(p->gp, stem + 4, "%.*s.gp", (int)stem, png);
-    snprintf(p->dat, stem + 5, "%.*s.dat", (int)stem, png);
-    return true;
-}
-
-void bench_plot_paths_free(bench_plot_paths *p)
-{
-    free(p->gp);
-    free(p->dat);
-    p->gp = p->dat = NULL;
-}
-
 bool bench_close_written(FILE *f, const char *path)
 {
     if (fclose(f) == 0)
         return true;
     fprintf(stderr, "stvm-bench: cannot write %s\n", path);
     return false;
-}
-
-bool bench_write_report(const char *path, void (*write)(FILE *f, const void *data),
-                        const void *data)
-{
-    fflush(stdout);
-    FILE *f = bench_open_written(path);
-    if (!f)
-        return false;
-    write(f, data);
-    if (!bench_close_written(f, path))
-        return false;
-    fprintf(stderr, "stvm-bench: report written to %s\n", path);
-    return true;
 }
 
 FILE *bench_open_written(const char *path)
@@ -61,47 +26,6 @@ FILE *bench_open_written(const char *path)
         fprintf(stderr, "stvm-bench: cannot write %s: %s\n", path, strerror(errno));
     return f;
 }
-
-void bench_gp_string(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-/* A missing gnuplot is not a failure: the .gp and .dat files are the deliverable. */
-void bench_run_gnuplot(const bench_plot_paths *p)
-{
-    char *argv[] = {"gnuplot", p->gp, NULL};
-    int st = bench_run(argv);
-    if (st == 127)
-        fprintf(stderr, "stvm-bench: note: gnuplot is not installed; kept %s and %s "
-                        "(run 'gnuplot %s' to make %s)\n", p->gp, p->dat, p->gp, p->png);
-    else if (st != 0)
-        fprintf(stderr, "stvm-bench: gnuplot %s failed (status %d); kept %s and %s\n", p->gp,
-                st, p->gp, p->dat);
-    else
-        fprintf(stderr, "stvm-bench: plot written to %s (%s, %s)\n", p->png, p->gp, p->dat);
-}
-
-void bench_gp_terminal(FILE *g, const bench_plot_paths *p)
-{
-    fputs("# Run: gnuplot ", g);
-    bench_gp_string(g, p->gp);
-    fputs("\nif (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo size 960,900 noenhanced\n"
-          "} else {\n"
-          "    set terminal png size 960,900 noenhanced\n"
-          "}\nset output ", g);
-    bench_gp_string(g, p->png);
-    fputc('\n', g);
-}
-
-/* ---- the new API: a plot is a gnuplot script of bench/plots reading the csv-wide ---- */
 
 /* A gnuplot single-quoted string into buf ('' stands for a quote). */
 static void gp_quote(char *buf, size_t size, const char *s)

@@ -646,9 +646,8 @@ int zn_main(int argc, char **argv)
     } else if (!make_rows(&z)) {
         rc = bench_usage(&zn_command, "more than %d combinations", ZN_MAX_ROWS);
     } else {
-        rc = bench_trace_one_cell(&inv.common.trace, "zn ",
-                                  (long)(z.nrows - !o.no_wrk) * o.repeat,
-                                  "give every LIST one value and --repeat 1");
+        rc = bench_trace_cells(&inv, (long)(z.nrows - !o.no_wrk) * o.repeat,
+                               "give every LIST one value and --repeat 1");
     }
     if (rc == BENCH_GO_ON)
         rc = o.url ? parse_url(&z, o.url) : start_nginx(&z, s);

@@ -51,7 +51,7 @@ static void bench_fail(zn_bench *b, const char *what, int err)
 
 static void snapshot(stvm_vm *vm, const zn_bench *b, zn_snapshot *s)
 {
-    stvm_get_stats(vm, &s->vm);
+    stvm_vm_get_stats(vm, &s->vm);
     s->client = *stvm__zn_client_stats(b->client);
     stvm__zn_log_get_stats(b->log, &s->log);
     s->cpu_ns = bench_cpu_ns();
