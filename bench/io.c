@@ -186,67 +186,61 @@ static bool sweep(io_sweep *sw)
 
 /* ---- the records ----------------------------------------------------------------------- */
 
-/* A metric of n samples, sample k being expr over s (repetition k's result), t (its
- * counts) and rt (its round trips). */
-#define PER_SAMPLE(rec, c, n, name, unit, better, decimals, expr)                         \
-    do {                                                                                 \
-        double v_[MAX_REPEAT];                                                           \
-        for (int k_ = 0; k_ < (n); k_++) {                                               \
-            const io_many_result *s = &(c)->s[k_];                                       \
-            const io_counts *t = &s->counts;                                             \
-            double rt = (double)t->round_trips;                                          \
-            (void)s, (void)t, (void)rt;                                                  \
-            v_[k_] = (expr);                                                             \
-        }                                                                                \
-        bench_metric_add(rec, name, unit, BENCH_BETTER_##better, decimals, v_, (n));     \
-    } while (0)
-
-static double us_per_trip(const io_counts *t)
-{
-    return (double)t->wall_ns / 1e3 / (double)t->round_trips;
-}
-
-static double cpu_per_trip(const io_counts *t)
-{
-    return (double)t->cpu_ns / 1e3 / (double)t->round_trips;
-}
-
-/* The reference's figure over the cell's, per repetition both ran (measured moments
- * apart). */
-static void ratio(bench_record *rec, const char *name, const io_cell *c, const io_cell *ref,
-                  double (*per_trip)(const io_counts *))
-{
-    double v[MAX_REPEAT];
-    int n = !ref || c->kind == MANY ? 0 : c->n < ref->n ? c->n : ref->n;
-    for (int k = 0; k < n; k++)
-        v[k] = per_trip(&ref->s[k].counts) / per_trip(&c->s[k].counts);
-    bench_metric_add(rec, name, "x", BENCH_BETTER_HIGHER, 2, v, n);
-}
-
-static void many_metrics(bench_record *rec, const io_cell *c)
-{
-#define KIB(side) (((double)s->side.rss_after - (double)s->side.rss_before) / 1024.0 /      \
+#define US(t) ((double)(t)->wall_ns / 1e3 / (double)(t)->round_trips)
+#define CPU(t) ((double)(t)->cpu_ns / 1e3 / (double)(t)->round_trips)
+#define KIB(side) (((double)s->side.rss_after - (double)s->side.rss_before) / 1024.0 /    \
                    (double)s->connected)
-#define M(name, unit, better, decimals, expr) PER_SAMPLE(rec, c, c->n, name, unit, better,  \
-                                                         decimals, expr)
-    M("connections", "", HIGHER, 0, (double)s->connected);
-    M("messages_per_second", "1/s", HIGHER, 0, rt * 1e9 / (double)t->wall_ns);
-    M("kib_per_connection", "KiB", LOWER, 2, KIB(server) + KIB(client));
-    M("kib_per_end", "KiB", LOWER, 2, (KIB(server) + KIB(client)) / 2);
-    M("kib_per_server_end", "KiB", LOWER, 2, KIB(server));
-    M("kib_per_client_end", "KiB", LOWER, 2, KIB(client));
-    M("vm_bytes_per_connection", "B", LOWER, 0,
-      ((double)s->server.live_after - (double)s->server.live_before +
-       (double)s->client.live_after - (double)s->client.live_before) / (double)s->connected);
-    M("rss_before_bytes", "B", NONE, 0, (double)s->server.rss_before);
-    M("rss_after_bytes", "B", NONE, 0, (double)s->server.rss_after);
-    M("client_rss_before_bytes", "B", NONE, 0, (double)s->client.rss_before);
-    M("client_rss_after_bytes", "B", NONE, 0, (double)s->client.rss_after);
-#undef M
-#undef KIB
-}
+#define LIVE(side) ((double)s->side.live_after - (double)s->side.live_before)
 
-/* The cell's record: its parameters, every figure with every sample, its note. */
+/* Which records have a metric, with how many samples: every repetition (ALL), those with
+ * a VM, those the reference also ran (RATIO, the reference's figure over the cell's),
+ * many's. */
+enum { ALL, VM, RATIO, MANY_ONLY };
+
+/* The metrics around the VM's counters, in their order: X(name, unit, better, decimals,
+ * which, sample k from s (the repetition's result), t (its counts), rt (its round trips)
+ * and rt0 (the reference's counts)). */
+#define IO_METRICS_HEAD(X)                                                                \
+    X("us_per_round_trip", "us", LOWER, 1, ALL, US(t))                                     \
+    X("cpu_us_per_round_trip", "us", LOWER, 1, ALL, CPU(t))                                \
+    X("round_trips_per_second", "1/s", HIGHER, 0, ALL, rt * 1e9 / (double)t->wall_ns)      \
+    X("rate_vs_os_threads", "x", HIGHER, 2, RATIO, US(rt0) / US(t))                        \
+    X("cpu_vs_os_threads", "x", HIGHER, 2, RATIO, CPU(rt0) / CPU(t))
+#define IO_METRICS_TAIL(X)                                                                \
+    X("voluntary_switches_per_round_trip", "", LOWER, 2, ALL, t->voluntary_switches / rt)  \
+    X("involuntary_switches_per_round_trip", "", LOWER, 2, ALL,                            \
+      t->involuntary_switches / rt)                                                       \
+    X("round_trips", "", NONE, 0, ALL, rt)                                                 \
+    X("cut_short", "", NONE, 0, ALL, t->cut_short)                                         \
+    X("connections", "", HIGHER, 0, MANY_ONLY, s->connected)                               \
+    X("messages_per_second", "1/s", HIGHER, 0, MANY_ONLY, rt * 1e9 / (double)t->wall_ns)   \
+    X("kib_per_connection", "KiB", LOWER, 2, MANY_ONLY, KIB(server) + KIB(client))         \
+    X("kib_per_end", "KiB", LOWER, 2, MANY_ONLY, (KIB(server) + KIB(client)) / 2)          \
+    X("kib_per_server_end", "KiB", LOWER, 2, MANY_ONLY, KIB(server))                       \
+    X("kib_per_client_end", "KiB", LOWER, 2, MANY_ONLY, KIB(client))                       \
+    X("vm_bytes_per_connection", "B", LOWER, 0, MANY_ONLY,                                 \
+      (LIVE(server) + LIVE(client)) / (double)s->connected)                               \
+    X("rss_before_bytes", "B", NONE, 0, MANY_ONLY, s->server.rss_before)                   \
+    X("rss_after_bytes", "B", NONE, 0, MANY_ONLY, s->server.rss_after)                     \
+    X("client_rss_before_bytes", "B", NONE, 0, MANY_ONLY, s->client.rss_before)            \
+    X("client_rss_after_bytes", "B", NONE, 0, MANY_ONLY, s->client.rss_after)              \
+    X("nofile_soft", "", NONE, 0, MANY_ONLY, sw->nofile_soft)                              \
+    X("nofile_hard", "", NONE, 0, MANY_ONLY, sw->nofile_hard)
+#define IO_ROW(name, unit, better, decimals, which, expr)                                 \
+    {name, unit, BENCH_BETTER_##better, decimals, which},
+#define IO_VM_ROW(member, name, unit, decimals, better) IO_ROW(name, unit, better, decimals, VM, 0)
+#define IO_VALUE(name, unit, better, decimals, which, expr) v[i++][k] = (double)(expr);
+#define IO_VM_VALUE(member, name, unit, decimals, better) v[i++][k] = (double)t->member / rt;
+
+static const struct {
+    const char *name, *unit;
+    bench_better better;
+    int decimals, which;
+} metrics[] = {IO_METRICS_HEAD(IO_ROW) IO_VM_COUNTERS(IO_VM_ROW) IO_METRICS_TAIL(IO_ROW)};
+#define NMETRICS ((int)(sizeof metrics / sizeof metrics[0]))
+
+/* The cell's record: its parameters, every figure with every sample, its note. Ratios
+ * pair repetition k with the reference's (measured moments apart). */
 static void fill_record(bench_results *r, const io_sweep *sw, const io_cell *c,
                         const io_cell *ref)
 {
@@ -262,35 +256,29 @@ static void fill_record(bench_results *r, const io_sweep *sw, const io_cell *c,
         bench_param_add(rec, "rounds", "%lld", o->rounds);
         bench_param_add(rec, "max_seconds", "%lld", o->max_seconds);
     }
-    int n = c->n, vm = c->kind == OS_THREADS ? 0 : n;   /* the reference has no VM */
-    PER_SAMPLE(rec, c, n, "us_per_round_trip", "us", LOWER, 1, us_per_trip(t));
-    PER_SAMPLE(rec, c, n, "cpu_us_per_round_trip", "us", LOWER, 1, cpu_per_trip(t));
+    int n = c->n, cut = 0;
+    double v[NMETRICS][MAX_REPEAT];
+    for (int k = 0; k < n; k++) {
+        const io_many_result *s = &c->s[k];
+        const io_counts *t = &s->counts, *rt0 = ref && k < ref->n ? &ref->s[k].counts : t;
+        double rt = (double)t->round_trips;
+        int i = 0;
+        IO_METRICS_HEAD(IO_VALUE) IO_VM_COUNTERS(IO_VM_VALUE) IO_METRICS_TAIL(IO_VALUE)
+        cut += t->cut_short;
+    }
+    /* The reference has no VM; the limits are many's metrics, so that a name stays. */
+    int count[] = {n, c->kind == OS_THREADS ? 0 : n,
+                   !ref || c->kind == MANY ? 0 : n < ref->n ? n : ref->n,
+                   c->kind == MANY ? n : -1};
+    for (int i = 0; i < NMETRICS; i++)
+        if (count[metrics[i].which] >= 0)
+            bench_metric_add(rec, metrics[i].name, metrics[i].unit, metrics[i].better,
+                             metrics[i].decimals, v[i], count[metrics[i].which]);
     rec->gbench_real = 0;
     rec->gbench_cpu = 1;
-    PER_SAMPLE(rec, c, n, "round_trips_per_second", "1/s", HIGHER, 0,
-               rt * 1e9 / (double)t->wall_ns);
-    ratio(rec, "rate_vs_os_threads", c, ref, us_per_trip);
-    ratio(rec, "cpu_vs_os_threads", c, ref, cpu_per_trip);
-#define IO_METRIC(member, metric, unit, decimals, better)                            \
-    PER_SAMPLE(rec, c, vm, metric, unit, better, decimals, (double)t->member / rt);
-    IO_VM_COUNTERS(IO_METRIC)
-#undef IO_METRIC
-    PER_SAMPLE(rec, c, n, "voluntary_switches_per_round_trip", "", LOWER, 2,
-               (double)t->voluntary_switches / rt);
-    PER_SAMPLE(rec, c, n, "involuntary_switches_per_round_trip", "", LOWER, 2,
-               (double)t->involuntary_switches / rt);
-    PER_SAMPLE(rec, c, n, "round_trips", "", NONE, 0, rt);
-    PER_SAMPLE(rec, c, n, "cut_short", "", NONE, 0, t->cut_short);
-    if (c->kind == MANY) {          /* the limits are metrics: a name stays the same */
-        many_metrics(rec, c);
-        PER_SAMPLE(rec, c, n, "nofile_soft", "", NONE, 0, (double)sw->nofile_soft);
-        PER_SAMPLE(rec, c, n, "nofile_hard", "", NONE, 0, (double)sw->nofile_hard);
-    }
 
     char note[600] = "";
-    int len = 0, cut = 0;
-    for (int k = 0; k < n; k++)
-        cut += c->s[k].counts.cut_short;
+    int len = 0;
     if (cut)
         len += snprintf(note + len, sizeof note - (size_t)len, "; %d of %d repetitions hit "
                         "the %lld s limit (median %.0f round trips)", cut, n, o->max_seconds,

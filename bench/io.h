@@ -9,8 +9,7 @@
 #include "bench.h"
 
 /* The VM's counters that tell how a stretch waited (stvm_stats members), listed once
- * for the counts, their sums and the metrics per round trip: X(member, metric, unit,
- * decimals, better). */
+ * for the counts and the metrics per round trip: X(member, metric, unit, decimals, better). */
 #define IO_VM_COUNTERS(X)                                                               \
     X(os_sleeps, "wakeups_per_round_trip", "", 2, LOWER)                                \
     X(os_slept_us, "os_slept_us_per_round_trip", "us", 1, LOWER)                        \
@@ -25,9 +24,8 @@
     X(timed_waits, "timed_waits_per_round_trip", "", 2, NONE)                           \
     X(context_switches, "context_switches_per_round_trip", "", 2, LOWER)
 
-/* What one timed stretch cost, or (io_counts_take) the clocks and counters at one
- * moment: wall and process CPU time (every thread), the OS's context switches of the
- * whole process (getrusage), the VM's counters (zero where no VM took part). */
+/* What a timed stretch cost: wall and process CPU time (every thread), the process's OS
+ * context switches (getrusage), the VM's counters (zero where no VM took part). */
 typedef struct io_counts {
     long long round_trips;          /* timed round trips (messages echoed for many) */
     bool cut_short;                 /* the time limit ended it before its round trips */
@@ -38,10 +36,11 @@ typedef struct io_counts {
 #undef IO_MEMBER
 } io_counts;
 
-/* Now into *c (vm NULL: no VM counters); round_trips and cut_short are left alone. */
-void io_counts_take(stvm_vm *vm, io_counts *c);
-/* to += sign * c, for every clock and counter (round_trips and cut_short apart). */
+/* to += sign * c for every clock and counter (round_trips and cut_short apart). */
 void io_counts_add(io_counts *to, const io_counts *c, int sign);
+/* c += sign * the clocks and counters now (vm NULL: no VM counters), so -1 at a
+ * stretch's start and 1 at its end leave what it cost. */
+void io_counts_take(stvm_vm *vm, io_counts *c, int sign);
 /* A fresh VM in an idle mode (legacy sleeps Pharo 5's quantum): STVM_OK or the stvm
  * error. Allocates the VM (the caller frees it). */
 int io_vm_new(int idle_mode, stvm_vm **vm);
@@ -60,12 +59,9 @@ typedef struct io_params {
 } io_params;
 #define IO_MAX_MESSAGE 512
 
-/* In --case's order (io.c's cases are these pairs). */
-typedef enum io_pair {
-    IO_PAIR_VM,                     /* two green processes of one VM */
-    IO_PAIR_THREAD,                 /* a green process against an OS thread */
-    IO_PAIR_OS,                     /* two OS threads, blocking sockets: the reference */
-} io_pair;
+/* The ping-pong pairs, in --case's order: two green processes of one VM, a green
+ * process against an OS thread, two OS threads on blocking sockets (the reference). */
+typedef enum io_pair { IO_PAIR_VM, IO_PAIR_THREAD, IO_PAIR_OS } io_pair;
 
 /* 1-byte round trips over loopback TCP between the pair: 0 and *c filled, or a
  * negative stvm error (-1 for a failure outside the VM) and a sentence in why. Runs a
@@ -74,16 +70,15 @@ int io_pingpong(io_pair pair, const io_params *p, io_counts *c, char *why, size_
 
 /* One process of the many case, before the first connection and with all of them open. */
 typedef struct io_many_side {
-    uint64_t rss_before, rss_after; /* bytes, /proc/self/statm */
-    uint64_t live_before, live_after; /* its VM's bytes_live */
+    uint64_t rss_before, rss_after;     /* bytes, /proc/self/statm */
+    uint64_t live_before, live_after;   /* its VM's bytes_live */
 } io_many_side;
 
 typedef struct io_many_result {
     long connected;                 /* connections held at the memory reading */
     io_many_side server, client;    /* this process (handlers), the child (clients) */
-    io_counts counts;               /* the exchanges (round_trips = messages): the
-                                       server's wall time; CPU, VM counters and OS
-                                       switches of both processes */
+    io_counts counts;               /* the exchanges (round_trips = messages): the server's
+                                       wall time; both processes' CPU and switches */
 } io_many_result;
 
 /* An echo server in this process's VM (an accepting process that spawns a handler per

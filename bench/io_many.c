@@ -177,8 +177,7 @@ static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
 /* The server's timed part: greetings, then every handler until its client closes. */
 static void exchange(stvm_vm *vm, many *m, io_counts *c)
 {
-    io_counts a;
-    io_counts_take(vm, &a);
+    io_counts_take(vm, c, -1);
     const uint8_t greeting = 'g';
     for (long i = 0; i < m->p->connections && !m->err; i++) {
         int64_t err = send_message(vm, m->ends[i].st, &greeting, 1);
@@ -187,8 +186,7 @@ static void exchange(stvm_vm *vm, many *m, io_counts *c)
     }
     if (!m->err)
         stvm_semaphore_wait(vm, m->all_done);
-    io_counts_take(vm, c);
-    io_counts_add(c, &a, -1);
+    io_counts_take(vm, c, 1);
 }
 
 static void server_coordinator(stvm_vm *vm, void *arg)
@@ -298,17 +296,15 @@ static void client_coordinator(stvm_vm *vm, void *arg)
         return;
     }
     measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
-    io_counts a;
-    io_counts_take(vm, &a);
+    io_counts_take(vm, &rep.counts, -1);
     report(m, &rep);
     stvm_semaphore_wait(vm, m->all_done);
     if (m->err) {
         stvm_stop(vm);
         return;
     }
-    rep = (client_report){.kind = REPORT_DONE};
-    io_counts_take(vm, &rep.counts);
-    io_counts_add(&rep.counts, &a, -1);
+    rep.kind = REPORT_DONE;
+    io_counts_take(vm, &rep.counts, 1);
     rep.counts.wall_ns = 0;         /* the exchange's wall time is the server's */
     report(m, &rep);
 }

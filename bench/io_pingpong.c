@@ -1,13 +1,12 @@
 /*
- * stvm-bench io: 1-byte ping-pong over loopback TCP. The pinging side sends one byte
- * and waits for it to come back; the echoing side sends back what it reads until the
+ * stvm-bench io: 1-byte ping-pong over loopback TCP. The ping side sends one byte and
+ * waits for it to come back; the echo side sends back what it reads until the
  * connection ends. A side is a green process (stvm sockets) or an OS thread (a blocking
  * socket); both run the same two loops over one send-or-receive step, so the three
- * pairs differ only in who is at each end. The pinging side runs a warm-up (a tenth of
- * the round trips, at most 1000 and a tenth of the time limit), then the timed round
- * trips between two readings of the clocks and counters. Peer OS threads are pinned to
- * the VM's CPU, so every pair runs on one core. Socket options are the system's
- * defaults on both sides (no TCP_NODELAY, default buffer sizes).
+ * pairs differ only in who is at each end. The ping side warms up (a tenth of the round
+ * trips, at most 1000 and a tenth of the time limit), then times its round trips. Peer
+ * OS threads are pinned to the VM's CPU, so every pair runs on one core. Socket options
+ * are the system's defaults (no TCP_NODELAY, default buffer sizes).
  *
  * Also the counters every io measurement reads, and the VM every one makes.
  */
@@ -23,22 +22,7 @@
 #include <unistd.h>
 
 #define WARMUP_MAX 1000
-
-void io_counts_take(stvm_vm *vm, io_counts *c)
-{
-    stvm_stats st = {0};
-    if (vm)
-        stvm_vm_get_stats(vm, &st);
-#define IO_READ(member, metric, unit, decimals, better) c->member = st.member;
-    IO_VM_COUNTERS(IO_READ)
-#undef IO_READ
-    struct rusage ru = {0};
-    getrusage(RUSAGE_SELF, &ru);
-    c->voluntary_switches = ru.ru_nvcsw;
-    c->involuntary_switches = ru.ru_nivcsw;
-    c->cpu_ns = bench_cpu_ns();
-    c->wall_ns = bench_mono_ns();
-}
+#define PEER_CLOSED (-ECONNRESET)   /* a descriptor's end of the stream, as an error */
 
 void io_counts_add(io_counts *to, const io_counts *c, int sign)
 {
@@ -49,6 +33,21 @@ void io_counts_add(io_counts *to, const io_counts *c, int sign)
 #define IO_ADD(member, metric, unit, decimals, better) to->member += (uint64_t)sign * c->member;
     IO_VM_COUNTERS(IO_ADD)
 #undef IO_ADD
+}
+
+void io_counts_take(stvm_vm *vm, io_counts *c, int sign)
+{
+    stvm_stats st = {0};
+    if (vm)
+        stvm_vm_get_stats(vm, &st);
+    struct rusage ru = {0};
+    getrusage(RUSAGE_SELF, &ru);
+    io_counts now = {.voluntary_switches = ru.ru_nvcsw, .involuntary_switches = ru.ru_nivcsw,
+                     .cpu_ns = bench_cpu_ns(), .wall_ns = bench_mono_ns()};
+#define IO_READ(member, metric, unit, decimals, better) now.member = st.member;
+    IO_VM_COUNTERS(IO_READ)
+#undef IO_READ
+    io_counts_add(c, &now, sign);
 }
 
 int io_vm_new(int idle_mode, stvm_vm **vm)
@@ -62,132 +61,110 @@ int io_vm_new(int idle_mode, stvm_vm **vm)
     return stvm_vm_new(vm, &cfg);
 }
 
-/* ---- one end of the connection, and the two loops ------------------------------------ */
-
-typedef struct endpoint {
-    stvm_vm *vm;                    /* NULL: a blocking descriptor */
-    stvm_socket *s;
-    int fd;
-    int64_t timeout_ms;
-} endpoint;
-
-#define PEER_CLOSED (-ECONNRESET)   /* a descriptor's end of the stream, as an error */
-
-/* One byte out or in: 1, 0 at the end of the stream, or a negative error (stvm's on a
- * VM's socket, -errno on a descriptor). */
-static int64_t step(endpoint *e, uint8_t *b, bool out)
-{
-    if (e->vm)
-        return out ? stvm_socket_send(e->vm, e->s, b, 1, e->timeout_ms)
-                   : stvm_socket_recv(e->vm, e->s, b, 1, e->timeout_ms);
-    ssize_t n;
-    do
-        n = out ? send(e->fd, b, 1, MSG_NOSIGNAL) : recv(e->fd, b, 1, 0);
-    while (n < 0 && errno == EINTR);
-    return n < 0 ? -errno : n;
-}
-
-static int64_t closed(const endpoint *e)
-{
-    return e->vm ? STVM_ECLOSED : PEER_CLOSED;
-}
-
-static int64_t round_trip(endpoint *e, uint8_t seq, const char **what)
-{
-    uint8_t in = (uint8_t)~seq;
-    int64_t n = step(e, &seq, true);
-    *what = e->vm ? "stvm_socket_send" : "send";
-    if (n == 1) {
-        n = step(e, &in, false);
-        *what = e->vm ? "stvm_socket_recv" : "recv";
-    }
-    if (n != 1)
-        return n < 0 ? n : closed(e);
-    *what = "the echo (a wrong byte came back)";
-    return in == seq ? 0 : e->vm ? STVM_ESTATE : -EPROTO;
-}
-
-/* The warm-up, then the timed round trips between two readings: 0, or the error. */
-static int64_t ping_loop(endpoint *e, const io_params *p, io_counts *c,
-                         const char **what)
-{
-    long long warm = p->round_trips / 10 < WARMUP_MAX ? p->round_trips / 10 : WARMUP_MAX;
-    int64_t limit_ns = (int64_t)(p->max_seconds * 1e9);
-    int64_t warm_end = bench_mono_ns() + limit_ns / 10;
-    uint8_t seq = 0;
-    int64_t err = 0;
-    for (long long i = 0; i < warm && !err && bench_mono_ns() < warm_end; i++)
-        err = round_trip(e, seq++, what);
-    if (err)
-        return err;
-    io_counts a, b;
-    io_counts_take(e->vm, &a);
-    long long done = 0;
-    while (done < p->round_trips && !err) {
-        if (bench_mono_ns() - a.wall_ns >= limit_ns) {
-            c->cut_short = true;
-            break;
-        }
-        if (!(err = round_trip(e, seq++, what)))
-            done++;
-    }
-    io_counts_take(e->vm, &b);
-    io_counts_add(c, &b, 1);
-    io_counts_add(c, &a, -1);
-    c->round_trips = done;
-    return err;
-}
-
-/* Send back what arrives until the peer closes: 0, or the error. */
-static int64_t echo_loop(endpoint *e, const char **what)
-{
-    uint8_t b;
-    int64_t n;
-    while ((n = step(e, &b, false)) == 1)
-        if ((n = step(e, &b, true)) != 1) {
-            *what = e->vm ? "stvm_socket_send" : "send";
-            return n < 0 ? n : closed(e);
-        }
-    *what = e->vm ? "stvm_socket_recv" : "recv";
-    return n;
-}
-
-/* ---- the pair ------------------------------------------------------------------------- */
-
-/* A side: a green process (e.vm set) or an OS thread (its descriptor connected before
- * it starts); its own failure, so the threads and the VM never write the same field. */
+/* One end: a green process (vm set) or an OS thread (its descriptor connected before it
+ * starts), with its own failure, so the threads and the VM never write the same field. */
 typedef struct side {
     const io_params *p;
-    io_counts *c;
-    endpoint e;
-    stvm_socket *listener;          /* the VM's: a green echo accepts on it, a green ping
-                                       connects to it or (against a thread) accepts */
+    io_counts *c;                   /* the ping's figures */
+    stvm_vm *vm;                    /* NULL: a blocking descriptor */
+    stvm_socket *s, *listener;      /* the VM's listener: a green echo accepts on it, a green
+                                       ping connects to it or (against a thread) accepts */
+    int fd;
     bool ping, accept;
+    const char *what;               /* the call that failed */
     int err;                        /* an stvm error, or -1 outside the VM */
     char why[200];
 } side;
 
+/* One byte out or in: 1, 0 at the end of the stream, or a negative error (stvm's on a
+ * VM's socket, -errno on a descriptor); s->what names the call. */
+static int64_t step(side *s, uint8_t *b, bool out)
+{
+    if (s->vm) {
+        s->what = out ? "stvm_socket_send" : "stvm_socket_recv";
+        return out ? stvm_socket_send(s->vm, s->s, b, 1, s->p->timeout_ms)
+                   : stvm_socket_recv(s->vm, s->s, b, 1, s->p->timeout_ms);
+    }
+    s->what = out ? "send" : "recv";
+    ssize_t n;
+    do
+        n = out ? send(s->fd, b, 1, MSG_NOSIGNAL) : recv(s->fd, b, 1, 0);
+    while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : n;
+}
+
+/* A step that did not move its byte (n != 1) as an error. */
+static int64_t step_error(const side *s, int64_t n)
+{
+    return n < 0 ? n : s->vm ? STVM_ECLOSED : PEER_CLOSED;
+}
+
+static int64_t round_trip(side *s, uint8_t seq)
+{
+    uint8_t in = (uint8_t)~seq;
+    int64_t n = step(s, &seq, true);
+    if (n == 1)
+        n = step(s, &in, false);
+    if (n != 1)
+        return step_error(s, n);
+    s->what = "the echo (a wrong byte came back)";
+    return in == seq ? 0 : s->vm ? STVM_ESTATE : -EPROTO;
+}
+
+/* The warm-up, then the timed round trips into *s->c: 0, or the error. */
+static int64_t ping_loop(side *s)
+{
+    const io_params *p = s->p;
+    io_counts *c = s->c;
+    long long warm = p->round_trips / 10 < WARMUP_MAX ? p->round_trips / 10 : WARMUP_MAX;
+    int64_t limit_ns = (int64_t)(p->max_seconds * 1e9), end = bench_mono_ns() + limit_ns / 10;
+    uint8_t seq = 0;
+    int64_t err = 0;
+    for (long long i = 0; i < warm && !err && bench_mono_ns() < end; i++)
+        err = round_trip(s, seq++);
+    if (err)
+        return err;
+    io_counts_take(s->vm, c, -1);
+    end = bench_mono_ns() + limit_ns;
+    while (c->round_trips < p->round_trips && !(c->cut_short = bench_mono_ns() >= end) &&
+           !(err = round_trip(s, seq++)))
+        c->round_trips++;
+    io_counts_take(s->vm, c, 1);
+    return err;
+}
+
+/* Send back what arrives until the peer closes: 0, or the error. */
+static int64_t echo_loop(side *s)
+{
+    uint8_t b;
+    int64_t n;
+    while ((n = step(s, &b, false)) == 1)
+        if ((n = step(s, &b, true)) != 1)
+            return step_error(s, n);
+    return n;
+}
+
 static void side_run(side *s)
 {
-    endpoint *e = &s->e;
-    const char *what = s->accept ? "stvm_tcp_accept" : "stvm_tcp_connect";
     int64_t err = 0;
-    if (e->vm)
-        err = s->accept ? stvm_tcp_accept(e->vm, s->listener, e->timeout_ms, &e->s)
-                        : stvm_tcp_connect(e->vm, "127.0.0.1", stvm_socket_port(s->listener),
-                                           e->timeout_ms, &e->s);
+    if (s->vm) {
+        s->what = s->accept ? "stvm_tcp_accept" : "stvm_tcp_connect";
+        err = s->accept ? stvm_tcp_accept(s->vm, s->listener, s->p->timeout_ms, &s->s)
+                        : stvm_tcp_connect(s->vm, "127.0.0.1", stvm_socket_port(s->listener),
+                                           s->p->timeout_ms, &s->s);
+    }
     if (!err)
-        err = s->ping ? ping_loop(e, s->p, s->c, &what) : echo_loop(e, &what);
+        err = s->ping ? ping_loop(s) : echo_loop(s);
     if (err && !s->err) {
-        s->err = e->vm ? (int)err : -1;
-        snprintf(s->why, sizeof s->why, "%s%s: %s: %s", e->vm ? "" : "the thread's ",
-                 s->ping ? "ping" : "echo", what, e->vm ? stvm_err_name((int)err)
+        s->err = s->vm ? (int)err : -1;
+        snprintf(s->why, sizeof s->why, "%s%s: %s: %s", s->vm ? "" : "the thread's ",
+                 s->ping ? "ping" : "echo", s->what, s->vm ? stvm_err_name((int)err)
                  : err == PEER_CLOSED ? "the peer closed" : strerror((int)-err));
     }
-    if (e->vm && e->s)
-        stvm_socket_close(e->vm, e->s);
-    else if (!e->vm)
-        shutdown(e->fd, SHUT_WR);   /* the peer sees the end; the runner closes it */
+    if (s->vm && s->s)
+        stvm_socket_close(s->vm, s->s);
+    else if (!s->vm)
+        shutdown(s->fd, SHUT_WR);   /* the peer sees the end; io_pingpong closes it */
 }
 
 static void vm_side(stvm_vm *vm, void *arg)
@@ -259,71 +236,52 @@ static int vm_listen(const io_params *p, stvm_vm **vm, stvm_socket **listener,
     return err;
 }
 
-/* s on an OS thread: true, or false with why. */
-static bool start_thread(pthread_t *t, side *s, char *why, size_t whysize)
-{
-    int rc = pthread_create(t, NULL, os_side, s);
-    if (rc)
-        snprintf(why, whysize, "pthread_create: %s", strerror(rc));
-    return rc == 0;
-}
-
-int io_pingpong(io_pair kind, const io_params *p, io_counts *c, char *why,
-                size_t whysize)
+int io_pingpong(io_pair pair, const io_params *p, io_counts *c, char *why, size_t whysize)
 {
     *c = (io_counts){0};
-    side ping = {.p = p, .c = c, .e = {.fd = -1, .timeout_ms = p->timeout_ms}, .ping = true};
-    side echo = {.p = p, .c = c, .e = {.fd = -1, .timeout_ms = p->timeout_ms}};
+    int fd[2] = {-1, -1};
     stvm_vm *vm = NULL;
-    int err = kind == IO_PAIR_OS ? os_connection(&ping.e.fd, &echo.e.fd, why, whysize)
-                                 : vm_listen(p, &vm, &ping.listener, why, whysize);
+    stvm_socket *listener = NULL;
+    int err = pair == IO_PAIR_OS ? os_connection(&fd[0], &fd[1], why, whysize)
+                                 : vm_listen(p, &vm, &listener, why, whysize);
     if (err)
         return err;
-    echo.listener = ping.listener;
-    if (kind != IO_PAIR_OS) {
-        ping.e.vm = vm;
-        ping.accept = kind == IO_PAIR_THREAD;   /* the thread's connection, made below */
-    }
-    if (kind == IO_PAIR_VM) {
-        echo.e.vm = vm;
-        echo.accept = true;
-    } else if (kind == IO_PAIR_THREAD &&
-               (echo.e.fd = connect_loopback(stvm_socket_port(ping.listener))) < 0) {
+    side s[2] = {{.p = p, .c = c, .vm = pair == IO_PAIR_OS ? NULL : vm, .listener = listener,
+                  .fd = fd[0], .ping = true, .accept = pair == IO_PAIR_THREAD},
+                 {.p = p, .c = c, .vm = pair == IO_PAIR_VM ? vm : NULL, .listener = listener,
+                  .fd = fd[1], .accept = true}};
+    if (pair == IO_PAIR_THREAD && (s[1].fd = connect_loopback(stvm_socket_port(listener))) < 0) {
         snprintf(why, whysize, "connecting the thread's socket: %s", strerror(errno));
         err = -1;
     }
-    pthread_t te, tp;
-    bool echo_thread = !err && !echo.e.vm && start_thread(&te, &echo, why, whysize);
-    bool ping_thread = !err && !ping.e.vm && echo_thread && start_thread(&tp, &ping, why,
-                                                                         whysize);
-    if (!err && ((!echo.e.vm && !echo_thread) || (!ping.e.vm && !ping_thread)))
-        err = -1;                   /* start_thread said why */
-    if (!err && vm) {
-        const char *what = "stvm_spawn";
-        if ((!echo.e.vm || !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "echo",
-                                              vm_side, &echo, NULL))) &&
-            !(err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "ping", vm_side, &ping,
-                               NULL))) {
-            what = "stvm_run";
-            err = stvm_run(vm);
+    pthread_t t[2];
+    bool threaded[2] = {false, false};
+    for (int i = 1; i >= 0 && !err; i--)        /* the echo first: the ping talks at once */
+        if (!s[i].vm && (err = pthread_create(&t[i], NULL, os_side, &s[i])) != 0) {
+            snprintf(why, whysize, "pthread_create: %s", strerror(err));
+            err = -1;
+        } else {
+            threaded[i] = !s[i].vm;
         }
-        if (err)
-            snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
-    }
-    if (ping_thread)
-        pthread_join(tp, NULL);
-    if (echo_thread && (err || ping.err))
-        shutdown(echo.e.fd, SHUT_RDWR);   /* so that the thread ends */
-    if (echo_thread)
-        pthread_join(te, NULL);
-    if (vm && !err && !ping.err && !echo.err)
+    for (int i = 1; i >= 0 && !err; i--)
+        if (s[i].vm && (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, i ? "echo" : "ping",
+                                         vm_side, &s[i], NULL)))
+            snprintf(why, whysize, "stvm_spawn: %s", stvm_err_name(err));
+    if (!err && vm && (err = stvm_run(vm)))
+        snprintf(why, whysize, "stvm_run: %s", stvm_err_name(err));
+    if (threaded[0])
+        pthread_join(t[0], NULL);
+    if (threaded[1] && (err || s[0].err))
+        shutdown(s[1].fd, SHUT_RDWR);   /* so that the echo thread ends */
+    if (threaded[1])
+        pthread_join(t[1], NULL);
+    if (vm && !err && !s[0].err && !s[1].err)
         err = bench_trace_end(p->trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (echo.e.fd >= 0)
-        close(echo.e.fd);
-    if (ping.e.fd >= 0)
-        close(ping.e.fd);
-    const side *failed = err ? NULL : ping.err ? &ping : echo.err ? &echo : NULL;
+    for (int i = 0; i < 2; i++)
+        if (s[i].fd >= 0)
+            close(s[i].fd);
+    const side *failed = err ? NULL : s[0].err ? &s[0] : s[1].err ? &s[1] : NULL;
     if (failed)
         snprintf(why, whysize, "%s", failed->why);
     return failed ? failed->err : err;
