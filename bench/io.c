@@ -70,6 +70,7 @@ const bench_command io_command = {
 
 /* One cell: its repetitions' counts (the many fields for many only). */
 typedef struct io_cell {
+    bool on;                        /* the options select it */
     int kind, mode;                 /* a case; STVM_IDLE_* or -1 (the reference) */
     int n;                          /* repetitions that ran; a failure ends the cell */
     io_many_result s[MAX_REPEAT];
@@ -81,8 +82,8 @@ typedef struct io_sweep {
     const bench_invocation *inv;
     long connections;               /* run: fewer than asked when descriptors lack */
     long long nofile_soft, nofile_hard;   /* RLIMIT_NOFILE after raising the soft one */
-    io_cell cells[1 + 3 * 3];       /* in reading order: the reference, pairs, many */
-    int ncells;
+    io_cell cells[1 + 3 * 3];       /* in run order: the reference, each mode's pingpong
+                                       and thread-pair, then each mode's many */
 } io_sweep;
 
 /* ---- descriptors ------------------------------------------------------------------------- */
@@ -125,12 +126,6 @@ static long fit_connections(io_sweep *sw, long asked)
 
 /* ---- the sweep ------------------------------------------------------------------------- */
 
-/* Where a cell runs within a repetition: the reference, each mode's pairs, then many. */
-static int run_rank(const io_cell *c)
-{
-    return c->kind == OS_THREADS ? 0 : c->kind == MANY ? 7 + c->mode : 1 + 2 * c->mode + c->kind;
-}
-
 static const char *mode_name(int mode)
 {
     return mode < 0 ? "-" : mode_words[mode];
@@ -169,18 +164,18 @@ static void run_cell(io_sweep *sw, io_cell *c, int k, int done, int total)
 /* Every repetition, the cells in run order; answers whether every cell ran them all. */
 static bool sweep(io_sweep *sw)
 {
-    int total = sw->ncells * (int)sw->o->repeat, done = 0;
+    int total = 0, done = 0;
     bool ok = true;
+    for (int i = 0; i < 10; i++)
+        total += sw->cells[i].on * (int)sw->o->repeat;
     for (int k = 0; k < sw->o->repeat; k++)
-        for (int rank = 0; rank < 10; rank++)
-            for (int i = 0; i < sw->ncells; i++) {
-                io_cell *c = &sw->cells[i];
-                if (run_rank(c) == rank && c->failed[0])
-                    total--;
-                else if (run_rank(c) == rank)
-                    run_cell(sw, c, k, ++done, total);
-                ok &= !c->failed[0];
-            }
+        for (io_cell *c = sw->cells; c < sw->cells + 10; c++) {
+            if (c->on && c->failed[0])
+                total--;
+            else if (c->on)
+                run_cell(sw, c, k, ++done, total);
+            ok &= !c->failed[0];
+        }
     return ok;
 }
 
@@ -346,7 +341,8 @@ static void people_table(bench_results *r, const char *title, const char *const 
     bench_table_footer(t, "%s", footer);
 }
 
-static void people_tables(bench_results *r, bool pairs, bool many)
+/* The tables for people, then the targets, judged. */
+static void summaries(bench_results *r, const io_opts *o, bool pairs, bool many)
 {
     static const char *const trips[][2] = {
         {"us/round trip", "us_per_round_trip"}, {"trips/s", "round_trips_per_second"},
@@ -367,10 +363,6 @@ static void people_tables(bench_results *r, bool pairs, bool many)
                      "open, every green process blocked in a read: KiB/srv the server "
                      "process's, KiB/cli the client process's, KiB/conn both, KiB/end their "
                      "mean (kernel memory is not in RSS); RSS MiB: before..after.");
-}
-
-static void targets(bench_results *r, const io_opts *o)
-{
     bench_target_add(r, "ping-pong in one VM (poll) at least 1.0x two OS threads' rate",
                      BENCH_TARGET_AT_LEAST, "pingpong idle_mode=poll", "rate_vs_os_threads",
                      1.0, NULL, NULL);
@@ -412,21 +404,21 @@ int io_main(int argc, char **argv)
         free(sw);
         return BENCH_EXIT_FAIL;
     }
-    for (int kind = -1; kind <= MANY; kind++)   /* -1: the reference, first */
-        for (int m = 0; m < 3; m++)
-            if (kind < 0 ? pairs && m == 0
-                         : kind != OS_THREADS && (o.cases >> kind & 1) && (o.modes >> m & 1)) {
-                sw->cells[sw->ncells].kind = kind < 0 ? OS_THREADS : kind;
-                sw->cells[sw->ncells++].mode = kind < 0 ? -1 : m;
-            }
+    for (int i = 0; i < 10; i++) {
+        io_cell *c = &sw->cells[i];
+        c->kind = i == 0 ? OS_THREADS : i > 6 ? MANY : (i - 1) % 2;
+        c->mode = i == 0 ? -1 : i > 6 ? i - 7 : (i - 1) / 2;
+        c->on = i == 0 ? pairs : (o.cases >> c->kind & 1) && (o.modes >> c->mode & 1);
+    }
     bool ok = sweep(sw);
 
     bench_results r;
     bench_results_init(&r, "io");
-    for (int i = 0; i < sw->ncells; i++)
-        fill_record(&r, sw, &sw->cells[i], pairs ? &sw->cells[0] : NULL);
-    people_tables(&r, pairs, many);
-    targets(&r, &o);
+    static const int reading_order[] = {0, 1, 3, 5, 2, 4, 6, 7, 8, 9};
+    for (int i = 0; i < 10; i++)
+        if (sw->cells[reading_order[i]].on)
+            fill_record(&r, sw, &sw->cells[reading_order[i]], pairs ? sw->cells : NULL);
+    summaries(&r, &o, pairs, many);
     rc = bench_output(&r, &inv);
     bench_results_free(&r);
     free(sw);
