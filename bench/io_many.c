@@ -267,38 +267,29 @@ static void report(const many *m, const client_report *rep)
         return;
 }
 
-static void spawn_clients(stvm_vm *vm, many *m)
-{
-    long n = m->p->connections;
-    for (long i = 0; i < n && !m->err; i++) {
-        int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "client", client, &m->ends[i],
-                             NULL);
-        if (err) {
-            fail(vm, m, "clients", "stvm_spawn", err);
-            break;
-        }
-        m->spawned++;
-        if (m->spawned % BATCH == 0 || m->spawned == n)
-            while (!m->err && m->warm < m->spawned)
-                stvm_delay_wait_ms(vm, 1);
-    }
-}
-
+/* Spawns the clients in batches the listen backlog holds, reports the memory with all
+ * of them blocked for the greeting, then their share of the exchange. */
 static void client_coordinator(stvm_vm *vm, void *arg)
 {
     many *m = arg;
     client_report rep = {.kind = REPORT_READY};
     malloc_trim(0);
     measure_side(vm, &rep.side.rss_before, &rep.side.live_before);
-    spawn_clients(vm, m);
-    if (m->err) {
-        stvm_stop(vm);
-        return;
+    for (long n = m->p->connections; m->spawned < n && !m->err;) {
+        int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "client", client,
+                             &m->ends[m->spawned], NULL);
+        if (err)
+            fail(vm, m, "clients", "stvm_spawn", err);
+        else if (++m->spawned % BATCH == 0 || m->spawned == n)
+            while (!m->err && m->warm < m->spawned)
+                stvm_delay_wait_ms(vm, 1);
     }
-    measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
-    io_counts_take(vm, &rep.counts, -1);
-    report(m, &rep);
-    stvm_semaphore_wait(vm, m->all_done);
+    if (!m->err) {
+        measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
+        io_counts_take(vm, &rep.counts, -1);
+        report(m, &rep);
+        stvm_semaphore_wait(vm, m->all_done);
+    }
     if (m->err) {
         stvm_stop(vm);
         return;
