@@ -312,28 +312,26 @@ static void metric_text(char *b, size_t size, const bench_record *rec, const cha
 }
 
 /* A row per record (of case many only, when many_only): the case (unless many_only),
- * the idle mode, then cols[i][1]'s median under the head cols[i][0]. */
-static void people_table(bench_results *r, const char *title, const char *const (*cols)[2],
+ * the idle mode, then per column pair {head, metric} the metric's median. */
+static void people_table(bench_results *r, const char *title, const char *const *cols,
                          int ncols, bool many_only, const char *footer)
 {
-    int lead = many_only ? 1 : 2, nrecords = r->nrecords;
-    const char *row[34] = {"case", "idle"}, **out = row + 2 - lead;
-    char align[35] = "ll", cells[32][64];
+    int lead = many_only ? 1 : 2;
+    const char *row[16] = {"case", "idle"}, **out = row + 2 - lead;
+    char align[16] = "ll", cells[14][64];
     for (int i = 0; i < ncols; i++) {
         align[lead + i] = 'r';
-        out[lead + i] = cols[i][0];
+        out[lead + i] = cols[2 * i];
     }
-    align[lead + ncols] = 0;
     bench_table *t = bench_table_add(r, title, lead + ncols, align);
     bench_table_row(t, out);
-    for (int k = 0; k < nrecords; k++) {
-        const bench_record *rec = &r->records[k];
+    for (const bench_record *rec = r->records; rec < r->records + r->nrecords; rec++) {
         if (many_only && strcmp(rec->name, "many"))
             continue;
         row[0] = rec->name;
         row[1] = bench_param_find(rec, "idle_mode");
         for (int i = 0; i < ncols; i++) {
-            metric_text(cells[i], sizeof cells[i], rec, cols[i][1], i == 0);
+            metric_text(cells[i], sizeof cells[i], rec, cols[2 * i + 1], i == 0);
             out[lead + i] = cells[i];
         }
         bench_table_row(t, out);
@@ -344,16 +342,16 @@ static void people_table(bench_results *r, const char *title, const char *const 
 /* The tables for people, then the targets, judged. */
 static void summaries(bench_results *r, const io_opts *o, bool pairs, bool many)
 {
-    static const char *const trips[][2] = {
-        {"us/round trip", "us_per_round_trip"}, {"trips/s", "round_trips_per_second"},
-        {"CPU us", "cpu_us_per_round_trip"}, {"wake-ups", "wakeups_per_round_trip"},
-        {"rate/os", "rate_vs_os_threads"}, {"CPU/os", "cpu_vs_os_threads"}};
-    static const char *const conns[][2] = {
-        {"connections", "connections"}, {"messages/s", "messages_per_second"},
-        {"KiB/conn", "kib_per_connection"}, {"KiB/end", "kib_per_end"},
-        {"KiB/srv", "kib_per_server_end"}, {"KiB/cli", "kib_per_client_end"},
-        {"VM B/conn", "vm_bytes_per_connection"}, {"RSS MiB server", "rss_before_bytes"},
-        {"RSS MiB client", "client_rss_before_bytes"}};
+    static const char *const trips[] = {
+        "us/round trip", "us_per_round_trip", "trips/s", "round_trips_per_second",
+        "CPU us", "cpu_us_per_round_trip", "wake-ups", "wakeups_per_round_trip",
+        "rate/os", "rate_vs_os_threads", "CPU/os", "cpu_vs_os_threads"};
+    static const char *const conns[] = {
+        "connections", "connections", "messages/s", "messages_per_second",
+        "KiB/conn", "kib_per_connection", "KiB/end", "kib_per_end",
+        "KiB/srv", "kib_per_server_end", "KiB/cli", "kib_per_client_end",
+        "VM B/conn", "vm_bytes_per_connection", "RSS MiB server", "rss_before_bytes",
+        "RSS MiB client", "client_rss_before_bytes"};
     people_table(r, "Round trips (many: one message echoed)", trips, 6, false,
                  pairs ? "rate/os, CPU/os: the median of per-repetition ratios of the "
                          "os-threads figure to this row's (above 1: faster, or cheaper)." : "");
