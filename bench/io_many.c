@@ -91,12 +91,15 @@ static int64_t send_message(stvm_vm *vm, stvm_stream *st, const uint8_t *buf, si
     return err ? err : stvm_stream_flush(vm, st);
 }
 
-/* An end has finished (closed, or failed: fail() signalled already). */
-static void end_done(stvm_vm *vm, conn_end *e)
+/* An end has finished: its failure (err < 0) noted, its socket closed (its stream goes
+ * with it); the last end signals all_done. */
+static void end_done(stvm_vm *vm, conn_end *e, const char *who, const char *what, int64_t err)
 {
     many *m = e->m;
+    if (err < 0)
+        fail(vm, m, who, what, err);
     if (e->s)
-        stvm_socket_close(vm, e->s);   /* its stream goes with it */
+        stvm_socket_close(vm, e->s);
     e->s = NULL;
     e->st = NULL;
     if (++m->done == m->p->connections)
@@ -108,21 +111,18 @@ static void end_done(stvm_vm *vm, conn_end *e)
 static void handler(stvm_vm *vm, void *arg)
 {
     conn_end *e = arg;
-    many *m = e->m;
-    size_t len = (size_t)m->p->message_bytes;
+    size_t len = (size_t)e->m->p->message_bytes;
     uint8_t buf[IO_MAX_MESSAGE];   /* small: a stack as a real handler's */
-    int64_t err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st);
-    if (err)
-        fail(vm, m, "handler", "stvm_stream_open", err);
+    const char *what = "stvm_stream_open";
+    int64_t err = stvm_stream_open(vm, e->s, e->m->p->timeout_ms, &e->st);
     for (bool warm = false; !err; warm = true) {
+        what = "echo";
         if ((err = read_full(vm, e->st, buf, len, true)) ||
             (err = send_message(vm, e->st, buf, len)))
             break;
-        m->warm += !warm;
+        e->m->warm += !warm;
     }
-    if (err < 0)
-        fail(vm, m, "handler", "echo", err);
-    end_done(vm, e);
+    end_done(vm, e, "handler", what, err);
 }
 
 static void acceptor(stvm_vm *vm, void *arg)
@@ -174,21 +174,6 @@ static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
     *rss = bench_rss_bytes();
 }
 
-/* The server's timed part: greetings, then every handler until its client closes. */
-static void exchange(stvm_vm *vm, many *m, io_counts *c)
-{
-    io_counts_take(vm, c, -1);
-    const uint8_t greeting = 'g';
-    for (long i = 0; i < m->p->connections && !m->err; i++) {
-        int64_t err = send_message(vm, m->ends[i].st, &greeting, 1);
-        if (err)
-            fail(vm, m, "server", "the greeting", err);
-    }
-    if (!m->err)
-        stvm_semaphore_wait(vm, m->all_done);
-    io_counts_take(vm, c, 1);
-}
-
 static void server_coordinator(stvm_vm *vm, void *arg)
 {
     many *m = arg;
@@ -207,7 +192,15 @@ static void server_coordinator(stvm_vm *vm, void *arg)
     /* Every connection open, every process of both VMs blocked in a read. */
     measure_side(vm, &r->server.rss_after, &r->server.live_after);
     r->connected = m->p->connections;
-    exchange(vm, m, &r->counts);
+    /* The timed part: the greetings, then every handler until its client closes. */
+    io_counts_take(vm, &r->counts, -1);
+    const uint8_t greeting = 'g';
+    for (long i = 0; i < m->p->connections && !m->err; i++)
+        if ((err = (int)send_message(vm, m->ends[i].st, &greeting, 1)))
+            fail(vm, m, "server", "the greeting", err);
+    if (!m->err)
+        stvm_semaphore_wait(vm, m->all_done);
+    io_counts_take(vm, &r->counts, 1);
     if (!m->err && !await_report(vm, m, REPORT_DONE, &rep))
         io_counts_add(&r->counts, &rep.counts, 1);
     r->counts.round_trips = (long long)m->p->connections * m->p->messages;
@@ -218,46 +211,37 @@ out:
 
 /* ---- the clients (the child process) ----------------------------------------------------- */
 
-/* Connect, warm up, wait for the greeting, exchange: 0, or an error and *what. */
-static int64_t client_talk(stvm_vm *vm, conn_end *e, const char **what)
+/* Connect, warm up, block in a read until the greeting, then exchange. */
+static void client(stvm_vm *vm, void *arg)
 {
+    conn_end *e = arg;
     many *m = e->m;
     size_t len = (size_t)m->p->message_bytes;
     uint8_t out[IO_MAX_MESSAGE], in[IO_MAX_MESSAGE];
     for (size_t i = 0; i < len; i++)
         out[i] = (uint8_t)(i + (size_t)(e - m->ends));
-    *what = "stvm_tcp_connect";
+    const char *what = "stvm_tcp_connect";
     int64_t err = stvm_tcp_connect(vm, "127.0.0.1", m->port, m->p->timeout_ms, &e->s);
-    if (err)
-        return err;
-    *what = "stvm_stream_open";
-    if ((err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st)))
-        return err;
-    /* The warm-up exchange (k = -1), then blocked in a read until the greeting. */
-    for (int k = -1; k < m->p->messages; k++) {
-        *what = k < 0 ? "the warm-up exchange" : "an exchange";
+    if (!err) {
+        what = "stvm_stream_open";
+        err = stvm_stream_open(vm, e->s, m->p->timeout_ms, &e->st);
+    }
+    for (int k = -1; k < m->p->messages && !err; k++) {   /* k = -1: the warm-up */
+        what = k < 0 ? "the warm-up exchange" : "an exchange";
         out[0] = (uint8_t)k;
         if ((err = send_message(vm, e->st, out, len)) ||
             (err = read_full(vm, e->st, in, len, false)))
-            return err;
-        *what = "the echo (wrong bytes came back)";
-        if (memcmp(in, out, len) != 0)
-            return STVM_ESTATE;
-        *what = "the greeting";
-        if (k < 0 && (m->warm++, err = read_full(vm, e->st, in, 1, false)))
-            return err;
+            break;
+        what = "the echo (wrong bytes came back)";
+        if (memcmp(in, out, len) != 0) {
+            err = STVM_ESTATE;
+        } else if (k < 0) {
+            what = "the greeting";
+            m->warm++;
+            err = read_full(vm, e->st, in, 1, false);
+        }
     }
-    return 0;
-}
-
-static void client(stvm_vm *vm, void *arg)
-{
-    conn_end *e = arg;
-    const char *what = "";
-    int64_t err = client_talk(vm, e, &what);
-    if (err)
-        fail(vm, e->m, "client", what, err);
-    end_done(vm, e);
+    end_done(vm, e, "client", what, err);
 }
 
 /* One message to the server (a lost one shows there as the child's end). */
