@@ -41,9 +41,6 @@ void io_counts_add(io_counts *to, const io_counts *c, int sign);
 /* c += sign * the clocks and counters now (vm NULL: no VM counters), so -1 at a
  * stretch's start and 1 at its end leave what it cost. */
 void io_counts_take(stvm_vm *vm, io_counts *c, int sign);
-/* A fresh VM in an idle mode (legacy sleeps Pharo 5's quantum): STVM_OK or the stvm
- * error. Allocates the VM (the caller frees it). */
-int io_vm_new(int idle_mode, stvm_vm **vm);
 
 /* What a cell runs with (a ping-pong reads the first group, many the second). */
 typedef struct io_params {
@@ -58,6 +55,12 @@ typedef struct io_params {
     int message_bytes;              /* 1..IO_MAX_MESSAGE */
 } io_params;
 #define IO_MAX_MESSAGE 512
+
+/* A fresh VM in p's idle mode (legacy sleeps Pharo 5's quantum), listening on 127.0.0.1
+ * (a port the system picks) when listener is not NULL, with trace started: STVM_OK, or
+ * the stvm error and a sentence in why. Allocates the VM (the caller frees it). */
+int io_vm_start(const io_params *p, const bench_trace *trace, int backlog, stvm_vm **vm,
+                stvm_socket **listener, char *why, size_t whysize);
 
 /* The ping-pong pairs, in --case's order: two green processes of one VM, a green
  * process against an OS thread, two OS threads on blocking sockets (the reference). */

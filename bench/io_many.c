@@ -284,33 +284,39 @@ static void client_coordinator(stvm_vm *vm, void *arg)
     report(m, &rep);
 }
 
-/* A process's VM: its all_done semaphore; the server's listens, is traced and tells
+/* A process's VM with its all_done semaphore; the server's listens, is traced and tells
  * the child its port. Runs the coordinator at priority 30: 0, or an error and why. */
 static int run_vm(many *m, void (*coordinator)(stvm_vm *, void *), char *why, size_t whysize)
 {
-    stvm_vm *vm = NULL;
-    const char *what = "stvm_vm_new";
+    stvm_vm *vm;
     const bench_trace *trace = m->server ? m->p->trace : NULL;
     int backlog = m->p->connections < 65535 ? (int)m->p->connections : 65535;
-    int err = io_vm_new(m->p->idle_mode, &vm);
-    if (!err && (what = "stvm_semaphore_new", err = stvm_semaphore_new(vm, &m->all_done)) == 0 &&
-        (what = NULL, err = bench_trace_begin(trace, vm, why, whysize)) == 0 && m->server &&
-        (what = "stvm_tcp_listen",
-         err = stvm_tcp_listen(vm, "127.0.0.1", 0, backlog, &m->listener)) == 0) {
+    int err = io_vm_start(m->p, trace, backlog, &vm, m->server ? &m->listener : NULL, why,
+                          whysize);
+    if (err)
+        return err;
+    const char *what = "stvm_semaphore_new";
+    if (!(err = stvm_semaphore_new(vm, &m->all_done)) && m->server) {
         m->port = stvm_socket_port(m->listener);
         what = "telling the client process the port";
         if (write(m->report_fd, &m->port, sizeof m->port) != (ssize_t)sizeof m->port)
             err = STVM_ESYS;
     }
-    if (!err && (what = "stvm_spawn", err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND,
-                                                       "coordinator", coordinator, m, NULL)) == 0 &&
-        (what = "stvm_run", err = stvm_run(vm)) == 0 && !m->err)
-        what = NULL, err = bench_trace_end(trace, vm, why, whysize);
+    if (!err) {
+        what = "stvm_spawn";
+        err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "coordinator", coordinator, m, NULL);
+    }
+    if (!err) {
+        what = "stvm_run";
+        err = stvm_run(vm);
+    }
     if (m->err) {
         snprintf(why, whysize, "%s", m->why);
         err = m->err;
-    } else if (err && what) {
+    } else if (err) {
         snprintf(why, whysize, "%s: %s", what, stvm_err_name(err));
+    } else {
+        err = bench_trace_end(trace, vm, why, whysize);
     }
     stvm_vm_free(vm);               /* closes what is still open */
     return err;

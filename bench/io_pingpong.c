@@ -50,15 +50,27 @@ void io_counts_take(stvm_vm *vm, io_counts *c, int sign)
     io_counts_add(c, &now, sign);
 }
 
-int io_vm_new(int idle_mode, stvm_vm **vm)
+int io_vm_start(const io_params *p, const bench_trace *trace, int backlog, stvm_vm **vm,
+                stvm_socket **listener, char *why, size_t whysize)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
-    cfg.idle_mode = idle_mode;
+    cfg.idle_mode = p->idle_mode;
     /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
-    if (idle_mode == STVM_IDLE_LEGACY)
+    if (p->idle_mode == STVM_IDLE_LEGACY)
         cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
-    return stvm_vm_new(vm, &cfg);
+    int err = stvm_vm_new(vm, &cfg);
+    if (err) {
+        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        return err;
+    }
+    if (listener && (err = stvm_tcp_listen(*vm, "127.0.0.1", 0, backlog, listener)))
+        snprintf(why, whysize, "stvm_tcp_listen: %s", stvm_err_name(err));
+    else
+        err = bench_trace_begin(trace, *vm, why, whysize);
+    if (err)
+        stvm_vm_free(*vm);          /* closes the listener */
+    return err;
 }
 
 /* One end: a green process (vm set) or an OS thread (its descriptor connected before it
@@ -217,25 +229,6 @@ static int os_connection(int *a, int *b, char *why, size_t whysize)
     return *b < 0 ? -1 : 0;
 }
 
-/* A VM in the idle mode, listening on 127.0.0.1 (port 0: the system picks), tracing
- * started: 0, or an error and why. */
-static int vm_listen(const io_params *p, stvm_vm **vm, stvm_socket **listener,
-                     char *why, size_t whysize)
-{
-    int err = io_vm_new(p->idle_mode, vm);
-    if (err) {
-        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
-        return err;
-    }
-    if ((err = stvm_tcp_listen(*vm, "127.0.0.1", 0, 4, listener)))
-        snprintf(why, whysize, "stvm_tcp_listen: %s", stvm_err_name(err));
-    else
-        err = bench_trace_begin(p->trace, *vm, why, whysize);
-    if (err)
-        stvm_vm_free(*vm);          /* closes the listener */
-    return err;
-}
-
 int io_pingpong(io_pair pair, const io_params *p, io_counts *c, char *why, size_t whysize)
 {
     *c = (io_counts){0};
@@ -243,7 +236,7 @@ int io_pingpong(io_pair pair, const io_params *p, io_counts *c, char *why, size_
     stvm_vm *vm = NULL;
     stvm_socket *listener = NULL;
     int err = pair == IO_PAIR_OS ? os_connection(&fd[0], &fd[1], why, whysize)
-                                 : vm_listen(p, &vm, &listener, why, whysize);
+                                 : io_vm_start(p, p->trace, 4, &vm, &listener, why, whysize);
     if (err)
         return err;
     side s[2] = {{.p = p, .c = c, .vm = pair == IO_PAIR_OS ? NULL : vm, .listener = listener,
