@@ -1,10 +1,8 @@
 /*
  * stvm-bench io: what waiting for the network costs, in each idle mode. A record per
- * cell (pingpong and thread-pair per idle mode, the os-threads reference with idle mode
- * "-", many per idle mode) with every repetition's figures; two tables for people
- * (round trips, many connections); the targets. Within a
- * repetition the cells run one after the other (the reference, each idle mode's
- * pingpong and thread-pair, then many), so noise hits them alike.
+ * cell (pingpong, thread-pair and many per idle mode, the os-threads reference with idle
+ * mode "-") with every repetition's figures; two tables for people; the targets. Within
+ * a repetition the cells run one after the other, so noise hits them alike.
  */
 #include "io.h"
 #include "render.h"
@@ -91,12 +89,13 @@ typedef struct io_sweep {
 static long open_descriptors(void)
 {
     DIR *d = opendir("/proc/self/fd");
-    long n = 0;
-    while (d && readdir(d))
+    long n = -3;                    /* ".", ".." and the directory's own */
+    if (!d)
+        return 8;
+    while (readdir(d))
         n++;
-    if (d)
-        closedir(d);
-    return d ? n - 3 : 8;           /* ".", ".." and the directory's own */
+    closedir(d);
+    return n;
 }
 
 /* Raise the soft RLIMIT_NOFILE to the hard one (this process only; the child inherits
@@ -192,16 +191,16 @@ static bool sweep(io_sweep *sw)
  * many's. */
 enum { ALL, VM, RATIO, MANY_ONLY };
 
-/* The metrics around the VM's counters, in their order: X(name, unit, better, decimals,
+/* Every metric in its order, XVM for the VM's counters: X(name, unit, better, decimals,
  * which, sample k from s (the repetition's result), t (its counts), rt (its round trips)
  * and rt0 (the reference's counts)). */
-#define IO_METRICS_HEAD(X)                                                                \
+#define IO_METRICS(X, XVM)                                                                \
     X("us_per_round_trip", "us", LOWER, 1, ALL, US(t))                                     \
     X("cpu_us_per_round_trip", "us", LOWER, 1, ALL, CPU(t))                                \
     X("round_trips_per_second", "1/s", HIGHER, 0, ALL, rt * 1e9 / (double)t->wall_ns)      \
     X("rate_vs_os_threads", "x", HIGHER, 2, RATIO, US(rt0) / US(t))                        \
-    X("cpu_vs_os_threads", "x", HIGHER, 2, RATIO, CPU(rt0) / CPU(t))
-#define IO_METRICS_TAIL(X)                                                                \
+    X("cpu_vs_os_threads", "x", HIGHER, 2, RATIO, CPU(rt0) / CPU(t))                       \
+    IO_VM_COUNTERS(XVM)                                                                   \
     X("voluntary_switches_per_round_trip", "", LOWER, 2, ALL, t->voluntary_switches / rt)  \
     X("involuntary_switches_per_round_trip", "", LOWER, 2, ALL,                            \
       t->involuntary_switches / rt)                                                       \
@@ -231,7 +230,7 @@ static const struct {
     const char *name, *unit;
     bench_better better;
     int decimals, which;
-} metrics[] = {IO_METRICS_HEAD(IO_ROW) IO_VM_COUNTERS(IO_VM_ROW) IO_METRICS_TAIL(IO_ROW)};
+} metrics[] = {IO_METRICS(IO_ROW, IO_VM_ROW)};
 #define NMETRICS ((int)(sizeof metrics / sizeof metrics[0]))
 
 /* The cell's record: its parameters, every figure with every sample, its note. Ratios
@@ -258,7 +257,7 @@ static void fill_record(bench_results *r, const io_sweep *sw, const io_cell *c,
         const io_counts *t = &s->counts, *rt0 = ref && k < ref->n ? &ref->s[k].counts : t;
         double rt = (double)t->round_trips;
         int i = 0;
-        IO_METRICS_HEAD(IO_VALUE) IO_VM_COUNTERS(IO_VM_VALUE) IO_METRICS_TAIL(IO_VALUE)
+        IO_METRICS(IO_VALUE, IO_VM_VALUE)
         cut += t->cut_short;
     }
     /* The reference has no VM; the limits are many's metrics, so that a name stays. */
