@@ -1,18 +1,16 @@
 /*
- * stvm-bench io: many connections, their two ends in two VMs of two processes: each
- * process holds one end of every connection, one descriptor each, so 10,000 connections
- * fit under a stock hard RLIMIT_NOFILE of 20,000 (the tool never raises a hard limit).
- *  - the server (this process): a listener, an accepting process at priority 50 that
- *    spawns a handler process per connection at 40, each echoing fixed-size messages
- *    through a SocketStream;
- *  - the clients (a forked child on the same CPU: it inherits the affinity): a
- *    coordinator at 30 (it runs only when every client is blocked) spawns the clients
- *    at 40 in batches the listen backlog holds. Each connects, opens a stream, makes
- *    one exchange (the warm-up: buffers and stacks touched as traffic touches them) and
- *    blocks reading a one-byte greeting.
- * With every connection open and every process of both VMs blocked in a read, each
- * process reads its RSS and bytes_live (the child reports through a socket pair); then
- * the server greets every stream and the clients each exchange `messages` echoes.
+ * stvm-bench io: many connections, their two ends in two VMs of two processes, each
+ * holding one descriptor per connection, so 10,000 connections fit under a stock hard
+ * RLIMIT_NOFILE of 20,000 (the tool never raises a hard limit).
+ *  - the server (this process): an accepting process at priority 50 spawns a handler
+ *    at 40 per connection, each echoing fixed-size messages through a SocketStream;
+ *  - the clients (a forked child, on the same CPU by inheritance): a coordinator at 30
+ *    (it runs only when every client is blocked) spawns them at 40 in batches the
+ *    listen backlog holds. Each connects, opens a stream, makes one exchange (the
+ *    warm-up touches buffers and stacks as traffic does) and blocks for a greeting.
+ * With every process of both VMs blocked in a read, each process reads its RSS and
+ * bytes_live (the child reports through a socket pair); then the server greets every
+ * stream and each client exchanges `messages` echoes.
  */
 #include "io.h"
 
@@ -166,20 +164,23 @@ static int await_report(stvm_vm *vm, many *m, int kind, client_report *rep)
     }
 }
 
-static void measure_side(stvm_vm *vm, uint64_t *rss, uint64_t *live)
+/* RSS and bytes_live into *side: before (after malloc_trim, so that what earlier VMs
+ * freed is not counted) or after the connections. */
+static void measure_side(stvm_vm *vm, io_many_side *side, bool after)
 {
     stvm_stats st;
+    if (!after)
+        malloc_trim(0);
     stvm_vm_get_stats(vm, &st);
-    *live = st.bytes_live;
-    *rss = bench_rss_bytes();
+    *(after ? &side->live_after : &side->live_before) = st.bytes_live;
+    *(after ? &side->rss_after : &side->rss_before) = bench_rss_bytes();
 }
 
 static void server_coordinator(stvm_vm *vm, void *arg)
 {
     many *m = arg;
     io_many_result *r = m->r;
-    malloc_trim(0);   /* what earlier VMs freed goes back, so that RSS counts anew */
-    measure_side(vm, &r->server.rss_before, &r->server.live_before);
+    measure_side(vm, &r->server, false);
     int err = stvm_spawn(vm, STVM_PRIORITY_USER_INTERRUPT, "acceptor", acceptor, m, NULL);
     if (err)
         fail(vm, m, "server", "stvm_spawn", err);
@@ -190,7 +191,7 @@ static void server_coordinator(stvm_vm *vm, void *arg)
     while (!m->err && m->warm < m->p->connections)
         stvm_delay_wait_ms(vm, 1);
     /* Every connection open, every process of both VMs blocked in a read. */
-    measure_side(vm, &r->server.rss_after, &r->server.live_after);
+    measure_side(vm, &r->server, true);
     r->connected = m->p->connections;
     /* The timed part: the greetings, then every handler until its client closes. */
     io_counts_take(vm, &r->counts, -1);
@@ -257,8 +258,7 @@ static void client_coordinator(stvm_vm *vm, void *arg)
 {
     many *m = arg;
     client_report rep = {.kind = REPORT_READY};
-    malloc_trim(0);
-    measure_side(vm, &rep.side.rss_before, &rep.side.live_before);
+    measure_side(vm, &rep.side, false);
     for (long n = m->p->connections; m->spawned < n && !m->err;) {
         int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "client", client,
                              &m->ends[m->spawned], NULL);
@@ -269,7 +269,7 @@ static void client_coordinator(stvm_vm *vm, void *arg)
                 stvm_delay_wait_ms(vm, 1);
     }
     if (!m->err) {
-        measure_side(vm, &rep.side.rss_after, &rep.side.live_after);
+        measure_side(vm, &rep.side, true);
         io_counts_take(vm, &rep.counts, -1);
         report(m, &rep);
         stvm_semaphore_wait(vm, m->all_done);

@@ -1,12 +1,12 @@
 /*
- * stvm-bench io: 1-byte ping-pong over loopback TCP. The ping side sends one byte and
- * waits for it to come back; the echo side sends back what it reads until the
- * connection ends. A side is a green process (stvm sockets) or an OS thread (a blocking
- * socket); both run the same two loops over one send-or-receive step, so the three
- * pairs differ only in who is at each end. The ping side warms up (a tenth of the round
- * trips, at most 1000 and a tenth of the time limit), then times its round trips. Peer
- * OS threads are pinned to the VM's CPU, so every pair runs on one core. Socket options
- * are the system's defaults (no TCP_NODELAY, default buffer sizes).
+ * stvm-bench io: 1-byte ping-pong over loopback TCP. The ping side sends a byte and
+ * waits for it to come back; the echo side sends back what it reads until the end of
+ * the stream. A side is a green process (stvm sockets) or an OS thread (a blocking
+ * socket) running the same loops over one send-or-receive step, so the pairs differ
+ * only in who is at each end. The ping warms up (a tenth of the round trips, at most
+ * 1000 and a tenth of the time limit), then times its round trips. Peer threads are
+ * pinned to the VM's CPU: every pair has one core. Socket options are the system's
+ * defaults (no TCP_NODELAY, default buffers).
  *
  * Also the counters every io measurement reads, and the VM every one makes.
  */
