@@ -78,34 +78,6 @@ const bench_command delay_command = {
     "the run's VM (one --repr, one --concurrency value, one --timer-slack-us value and "
     "--repeat 1)"};
 
-/* ---- the figures --------------------------------------------------------------------- */
-
-/* A figure of delay_sample as a metric, in the CSV column order. */
-typedef struct delay_field {
-    const char *name, *unit;
-    bench_better better;
-    int decimals;
-    size_t offset;
-} delay_field;
-
-#define F(name, unit, better, decimals) \
-    {#name, unit, BENCH_BETTER_##better, decimals, offsetof(delay_sample, name)}
-static const delay_field fields[] = {
-    F(delays_per_second, "1/s", HIGHER, 0), F(cpu_us_per_delay, "us", LOWER, 3),
-    F(boxed_per_delay, "", LOWER, 2), F(large_ops_per_delay, "", LOWER, 2),
-    F(late_p50_us, "us", LOWER, 0), F(late_p99_us, "us", LOWER, 0),
-    F(late_max_us, "us", LOWER, 0), F(late_min_us, "us", NONE, 0),
-    F(exit_count, "", NONE, 0), F(enter_count, "", NONE, 0), F(exit_in_window, "", NONE, 0),
-    F(timing_loop_passes_per_delay, "", LOWER, 3), F(clock_reads_per_delay, "", LOWER, 3),
-    F(delays_scheduled_per_delay, "", NONE, 3), F(delays_expired_per_delay, "", NONE, 3),
-    F(context_switches_per_delay, "", LOWER, 3), F(idle_sleeps_per_delay, "", NONE, 3),
-    F(timer_fires_per_delay, "", NONE, 3), F(early_waits, "", LOWER, 0),
-    F(late_samples, "", NONE, 0), F(wall_window_ms, "ms", NONE, 1),
-    F(cpu_window_ms, "ms", LOWER, 1),
-};
-#undef F
-#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
-
 /* ---- the sweep ----------------------------------------------------------------------- */
 
 typedef struct delay_sweep {
@@ -153,8 +125,7 @@ static int parse_reprs(const delay_opts *o, delay_sweep *s)
     return BENCH_GO_ON;
 }
 
-/* A record per cell, in (N, representation) order, with every figure and no sample
- * yet: the field list's order, us_per_delay (1e6 / the rate) after the rate. */
+/* A record per cell, in (N, representation) order, with every figure and no sample. */
 static void add_records(delay_sweep *s)
 {
     for (int ni = 0; ni < s->o->concurrency.n; ni++) {
@@ -167,37 +138,28 @@ static void add_records(delay_sweep *s)
             bench_param_add(rec, "smallint_bits", "%d", rp->smallint_bits);
             bench_param_add(rec, "timer_slack_us", "%d", rp->timer_slack_us);
             bench_param_add(rec, "window_ms", "%lld", s->o->window_ms);
-            for (int f = 0; f < NFIELDS; f++) {
-                bench_metric_add(rec, fields[f].name, fields[f].unit, fields[f].better,
-                                 fields[f].decimals, NULL, 0);
-                if (f == 0)
-                    rec->gbench_real = bench_metric_add(rec, "us_per_delay", "us",
-                                                        BENCH_BETTER_LOWER, 2, NULL, 0);
-            }
-            rec->gbench_cpu = 2;    /* cpu_us_per_delay, the field after the rate */
+#define F(name, unit, better, decimals) \
+    bench_metric_add(rec, #name, unit, BENCH_BETTER_##better, decimals, NULL, 0);
+            DELAY_FIGURES(F)
+#undef F
+            rec->gbench_real = DELAY_us_per_delay;
+            rec->gbench_cpu = DELAY_cpu_us_per_delay;
         }
     }
 }
 
-/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record, whose
- * later repetitions are skipped. Answers whether it ran and succeeded. */
-static bool run_cell(delay_sweep *s, int ni, int ri, int k)
+/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record. */
+static bool run_cell(delay_sweep *s, bench_record *rec, int ni, int ri, int k)
 {
-    bench_record *rec = &s->r.records[ni * s->nreprs + ri];
-    if (rec->status != BENCH_OK || *rec->note)
-        return false;
     delay_run_params p = {.repr = &s->reprs[ri], .n = (long)s->o->concurrency.v[ni],
                           .table = s->table, .window_ms = (int)s->o->window_ms,
                           .sim = s->o->clock == 1, .stack_guard = !s->o->no_stack_guard,
                           .trace = &s->inv->common.trace};
-    delay_sample out;
+    double out[DELAY_NFIGURES];
     char why[300] = "";
-    if (delay_run_one(&p, &out, why, sizeof why) == STVM_OK) {
-        for (int f = 0; f < NFIELDS; f++)
-            bench_metric_push(&rec->metrics[f + (f > 0)],
-                              *(const double *)((const char *)&out + fields[f].offset));
-        bench_metric_push(&rec->metrics[1], out.delays_per_second > 0
-                                                ? 1e6 / out.delays_per_second : NAN);
+    if (delay_run_one(&p, out, why, sizeof why) == STVM_OK) {
+        for (int f = 0; f < DELAY_NFIGURES; f++)
+            bench_metric_push(&rec->metrics[f], out[f]);
         return true;
     }
     fprintf(stderr, "stvm-bench delay: %s N=%ld rep %d failed: %s\n", p.repr->name, p.n,
@@ -211,7 +173,8 @@ static bool run_cell(delay_sweep *s, int ni, int ri, int k)
 }
 
 /* Representations are interleaved within each N and repetition, so drifting noise
- * (frequency, other load) hits them alike. Answers the number of failed runs. */
+ * (frequency, other load) hits them alike; a failed cell skips its later repetitions.
+ * Answers the number of failed runs. */
 static int sweep(delay_sweep *s)
 {
     const delay_opts *o = s->o;
@@ -219,10 +182,10 @@ static int sweep(delay_sweep *s)
     for (int ni = 0; ni < o->concurrency.n; ni++) {
         for (int k = 0; k < o->repeat; k++) {
             for (int ri = 0; ri < s->nreprs; ri++) {
-                const bench_record *rec = &s->r.records[ni * s->nreprs + ri];
-                bool ran = rec->status == BENCH_OK && !*rec->note;
-                bool ok = run_cell(s, ni, ri, k);
-                failed += ran && !ok;
+                bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+                bool ok = rec->status == BENCH_OK && !*rec->note;
+                if (ok && !(ok = run_cell(s, rec, ni, ri, k)))
+                    failed++;
                 bench_progress_line(s->inv, ++done, total, "%s N=%lld rep %d/%lld: %.0f "
                                     "delays/s", s->reprs[ri].name, o->concurrency.v[ni], k + 1,
                                     o->repeat, ok ? rec->metrics[0].samples[k] : NAN);

@@ -96,45 +96,38 @@ static int make_channels(stvm_vm *vm, pingpong *pp)
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
                   double *ns, char *why, size_t whysize)
 {
+    bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
+    pingpong pp = {.channel = channel, .warmup = 10000,
+                   .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     stvm_vm *vm;
+    stvm_stats st;
     int err = stvm_vm_new(&vm, NULL);
     if (err) {
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         return err;
     }
-    bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
-    pingpong pp = {.channel = channel, .warmup = 10000,
-                   .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     if ((err = make_channels(vm, &pp)) ||
         (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, alone ? "enter-exit" : "ping",
                           ping, &pp, NULL)) ||
         (!alone &&
          (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL)))) {
         snprintf(why, whysize, "setting up the ping-pong: %s", stvm_err_name(err));
-        stvm_vm_free(vm);
-        return err;
+    } else if (!(err = bench_trace_begin(trace, vm, why, whysize))) {
+        stvm_vm_reset_stats(vm);
+        err = stvm_run(vm);
+        stvm_vm_get_stats(vm, &st);
+        if ((err = err ? err : pp.err))
+            snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err));
+        else
+            err = bench_trace_end(trace, vm, why, whysize);
     }
-    if ((err = bench_trace_begin(trace, vm, why, whysize))) {
-        stvm_vm_free(vm);
-        return err;
-    }
-    stvm_stats st;
-    stvm_vm_reset_stats(vm);
-    err = stvm_run(vm);
-    stvm_vm_get_stats(vm, &st);
-    int werr = err || pp.err ? STVM_OK : bench_trace_end(trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (werr)
-        return werr;
-    if (err || pp.err) {
-        snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err ? err : pp.err));
-        return err ? err : pp.err;
-    }
+    if (err)
+        return err;
     /* Each round must have cost two switches, or the figure means something else. */
     uint64_t want = 2 * (uint64_t)(pp.warmup + pp.rounds);
     if (!alone && st.context_switches < want) {
-        snprintf(why, whysize,
-                 "ping-pong made %llu context switches, expected at least %llu",
+        snprintf(why, whysize, "ping-pong made %llu context switches, expected at least %llu",
                  (unsigned long long)st.context_switches, (unsigned long long)want);
         return STVM_ESTATE;
     }
