@@ -223,22 +223,28 @@ static void fmt(char *b, size_t n, double v, int decimals, const char *suffix)
         snprintf(b, n, "-");
 }
 
-/* The seed-shaped summary: a row per figure, a column per representation. */
+/* A metric's median with the metric's decimals, "-" when not measured. */
+static void median_cell(char *b, size_t n, const bench_record *rec, const char *metric)
+{
+    const bench_metric *m = rec ? bench_metric_find(rec, metric) : NULL;
+    fmt(b, n, m && m->nsamples ? m->median : NAN, m ? m->decimals : 0, "");
+}
+
+/* The seed-shaped summary: a row per figure (the metric's median at the peak N, or a
+ * row below with no metric), a column per representation. */
 static const struct {
     const char *label, *metric;
-    int decimals;
 } summary_rows[] = {
-    {"delays scheduled per second (peak over N)", "delays_per_second", 0},
-    {"relative performance", NULL, 0}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay", 2},
-    {"relative performance (time)", NULL, 0}, {"peak at N", NULL, 0},
-    {"ExitCount at peak N", "exit_count", 0},
-    {"CPU µs per delay (at peak N)", "cpu_us_per_delay", 3},
-    {"boxed allocations per delay", "boxed_per_delay", 2},
-    {"LargeInteger ops per delay", "large_ops_per_delay", 2},
-    {"timing loop passes per delay", "timing_loop_passes_per_delay", 3},
-    {"clock reads per delay", "clock_reads_per_delay", 3},
-    {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay", 3},
-    {"lateness p50 / p99 / max [µs]", NULL, 0}, {"waits that ended early (ms scheduler)", NULL, 0},
+    {"delays scheduled per second (peak over N)", "delays_per_second"},
+    {"relative performance", NULL}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay"},
+    {"relative performance (time)", NULL}, {"peak at N", NULL},
+    {"ExitCount at peak N", "exit_count"}, {"CPU µs per delay (at peak N)", "cpu_us_per_delay"},
+    {"boxed allocations per delay", "boxed_per_delay"},
+    {"LargeInteger ops per delay", "large_ops_per_delay"},
+    {"timing loop passes per delay", "timing_loop_passes_per_delay"},
+    {"clock reads per delay", "clock_reads_per_delay"},
+    {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay"},
+    {"lateness p50 / p99 / max [µs]", NULL}, {"waits that ended early (ms scheduler)", NULL},
 };
 #define NSUMMARY ((int)(sizeof summary_rows / sizeof summary_rows[0]))
 
@@ -248,7 +254,7 @@ static void summary_cell(char *b, size_t n, const bench_results *r, int nreprs, 
     double rate = p ? med(p, "delays_per_second") : NAN;
     double rate0 = p0 ? med(p0, "delays_per_second") : NAN;
     if (summary_rows[row].metric)
-        fmt(b, n, p ? med(p, summary_rows[row].metric) : NAN, summary_rows[row].decimals, "");
+        median_cell(b, n, p, summary_rows[row].metric);
     else if (row == 1)
         fmt(b, n, 100.0 * rate / rate0, 0, "%");
     else if (row == 3)
@@ -290,13 +296,12 @@ static void summary_table(bench_results *r, const delay_sweep *s)
 /* The per-N table: the figures people compare, one row per record. */
 static const struct {
     const char *header, *metric;
-    int decimals;
 } per_n_cols[] = {
-    {"delays/s", "delays_per_second", 0}, {"ExitCount", "exit_count", 0},
-    {"CPU µs/delay", "cpu_us_per_delay", 3}, {"boxed/delay", "boxed_per_delay", 2},
-    {"LI ops/delay", "large_ops_per_delay", 2}, {"loops/delay", "timing_loop_passes_per_delay", 3},
-    {"p50 µs", "late_p50_us", 0}, {"p99 µs", "late_p99_us", 0}, {"max µs", "late_max_us", 0},
-    {"early", "early_waits", 0},
+    {"delays/s", "delays_per_second"}, {"ExitCount", "exit_count"},
+    {"CPU µs/delay", "cpu_us_per_delay"}, {"boxed/delay", "boxed_per_delay"},
+    {"LI ops/delay", "large_ops_per_delay"}, {"loops/delay", "timing_loop_passes_per_delay"},
+    {"p50 µs", "late_p50_us"}, {"p99 µs", "late_p99_us"}, {"max µs", "late_max_us"},
+    {"early", "early_waits"},
 };
 #define NPERN ((int)(sizeof per_n_cols / sizeof per_n_cols[0]))
 
@@ -317,8 +322,7 @@ static void per_n_table(bench_results *r, const delay_sweep *s)
         line[0] = bench_param_find(rec, "concurrency");
         line[1] = rec->name;
         for (int k = 0; k < NPERN; k++) {
-            fmt(cells[k], sizeof cells[k], med(rec, per_n_cols[k].metric),
-                per_n_cols[k].decimals, "");
+            median_cell(cells[k], sizeof cells[k], rec, per_n_cols[k].metric);
             line[k + 2] = rec->status == BENCH_FAILED && !k ? "FAILED" : cells[k];
         }
         bench_table_row(t, line);

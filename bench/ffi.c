@@ -1,16 +1,9 @@
 /*
- * stvm-bench ffi: what calling C costs, and what it does to scheduling.
- *
- *  - same-thread callouts of int64_t add(int64_t, int64_t), oops in and out, on 61- and
- *    31-bit VMs (and with boxed values), against a direct C call and a bare ffi_call;
- *  - a callback into the VM from C on the VM's thread, per callback;
- *  - round trips of threaded callouts and of callbacks from another thread, against a
- *    sem_t round trip between two threads;
- *  - a ticker's ticks while a process makes blocking calls on the VM's thread or on a
- *    worker.
- * Within a repetition every case runs once, one after the other, so that noise hits them
- * alike; figures are medians over the repetitions and ratios pair each repetition with
- * its reference. One record per case; the core shows them.
+ * stvm-bench ffi: what calling C costs, and what it does to scheduling (the cases are in
+ * ffi_command's description and the results' note). Within a repetition every case runs
+ * once, one after the other, so that noise hits them alike; figures are medians over
+ * the repetitions and ratios pair each repetition with its reference. One record per
+ * case; the core shows them.
  */
 #include "bench.h"
 #include "ffi_measure.h"

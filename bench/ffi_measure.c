@@ -1,13 +1,8 @@
 /*
- * stvm-bench ffi: the measurements. The same add(a, b) through a C function pointer,
- * with a bare ffi_call whose arguments are already C values (the reference the
- * callouts are judged against) and with stvm_ffi_call from a green process, which also
- * checks and converts the oops going in and the one coming out; a C loop calling a
- * callback into the VM on the VM's thread; round trips of a threaded callout (the
- * caller waits on its semaphore, a worker calls, the completion comes back as an
- * external signal) and of a callback made by another OS thread (queued, run by the
- * callback process), against a sem_t hand-off between two unpinned threads (micro.h),
- * the least a round trip between two threads costs; and the ticker (below).
+ * stvm-bench ffi: the measurements (what each case is: ffi.c's note). The bare ffi_call
+ * has its arguments already in C, so it is what a callout adds to that is judged; the
+ * round trips' reference is micro.h's sem_t hand-off between two unpinned threads, the
+ * least a round trip between two threads costs.
  */
 #include "ffi_measure.h"
 #include "micro.h"
