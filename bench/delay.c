@@ -78,34 +78,6 @@ const bench_command delay_command = {
     "the run's VM (one --repr, one --concurrency value, one --timer-slack-us value and "
     "--repeat 1)"};
 
-/* ---- the figures --------------------------------------------------------------------- */
-
-/* A figure of delay_sample as a metric, in the CSV column order. */
-typedef struct delay_field {
-    const char *name, *unit;
-    bench_better better;
-    int decimals;
-    size_t offset;
-} delay_field;
-
-#define F(name, unit, better, decimals) \
-    {#name, unit, BENCH_BETTER_##better, decimals, offsetof(delay_sample, name)}
-static const delay_field fields[] = {
-    F(delays_per_second, "1/s", HIGHER, 0), F(cpu_us_per_delay, "us", LOWER, 3),
-    F(boxed_per_delay, "", LOWER, 2), F(large_ops_per_delay, "", LOWER, 2),
-    F(late_p50_us, "us", LOWER, 0), F(late_p99_us, "us", LOWER, 0),
-    F(late_max_us, "us", LOWER, 0), F(late_min_us, "us", NONE, 0),
-    F(exit_count, "", NONE, 0), F(enter_count, "", NONE, 0), F(exit_in_window, "", NONE, 0),
-    F(timing_loop_passes_per_delay, "", LOWER, 3), F(clock_reads_per_delay, "", LOWER, 3),
-    F(delays_scheduled_per_delay, "", NONE, 3), F(delays_expired_per_delay, "", NONE, 3),
-    F(context_switches_per_delay, "", LOWER, 3), F(idle_sleeps_per_delay, "", NONE, 3),
-    F(timer_fires_per_delay, "", NONE, 3), F(early_waits, "", LOWER, 0),
-    F(late_samples, "", NONE, 0), F(wall_window_ms, "ms", NONE, 1),
-    F(cpu_window_ms, "ms", LOWER, 1),
-};
-#undef F
-#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
-
 /* ---- the sweep ----------------------------------------------------------------------- */
 
 typedef struct delay_sweep {
@@ -153,8 +125,7 @@ static int parse_reprs(const delay_opts *o, delay_sweep *s)
     return BENCH_GO_ON;
 }
 
-/* A record per cell, in (N, representation) order, with every figure and no sample
- * yet: the field list's order, us_per_delay (1e6 / the rate) after the rate. */
+/* A record per cell, in (N, representation) order, with every figure and no sample. */
 static void add_records(delay_sweep *s)
 {
     for (int ni = 0; ni < s->o->concurrency.n; ni++) {
@@ -167,37 +138,28 @@ static void add_records(delay_sweep *s)
             bench_param_add(rec, "smallint_bits", "%d", rp->smallint_bits);
             bench_param_add(rec, "timer_slack_us", "%d", rp->timer_slack_us);
             bench_param_add(rec, "window_ms", "%lld", s->o->window_ms);
-            for (int f = 0; f < NFIELDS; f++) {
-                bench_metric_add(rec, fields[f].name, fields[f].unit, fields[f].better,
-                                 fields[f].decimals, NULL, 0);
-                if (f == 0)
-                    rec->gbench_real = bench_metric_add(rec, "us_per_delay", "us",
-                                                        BENCH_BETTER_LOWER, 2, NULL, 0);
-            }
-            rec->gbench_cpu = 2;    /* cpu_us_per_delay, the field after the rate */
+#define F(name, unit, better, decimals) \
+    bench_metric_add(rec, #name, unit, BENCH_BETTER_##better, decimals, NULL, 0);
+            DELAY_FIGURES(F)
+#undef F
+            rec->gbench_real = DELAY_us_per_delay;
+            rec->gbench_cpu = DELAY_cpu_us_per_delay;
         }
     }
 }
 
-/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record, whose
- * later repetitions are skipped. Answers whether it ran and succeeded. */
-static bool run_cell(delay_sweep *s, int ni, int ri, int k)
+/* Repetition k of cell (ni, ri) into its record; a failure is kept in the record. */
+static bool run_cell(delay_sweep *s, bench_record *rec, int ni, int ri, int k)
 {
-    bench_record *rec = &s->r.records[ni * s->nreprs + ri];
-    if (rec->status != BENCH_OK || *rec->note)
-        return false;
     delay_run_params p = {.repr = &s->reprs[ri], .n = (long)s->o->concurrency.v[ni],
                           .table = s->table, .window_ms = (int)s->o->window_ms,
                           .sim = s->o->clock == 1, .stack_guard = !s->o->no_stack_guard,
                           .trace = &s->inv->common.trace};
-    delay_sample out;
+    double out[DELAY_NFIGURES];
     char why[300] = "";
-    if (delay_run_one(&p, &out, why, sizeof why) == STVM_OK) {
-        for (int f = 0; f < NFIELDS; f++)
-            bench_metric_push(&rec->metrics[f + (f > 0)],
-                              *(const double *)((const char *)&out + fields[f].offset));
-        bench_metric_push(&rec->metrics[1], out.delays_per_second > 0
-                                                ? 1e6 / out.delays_per_second : NAN);
+    if (delay_run_one(&p, out, why, sizeof why) == STVM_OK) {
+        for (int f = 0; f < DELAY_NFIGURES; f++)
+            bench_metric_push(&rec->metrics[f], out[f]);
         return true;
     }
     fprintf(stderr, "stvm-bench delay: %s N=%ld rep %d failed: %s\n", p.repr->name, p.n,
@@ -211,7 +173,8 @@ static bool run_cell(delay_sweep *s, int ni, int ri, int k)
 }
 
 /* Representations are interleaved within each N and repetition, so drifting noise
- * (frequency, other load) hits them alike. Answers the number of failed runs. */
+ * (frequency, other load) hits them alike; a failed cell skips its later repetitions.
+ * Answers the number of failed runs. */
 static int sweep(delay_sweep *s)
 {
     const delay_opts *o = s->o;
@@ -219,10 +182,10 @@ static int sweep(delay_sweep *s)
     for (int ni = 0; ni < o->concurrency.n; ni++) {
         for (int k = 0; k < o->repeat; k++) {
             for (int ri = 0; ri < s->nreprs; ri++) {
-                const bench_record *rec = &s->r.records[ni * s->nreprs + ri];
-                bool ran = rec->status == BENCH_OK && !*rec->note;
-                bool ok = run_cell(s, ni, ri, k);
-                failed += ran && !ok;
+                bench_record *rec = &s->r.records[ni * s->nreprs + ri];
+                bool ok = rec->status == BENCH_OK && !*rec->note;
+                if (ok && !(ok = run_cell(s, rec, ni, ri, k)))
+                    failed++;
                 bench_progress_line(s->inv, ++done, total, "%s N=%lld rep %d/%lld: %.0f "
                                     "delays/s", s->reprs[ri].name, o->concurrency.v[ni], k + 1,
                                     o->repeat, ok ? rec->metrics[0].samples[k] : NAN);
@@ -260,22 +223,28 @@ static void fmt(char *b, size_t n, double v, int decimals, const char *suffix)
         snprintf(b, n, "-");
 }
 
-/* The seed-shaped summary: a row per figure, a column per representation. */
+/* A metric's median with the metric's decimals, "-" when not measured. */
+static void median_cell(char *b, size_t n, const bench_record *rec, const char *metric)
+{
+    const bench_metric *m = rec ? bench_metric_find(rec, metric) : NULL;
+    fmt(b, n, m && m->nsamples ? m->median : NAN, m ? m->decimals : 0, "");
+}
+
+/* The seed-shaped summary: a row per figure (the metric's median at the peak N, or a
+ * row below with no metric), a column per representation. */
 static const struct {
     const char *label, *metric;
-    int decimals;
 } summary_rows[] = {
-    {"delays scheduled per second (peak over N)", "delays_per_second", 0},
-    {"relative performance", NULL, 0}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay", 2},
-    {"relative performance (time)", NULL, 0}, {"peak at N", NULL, 0},
-    {"ExitCount at peak N", "exit_count", 0},
-    {"CPU µs per delay (at peak N)", "cpu_us_per_delay", 3},
-    {"boxed allocations per delay", "boxed_per_delay", 2},
-    {"LargeInteger ops per delay", "large_ops_per_delay", 2},
-    {"timing loop passes per delay", "timing_loop_passes_per_delay", 3},
-    {"clock reads per delay", "clock_reads_per_delay", 3},
-    {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay", 3},
-    {"lateness p50 / p99 / max [µs]", NULL, 0}, {"waits that ended early (ms scheduler)", NULL, 0},
+    {"delays scheduled per second (peak over N)", "delays_per_second"},
+    {"relative performance", NULL}, {"µs per scheduled delay (1e6 / peak)", "us_per_delay"},
+    {"relative performance (time)", NULL}, {"peak at N", NULL},
+    {"ExitCount at peak N", "exit_count"}, {"CPU µs per delay (at peak N)", "cpu_us_per_delay"},
+    {"boxed allocations per delay", "boxed_per_delay"},
+    {"LargeInteger ops per delay", "large_ops_per_delay"},
+    {"timing loop passes per delay", "timing_loop_passes_per_delay"},
+    {"clock reads per delay", "clock_reads_per_delay"},
+    {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay"},
+    {"lateness p50 / p99 / max [µs]", NULL}, {"waits that ended early (ms scheduler)", NULL},
 };
 #define NSUMMARY ((int)(sizeof summary_rows / sizeof summary_rows[0]))
 
@@ -285,7 +254,7 @@ static void summary_cell(char *b, size_t n, const bench_results *r, int nreprs, 
     double rate = p ? med(p, "delays_per_second") : NAN;
     double rate0 = p0 ? med(p0, "delays_per_second") : NAN;
     if (summary_rows[row].metric)
-        fmt(b, n, p ? med(p, summary_rows[row].metric) : NAN, summary_rows[row].decimals, "");
+        median_cell(b, n, p, summary_rows[row].metric);
     else if (row == 1)
         fmt(b, n, 100.0 * rate / rate0, 0, "%");
     else if (row == 3)
@@ -327,13 +296,12 @@ static void summary_table(bench_results *r, const delay_sweep *s)
 /* The per-N table: the figures people compare, one row per record. */
 static const struct {
     const char *header, *metric;
-    int decimals;
 } per_n_cols[] = {
-    {"delays/s", "delays_per_second", 0}, {"ExitCount", "exit_count", 0},
-    {"CPU µs/delay", "cpu_us_per_delay", 3}, {"boxed/delay", "boxed_per_delay", 2},
-    {"LI ops/delay", "large_ops_per_delay", 2}, {"loops/delay", "timing_loop_passes_per_delay", 3},
-    {"p50 µs", "late_p50_us", 0}, {"p99 µs", "late_p99_us", 0}, {"max µs", "late_max_us", 0},
-    {"early", "early_waits", 0},
+    {"delays/s", "delays_per_second"}, {"ExitCount", "exit_count"},
+    {"CPU µs/delay", "cpu_us_per_delay"}, {"boxed/delay", "boxed_per_delay"},
+    {"LI ops/delay", "large_ops_per_delay"}, {"loops/delay", "timing_loop_passes_per_delay"},
+    {"p50 µs", "late_p50_us"}, {"p99 µs", "late_p99_us"}, {"max µs", "late_max_us"},
+    {"early", "early_waits"},
 };
 #define NPERN ((int)(sizeof per_n_cols / sizeof per_n_cols[0]))
 
@@ -354,8 +322,7 @@ static void per_n_table(bench_results *r, const delay_sweep *s)
         line[0] = bench_param_find(rec, "concurrency");
         line[1] = rec->name;
         for (int k = 0; k < NPERN; k++) {
-            fmt(cells[k], sizeof cells[k], med(rec, per_n_cols[k].metric),
-                per_n_cols[k].decimals, "");
+            median_cell(cells[k], sizeof cells[k], rec, per_n_cols[k].metric);
             line[k + 2] = rec->status == BENCH_FAILED && !k ? "FAILED" : cells[k];
         }
         bench_table_row(t, line);

@@ -117,11 +117,6 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     }
 }
 
-static double per(uint64_t a, uint64_t b, uint64_t count)
-{
-    return count ? (double)(b - a) / (double)count : NAN;
-}
-
 /* A watchdog generous enough for any honest run: spawning, two windows, and in the
  * simulated clock the CPU work of every delay at a pessimistic 20 µs each. */
 static unsigned watchdog_seconds(const delay_run_params *p)
@@ -132,29 +127,17 @@ static unsigned watchdog_seconds(const delay_run_params *p)
     return s > 86400 ? 86400 : (unsigned)s;
 }
 
-static int new_vm(const delay_run_params *p, stvm_vm **vm)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.delay_clock = p->repr->delay_clock;
-    cfg.smallint_bits = p->repr->smallint_bits;
-    cfg.clock = p->sim ? STVM_CLOCK_SIMULATED : STVM_CLOCK_REAL;
-    cfg.stack_guard = p->stack_guard;
-    cfg.timer_slack_us = (uint32_t)p->repr->timer_slack_us;
-    return stvm_vm_new(vm, &cfg);
-}
-
 /* Suspended, so none runs before the coordinator starts the window. */
 static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
 {
     for (long i = 0; i < r->n; i++) {
         int err = stvm_spawn_suspended(vm, WORKER_PRIORITY, "DelayBenchmark worker",
                                        delay_worker, r, 0, &r->workers[i]);
-        if (err)
+        if (err) {
             snprintf(why, whysize, "spawning worker %ld of %ld: %s (%s)", i + 1, r->n,
                      stvm_err_name(err), stvm_strerror(err));
-        if (err)
             return err;
+        }
     }
     return STVM_OK;
 }
@@ -185,51 +168,61 @@ static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_
     return r->err;
 }
 
-static void fill_sample(const delay_run *r, delay_sample *out)
+static void fill_sample(const delay_run *r, double *out)
 {
-    memset(out, 0, sizeof *out);
     uint64_t count = r->enter_at_window;
     const stvm_stats *a = &r->st0, *b = &r->st1;
-    out->enter_count = (double)count;
-    out->exit_in_window = (double)r->exit_at_window;
-    out->exit_count = (double)r->exit_final;
-    out->delays_per_second = (double)count * 1000.0 / r->window_ms;
-    out->wall_window_ms = (double)(r->wall1 - r->wall0) / 1e6;
-    out->cpu_window_ms = (double)(r->cpu1 - r->cpu0) / 1e6;
-    out->cpu_us_per_delay = count ? (double)(r->cpu1 - r->cpu0) / 1e3 / (double)count : NAN;
-    out->boxed_per_delay = per(a->boxed_allocated, b->boxed_allocated, count);
-    out->large_ops_per_delay = per(a->large_int_ops, b->large_int_ops, count);
-    out->timing_loop_passes_per_delay =
-        per(a->timing_loop_passes, b->timing_loop_passes, count);
-    out->clock_reads_per_delay = per(a->clock_reads, b->clock_reads, count);
-    out->delays_scheduled_per_delay = per(a->delays_scheduled, b->delays_scheduled, count);
-    out->delays_expired_per_delay = per(a->delays_expired, b->delays_expired, count);
-    out->context_switches_per_delay = per(a->context_switches, b->context_switches, count);
-    out->idle_sleeps_per_delay = per(a->idle_sleeps, b->idle_sleeps, count);
-    out->timer_fires_per_delay = per(a->timer_fires, b->timer_fires, count);
-    out->late_samples = (double)r->hist.count;
-    out->early_waits = (double)r->early;
-    out->late_p50_us = (double)bench_hist_quantile(&r->hist, 0.50);
-    out->late_p99_us = (double)bench_hist_quantile(&r->hist, 0.99);
-    out->late_max_us = (double)r->hist.max;
-    out->late_min_us = r->hist.count ? (double)r->late_min : NAN;
+#define PER(stat) (count ? (double)(b->stat - a->stat) / (double)count : NAN)
+    const double v[DELAY_NFIGURES] = {   /* designated, so the list's order cannot slip */
+        [DELAY_delays_per_second] = (double)count * 1000.0 / r->window_ms,
+        [DELAY_us_per_delay] = count ? 1e6 / ((double)count * 1000.0 / r->window_ms) : NAN,
+        [DELAY_cpu_us_per_delay] = count ? (double)(r->cpu1 - r->cpu0) / 1e3 / (double)count
+                                         : NAN,
+        [DELAY_boxed_per_delay] = PER(boxed_allocated),
+        [DELAY_large_ops_per_delay] = PER(large_int_ops),
+        [DELAY_late_p50_us] = (double)bench_hist_quantile(&r->hist, 0.50),
+        [DELAY_late_p99_us] = (double)bench_hist_quantile(&r->hist, 0.99),
+        [DELAY_late_max_us] = (double)r->hist.max,
+        [DELAY_late_min_us] = r->hist.count ? (double)r->late_min : NAN,
+        [DELAY_exit_count] = (double)r->exit_final,
+        [DELAY_enter_count] = (double)count,
+        [DELAY_exit_in_window] = (double)r->exit_at_window,
+        [DELAY_timing_loop_passes_per_delay] = PER(timing_loop_passes),
+        [DELAY_clock_reads_per_delay] = PER(clock_reads),
+        [DELAY_delays_scheduled_per_delay] = PER(delays_scheduled),
+        [DELAY_delays_expired_per_delay] = PER(delays_expired),
+        [DELAY_context_switches_per_delay] = PER(context_switches),
+        [DELAY_idle_sleeps_per_delay] = PER(idle_sleeps),
+        [DELAY_timer_fires_per_delay] = PER(timer_fires),
+        [DELAY_early_waits] = (double)r->early,
+        [DELAY_late_samples] = (double)r->hist.count,
+        [DELAY_wall_window_ms] = (double)(r->wall1 - r->wall0) / 1e6,
+        [DELAY_cpu_window_ms] = (double)(r->cpu1 - r->cpu0) / 1e6,
+    };
+#undef PER
+    memcpy(out, v, sizeof v);
 }
 
-int delay_run_one(const delay_run_params *p, delay_sample *out, char *why, size_t whysize)
+int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *why,
+                  size_t whysize)
 {
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.delay_clock = p->repr->delay_clock;
+    cfg.smallint_bits = p->repr->smallint_bits;
+    cfg.clock = p->sim ? STVM_CLOCK_SIMULATED : STVM_CLOCK_REAL;
+    cfg.stack_guard = p->stack_guard;
+    cfg.timer_slack_us = (uint32_t)p->repr->timer_slack_us;
     stvm_vm *vm = NULL;
     delay_run *r = calloc(1, sizeof *r);
-    int err = r ? new_vm(p, &vm) : STVM_ENOMEM;
+    int err = r ? stvm_vm_new(&vm, &cfg) : STVM_ENOMEM;
     if (err) {
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         free(r);
         return err;
     }
-    r->table = p->table;
-    r->n = p->n;
-    r->late_min = INT64_MAX;
-    r->window_ms = p->window_ms;
-    r->workers = calloc((size_t)p->n, sizeof *r->workers);
+    *r = (delay_run){.table = p->table, .n = p->n, .late_min = INT64_MAX,
+                     .window_ms = p->window_ms, .workers = calloc((size_t)p->n, sizeof(void *))};
     if (!r->workers) {
         snprintf(why, whysize, "out of memory for %ld worker handles", p->n);
         err = STVM_ENOMEM;

@@ -1,6 +1,6 @@
 /*
  * stvm-bench delay: one DelayBenchmark run (a fresh VM, one representation, one N).
- * Measurement only: it fills a delay_sample and prints nothing; delay.c turns the
+ * Measurement only: it fills a sample of figures and prints nothing; delay.c turns the
  * samples into records.
  */
 #ifndef STVM_BENCH_DELAY_RUN_H
@@ -21,25 +21,41 @@ typedef struct delay_repr {
     int timer_slack_us;     /* stvm_config.timer_slack_us */
 } delay_repr;
 
-/* One run's figures, all doubles so delay.c reads each one alike. Per-delay figures
- * divide by the delays started in the window (EnterCount); counters are differences
- * over the window. The member names are the metrics' names (delay.c's list). */
-typedef struct delay_sample {
-    double delays_per_second;       /* enter_count * 1000 / window_ms */
-    double cpu_us_per_delay, boxed_per_delay, large_ops_per_delay;
-    double late_p50_us, late_p99_us, late_max_us;   /* from the histogram, clamped at 0 */
-    double late_min_us;             /* signed: negative when a wait ended early */
-    double exit_count;              /* ExitCount after the drain */
-    double enter_count;             /* EnterCount at the end of the window: "Count" */
-    double exit_in_window;          /* ExitCount at the end of the window */
-    double timing_loop_passes_per_delay, clock_reads_per_delay, delays_scheduled_per_delay,
-        delays_expired_per_delay, context_switches_per_delay, timer_fires_per_delay;
-    double idle_sleeps_per_delay;   /* times the idle process slept in the kernel */
-    double early_waits;             /* waits that ended before their nominal end */
-    double late_samples;            /* waits whose lateness was recorded */
-    double wall_window_ms;          /* measured wall time of the window */
-    double cpu_window_ms;           /* process CPU time during the window */
-} delay_sample;
+/* One run's figures in the records' order: name, unit, which way is better, decimals.
+ * Per-delay figures divide by the delays started in the window (EnterCount); counters
+ * are differences over the window. */
+#define DELAY_FIGURES(X)                                                                   \
+    X(delays_per_second, "1/s", HIGHER, 0)   /* EnterCount * 1000 / window_ms */          \
+    X(us_per_delay, "us", LOWER, 2)          /* 1e6 / the rate: gbench's real time */     \
+    X(cpu_us_per_delay, "us", LOWER, 3)      /* process CPU: gbench's CPU time */         \
+    X(boxed_per_delay, "", LOWER, 2)                                                      \
+    X(large_ops_per_delay, "", LOWER, 2)                                                  \
+    X(late_p50_us, "us", LOWER, 0)           /* from the histogram, clamped at 0 */       \
+    X(late_p99_us, "us", LOWER, 0)                                                        \
+    X(late_max_us, "us", LOWER, 0)                                                        \
+    X(late_min_us, "us", NONE, 0)            /* signed: negative when a wait ended early */ \
+    X(exit_count, "", NONE, 0)               /* ExitCount after the drain */              \
+    X(enter_count, "", NONE, 0)              /* EnterCount at the window's end: "Count" */ \
+    X(exit_in_window, "", NONE, 0)           /* ExitCount at the window's end */          \
+    X(timing_loop_passes_per_delay, "", LOWER, 3)                                         \
+    X(clock_reads_per_delay, "", LOWER, 3)                                                \
+    X(delays_scheduled_per_delay, "", NONE, 3)                                            \
+    X(delays_expired_per_delay, "", NONE, 3)                                              \
+    X(context_switches_per_delay, "", LOWER, 3)                                           \
+    X(idle_sleeps_per_delay, "", NONE, 3)    /* the idle process slept in the kernel */   \
+    X(timer_fires_per_delay, "", NONE, 3)                                                 \
+    X(early_waits, "", LOWER, 0)             /* waits that ended before their end */      \
+    X(late_samples, "", NONE, 0)             /* waits whose lateness was recorded */      \
+    X(wall_window_ms, "ms", NONE, 1)         /* measured wall time of the window */       \
+    X(cpu_window_ms, "ms", LOWER, 1)         /* process CPU time during the window */
+
+/* A figure's index in a sample: DELAY_delays_per_second, ... */
+enum {
+#define DELAY_INDEX(name, unit, better, decimals) DELAY_##name,
+    DELAY_FIGURES(DELAY_INDEX)
+#undef DELAY_INDEX
+    DELAY_NFIGURES
+};
 
 typedef struct delay_run_params {
     const delay_repr *repr;
@@ -56,7 +72,8 @@ typedef struct delay_run_params {
  *   the VM could not be created or run;
  *   out of memory for the workers;
  *   the trace could not be started or written.
- * STVM_OK and *out filled otherwise. */
-int delay_run_one(const delay_run_params *p, delay_sample *out, char *why, size_t whysize);
+ * STVM_OK and out filled otherwise. */
+int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *why,
+                  size_t whysize);
 
 #endif

@@ -1,16 +1,9 @@
 /*
- * stvm-bench ffi: what calling C costs, and what it does to scheduling.
- *
- *  - same-thread callouts of int64_t add(int64_t, int64_t), oops in and out, on 61- and
- *    31-bit VMs (and with boxed values), against a direct C call and a bare ffi_call;
- *  - a callback into the VM from C on the VM's thread, per callback;
- *  - round trips of threaded callouts and of callbacks from another thread, against a
- *    sem_t round trip between two threads;
- *  - a ticker's ticks while a process makes blocking calls on the VM's thread or on a
- *    worker.
- * Within a repetition every case runs once, one after the other, so that noise hits them
- * alike; figures are medians over the repetitions and ratios pair each repetition with
- * its reference. One record per case; the core shows them.
+ * stvm-bench ffi: what calling C costs, and what it does to scheduling (the cases are in
+ * ffi_command's description and the results' note). Within a repetition every case runs
+ * once, one after the other, so that noise hits them alike; figures are medians over
+ * the repetitions and ratios pair each repetition with its reference. One record per
+ * case; the core shows them.
  */
 #include "bench.h"
 #include "ffi_measure.h"
@@ -96,109 +89,89 @@ static const struct {
     [FFI_TICKER_THREADED] = {"worker", 61, SHAPE_TICKER, FFI_NCASES},
 };
 
-/* The metric each shape is judged and compared on, and its unit. */
+/* Each shape's metrics from ffi_sample, in the records' order; the first is the case's
+ * figure (judged, compared, and the gbench view's time but the ticker's), after which
+ * comes the ratio when the case has one. */
+#define CALL (1u << SHAPE_CALL)
+#define TRIP (1u << SHAPE_ROUND_TRIP)
+#define TICK (1u << SHAPE_TICKER)
 static const struct {
-    const char *metric, *unit;
+    unsigned shapes;
+    const char *name, *unit;
     bench_better better;
-} shape_metric[] = {
-    [SHAPE_CALL] = {"ns_per_call", "ns", BENCH_BETTER_LOWER},
-    [SHAPE_ROUND_TRIP] = {"us_per_round_trip", "us", BENCH_BETTER_LOWER},
-    [SHAPE_TICKER] = {"ticks_kept_pct", "%", BENCH_BETTER_HIGHER},
+    int decimals;
+    size_t offset;
+} metrics[] = {
+    {CALL, "ns_per_call", "ns", BENCH_BETTER_LOWER, 1, offsetof(ffi_sample, value)},
+    {TRIP, "us_per_round_trip", "us", BENCH_BETTER_LOWER, 1, offsetof(ffi_sample, value)},
+    {TICK, "ticks_kept_pct", "%", BENCH_BETTER_HIGHER, 1, offsetof(ffi_sample, value)},
+    {TRIP, "p99_us", "us", BENCH_BETTER_LOWER, 1, offsetof(ffi_sample, p99)},
+    {TICK, "ticks", "", BENCH_BETTER_HIGHER, 0, offsetof(ffi_sample, ticks)},
+    {TICK, "periods", "", BENCH_BETTER_NONE, 0, offsetof(ffi_sample, periods)},
+    {TICK, "ticks_lost", "", BENCH_BETTER_LOWER, 0, offsetof(ffi_sample, ticks_lost)},
+    {CALL | TRIP, "count", "", BENCH_BETTER_NONE, 0, offsetof(ffi_sample, count)},
 };
+#define NMETRICS ((int)(sizeof metrics / sizeof metrics[0]))
+#define SELECTED(o, c) (((o)->cases >> (c)) & 1u)
 
-static int measure(const ffi_params *p, ffi_case c, ffi_sample *s, char *why, size_t n)
+/* A record per case asked, without samples yet. */
+static void add_records(const ffi_opts *o, bench_results *r)
 {
-    switch (c) {
-    case FFI_DIRECT: return ffi_time_direct(p, s, why, n);
-    case FFI_BARE: return ffi_time_bare(p, s, why, n);
-    case FFI_CALLOUT_61: return ffi_time_callout(p, 61, false, s, why, n);
-    case FFI_CALLOUT_31: return ffi_time_callout(p, 31, false, s, why, n);
-    case FFI_CALLOUT_31_BOXED: return ffi_time_callout(p, 31, true, s, why, n);
-    case FFI_CALLBACK_NESTED: return ffi_time_callback_nested(p, s, why, n);
-    case FFI_PTHREAD: return ffi_time_pthread(p, s, why, n);
-    case FFI_THREADED: return ffi_time_threaded(p, true, s, why, n);
-    case FFI_THREADED_NOSPIN: return ffi_time_threaded(p, false, s, why, n);
-    case FFI_CALLBACK_QUEUED: return ffi_time_callback_queued(p, true, s, why, n);
-    case FFI_CALLBACK_QUEUED_NOSPIN: return ffi_time_callback_queued(p, false, s, why, n);
-    case FFI_TICKER_SAME: return ffi_ticker(p, false, s, why, n);
-    default: return ffi_ticker(p, true, s, why, n);
-    }
-}
-
-/* Every repetition's samples of each case, and why a case stopped. */
-typedef struct ffi_sweep {
-    ffi_sample runs[FFI_NCASES][FFI_MAX_REPEAT];
-    int nsamples[FFI_NCASES];
-    char note[FFI_NCASES][240];
-} ffi_sweep;
-
-/* One case of repetition k; a failure is kept in the case's note and ends the case. */
-static bool run_cell(const ffi_params *p, ffi_sweep *s, ffi_case c, int k)
-{
-    char why[200] = "";
-    bench_watchdog(600);
-    int err = measure(p, c, &s->runs[c][k], why, sizeof why);
-    bench_watchdog(0);
-    if (err) {
-        snprintf(s->note[c], sizeof s->note[c], "repetition %d failed: %s", k + 1, why);
-        fprintf(stderr, "stvm-bench ffi: %s: %s\n", case_words[c], s->note[c]);
-        return false;
-    }
-    s->nsamples[c] = k + 1;
-    return true;
-}
-
-/* A record per case that ran: its figure per repetition, and what goes with it. */
-static void fill_records(const ffi_opts *o, const ffi_sweep *s, bench_results *r)
-{
-    double v[FFI_MAX_REPEAT];
     for (int c = 0; c < FFI_NCASES; c++) {
-        if (!(o->cases & (1u << c)))
+        if (!SELECTED(o, c))
             continue;
-        int n = s->nsamples[c];
-        ffi_shape shape = cases[c].shape;
         bench_record *rec = bench_record_add(r, case_words[c]);
         bench_param_add(rec, "runner", "%s", cases[c].runner);
         bench_param_add(rec, "bits", "%d", cases[c].bits);
-        for (int k = 0; k < n; k++)
-            v[k] = s->runs[c][k].value;
-        int main_metric = bench_metric_add(rec, shape_metric[shape].metric,
-                                           shape_metric[shape].unit,
-                                           shape_metric[shape].better, 1, v, n);
-        if (shape != SHAPE_TICKER)
-            rec->gbench_real = main_metric;
-        ffi_case ref = cases[c].versus;
-        if (ref != FFI_NCASES && (o->cases & (1u << ref))) {
-            int m = 0;
-            for (; m < n && m < s->nsamples[ref]; m++)
-                v[m] = s->runs[c][m].value / s->runs[ref][m].value;
-            bench_param_add(rec, "versus", "%s", case_words[ref]);
-            bench_metric_add(rec, "ratio", "x", BENCH_BETTER_LOWER, 2, v, m);
+        bool ratio = cases[c].versus != FFI_NCASES && SELECTED(o, cases[c].versus);
+        if (ratio)
+            bench_param_add(rec, "versus", "%s", case_words[cases[c].versus]);
+        for (int m = 0; m < NMETRICS; m++) {
+            if (!(metrics[m].shapes & (1u << cases[c].shape)))
+                continue;
+            int i = bench_metric_add(rec, metrics[m].name, metrics[m].unit, metrics[m].better,
+                                     metrics[m].decimals, NULL, 0);
+            if (i == 0 && cases[c].shape != SHAPE_TICKER)
+                rec->gbench_real = i;
+            if (i == 0 && ratio)
+                bench_metric_add(rec, "ratio", "x", BENCH_BETTER_LOWER, 2, NULL, 0);
         }
-        if (shape == SHAPE_ROUND_TRIP) {
-            for (int k = 0; k < n; k++)
-                v[k] = s->runs[c][k].p99;
-            bench_metric_add(rec, "p99_us", "us", BENCH_BETTER_LOWER, 1, v, n);
-        }
-        if (shape == SHAPE_TICKER) {
-            for (int k = 0; k < n; k++)
-                v[k] = (double)s->runs[c][k].ticks;
-            bench_metric_add(rec, "ticks", "", BENCH_BETTER_HIGHER, 0, v, n);
-            for (int k = 0; k < n; k++)
-                v[k] = (double)s->runs[c][k].periods;
-            bench_metric_add(rec, "periods", "", BENCH_BETTER_NONE, 0, v, n);
-            for (int k = 0; k < n; k++)
-                v[k] = (double)(s->runs[c][k].periods - s->runs[c][k].ticks);
-            bench_metric_add(rec, "ticks_lost", "", BENCH_BETTER_LOWER, 0, v, n);
-        } else {
-            for (int k = 0; k < n; k++)
-                v[k] = (double)s->runs[c][k].count;
-            bench_metric_add(rec, "count", "", BENCH_BETTER_NONE, 0, v, n);
-        }
-        if (!n)
-            bench_record_fail(rec, BENCH_FAILED, "%s", s->note[c]);
-        else if (*s->note[c])
-            bench_record_note(rec, "%s", s->note[c]);
+    }
+}
+
+/* Repetition k of case c into its record; a failure is kept in the record's note and
+ * ends the case (a case with no sample fails). */
+static bool run_cell(const ffi_params *p, bench_record *rec, ffi_case c, int k)
+{
+    ffi_sample s;
+    char why[200] = "";
+    bench_watchdog(600);
+    int err = ffi_measure(p, c, &s, why, sizeof why);
+    bench_watchdog(0);
+    if (err) {
+        bench_record_fail(rec, k ? BENCH_OK : BENCH_FAILED, "repetition %d failed: %s", k + 1,
+                          why);
+        fprintf(stderr, "stvm-bench ffi: %s: %s\n", case_words[c], rec->note);
+        return false;
+    }
+    for (int m = 0; m < NMETRICS; m++)
+        if (metrics[m].shapes & (1u << cases[c].shape))
+            bench_metric_push(bench_metric_find(rec, metrics[m].name),
+                              *(const double *)((const char *)&s + metrics[m].offset));
+    return true;
+}
+
+/* Each repetition's figure over its reference's in the same repetition. */
+static void add_ratios(bench_results *r)
+{
+    for (int i = 0; i < r->nrecords; i++) {
+        bench_record *rec = &r->records[i];
+        bench_metric *ratio = bench_metric_find(rec, "ratio");
+        const char *versus = bench_param_find(rec, "versus");
+        const bench_metric *a = &rec->metrics[0];
+        const bench_metric *b = versus ? &bench_record_select(r, versus)->metrics[0] : NULL;
+        for (int k = 0; ratio && k < a->nsamples && k < b->nsamples; k++)
+            bench_metric_push(ratio, a->samples[k] / b->samples[k]);
     }
 }
 
@@ -263,32 +236,28 @@ int ffi_main(int argc, char **argv)
                     .blocking_calls = (int)o.blocking_calls, .block_ms = (int)o.block_ms,
                     .workers = (int)o.workers, .spin_us = (int)o.spin_us,
                     .trace = &inv.common.trace};
-    ffi_sweep *s = calloc(1, sizeof *s);
-    if (!s) {
-        fputs("stvm-bench ffi: out of memory\n", stderr);
-        return BENCH_EXIT_FAIL;
-    }
+    bench_results r;
+    bench_results_init(&r, "ffi");
+    add_records(&o, &r);
     rc = BENCH_EXIT_OK;
     int total = __builtin_popcount(o.cases) * (int)o.repeat, done = 0;
     for (int k = 0; k < o.repeat; k++) {
         for (int c = 0; c < FFI_NCASES; c++) {
-            if (!(o.cases & (1u << c)))
+            if (!SELECTED(&o, c))
                 continue;
-            bool ok = !*s->note[c] && run_cell(&p, s, (ffi_case)c, k);
-            rc = *s->note[c] ? BENCH_EXIT_FAIL : rc;
+            bench_record *rec = bench_record_select(&r, case_words[c]);
+            bool ok = !*rec->note && run_cell(&p, rec, (ffi_case)c, k);
+            rc = *rec->note ? BENCH_EXIT_FAIL : rc;
             bench_progress_line(&inv, ++done, total, "%s rep %d/%lld: %.1f %s", case_words[c],
-                                k + 1, o.repeat, ok ? s->runs[c][k].value : NAN,
-                                shape_metric[cases[c].shape].unit);
+                                k + 1, o.repeat, ok ? rec->metrics[0].samples[k] : NAN,
+                                rec->metrics[0].unit);
         }
     }
-    bench_results r;
-    bench_results_init(&r, "ffi");
-    fill_records(&o, s, &r);
+    add_ratios(&r);
     describe(&r, &o);
     add_targets(&r);
     if (bench_output(&r, &inv) != BENCH_EXIT_OK)
         rc = BENCH_EXIT_FAIL;
     bench_results_free(&r);
-    free(s);
     return rc;
 }

@@ -181,7 +181,8 @@ int micro_main(int argc, char **argv)
     int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations);
     for (int k = 0; k < o.repeat; k++) {
         double ns;
-        if (micro_pthread_handoff(o.pthread_iterations, cpu, &ns) != 0) {
+        if (micro_sem_pingpong(1000, o.pthread_iterations / 2 > 0 ? o.pthread_iterations / 2 : 1,
+                               cpu, NULL, &ns) != 0) {
             bench_record_fail(&r.records[pt], BENCH_SKIPPED, "the pthread reference could "
                               "not run (thread creation or pinning)");
             break;

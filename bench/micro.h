@@ -21,9 +21,11 @@ typedef enum micro_channel {
  * sentence in why. Runs a VM. */
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
                   double *ns, char *why, size_t whysize);
-/* ns per hand-off between two OS threads pinned to cpu: 0, or -1 if the threads could
- * not be made or pinned. */
-int micro_pthread_handoff(long long handoffs, int cpu, double *ns);
+/* A sem_t ping-pong between two new OS threads pinned to cpu (-1: not pinned; ffi's
+ * reference too): rounds round trips after warmup. *ns is ns per hand-off (half a
+ * round trip); h, when not NULL, gets each round trip in ns. 0, or -1 if the threads
+ * could not be made or pinned. */
+int micro_sem_pingpong(long long warmup, long long rounds, int cpu, bench_hist *h, double *ns);
 
 /* n processes blocked on one semaphore, in a fresh VM of the default configuration. */
 typedef struct micro_memory {

@@ -12,88 +12,69 @@
 #include <pthread.h>
 #include <semaphore.h>
 
-/* ---- semaphore and SharedQueue hand-offs ------------------------------------------- */
+/* ---- on green processes ------------------------------------------------------------ */
 
 typedef struct pingpong {
     micro_channel channel;
-    stvm_semaphore *s1, *s2;
-    stvm_queue *q1, *q2;
+    stvm_semaphore *s[2];
+    stvm_queue *q[2];
     stvm_monitor *m;
-    long long warmup, rounds;   /* one round = two hand-offs */
+    long long warmup, rounds;   /* one round = two hand-offs (one enter + exit alone) */
     int64_t t0, t1;
     int err;
 } pingpong;
 
-/* The giving and the taking half of one hand-off on channel 1 or 2: a signal and a
+/* The giving and the taking half of one hand-off on channel 0 or 1: a signal and a
  * wait, or a put and a take (the item is the round's number, checked on arrival). */
 static int give(stvm_vm *vm, pingpong *pp, int ch, long long i)
 {
     if (pp->channel == MICRO_SEMAPHORE)
-        return stvm_semaphore_signal(vm, ch == 1 ? pp->s1 : pp->s2);
-    return stvm_queue_put(vm, ch == 1 ? pp->q1 : pp->q2, (void *)(intptr_t)i);
+        return stvm_semaphore_signal(vm, pp->s[ch]);
+    return stvm_queue_put(vm, pp->q[ch], (void *)(intptr_t)i);
 }
 
 static int take(stvm_vm *vm, pingpong *pp, int ch, long long i)
 {
     if (pp->channel == MICRO_SEMAPHORE)
-        return stvm_semaphore_wait(vm, ch == 1 ? pp->s1 : pp->s2);
+        return stvm_semaphore_wait(vm, pp->s[ch]);
     void *item = NULL;
-    int err = stvm_queue_take(vm, ch == 1 ? pp->q1 : pp->q2, &item);
+    int err = stvm_queue_take(vm, pp->q[ch], &item);
     return err ? err : (intptr_t)item == i ? STVM_OK : STVM_ESTATE;
 }
 
-/* The monitor's ping-pong: one round is a signal and a wait by each party; the last
- * signal, after the loop, lets the partner out of its last wait. */
-static int monitor_rounds(stvm_vm *vm, pingpong *pp, bool timed)
+/* Round i of one party: ping gives on channel 0 and takes on 1, pong the other way
+ * round; on the monitor each signals and waits; alone, an enter and an exit. */
+static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping, long long i)
 {
-    int err = stvm_monitor_enter(vm, pp->m);
-    for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
-        if (timed && i == pp->warmup)
-            pp->t0 = bench_mono_ns();
-        int n = stvm_monitor_signal(vm, pp->m);
-        err = n < 0 ? n : stvm_monitor_wait(vm, pp->m);
-    }
-    if (timed)
-        pp->t1 = bench_mono_ns();
-    int n = err ? 0 : stvm_monitor_signal(vm, pp->m);
-    return err ? err : n < 0 ? n : stvm_monitor_exit(vm, pp->m);
-}
-
-/* One process entering and leaving the monitor nobody else wants, `rounds` times after
- * the warm-up. */
-static int enters_and_exits(stvm_vm *vm, pingpong *pp)
-{
-    int err = STVM_OK;
-    for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
-        if (i == pp->warmup)
-            pp->t0 = bench_mono_ns();
+    int err;
+    switch (pp->channel) {
+    case MICRO_ENTER_EXIT:
         err = stvm_monitor_enter(vm, pp->m);
-        if (!err)
-            err = stvm_monitor_exit(vm, pp->m);
+        return err ? err : stvm_monitor_exit(vm, pp->m);
+    case MICRO_MONITOR:
+        err = stvm_monitor_signal(vm, pp->m);
+        return err < 0 ? err : stvm_monitor_wait(vm, pp->m);
+    default:
+        err = is_ping ? give(vm, pp, 0, i) : take(vm, pp, 0, i);
+        return err ? err : is_ping ? take(vm, pp, 1, i) : give(vm, pp, 1, i);
     }
-    pp->t1 = bench_mono_ns();
-    return err;
 }
 
-/* One party: ping gives on channel 1 and takes on 2 (and keeps the time), pong takes
- * on 1 and gives on 2. */
+/* One party; ping keeps the time. The monitor is held throughout, and the last signal,
+ * after the loop, lets the partner out of its last wait. */
 static void party(stvm_vm *vm, pingpong *pp, bool is_ping)
 {
-    int err = STVM_OK;
-    if (pp->channel == MICRO_MONITOR)
-        err = monitor_rounds(vm, pp, is_ping);
-    if (pp->channel == MICRO_ENTER_EXIT)
-        err = enters_and_exits(vm, pp);
-    bool two = pp->channel <= MICRO_QUEUE;   /* the monitor cases loop above */
-    for (long long i = 0; two && !err && i < pp->warmup + pp->rounds; i++) {
+    bool held = pp->channel == MICRO_MONITOR;
+    int err = held ? stvm_monitor_enter(vm, pp->m) : STVM_OK;
+    for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
         if (is_ping && i == pp->warmup)
             pp->t0 = bench_mono_ns();
-        err = is_ping ? give(vm, pp, 1, i) : take(vm, pp, 1, i);
-        if (!err)
-            err = is_ping ? take(vm, pp, 2, i) : give(vm, pp, 2, i);
+        err = round_of(vm, pp, is_ping, i);
     }
-    if (is_ping && two)
+    if (is_ping)
         pp->t1 = bench_mono_ns();
+    int n = held && !err ? stvm_monitor_signal(vm, pp->m) : 0;
+    err = err ? err : n < 0 ? n : held ? stvm_monitor_exit(vm, pp->m) : STVM_OK;
     if (err)
         pp->err = err;
 }
@@ -103,58 +84,50 @@ static void pong(stvm_vm *vm, void *arg) { party(vm, arg, false); }
 
 static int make_channels(stvm_vm *vm, pingpong *pp)
 {
+    int err = STVM_OK;
     if (pp->channel >= MICRO_MONITOR)
         return stvm_monitor_new(vm, &pp->m);
-    if (pp->channel == MICRO_SEMAPHORE) {
-        int err = stvm_semaphore_new(vm, &pp->s1);
-        return err ? err : stvm_semaphore_new(vm, &pp->s2);
-    }
-    int err = stvm_queue_new(vm, 0, &pp->q1);
-    return err ? err : stvm_queue_new(vm, 0, &pp->q2);
+    for (int ch = 0; !err && ch < 2; ch++)
+        err = pp->channel == MICRO_SEMAPHORE ? stvm_semaphore_new(vm, &pp->s[ch])
+                                             : stvm_queue_new(vm, 0, &pp->q[ch]);
+    return err;
 }
 
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
                   double *ns, char *why, size_t whysize)
 {
+    bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
+    pingpong pp = {.channel = channel, .warmup = 10000,
+                   .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     stvm_vm *vm;
+    stvm_stats st;
     int err = stvm_vm_new(&vm, NULL);
     if (err) {
         snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
         return err;
     }
-    bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
-    pingpong pp = {.channel = channel, .warmup = 10000,
-                   .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     if ((err = make_channels(vm, &pp)) ||
         (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, alone ? "enter-exit" : "ping",
                           ping, &pp, NULL)) ||
         (!alone &&
          (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "pong", pong, &pp, NULL)))) {
         snprintf(why, whysize, "setting up the ping-pong: %s", stvm_err_name(err));
-        stvm_vm_free(vm);
-        return err;
+    } else if (!(err = bench_trace_begin(trace, vm, why, whysize))) {
+        stvm_vm_reset_stats(vm);
+        err = stvm_run(vm);
+        stvm_vm_get_stats(vm, &st);
+        if ((err = err ? err : pp.err))
+            snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err));
+        else
+            err = bench_trace_end(trace, vm, why, whysize);
     }
-    if ((err = bench_trace_begin(trace, vm, why, whysize))) {
-        stvm_vm_free(vm);
-        return err;
-    }
-    stvm_stats st;
-    stvm_vm_reset_stats(vm);
-    err = stvm_run(vm);
-    stvm_vm_get_stats(vm, &st);
-    int werr = err || pp.err ? STVM_OK : bench_trace_end(trace, vm, why, whysize);
     stvm_vm_free(vm);
-    if (werr)
-        return werr;
-    if (err || pp.err) {
-        snprintf(why, whysize, "ping-pong: %s", stvm_err_name(err ? err : pp.err));
-        return err ? err : pp.err;
-    }
+    if (err)
+        return err;
     /* Each round must have cost two switches, or the figure means something else. */
     uint64_t want = 2 * (uint64_t)(pp.warmup + pp.rounds);
     if (!alone && st.context_switches < want) {
-        snprintf(why, whysize,
-                 "ping-pong made %llu context switches, expected at least %llu",
+        snprintf(why, whysize, "ping-pong made %llu context switches, expected at least %llu",
                  (unsigned long long)st.context_switches, (unsigned long long)want);
         return STVM_ESTATE;
     }
@@ -162,12 +135,13 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
     return STVM_OK;
 }
 
-/* ---- the pthread reference ------------------------------------------------------------ */
+/* ---- the sem_t reference ------------------------------------------------------------ */
 
 typedef struct pt_pair {
     sem_t s1, s2;
     long long warmup, rounds;
     int cpu;
+    bench_hist *h;
     int64_t t0, t1;
     int pin_err;
 } pt_pair;
@@ -178,20 +152,23 @@ static void sem_wait_intr(sem_t *s)
     }
 }
 
-/* One thread of the pair: ping posts s1 and waits on s2 (and keeps the time), pong
+/* One thread of the pair: ping posts s1 and waits on s2 (and keeps the times), pong
  * the other way round. */
 static void pt_rounds(pt_pair *p, bool is_ping)
 {
-    if (bench_pin_cpu(p->cpu) != 0)
+    if (p->cpu >= 0 && bench_pin_cpu(p->cpu) != 0)
         p->pin_err = 1;
     for (long long i = 0; i < p->warmup + p->rounds; i++) {
         if (is_ping && i == p->warmup)
             p->t0 = bench_mono_ns();
+        int64_t t = is_ping && p->h ? bench_mono_ns() : 0;
         if (is_ping)
             sem_post(&p->s1);
         sem_wait_intr(is_ping ? &p->s2 : &p->s1);
         if (!is_ping)
             sem_post(&p->s2);
+        if (t && i >= p->warmup)
+            bench_hist_record(p->h, (uint64_t)(bench_mono_ns() - t));
     }
     if (is_ping)
         p->t1 = bench_mono_ns();
@@ -209,9 +186,9 @@ static void *pt_pong(void *arg)
     return NULL;
 }
 
-int micro_pthread_handoff(long long handoffs, int cpu, double *ns)
+int micro_sem_pingpong(long long warmup, long long rounds, int cpu, bench_hist *h, double *ns)
 {
-    pt_pair p = {.warmup = 1000, .rounds = handoffs / 2 > 0 ? handoffs / 2 : 1, .cpu = cpu};
+    pt_pair p = {.warmup = warmup, .rounds = rounds, .cpu = cpu, .h = h};
     if (sem_init(&p.s1, 0, 0) != 0 || sem_init(&p.s2, 0, 0) != 0)
         return -1;
     pthread_t a, b;
