@@ -1,9 +1,5 @@
-/*
- * stvm-bench: starting and stopping a real nginx (nginx.h). The registry of running
- * servers is the only mutable file-scope state; it changes only while the caught
- * signals are blocked, and what its handlers do is async-signal-safe (kill, waitpid,
- * nanosleep, openat, getdents64, unlinkat).
- */
+/* stvm-bench: starting and stopping a real nginx (nginx.h). The registry changes only
+ * while the caught signals are blocked. */
 #include "nginx.h"
 
 #include <arpa/inet.h>
@@ -108,6 +104,15 @@ static int stop_entry(reg_entry *e, bool graceful)
     e->pid = 0;
     remove_at(AT_FDCWD, e->dir, 3);
     e->live = 0;
+    return by;
+}
+
+static int stop_blocked(reg_entry *e, bool graceful)
+{
+    sigset_t old;
+    block_caught(&old);
+    int by = stop_entry(e, graceful);
+    restore_mask(&old);
     return by;
 }
 
@@ -437,10 +442,7 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
 /* After a failed start: nginx (if running) and the folder go, the slot is freed. */
 static int undo_start(nginx_server *s, reg_entry *e)
 {
-    sigset_t old;
-    block_caught(&old);
-    stop_entry(e, false);
-    restore_mask(&old);
+    stop_blocked(e, false);
     s->pid = 0;
     s->dir[0] = 0;
     return -1;
@@ -521,17 +523,12 @@ int nginx_start(nginx_server *s, const nginx_options *o)
     return 0;
 }
 
-/* ---- stopping ---------------------------------------------------------------------- */
-
 int nginx_stop(nginx_server *s)
 {
     reg_entry *e = s->dir[0] ? find_slot(s->dir) : NULL;
     if (!e)
         return 0;
-    sigset_t old;
-    block_caught(&old);
-    s->stopped_by = stop_entry(e, true);
-    restore_mask(&old);
+    s->stopped_by = stop_blocked(e, true);
     if (s->pid > 0 && !s->stopped_by)
         snprintf(s->error, sizeof s->error, "nginx %d did not end, even after SIGKILL",
                  (int)s->pid);

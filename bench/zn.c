@@ -1,10 +1,8 @@
 /*
  * stvm-bench zn: the ZnClient experiment (Sven Van Caekenberghe's report: logging off
- * about 3,000 requests/s, on 2,500, on with an inspector subscribed 7,000-8,000). The
- * command: its option table (each knob a comma list; every combination runs), the
- * server (nginx started for the run, or --url), the wrk baseline, the repetitions, and
- * one record per configuration. Within a repetition wrk runs first, then every
- * configuration once in a fresh VM (zn_run.c), so that noise hits them alike.
+ * about 3,000 requests/s, on 2,500, on with an inspector subscribed 7,000-8,000). Within
+ * a repetition wrk runs first, then every configuration once in a fresh VM (zn_run.c),
+ * so that noise hits them alike.
  */
 #include "bench.h"
 #include "nginx.h"
@@ -155,20 +153,10 @@ typedef struct zn_run {
 
 /* ---- the rows --------------------------------------------------------------------- */
 
-static bool same_config(const zn_config *a, const zn_config *b)
-{
-    return a->logging == b->logging && a->subscriber_cost_us == b->subscriber_cost_us &&
-           a->subscriber_events == b->subscriber_events && a->idle_mode == b->idle_mode &&
-           a->idle_us == b->idle_us && a->wake_inject_us == b->wake_inject_us &&
-           a->before_us == b->before_us && a->between_us == b->between_us &&
-           a->after_us == b->after_us && a->event_cost_us == b->event_cost_us &&
-           a->plain_wait == b->plain_wait && a->background == b->background;
-}
-
 static int find_row(const zn_run *z, const zn_config *k)
 {
     for (int i = 0; i < z->nrows; i++)
-        if (same_config(&z->rows[i].cfg, k))
+        if (!memcmp(&z->rows[i].cfg, k, sizeof *k))
             return i;
     return -1;
 }
