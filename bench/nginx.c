@@ -399,13 +399,6 @@ static void forget_pid(nginx_server *s, reg_entry *e)
     restore_mask(&old);
 }
 
-static void kill_started(nginx_server *s, reg_entry *e)
-{
-    kill(-s->pid, SIGKILL);
-    bench_child_wait(s->pid, 2000, NULL);
-    forget_pid(s, e);
-}
-
 /* Until nginx's port accepts: 0 ready; 1 the port was taken; -1 failed (s->error). */
 static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
 {
@@ -428,7 +421,9 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
         if (accepts("127.0.0.1", s->port) && (!s->ipv6 || accepts("::1", s->port))) {
             if (!port_taken(s))
                 return 0;
-            kill_started(s, e);
+            kill(-s->pid, SIGKILL);
+            bench_child_wait(s->pid, 2000, NULL);
+            forget_pid(s, e);
             return 1;
         }
         if (now_ms() >= deadline) {
