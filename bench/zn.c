@@ -172,54 +172,40 @@ static bool add_row(zn_run *z, const zn_config *k)
     return true;
 }
 
-/* Logging, its subscriber knobs (subscriber rows only) and the idle mode, innermost. */
-static bool add_inner(zn_run *z, zn_config k)
-{
-    const zn_opts *o = z->o;
-    for (int m = 0; m < 3; m++)
-        for (int l = 0; l < 3; l++) {
-            if (!(o->modes >> m & 1) || !(o->logging >> l & 1))
-                continue;
-            k.idle_mode = m;
-            k.logging = (zn_logging)l;
-            bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
-            for (int e = sub ? 0 : ZN_EVENTS_ALL; e < 4; e++)
-                for (int c = 0; c < (sub ? o->cost.n : 1); c++) {
-                    if (sub && !(o->events >> e & 1))
-                        continue;
-                    k.subscriber_events = (zn_events)e;
-                    k.subscriber_cost_us = sub ? (uint32_t)o->cost.v[c] : 0;
-                    if (!add_row(z, &k))
-                        return false;
-                }
-        }
-    return true;
-}
-
+/* Every combination, the first knob outermost; off and on rows do not vary with the
+ * subscriber's two knobs (innermost), so add_row folds their repeats into one. */
 static bool make_rows(zn_run *z)
 {
     const zn_opts *o = z->o;
     if (!o->no_wrk)
         z->rows[z->nrows++].cfg = (zn_config){.logging = ZN_LOGGING_WRK, .idle_mode = -1};
+    bench_ints w[5] = {0};   /* the word sets as lists of word numbers */
+    const unsigned set[5] = {o->wait, o->background, o->modes, o->logging, o->events};
+    for (int d = 0; d < 5; d++)
+        for (unsigned b = 0; b < 4; b++)
+            if (set[d] >> b & 1)
+                w[d].v[w[d].n++] = b;
+    const bench_ints *knob[] = {&o->idle_us, &o->inject, &w[0], &w[1], &o->before,
+                                &o->between, &o->after, &w[2], &w[3], &w[4], &o->cost};
+    enum { NKNOBS = sizeof knob / sizeof *knob };
     zn_config k = {.event_cost_us = (uint32_t)o->event_cost_us};
-    for (int a = 0; a < o->idle_us.n; a++)
-        for (int b = 0; b < o->inject.n; b++)
-            for (int c = 0; c < 4; c++)   /* wait (bit 1) and background (bit 0) */
-                for (int e = 0; e < o->before.n; e++)
-                    for (int f = 0; f < o->between.n; f++)
-                        for (int g = 0; g < o->after.n; g++) {
-                            if (!(o->wait >> (c >> 1) & 1) || !(o->background >> (c & 1) & 1))
-                                continue;
-                            k.idle_us = (uint32_t)o->idle_us.v[a];
-                            k.wake_inject_us = (uint32_t)o->inject.v[b];
-                            k.plain_wait = c >> 1;
-                            k.background = c & 1;
-                            k.before_us = (uint32_t)o->before.v[e];
-                            k.between_us = (uint32_t)o->between.v[f];
-                            k.after_us = (uint32_t)o->after.v[g];
-                            if (!add_inner(z, k))
-                                return false;
-                        }
+    uint32_t *to[] = {&k.idle_us, &k.wake_inject_us, &k.plain_wait, &k.background,
+                      &k.before_us, &k.between_us, &k.after_us};
+    for (int at[NKNOBS] = {0}, d = 0; d >= 0;) {
+#define KNOB(d) ((uint32_t)knob[d]->v[at[d]])
+        for (d = 0; d < 7; d++)
+            *to[d] = KNOB(d);
+        k.idle_mode = (int)KNOB(7);
+        k.logging = (zn_logging)KNOB(8);
+        bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
+        k.subscriber_events = sub ? (zn_events)KNOB(9) : ZN_EVENTS_ALL;
+        k.subscriber_cost_us = sub ? KNOB(10) : 0;
+#undef KNOB
+        if (!add_row(z, &k))
+            return false;
+        for (d = NKNOBS - 1; d >= 0 && ++at[d] == knob[d]->n; d--)
+            at[d] = 0;
+    }
     return true;
 }
 
