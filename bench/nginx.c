@@ -153,11 +153,13 @@ static void install_exit_paths(void)
     }
 }
 
+/* This process's entry for dir; with dir NULL, an entry this process does not use. */
 static reg_entry *find_slot(const char *dir)
 {
     for (int i = 0; i < NGINX_MAX_SERVERS; i++) {
         reg_entry *e = &registry.slot[i];
-        if (e->live && e->owner == getpid() && !strcmp(e->dir, dir))
+        bool ours = e->live && e->owner == getpid();
+        if (dir ? ours && !strcmp(e->dir, dir) : !ours)
             return e;
     }
     return NULL;
@@ -434,15 +436,6 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
     }
 }
 
-/* After a failed start: nginx (if running) and the folder go, the slot is freed. */
-static int undo_start(nginx_server *s, reg_entry *e)
-{
-    stop_blocked(e, false);
-    s->pid = 0;
-    s->dir[0] = 0;
-    return -1;
-}
-
 /* Ports are found free, then taken by nginx: another program may take one in between,
  * so a few are tried. 0, or -1 and s->error (with the end of nginx's logs). */
 static int start_on_a_port(nginx_server *s, const nginx_options *o, reg_entry *e)
@@ -499,10 +492,7 @@ int nginx_start(nginx_server *s, const nginx_options *o)
         return -1;
     }
     install_exit_paths();
-    reg_entry *e = NULL;
-    for (int i = 0; i < NGINX_MAX_SERVERS && !e; i++)
-        if (!registry.slot[i].live || registry.slot[i].owner != getpid())
-            e = &registry.slot[i];
+    reg_entry *e = find_slot(NULL);
     if (!e) {
         snprintf(s->error, sizeof s->error, "nginx: %d servers already run in this process",
                  NGINX_MAX_SERVERS);
@@ -513,9 +503,12 @@ int nginx_start(nginx_server *s, const nginx_options *o)
     block_caught(&old);
     *e = (reg_entry){0};
     restore_mask(&old);
-    if (prepare_scratch(s, e) != 0 || start_on_a_port(s, o, e) != 0)
-        return undo_start(s, e);
-    return 0;
+    if (prepare_scratch(s, e) == 0 && start_on_a_port(s, o, e) == 0)
+        return 0;
+    stop_blocked(e, false);   /* nginx (if running) and the folder go, the slot is freed */
+    s->pid = 0;
+    s->dir[0] = 0;
+    return -1;
 }
 
 int nginx_stop(nginx_server *s)
