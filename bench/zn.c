@@ -119,6 +119,16 @@ const bench_command zn_command = {
     X(REQUESTS, "requests", "", NONE, 0, 0, 1)                                                 \
     X(CUT_SHORT, "cut_short", "", NONE, 0, 0, 1)
 
+/* The wrk row's, computed in run_wrk in this order. */
+#define ZN_WRK_FIGURES(X)                                                                      \
+    X(RPS, "requests_per_second", "1/s", HIGHER, 0, 0, 1)                                      \
+    X(VS_WRK, "vs_wrk", "", HIGHER, 2, 0, 1)                                                   \
+    X(US, "us_per_request", "us", LOWER, 1, 0, 1)                                              \
+    X(P50, "wrk_p50_us", "us", LOWER, 1, 0, 1)                                                 \
+    X(P99, "wrk_p99_us", "us", LOWER, 1, 0, 1)                                                 \
+    X(ERRORS, "wrk_errors", "", LOWER, 0, 0, 1)
+#define ZN_WRK_NFIGS 6
+
 typedef enum zn_figure {
 #define ZN_ENUM(id, name, unit, better, dec, field, scale) ZN_FIG_##id,
     ZN_FIGURES(ZN_ENUM)
@@ -126,16 +136,11 @@ typedef enum zn_figure {
     ZN_NFIGS
 } zn_figure;
 
-/* The wrk row's figures, one per repetition. */
-typedef struct zn_wrk {
-    double rps, p50_us, p99_us, errors;
-} zn_wrk;
-
 typedef struct zn_row {
     zn_config cfg;
     int nsamples;                   /* repetitions that ran */
     zn_counts samples[ZN_MAX_REPEAT];
-    zn_wrk wrk[ZN_MAX_REPEAT];      /* the wrk row only */
+    double wrk[ZN_WRK_NFIGS][ZN_MAX_REPEAT];   /* the wrk row only: wrk_figs' samples */
     char note[240];
 } zn_row;
 
@@ -211,51 +216,40 @@ static bool make_rows(zn_run *z)
 
 /* ---- the runs --------------------------------------------------------------------- */
 
-static void row_failed(zn_row *row, int k, const char *why)
-{
-    snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
-    fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
-}
-
-static bool run_wrk(const zn_run *z, zn_row *row, int k)
+/* One repetition of the wrk row; false with why. */
+static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
 {
     wrk_options wo;
     wrk_options_init(&wo);
     wo.seconds = (int)z->o->wrk_seconds;
-    char err[256] = "";
     wrk_result *w = calloc(1, sizeof *w);
-    bool ok = w && wrk_run(&wo, z->url, w, err, sizeof err) == 0;
+    bool ok = w && wrk_run(&wo, z->url, w, why, size) == 0;
     if (ok) {
-        row->wrk[k] = (zn_wrk){w->requests_per_sec, w->latency_p50_us, w->latency_p99_us,
-                               w->errors_connect + w->errors_read + w->errors_write +
-                                   w->errors_status + w->errors_timeout};
-        row->nsamples = k + 1;
-    } else {
-        row_failed(row, k, w ? err : "out of memory");
+        double rps = w->requests_per_sec, x[ZN_WRK_NFIGS] = {rps, 1.0, 1e6 / rps,
+            w->latency_p50_us, w->latency_p99_us, w->errors_connect + w->errors_read +
+            w->errors_write + w->errors_status + w->errors_timeout};
+        for (int f = 0; f < ZN_WRK_NFIGS; f++)
+            row->wrk[f][k] = x[f];
+    } else if (!w) {
+        snprintf(why, size, "out of memory");
     }
     free(w);
     return ok;
 }
 
-static bool run_cell(const zn_run *z, zn_row *row, int k)
+/* One repetition of a VM row; false with why. */
+static bool run_cell(const zn_run *z, zn_row *row, int k, char *why, size_t size)
 {
     const zn_opts *o = z->o;
     zn_params p = {.cfg = row->cfg, .host = z->host, .port = z->port, .path = z->path,
                    .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
                    .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace};
-    char why[240] = "";
     bench_watchdog((unsigned)(3 * o->max_seconds + 60));
-    int err = zn_measure(&p, &row->samples[k], why, sizeof why);
+    int err = zn_measure(&p, &row->samples[k], why, size);
     bench_watchdog(0);
-    if (!err && row->samples[k].requests == 0) {
-        snprintf(why, sizeof why, "no request completed within the time limit");
-        err = -1;
-    }
-    if (err)
-        row_failed(row, k, why);
-    else
-        row->nsamples = k + 1;
-    return !err;
+    if (!err && row->samples[k].requests == 0)
+        snprintf(why, size, "no request completed within the time limit");
+    return !err && row->samples[k].requests > 0;
 }
 
 static const char *row_text(const zn_config *k, char *buf, size_t size)
@@ -282,8 +276,15 @@ static bool run_all(zn_run *z)
                 done++;
                 continue;
             }
-            ok &= row->cfg.logging == ZN_LOGGING_WRK ? run_wrk(z, row, k) : run_cell(z, row, k);
-            char text[128];
+            char why[240] = "", text[128];
+            if (row->cfg.logging == ZN_LOGGING_WRK ? run_wrk(z, row, k, why, sizeof why)
+                                                   : run_cell(z, row, k, why, sizeof why)) {
+                row->nsamples = k + 1;
+            } else {
+                snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
+                fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
+                ok = false;
+            }
             bench_progress_line(z->inv, ++done, total, "repetition %d: %s", k + 1,
                                 row_text(&row->cfg, text, sizeof text));
         }
@@ -292,68 +293,56 @@ static bool run_all(zn_run *z)
 
 /* ---- the records ------------------------------------------------------------------ */
 
-static const struct {
+typedef struct zn_fig {
     const char *name, *unit;
     bench_better better;
     int dec;
     size_t field;
     double scale;
-} zn_figs[] = {
+} zn_fig;
+
 #define ZN_META(id, name, unit, better, dec, field, scale) \
     {name, unit, BENCH_BETTER_##better, dec, field, scale},
-    ZN_FIGURES(ZN_META)
+static const zn_fig zn_figs[] = {ZN_FIGURES(ZN_META)};
+static const zn_fig wrk_figs[ZN_WRK_NFIGS] = {ZN_WRK_FIGURES(ZN_META)};
 #undef ZN_META
-};
 
-/* Every figure of one repetition of a VM row (NaN where not defined). */
-static void vm_values(const zn_counts *c, double wrk_rps, double *v)
+/* Every figure of repetition k of a VM row into v[f][k] (NaN where not defined). */
+static void vm_values(const zn_counts *c, double wrk_rps, double (*v)[ZN_MAX_REPEAT], int k)
 {
     double n = (double)c->requests;
     for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
         const char *field = (const char *)c + zn_figs[f].field;
-        v[f] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
+        v[f][k] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
     }
-    v[ZN_FIG_RPS] = n / ((double)c->wall_ns / 1e9);
-    v[ZN_FIG_VS_WRK] = wrk_rps > 0 ? v[ZN_FIG_RPS] / wrk_rps : NAN;
-    v[ZN_FIG_REQUESTS] = n;
-    v[ZN_FIG_CUT_SHORT] = c->cut_short;
+    v[ZN_FIG_RPS][k] = n / ((double)c->wall_ns / 1e9);
+    v[ZN_FIG_VS_WRK][k] = wrk_rps > 0 ? v[ZN_FIG_RPS][k] / wrk_rps : NAN;
+    v[ZN_FIG_REQUESTS][k] = n;
+    v[ZN_FIG_CUT_SHORT][k] = c->cut_short;
+}
+
+/* Each figure's finite samples v[f][0..nsamples) into rec. */
+static void add_metrics(bench_record *rec, const zn_fig *figs, int nfigs,
+                        const double (*v)[ZN_MAX_REPEAT], int nsamples)
+{
+    for (int f = 0; f < nfigs; f++) {
+        double col[ZN_MAX_REPEAT];
+        int n = 0;
+        for (int k = 0; k < nsamples; k++)
+            if (isfinite(v[f][k]))
+                col[n++] = v[f][k];
+        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, col, n);
+    }
 }
 
 static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 {
-    double v[ZN_MAX_REPEAT][ZN_NFIGS], col[ZN_MAX_REPEAT];
+    double v[ZN_NFIGS][ZN_MAX_REPEAT];
     for (int k = 0; k < row->nsamples; k++)
-        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[k].rps : 0, v[k]);
-    for (int f = 0; f < ZN_NFIGS; f++) {
-        int n = 0;
-        for (int k = 0; k < row->nsamples; k++)
-            if (isfinite(v[k][f]))
-                col[n++] = v[k][f];
-        bench_metric_add(rec, zn_figs[f].name, zn_figs[f].unit, zn_figs[f].better,
-                         zn_figs[f].dec, col, n);
-    }
+        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[0][k] : 0, v, k);
+    add_metrics(rec, zn_figs, ZN_NFIGS, (const double (*)[ZN_MAX_REPEAT])v, row->nsamples);
     rec->gbench_real = ZN_FIG_US;
     rec->gbench_cpu = ZN_FIG_CPU_US;
-}
-
-static void wrk_metrics(bench_record *rec, const zn_row *row)
-{
-    static const struct { const char *name, *unit; bench_better better; int dec; } figs[] = {
-        {"requests_per_second", "1/s", BENCH_BETTER_HIGHER, 0},
-        {"vs_wrk", "", BENCH_BETTER_HIGHER, 2}, {"us_per_request", "us", BENCH_BETTER_LOWER, 1},
-        {"wrk_p50_us", "us", BENCH_BETTER_LOWER, 1}, {"wrk_p99_us", "us", BENCH_BETTER_LOWER, 1},
-        {"wrk_errors", "", BENCH_BETTER_LOWER, 0}};
-    double v[6][ZN_MAX_REPEAT];
-    for (int k = 0; k < row->nsamples; k++) {
-        const zn_wrk *w = &row->wrk[k];
-        double x[6] = {w->rps, 1.0, 1e6 / w->rps, w->p50_us, w->p99_us, w->errors};
-        for (int f = 0; f < 6; f++)
-            v[f][k] = x[f];
-    }
-    for (int f = 0; f < 6; f++)
-        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, v[f],
-                         row->nsamples);
-    rec->gbench_real = 2;
 }
 
 /* One record per row, in the rows' order (record i is row i). */
@@ -384,7 +373,8 @@ static void make_records(const zn_run *z, bench_results *r)
             vm_metrics(rec, row, wrk);
         } else {
             bench_param_add(rec, "wrk_seconds", "%lld", z->o->wrk_seconds);
-            wrk_metrics(rec, row);
+            add_metrics(rec, wrk_figs, ZN_WRK_NFIGS, row->wrk, row->nsamples);
+            rec->gbench_real = 2;   /* us_per_request */
         }
         long long cut = 0;
         for (int s = 0; s < row->nsamples; s++)
