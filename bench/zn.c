@@ -225,9 +225,11 @@ static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
     wrk_result *w = calloc(1, sizeof *w);
     bool ok = w && wrk_run(&wo, z->url, w, why, size) == 0;
     if (ok) {
-        double rps = w->requests_per_sec, x[ZN_WRK_NFIGS] = {rps, 1.0, 1e6 / rps,
-            w->latency_p50_us, w->latency_p99_us, w->errors_connect + w->errors_read +
-            w->errors_write + w->errors_status + w->errors_timeout};
+        double rps = w->requests_per_sec;
+        double errors = w->errors_connect + w->errors_read + w->errors_write +
+                        w->errors_status + w->errors_timeout;
+        double x[ZN_WRK_NFIGS] = {rps, 1.0, 1e6 / rps, w->latency_p50_us, w->latency_p99_us,
+                                  errors};
         for (int f = 0; f < ZN_WRK_NFIGS; f++)
             row->wrk[f][k] = x[f];
     } else if (!w) {
@@ -476,20 +478,18 @@ static void seed_table(const zn_run *z, bench_results *r)
                                 "on, and on with a subscriber (medians)", 10, "lrrrrrrrrr");
             bench_table_row(t, head);
         }
+        double v[10] = {[3] = o, n, s, n / o, s / o, median_of(r, off, blk),
+                        median_of(r, i, blk)};
         char c[10][32];
+        const char *cells[10];
         snprintf(c[0], 32, "%s", mode_words[k.idle_mode]);
         snprintf(c[1], 32, "%u", k.idle_us);
         snprintf(c[2], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
-        cell(c[3], o, 0);
-        cell(c[4], n, 0);
-        cell(c[5], s, 0);
-        cell(c[6], n / o, 2);
-        cell(c[7], s / o, 2);
-        cell(c[8], median_of(r, off, blk), 2);
-        cell(c[9], median_of(r, i, blk), 2);
-        const char *cells[10];
-        for (int j = 0; j < 10; j++)
+        for (int j = 0; j < 10; j++) {
+            if (j >= 3)
+                cell(c[j], v[j], j < 6 ? 0 : 2);   /* rates, then ratios and fractions */
             cells[j] = c[j];
+        }
         bench_table_row(t, cells);
     }
 }

@@ -144,33 +144,28 @@ static void ui_process(stvm_vm *vm, void *arg)
     b->client = NULL;
 }
 
-static int setup_log(stvm_vm *vm, zn_bench *b)
+/* The log (with the subscriber for subscriber rows), then the client. */
+static int setup(stvm_vm *vm, zn_bench *b)
 {
     const zn_config *k = &b->p->cfg;
     int err = stvm__zn_log_new(vm, &b->log);
     if (!err)
         err = stvm__zn_log_set_construction_cost_us(b->log, k->event_cost_us);
-    if (err || k->logging != ZN_LOGGING_SUBSCRIBER)
-        return err;
-    announcer *an;
-    uint64_t id;
-    err = stvm__zn_log_announcer(vm, b->log, &an);
-    if (!err)
-        err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
-                                        subscriber, b, &id);
-    return err;
-}
-
-static int setup_client(stvm_vm *vm, zn_bench *b)
-{
-    const zn_config *k = &b->p->cfg;
+    if (!err && k->logging == ZN_LOGGING_SUBSCRIBER) {
+        announcer *an;
+        uint64_t id;
+        err = stvm__zn_log_announcer(vm, b->log, &an);
+        if (!err)
+            err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
+                                            subscriber, b, &id);
+    }
     zn_client_config cc = {.host = b->p->host, .port = b->p->port,
                            .timeout_ms = k->plain_wait ? -1 : 0, .log = b->log,
                            .logging = {.level = k->logging == ZN_LOGGING_OFF ? ZN_LOG_OFF
                                                                              : ZN_LOG_ALL},
                            .before_us = k->before_us, .between_us = k->between_us,
                            .after_us = k->after_us};
-    return stvm__zn_client_new(vm, &cc, &b->client);
+    return err ? err : stvm__zn_client_new(vm, &cc, &b->client);
 }
 
 static int make_vm(const zn_config *k, stvm_vm **vm)
@@ -194,7 +189,7 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
     int err = b.body ? make_vm(&p->cfg, &vm) : STVM_ENOMEM;
     if (err)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
-    else if ((err = setup_log(vm, &b)) || (err = setup_client(vm, &b)))
+    else if ((err = setup(vm, &b)))
         snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
     else if ((err = bench_trace_begin(p->trace, vm, b.why, sizeof b.why)))
         ;   /* why written */
