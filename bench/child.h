@@ -1,7 +1,5 @@
-/*
- * Running a helper program (nginx, wrk) as a child of the tool: finding it, the part
- * every such child does between fork and exec, and waiting for it with a bound.
- */
+/* Running a helper program (nginx, wrk) as a child: finding it, what every such child
+ * does between fork and exec, and a bounded wait. */
 #ifndef STVM_BENCH_CHILD_H
 #define STVM_BENCH_CHILD_H
 

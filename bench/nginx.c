@@ -1,9 +1,5 @@
-/*
- * stvm-bench: starting and stopping a real nginx (nginx.h). The registry of running
- * servers is the only mutable file-scope state; it changes only while the caught
- * signals are blocked, and what its handlers do is async-signal-safe (kill, waitpid,
- * nanosleep, openat, getdents64, unlinkat).
- */
+/* stvm-bench: starting and stopping a real nginx (nginx.h). The registry changes only
+ * while the caught signals are blocked. */
 #include "nginx.h"
 
 #include <arpa/inet.h>
@@ -111,6 +107,15 @@ static int stop_entry(reg_entry *e, bool graceful)
     return by;
 }
 
+static int stop_blocked(reg_entry *e, bool graceful)
+{
+    sigset_t old;
+    block_caught(&old);
+    int by = stop_entry(e, graceful);
+    restore_mask(&old);
+    return by;
+}
+
 /* Every server this process started (a forked child's copies are its parent's). */
 static void stop_registered(void)
 {
@@ -148,11 +153,13 @@ static void install_exit_paths(void)
     }
 }
 
+/* This process's entry for dir; with dir NULL, an entry this process does not use. */
 static reg_entry *find_slot(const char *dir)
 {
     for (int i = 0; i < NGINX_MAX_SERVERS; i++) {
         reg_entry *e = &registry.slot[i];
-        if (e->live && e->owner == getpid() && !strcmp(e->dir, dir))
+        bool ours = e->live && e->owner == getpid();
+        if (dir ? ours && !strcmp(e->dir, dir) : !ours)
             return e;
     }
     return NULL;
@@ -394,13 +401,6 @@ static void forget_pid(nginx_server *s, reg_entry *e)
     restore_mask(&old);
 }
 
-static void kill_started(nginx_server *s, reg_entry *e)
-{
-    kill(-s->pid, SIGKILL);
-    bench_child_wait(s->pid, 2000, NULL);
-    forget_pid(s, e);
-}
-
 /* Until nginx's port accepts: 0 ready; 1 the port was taken; -1 failed (s->error). */
 static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
 {
@@ -423,7 +423,9 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
         if (accepts("127.0.0.1", s->port) && (!s->ipv6 || accepts("::1", s->port))) {
             if (!port_taken(s))
                 return 0;
-            kill_started(s, e);
+            kill(-s->pid, SIGKILL);
+            bench_child_wait(s->pid, 2000, NULL);
+            forget_pid(s, e);
             return 1;
         }
         if (now_ms() >= deadline) {
@@ -432,18 +434,6 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
             return -1;
         }
     }
-}
-
-/* After a failed start: nginx (if running) and the folder go, the slot is freed. */
-static int undo_start(nginx_server *s, reg_entry *e)
-{
-    sigset_t old;
-    block_caught(&old);
-    stop_entry(e, false);
-    restore_mask(&old);
-    s->pid = 0;
-    s->dir[0] = 0;
-    return -1;
 }
 
 /* Ports are found free, then taken by nginx: another program may take one in between,
@@ -502,10 +492,7 @@ int nginx_start(nginx_server *s, const nginx_options *o)
         return -1;
     }
     install_exit_paths();
-    reg_entry *e = NULL;
-    for (int i = 0; i < NGINX_MAX_SERVERS && !e; i++)
-        if (!registry.slot[i].live || registry.slot[i].owner != getpid())
-            e = &registry.slot[i];
+    reg_entry *e = find_slot(NULL);
     if (!e) {
         snprintf(s->error, sizeof s->error, "nginx: %d servers already run in this process",
                  NGINX_MAX_SERVERS);
@@ -516,22 +503,20 @@ int nginx_start(nginx_server *s, const nginx_options *o)
     block_caught(&old);
     *e = (reg_entry){0};
     restore_mask(&old);
-    if (prepare_scratch(s, e) != 0 || start_on_a_port(s, o, e) != 0)
-        return undo_start(s, e);
-    return 0;
+    if (prepare_scratch(s, e) == 0 && start_on_a_port(s, o, e) == 0)
+        return 0;
+    stop_blocked(e, false);   /* nginx (if running) and the folder go, the slot is freed */
+    s->pid = 0;
+    s->dir[0] = 0;
+    return -1;
 }
-
-/* ---- stopping ---------------------------------------------------------------------- */
 
 int nginx_stop(nginx_server *s)
 {
     reg_entry *e = s->dir[0] ? find_slot(s->dir) : NULL;
     if (!e)
         return 0;
-    sigset_t old;
-    block_caught(&old);
-    s->stopped_by = stop_entry(e, true);
-    restore_mask(&old);
+    s->stopped_by = stop_blocked(e, true);
     if (s->pid > 0 && !s->stopped_by)
         snprintf(s->error, sizeof s->error, "nginx %d did not end, even after SIGKILL",
                  (int)s->pid);

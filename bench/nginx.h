@@ -1,17 +1,15 @@
 /*
- * stvm-bench: a real nginx (Debian's package) for the HTTP experiments, run by the tool
- * as a child on a free loopback port from a configuration generated in a scratch
- * folder, known ready once a connection to its port succeeds, and stopped on every
- * exit path. Not a server of ours; no HTTP client here (the tests use curl).
+ * stvm-bench: a real nginx (Debian's package) run as a child on a free loopback port from
+ * a configuration generated in a scratch folder, ready once its port accepts a
+ * connection, stopped on every exit path. No HTTP client here (the tests use curl).
  *
- * Every exit path: a started server is entered in a registry (the only mutable
- * file-scope state of bench/); the first start installs an atexit handler and handlers
- * for SIGINT, SIGTERM, SIGHUP and SIGPIPE (each unless ignored, e.g. SIGHUP under
- * nohup). They stop every server this process started (SIGTERM to its process group,
- * SIGKILL after a bounded wait, waitpid), remove its folder and, for a signal, restore
- * the previous action and raise it again; all async-signal-safe. nginx also gets
- * PR_SET_PDEATHSIG(SIGTERM), tied to the thread that called nginx_start, so a tool
- * killed outright leaves no nginx (only its folder). Start and stop from one thread.
+ * Exit paths: started servers are in a registry (the only mutable file-scope state of
+ * bench/); the first start installs an atexit handler and async-signal-safe handlers for
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE (unless ignored) that stop them (SIGTERM to the
+ * process group, SIGKILL after a bounded wait), remove their folders, then re-raise the
+ * signal under its previous action. PR_SET_PDEATHSIG(SIGTERM), tied to the calling
+ * thread, ends nginx when the tool is killed outright (the folder stays). Start and stop
+ * from one thread.
  */
 #ifndef STVM_BENCH_NGINX_H
 #define STVM_BENCH_NGINX_H
@@ -33,10 +31,8 @@
 typedef struct nginx_options {
     const char *binary;    /* NULL (default): nginx in PATH, then /usr/sbin/nginx */
     size_t static_size;    /* bytes of the static file (default 300) */
-    /* false (default): `master_process off`, one process accepts and serves, as the one
-     * worker of the measured setup does, and it is the pid we started. true: a master
-     * and one worker (nginx's production shape). */
-    bool master_process;
+    bool master_process;   /* false (default): one process accepts and serves, as the
+                              measured setup's one worker does; true: master + worker */
     bool ipv6;             /* also listen on [::1] when it is available (default true) */
     int start_timeout_ms;  /* until the port accepts, all attempts (default 5000) */
     int stop_timeout_ms;   /* the wait after each stop signal (default 2000) */

@@ -14,24 +14,17 @@
 #define GRACE_SECONDS 10
 
 static const struct { const char *key; size_t off; } keys[] = {
-#define K(name) {#name, offsetof(wrk_result, name)}
-    K(requests), K(duration_us), K(bytes), K(errors_connect), K(errors_read),
-    K(errors_write), K(errors_status), K(errors_timeout), K(latency_mean_us),
-    K(latency_stdev_us), K(latency_max_us), K(latency_p50_us), K(latency_p75_us),
-    K(latency_p90_us), K(latency_p99_us),
-#undef K
+#define WRK_KEY(key, lua) {#key, offsetof(wrk_result, key)},
+    WRK_FIGURES(WRK_KEY)
+#undef WRK_KEY
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 
 /* wrk calls done(summary, latency, requests) once, after the run. */
 static const char script[] =
-    "done = function(s, l, r)\n  local e = s.errors\n"
-    "  local v = {requests = s.requests, duration_us = s.duration, bytes = s.bytes,\n"
-    "    errors_connect = e.connect, errors_read = e.read, errors_write = e.write,\n"
-    "    errors_status = e.status, errors_timeout = e.timeout, latency_mean_us = l.mean,\n"
-    "    latency_stdev_us = l.stdev, latency_max_us = l.max,\n"
-    "    latency_p50_us = l:percentile(50), latency_p75_us = l:percentile(75),\n"
-    "    latency_p90_us = l:percentile(90), latency_p99_us = l:percentile(99)}\n"
+#define WRK_LUA(key, lua) "  " #key " = " lua ",\n"
+    "done = function(s, l, r)\n  local v = {\n" WRK_FIGURES(WRK_LUA) "  }\n"
+#undef WRK_LUA
     "  io.write(\"\\n" WRK_MARKER "\\n\")\n"
     "  for k, x in pairs(v) do io.write(string.format(\"%s %.17g\\n\", k, x)) end\nend\n";
 

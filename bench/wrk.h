@@ -1,9 +1,8 @@
 /*
- * stvm-bench: the baseline for the HTTP experiments, Debian's wrk run against the same
- * server in the same run: `wrk -tT -cC -dNs -s /dev/stdin URL`, bounded in time. Its
- * script (on stdin, an unlinked scratch file, so nothing is left behind) is a Lua
- * done() that prints wrk's figures after a marker line as "key value" lines; only
- * those are read, wrk's own text is kept for messages. Not a load generator of ours.
+ * stvm-bench: the baseline for the HTTP experiments, Debian's wrk on the same server in
+ * the same run: `wrk -tT -cC -dNs -s /dev/stdin URL`, bounded in time. Its script (stdin,
+ * an unlinked scratch file, so nothing is left behind) is a Lua done() printing wrk's
+ * figures as "key value" lines after a marker line; only those are read.
  */
 #ifndef STVM_BENCH_WRK_H
 #define STVM_BENCH_WRK_H
@@ -22,12 +21,20 @@ typedef struct wrk_options {
 
 void wrk_options_init(wrk_options *o);
 
-/* wrk's figures as its done() sees them; times in microseconds. */
+/* wrk's figures as done(s, l) sees them (times in us): X(key, Lua expression). */
+#define WRK_FIGURES(X)                                                                     \
+    X(requests, "s.requests") X(duration_us, "s.duration") X(bytes, "s.bytes")             \
+    X(errors_connect, "s.errors.connect") X(errors_read, "s.errors.read")                  \
+    X(errors_write, "s.errors.write") X(errors_status, "s.errors.status")                  \
+    X(errors_timeout, "s.errors.timeout") X(latency_mean_us, "l.mean")                     \
+    X(latency_stdev_us, "l.stdev") X(latency_max_us, "l.max")                              \
+    X(latency_p50_us, "l:percentile(50)") X(latency_p75_us, "l:percentile(75)")            \
+    X(latency_p90_us, "l:percentile(90)") X(latency_p99_us, "l:percentile(99)")
+
 typedef struct wrk_result {
-    double requests, duration_us, bytes;
-    double errors_connect, errors_read, errors_write, errors_status, errors_timeout;
-    double latency_mean_us, latency_stdev_us, latency_max_us;
-    double latency_p50_us, latency_p75_us, latency_p90_us, latency_p99_us;
+#define WRK_FIELD(key, lua) double key;
+    WRK_FIGURES(WRK_FIELD)
+#undef WRK_FIELD
     double requests_per_sec;   /* requests / duration */
     char output[4096];         /* what wrk printed (stdout and stderr, truncated) */
 } wrk_result;

@@ -1,10 +1,8 @@
 /*
  * stvm-bench zn: the ZnClient experiment (Sven Van Caekenberghe's report: logging off
- * about 3,000 requests/s, on 2,500, on with an inspector subscribed 7,000-8,000). The
- * command: its option table (each knob a comma list; every combination runs), the
- * server (nginx started for the run, or --url), the wrk baseline, the repetitions, and
- * one record per configuration. Within a repetition wrk runs first, then every
- * configuration once in a fresh VM (zn_run.c), so that noise hits them alike.
+ * about 3,000 requests/s, on 2,500, on with an inspector subscribed 7,000-8,000). Within
+ * a repetition wrk runs first, then every configuration once in a fresh VM (zn_run.c),
+ * so that noise hits them alike.
  */
 #include "bench.h"
 #include "nginx.h"
@@ -121,6 +119,16 @@ const bench_command zn_command = {
     X(REQUESTS, "requests", "", NONE, 0, 0, 1)                                                 \
     X(CUT_SHORT, "cut_short", "", NONE, 0, 0, 1)
 
+/* The wrk row's, computed in run_wrk in this order. */
+#define ZN_WRK_FIGURES(X)                                                                      \
+    X(RPS, "requests_per_second", "1/s", HIGHER, 0, 0, 1)                                      \
+    X(VS_WRK, "vs_wrk", "", HIGHER, 2, 0, 1)                                                   \
+    X(US, "us_per_request", "us", LOWER, 1, 0, 1)                                              \
+    X(P50, "wrk_p50_us", "us", LOWER, 1, 0, 1)                                                 \
+    X(P99, "wrk_p99_us", "us", LOWER, 1, 0, 1)                                                 \
+    X(ERRORS, "wrk_errors", "", LOWER, 0, 0, 1)
+#define ZN_WRK_NFIGS 6
+
 typedef enum zn_figure {
 #define ZN_ENUM(id, name, unit, better, dec, field, scale) ZN_FIG_##id,
     ZN_FIGURES(ZN_ENUM)
@@ -128,16 +136,11 @@ typedef enum zn_figure {
     ZN_NFIGS
 } zn_figure;
 
-/* The wrk row's figures, one per repetition. */
-typedef struct zn_wrk {
-    double rps, p50_us, p99_us, errors;
-} zn_wrk;
-
 typedef struct zn_row {
     zn_config cfg;
     int nsamples;                   /* repetitions that ran */
     zn_counts samples[ZN_MAX_REPEAT];
-    zn_wrk wrk[ZN_MAX_REPEAT];      /* the wrk row only */
+    double wrk[ZN_WRK_NFIGS][ZN_MAX_REPEAT];   /* the wrk row only: wrk_figs' samples */
     char note[240];
 } zn_row;
 
@@ -155,20 +158,10 @@ typedef struct zn_run {
 
 /* ---- the rows --------------------------------------------------------------------- */
 
-static bool same_config(const zn_config *a, const zn_config *b)
-{
-    return a->logging == b->logging && a->subscriber_cost_us == b->subscriber_cost_us &&
-           a->subscriber_events == b->subscriber_events && a->idle_mode == b->idle_mode &&
-           a->idle_us == b->idle_us && a->wake_inject_us == b->wake_inject_us &&
-           a->before_us == b->before_us && a->between_us == b->between_us &&
-           a->after_us == b->after_us && a->event_cost_us == b->event_cost_us &&
-           a->plain_wait == b->plain_wait && a->background == b->background;
-}
-
 static int find_row(const zn_run *z, const zn_config *k)
 {
     for (int i = 0; i < z->nrows; i++)
-        if (same_config(&z->rows[i].cfg, k))
+        if (!memcmp(&z->rows[i].cfg, k, sizeof *k))
             return i;
     return -1;
 }
@@ -184,104 +177,81 @@ static bool add_row(zn_run *z, const zn_config *k)
     return true;
 }
 
-/* Logging, its subscriber knobs (subscriber rows only) and the idle mode, innermost. */
-static bool add_inner(zn_run *z, zn_config k)
-{
-    const zn_opts *o = z->o;
-    for (int m = 0; m < 3; m++)
-        for (int l = 0; l < 3; l++) {
-            if (!(o->modes >> m & 1) || !(o->logging >> l & 1))
-                continue;
-            k.idle_mode = m;
-            k.logging = (zn_logging)l;
-            bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
-            for (int e = sub ? 0 : ZN_EVENTS_ALL; e < 4; e++)
-                for (int c = 0; c < (sub ? o->cost.n : 1); c++) {
-                    if (sub && !(o->events >> e & 1))
-                        continue;
-                    k.subscriber_events = (zn_events)e;
-                    k.subscriber_cost_us = sub ? (uint32_t)o->cost.v[c] : 0;
-                    if (!add_row(z, &k))
-                        return false;
-                }
-        }
-    return true;
-}
-
+/* Every combination, the first knob outermost; off and on rows do not vary with the
+ * subscriber's two knobs (innermost), so add_row folds their repeats into one. */
 static bool make_rows(zn_run *z)
 {
     const zn_opts *o = z->o;
     if (!o->no_wrk)
         z->rows[z->nrows++].cfg = (zn_config){.logging = ZN_LOGGING_WRK, .idle_mode = -1};
+    bench_ints w[5] = {0};   /* the word sets as lists of word numbers */
+    const unsigned set[5] = {o->wait, o->background, o->modes, o->logging, o->events};
+    for (int d = 0; d < 5; d++)
+        for (unsigned b = 0; b < 4; b++)
+            if (set[d] >> b & 1)
+                w[d].v[w[d].n++] = b;
+    const bench_ints *knob[] = {&o->idle_us, &o->inject, &w[0], &w[1], &o->before,
+                                &o->between, &o->after, &w[2], &w[3], &w[4], &o->cost};
+    enum { NKNOBS = sizeof knob / sizeof *knob };
     zn_config k = {.event_cost_us = (uint32_t)o->event_cost_us};
-    for (int a = 0; a < o->idle_us.n; a++)
-        for (int b = 0; b < o->inject.n; b++)
-            for (int c = 0; c < 4; c++)   /* wait (bit 1) and background (bit 0) */
-                for (int e = 0; e < o->before.n; e++)
-                    for (int f = 0; f < o->between.n; f++)
-                        for (int g = 0; g < o->after.n; g++) {
-                            if (!(o->wait >> (c >> 1) & 1) || !(o->background >> (c & 1) & 1))
-                                continue;
-                            k.idle_us = (uint32_t)o->idle_us.v[a];
-                            k.wake_inject_us = (uint32_t)o->inject.v[b];
-                            k.plain_wait = c >> 1;
-                            k.background = c & 1;
-                            k.before_us = (uint32_t)o->before.v[e];
-                            k.between_us = (uint32_t)o->between.v[f];
-                            k.after_us = (uint32_t)o->after.v[g];
-                            if (!add_inner(z, k))
-                                return false;
-                        }
+    uint32_t *to[] = {&k.idle_us, &k.wake_inject_us, &k.plain_wait, &k.background,
+                      &k.before_us, &k.between_us, &k.after_us};
+    for (int at[NKNOBS] = {0}, d = 0; d >= 0;) {
+#define KNOB(d) ((uint32_t)knob[d]->v[at[d]])
+        for (d = 0; d < 7; d++)
+            *to[d] = KNOB(d);
+        k.idle_mode = (int)KNOB(7);
+        k.logging = (zn_logging)KNOB(8);
+        bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
+        k.subscriber_events = sub ? (zn_events)KNOB(9) : ZN_EVENTS_ALL;
+        k.subscriber_cost_us = sub ? KNOB(10) : 0;
+#undef KNOB
+        if (!add_row(z, &k))
+            return false;
+        for (d = NKNOBS - 1; d >= 0 && ++at[d] == knob[d]->n; d--)
+            at[d] = 0;
+    }
     return true;
 }
 
 /* ---- the runs --------------------------------------------------------------------- */
 
-static void row_failed(zn_row *row, int k, const char *why)
-{
-    snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
-    fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
-}
-
-static bool run_wrk(const zn_run *z, zn_row *row, int k)
+/* One repetition of the wrk row; false with why. */
+static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
 {
     wrk_options wo;
     wrk_options_init(&wo);
     wo.seconds = (int)z->o->wrk_seconds;
-    char err[256] = "";
     wrk_result *w = calloc(1, sizeof *w);
-    bool ok = w && wrk_run(&wo, z->url, w, err, sizeof err) == 0;
+    bool ok = w && wrk_run(&wo, z->url, w, why, size) == 0;
     if (ok) {
-        row->wrk[k] = (zn_wrk){w->requests_per_sec, w->latency_p50_us, w->latency_p99_us,
-                               w->errors_connect + w->errors_read + w->errors_write +
-                                   w->errors_status + w->errors_timeout};
-        row->nsamples = k + 1;
-    } else {
-        row_failed(row, k, w ? err : "out of memory");
+        double rps = w->requests_per_sec;
+        double errors = w->errors_connect + w->errors_read + w->errors_write +
+                        w->errors_status + w->errors_timeout;
+        double x[ZN_WRK_NFIGS] = {rps, 1.0, 1e6 / rps, w->latency_p50_us, w->latency_p99_us,
+                                  errors};
+        for (int f = 0; f < ZN_WRK_NFIGS; f++)
+            row->wrk[f][k] = x[f];
+    } else if (!w) {
+        snprintf(why, size, "out of memory");
     }
     free(w);
     return ok;
 }
 
-static bool run_cell(const zn_run *z, zn_row *row, int k)
+/* One repetition of a VM row; false with why. */
+static bool run_cell(const zn_run *z, zn_row *row, int k, char *why, size_t size)
 {
     const zn_opts *o = z->o;
     zn_params p = {.cfg = row->cfg, .host = z->host, .port = z->port, .path = z->path,
                    .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
                    .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace};
-    char why[240] = "";
     bench_watchdog((unsigned)(3 * o->max_seconds + 60));
-    int err = zn_measure(&p, &row->samples[k], why, sizeof why);
+    int err = zn_measure(&p, &row->samples[k], why, size);
     bench_watchdog(0);
-    if (!err && row->samples[k].requests == 0) {
-        snprintf(why, sizeof why, "no request completed within the time limit");
-        err = -1;
-    }
-    if (err)
-        row_failed(row, k, why);
-    else
-        row->nsamples = k + 1;
-    return !err;
+    if (!err && row->samples[k].requests == 0)
+        snprintf(why, size, "no request completed within the time limit");
+    return !err && row->samples[k].requests > 0;
 }
 
 static const char *row_text(const zn_config *k, char *buf, size_t size)
@@ -308,8 +278,15 @@ static bool run_all(zn_run *z)
                 done++;
                 continue;
             }
-            ok &= row->cfg.logging == ZN_LOGGING_WRK ? run_wrk(z, row, k) : run_cell(z, row, k);
-            char text[128];
+            char why[240] = "", text[128];
+            if (row->cfg.logging == ZN_LOGGING_WRK ? run_wrk(z, row, k, why, sizeof why)
+                                                   : run_cell(z, row, k, why, sizeof why)) {
+                row->nsamples = k + 1;
+            } else {
+                snprintf(row->note, sizeof row->note, "repetition %d failed: %s", k + 1, why);
+                fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
+                ok = false;
+            }
             bench_progress_line(z->inv, ++done, total, "repetition %d: %s", k + 1,
                                 row_text(&row->cfg, text, sizeof text));
         }
@@ -318,68 +295,56 @@ static bool run_all(zn_run *z)
 
 /* ---- the records ------------------------------------------------------------------ */
 
-static const struct {
+typedef struct zn_fig {
     const char *name, *unit;
     bench_better better;
     int dec;
     size_t field;
     double scale;
-} zn_figs[] = {
+} zn_fig;
+
 #define ZN_META(id, name, unit, better, dec, field, scale) \
     {name, unit, BENCH_BETTER_##better, dec, field, scale},
-    ZN_FIGURES(ZN_META)
+static const zn_fig zn_figs[] = {ZN_FIGURES(ZN_META)};
+static const zn_fig wrk_figs[ZN_WRK_NFIGS] = {ZN_WRK_FIGURES(ZN_META)};
 #undef ZN_META
-};
 
-/* Every figure of one repetition of a VM row (NaN where not defined). */
-static void vm_values(const zn_counts *c, double wrk_rps, double *v)
+/* Every figure of repetition k of a VM row into v[f][k] (NaN where not defined). */
+static void vm_values(const zn_counts *c, double wrk_rps, double (*v)[ZN_MAX_REPEAT], int k)
 {
     double n = (double)c->requests;
     for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
         const char *field = (const char *)c + zn_figs[f].field;
-        v[f] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
+        v[f][k] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
     }
-    v[ZN_FIG_RPS] = n / ((double)c->wall_ns / 1e9);
-    v[ZN_FIG_VS_WRK] = wrk_rps > 0 ? v[ZN_FIG_RPS] / wrk_rps : NAN;
-    v[ZN_FIG_REQUESTS] = n;
-    v[ZN_FIG_CUT_SHORT] = c->cut_short;
+    v[ZN_FIG_RPS][k] = n / ((double)c->wall_ns / 1e9);
+    v[ZN_FIG_VS_WRK][k] = wrk_rps > 0 ? v[ZN_FIG_RPS][k] / wrk_rps : NAN;
+    v[ZN_FIG_REQUESTS][k] = n;
+    v[ZN_FIG_CUT_SHORT][k] = c->cut_short;
+}
+
+/* Each figure's finite samples v[f][0..nsamples) into rec. */
+static void add_metrics(bench_record *rec, const zn_fig *figs, int nfigs,
+                        const double (*v)[ZN_MAX_REPEAT], int nsamples)
+{
+    for (int f = 0; f < nfigs; f++) {
+        double col[ZN_MAX_REPEAT];
+        int n = 0;
+        for (int k = 0; k < nsamples; k++)
+            if (isfinite(v[f][k]))
+                col[n++] = v[f][k];
+        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, col, n);
+    }
 }
 
 static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 {
-    double v[ZN_MAX_REPEAT][ZN_NFIGS], col[ZN_MAX_REPEAT];
+    double v[ZN_NFIGS][ZN_MAX_REPEAT];
     for (int k = 0; k < row->nsamples; k++)
-        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[k].rps : 0, v[k]);
-    for (int f = 0; f < ZN_NFIGS; f++) {
-        int n = 0;
-        for (int k = 0; k < row->nsamples; k++)
-            if (isfinite(v[k][f]))
-                col[n++] = v[k][f];
-        bench_metric_add(rec, zn_figs[f].name, zn_figs[f].unit, zn_figs[f].better,
-                         zn_figs[f].dec, col, n);
-    }
+        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[0][k] : 0, v, k);
+    add_metrics(rec, zn_figs, ZN_NFIGS, (const double (*)[ZN_MAX_REPEAT])v, row->nsamples);
     rec->gbench_real = ZN_FIG_US;
     rec->gbench_cpu = ZN_FIG_CPU_US;
-}
-
-static void wrk_metrics(bench_record *rec, const zn_row *row)
-{
-    static const struct { const char *name, *unit; bench_better better; int dec; } figs[] = {
-        {"requests_per_second", "1/s", BENCH_BETTER_HIGHER, 0},
-        {"vs_wrk", "", BENCH_BETTER_HIGHER, 2}, {"us_per_request", "us", BENCH_BETTER_LOWER, 1},
-        {"wrk_p50_us", "us", BENCH_BETTER_LOWER, 1}, {"wrk_p99_us", "us", BENCH_BETTER_LOWER, 1},
-        {"wrk_errors", "", BENCH_BETTER_LOWER, 0}};
-    double v[6][ZN_MAX_REPEAT];
-    for (int k = 0; k < row->nsamples; k++) {
-        const zn_wrk *w = &row->wrk[k];
-        double x[6] = {w->rps, 1.0, 1e6 / w->rps, w->p50_us, w->p99_us, w->errors};
-        for (int f = 0; f < 6; f++)
-            v[f][k] = x[f];
-    }
-    for (int f = 0; f < 6; f++)
-        bench_metric_add(rec, figs[f].name, figs[f].unit, figs[f].better, figs[f].dec, v[f],
-                         row->nsamples);
-    rec->gbench_real = 2;
 }
 
 /* One record per row, in the rows' order (record i is row i). */
@@ -410,7 +375,8 @@ static void make_records(const zn_run *z, bench_results *r)
             vm_metrics(rec, row, wrk);
         } else {
             bench_param_add(rec, "wrk_seconds", "%lld", z->o->wrk_seconds);
-            wrk_metrics(rec, row);
+            add_metrics(rec, wrk_figs, ZN_WRK_NFIGS, row->wrk, row->nsamples);
+            rec->gbench_real = 2;   /* us_per_request */
         }
         long long cut = 0;
         for (int s = 0; s < row->nsamples; s++)
@@ -512,20 +478,18 @@ static void seed_table(const zn_run *z, bench_results *r)
                                 "on, and on with a subscriber (medians)", 10, "lrrrrrrrrr");
             bench_table_row(t, head);
         }
+        double v[10] = {[3] = o, n, s, n / o, s / o, median_of(r, off, blk),
+                        median_of(r, i, blk)};
         char c[10][32];
+        const char *cells[10];
         snprintf(c[0], 32, "%s", mode_words[k.idle_mode]);
         snprintf(c[1], 32, "%u", k.idle_us);
         snprintf(c[2], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
-        cell(c[3], o, 0);
-        cell(c[4], n, 0);
-        cell(c[5], s, 0);
-        cell(c[6], n / o, 2);
-        cell(c[7], s / o, 2);
-        cell(c[8], median_of(r, off, blk), 2);
-        cell(c[9], median_of(r, i, blk), 2);
-        const char *cells[10];
-        for (int j = 0; j < 10; j++)
+        for (int j = 0; j < 10; j++) {
+            if (j >= 3)
+                cell(c[j], v[j], j < 6 ? 0 : 2);   /* rates, then ratios and fractions */
             cells[j] = c[j];
+        }
         bench_table_row(t, cells);
     }
 }

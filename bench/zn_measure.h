@@ -1,9 +1,5 @@
-/*
- * stvm-bench zn: one configuration measured (zn_run.c): a fresh VM with the configured
- * idle mode, the ZnClient-shaped client in a priority-40 process (the UI process)
- * making GET requests to the server, logging off, on, or on with a synchronous
- * subscriber. Measurement only: it fills zn_counts and prints nothing.
- */
+/* stvm-bench zn: one configuration measured in a fresh VM (zn_run.c); it fills zn_counts
+ * and prints nothing. */
 #ifndef STVM_BENCH_ZN_MEASURE_H
 #define STVM_BENCH_ZN_MEASURE_H
 
@@ -28,7 +24,8 @@ typedef enum zn_events {
     ZN_EVENTS_ALL,                  /* ZnLogEvent: all three */
 } zn_events;
 
-/* The knobs of one configuration. */
+/* The knobs of one configuration; every field is 4 bytes, so there is no padding and
+ * memcmp tells two configurations apart. */
 typedef struct zn_config {
     zn_logging logging;
     uint32_t subscriber_cost_us;    /* CPU per delivered event (subscriber rows) */
@@ -38,20 +35,32 @@ typedef struct zn_config {
     uint32_t wake_inject_us;        /* extra latency after every OS sleep */
     uint32_t before_us, between_us, after_us;   /* CPU work placed around the exchange */
     uint32_t event_cost_us;         /* building one ZnLogEvent (DateAndTime now, alloc) */
-    bool plain_wait;                /* waitForDataIfClosed: instead of waitForDataFor: */
-    bool background;                /* a busy process at priority 30 */
+    uint32_t plain_wait;            /* 1: waitForDataIfClosed: instead of waitForDataFor: */
+    uint32_t background;            /* 1: a busy process at priority 30 */
 } zn_config;
+_Static_assert(sizeof(zn_config) == 12 * 4, "zn_config has padding");
+
+/* The counters a repetition takes the difference of: X(field, snapshot part, its field). */
+#define ZN_COUNTS(X)                                                                       \
+    X(reads_blocked, client, reads_blocked) X(first_reads_blocked, client, first_reads_blocked) \
+    X(connects, client, connects) X(retries, client, retries)                              \
+    X(before_ns, client, before_ns) X(between_ns, client, between_ns)                      \
+    X(wait_ns, client, wait_ns) X(parse_ns, client, parse_ns) X(after_ns, client, after_ns) \
+    X(timed_waits, vm, timed_waits) X(timing_activations, vm, timing_loop_passes)          \
+    X(os_sleeps, vm, os_sleeps) X(os_slept_us, vm, os_slept_us)                            \
+    X(wakeups_timer, vm, wakeups_timer) X(wakeups_io, vm, wakeups_io)                      \
+    X(wakeups_external, vm, wakeups_external) X(wakeups_relinquish, vm, wakeups_relinquish) \
+    X(fds_ready, vm, fds_ready) X(io_polls_busy, vm, io_polls_busy)                        \
+    X(context_switches, vm, context_switches) X(events_built, log, events_built)           \
+    X(deliveries, log, announcer.deliveries)
 
 /* One repetition of one configuration: what the timed requests cost. */
 typedef struct zn_counts {
     long long requests;             /* answered in the timed part */
     int64_t wall_ns, cpu_ns;        /* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID */
-    uint64_t reads_blocked, first_reads_blocked, connects, retries;
-    uint64_t before_ns, between_ns, wait_ns, parse_ns, after_ns;
-    uint64_t timed_waits, timing_activations, os_sleeps, os_slept_us;
-    uint64_t wakeups_timer, wakeups_io, wakeups_external, wakeups_relinquish;
-    uint64_t fds_ready, io_polls_busy, context_switches;
-    uint64_t events_built, deliveries;
+#define ZN_COUNT_FIELD(f, part, g) uint64_t f;
+    ZN_COUNTS(ZN_COUNT_FIELD)
+#undef ZN_COUNT_FIELD
     bool cut_short;                 /* the time limit ended it before its requests */
 } zn_counts;
 

@@ -1,15 +1,8 @@
 /*
- * stvm-bench zn: one configuration in a fresh VM. The benchmark process runs at
- * priority 40 as Sven's loop ran in Pharo's UI process: a ZnClient-shaped client
- * (image-stubs/zn_client.h) with its log level, and for subscriber rows a synchronous
- * subscription on the ZnLogEvent announcer whose callback spends --subscriber-cost-us
- * of CPU (stvm_work_us) per delivered event. With --background on a process at
- * priority 30 stays runnable, spinning through preemption checkpoints, so the idle
- * process never runs. After the warm-up the counters are read, the timed requests
- * run, the counters are read again.
- *
- * The bench reaches below the public API here (the image side's client, log and
- * announcer), which it may: it links the static library and sits above image-stubs.
+ * stvm-bench zn: one configuration in a fresh VM. The client runs at priority 40, as
+ * Sven's loop ran in Pharo's UI process; a subscriber's callback spends its cost per
+ * event in the announcing process. The bench may reach below the public API (the image
+ * side's client, log and announcer): it links the static library, above image-stubs.
  */
 #include "zn_measure.h"
 
@@ -62,33 +55,10 @@ static void counts_between(const zn_snapshot *a, const zn_snapshot *b, zn_counts
 {
     c->wall_ns = b->mono_ns - a->mono_ns;
     c->cpu_ns = b->cpu_ns - a->cpu_ns;
-#define D(f, part, g) c->f = b->part.g - a->part.g
-    D(reads_blocked, client, reads_blocked);
-    D(first_reads_blocked, client, first_reads_blocked);
-    D(connects, client, connects);
-    D(retries, client, retries);
-    D(before_ns, client, before_ns);
-    D(between_ns, client, between_ns);
-    D(wait_ns, client, wait_ns);
-    D(parse_ns, client, parse_ns);
-    D(after_ns, client, after_ns);
-    D(timed_waits, vm, timed_waits);
-    D(timing_activations, vm, timing_loop_passes);
-    D(os_sleeps, vm, os_sleeps);
-    D(os_slept_us, vm, os_slept_us);
-    D(wakeups_timer, vm, wakeups_timer);
-    D(wakeups_io, vm, wakeups_io);
-    D(wakeups_external, vm, wakeups_external);
-    D(wakeups_relinquish, vm, wakeups_relinquish);
-    D(fds_ready, vm, fds_ready);
-    D(io_polls_busy, vm, io_polls_busy);
-    D(context_switches, vm, context_switches);
-    D(events_built, log, events_built);
-    D(deliveries, log, announcer.deliveries);
+#define D(f, part, g) c->f = b->part.g - a->part.g;
+    ZN_COUNTS(D)
 #undef D
 }
-
-/* ---- the processes ---------------------------------------------------------------------- */
 
 /* The inspector's stand-in: its work runs in the announcing process. */
 static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
@@ -174,35 +144,28 @@ static void ui_process(stvm_vm *vm, void *arg)
     b->client = NULL;
 }
 
-/* ---- one configuration ------------------------------------------------------------------ */
-
-static int setup_log(stvm_vm *vm, zn_bench *b)
+/* The log (with the subscriber for subscriber rows), then the client. */
+static int setup(stvm_vm *vm, zn_bench *b)
 {
     const zn_config *k = &b->p->cfg;
     int err = stvm__zn_log_new(vm, &b->log);
     if (!err)
         err = stvm__zn_log_set_construction_cost_us(b->log, k->event_cost_us);
-    if (err || k->logging != ZN_LOGGING_SUBSCRIBER)
-        return err;
-    announcer *an;
-    uint64_t id;
-    err = stvm__zn_log_announcer(vm, b->log, &an);
-    if (!err)
-        err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
-                                        subscriber, b, &id);
-    return err;
-}
-
-static int setup_client(stvm_vm *vm, zn_bench *b)
-{
-    const zn_config *k = &b->p->cfg;
+    if (!err && k->logging == ZN_LOGGING_SUBSCRIBER) {
+        announcer *an;
+        uint64_t id;
+        err = stvm__zn_log_announcer(vm, b->log, &an);
+        if (!err)
+            err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
+                                            subscriber, b, &id);
+    }
     zn_client_config cc = {.host = b->p->host, .port = b->p->port,
                            .timeout_ms = k->plain_wait ? -1 : 0, .log = b->log,
                            .logging = {.level = k->logging == ZN_LOGGING_OFF ? ZN_LOG_OFF
                                                                              : ZN_LOG_ALL},
                            .before_us = k->before_us, .between_us = k->between_us,
                            .after_us = k->after_us};
-    return stvm__zn_client_new(vm, &cc, &b->client);
+    return err ? err : stvm__zn_client_new(vm, &cc, &b->client);
 }
 
 static int make_vm(const zn_config *k, stvm_vm **vm)
@@ -226,7 +189,7 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
     int err = b.body ? make_vm(&p->cfg, &vm) : STVM_ENOMEM;
     if (err)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
-    else if ((err = setup_log(vm, &b)) || (err = setup_client(vm, &b)))
+    else if ((err = setup(vm, &b)))
         snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
     else if ((err = bench_trace_begin(p->trace, vm, b.why, sizeof b.why)))
         ;   /* why written */
