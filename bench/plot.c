@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-bool bench_close_written(FILE *f, const char *path)
+static bool close_written(FILE *f, const char *path)
 {
     if (fclose(f) == 0)
         return true;
@@ -19,7 +19,7 @@ bool bench_close_written(FILE *f, const char *path)
     return false;
 }
 
-FILE *bench_open_written(const char *path)
+static FILE *open_written(const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -71,11 +71,11 @@ bool bench_plot(const bench_results *r, const bench_invocation *inv, const char 
     int stem = dot && (!slash || dot > slash) ? (int)(dot - png) : (int)strlen(png);
     char csv[4096], path[4096], qcsv[8200], qpng[8200], expr[16600];
     snprintf(csv, sizeof csv, "%.*s.csv", stem, png);
-    FILE *f = bench_open_written(csv);
+    FILE *f = open_written(csv);
     if (!f)
         return false;
     bench_render(f, BENCH_FMT_CSV_WIDE, r, inv);
-    if (!bench_close_written(f, csv))
+    if (!close_written(f, csv))
         return false;
     if (!find_script(script, path, sizeof path)) {
         fprintf(stderr, "stvm-bench %s: note: no gnuplot script %s (set STVM_PLOTS_DIR); "
@@ -103,13 +103,13 @@ bool bench_report(const char *path, const bench_results *r, const bench_invocati
                   void (*prose)(FILE *, const bench_results *, const void *), const void *data)
 {
     fflush(stdout);
-    FILE *f = bench_open_written(path);
+    FILE *f = open_written(path);
     if (!f)
         return false;
     if (prose)
         prose(f, r, data);
     bench_render(f, BENCH_FMT_MARKDOWN, r, inv);
-    if (!bench_close_written(f, path))
+    if (!close_written(f, path))
         return false;
     fprintf(stderr, "stvm-bench %s: report written to %s\n", inv->command->name, path);
     return true;

@@ -33,11 +33,6 @@ static uint64_t hist_upper(size_t i)
     return lo + (width - 1);
 }
 
-void bench_hist_clear(bench_hist *h)
-{
-    memset(h, 0, sizeof *h);
-}
-
 void bench_hist_record(bench_hist *h, uint64_t v)
 {
     h->buckets[hist_index(v)]++;

@@ -64,40 +64,27 @@ void bench_load_averages(double load[3])
     }
 }
 
-double bench_load_average(void)
-{
-    double load[3];
-    bench_load_averages(load);
-    return load[0];
-}
-
 int bench_ncpu(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
 
-void bench_cpu_model(char *buf, size_t size)
+void bench_cpuinfo(const char *key, char *buf, size_t size)
 {
     snprintf(buf, size, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) != 0)
+    char line[512], *v;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key)) != 0 || !(v = strchr(line, ':')))
             continue;
-        char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
+        v += 1 + strspn(v + 1, " \t");
         v[strcspn(v, "\n")] = 0;
         snprintf(buf, size, "%s", v);
         break;
     }
-    fclose(f);
+    if (f)
+        fclose(f);
 }
 
 void bench_kernel(char *buf, size_t size)
