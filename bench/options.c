@@ -1,8 +1,7 @@
 /*
- * stvm-bench: the option tables (options.h). One parser for every command: the
- * command's table and the common options become one getopt_long table, each default
- * is parsed like a value from the command line (so --help shows what runs), and every
- * output path is checked before anything is measured, so a typo costs no sweep.
+ * stvm-bench: the option tables (options.h). The command's table and the common one
+ * become one getopt_long table; every output path is checked before anything is
+ * measured, so a typo costs no sweep.
  */
 #include "options.h"
 #include "bench.h"
@@ -211,24 +210,6 @@ static bool parse_value(const bench_opt *o, const char *text, void *base)
     return false;
 }
 
-/* Every option's default into base: the table's text parsed, or zero when it has none. */
-static void apply_defaults(const bench_command *cmd, const bench_opt *opts, int n, void *base)
-{
-    static const size_t sizes[] = {
-        [BENCH_OPT_INT] = sizeof(long long), [BENCH_OPT_REAL] = sizeof(double),
-        [BENCH_OPT_WORD] = sizeof(int), [BENCH_OPT_WORDS] = sizeof(unsigned),
-        [BENCH_OPT_INTS] = sizeof(bench_ints), [BENCH_OPT_FLAG] = sizeof(bool),
-        [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
-    for (int i = 0; i < n; i++) {
-        memset((char *)base + opts[i].offset, 0, sizes[opts[i].kind]);
-        if (opts[i].def && !parse_value(&opts[i], opts[i].def, base)) {
-            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
-                    cmd->name, opts[i].def, opts[i].name);
-            abort();
-        }
-    }
-}
-
 /* Can path be written (created, or overwritten)? NULL, or why not. */
 static const char *unwritable(const char *path, char *dir, size_t size)
 {
@@ -251,36 +232,37 @@ static const char *unwritable(const char *path, char *dir, size_t size)
     return NULL;
 }
 
-static int check_outputs(const bench_command *cmd, const bench_opt *opts, int n,
-                         const void *base)
-{
-    for (int i = 0; i < n; i++) {
-        if (opts[i].kind != BENCH_OPT_OUTPUT)
-            continue;
-        const char *path = *(const char *const *)((const char *)base + opts[i].offset);
-        char dir[4096];
-        const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
-        if (why)
-            return bench_usage(cmd, "cannot write --%s '%s': %s ('%s')", opts[i].name, path,
-                               why, dir);
-    }
-    return BENCH_GO_ON;
-}
-
-/* The option getopt_long found: index k into the command's table, or past it into the
- * common one. */
+/* The option at index k of the joint table (the command's, then the common one), and
+ * the struct its value goes in. */
 static const bench_opt *opt_at(const bench_command *cmd, int k)
 {
     return k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
 }
 
+static void *base_at(const bench_command *cmd, int k, void *opts, common_raw *raw)
+{
+    return k < cmd->nopts ? opts : (void *)raw;
+}
+
 int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
                 bench_invocation *inv)
 {
+    static const size_t sizes[] = {
+        [BENCH_OPT_INT] = sizeof(long long), [BENCH_OPT_REAL] = sizeof(double),
+        [BENCH_OPT_WORD] = sizeof(int), [BENCH_OPT_WORDS] = sizeof(unsigned),
+        [BENCH_OPT_INTS] = sizeof(bench_ints), [BENCH_OPT_FLAG] = sizeof(bool),
+        [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
     common_raw raw = {0};
-    apply_defaults(cmd, cmd->opts, cmd->nopts, opts);
-    apply_defaults(cmd, common_opts, NCOMMON, &raw);
     int n = cmd->nopts + NCOMMON;
+    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
+        const bench_opt *o = opt_at(cmd, k);
+        memset((char *)base_at(cmd, k, opts, &raw) + o->offset, 0, sizes[o->kind]);
+        if (o->def && !parse_value(o, o->def, base_at(cmd, k, opts, &raw))) {
+            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
+                    cmd->name, o->def, o->name);
+            abort();
+        }
+    }
     struct option *longs = calloc((size_t)n + 1, sizeof *longs);
     if (!longs) {
         fputs("stvm-bench: out of memory\n", stderr);
@@ -310,8 +292,7 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
                 rc = bench_usage(cmd, "unknown option '%s'", arg);
         } else {
             const bench_opt *o = opt_at(cmd, c - 256);
-            void *base = c - 256 < cmd->nopts ? opts : (void *)&raw;
-            if (!parse_value(o, optarg ? optarg : "", base)) {
+            if (!parse_value(o, optarg ? optarg : "", base_at(cmd, c - 256, opts, &raw))) {
                 char why[1024];
                 FILE *m = fmemopen(why, sizeof why, "w");
                 if (m) {
@@ -330,10 +311,16 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
     free(longs);
     if (rc == BENCH_GO_ON && optind < argc)
         rc = bench_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    if (rc == BENCH_GO_ON)
-        rc = check_outputs(cmd, cmd->opts, cmd->nopts, opts);
-    if (rc == BENCH_GO_ON)
-        rc = check_outputs(cmd, common_opts, NCOMMON, &raw);
+    for (int k = 0; rc == BENCH_GO_ON && k < n; k++) {
+        const bench_opt *o = opt_at(cmd, k);
+        const char *path = o->kind == BENCH_OPT_OUTPUT
+                               ? *(const char **)((char *)base_at(cmd, k, opts, &raw) + o->offset)
+                               : NULL;
+        char dir[4096];
+        const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
+        if (why)
+            rc = bench_usage(cmd, "cannot write --%s '%s': %s ('%s')", o->name, path, why, dir);
+    }
     if (rc != BENCH_GO_ON)
         return rc;
     *inv = (bench_invocation){.command = cmd, .opts = opts, .argc = argc, .argv = argv,
@@ -432,8 +419,8 @@ void bench_help(FILE *f, const bench_command *cmd)
     help_options(f, common_opts, NCOMMON, cmd->traced);
 }
 
-/* Text for roff: a dash is \-, a backslash \e, and a line never starts with a dot or a
- * quote (a request). */
+/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
+ * quote (a request), and a comma list may break after each comma (\:). */
 static void roff(FILE *f, const char *s)
 {
     for (bool bol = true; *s; s++) {
@@ -447,7 +434,7 @@ static void roff(FILE *f, const char *s)
             fputs("\n.PP\n", f);
             s++;
         } else
-            fputc(*s, f);
+            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
         bol = *s == '\n';
     }
 }
@@ -474,7 +461,7 @@ static void man_options(FILE *f, const bench_opt *opts, int n, const char *trace
 
 void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
 {
-    fprintf(f, ".TH STVM\\-BENCH 1 \"\" \"stvm %s\" \"stvm manual\"\n.SH NAME\n"
+    fprintf(f, ".TH STVM\\-BENCH 1 \"\" \"stvm %s\" \"stvm manual\"\n.ad l\n.SH NAME\n"
                "stvm\\-bench \\- benchmarks of the stvm green\\-thread VM core\n"
                ".SH SYNOPSIS\n\\fBstvm\\-bench\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
                "\\fBstvm\\-bench\\fR \\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR | "
