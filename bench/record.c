@@ -50,46 +50,37 @@ void bench_results_init(bench_results *r, const char *command)
     r->note = copy("");
 }
 
+/* free() each of n pointers. */
+static void free_all(int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    while (n--)
+        free(va_arg(ap, void *));
+    va_end(ap);
+}
+
 void bench_results_free(bench_results *r)
 {
     for (int i = 0; i < r->nrecords; i++) {
         bench_record *rec = &r->records[i];
-        for (int k = 0; k < rec->nparams; k++) {
-            free(rec->params[k].key);
-            free(rec->params[k].value);
-        }
-        for (int k = 0; k < rec->nmetrics; k++) {
-            free(rec->metrics[k].name);
-            free(rec->metrics[k].unit);
-            free(rec->metrics[k].samples);
-        }
-        free(rec->params);
-        free(rec->metrics);
-        free(rec->name);
-        free(rec->note);
+        for (int k = 0; k < rec->nparams; k++)
+            free_all(2, rec->params[k].key, rec->params[k].value);
+        for (int k = 0; k < rec->nmetrics; k++)
+            free_all(3, rec->metrics[k].name, rec->metrics[k].unit, rec->metrics[k].samples);
+        free_all(4, rec->params, rec->metrics, rec->name, rec->note);
     }
     for (int i = 0; i < r->ntables; i++) {
         bench_table *t = &r->tables[i];
         for (int k = 0; k < t->nrows * t->ncols; k++)
             free(t->cells[k]);
-        free(t->cells);
-        free(t->title);
-        free(t->align);
-        free(t->footer);
+        free_all(4, t->cells, t->title, t->align, t->footer);
     }
     for (int i = 0; i < r->ntargets; i++) {
         bench_target *t = &r->targets[i];
-        free(t->text);
-        free(t->select);
-        free(t->metric);
-        free(t->ref_select);
-        free(t->ref_metric);
-        free(t->note);
+        free_all(6, t->text, t->select, t->metric, t->ref_select, t->ref_metric, t->note);
     }
-    free(r->records);
-    free(r->tables);
-    free(r->targets);
-    free(r->note);
+    free_all(4, r->records, r->tables, r->targets, r->note);
     memset(r, 0, sizeof *r);
 }
 
@@ -182,33 +173,19 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Does rec match "case key=value ..."? Each word after the case must be a pair that
- * rec's parameters hold. */
+/* Does rec match "case key=value ..."? Each pair must be one of rec's parameters. */
 static bool record_matches(const bench_record *rec, const char *select)
 {
-    size_t len = strcspn(select, " ");
-    if (!(len == 1 && select[0] == '*') &&
-        (strlen(rec->name) != len || strncmp(rec->name, select, len) != 0))
+    char buf[1024], *save, *word;
+    snprintf(buf, sizeof buf, "%s", select);
+    word = strtok_r(buf, " ", &save);
+    if (!word || (strcmp(word, "*") && strcmp(word, rec->name)))
         return false;
-    for (const char *p = select + len; *p;) {
-        p += strspn(p, " ");
-        size_t word = strcspn(p, " ");
-        const char *eq = memchr(p, '=', word);
-        if (word && !eq)
+    while ((word = strtok_r(NULL, " ", &save)) != NULL) {
+        char *eq = strchr(word, '=');
+        const char *v = eq ? (*eq = 0, bench_param_find(rec, word)) : NULL;
+        if (!v || strcmp(v, eq + 1))
             return false;
-        if (word) {
-            bool found = false;
-            for (int i = 0; i < rec->nparams && !found; i++) {
-                const bench_param *pa = &rec->params[i];
-                found = strlen(pa->key) == (size_t)(eq - p) &&
-                        strncmp(pa->key, p, (size_t)(eq - p)) == 0 &&
-                        strlen(pa->value) == word - (size_t)(eq - p) - 1 &&
-                        strncmp(pa->value, eq + 1, word - (size_t)(eq - p) - 1) == 0;
-            }
-            if (!found)
-                return false;
-        }
-        p += word;
     }
     return true;
 }
