@@ -293,14 +293,10 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         } else {
             const bench_opt *o = opt_at(cmd, c - 256);
             if (!parse_value(o, optarg ? optarg : "", base_at(cmd, c - 256, opts, &raw))) {
-                char why[1024];
-                FILE *m = fmemopen(why, sizeof why, "w");
-                if (m) {
-                    wants(m, o);
-                    fclose(m);
-                }
-                rc = bench_usage(cmd, "--%s wants %s, not '%s'", o->name, m ? why : "?",
-                                 optarg);
+                fprintf(stderr, "stvm-bench %s: --%s wants ", cmd->name, o->name);
+                wants(stderr, o);
+                fprintf(stderr, ", not '%s'\nTry 'stvm-bench %s --help'.\n", optarg, cmd->name);
+                rc = BENCH_EXIT_USAGE;
             }
         }
         if (raw.help && rc == BENCH_GO_ON) {

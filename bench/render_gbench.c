@@ -54,13 +54,9 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
     int n = real->nsamples;
     fprintf(f, "%s    {\n      \"name\": ", *first ? "" : ",\n");
     *first = false;
-    if (aggregate) {
-        char full[1024];
-        snprintf(full, sizeof full, "%s_%s", name, aggregate);
-        bench_json_str(f, full);
-    } else {
-        bench_json_str(f, name);
-    }
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s%s", name, aggregate ? "_" : "", aggregate ? aggregate : "");
+    bench_json_str(f, full);
     fputs(",\n      \"run_name\": ", f);
     bench_json_str(f, name);
     fprintf(f, ",\n      \"run_type\": \"%s\",\n      \"repetitions\": %d,\n",
