@@ -43,14 +43,11 @@ int bench_pin_cpu(int cpu)
 uint64_t bench_rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
-    unsigned long long size = 0, resident = 0;
-    int n = fscanf(f, "%llu %llu", &size, &resident);
-    fclose(f);
-    if (n != 2)
-        return 0;
-    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+    unsigned long long size, resident;
+    bool read = f && fscanf(f, "%llu %llu", &size, &resident) == 2;
+    if (f)
+        fclose(f);
+    return read ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 void bench_load_averages(double load[3])
