@@ -387,18 +387,28 @@ static char *option_text(const bench_opt *o, const char *traced)
     return s;
 }
 
-static void help_options(FILE *f, const bench_opt *opts, int n, const char *traced)
+static void roff(FILE *f, const char *s);
+
+/* Each option with its help and facts: for --help (wrapped at column 26) or, man, as
+ * roff .TP paragraphs. */
+static void list_options(FILE *f, const bench_opt *opts, int n, const char *traced, bool man)
 {
-    for (int i = 0; i < n; i++) {
-        int col = fprintf(f, "  --%s%s%s", opts[i].name, opts[i].metavar ? " " : "",
-                          opts[i].metavar ? opts[i].metavar : "");
-        if (col > 25) {
+    for (const bench_opt *o = opts; o < opts + n; o++) {
+        char *text = option_text(o, traced);
+        if (man) {
+            fputs(".TP\n\\fB\\-\\-", f);
+            roff(f, o->name);
+            fprintf(f, "\\fR%s", o->metavar ? " \\fI" : "");
+            roff(f, o->metavar ? o->metavar : "");
+            fputs(o->metavar ? "\\fR\n" : "\n", f);
+            roff(f, text);
             fputc('\n', f);
-            col = 0;
+        } else {
+            int col = fprintf(f, "  --%s%s%s", o->name, o->metavar ? " " : "",
+                              o->metavar ? o->metavar : "");
+            fprintf(f, "%s%*s", col > 25 ? "\n" : "", 26 - (col > 25 ? 0 : col), "");
+            bench_wrap(f, text, 26, 26);
         }
-        fprintf(f, "%*s", 26 - col, "");
-        char *text = option_text(&opts[i], traced);
-        bench_wrap(f, text, 26, 26);
         free(text);
     }
 }
@@ -409,10 +419,10 @@ void bench_help(FILE *f, const bench_command *cmd)
     bench_wrap(f, cmd->description, 0, 0);
     if (cmd->nopts) {
         fputs("\nOptions:\n", f);
-        help_options(f, cmd->opts, cmd->nopts, NULL);
+        list_options(f, cmd->opts, cmd->nopts, NULL, false);
     }
     fputs("\nCommon options:\n", f);
-    help_options(f, common_opts, NCOMMON, cmd->traced);
+    list_options(f, common_opts, NCOMMON, cmd->traced, false);
 }
 
 /* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
@@ -435,26 +445,6 @@ static void roff(FILE *f, const char *s)
     }
 }
 
-static void man_options(FILE *f, const bench_opt *opts, int n, const char *traced)
-{
-    for (int i = 0; i < n; i++) {
-        fputs(".TP\n\\fB", f);
-        roff(f, "--");
-        roff(f, opts[i].name);
-        fputs("\\fR", f);
-        if (opts[i].metavar) {
-            fputs(" \\fI", f);
-            roff(f, opts[i].metavar);
-            fputs("\\fR", f);
-        }
-        fputc('\n', f);
-        char *text = option_text(&opts[i], traced);
-        roff(f, text);
-        free(text);
-        fputc('\n', f);
-    }
-}
-
 void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
 {
     fprintf(f, ".TH STVM\\-BENCH 1 \"\" \"stvm %s\" \"stvm manual\"\n.ad l\n.SH NAME\n"
@@ -474,10 +464,10 @@ void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
         fputs("\n.PP\n", f);
         roff(f, cmds[c]->description);
         fputc('\n', f);
-        man_options(f, cmds[c]->opts, cmds[c]->nopts, NULL);
+        list_options(f, cmds[c]->opts, cmds[c]->nopts, NULL, true);
     }
     fputs(".SH COMMON OPTIONS\n", f);
-    man_options(f, common_opts, NCOMMON, "the traced cell's scheduler events.");
+    list_options(f, common_opts, NCOMMON, "the traced cell's scheduler events.", true);
     fputs(".SH OUTPUT FORMATS\n", f);
     roff(f, "table: the terminal table, a row per case (median, and min..max over the "
             "repetitions), the command's own tables, the targets and notes.\n\n"
