@@ -148,10 +148,7 @@ static void group_tables(bench_results *model, const bench_record *recs, int n)
             for (int k = 0; k < cols; k++) {
                 const bench_record *rec = transposed ? (k ? &recs[first + k - 1] : NULL)
                                                      : (row ? &recs[row - 1] : NULL);
-                if (transposed && !k)
-                    record_cell(cells[k], CELL, NULL, row, &c);
-                else
-                    record_cell(cells[k], CELL, rec, transposed ? row : k, &c);
+                record_cell(cells[k], CELL, rec, transposed ? row : k, &c);
                 line[k] = cells[k];
             }
             bench_table_row(t, line);
