@@ -40,7 +40,8 @@ const char *bench_better_name(bench_better b);
 void bench_render_table(FILE *f, const bench_results *r, const bench_invocation *inv,
                         bool markdown);
 void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *inv, bool wide);
-void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv);
-void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv);
+/* One renderer per format (the bool: markdown, csv-wide; unused by the JSON views). */
+void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv, bool);
+void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv, bool);
 
 #endif

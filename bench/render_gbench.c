@@ -87,7 +87,8 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
     fputs("\n    }", f);
 }
 
-void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv)
+void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv,
+                         bool unused)
 {
     static const char *const names[] = {"mean", "median", "stddev"};
     static const aggregate_fn fns[] = {mean, median, stddev};

@@ -129,9 +129,7 @@ static void watchdog_fired(int sig)
 void bench_watchdog(unsigned seconds)
 {
     if (seconds) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = watchdog_fired;
+        struct sigaction sa = {.sa_handler = watchdog_fired};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
     }
