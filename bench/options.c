@@ -468,29 +468,36 @@ void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
     }
     fputs(".SH COMMON OPTIONS\n", f);
     list_options(f, common_opts, NCOMMON, "the traced cell's scheduler events.", true);
-    fputs(".SH OUTPUT FORMATS\n", f);
-    roff(f, "table: the terminal table, a row per case (median, and min..max over the "
-            "repetitions), the command's own tables, the targets and notes.\n\n"
-            "markdown: the same as Markdown.\n\n"
-            "csv: one row per sample and per summary statistic: command, case, the "
-            "parameters, status, metric, unit, better, statistic, repetition, value.\n\n"
-            "csv-wide: one row per case: case, the parameters, status, each metric's "
-            "median, note.\n\n"
-            "json: schema stvm-bench/1: context, command, parameters, results, targets, "
-            "tables.\n\n"
-            "gbench: Google Benchmark's JSON, which compare.py reads.\n\n"
-            "Every format carries the context (stvm version and back end, date, CPU, "
-            "kernel, load average, pinning, clock, command line); the CSVs as leading "
-            "'# key: value' lines.\n");
-    fputs(".SH EXIT STATUS\n", f);
-    roff(f, "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
-            "an output could not be written. 2: a usage error (unknown option, bad value, "
-            "unwritable path), reported before anything runs.\n");
-    fputs(".SH FILES\n", f);
-    roff(f, "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
-            "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
-            "../bench/plots beside the executable (a build tree), else "
-            "../share/stvm/plots (installed).\n");
+    static const char *const sections[][2] = {
+        {"OUTPUT FORMATS",
+         "table: the terminal table: the command's own tables first (a seed's table, a "
+         "summary), then a row per case (median, and min..max over the repetitions), the "
+         "targets and the notes.\n\n"
+         "markdown: the same as Markdown.\n\n"
+         "csv: one row per sample and per summary statistic: command, case, the "
+         "parameters, status, metric, unit, better, statistic, repetition, value.\n\n"
+         "csv-wide: one row per case: case, the parameters, status, each metric's "
+         "median, note.\n\n"
+         "json: schema stvm-bench/1: context, command, parameters, results, targets, "
+         "tables.\n\n"
+         "gbench: Google Benchmark's JSON, which compare.py reads.\n\n"
+         "Every format carries the context (stvm version and back end, date, CPU, "
+         "kernel, load average, pinning, clock, command line); the CSVs as leading "
+         "'# key: value' lines.\n"},
+        {"EXIT STATUS",
+         "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
+         "an output could not be written. 2: a usage error (unknown option, bad value, "
+         "unwritable path), reported before anything runs.\n"},
+        {"FILES",
+         "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
+         "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
+         "../bench/plots beside the executable (a build tree), else "
+         "../share/stvm/plots (installed by make install).\n"},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        fprintf(f, ".SH %s\n", sections[i][0]);
+        roff(f, sections[i][1]);
+    }
     fputs(".SH EXAMPLES\n", f);
     roff(f, "stvm-bench micro --cpu 0 --repeat 3 --export-json micro.json\n");
     fputs(".br\n", f);
