@@ -25,9 +25,9 @@
 
 /* ---- trace.c: --trace FILE and --trace-events N, which every command has ----------- */
 
-/* A trace is of one cell: BENCH_GO_ON when no trace is asked or `cells` (the traced
- * cells the options select, repetitions included) is 1; else the usage error (status 2) naming how many cells the options select and `how` to select
- * one. */
+/* A trace is of one cell: BENCH_GO_ON when no trace is asked or `cells` (the cells the
+ * options select, repetitions included) is 1; else a usage error (status 2) naming how
+ * many they select and `how` to select one. */
 int bench_trace_cells(const bench_invocation *inv, long cells, const char *how);
 /* Around the traced cell's VM (t NULL or without a path: nothing, STVM_OK). begin starts
  * the ring before the cell runs; end writes the JSON after it. Both print nothing:
@@ -44,13 +44,10 @@ int bench_pin_cpu(int cpu);
 /* Resident set size in bytes from /proc/self/statm, or 0 if unreadable. */
 uint64_t bench_rss_bytes(void);
 int bench_ncpu(void);
-/* The one-minute load average from /proc/loadavg, NaN if unreadable: a loaded machine
- * is part of what a figure means. */
-double bench_load_average(void);
 /* The one-, five- and fifteen-minute load averages, NaN if unreadable. */
 void bench_load_averages(double load[3]);
-/* The first "model name" of /proc/cpuinfo (or "unknown") into buf. */
-void bench_cpu_model(char *buf, size_t size);
+/* The first value of key ("model name", "cpu MHz") in /proc/cpuinfo, or "unknown". */
+void bench_cpuinfo(const char *key, char *buf, size_t size);
 /* Kernel release (uname -r) into buf. */
 void bench_kernel(char *buf, size_t size);
 /* Current UTC time as ISO 8601 into buf. */
@@ -65,7 +62,6 @@ void bench_watchdog(unsigned seconds);
 
 /* ---- stats.c: a log-linear histogram ------------------------------------------------ */
 
-
 /* Log-linear histogram of non-negative integers (µs): exact below 64, then 32 linear
  * sub-buckets per power of two (relative error <= 1/32). No per-sample storage. */
 #define BENCH_HIST_SUB 32
@@ -76,7 +72,6 @@ typedef struct bench_hist {
     uint64_t buckets[BENCH_HIST_BUCKETS];
 } bench_hist;
 
-void bench_hist_clear(bench_hist *h);
 void bench_hist_record(bench_hist *h, uint64_t v);
 /* The value at quantile q (0..1): the upper edge of the bucket holding it, never above
  * the exact maximum. 0 when empty. */
@@ -84,14 +79,10 @@ uint64_t bench_hist_quantile(const bench_hist *h, double q);
 
 /* ---- plot.c: what the charts share ------------------------------------------------ */
 
-/* fopen for writing, with a message on failure (NULL). */
-FILE *bench_open_written(const char *path);
-/* fclose with a message; false if the file is not complete. */
-bool bench_close_written(FILE *f, const char *path);
-/* A plot: r as csv-wide to png's name with .csv, then gnuplot -e "datafile='X.csv'; outfile='X.png'"
- * on bench/plots/<script> (found in $STVM_PLOTS_DIR, <exe>/../bench/plots, or
- * <exe>/../share/stvm/plots). A missing gnuplot or script is a note on stderr, not a
- * failure; false (with a message) only when the .csv cannot be written. Runs gnuplot. */
+/* A plot: r as csv-wide into X.csv beside X.png, then runs gnuplot -e
+ * "datafile='X.csv'; outfile='X.png'" on bench/plots/<script> (found in $STVM_PLOTS_DIR,
+ * <exe>/../bench/plots, or <exe>/../share/stvm/plots). A missing gnuplot or script is a
+ * note on stderr; false (with a message) only when the .csv cannot be written. */
 bool bench_plot(const bench_results *r, const bench_invocation *inv, const char *script,
                 const char *png);
 /* A Markdown report: prose(f, r, data) first (NULL: none), then the markdown view.

@@ -30,23 +30,13 @@ static void command_line(char *buf, size_t size, const bench_invocation *inv)
     }
 }
 
-static double cpu_mhz(void)
-{
-    double mhz = 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "cpu MHz", 7) == 0 && sscanf(strchr(line, ':') + 1, "%lf", &mhz) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return mhz;
-}
-
 static void gather(context *c, const bench_invocation *inv)
 {
     bench_date_utc(c->date, sizeof c->date);
-    bench_cpu_model(c->cpu, sizeof c->cpu);
+    char mhz[64];
+    bench_cpuinfo("model name", c->cpu, sizeof c->cpu);
+    bench_cpuinfo("cpu MHz", mhz, sizeof mhz);
+    c->mhz = atof(mhz);
     bench_kernel(c->kernel, sizeof c->kernel);
     if (gethostname(c->host, sizeof c->host) != 0)
         snprintf(c->host, sizeof c->host, "unknown");
@@ -55,7 +45,6 @@ static void gather(context *c, const bench_invocation *inv)
     command_line(c->cmdline, sizeof c->cmdline, inv);
     bench_load_averages(c->load);
     c->ncpu = bench_ncpu();
-    c->mhz = cpu_mhz();
 }
 
 /* The keys every view shares, as (key, text) pairs; numbers are written by the JSON
@@ -69,6 +58,15 @@ static void gather(context *c, const bench_invocation *inv)
 typedef struct pair {
     const char *key, *text;
 } pair;
+
+static void load_json(FILE *f, const double load[3])
+{
+    for (int i = 0; i < 3; i++) {
+        fputs(i ? ", " : "[", f);
+        bench_json_num(f, load[i]);
+    }
+    fputc(']', f);
+}
 
 void bench_context_lines(FILE *f, const bench_invocation *inv, const char *prefix)
 {
@@ -92,12 +90,9 @@ void bench_context_json(FILE *f, const bench_invocation *inv, const char *indent
         bench_json_str(f, texts[i].text);
         fputc(',', f);
     }
-    fprintf(f, "\n%s  \"load_avg\": [", indent);
-    for (int i = 0; i < 3; i++) {
-        fputs(i ? ", " : "", f);
-        bench_json_num(f, c.load[i]);
-    }
-    fprintf(f, "],\n%s  \"ncpu\": %d,\n%s  \"cpu_pin\": %d\n%s}", indent, c.ncpu, indent,
+    fprintf(f, "\n%s  \"load_avg\": ", indent);
+    load_json(f, c.load);
+    fprintf(f, ",\n%s  \"ncpu\": %d,\n%s  \"cpu_pin\": %d\n%s}", indent, c.ncpu, indent,
             inv->common.cpu, indent);
 }
 
@@ -114,13 +109,10 @@ void bench_context_gbench(FILE *f, const bench_invocation *inv)
     fputs(",\n    \"executable\": ", f);
     bench_json_str(f, c.exe);
     fprintf(f, ",\n    \"num_cpus\": %d,\n    \"mhz_per_cpu\": %d,\n"
-               "    \"cpu_scaling_enabled\": false,\n    \"caches\": [],\n    \"load_avg\": [",
+               "    \"cpu_scaling_enabled\": false,\n    \"caches\": [],\n    \"load_avg\": ",
             c.ncpu, (int)c.mhz);
-    for (int i = 0; i < 3; i++) {
-        fputs(i ? ", " : "", f);
-        bench_json_num(f, c.load[i]);
-    }
-    fputs("],\n    \"library_build_type\": \"release\"", f);
+    load_json(f, c.load);
+    fputs(",\n    \"library_build_type\": \"release\"", f);
     const pair texts[] = {CONTEXT_TEXTS(&c, inv)};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         fprintf(f, ",\n    \"%s%s\": ", strncmp(texts[i].key, "stvm_", 5) ? "stvm_" : "",

@@ -1,8 +1,7 @@
 /*
- * stvm-bench: the option tables (options.h). One parser for every command: the
- * command's table and the common options become one getopt_long table, each default
- * is parsed like a value from the command line (so --help shows what runs), and every
- * output path is checked before anything is measured, so a typo costs no sweep.
+ * stvm-bench: the option tables (options.h). The command's table and the common one
+ * become one getopt_long table; every output path is checked before anything is
+ * measured, so a typo costs no sweep.
  */
 #include "options.h"
 #include "bench.h"
@@ -211,24 +210,6 @@ static bool parse_value(const bench_opt *o, const char *text, void *base)
     return false;
 }
 
-/* Every option's default into base: the table's text parsed, or zero when it has none. */
-static void apply_defaults(const bench_command *cmd, const bench_opt *opts, int n, void *base)
-{
-    static const size_t sizes[] = {
-        [BENCH_OPT_INT] = sizeof(long long), [BENCH_OPT_REAL] = sizeof(double),
-        [BENCH_OPT_WORD] = sizeof(int), [BENCH_OPT_WORDS] = sizeof(unsigned),
-        [BENCH_OPT_INTS] = sizeof(bench_ints), [BENCH_OPT_FLAG] = sizeof(bool),
-        [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
-    for (int i = 0; i < n; i++) {
-        memset((char *)base + opts[i].offset, 0, sizes[opts[i].kind]);
-        if (opts[i].def && !parse_value(&opts[i], opts[i].def, base)) {
-            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
-                    cmd->name, opts[i].def, opts[i].name);
-            abort();
-        }
-    }
-}
-
 /* Can path be written (created, or overwritten)? NULL, or why not. */
 static const char *unwritable(const char *path, char *dir, size_t size)
 {
@@ -251,36 +232,37 @@ static const char *unwritable(const char *path, char *dir, size_t size)
     return NULL;
 }
 
-static int check_outputs(const bench_command *cmd, const bench_opt *opts, int n,
-                         const void *base)
-{
-    for (int i = 0; i < n; i++) {
-        if (opts[i].kind != BENCH_OPT_OUTPUT)
-            continue;
-        const char *path = *(const char *const *)((const char *)base + opts[i].offset);
-        char dir[4096];
-        const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
-        if (why)
-            return bench_usage(cmd, "cannot write --%s '%s': %s ('%s')", opts[i].name, path,
-                               why, dir);
-    }
-    return BENCH_GO_ON;
-}
-
-/* The option getopt_long found: index k into the command's table, or past it into the
- * common one. */
+/* The option at index k of the joint table (the command's, then the common one), and
+ * the struct its value goes in. */
 static const bench_opt *opt_at(const bench_command *cmd, int k)
 {
     return k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
 }
 
+static void *base_at(const bench_command *cmd, int k, void *opts, common_raw *raw)
+{
+    return k < cmd->nopts ? opts : (void *)raw;
+}
+
 int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
                 bench_invocation *inv)
 {
+    static const size_t sizes[] = {
+        [BENCH_OPT_INT] = sizeof(long long), [BENCH_OPT_REAL] = sizeof(double),
+        [BENCH_OPT_WORD] = sizeof(int), [BENCH_OPT_WORDS] = sizeof(unsigned),
+        [BENCH_OPT_INTS] = sizeof(bench_ints), [BENCH_OPT_FLAG] = sizeof(bool),
+        [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
     common_raw raw = {0};
-    apply_defaults(cmd, cmd->opts, cmd->nopts, opts);
-    apply_defaults(cmd, common_opts, NCOMMON, &raw);
     int n = cmd->nopts + NCOMMON;
+    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
+        const bench_opt *o = opt_at(cmd, k);
+        memset((char *)base_at(cmd, k, opts, &raw) + o->offset, 0, sizes[o->kind]);
+        if (o->def && !parse_value(o, o->def, base_at(cmd, k, opts, &raw))) {
+            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
+                    cmd->name, o->def, o->name);
+            abort();
+        }
+    }
     struct option *longs = calloc((size_t)n + 1, sizeof *longs);
     if (!longs) {
         fputs("stvm-bench: out of memory\n", stderr);
@@ -310,16 +292,11 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
                 rc = bench_usage(cmd, "unknown option '%s'", arg);
         } else {
             const bench_opt *o = opt_at(cmd, c - 256);
-            void *base = c - 256 < cmd->nopts ? opts : (void *)&raw;
-            if (!parse_value(o, optarg ? optarg : "", base)) {
-                char why[1024];
-                FILE *m = fmemopen(why, sizeof why, "w");
-                if (m) {
-                    wants(m, o);
-                    fclose(m);
-                }
-                rc = bench_usage(cmd, "--%s wants %s, not '%s'", o->name, m ? why : "?",
-                                 optarg);
+            if (!parse_value(o, optarg ? optarg : "", base_at(cmd, c - 256, opts, &raw))) {
+                fprintf(stderr, "stvm-bench %s: --%s wants ", cmd->name, o->name);
+                wants(stderr, o);
+                fprintf(stderr, ", not '%s'\nTry 'stvm-bench %s --help'.\n", optarg, cmd->name);
+                rc = BENCH_EXIT_USAGE;
             }
         }
         if (raw.help && rc == BENCH_GO_ON) {
@@ -330,10 +307,16 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
     free(longs);
     if (rc == BENCH_GO_ON && optind < argc)
         rc = bench_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    if (rc == BENCH_GO_ON)
-        rc = check_outputs(cmd, cmd->opts, cmd->nopts, opts);
-    if (rc == BENCH_GO_ON)
-        rc = check_outputs(cmd, common_opts, NCOMMON, &raw);
+    for (int k = 0; rc == BENCH_GO_ON && k < n; k++) {
+        const bench_opt *o = opt_at(cmd, k);
+        const char *path = o->kind == BENCH_OPT_OUTPUT
+                               ? *(const char **)((char *)base_at(cmd, k, opts, &raw) + o->offset)
+                               : NULL;
+        char dir[4096];
+        const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
+        if (why)
+            rc = bench_usage(cmd, "cannot write --%s '%s': %s ('%s')", o->name, path, why, dir);
+    }
     if (rc != BENCH_GO_ON)
         return rc;
     *inv = (bench_invocation){.command = cmd, .opts = opts, .argc = argc, .argv = argv,
@@ -404,18 +387,28 @@ static char *option_text(const bench_opt *o, const char *traced)
     return s;
 }
 
-static void help_options(FILE *f, const bench_opt *opts, int n, const char *traced)
+static void roff(FILE *f, const char *s);
+
+/* Each option with its help and facts: for --help (wrapped at column 26) or, man, as
+ * roff .TP paragraphs. */
+static void list_options(FILE *f, const bench_opt *opts, int n, const char *traced, bool man)
 {
-    for (int i = 0; i < n; i++) {
-        int col = fprintf(f, "  --%s%s%s", opts[i].name, opts[i].metavar ? " " : "",
-                          opts[i].metavar ? opts[i].metavar : "");
-        if (col > 25) {
+    for (const bench_opt *o = opts; o < opts + n; o++) {
+        char *text = option_text(o, traced);
+        if (man) {
+            fputs(".TP\n\\fB\\-\\-", f);
+            roff(f, o->name);
+            fprintf(f, "\\fR%s", o->metavar ? " \\fI" : "");
+            roff(f, o->metavar ? o->metavar : "");
+            fputs(o->metavar ? "\\fR\n" : "\n", f);
+            roff(f, text);
             fputc('\n', f);
-            col = 0;
+        } else {
+            int col = fprintf(f, "  --%s%s%s", o->name, o->metavar ? " " : "",
+                              o->metavar ? o->metavar : "");
+            fprintf(f, "%s%*s", col > 25 ? "\n" : "", 26 - (col > 25 ? 0 : col), "");
+            bench_wrap(f, text, 26, 26);
         }
-        fprintf(f, "%*s", 26 - col, "");
-        char *text = option_text(&opts[i], traced);
-        bench_wrap(f, text, 26, 26);
         free(text);
     }
 }
@@ -426,14 +419,14 @@ void bench_help(FILE *f, const bench_command *cmd)
     bench_wrap(f, cmd->description, 0, 0);
     if (cmd->nopts) {
         fputs("\nOptions:\n", f);
-        help_options(f, cmd->opts, cmd->nopts, NULL);
+        list_options(f, cmd->opts, cmd->nopts, NULL, false);
     }
     fputs("\nCommon options:\n", f);
-    help_options(f, common_opts, NCOMMON, cmd->traced);
+    list_options(f, common_opts, NCOMMON, cmd->traced, false);
 }
 
-/* Text for roff: a dash is \-, a backslash \e, and a line never starts with a dot or a
- * quote (a request). */
+/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
+ * quote (a request), and a comma list may break after each comma (\:). */
 static void roff(FILE *f, const char *s)
 {
     for (bool bol = true; *s; s++) {
@@ -447,34 +440,14 @@ static void roff(FILE *f, const char *s)
             fputs("\n.PP\n", f);
             s++;
         } else
-            fputc(*s, f);
+            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
         bol = *s == '\n';
-    }
-}
-
-static void man_options(FILE *f, const bench_opt *opts, int n, const char *traced)
-{
-    for (int i = 0; i < n; i++) {
-        fputs(".TP\n\\fB", f);
-        roff(f, "--");
-        roff(f, opts[i].name);
-        fputs("\\fR", f);
-        if (opts[i].metavar) {
-            fputs(" \\fI", f);
-            roff(f, opts[i].metavar);
-            fputs("\\fR", f);
-        }
-        fputc('\n', f);
-        char *text = option_text(&opts[i], traced);
-        roff(f, text);
-        free(text);
-        fputc('\n', f);
     }
 }
 
 void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
 {
-    fprintf(f, ".TH STVM\\-BENCH 1 \"\" \"stvm %s\" \"stvm manual\"\n.SH NAME\n"
+    fprintf(f, ".TH STVM\\-BENCH 1 \"\" \"stvm %s\" \"stvm manual\"\n.ad l\n.SH NAME\n"
                "stvm\\-bench \\- benchmarks of the stvm green\\-thread VM core\n"
                ".SH SYNOPSIS\n\\fBstvm\\-bench\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
                "\\fBstvm\\-bench\\fR \\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR | "
@@ -491,33 +464,40 @@ void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
         fputs("\n.PP\n", f);
         roff(f, cmds[c]->description);
         fputc('\n', f);
-        man_options(f, cmds[c]->opts, cmds[c]->nopts, NULL);
+        list_options(f, cmds[c]->opts, cmds[c]->nopts, NULL, true);
     }
     fputs(".SH COMMON OPTIONS\n", f);
-    man_options(f, common_opts, NCOMMON, "the traced cell's scheduler events.");
-    fputs(".SH OUTPUT FORMATS\n", f);
-    roff(f, "table: the terminal table, a row per case (median, and min..max over the "
-            "repetitions), the command's own tables, the targets and notes.\n\n"
-            "markdown: the same as Markdown.\n\n"
-            "csv: one row per sample and per summary statistic: command, case, the "
-            "parameters, status, metric, unit, better, statistic, repetition, value.\n\n"
-            "csv-wide: one row per case: case, the parameters, status, each metric's "
-            "median, note.\n\n"
-            "json: schema stvm-bench/1: context, command, parameters, results, targets, "
-            "tables.\n\n"
-            "gbench: Google Benchmark's JSON, which compare.py reads.\n\n"
-            "Every format carries the context (stvm version and back end, date, CPU, "
-            "kernel, load average, pinning, clock, command line); the CSVs as leading "
-            "'# key: value' lines.\n");
-    fputs(".SH EXIT STATUS\n", f);
-    roff(f, "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
-            "an output could not be written. 2: a usage error (unknown option, bad value, "
-            "unwritable path), reported before anything runs.\n");
-    fputs(".SH FILES\n", f);
-    roff(f, "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
-            "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
-            "../bench/plots beside the executable (a build tree), else "
-            "../share/stvm/plots (installed).\n");
+    list_options(f, common_opts, NCOMMON, "the traced cell's scheduler events.", true);
+    static const char *const sections[][2] = {
+        {"OUTPUT FORMATS",
+         "table: the terminal table: the command's own tables first (a seed's table, a "
+         "summary), then a row per case (median, and min..max over the repetitions), the "
+         "targets and the notes.\n\n"
+         "markdown: the same as Markdown.\n\n"
+         "csv: one row per sample and per summary statistic: command, case, the "
+         "parameters, status, metric, unit, better, statistic, repetition, value.\n\n"
+         "csv-wide: one row per case: case, the parameters, status, each metric's "
+         "median, note.\n\n"
+         "json: schema stvm-bench/1: context, command, parameters, results, targets, "
+         "tables.\n\n"
+         "gbench: Google Benchmark's JSON, which compare.py reads.\n\n"
+         "Every format carries the context (stvm version and back end, date, CPU, "
+         "kernel, load average, pinning, clock, command line); the CSVs as leading "
+         "'# key: value' lines.\n"},
+        {"EXIT STATUS",
+         "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
+         "an output could not be written. 2: a usage error (unknown option, bad value, "
+         "unwritable path), reported before anything runs.\n"},
+        {"FILES",
+         "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
+         "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
+         "../bench/plots beside the executable (a build tree), else "
+         "../share/stvm/plots (installed by make install).\n"},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        fprintf(f, ".SH %s\n", sections[i][0]);
+        roff(f, sections[i][1]);
+    }
     fputs(".SH EXAMPLES\n", f);
     roff(f, "stvm-bench micro --cpu 0 --repeat 3 --export-json micro.json\n");
     fputs(".br\n", f);

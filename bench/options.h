@@ -1,13 +1,9 @@
 /*
- * stvm-bench: one option table per command. From the table come the parser
- * (getopt_long), `--help` with the real defaults, the error for a bad value (naming the
- * range or listing the allowed words), the JSON's echo of the parameters and the man
- * page. A default is written as text and parsed like a value from the command line, so
- * what --help shows is what runs.
- *
- * The options every command has (cpu, format, the exports, quiet, trace, trace-events,
- * help) are added by the parser and land in bench_common; a command's table lists its
- * own, each stored at an offset into the command's options struct.
+ * stvm-bench: one option table per command, from which come the parser (getopt_long),
+ * --help with the real defaults, the error for a bad value (the range or the allowed
+ * words), the JSON's echo of the parameters and the man page. A default is text parsed
+ * like a value from the command line, so what --help shows is what runs. The options
+ * every command has are the parser's own and land in bench_common.
  */
 #ifndef STVM_BENCH_OPTIONS_H
 #define STVM_BENCH_OPTIONS_H
@@ -53,23 +49,25 @@ typedef struct bench_opt {
     const char *const *words;       /* WORD, WORDS: NULL-terminated */
 } bench_opt;
 
-/* Table-building shorthands; OFF(type, member) is offsetof. */
+/* Table-building shorthands: the destination is `member` of the command's `type`. */
+#define BENCH_OPT_(name, kind, meta, def, lo, hi, words, type, member, help) \
+    {name, kind, meta, def, help, offsetof(type, member), lo, hi, words}
 #define BENCH_INT(name, meta, def, lo, hi, type, member, help) \
-    {name, BENCH_OPT_INT, meta, def, help, offsetof(type, member), lo, hi, NULL}
+    BENCH_OPT_(name, BENCH_OPT_INT, meta, def, lo, hi, NULL, type, member, help)
 #define BENCH_REAL(name, meta, def, lo, hi, type, member, help) \
-    {name, BENCH_OPT_REAL, meta, def, help, offsetof(type, member), lo, hi, NULL}
+    BENCH_OPT_(name, BENCH_OPT_REAL, meta, def, lo, hi, NULL, type, member, help)
 #define BENCH_WORD(name, def, words, type, member, help) \
-    {name, BENCH_OPT_WORD, "WORD", def, help, offsetof(type, member), 0, 0, words}
+    BENCH_OPT_(name, BENCH_OPT_WORD, "WORD", def, 0, 0, words, type, member, help)
 #define BENCH_WORDS(name, def, words, type, member, help) \
-    {name, BENCH_OPT_WORDS, "LIST", def, help, offsetof(type, member), 0, 0, words}
+    BENCH_OPT_(name, BENCH_OPT_WORDS, "LIST", def, 0, 0, words, type, member, help)
 #define BENCH_INTS(name, def, lo, hi, type, member, help) \
-    {name, BENCH_OPT_INTS, "LIST", def, help, offsetof(type, member), lo, hi, NULL}
+    BENCH_OPT_(name, BENCH_OPT_INTS, "LIST", def, lo, hi, NULL, type, member, help)
 #define BENCH_FLAG(name, type, member, help) \
-    {name, BENCH_OPT_FLAG, NULL, NULL, help, offsetof(type, member), 0, 0, NULL}
+    BENCH_OPT_(name, BENCH_OPT_FLAG, NULL, NULL, 0, 0, NULL, type, member, help)
 #define BENCH_TEXT(name, meta, def, type, member, help) \
-    {name, BENCH_OPT_TEXT, meta, def, help, offsetof(type, member), 0, 0, NULL}
+    BENCH_OPT_(name, BENCH_OPT_TEXT, meta, def, 0, 0, NULL, type, member, help)
 #define BENCH_OUTPUT(name, type, member, help) \
-    {name, BENCH_OPT_OUTPUT, "FILE", NULL, help, offsetof(type, member), 0, 0, NULL}
+    BENCH_OPT_(name, BENCH_OPT_OUTPUT, "FILE", NULL, 0, 0, NULL, type, member, help)
 
 /* The output formats: --format picks the one on stdout, --export-* write more. */
 typedef enum bench_fmt {
@@ -81,13 +79,10 @@ typedef enum bench_fmt {
     BENCH_FMT_GBENCH,               /* Google Benchmark's JSON, for compare.py */
     BENCH_NFORMATS
 } bench_fmt;
-/* "table", "markdown", "csv", "csv-wide", "json", "gbench" (the --format words; the
- * export flags are --export-markdown, --export-csv, --export-csv-wide, --export-json,
- * --export-gbench). */
+/* The --format words, in bench_fmt's order ("table" .. "gbench"; --export-WORD). */
 extern const char *const bench_format_names[];
 
-/* --trace FILE and --trace-events N (bench.h includes this header for it: the old
- * command-line helpers there and this table coexist until every command is ported). */
+/* --trace FILE and --trace-events N. */
 typedef struct bench_trace {
     const char *path;               /* NULL: no trace */
     size_t events;                  /* the ring's capacity */
@@ -123,11 +118,12 @@ typedef struct bench_invocation {
     const char *clock;              /* "real" or "sim": set by the command (default real) */
 } bench_invocation;
 
-/* Fill opts (the command's struct, defaults first) and inv from argv (argv[0] is the
- * command's name). Pins the thread when --cpu is given, checks every OUTPUT path (and
- * --export-*, --trace) for writability. Answers BENCH_GO_ON, or the status to exit
- * with: BENCH_EXIT_OK after --help (on stdout), BENCH_EXIT_USAGE after a message on
- * stderr naming the option, the bad value and what it wants. */
+/* Fill opts (the command's struct, defaults first) and inv from argv (argv[0]: the
+ * command's name); checks every output path for writability, then pins the thread
+ * when --cpu is given. Answers BENCH_GO_ON, or the status to exit with:
+ *   BENCH_EXIT_OK     after --help (on stdout)
+ *   BENCH_EXIT_USAGE  after a message on stderr naming the option, the bad value and
+ *                     what it wants */
 int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
                 bench_invocation *inv);
 

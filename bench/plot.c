@@ -11,20 +11,23 @@
 #include <string.h>
 #include <unistd.h>
 
-bool bench_close_written(FILE *f, const char *path)
-{
-    if (fclose(f) == 0)
-        return true;
-    fprintf(stderr, "stvm-bench: cannot write %s\n", path);
-    return false;
-}
-
-FILE *bench_open_written(const char *path)
+/* The prose (NULL: none) and the view fmt of r into path; false with a message when the
+ * file cannot be written whole. */
+static bool write_view(const char *path, bench_fmt fmt, const bench_results *r,
+                       const bench_invocation *inv,
+                       void (*prose)(FILE *, const bench_results *, const void *),
+                       const void *data)
 {
     FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "stvm-bench: cannot write %s: %s\n", path, strerror(errno));
-    return f;
+    if (f && prose)
+        prose(f, r, data);
+    if (f)
+        bench_render(f, fmt, r, inv);
+    if (f && fclose(f) == 0)
+        return true;
+    fprintf(stderr, "stvm-bench %s: cannot write %s: %s\n", inv->command->name, path,
+            strerror(errno));
+    return false;
 }
 
 /* A gnuplot single-quoted string into buf ('' stands for a quote). */
@@ -71,11 +74,7 @@ bool bench_plot(const bench_results *r, const bench_invocation *inv, const char 
     int stem = dot && (!slash || dot > slash) ? (int)(dot - png) : (int)strlen(png);
     char csv[4096], path[4096], qcsv[8200], qpng[8200], expr[16600];
     snprintf(csv, sizeof csv, "%.*s.csv", stem, png);
-    FILE *f = bench_open_written(csv);
-    if (!f)
-        return false;
-    bench_render(f, BENCH_FMT_CSV_WIDE, r, inv);
-    if (!bench_close_written(f, csv))
+    if (!write_view(csv, BENCH_FMT_CSV_WIDE, r, inv, NULL, NULL))
         return false;
     if (!find_script(script, path, sizeof path)) {
         fprintf(stderr, "stvm-bench %s: note: no gnuplot script %s (set STVM_PLOTS_DIR); "
@@ -103,13 +102,7 @@ bool bench_report(const char *path, const bench_results *r, const bench_invocati
                   void (*prose)(FILE *, const bench_results *, const void *), const void *data)
 {
     fflush(stdout);
-    FILE *f = bench_open_written(path);
-    if (!f)
-        return false;
-    if (prose)
-        prose(f, r, data);
-    bench_render(f, BENCH_FMT_MARKDOWN, r, inv);
-    if (!bench_close_written(f, path))
+    if (!write_view(path, BENCH_FMT_MARKDOWN, r, inv, prose, data))
         return false;
     fprintf(stderr, "stvm-bench %s: report written to %s\n", inv->command->name, path);
     return true;

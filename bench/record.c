@@ -1,8 +1,4 @@
-/*
- * stvm-bench: the result record (record.h). Everything is copied in and owned by the
- * bench_results; running out of memory ends the tool, since a benchmark that cannot
- * record what it measured has nothing left to report.
- */
+/* stvm-bench: the result record and the judge (record.h). */
 #include "record.h"
 #include "render.h"
 
@@ -21,7 +17,7 @@ static void *must(void *p)
     return p;
 }
 
-static char *dup_or_null(const char *s)
+static char *copy(const char *s)
 {
     return s ? must(strdup(s)) : NULL;
 }
@@ -51,59 +47,48 @@ void bench_results_init(bench_results *r, const char *command)
 {
     memset(r, 0, sizeof *r);
     r->command = command;
-    r->note = must(strdup(""));
+    r->note = copy("");
+}
+
+/* free() each of n pointers. */
+static void free_all(int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    while (n--)
+        free(va_arg(ap, void *));
+    va_end(ap);
 }
 
 void bench_results_free(bench_results *r)
 {
     for (int i = 0; i < r->nrecords; i++) {
         bench_record *rec = &r->records[i];
-        for (int k = 0; k < rec->nparams; k++) {
-            free(rec->params[k].key);
-            free(rec->params[k].value);
-        }
-        for (int k = 0; k < rec->nmetrics; k++) {
-            free(rec->metrics[k].name);
-            free(rec->metrics[k].unit);
-            free(rec->metrics[k].samples);
-        }
-        free(rec->params);
-        free(rec->metrics);
-        free(rec->name);
-        free(rec->note);
+        for (int k = 0; k < rec->nparams; k++)
+            free_all(2, rec->params[k].key, rec->params[k].value);
+        for (int k = 0; k < rec->nmetrics; k++)
+            free_all(3, rec->metrics[k].name, rec->metrics[k].unit, rec->metrics[k].samples);
+        free_all(4, rec->params, rec->metrics, rec->name, rec->note);
     }
     for (int i = 0; i < r->ntables; i++) {
         bench_table *t = &r->tables[i];
         for (int k = 0; k < t->nrows * t->ncols; k++)
             free(t->cells[k]);
-        free(t->cells);
-        free(t->title);
-        free(t->align);
-        free(t->footer);
+        free_all(4, t->cells, t->title, t->align, t->footer);
     }
     for (int i = 0; i < r->ntargets; i++) {
         bench_target *t = &r->targets[i];
-        free(t->text);
-        free(t->select);
-        free(t->metric);
-        free(t->ref_select);
-        free(t->ref_metric);
-        free(t->note);
+        free_all(6, t->text, t->select, t->metric, t->ref_select, t->ref_metric, t->note);
     }
-    free(r->records);
-    free(r->tables);
-    free(r->targets);
-    free(r->note);
+    free_all(4, r->records, r->tables, r->targets, r->note);
     memset(r, 0, sizeof *r);
 }
 
 bench_record *bench_record_add(bench_results *r, const char *name)
 {
     bench_record *rec = grow(&r->records, &r->nrecords, &r->records_cap, sizeof *rec);
-    rec->name = must(strdup(name));
-    rec->note = must(strdup(""));
-    rec->status = BENCH_OK;
-    rec->gbench_real = rec->gbench_cpu = -1;
+    *rec = (bench_record){.name = copy(name), .note = copy(""), .status = BENCH_OK,
+                          .gbench_real = -1, .gbench_cpu = -1};
     return rec;
 }
 
@@ -114,15 +99,17 @@ void bench_param_add(bench_record *rec, const char *key, const char *fmt, ...)
     va_start(ap, fmt);
     rec->params[rec->nparams].value = vformat(fmt, ap);
     va_end(ap);
-    rec->params[rec->nparams++].key = must(strdup(key));
+    rec->params[rec->nparams++].key = copy(key);
 }
 
 static void metric_summarise(bench_metric *m)
 {
-    size_t n = (size_t)m->nsamples;
-    m->median = bench_median(m->samples, n);
-    m->min = bench_min(m->samples, n);
-    m->max = bench_max(m->samples, n);
+    m->median = bench_median(m->samples, (size_t)m->nsamples);
+    m->min = m->max = m->nsamples ? m->samples[0] : NAN;
+    for (int i = 1; i < m->nsamples; i++) {
+        m->min = fmin(m->min, m->samples[i]);
+        m->max = fmax(m->max, m->samples[i]);
+    }
 }
 
 int bench_metric_add(bench_record *rec, const char *name, const char *unit,
@@ -130,7 +117,7 @@ int bench_metric_add(bench_record *rec, const char *name, const char *unit,
 {
     rec->metrics = must(realloc(rec->metrics, (size_t)(rec->nmetrics + 1) * sizeof *rec->metrics));
     bench_metric *m = &rec->metrics[rec->nmetrics];
-    *m = (bench_metric){.name = must(strdup(name)), .unit = must(strdup(unit)),
+    *m = (bench_metric){.name = copy(name), .unit = copy(unit),
                         .better = better, .decimals = decimals, .nsamples = n > 0 ? n : 0};
     m->samples = must(malloc((size_t)(m->nsamples + 1) * sizeof *m->samples));
     if (m->nsamples)
@@ -186,33 +173,19 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Does rec match "case key=value ..."? Each word after the case must be a pair that
- * rec's parameters hold. */
+/* Does rec match "case key=value ..."? Each pair must be one of rec's parameters. */
 static bool record_matches(const bench_record *rec, const char *select)
 {
-    size_t len = strcspn(select, " ");
-    if (!(len == 1 && select[0] == '*') &&
-        (strlen(rec->name) != len || strncmp(rec->name, select, len) != 0))
+    char buf[1024], *save, *word;
+    snprintf(buf, sizeof buf, "%s", select);
+    word = strtok_r(buf, " ", &save);
+    if (!word || (strcmp(word, "*") && strcmp(word, rec->name)))
         return false;
-    for (const char *p = select + len; *p;) {
-        p += strspn(p, " ");
-        size_t word = strcspn(p, " ");
-        const char *eq = memchr(p, '=', word);
-        if (word && !eq)
+    while ((word = strtok_r(NULL, " ", &save)) != NULL) {
+        char *eq = strchr(word, '=');
+        const char *v = eq ? (*eq = 0, bench_param_find(rec, word)) : NULL;
+        if (!v || strcmp(v, eq + 1))
             return false;
-        if (word) {
-            bool found = false;
-            for (int i = 0; i < rec->nparams && !found; i++) {
-                const bench_param *pa = &rec->params[i];
-                found = strlen(pa->key) == (size_t)(eq - p) &&
-                        strncmp(pa->key, p, (size_t)(eq - p)) == 0 &&
-                        strlen(pa->value) == word - (size_t)(eq - p) - 1 &&
-                        strncmp(pa->value, eq + 1, word - (size_t)(eq - p) - 1) == 0;
-            }
-            if (!found)
-                return false;
-        }
-        p += word;
     }
     return true;
 }
@@ -229,12 +202,10 @@ bench_table *bench_table_add(bench_results *r, const char *title, int ncols,
                              const char *align)
 {
     bench_table *t = grow(&r->tables, &r->ntables, &r->tables_cap, sizeof *t);
-    t->title = must(strdup(title ? title : ""));
-    t->ncols = ncols;
-    t->align = must(calloc((size_t)ncols + 1, 1));
+    *t = (bench_table){.title = copy(title ? title : ""), .ncols = ncols,
+                       .align = must(calloc((size_t)ncols + 1, 1)), .footer = copy("")};
     for (int i = 0; i < ncols; i++)
         t->align[i] = align && i < (int)strlen(align) && align[i] == 'r' ? 'r' : 'l';
-    t->footer = must(strdup(""));
     return t;
 }
 
@@ -243,7 +214,7 @@ void bench_table_row(bench_table *t, const char *const *cells)
     size_t n = (size_t)(t->nrows + 1) * (size_t)t->ncols;
     t->cells = must(realloc(t->cells, n * sizeof *t->cells));
     for (int i = 0; i < t->ncols; i++)
-        t->cells[t->nrows * t->ncols + i] = must(strdup(cells[i] ? cells[i] : ""));
+        t->cells[t->nrows * t->ncols + i] = copy(cells[i] ? cells[i] : "");
     t->nrows++;
 }
 
@@ -260,18 +231,18 @@ bench_target *bench_target_add(bench_results *r, const char *text, bench_target_
                                const char *ref_select, const char *ref_metric)
 {
     bench_target *t = grow(&r->targets, &r->ntargets, &r->targets_cap, sizeof *t);
-    *t = (bench_target){.text = must(strdup(text)), .kind = kind,
-                        .select = must(strdup(select)), .metric = must(strdup(metric)),
-                        .limit = limit, .ref_select = dup_or_null(ref_select),
-                        .ref_metric = dup_or_null(ref_metric), .verdict = BENCH_NOT_MEASURED,
-                        .value = NAN, .bound = NAN, .note = must(strdup(""))};
+    *t = (bench_target){.text = copy(text), .kind = kind,
+                        .select = copy(select), .metric = copy(metric),
+                        .limit = limit, .ref_select = copy(ref_select),
+                        .ref_metric = copy(ref_metric), .verdict = BENCH_NOT_MEASURED,
+                        .value = NAN, .bound = NAN, .note = copy("")};
     return t;
 }
 
 void bench_target_not_judged(bench_target *t, const char *why)
 {
     free(t->note);
-    t->note = must(strdup(why));
+    t->note = copy(why);
     t->verdict = BENCH_NOT_JUDGED;
 }
 
@@ -336,32 +307,14 @@ double bench_median(const double *v, size_t n)
     return m;
 }
 
-double bench_min(const double *v, size_t n)
-{
-    double m = n ? v[0] : NAN;
-    for (size_t i = 1; i < n; i++)
-        m = v[i] < m ? v[i] : m;
-    return m;
-}
-
-double bench_max(const double *v, size_t n)
-{
-    double m = n ? v[0] : NAN;
-    for (size_t i = 1; i < n; i++)
-        m = v[i] > m ? v[i] : m;
-    return m;
-}
-
-/* The distinct strings that field(record, k) answers for k < count(record), in the
- * order they first appear. */
-static int distinct(const bench_record *recs, int n, const char **out, int max,
-                    int (*count)(const bench_record *),
-                    const char *(*field)(const bench_record *, int))
+/* The distinct parameter keys (or metric names) of n records, in the order they first
+ * appear. */
+static int distinct(const bench_record *recs, int n, const char **out, int max, bool metrics)
 {
     int found = 0;
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < count(&recs[i]); k++) {
-            const char *s = field(&recs[i], k);
+        for (int k = 0; k < (metrics ? recs[i].nmetrics : recs[i].nparams); k++) {
+            const char *s = metrics ? recs[i].metrics[k].name : recs[i].params[k].key;
             int j = 0;
             while (j < found && strcmp(out[j], s))
                 j++;
@@ -371,19 +324,14 @@ static int distinct(const bench_record *recs, int n, const char **out, int max,
     return found;
 }
 
-static int nparams(const bench_record *rec) { return rec->nparams; }
-static const char *param_key(const bench_record *rec, int k) { return rec->params[k].key; }
-static int nmetrics(const bench_record *rec) { return rec->nmetrics; }
-static const char *metric_name(const bench_record *rec, int k) { return rec->metrics[k].name; }
-
 int bench_param_keys(const bench_record *recs, int n, const char **keys, int max)
 {
-    return distinct(recs, n, keys, max, nparams, param_key);
+    return distinct(recs, n, keys, max, false);
 }
 
 int bench_metric_names(const bench_record *recs, int n, const char **names, int max)
 {
-    return distinct(recs, n, names, max, nmetrics, metric_name);
+    return distinct(recs, n, names, max, true);
 }
 
 const char *bench_status_name(bench_status s)

@@ -1,14 +1,11 @@
 /*
- * stvm-bench: the one result record every command fills, and the targets judged on it.
- * A command measures, puts what it measured into records (a case, its parameters, its
- * metrics with every sample) and states its targets; render.h shows any command's
- * results in any format. Modelled on Google Benchmark's BenchmarkReporter::Run and
- * hyperfine's BenchmarkResult: the record knows nothing of how it is shown.
+ * stvm-bench: the one result record every command fills (Google Benchmark's
+ * BenchmarkReporter::Run, hyperfine's BenchmarkResult), and the targets judged on it;
+ * render.h shows any command's results in any format.
  *
- * Memory: a bench_results owns its records, their metrics and samples, its tables and
- * targets; bench_results_free releases everything. Every add function copies the
- * strings it is given. Out of memory ends the tool (status 1, a message): a benchmark
- * that cannot record what it measured has nothing to report.
+ * Memory: a bench_results owns everything in it (every add function copies its
+ * strings); bench_results_free releases it. Out of memory ends the tool (status 1, a
+ * message): a benchmark that cannot record what it measured has nothing to report.
  */
 #ifndef STVM_BENCH_RECORD_H
 #define STVM_BENCH_RECORD_H
@@ -16,21 +13,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Which way a metric is better; the renderers and the gbench view use it, a judge never
- * guesses it from the name. */
+/* Which way a metric is better (stated, never guessed from the name). */
 typedef enum bench_better {
     BENCH_BETTER_NONE,              /* a count or a setting: neither way */
     BENCH_BETTER_LOWER,             /* a time, a cost, memory */
     BENCH_BETTER_HIGHER,            /* a rate */
 } bench_better;
 
-/* One figure of one case: every sample (one per repetition, in order), and the median,
- * min and max over them (NaN when there is no sample). */
+/* One figure of one case: every sample (one per repetition), and their median, min and
+ * max (NaN when there is none). */
 typedef struct bench_metric {
     char *name;                     /* snake_case, unique in the record: "handoff_ns" */
     char *unit;                     /* "ns", "us", "1/s", "KiB", "B", "" (a count or ratio) */
     bench_better better;
-    int decimals;                   /* for people (table, markdown); machines get %.17g */
+    int decimals;                   /* for people; machines get every digit */
     double median, min, max;
     double *samples;
     int nsamples;
@@ -56,14 +52,14 @@ typedef struct bench_record {
     int nmetrics;
     bench_status status;
     char *note;                     /* "" or a sentence */
-    /* The gbench view's real_time and cpu_time (render.h): metric indexes, -1 for none.
-     * A record without a time metric is left out of that view. */
+    /* The gbench view's real_time and cpu_time: metric indexes, -1 for none (no
+     * real_time: the record is left out of that view). */
     int gbench_real, gbench_cpu;
 } bench_record;
 
-/* A table for people that a command adds beside the record table (the seed's table,
- * the delay summary): cells of text, the first row the header. Renders in the terminal
- * and Markdown views; the machine views carry the records, not these. */
+/* A table for people (the seed's table, the delay summary), shown before the records
+ * in the table and Markdown views and carried as text by JSON: cells of text, the first
+ * row the header. */
 typedef struct bench_table {
     char *title;                    /* a line above the table, or "" */
     int ncols, nrows;               /* nrows includes the header */
@@ -72,17 +68,13 @@ typedef struct bench_table {
     char *footer;                   /* lines below the table, or "" */
 } bench_table;
 
-/* A target: a statement about one metric of one record, judged after the sweep.
- *   value  = the metric's median in the record selected by `select`;
- *   bound  = limit, or limit * (the median of ref_metric in the record `ref_select`)
- *            when ref_metric is set (a ratio target: "at least 2x logging off");
- *   spread = max - min of the metric's samples, when kind is BENCH_TARGET_SPREAD
- *            ("repeats within 0.02 over the repetitions").
- * A selector is "case" or "case key=value key=value" (every pair must match; "*" for
- * the case matches any). The value is judged as printed, rounded to the metric's
- * decimals. A target whose record (or reference) did not run or has no
- * sample is "not measured"; one a command does not judge on this machine or back end
- * is "not judged" with the reason in its note. */
+/* A target on one metric of one record, judged after the sweep: value = the median
+ * (SPREAD: max - min of the samples) in the record `select` picks, rounded to the
+ * metric's decimals (judged as printed); bound = limit, or limit * ref_metric's median
+ * in the record `ref_select` picks (a ratio target). A selector is "case" or
+ * "case key=value ..." (every pair must match; case "*" matches any). No record (or
+ * reference) run with a sample: "not measured"; a command may mark a target "not
+ * judged" with the reason in its note. */
 typedef enum bench_target_kind {
     BENCH_TARGET_AT_MOST,           /* value <= bound */
     BENCH_TARGET_AT_LEAST,          /* value >= bound */
@@ -149,30 +141,26 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
 /* The first record matching the selector (see bench_target), or NULL. */
 bench_record *bench_record_select(const bench_results *r, const char *select);
 
-/* A table of ncols columns; align is a string of ncols 'l'/'r'. Fill it with
- * bench_table_row (header first), each call taking ncols cells (printf'd by the
- * caller). */
+/* A table of ncols columns (align: a string of 'l'/'r'); each bench_table_row takes
+ * ncols cells, the header first. */
 bench_table *bench_table_add(bench_results *r, const char *title, int ncols,
                              const char *align);
 void bench_table_row(bench_table *t, const char *const *cells);
 void bench_table_footer(bench_table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A target to judge (strings copied; ref_select and ref_metric NULL for an absolute
- * one). */
+/* A target to judge (ref_select and ref_metric NULL for an absolute one). */
 bench_target *bench_target_add(bench_results *r, const char *text, bench_target_kind kind,
                                const char *select, const char *metric, double limit,
                                const char *ref_select, const char *ref_metric);
 /* Mark a target not judged, with the reason (the judge then leaves it alone). */
 void bench_target_not_judged(bench_target *t, const char *why);
-/* Judge every target that is not marked not judged (those get their value and bound
- * all the same). Answers how many were MISSED. */
+/* Judge every target (one not judged still gets its value and bound); answers how many
+ * were MISSED. */
 int bench_judge(bench_results *r);
 const char *bench_verdict_name(bench_verdict v);   /* "met", "MISSED", "not measured", ... */
 
-/* Median, min, max of n values (the array is not changed); NaN when n is 0. */
+/* The median of n values (the array is not changed); NaN when n is 0. */
 double bench_median(const double *v, size_t n);
-double bench_min(const double *v, size_t n);
-double bench_max(const double *v, size_t n);
 
 #endif

@@ -10,24 +10,20 @@
 void bench_render(FILE *f, bench_fmt fmt, const bench_results *r,
                   const bench_invocation *inv)
 {
-    switch (fmt) {
-    case BENCH_FMT_TABLE:
-    case BENCH_FMT_MARKDOWN:
-        bench_render_table(f, r, inv, fmt == BENCH_FMT_MARKDOWN);
-        break;
-    case BENCH_FMT_CSV:
-    case BENCH_FMT_CSV_WIDE:
-        bench_render_csv(f, r, inv, fmt == BENCH_FMT_CSV_WIDE);
-        break;
-    case BENCH_FMT_JSON:
-        bench_render_json(f, r, inv);
-        break;
-    case BENCH_FMT_GBENCH:
-        bench_render_gbench(f, r, inv);
-        break;
-    case BENCH_NFORMATS:
-        break;
-    }
+    /* A renderer and its variant: markdown of the table, csv-wide of the csv. */
+    static const struct {
+        void (*fn)(FILE *, const bench_results *, const bench_invocation *, bool);
+        bool variant;
+    } views[BENCH_NFORMATS] = {
+        [BENCH_FMT_TABLE] = {bench_render_table, false},
+        [BENCH_FMT_MARKDOWN] = {bench_render_table, true},
+        [BENCH_FMT_CSV] = {bench_render_csv, false},
+        [BENCH_FMT_CSV_WIDE] = {bench_render_csv, true},
+        [BENCH_FMT_JSON] = {bench_render_json, false},
+        [BENCH_FMT_GBENCH] = {bench_render_gbench, false},
+    };
+    if ((unsigned)fmt < BENCH_NFORMATS)
+        views[fmt].fn(f, r, inv, views[fmt].variant);
 }
 
 int bench_output(const bench_results *r, const bench_invocation *inv)

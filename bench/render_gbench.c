@@ -54,13 +54,9 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
     int n = real->nsamples;
     fprintf(f, "%s    {\n      \"name\": ", *first ? "" : ",\n");
     *first = false;
-    if (aggregate) {
-        char full[1024];
-        snprintf(full, sizeof full, "%s_%s", name, aggregate);
-        bench_json_str(f, full);
-    } else {
-        bench_json_str(f, name);
-    }
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s%s", name, aggregate ? "_" : "", aggregate ? aggregate : "");
+    bench_json_str(f, full);
     fputs(",\n      \"run_name\": ", f);
     bench_json_str(f, name);
     fprintf(f, ",\n      \"run_type\": \"%s\",\n      \"repetitions\": %d,\n",
@@ -91,7 +87,8 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
     fputs("\n    }", f);
 }
 
-void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv)
+void bench_render_gbench(FILE *f, const bench_results *r, const bench_invocation *inv,
+                         bool unused)
 {
     static const char *const names[] = {"mean", "median", "stddev"};
     static const aggregate_fn fns[] = {mean, median, stddev};

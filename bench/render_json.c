@@ -79,7 +79,7 @@ static void table(FILE *f, const bench_table *t)
     fputc('}', f);
 }
 
-void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv)
+void bench_render_json(FILE *f, const bench_results *r, const bench_invocation *inv, bool unused)
 {
     fputs("{\n  \"schema\": \"stvm-bench/1\",\n  \"context\": ", f);
     bench_context_json(f, inv, "  ");

@@ -3,8 +3,9 @@
  * bench_tables, one per group of records (records_tables): a row per record, or
  * transposed, a metric per row and a few records side by side, when the group has more
  * than TRANSPOSE_AT metrics or its rows would be wider than MAX_WIDTH columns, so a wide
- * record set stays readable in a terminal. Then come the command's own tables, the
- * targets and the notes; one printer draws any bench_table in either style.
+ * record set stays readable in a terminal. The command's own tables come first, then
+ * the records, the targets and the notes; one printer draws any bench_table in either
+ * style.
  */
 #include "render.h"
 
@@ -147,10 +148,7 @@ static void group_tables(bench_results *model, const bench_record *recs, int n)
             for (int k = 0; k < cols; k++) {
                 const bench_record *rec = transposed ? (k ? &recs[first + k - 1] : NULL)
                                                      : (row ? &recs[row - 1] : NULL);
-                if (transposed && !k)
-                    record_cell(cells[k], CELL, NULL, row, &c);
-                else
-                    record_cell(cells[k], CELL, rec, transposed ? row : k, &c);
+                record_cell(cells[k], CELL, rec, transposed ? row : k, &c);
                 line[k] = cells[k];
             }
             bench_table_row(t, line);
@@ -227,18 +225,16 @@ void bench_render_table(FILE *f, const bench_results *r, const bench_invocation 
     } else {
         bench_context_header(f, inv);
     }
+    /* The command's own tables first (the seed's table is what a reader looks for),
+     * then the records, then the targets. */
+    for (int k = 0; k < r->ntables; k++)
+        print_table(f, &r->tables[k], markdown);
     bench_results model;
     bench_results_init(&model, r->command);
     records_tables(&model, r);
-    int nrecord_tables = model.ntables;
     targets_table(&model, r);
-    for (int i = 0; i < model.ntables; i++) {
-        for (int k = 0; i == nrecord_tables && k < r->ntables; k++)
-            print_table(f, &r->tables[k], markdown);
+    for (int i = 0; i < model.ntables; i++)
         print_table(f, &model.tables[i], markdown);
-    }
-    for (int k = 0; nrecord_tables == model.ntables && k < r->ntables; k++)
-        print_table(f, &r->tables[k], markdown);
     notes(f, r, markdown);
     bench_results_free(&model);
 }

@@ -26,16 +26,9 @@ static uint64_t hist_upper(size_t i)
 {
     if (i < 64)
         return i;
-    size_t g = (i - 64) / BENCH_HIST_SUB, sub = (i - 64) % BENCH_HIST_SUB;
-    int e = (int)g + 6;
+    int e = (int)((i - 64) / BENCH_HIST_SUB) + 6;
     uint64_t width = 1ull << (e - 5);
-    uint64_t lo = (1ull << e) + sub * width;
-    return lo + (width - 1);
-}
-
-void bench_hist_clear(bench_hist *h)
-{
-    memset(h, 0, sizeof *h);
+    return (1ull << e) + ((i - 64) % BENCH_HIST_SUB + 1) * width - 1;
 }
 
 void bench_hist_record(bench_hist *h, uint64_t v)

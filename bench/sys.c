@@ -43,14 +43,11 @@ int bench_pin_cpu(int cpu)
 uint64_t bench_rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
-    unsigned long long size = 0, resident = 0;
-    int n = fscanf(f, "%llu %llu", &size, &resident);
-    fclose(f);
-    if (n != 2)
-        return 0;
-    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+    unsigned long long size, resident;
+    bool read = f && fscanf(f, "%llu %llu", &size, &resident) == 2;
+    if (f)
+        fclose(f);
+    return read ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 void bench_load_averages(double load[3])
@@ -64,40 +61,27 @@ void bench_load_averages(double load[3])
     }
 }
 
-double bench_load_average(void)
-{
-    double load[3];
-    bench_load_averages(load);
-    return load[0];
-}
-
 int bench_ncpu(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
 
-void bench_cpu_model(char *buf, size_t size)
+void bench_cpuinfo(const char *key, char *buf, size_t size)
 {
     snprintf(buf, size, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) != 0)
+    char line[512], *v;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key)) != 0 || !(v = strchr(line, ':')))
             continue;
-        char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
+        v += 1 + strspn(v + 1, " \t");
         v[strcspn(v, "\n")] = 0;
         snprintf(buf, size, "%s", v);
         break;
     }
-    fclose(f);
+    if (f)
+        fclose(f);
 }
 
 void bench_kernel(char *buf, size_t size)
@@ -145,9 +129,7 @@ static void watchdog_fired(int sig)
 void bench_watchdog(unsigned seconds)
 {
     if (seconds) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = watchdog_fired;
+        struct sigaction sa = {.sa_handler = watchdog_fired};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
     }

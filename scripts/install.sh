@@ -6,7 +6,8 @@
 # install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the
 # .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
 # pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; stvm-bench's
-# is written by the tool into B/man), and writes a manifest, DATADIR/stvm/install-manifest:
+# is written by the tool into B/man), stvm-bench's gnuplot scripts bench/plots/*.gp
+# (DATADIR/stvm/plots: the installed tool's <exe>/../share/stvm/plots), and writes a manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -54,7 +55,7 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$MANDIR/man1" "$MANDIR/man3"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -73,6 +74,9 @@ do_install() {
     put 644 "$B/man/stvm-bench.1" "$MANDIR/man1/stvm-bench.1"
     put 644 man/stvm-lab.1 "$MANDIR/man1/stvm-lab.1"
     put 644 man/stvm.3 "$MANDIR/man3/stvm.3"
+    for gp in bench/plots/*.gp; do
+        put 644 "$gp" "$DATADIR/stvm/plots/${gp##*/}"
+    done
     {
         echo "# stvm $VERSION: installed by make install; make uninstall reads this"
         for f in $files $manifest; do echo "f $f"; done
@@ -87,7 +91,8 @@ do_uninstall() {
         echo "$me: no $DESTDIR$manifest; removing the files an install puts there"
         rm -f "$DESTDIR$INCLUDEDIR/stvm.h" "$DESTDIR$LIBDIR/libstvm.a" "$DESTDIR$LIBDIR"/libstvm.so* \
               "$DESTDIR$LIBDIR/pkgconfig/stvm.pc" "$DESTDIR$BINDIR/stvm-bench" "$DESTDIR$BINDIR/stvm-lab" \
-              "$DESTDIR$MANDIR/man1/stvm-bench.1" "$DESTDIR$MANDIR/man1/stvm-lab.1" "$DESTDIR$MANDIR/man3/stvm.3"
+              "$DESTDIR$MANDIR/man1/stvm-bench.1" "$DESTDIR$MANDIR/man1/stvm-lab.1" "$DESTDIR$MANDIR/man3/stvm.3" \
+              "$DESTDIR$DATADIR"/stvm/plots/*.gp
         return 0
     fi
     dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")

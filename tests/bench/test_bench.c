@@ -12,31 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "bench_run.h"
 
 /* The exit status of `stvm-bench ARGS --trace FILE`, its output thrown away. */
 static int run_bench(const char *args, const char *json)
 {
-    char bench[1024], cmd[4096];
-    tool_path("stvm-bench", bench, sizeof bench);
-    snprintf(cmd, sizeof cmd, "%s %s --trace %s --format csv > /dev/null 2>&1", bench, args,
-             json);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s --trace %s --format csv", args, json);
+    bench_run r = bench_run_tool(cmd);
+    bench_run_free(&r);
+    return r.status;
 }
 
 /* Whether the file holds text (the files here are small: read whole). */
 static bool file_has(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s not written", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *buf = malloc((size_t)size + 1);
-    cr_assert_not_null(buf);
-    buf[fread(buf, 1, (size_t)size, f)] = 0;
-    fclose(f);
+    char *buf = bench_slurp(path);
     bool found = strstr(buf, text) != NULL;
     free(buf);
     return found;

@@ -12,51 +12,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "bench_run.h"
 
 #define TINY "delay --clock sim --repr ms-smallint31,us-largeint31 --concurrency 10,20 " \
              "--window-ms 20 --repeat 2 --quiet"
 
-/* `stvm-bench ARGS` with stdout in a fresh file (its name into out, read whole into
- * *text, the caller frees); answers the exit status. */
-static int run_bench(const char *args, char **text)
-{
-    char bench[1024], cmd[4096], out[] = "/tmp/stvm-bench-delay-XXXXXX";
-    tool_path("stvm-bench", bench, sizeof bench);
-    close(mkstemp(out));
-    snprintf(cmd, sizeof cmd, "%s %s > %s 2> /dev/null", bench, args, out);
-    int rc = system(cmd);
-    FILE *f = fopen(out, "r");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    *text = malloc((size_t)size + 1);
-    cr_assert_not_null(*text);
-    (*text)[fread(*text, 1, (size_t)size, f)] = 0;
-    fclose(f);
-    unlink(out);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
-
 Test(delay_output, csv_wide_has_a_row_per_representation_and_n_with_every_figure, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format csv-wide", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format csv-wide", &t), 0);
     cr_expect(strstr(t, "case,concurrency,delay_clock,smallint_bits,timer_slack_us,window_ms,"
                         "status,delays_per_second,us_per_delay,cpu_us_per_delay,"
                         "boxed_per_delay,large_ops_per_delay,late_p50_us,late_p99_us,"
                         "late_max_us") != NULL, "%s", t);
-    cr_expect_eq(count(t, "\nms-smallint31,"), 2, "%s", t);
-    cr_expect_eq(count(t, "\nus-largeint31,"), 2, "%s", t);
+    cr_expect_eq(bench_count(t, "\nms-smallint31,"), 2, "%s", t);
+    cr_expect_eq(bench_count(t, "\nus-largeint31,"), 2, "%s", t);
     cr_expect(strstr(t, "\nus-largeint31,20,us,31,50,20,ok,") != NULL, "%s", t);
     cr_expect(strstr(t, "# clock: sim") != NULL, "%s", t);
     free(t);
@@ -65,7 +35,7 @@ Test(delay_output, csv_wide_has_a_row_per_representation_and_n_with_every_figure
 Test(delay_output, csv_long_has_both_repetitions_of_each_figure, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format csv", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format csv", &t), 0);
     cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,ok,delays_per_second,1/s,higher,"
                         "sample,1,") != NULL, "%s", t);
     cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,ok,delays_per_second,1/s,higher,"
@@ -77,7 +47,7 @@ Test(delay_output, csv_long_has_both_repetitions_of_each_figure, .timeout = 60)
 Test(delay_output, json_carries_the_metrics_and_the_tables, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format json", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format json", &t), 0);
     cr_expect(strstr(t, "\"schema\":") != NULL, "%s", t);
     cr_expect(strstr(t, "\"us_per_delay\"") != NULL, "%s", t);
     cr_expect(strstr(t, "\"late_p99_us\"") != NULL, "%s", t);
@@ -88,35 +58,51 @@ Test(delay_output, json_carries_the_metrics_and_the_tables, .timeout = 60)
 Test(delay_output, gbench_has_a_time_per_delay_for_each_record, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format gbench", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format gbench", &t), 0);
     cr_expect(strstr(t, "\"benchmarks\"") != NULL, "%s", t);
     cr_expect(strstr(t, "\"time_unit\": \"us\"") != NULL, "%s", t);
-    cr_expect(count(t, "\"aggregate_name\": \"median\"") == 4, "%s", t);
+    cr_expect(bench_count(t, "\"aggregate_name\": \"median\"") == 4, "%s", t);
     free(t);
 }
 
 Test(delay_output, table_shows_the_seed_lines_and_the_summary, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY, &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY, &t), 0);
     cr_expect(strstr(t, "DelayBenchmark us-largeint31...") != NULL, "%s", t);
-    cr_expect_eq(count(t, "#ConcurrentDelays: 10 . Count: "), 2, "%s", t);
+    cr_expect_eq(bench_count(t, "#ConcurrentDelays: 10 . Count: "), 2, "%s", t);
     cr_expect(strstr(t, "relative performance") != NULL, "%s", t);
     cr_expect(strstr(t, "LargeInteger ops per delay") != NULL, "%s", t);
     free(t);
 }
 
+Test(delay_output, table_and_markdown_show_the_command_tables_before_the_records,
+     .timeout = 60)
+{
+    static const char *const views[][2] = {{"table", "\ncase "}, {"markdown", "\n| case "}};
+    for (int i = 0; i < 2; i++) {
+        char *t, args[256];
+        snprintf(args, sizeof args, TINY " --format %s", views[i][0]);
+        cr_assert_eq(bench_run_stdout(args, &t), 0);
+        const char *summary = strstr(t, "Summary (peak over N"), *records = strstr(t, views[i][1]);
+        cr_assert(summary && records, "%s: no summary or record table:\n%s", views[i][0], t);
+        cr_expect(summary < records, "%s: the records come before the summary:\n%s",
+                  views[i][0], t);
+        free(t);
+    }
+}
+
 Test(delay_output, bad_values_are_usage_errors)
 {
     char *t;
-    cr_expect_eq(run_bench("delay --repr us-smallint62", &t), 2);
+    cr_expect_eq(bench_run_stdout("delay --repr us-smallint62", &t), 2);
     free(t);
-    cr_expect_eq(run_bench("delay --repr us-smallint61,us-smallint61", &t), 2);
+    cr_expect_eq(bench_run_stdout("delay --repr us-smallint61,us-smallint61", &t), 2);
     free(t);
-    cr_expect_eq(run_bench("delay --concurrency 0", &t), 2);
+    cr_expect_eq(bench_run_stdout("delay --concurrency 0", &t), 2);
     free(t);
-    cr_expect_eq(run_bench("delay --clock fast", &t), 2);
+    cr_expect_eq(bench_run_stdout("delay --clock fast", &t), 2);
     free(t);
-    cr_expect_eq(run_bench("delay --timer-slack-us 0,1,2,3,4,5,6,7,8", &t), 2);
+    cr_expect_eq(bench_run_stdout("delay --timer-slack-us 0,1,2,3,4,5,6,7,8", &t), 2);
     free(t);
 }

@@ -11,37 +11,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "bench_run.h"
 
 #define TINY "ffi --case ffi_call,callout-61,pthread-sem,threaded --repeat 2 --calls 1000 " \
              "--round-trips 100 --quiet"
 
-/* `stvm-bench ARGS` with stdout read whole into *text (the caller frees); answers the
- * exit status. */
-static int run_bench(const char *args, char **text)
-{
-    char bench[1024], cmd[4096], out[] = "/tmp/stvm-bench-ffi-XXXXXX";
-    tool_path("stvm-bench", bench, sizeof bench);
-    close(mkstemp(out));
-    snprintf(cmd, sizeof cmd, "%s %s > %s 2> /dev/null", bench, args, out);
-    int rc = system(cmd);
-    FILE *f = fopen(out, "r");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    *text = malloc((size_t)size + 1);
-    cr_assert_not_null(*text);
-    (*text)[fread(*text, 1, (size_t)size, f)] = 0;
-    fclose(f);
-    unlink(out);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 Test(ffi_output, csv_wide_has_a_row_per_case_with_its_ratio, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format csv-wide", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format csv-wide", &t), 0);
     cr_expect(strstr(t, "case,runner,bits,versus,status,ns_per_call,count,ratio,"
                         "us_per_round_trip,p99_us,note") != NULL, "%s", t);
     cr_expect(strstr(t, "\nffi_call,libffi,0,,ok,") != NULL, "%s", t);
@@ -53,7 +31,7 @@ Test(ffi_output, csv_wide_has_a_row_per_case_with_its_ratio, .timeout = 60)
 Test(ffi_output, csv_long_keeps_each_repetition, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format csv", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format csv", &t), 0);
     cr_expect(strstr(t, "ffi,callout-61,same-thread,61,ffi_call,ok,ratio,x,lower,sample,2,") !=
               NULL, "%s", t);
     cr_expect(strstr(t, "ffi,threaded,worker,61,pthread-sem,ok,p99_us,us,lower,median,,") !=
@@ -64,7 +42,7 @@ Test(ffi_output, csv_long_keeps_each_repetition, .timeout = 60)
 Test(ffi_output, json_judges_the_targets_that_ran, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format json", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format json", &t), 0);
     cr_expect(strstr(t, "\"us_per_round_trip\"") != NULL, "%s", t);
     cr_expect(strstr(t, "same-thread callout at most 2x a bare ffi_call, 61-bit VM") != NULL);
     cr_expect(strstr(t, "not measured") != NULL, "callout-31 and the ticker did not run: %s",
@@ -75,7 +53,7 @@ Test(ffi_output, json_judges_the_targets_that_ran, .timeout = 60)
 Test(ffi_output, gbench_has_a_time_for_each_case, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_bench(TINY " --format gbench", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format gbench", &t), 0);
     cr_expect(strstr(t, "\"time_unit\": \"ns\"") != NULL, "%s", t);
     cr_expect(strstr(t, "\"time_unit\": \"us\"") != NULL, "%s", t);
     cr_expect(strstr(t, "\"name\": \"ffi/callout-61/") != NULL, "%s", t);
@@ -85,8 +63,8 @@ Test(ffi_output, gbench_has_a_time_for_each_case, .timeout = 60)
 Test(ffi_output, an_unknown_case_is_a_usage_error)
 {
     char *t;
-    cr_expect_eq(run_bench("ffi --case callout-62", &t), 2);
+    cr_expect_eq(bench_run_stdout("ffi --case callout-62", &t), 2);
     free(t);
-    cr_expect_eq(run_bench("ffi --calls 999", &t), 2);
+    cr_expect_eq(bench_run_stdout("ffi --calls 999", &t), 2);
     free(t);
 }

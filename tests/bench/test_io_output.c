@@ -13,40 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "bench_run.h"
 
 #define TINY "io --case pingpong,many --idle-mode poll --repeat 2 --rounds 50 " \
              "--max-seconds 1 --connections 4 --messages 2 --cpu 0 --quiet"
-
-/* `stvm-bench ARGS` with stdout read whole into *text (the caller frees), stderr
- * dropped; answers the exit status. */
-static int run_io(const char *args, char **text)
-{
-    char bench[1024], cmd[4096], out[] = "/tmp/stvm-bench-io-XXXXXX";
-    tool_path("stvm-bench", bench, sizeof bench);
-    close(mkstemp(out));
-    snprintf(cmd, sizeof cmd, "%s %s > %s 2> /dev/null", bench, args, out);
-    int rc = system(cmd);
-    FILE *f = fopen(out, "r");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    *text = malloc((size_t)size + 1);
-    cr_assert_not_null(*text);
-    (*text)[fread(*text, 1, (size_t)size, f)] = 0;
-    fclose(f);
-    unlink(out);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 /* A Python check (no single quote in it) over d, the JSON view of TINY: 0 when true. */
 static int json_check(const char *format, const char *expr)
@@ -63,7 +33,7 @@ static int json_check(const char *format, const char *expr)
 Test(io_output, csv_wide_has_a_row_per_cell_with_io_columns, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_io(TINY " --format csv-wide", &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY " --format csv-wide", &t), 0);
     cr_expect(strstr(t, "case,idle_mode,timeout_ms,rounds,max_seconds,connections_asked,"
                         "messages,message_bytes,status,"
                         "us_per_round_trip,cpu_us_per_round_trip,round_trips_per_second,"
@@ -73,21 +43,21 @@ Test(io_output, csv_wide_has_a_row_per_cell_with_io_columns, .timeout = 60)
                         "kib_per_server_end,kib_per_client_end,vm_bytes_per_connection,"
                         "rss_before_bytes,rss_after_bytes,client_rss_before_bytes,"
                         "client_rss_after_bytes,nofile_soft,nofile_hard,note\n") != NULL, "%s", t);
-    cr_expect_eq(count(t, "\nos-threads,-,-1,50,1,,,,ok,"), 1, "%s", t);
-    cr_expect_eq(count(t, "\npingpong,poll,-1,50,1,,,,ok,"), 1, "%s", t);
-    cr_expect_eq(count(t, "\nmany,poll,-1,,,4,2,64,"), 1, "%s", t);
+    cr_expect_eq(bench_count(t, "\nos-threads,-,-1,50,1,,,,ok,"), 1, "%s", t);
+    cr_expect_eq(bench_count(t, "\npingpong,poll,-1,50,1,,,,ok,"), 1, "%s", t);
+    cr_expect_eq(bench_count(t, "\nmany,poll,-1,,,4,2,64,"), 1, "%s", t);
     free(t);
 }
 
 Test(io_output, csv_long_has_every_repetition_of_every_cell, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_io(TINY " --format csv", &t), 0);
-    cr_expect_eq(count(t, "\nio,pingpong,poll,-1,50,1,,,,ok,us_per_round_trip,us,lower,"
+    cr_assert_eq(bench_run_stdout(TINY " --format csv", &t), 0);
+    cr_expect_eq(bench_count(t, "\nio,pingpong,poll,-1,50,1,,,,ok,us_per_round_trip,us,lower,"
                           "sample,"), 2, "%s", t);
-    cr_expect_eq(count(t, "\nio,pingpong,poll,-1,50,1,,,,ok,rate_vs_os_threads,x,higher,"
+    cr_expect_eq(bench_count(t, "\nio,pingpong,poll,-1,50,1,,,,ok,rate_vs_os_threads,x,higher,"
                           "sample,"), 2, "%s", t);
-    cr_expect_eq(count(t, ",kib_per_end,KiB,lower,sample,"), 2, "%s", t);
+    cr_expect_eq(bench_count(t, ",kib_per_end,KiB,lower,sample,"), 2, "%s", t);
     free(t);
 }
 
@@ -127,7 +97,7 @@ Test(io_output, gbench_times_are_us_per_round_trip, .timeout = 60)
 Test(io_output, table_shows_the_round_trips_and_many_tables, .timeout = 60)
 {
     char *t;
-    cr_assert_eq(run_io(TINY, &t), 0);
+    cr_assert_eq(bench_run_stdout(TINY, &t), 0);
     cr_expect(strstr(t, "Round trips (many: one message echoed)\ncase") != NULL, "%s", t);
     cr_expect(strstr(t, "\nMany connections\nidle ") != NULL, "%s", t);
     cr_expect(strstr(t, "KiB/srv") != NULL && strstr(t, "rate/os") != NULL, "%s", t);
@@ -137,12 +107,12 @@ Test(io_output, table_shows_the_round_trips_and_many_tables, .timeout = 60)
 Test(io_output, bad_values_are_usage_errors_before_anything_runs)
 {
     char *t;
-    cr_expect_eq(run_io("io --timeout-ms 0", &t), 2);
+    cr_expect_eq(bench_run_stdout("io --timeout-ms 0", &t), 2);
     free(t);
-    cr_expect_eq(run_io("io --case pingpong,ping", &t), 2);
+    cr_expect_eq(bench_run_stdout("io --case pingpong,ping", &t), 2);
     free(t);
-    cr_expect_eq(run_io("io --connections 21845", &t), 2);
+    cr_expect_eq(bench_run_stdout("io --connections 21845", &t), 2);
     free(t);
-    cr_expect_eq(run_io("io --message-bytes 513", &t), 2);
+    cr_expect_eq(bench_run_stdout("io --message-bytes 513", &t), 2);
     free(t);
 }

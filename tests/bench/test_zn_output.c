@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../../bench/nginx.h"
-#include "helpers.h"
+#include "bench_run.h"
 
 #define TINY "--logging off,subscriber --idle-mode poll --repeat 1 --requests 20 --warmup 2"
 
@@ -23,15 +23,13 @@ TestSuite(zn_output, .timeout = 120);
  * status. */
 static int zn(const char *args, char *out, size_t size)
 {
-    char bench[1024], cmd[4096];
-    tool_path("stvm-bench", bench, sizeof bench);
-    snprintf(cmd, sizeof cmd, "%s zn %s --quiet", bench, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = 0;
-    int rc = pclose(p);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "zn %s --quiet", args);
+    bench_run r = bench_run_tool(cmd);
+    snprintf(out, size, "%s", r.out);
+    fputs(r.err, stderr);
+    bench_run_free(&r);
+    return r.status;
 }
 
 static void expect_all(const char *out, const char *const *words, const char *what)
