@@ -1,8 +1,8 @@
 /*
  * stvm-bench: what every command shares beyond the record, the option table and the
  * renderers (record.h, options.h, render.h): tracing a cell, the operating system, a
- * histogram, plots and reports. The commands' own data, measurement and rendering
- * live in their own headers (delay_run.h, micro_*.h, io_*.h, zn_*.h).
+ * histogram, plots and reports. Each command's own measurement code has its own header
+ * (delay_run.h, micro.h, ffi_measure.h, io.h, zn_measure.h; nginx.h and wrk.h for zn).
  *
  * The tool uses the public API (<stvm.h>) plus the C library, so its figures are what
  * an embedder gets; only zn_run.c reaches into the image side (the ZnClient-shaped
