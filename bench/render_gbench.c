@@ -4,7 +4,9 @@
  * command/case/key:value/...; each of its repetitions is an "iteration" run whose
  * real_time (and cpu_time) come from the record's gbench metrics and whose counters are
  * its other metrics; then the median, mean and stddev aggregates, as Google Benchmark
- * writes them after --benchmark_repetitions. A record with no time metric (gbench_real
+ * writes them after --benchmark_repetitions. Times are written in nanoseconds whatever
+ * the metric's unit: compare.py prints whole time units, and a CPU figure of 0.3 µs
+ * would show as 0. A record with no time metric (gbench_real
  * -1, a unit other than ns, us, ms or s) or no sample is left out.
  */
 #include "render.h"
@@ -50,7 +52,8 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
 {
     const bench_metric *real = &rec->metrics[rec->gbench_real];
     const bench_metric *cpu = rec->gbench_cpu >= 0 ? &rec->metrics[rec->gbench_cpu] : real;
-    double cpu_scale = unit_ns(cpu->unit) ? unit_ns(cpu->unit) / unit_ns(real->unit) : 1;
+    double real_ns = unit_ns(real->unit);
+    double cpu_ns = unit_ns(cpu->unit) ? unit_ns(cpu->unit) : real_ns;
     int n = real->nsamples;
     fprintf(f, "%s    {\n      \"name\": ", *first ? "" : ",\n");
     *first = false;
@@ -71,10 +74,10 @@ static void entry(FILE *f, const char *name, const bench_record *rec, int rep,
     double rt = aggregate ? fn(real->samples, n) : real->samples[rep];
     double ct = cpu->nsamples == n ? (aggregate ? fn(cpu->samples, n) : cpu->samples[rep]) : rt;
     fputs("      \"real_time\": ", f);
-    bench_json_num(f, rt);
+    bench_json_num(f, rt * real_ns);
     fputs(",\n      \"cpu_time\": ", f);
-    bench_json_num(f, ct * cpu_scale);
-    fprintf(f, ",\n      \"time_unit\": \"%s\"", real->unit);
+    bench_json_num(f, ct * cpu_ns);
+    fputs(",\n      \"time_unit\": \"ns\"", f);
     for (int k = 0; k < rec->nmetrics; k++) {
         const bench_metric *m = &rec->metrics[k];
         if (m == real || m == cpu || m->nsamples == 0 || (!aggregate && rep >= m->nsamples))

@@ -66,6 +66,19 @@ static inline int bench_run_stdout(const char *args, char **text)
     return r.status;
 }
 
+/* Whether the JSON `stvm-bench ARGS` prints on stdout makes the Python expression expr
+ * (over d, the document) true: 0 when it does, 1 when not, else the failure's status. */
+static inline int bench_json_check(const char *args, const char *expr)
+{
+    char tool[1024], cmd[8192];
+    tool_path("stvm-bench", tool, sizeof tool);
+    snprintf(cmd, sizeof cmd, "%s %s 2> /dev/null | /usr/bin/python3 -c "
+             "'import json,sys; d=json.load(sys.stdin); sys.exit(0 if (%s) else 1)'",
+             tool, args, expr);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 /* How many times what occurs in text. */
 static inline int bench_count(const char *text, const char *what)
 {

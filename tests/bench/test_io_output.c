@@ -19,16 +19,8 @@
              "--max-seconds 1 --connections 4 --messages 2 --cpu 0 --quiet"
 
 /* A Python check (no single quote in it) over d, the JSON view of TINY: 0 when true. */
-static int json_check(const char *format, const char *expr)
-{
-    char bench[1024], cmd[4096];
-    tool_path("stvm-bench", bench, sizeof bench);
-    snprintf(cmd, sizeof cmd, "%s " TINY " --format %s 2> /dev/null | /usr/bin/python3 -c "
-             "'import json,sys; d=json.load(sys.stdin); sys.exit(0 if (%s) else 1)'",
-             bench, format, expr);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+/* The check of bench_run.h on TINY's output in one format. */
+#define json_check(format, expr) bench_json_check(TINY " --format " format, expr)
 
 Test(io_output, csv_wide_has_a_row_per_cell_with_io_columns, .timeout = 60)
 {
@@ -84,10 +76,10 @@ Test(io_output, json_carries_samples_ratios_and_targets, .timeout = 60)
                                     "[-2:] == [\"nofile_soft\", \"nofile_hard\"]"), 0);
 }
 
-Test(io_output, gbench_times_are_us_per_round_trip, .timeout = 60)
+Test(io_output, gbench_times_are_the_round_trip_in_ns, .timeout = 60)
 {
     cr_expect_eq(json_check("gbench", "len([b for b in d[\"benchmarks\"] if b[\"run_type\"] == "
-                                      "\"iteration\"]) == 6 and all(b[\"time_unit\"] == \"us\" "
+                                      "\"iteration\"]) == 6 and all(b[\"time_unit\"] == \"ns\" "
                                       "for b in d[\"benchmarks\"])"), 0);
     cr_expect_eq(json_check("gbench", "any(b[\"name\"].startswith(\"io/many/idle_mode:poll/\") "
                                       "and \"kib_per_end\" in b for b in d[\"benchmarks\"])"),
