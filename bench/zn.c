@@ -519,9 +519,9 @@ static void prose(FILE *f, const bench_results *r, const void *data)
           "and the first read (writing, the request-written event, its subscribers, the "
           "between work), waiting in the first read, parsing the rest, and after (the other "
           "two events, their subscribers, the after work). `vs_wrk` is the median of the "
-          "per-repetition ratios to wrk's requests/s.\n\nBelow: the run's context, every "
-          "record with its median and range over the repetitions, then the seed's table, "
-          "the targets and the notes (repetitions cut short by the time limit).\n\n", f);
+          "per-repetition ratios to wrk's requests/s.\n\nBelow: the run's context, the seed's "
+          "table, every record with its median and range over the repetitions, the targets "
+          "and the notes (repetitions cut short by the time limit).\n\n", f);
 }
 
 /* ---- the command ------------------------------------------------------------------ */
