@@ -141,7 +141,7 @@ typedef struct zn_row {
     int nsamples;                   /* repetitions that ran */
     zn_counts samples[ZN_MAX_REPEAT];
     double wrk[ZN_WRK_NFIGS][ZN_MAX_REPEAT];   /* the wrk row only: wrk_figs' samples */
-    char note[240];
+    char note[272];                 /* "repetition K failed: " and a why */
 } zn_row;
 
 /* One run of the command: the options, the server, the rows. */
