@@ -284,12 +284,15 @@ static void client_coordinator(stvm_vm *vm, void *arg)
     report(m, &rep);
 }
 
-/* A process's VM with its all_done semaphore; the server's listens, is traced and tells
- * the child its port. Runs the coordinator at priority 30: 0, or an error and why. */
+/* A process's VM with its all_done semaphore, m's ends pointing at m; the server's
+ * listens, is traced and tells the child its port. Runs the coordinator at priority 30:
+ * 0, or an error and why. */
 static int run_vm(many *m, void (*coordinator)(stvm_vm *, void *), char *why, size_t whysize)
 {
     stvm_vm *vm;
     const bench_trace *trace = m->server ? m->p->trace : NULL;
+    for (long i = 0; i < m->p->connections; i++)
+        m->ends[i].m = m;
     int backlog = m->p->connections < 65535 ? (int)m->p->connections : 65535;
     int err = io_vm_start(m->p, trace, backlog, &vm, m->server ? &m->listener : NULL, why,
                           whysize);
@@ -327,8 +330,6 @@ static void child_main(const io_params *p, conn_end *ends, int fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive the tool (its watchdog) */
     many m = {.p = p, .ends = ends, .report_fd = fd};
-    for (long i = 0; i < p->connections; i++)
-        ends[i].m = &m;
     if (read(fd, &m.port, sizeof m.port) != (ssize_t)sizeof m.port)
         _exit(BENCH_EXIT_FAIL);     /* the server failed before it listened */
     if (run_vm(&m, client_coordinator, m.why, sizeof m.why)) {
@@ -343,11 +344,6 @@ static void child_main(const io_params *p, conn_end *ends, int fd)
 int io_many_run(const io_params *p, io_many_result *r, char *why, size_t whysize)
 {
     *r = (io_many_result){0};
-    if (p->message_bytes < 1 || p->message_bytes > IO_MAX_MESSAGE || p->connections < 1) {
-        snprintf(why, whysize, "message size 1..%d bytes, at least one connection",
-                 IO_MAX_MESSAGE);
-        return STVM_EINVAL;
-    }
     size_t n = (size_t)p->connections;
     conn_end *ends = calloc(n, sizeof *ends);   /* touched now, so not counted as a VM's */
     int sv[2];                                  /* messages keep their bounds */
@@ -365,8 +361,6 @@ int io_many_run(const io_params *p, io_many_result *r, char *why, size_t whysize
     }
     close(sv[1]);
     many m = {.p = p, .r = r, .ends = ends, .report_fd = sv[0], .server = true};
-    for (size_t i = 0; i < n; i++)
-        ends[i].m = &m;
     int err = child < 0 ? STVM_ESYS : run_vm(&m, server_coordinator, why, whysize);
     if (child < 0)
         snprintf(why, whysize, "fork: %s", strerror(errno));

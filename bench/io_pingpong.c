@@ -88,37 +88,31 @@ typedef struct side {
     char why[200];
 } side;
 
-/* One byte out or in: 1, 0 at the end of the stream, or a negative error (stvm's on a
- * VM's socket, -errno on a descriptor); s->what names the call. */
-static int64_t step(side *s, uint8_t *b, bool out)
+/* One byte out or in: 0, 1 at the end of the stream when end_ok, or a negative error
+ * (stvm's on a VM's socket, -errno on a descriptor); s->what names the call. */
+static int64_t step(side *s, uint8_t *b, bool out, bool end_ok)
 {
+    int64_t n;
     if (s->vm) {
         s->what = out ? "stvm_socket_send" : "stvm_socket_recv";
-        return out ? stvm_socket_send(s->vm, s->s, b, 1, s->p->timeout_ms)
-                   : stvm_socket_recv(s->vm, s->s, b, 1, s->p->timeout_ms);
+        n = out ? stvm_socket_send(s->vm, s->s, b, 1, s->p->timeout_ms)
+                : stvm_socket_recv(s->vm, s->s, b, 1, s->p->timeout_ms);
+    } else {
+        s->what = out ? "send" : "recv";
+        do
+            n = out ? send(s->fd, b, 1, MSG_NOSIGNAL) : recv(s->fd, b, 1, 0);
+        while (n < 0 && errno == EINTR);
+        n = n < 0 ? -errno : n;
     }
-    s->what = out ? "send" : "recv";
-    ssize_t n;
-    do
-        n = out ? send(s->fd, b, 1, MSG_NOSIGNAL) : recv(s->fd, b, 1, 0);
-    while (n < 0 && errno == EINTR);
-    return n < 0 ? -errno : n;
-}
-
-/* A step that did not move its byte (n != 1) as an error. */
-static int64_t step_error(const side *s, int64_t n)
-{
-    return n < 0 ? n : s->vm ? STVM_ECLOSED : PEER_CLOSED;
+    return n < 0 ? n : n == 1 ? 0 : end_ok ? 1 : s->vm ? STVM_ECLOSED : PEER_CLOSED;
 }
 
 static int64_t round_trip(side *s, uint8_t seq)
 {
     uint8_t in = (uint8_t)~seq;
-    int64_t n = step(s, &seq, true);
-    if (n == 1)
-        n = step(s, &in, false);
-    if (n != 1)
-        return step_error(s, n);
+    int64_t err = step(s, &seq, true, false);
+    if (err || (err = step(s, &in, false, false)))
+        return err;
     s->what = "the echo (a wrong byte came back)";
     return in == seq ? 0 : s->vm ? STVM_ESTATE : -EPROTO;
 }
@@ -149,11 +143,11 @@ static int64_t ping_loop(side *s)
 static int64_t echo_loop(side *s)
 {
     uint8_t b;
-    int64_t n;
-    while ((n = step(s, &b, false)) == 1)
-        if ((n = step(s, &b, true)) != 1)
-            return step_error(s, n);
-    return n;
+    int64_t err;
+    while (!(err = step(s, &b, false, true)))
+        if ((err = step(s, &b, true, false)))
+            return err;
+    return err == 1 ? 0 : err;
 }
 
 static void side_run(side *s)
