@@ -22,7 +22,6 @@
 enum { PINGPONG, THREAD_PAIR, OS_THREADS, MANY };   /* --case's words, in order */
 static const char *const case_words[] = {"pingpong", "thread-pair", "os-threads", "many", NULL};
 static const char *const mode_words[] = {"poll", "legacy", "spin", NULL};   /* STVM_IDLE_* */
-#define VM_CASES ((1u << PINGPONG) | (1u << THREAD_PAIR) | (1u << MANY))
 
 typedef struct io_opts {
     unsigned cases, modes;          /* bits of the words */
@@ -383,8 +382,8 @@ int io_main(int argc, char **argv)
         return rc;
     if (o.timeout_ms == 0)          /* "only try": every wait would fail at once */
         return bench_usage(&io_command, "--timeout-ms wants -1 (none) or 1..3600000, not 0");
-    long vm_cells = __builtin_popcount(o.cases & VM_CASES) * __builtin_popcount(o.modes) *
-                    o.repeat;
+    long vm_cells = __builtin_popcount(o.cases & ~(1u << OS_THREADS)) *
+                    __builtin_popcount(o.modes) * o.repeat;
     if ((rc = bench_trace_cells(&inv, vm_cells, "give one of pingpong, thread-pair, many to "
                                 "--case, one --idle-mode and --repeat 1")) != BENCH_GO_ON)
         return rc;

@@ -1,13 +1,10 @@
 /*
- * stvm-bench io: 1-byte ping-pong over loopback TCP. The ping side sends a byte and
- * waits for it to come back; the echo side sends back what it reads until the end of
- * the stream. A side is a green process (stvm sockets) or an OS thread (a blocking
- * socket) running the same loops over one send-or-receive step, so the pairs differ
- * only in who is at each end. The ping warms up (a tenth of the round trips, at most
- * 1000 and a tenth of the time limit), then times its round trips. Peer threads are
- * pinned to the VM's CPU: every pair has one core. Socket options are the system's
- * defaults (no TCP_NODELAY, default buffers).
- *
+ * stvm-bench io: 1-byte ping-pong over loopback TCP (the system's socket options: no
+ * TCP_NODELAY, default buffers). The ping sends a byte and waits for it back; the echo
+ * returns what it reads until the end of the stream. A green process (stvm sockets) and
+ * an OS thread (a blocking socket) run the same loops over one step, so the pairs differ
+ * only in who is at each end. The ping warms up (a tenth of the round trips, at most 1000
+ * and a tenth of the time limit), then times. Peer threads are pinned to the VM's CPU.
  * Also the counters every io measurement reads, and the VM every one makes.
  */
 #include "io.h"
@@ -243,17 +240,16 @@ int io_pingpong(io_pair pair, const io_params *p, io_counts *c, char *why, size_
     }
     pthread_t t[2];
     bool threaded[2] = {false, false};
-    for (int i = 1; i >= 0 && !err; i--)        /* the echo first: the ping talks at once */
-        if (!s[i].vm && (err = pthread_create(&t[i], NULL, os_side, &s[i])) != 0) {
-            snprintf(why, whysize, "pthread_create: %s", strerror(err));
-            err = -1;
-        } else {
-            threaded[i] = !s[i].vm;
-        }
-    for (int i = 1; i >= 0 && !err; i--)
+    for (int i = 1; i >= 0 && !err; i--) {      /* the echo first: the ping talks at once */
         if (s[i].vm && (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, i ? "echo" : "ping",
                                          vm_side, &s[i], NULL)))
             snprintf(why, whysize, "stvm_spawn: %s", stvm_err_name(err));
+        else if (!s[i].vm && (err = pthread_create(&t[i], NULL, os_side, &s[i])) != 0) {
+            snprintf(why, whysize, "pthread_create: %s", strerror(err));
+            err = -1;
+        }
+        threaded[i] = !s[i].vm && !err;
+    }
     if (!err && vm && (err = stvm_run(vm)))
         snprintf(why, whysize, "stvm_run: %s", stvm_err_name(err));
     if (threaded[0])
