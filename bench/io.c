@@ -129,6 +129,8 @@ static const char *mode_name(int mode)
     return mode < 0 ? "-" : mode_words[mode];
 }
 
+#define US(t) ((double)(t)->wall_ns / 1e3 / (double)(t)->round_trips)
+
 /* Repetition k of cell c; a failure is kept in the cell and ends it. */
 static void run_cell(io_sweep *sw, io_cell *c, int k, int done, int total)
 {
@@ -151,8 +153,7 @@ static void run_cell(io_sweep *sw, io_cell *c, int k, int done, int total)
     if (err)
         snprintf(c->failed, sizeof c->failed, "repetition %d failed: %s", k + 1, why);
     else
-        snprintf(why, sizeof why, "%.1f us per round trip", (double)t->wall_ns / 1e3 /
-                                                              (double)t->round_trips);
+        snprintf(why, sizeof why, "%.1f us per round trip", US(t));
     c->n += !err;
     bench_progress_line(sw->inv, done, total, "%s %s, repetition %d of %lld: %s",
                         case_words[c->kind], mode_name(c->mode), k + 1, o->repeat,
@@ -179,7 +180,6 @@ static bool sweep(io_sweep *sw)
 
 /* ---- the records ----------------------------------------------------------------------- */
 
-#define US(t) ((double)(t)->wall_ns / 1e3 / (double)(t)->round_trips)
 #define CPU(t) ((double)(t)->cpu_ns / 1e3 / (double)(t)->round_trips)
 #define KIB(side) (((double)s->side.rss_after - (double)s->side.rss_before) / 1024.0 /    \
                    (double)s->connected)
