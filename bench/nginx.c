@@ -89,11 +89,13 @@ static void remove_at(int dirfd, const char *name, int depth)
 }
 
 /* SIGQUIT (graceful) or SIGTERM first, then SIGKILL, to nginx's process group, each
- * followed by a bounded wait; then its folder goes and its slot is freed. Answers the
- * signal that ended nginx, 0 if none ran or it did not end. */
+ * followed by a bounded wait; then its folder goes and its slot is freed, the caught
+ * signals blocked. Answers the signal that ended nginx, 0 if none ran or it did not end. */
 static int stop_entry(reg_entry *e, bool graceful)
 {
     static const int sigs[] = {SIGQUIT, SIGTERM, SIGKILL};
+    sigset_t old;
+    block_caught(&old);
     pid_t pid = e->pid;
     int by = 0;
     for (int i = graceful ? 0 : 1; pid > 0 && i < 3 && !by; i++)
@@ -104,14 +106,6 @@ static int stop_entry(reg_entry *e, bool graceful)
     e->pid = 0;
     remove_at(AT_FDCWD, e->dir, 3);
     e->live = 0;
-    return by;
-}
-
-static int stop_blocked(reg_entry *e, bool graceful)
-{
-    sigset_t old;
-    block_caught(&old);
-    int by = stop_entry(e, graceful);
     restore_mask(&old);
     return by;
 }
@@ -243,34 +237,34 @@ static int write_config(nginx_server *s)
 }
 
 /* The folder, registered in e (so every exit path removes it) before anything is
- * written into it, and the two files nginx serves. */
+ * written into it, and the two files nginx serves. e is claimed first even on failure: a
+ * slot a forked child inherited holds its parent's server, which the undo must not stop. */
 static int prepare_scratch(nginx_server *s, reg_entry *e)
 {
     const char *tmp = getenv("TMPDIR");
     tmp = tmp && *tmp ? tmp : "/tmp";
-    if (tmp[0] != '/' || !config_safe(tmp) || strlen(tmp) > NGINX_PATH_SIZE - 96) {
+    bool usable = tmp[0] == '/' && config_safe(tmp) && strlen(tmp) <= NGINX_PATH_SIZE - 96;
+    snprintf(s->dir, sizeof s->dir, "%s/stvm-nginx-XXXXXX", tmp);
+    sigset_t old;
+    block_caught(&old);
+    *e = (reg_entry){.owner = getpid(), .stop_timeout_ms = s->stop_timeout_ms};
+    bool made = usable && mkdtemp(s->dir) != NULL;
+    if (made) {
+        snprintf(e->dir, sizeof e->dir, "%s", s->dir);
+        e->live = 1;
+    }
+    restore_mask(&old);
+    if (!usable) {
         snprintf(s->error, sizeof s->error, "nginx: TMPDIR (%s) must be an absolute path of "
                  "at most %d characters without '\"', '\\', '$' or control characters",
                  tmp, NGINX_PATH_SIZE - 96);
         return -1;
     }
-    snprintf(s->dir, sizeof s->dir, "%s/stvm-nginx-XXXXXX", tmp);
-    sigset_t old;
-    block_caught(&old);
-    bool made = mkdtemp(s->dir) != NULL;
-    if (made) {
-        *e = (reg_entry){.owner = getpid(), .stop_timeout_ms = s->stop_timeout_ms};
-        snprintf(e->dir, sizeof e->dir, "%s", s->dir);
-        e->live = 1;
-    }
-    restore_mask(&old);
     char html[NGINX_PATH_SIZE + 8];
     snprintf(html, sizeof html, "%s/html", s->dir);
-    if (!made || mkdir(html, 0700) != 0) {
+    if (!made || mkdir(html, 0700) != 0) {   /* nginx_start clears s->dir on failure */
         snprintf(s->error, sizeof s->error, "nginx: cannot make %s: %s", made ? html : s->dir,
                  strerror(errno));
-        if (!made)
-            s->dir[0] = 0;   /* nothing of ours to remove */
         return -1;
     }
     FILE *f = open_in(s, "html/static.txt", "w");
@@ -474,10 +468,8 @@ static int start_on_a_port(nginx_server *s, const nginx_options *o, reg_entry *e
 int nginx_start(nginx_server *s, const nginx_options *o)
 {
     nginx_options defaults;
-    if (!o) {
-        nginx_options_init(&defaults);
-        o = &defaults;
-    }
+    nginx_options_init(&defaults);
+    o = o ? o : &defaults;
     *s = (nginx_server){.static_size = o->static_size, .chunked_size = 2 * o->static_size + 4,
                         .master_process = o->master_process,
                         .stop_timeout_ms = o->stop_timeout_ms > 0 ? o->stop_timeout_ms : 2000};
@@ -498,14 +490,9 @@ int nginx_start(nginx_server *s, const nginx_options *o)
                  NGINX_MAX_SERVERS);
         return -1;
     }
-    /* A slot a forked child inherited holds its parent's server: undo must not stop it. */
-    sigset_t old;
-    block_caught(&old);
-    *e = (reg_entry){0};
-    restore_mask(&old);
     if (prepare_scratch(s, e) == 0 && start_on_a_port(s, o, e) == 0)
         return 0;
-    stop_blocked(e, false);   /* nginx (if running) and the folder go, the slot is freed */
+    stop_entry(e, false);   /* nginx (if running) and the folder go, the slot is freed */
     s->pid = 0;
     s->dir[0] = 0;
     return -1;
@@ -516,7 +503,7 @@ int nginx_stop(nginx_server *s)
     reg_entry *e = s->dir[0] ? find_slot(s->dir) : NULL;
     if (!e)
         return 0;
-    s->stopped_by = stop_blocked(e, true);
+    s->stopped_by = stop_entry(e, true);
     if (s->pid > 0 && !s->stopped_by)
         snprintf(s->error, sizeof s->error, "nginx %d did not end, even after SIGKILL",
                  (int)s->pid);
