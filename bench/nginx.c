@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
@@ -301,22 +300,20 @@ static int free_port(bool *ipv6)
     return port;
 }
 
-/* Whether a TCP connection to host:port (numeric) is accepted now. */
-static bool accepts(const char *host, int port)
+/* Whether a TCP connection to port on 127.0.0.1 ([::1] with v6) is accepted now. */
+static bool accepts(bool v6, int port)
 {
-    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-                             .ai_socktype = SOCK_STREAM}, *ai;
-    char service[16];
-    snprintf(service, sizeof service, "%d", port);
-    if (getaddrinfo(host, service, &hints, &ai) != 0)
-        return false;
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct timeval tv = {0, 200000}; /* bounds connect() */
     bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0 &&
-              connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+              connect(fd, v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4,
+                      v6 ? sizeof a6 : sizeof a4) == 0;
     if (fd >= 0)
         close(fd);
-    freeaddrinfo(ai);
     return ok;
 }
 
@@ -414,7 +411,7 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
         }
         /* nginx binds every address before it serves; one it could not bind it logs at
          * once (and retries), so a port another program took is told apart here. */
-        if (accepts("127.0.0.1", s->port) && (!s->ipv6 || accepts("::1", s->port))) {
+        if (accepts(false, s->port) && (!s->ipv6 || accepts(true, s->port))) {
             if (!port_taken(s))
                 return 0;
             kill(-s->pid, SIGKILL);
