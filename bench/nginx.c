@@ -61,8 +61,6 @@ static void block_caught(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-static void restore_mask(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
-
 /* Remove name (a file, or a folder at most `depth` deep) below dirfd. Small buffers: it
  * may run in a signal handler on a green process's stack. */
 static void remove_at(int dirfd, const char *name, int depth)
@@ -105,7 +103,7 @@ static int stop_entry(reg_entry *e, bool graceful)
     e->pid = 0;
     remove_at(AT_FDCWD, e->dir, 3);
     e->live = 0;
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return by;
 }
 
@@ -252,7 +250,7 @@ static int prepare_scratch(nginx_server *s, reg_entry *e)
         snprintf(e->dir, sizeof e->dir, "%s", s->dir);
         e->live = 1;
     }
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!usable) {
         snprintf(s->error, sizeof s->error, "nginx: TMPDIR (%s) must be an absolute path of "
                  "at most %d characters without '\"', '\\', '$' or control characters",
@@ -376,7 +374,7 @@ static int spawn(nginx_server *s, reg_entry *e, int cpu)
         setpgid(pid, pid);
         e->pid = s->pid = pid;
     }
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fclose(out);
     if (pid > 0)
         return 0;
@@ -389,7 +387,7 @@ static void forget_pid(nginx_server *s, reg_entry *e)
     sigset_t old;
     block_caught(&old);
     e->pid = s->pid = 0;
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Until nginx's port accepts: 0 ready; 1 the port was taken; -1 failed (s->error). */
