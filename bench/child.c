@@ -22,18 +22,15 @@ static bool executable(const char *path)
 bool bench_child_find(char *out, size_t size, const char *given, const char *name,
                       const char *fallback)
 {
-    if (given) {
-        snprintf(out, size, "%s", given);
-        return executable(out);
-    }
-    for (const char *path = getenv("PATH"); path && *path; path += *path == ':') {
+    const char *path = given ? NULL : getenv("PATH");   /* given: only that file */
+    for (; path && *path; path += *path == ':') {
         size_t n = strcspn(path, ":");
         if (n > 0 && (size_t)snprintf(out, size, "%.*s/%s", (int)n, path, name) < size &&
             executable(out))
             return true;
         path += n;
     }
-    snprintf(out, size, "%s", fallback);
+    snprintf(out, size, "%s", given ? given : fallback);
     return executable(out);
 }
 

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
@@ -62,8 +61,6 @@ static void block_caught(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-static void restore_mask(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
-
 /* Remove name (a file, or a folder at most `depth` deep) below dirfd. Small buffers: it
  * may run in a signal handler on a green process's stack. */
 static void remove_at(int dirfd, const char *name, int depth)
@@ -89,11 +86,13 @@ static void remove_at(int dirfd, const char *name, int depth)
 }
 
 /* SIGQUIT (graceful) or SIGTERM first, then SIGKILL, to nginx's process group, each
- * followed by a bounded wait; then its folder goes and its slot is freed. Answers the
- * signal that ended nginx, 0 if none ran or it did not end. */
+ * followed by a bounded wait; then its folder goes and its slot is freed, the caught
+ * signals blocked. Answers the signal that ended nginx, 0 if none ran or it did not end. */
 static int stop_entry(reg_entry *e, bool graceful)
 {
     static const int sigs[] = {SIGQUIT, SIGTERM, SIGKILL};
+    sigset_t old;
+    block_caught(&old);
     pid_t pid = e->pid;
     int by = 0;
     for (int i = graceful ? 0 : 1; pid > 0 && i < 3 && !by; i++)
@@ -104,15 +103,7 @@ static int stop_entry(reg_entry *e, bool graceful)
     e->pid = 0;
     remove_at(AT_FDCWD, e->dir, 3);
     e->live = 0;
-    return by;
-}
-
-static int stop_blocked(reg_entry *e, bool graceful)
-{
-    sigset_t old;
-    block_caught(&old);
-    int by = stop_entry(e, graceful);
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return by;
 }
 
@@ -243,34 +234,34 @@ static int write_config(nginx_server *s)
 }
 
 /* The folder, registered in e (so every exit path removes it) before anything is
- * written into it, and the two files nginx serves. */
+ * written into it, and the two files nginx serves. e is claimed first even on failure: a
+ * slot a forked child inherited holds its parent's server, which the undo must not stop. */
 static int prepare_scratch(nginx_server *s, reg_entry *e)
 {
     const char *tmp = getenv("TMPDIR");
     tmp = tmp && *tmp ? tmp : "/tmp";
-    if (tmp[0] != '/' || !config_safe(tmp) || strlen(tmp) > NGINX_PATH_SIZE - 96) {
+    bool usable = tmp[0] == '/' && config_safe(tmp) && strlen(tmp) <= NGINX_PATH_SIZE - 96;
+    snprintf(s->dir, sizeof s->dir, "%s/stvm-nginx-XXXXXX", tmp);
+    sigset_t old;
+    block_caught(&old);
+    *e = (reg_entry){.owner = getpid(), .stop_timeout_ms = s->stop_timeout_ms};
+    bool made = usable && mkdtemp(s->dir) != NULL;
+    if (made) {
+        snprintf(e->dir, sizeof e->dir, "%s", s->dir);
+        e->live = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!usable) {
         snprintf(s->error, sizeof s->error, "nginx: TMPDIR (%s) must be an absolute path of "
                  "at most %d characters without '\"', '\\', '$' or control characters",
                  tmp, NGINX_PATH_SIZE - 96);
         return -1;
     }
-    snprintf(s->dir, sizeof s->dir, "%s/stvm-nginx-XXXXXX", tmp);
-    sigset_t old;
-    block_caught(&old);
-    bool made = mkdtemp(s->dir) != NULL;
-    if (made) {
-        *e = (reg_entry){.owner = getpid(), .stop_timeout_ms = s->stop_timeout_ms};
-        snprintf(e->dir, sizeof e->dir, "%s", s->dir);
-        e->live = 1;
-    }
-    restore_mask(&old);
     char html[NGINX_PATH_SIZE + 8];
     snprintf(html, sizeof html, "%s/html", s->dir);
-    if (!made || mkdir(html, 0700) != 0) {
+    if (!made || mkdir(html, 0700) != 0) {   /* nginx_start clears s->dir on failure */
         snprintf(s->error, sizeof s->error, "nginx: cannot make %s: %s", made ? html : s->dir,
                  strerror(errno));
-        if (!made)
-            s->dir[0] = 0;   /* nothing of ours to remove */
         return -1;
     }
     FILE *f = open_in(s, "html/static.txt", "w");
@@ -307,22 +298,20 @@ static int free_port(bool *ipv6)
     return port;
 }
 
-/* Whether a TCP connection to host:port (numeric) is accepted now. */
-static bool accepts(const char *host, int port)
+/* Whether a TCP connection to port on 127.0.0.1 ([::1] with v6) is accepted now. */
+static bool accepts(bool v6, int port)
 {
-    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-                             .ai_socktype = SOCK_STREAM}, *ai;
-    char service[16];
-    snprintf(service, sizeof service, "%d", port);
-    if (getaddrinfo(host, service, &hints, &ai) != 0)
-        return false;
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct timeval tv = {0, 200000}; /* bounds connect() */
     bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0 &&
-              connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+              connect(fd, v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4,
+                      v6 ? sizeof a6 : sizeof a4) == 0;
     if (fd >= 0)
         close(fd);
-    freeaddrinfo(ai);
     return ok;
 }
 
@@ -385,7 +374,7 @@ static int spawn(nginx_server *s, reg_entry *e, int cpu)
         setpgid(pid, pid);
         e->pid = s->pid = pid;
     }
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fclose(out);
     if (pid > 0)
         return 0;
@@ -398,7 +387,7 @@ static void forget_pid(nginx_server *s, reg_entry *e)
     sigset_t old;
     block_caught(&old);
     e->pid = s->pid = 0;
-    restore_mask(&old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Until nginx's port accepts: 0 ready; 1 the port was taken; -1 failed (s->error). */
@@ -420,7 +409,7 @@ static int wait_ready(nginx_server *s, reg_entry *e, long long deadline)
         }
         /* nginx binds every address before it serves; one it could not bind it logs at
          * once (and retries), so a port another program took is told apart here. */
-        if (accepts("127.0.0.1", s->port) && (!s->ipv6 || accepts("::1", s->port))) {
+        if (accepts(false, s->port) && (!s->ipv6 || accepts(true, s->port))) {
             if (!port_taken(s))
                 return 0;
             kill(-s->pid, SIGKILL);
@@ -474,10 +463,8 @@ static int start_on_a_port(nginx_server *s, const nginx_options *o, reg_entry *e
 int nginx_start(nginx_server *s, const nginx_options *o)
 {
     nginx_options defaults;
-    if (!o) {
-        nginx_options_init(&defaults);
-        o = &defaults;
-    }
+    nginx_options_init(&defaults);
+    o = o ? o : &defaults;
     *s = (nginx_server){.static_size = o->static_size, .chunked_size = 2 * o->static_size + 4,
                         .master_process = o->master_process,
                         .stop_timeout_ms = o->stop_timeout_ms > 0 ? o->stop_timeout_ms : 2000};
@@ -498,14 +485,9 @@ int nginx_start(nginx_server *s, const nginx_options *o)
                  NGINX_MAX_SERVERS);
         return -1;
     }
-    /* A slot a forked child inherited holds its parent's server: undo must not stop it. */
-    sigset_t old;
-    block_caught(&old);
-    *e = (reg_entry){0};
-    restore_mask(&old);
     if (prepare_scratch(s, e) == 0 && start_on_a_port(s, o, e) == 0)
         return 0;
-    stop_blocked(e, false);   /* nginx (if running) and the folder go, the slot is freed */
+    stop_entry(e, false);   /* nginx (if running) and the folder go, the slot is freed */
     s->pid = 0;
     s->dir[0] = 0;
     return -1;
@@ -516,7 +498,7 @@ int nginx_stop(nginx_server *s)
     reg_entry *e = s->dir[0] ? find_slot(s->dir) : NULL;
     if (!e)
         return 0;
-    s->stopped_by = stop_blocked(e, true);
+    s->stopped_by = stop_entry(e, true);
     if (s->pid > 0 && !s->stopped_by)
         snprintf(s->error, sizeof s->error, "nginx %d did not end, even after SIGKILL",
                  (int)s->pid);

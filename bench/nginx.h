@@ -1,16 +1,12 @@
-/*
- * stvm-bench: a real nginx (Debian's package) run as a child on a free loopback port from
- * a configuration generated in a scratch folder, ready once its port accepts a
- * connection, stopped on every exit path. No HTTP client here (the tests use curl).
- *
- * Exit paths: started servers are in a registry (the only mutable file-scope state of
- * bench/); the first start installs an atexit handler and async-signal-safe handlers for
- * SIGINT, SIGTERM, SIGHUP and SIGPIPE (unless ignored) that stop them (SIGTERM to the
- * process group, SIGKILL after a bounded wait), remove their folders, then re-raise the
- * signal under its previous action. PR_SET_PDEATHSIG(SIGTERM), tied to the calling
- * thread, ends nginx when the tool is killed outright (the folder stays). Start and stop
- * from one thread.
- */
+/* stvm-bench: a real nginx (Debian's package) run as a child on a free loopback port from
+ * a configuration in a scratch folder, ready once its port accepts a connection. No HTTP
+ * client here (the tests use curl). Every exit path stops it: started servers are in a
+ * registry (bench/'s only mutable file-scope state); the first start installs an atexit
+ * handler and async-signal-safe handlers for SIGINT, SIGTERM, SIGHUP and SIGPIPE (unless
+ * ignored) that stop them (SIGTERM to the group, SIGKILL after a bounded wait), remove
+ * their folders and re-raise the signal under its previous action. PR_SET_PDEATHSIG(SIGTERM),
+ * tied to the calling thread, ends nginx when the tool is killed outright (the folder
+ * stays). Start and stop from one thread. */
 #ifndef STVM_BENCH_NGINX_H
 #define STVM_BENCH_NGINX_H
 
@@ -31,13 +27,13 @@
 typedef struct nginx_options {
     const char *binary;    /* NULL (default): nginx in PATH, then /usr/sbin/nginx */
     size_t static_size;    /* bytes of the static file (default 300) */
-    bool master_process;   /* false (default): one process accepts and serves, as the
-                              measured setup's one worker does; true: master + worker */
+    bool master_process;   /* false (default): one process serves, as the measured setup's
+                              one worker does; true: master + worker */
     bool ipv6;             /* also listen on [::1] when it is available (default true) */
     int start_timeout_ms;  /* until the port accepts, all attempts (default 5000) */
     int stop_timeout_ms;   /* the wait after each stop signal (default 2000) */
-    int cpu;               /* nginx on this CPU only; -1 (default): every CPU, whatever
-                              the caller is pinned to */
+    int cpu;               /* nginx on this CPU only; -1 (default): every CPU, not the
+                              caller's pin */
 } nginx_options;
 
 void nginx_options_init(nginx_options *o);
