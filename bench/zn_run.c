@@ -51,15 +51,6 @@ static void snapshot(stvm_vm *vm, const zn_bench *b, zn_snapshot *s)
     s->mono_ns = bench_mono_ns();
 }
 
-static void counts_between(const zn_snapshot *a, const zn_snapshot *b, zn_counts *c)
-{
-    c->wall_ns = b->mono_ns - a->mono_ns;
-    c->cpu_ns = b->cpu_ns - a->cpu_ns;
-#define D(f, part, g) c->f = b->part.g - a->part.g;
-    ZN_COUNTS(D)
-#undef D
-}
-
 /* The inspector's stand-in: its work runs in the announcing process. */
 static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
 {
@@ -98,7 +89,7 @@ static bool one_request(stvm_vm *vm, zn_bench *b)
     return !b->err;
 }
 
-/* The warm-up, then the timed requests between two snapshots. */
+/* The warm-up, then the timed requests: their counts are two snapshots' difference. */
 static void request_loop(stvm_vm *vm, zn_bench *b)
 {
     const zn_params *p = b->p;
@@ -118,8 +109,13 @@ static void request_loop(stvm_vm *vm, zn_bench *b)
         }
     }
     snapshot(vm, b, &s1);
-    counts_between(&s0, &s1, b->c);
-    b->c->requests = done;
+    zn_counts *c = b->c;
+    c->wall_ns = s1.mono_ns - s0.mono_ns;
+    c->cpu_ns = s1.cpu_ns - s0.cpu_ns;
+#define D(f, part, g) c->f = s1.part.g - s0.part.g;
+    ZN_COUNTS(D)
+#undef D
+    c->requests = done;
 }
 
 static void ui_process(stvm_vm *vm, void *arg)
