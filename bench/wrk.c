@@ -55,9 +55,20 @@ int wrk_parse(const char *text, wrk_result *r)
 }
 
 /* wrk with the script on stdin and its output into a scratch file, both unlinked. */
-static int run(const wrk_options *o, char *binary, const char *url, wrk_result *r,
-               char *err, size_t errsize)
+int wrk_run(const wrk_options *o, const char *url, wrk_result *r, char *err, size_t errsize)
 {
+    memset(r, 0, sizeof *r);
+    char binary[512];
+    if (!bench_child_find(binary, sizeof binary, o->binary, "wrk", "/usr/bin/wrk")) {
+        snprintf(err, errsize, "wrk: %s%s not found or not executable: install Debian's "
+                 "package '" WRK_PACKAGE "' (as root: sh scripts/install-deps.sh)",
+                 binary, o->binary ? "" : " (nor wrk in PATH)");
+        return -1;
+    }
+    if (o->threads < 1 || o->connections < o->threads || o->seconds < 1) {
+        snprintf(err, errsize, "wrk: need 1 <= threads <= connections and seconds >= 1");
+        return -1;
+    }
     char t[16], c[16], d[16];
     snprintf(t, sizeof t, "-t%d", o->threads);
     snprintf(c, sizeof c, "-c%d", o->connections);
@@ -99,24 +110,3 @@ static int run(const wrk_options *o, char *binary, const char *url, wrk_result *
     return pid == 0 ? 0 : -1;
 }
 
-int wrk_run(const wrk_options *o, const char *url, wrk_result *r, char *err, size_t errsize)
-{
-    wrk_options defaults;
-    if (!o) {
-        wrk_options_init(&defaults);
-        o = &defaults;
-    }
-    memset(r, 0, sizeof *r);
-    char binary[512];
-    if (!bench_child_find(binary, sizeof binary, o->binary, "wrk", "/usr/bin/wrk")) {
-        snprintf(err, errsize, "wrk: %s%s not found or not executable: install Debian's "
-                 "package '" WRK_PACKAGE "' (as root: sh scripts/install-deps.sh)",
-                 binary, o->binary ? "" : " (nor wrk in PATH)");
-        return -1;
-    }
-    if (o->threads < 1 || o->connections < o->threads || o->seconds < 1) {
-        snprintf(err, errsize, "wrk: need 1 <= threads <= connections and seconds >= 1");
-        return -1;
-    }
-    return run(o, binary, url, r, err, errsize);
-}

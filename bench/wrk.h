@@ -39,9 +39,9 @@ typedef struct wrk_result {
     char output[4096];         /* what wrk printed (stdout and stderr, truncated) */
 } wrk_result;
 
-/* Run wrk on url (http://...); forks and waits. 0, or -1 with err set: wrk missing
- * (naming the package), not ending in time, failing, or printing no figures. o may be
- * NULL (defaults). r->output holds wrk's text in every case. */
+/* Run wrk on url (http://...) with o (wrk_options_init's defaults, changed); forks and
+ * waits. 0, or -1 with err set: wrk missing (naming the package), not ending in time,
+ * failing, or printing no figures. r->output holds wrk's text in every case. */
 int wrk_run(const wrk_options *o, const char *url, wrk_result *r, char *err, size_t errsize);
 
 /* The "key value" lines after WRK_MARKER in text into r: 0 when every key was there

@@ -40,8 +40,7 @@ static const bench_opt zn_table[] = {
                "CPU per delivered event (varies the subscriber rows only)."),
     BENCH_WORDS("subscriber-events", "all", events_words, zn_opts, events,
                 "The class subscribed to (varies the subscriber rows only)."),
-    BENCH_WORDS("idle-mode", "poll,legacy,spin", mode_words, zn_opts, modes,
-                "The VM's idle mode."),
+    BENCH_WORDS("idle-mode", "poll,legacy,spin", mode_words, zn_opts, modes, "The VM's idle mode."),
     BENCH_INTS("idle-us", "1000", 1, 10000000, zn_opts, idle_us,
                "The relinquish quantum (1000: Pharo 6; 50000: Pharo 7 after February 2018)."),
     BENCH_INTS("wake-inject-us", "0", 0, 1000000, zn_opts, inject,
@@ -58,8 +57,7 @@ static const bench_opt zn_table[] = {
               "CPU to build one ZnLogEvent."),
     BENCH_INT("requests", "N", "2000", 10, 100000000, zn_opts, requests,
               "Timed requests per configuration."),
-    BENCH_INT("warmup", "N", "200", 0, 1000000, zn_opts, warmup,
-              "Requests before the timed ones."),
+    BENCH_INT("warmup", "N", "200", 0, 1000000, zn_opts, warmup, "Requests before the timed ones."),
     BENCH_INT("max-seconds", "S", "2", 1, 3600, zn_opts, max_seconds,
               "Time limit of a configuration's timed part."),
     BENCH_INT("repeat", "K", "3", 1, ZN_MAX_REPEAT, zn_opts, repeat,
@@ -166,19 +164,8 @@ static int find_row(const zn_run *z, const zn_config *k)
     return -1;
 }
 
-/* False when there are too many; off and on rows repeat across subscriber knobs. */
-static bool add_row(zn_run *z, const zn_config *k)
-{
-    if (find_row(z, k) >= 0)
-        return true;
-    if (z->nrows == ZN_MAX_ROWS)
-        return false;
-    z->rows[z->nrows++].cfg = *k;
-    return true;
-}
-
-/* Every combination, the first knob outermost; off and on rows do not vary with the
- * subscriber's two knobs (innermost), so add_row folds their repeats into one. */
+/* Every combination, the first knob outermost; false when there are too many. Off and on
+ * rows do not vary with the subscriber's two knobs (innermost): a repeat is one row. */
 static bool make_rows(zn_run *z)
 {
     const zn_opts *o = z->o;
@@ -206,8 +193,11 @@ static bool make_rows(zn_run *z)
         k.subscriber_events = sub ? (zn_events)KNOB(9) : ZN_EVENTS_ALL;
         k.subscriber_cost_us = sub ? KNOB(10) : 0;
 #undef KNOB
-        if (!add_row(z, &k))
-            return false;
+        if (find_row(z, &k) < 0) {
+            if (z->nrows == ZN_MAX_ROWS)
+                return false;
+            z->rows[z->nrows++].cfg = k;
+        }
         for (d = NKNOBS - 1; d >= 0 && ++at[d] == knob[d]->n; d--)
             at[d] = 0;
     }
@@ -222,21 +212,16 @@ static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
     wrk_options wo;
     wrk_options_init(&wo);
     wo.seconds = (int)z->o->wrk_seconds;
-    wrk_result *w = calloc(1, sizeof *w);
-    bool ok = w && wrk_run(&wo, z->url, w, why, size) == 0;
-    if (ok) {
-        double rps = w->requests_per_sec;
-        double errors = w->errors_connect + w->errors_read + w->errors_write +
-                        w->errors_status + w->errors_timeout;
-        double x[ZN_WRK_NFIGS] = {rps, 1.0, 1e6 / rps, w->latency_p50_us, w->latency_p99_us,
-                                  errors};
-        for (int f = 0; f < ZN_WRK_NFIGS; f++)
-            row->wrk[f][k] = x[f];
-    } else if (!w) {
-        snprintf(why, size, "out of memory");
-    }
-    free(w);
-    return ok;
+    wrk_result w;
+    if (wrk_run(&wo, z->url, &w, why, size) != 0)
+        return false;
+    double errors = w.errors_connect + w.errors_read + w.errors_write + w.errors_status +
+                    w.errors_timeout;
+    double x[ZN_WRK_NFIGS] = {w.requests_per_sec, 1.0, 1e6 / w.requests_per_sec,
+                              w.latency_p50_us, w.latency_p99_us, errors};
+    for (int f = 0; f < ZN_WRK_NFIGS; f++)
+        row->wrk[f][k] = x[f];
+    return true;
 }
 
 /* One repetition of a VM row; false with why. */
@@ -309,20 +294,6 @@ static const zn_fig zn_figs[] = {ZN_FIGURES(ZN_META)};
 static const zn_fig wrk_figs[ZN_WRK_NFIGS] = {ZN_WRK_FIGURES(ZN_META)};
 #undef ZN_META
 
-/* Every figure of repetition k of a VM row into v[f][k] (NaN where not defined). */
-static void vm_values(const zn_counts *c, double wrk_rps, double (*v)[ZN_MAX_REPEAT], int k)
-{
-    double n = (double)c->requests;
-    for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
-        const char *field = (const char *)c + zn_figs[f].field;
-        v[f][k] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
-    }
-    v[ZN_FIG_RPS][k] = n / ((double)c->wall_ns / 1e9);
-    v[ZN_FIG_VS_WRK][k] = wrk_rps > 0 ? v[ZN_FIG_RPS][k] / wrk_rps : NAN;
-    v[ZN_FIG_REQUESTS][k] = n;
-    v[ZN_FIG_CUT_SHORT][k] = c->cut_short;
-}
-
 /* Each figure's finite samples v[f][0..nsamples) into rec. */
 static void add_metrics(bench_record *rec, const zn_fig *figs, int nfigs,
                         const double (*v)[ZN_MAX_REPEAT], int nsamples)
@@ -339,9 +310,19 @@ static void add_metrics(bench_record *rec, const zn_fig *figs, int nfigs,
 
 static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
 {
-    double v[ZN_NFIGS][ZN_MAX_REPEAT];
-    for (int k = 0; k < row->nsamples; k++)
-        vm_values(&row->samples[k], wrk && k < wrk->nsamples ? wrk->wrk[0][k] : 0, v, k);
+    double v[ZN_NFIGS][ZN_MAX_REPEAT];   /* NaN where not defined */
+    for (int k = 0; k < row->nsamples; k++) {
+        const zn_counts *c = &row->samples[k];
+        double n = (double)c->requests, wrk_rps = wrk && k < wrk->nsamples ? wrk->wrk[0][k] : 0;
+        for (int f = 0; f < ZN_NFIGS; f++) {   /* every field is a 64-bit count */
+            const char *field = (const char *)c + zn_figs[f].field;
+            v[f][k] = (double)*(const uint64_t *)(const void *)field * zn_figs[f].scale / n;
+        }
+        v[ZN_FIG_RPS][k] = n / ((double)c->wall_ns / 1e9);
+        v[ZN_FIG_VS_WRK][k] = wrk_rps > 0 ? v[ZN_FIG_RPS][k] / wrk_rps : NAN;
+        v[ZN_FIG_REQUESTS][k] = n;
+        v[ZN_FIG_CUT_SHORT][k] = c->cut_short;
+    }
     add_metrics(rec, zn_figs, ZN_NFIGS, (const double (*)[ZN_MAX_REPEAT])v, row->nsamples);
     rec->gbench_real = ZN_FIG_US;
     rec->gbench_cpu = ZN_FIG_CPU_US;
@@ -443,14 +424,6 @@ static double median_of(const bench_results *r, int i, const char *metric)
     return m ? m->median : NAN;
 }
 
-static void cell(char *buf, double v, int decimals)
-{
-    if (isfinite(v))
-        snprintf(buf, 32, "%.*f", decimals, v);
-    else
-        snprintf(buf, 32, "-");
-}
-
 /* Off, on and subscriber requests/s per idle mode and quantum: one line per plain
  * subscriber row (no other knob) whose off row ran. */
 static void seed_table(const zn_run *z, bench_results *r)
@@ -486,8 +459,10 @@ static void seed_table(const zn_run *z, bench_results *r)
         snprintf(c[1], 32, "%u", k.idle_us);
         snprintf(c[2], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
         for (int j = 0; j < 10; j++) {
-            if (j >= 3)
-                cell(c[j], v[j], j < 6 ? 0 : 2);   /* rates, then ratios and fractions */
+            if (j >= 3 && isfinite(v[j]))   /* rates, then ratios and fractions */
+                snprintf(c[j], 32, "%.*f", j < 6 ? 0 : 2, v[j]);
+            else if (j >= 3)
+                snprintf(c[j], 32, "-");
             cells[j] = c[j];
         }
         bench_table_row(t, cells);

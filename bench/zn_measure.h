@@ -70,10 +70,8 @@ typedef struct zn_params {
     const char *host;               /* "127.0.0.1", "::1" or "localhost" */
     int port;
     const char *path;               /* what is fetched */
-    size_t body_size;               /* its length, checked on every response; 0: the
-                                       length the first response had */
-    long long requests;             /* timed, after the warm-up */
-    long long warmup;
+    size_t body_size;               /* every response's length; 0: the first one's */
+    long long requests, warmup;     /* timed, after warmup untimed ones */
     double max_seconds;             /* the timed requests stop here even if short */
     const bench_trace *trace;       /* the VM's trace, or NULL */
 } zn_params;

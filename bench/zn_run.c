@@ -51,15 +51,6 @@ static void snapshot(stvm_vm *vm, const zn_bench *b, zn_snapshot *s)
     s->mono_ns = bench_mono_ns();
 }
 
-static void counts_between(const zn_snapshot *a, const zn_snapshot *b, zn_counts *c)
-{
-    c->wall_ns = b->mono_ns - a->mono_ns;
-    c->cpu_ns = b->cpu_ns - a->cpu_ns;
-#define D(f, part, g) c->f = b->part.g - a->part.g;
-    ZN_COUNTS(D)
-#undef D
-}
-
 /* The inspector's stand-in: its work runs in the announcing process. */
 static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
 {
@@ -68,15 +59,10 @@ static void subscriber(stvm_vm *vm, const announcement *a, void *arg)
     stvm_work_us(vm, b->p->cfg.subscriber_cost_us);
 }
 
-static const announcement_class *subscribed_class(zn_events e)
-{
-    switch (e) {
-    case ZN_EVENTS_WRITTEN: return &stvm__zn_request_written_class;
-    case ZN_EVENTS_READ: return &stvm__zn_response_read_class;
-    case ZN_EVENTS_TRANSACTION: return &stvm__zn_client_transaction_class;
-    default: return &stvm__zn_log_event_class;
-    }
-}
+/* The class subscribed to, by zn_events. */
+static const announcement_class *const subscribed_class[] = {
+    &stvm__zn_request_written_class, &stvm__zn_response_read_class,
+    &stvm__zn_client_transaction_class, &stvm__zn_log_event_class};
 
 static void background(stvm_vm *vm, void *arg)
 {
@@ -89,25 +75,21 @@ static bool one_request(stvm_vm *vm, zn_bench *b)
 {
     zn_response r;
     int err = stvm__zn_client_get(vm, b->client, b->p->path, b->body, b->body_cap, &r);
-    if (err) {
+    if (err)
         bench_fail(b, "a request", err);
-        return false;
-    }
-    if (b->expect == SIZE_MAX && r.status == 200)
+    else if (r.status != 200)
+        snprintf(b->why, sizeof b->why, "the server answered %d, not 200", r.status);
+    else if (b->expect != SIZE_MAX && r.body_bytes != b->expect)
+        snprintf(b->why, sizeof b->why, "the server answered %zu bytes, not %zu",
+                 r.body_bytes, b->expect);
+    else
         b->expect = r.body_bytes;
-    if (r.status != 200 || r.body_bytes != b->expect) {
-        if (r.status != 200)
-            snprintf(b->why, sizeof b->why, "the server answered %d, not 200", r.status);
-        else
-            snprintf(b->why, sizeof b->why, "the server answered %zu bytes, not %zu",
-                     r.body_bytes, b->expect);
+    if (!err && b->why[0])
         b->err = STVM_EPROTO;
-        return false;
-    }
-    return true;
+    return !b->err;
 }
 
-/* The warm-up, then the timed requests between two snapshots. */
+/* The warm-up, then the timed requests: their counts are two snapshots' difference. */
 static void request_loop(stvm_vm *vm, zn_bench *b)
 {
     const zn_params *p = b->p;
@@ -127,8 +109,13 @@ static void request_loop(stvm_vm *vm, zn_bench *b)
         }
     }
     snapshot(vm, b, &s1);
-    counts_between(&s0, &s1, b->c);
-    b->c->requests = done;
+    zn_counts *c = b->c;
+    c->wall_ns = s1.mono_ns - s0.mono_ns;
+    c->cpu_ns = s1.cpu_ns - s0.cpu_ns;
+#define D(f, part, g) c->f = s1.part.g - s0.part.g;
+    ZN_COUNTS(D)
+#undef D
+    c->requests = done;
 }
 
 static void ui_process(stvm_vm *vm, void *arg)
@@ -156,7 +143,7 @@ static int setup(stvm_vm *vm, zn_bench *b)
         uint64_t id;
         err = stvm__zn_log_announcer(vm, b->log, &an);
         if (!err)
-            err = stvm__announcer_subscribe(vm, an, subscribed_class(k->subscriber_events),
+            err = stvm__announcer_subscribe(vm, an, subscribed_class[k->subscriber_events],
                                             subscriber, b, &id);
     }
     zn_client_config cc = {.host = b->p->host, .port = b->p->port,
@@ -168,16 +155,6 @@ static int setup(stvm_vm *vm, zn_bench *b)
     return err ? err : stvm__zn_client_new(vm, &cc, &b->client);
 }
 
-static int make_vm(const zn_config *k, stvm_vm **vm)
-{
-    stvm_config cfg;
-    stvm_config_init(&cfg);
-    cfg.idle_mode = k->idle_mode;
-    cfg.idle_relinquish_us = k->idle_us;
-    cfg.wake_inject_us = k->wake_inject_us;
-    return stvm_vm_new(vm, &cfg);
-}
-
 int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
 {
     memset(c, 0, sizeof *c);
@@ -185,8 +162,13 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
     zn_bench b = {.p = p, .c = c, .body_cap = p->body_size ? p->body_size + 1 : 65536,
                   .expect = p->body_size ? p->body_size : SIZE_MAX};
     b.body = malloc(b.body_cap);
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.idle_mode = p->cfg.idle_mode;
+    cfg.idle_relinquish_us = p->cfg.idle_us;
+    cfg.wake_inject_us = p->cfg.wake_inject_us;
     stvm_vm *vm = NULL;
-    int err = b.body ? make_vm(&p->cfg, &vm) : STVM_ENOMEM;
+    int err = b.body ? stvm_vm_new(&vm, &cfg) : STVM_ENOMEM;
     if (err)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
     else if ((err = setup(vm, &b)))
