@@ -333,19 +333,6 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
 
 /* ---- help and man ------------------------------------------------------------------ */
 
-/* "(default: X)" and the range or words, as --help and the man page show them. */
-static void option_facts(FILE *f, const bench_opt *o)
-{
-    if (o->kind == BENCH_OPT_FLAG || o->kind == BENCH_OPT_OUTPUT)
-        return;
-    fputs(" (", f);
-    if (o->kind != BENCH_OPT_TEXT) {
-        wants(f, o);
-        fputs("; ", f);
-    }
-    fprintf(f, "default: %s)", o->def ? o->def : "none");
-}
-
 void bench_wrap(FILE *f, const char *text, int col, int indent)
 {
     for (const char *p = text; *p;) {
@@ -369,7 +356,8 @@ void bench_wrap(FILE *f, const char *text, int col, int indent)
     fputc('\n', f);
 }
 
-/* An option's help with its facts, in one allocated string. */
+/* An option's help and its facts ("(default: X)" and the range or words), in one
+ * allocated string. */
 static char *option_text(const bench_opt *o, const char *traced)
 {
     char *s = NULL;
@@ -382,12 +370,37 @@ static char *option_text(const bench_opt *o, const char *traced)
     fputs(o->help, m);
     if (traced && strcmp(o->name, "trace") == 0)
         fprintf(m, " It records %s%s", traced, traced[strlen(traced) - 1] == '.' ? "" : ".");
-    option_facts(m, o);
+    if (o->kind != BENCH_OPT_FLAG && o->kind != BENCH_OPT_OUTPUT) {
+        fputs(" (", m);
+        if (o->kind != BENCH_OPT_TEXT) {
+            wants(m, o);
+            fputs("; ", m);
+        }
+        fprintf(m, "default: %s)", o->def ? o->def : "none");
+    }
     fclose(m);
     return s;
 }
 
-static void roff(FILE *f, const char *s);
+/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
+ * quote (a request), and a comma list may break after each comma (\:). */
+static void roff(FILE *f, const char *s)
+{
+    for (bool bol = true; *s; s++) {
+        if (bol && (*s == '.' || *s == '\''))
+            fputs("\\&", f);
+        if (*s == '-')
+            fputs("\\-", f);
+        else if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '\n' && s[1] == '\n') {
+            fputs("\n.PP\n", f);
+            s++;
+        } else
+            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
+        bol = *s == '\n';
+    }
+}
 
 /* Each option with its help and facts: for --help (wrapped at column 26) or, man, as
  * roff .TP paragraphs. */
@@ -423,26 +436,6 @@ void bench_help(FILE *f, const bench_command *cmd)
     }
     fputs("\nCommon options:\n", f);
     list_options(f, common_opts, NCOMMON, cmd->traced, false);
-}
-
-/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
- * quote (a request), and a comma list may break after each comma (\:). */
-static void roff(FILE *f, const char *s)
-{
-    for (bool bol = true; *s; s++) {
-        if (bol && (*s == '.' || *s == '\''))
-            fputs("\\&", f);
-        if (*s == '-')
-            fputs("\\-", f);
-        else if (*s == '\\')
-            fputs("\\e", f);
-        else if (*s == '\n' && s[1] == '\n') {
-            fputs("\n.PP\n", f);
-            s++;
-        } else
-            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
-        bol = *s == '\n';
-    }
 }
 
 void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
