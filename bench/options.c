@@ -148,11 +148,9 @@ static void wants(FILE *f, const bench_opt *o)
     }
 }
 
-/* Parse text as o's value into base + o->offset; false (nothing stored) if it is not
- * one. */
-static bool parse_value(const bench_opt *o, const char *text, void *base)
+/* Parse text as o's value into dst; false (nothing stored) if it is not one. */
+static bool parse_value(const bench_opt *o, const char *text, void *dst)
 {
-    void *dst = (char *)base + o->offset;
     long long n;
     switch (o->kind) {
     case BENCH_OPT_INT:
@@ -233,15 +231,13 @@ static const char *unwritable(const char *path, char *dir, size_t size)
 }
 
 /* The option at index k of the joint table (the command's, then the common one), and
- * the struct its value goes in. */
-static const bench_opt *opt_at(const bench_command *cmd, int k)
+ * in *dst where its value goes. */
+static const bench_opt *opt_at(const bench_command *cmd, int k, void *opts, common_raw *raw,
+                               void **dst)
 {
-    return k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
-}
-
-static void *base_at(const bench_command *cmd, int k, void *opts, common_raw *raw)
-{
-    return k < cmd->nopts ? opts : (void *)raw;
+    const bench_opt *o = k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
+    *dst = (char *)(k < cmd->nopts ? opts : (void *)raw) + o->offset;
+    return o;
 }
 
 int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
@@ -254,25 +250,24 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
     common_raw raw = {0};
     int n = cmd->nopts + NCOMMON;
-    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
-        const bench_opt *o = opt_at(cmd, k);
-        memset((char *)base_at(cmd, k, opts, &raw) + o->offset, 0, sizes[o->kind]);
-        if (o->def && !parse_value(o, o->def, base_at(cmd, k, opts, &raw))) {
-            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
-                    cmd->name, o->def, o->name);
-            abort();
-        }
-    }
+    void *dst;
     struct option *longs = calloc((size_t)n + 1, sizeof *longs);
     if (!longs) {
         fputs("stvm-bench: out of memory\n", stderr);
         exit(BENCH_EXIT_FAIL);
     }
-    for (int k = 0; k < n; k++)
-        longs[k] = (struct option){opt_at(cmd, k)->name,
-                                   opt_at(cmd, k)->kind == BENCH_OPT_FLAG ? no_argument
-                                                                          : required_argument,
+    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
+        const bench_opt *o = opt_at(cmd, k, opts, &raw, &dst);
+        memset(dst, 0, sizes[o->kind]);
+        if (o->def && !parse_value(o, o->def, dst)) {
+            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
+                    cmd->name, o->def, o->name);
+            abort();
+        }
+        longs[k] = (struct option){o->name, o->kind == BENCH_OPT_FLAG ? no_argument
+                                                                      : required_argument,
                                    NULL, 256 + k};
+    }
     int rc = BENCH_GO_ON, c;
     opterr = 0;
     optind = 0;   /* glibc: a full reset, so the parser can run more than once */
@@ -285,14 +280,14 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         } else if (c == '?') {
             if (optopt >= 256)
                 rc = bench_usage(cmd, "option '--%s' takes no value",
-                                 opt_at(cmd, optopt - 256)->name);
+                                 opt_at(cmd, optopt - 256, opts, &raw, &dst)->name);
             else if (optopt)
                 rc = bench_usage(cmd, "unknown option '-%c'", optopt);
             else
                 rc = bench_usage(cmd, "unknown option '%s'", arg);
         } else {
-            const bench_opt *o = opt_at(cmd, c - 256);
-            if (!parse_value(o, optarg ? optarg : "", base_at(cmd, c - 256, opts, &raw))) {
+            const bench_opt *o = opt_at(cmd, c - 256, opts, &raw, &dst);
+            if (!parse_value(o, optarg ? optarg : "", dst)) {
                 fprintf(stderr, "stvm-bench %s: --%s wants ", cmd->name, o->name);
                 wants(stderr, o);
                 fprintf(stderr, ", not '%s'\nTry 'stvm-bench %s --help'.\n", optarg, cmd->name);
@@ -308,10 +303,8 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
     if (rc == BENCH_GO_ON && optind < argc)
         rc = bench_usage(cmd, "unexpected argument '%s'", argv[optind]);
     for (int k = 0; rc == BENCH_GO_ON && k < n; k++) {
-        const bench_opt *o = opt_at(cmd, k);
-        const char *path = o->kind == BENCH_OPT_OUTPUT
-                               ? *(const char **)((char *)base_at(cmd, k, opts, &raw) + o->offset)
-                               : NULL;
+        const bench_opt *o = opt_at(cmd, k, opts, &raw, &dst);
+        const char *path = o->kind == BENCH_OPT_OUTPUT ? *(const char **)dst : NULL;
         char dir[4096];
         const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
         if (why)
