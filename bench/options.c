@@ -114,29 +114,20 @@ static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *l)
     return true;
 }
 
-static void list_words(FILE *f, const char *const *words)
-{
-    for (int i = 0; words[i]; i++)
-        fprintf(f, "%s%s", i ? ", " : "", words[i]);
-}
-
 /* What o wants, for an error message: "a list of a, b, c", "an integer in 1..10". */
 static void wants(FILE *f, const bench_opt *o)
 {
     switch (o->kind) {
     case BENCH_OPT_INT:
-        fprintf(f, "an integer in %lld..%lld", o->lo, o->hi);
-        break;
     case BENCH_OPT_REAL:
-        fprintf(f, "a number in %lld..%lld", o->lo, o->hi);
+        fprintf(f, "%s in %lld..%lld", o->kind == BENCH_OPT_INT ? "an integer" : "a number",
+                o->lo, o->hi);
         break;
     case BENCH_OPT_WORD:
-        fputs("one of ", f);
-        list_words(f, o->words);
-        break;
     case BENCH_OPT_WORDS:
-        fputs("a list of ", f);
-        list_words(f, o->words);
+        fputs(o->kind == BENCH_OPT_WORD ? "one of " : "a list of ", f);
+        for (int i = 0; o->words[i]; i++)
+            fprintf(f, "%s%s", i ? ", " : "", o->words[i]);
         break;
     case BENCH_OPT_INTS:
         fprintf(f, "a list of integers in %lld..%lld (1,2,3 or A..B:STEP, at most %d)",
