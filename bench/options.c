@@ -80,15 +80,15 @@ static int word_index(const char *const *words, const char *s, size_t len)
     return -1;
 }
 
-/* "1,2,3", "A..B" and "A..B:STEP" items into l; false for a bad or out-of-range item,
- * a step below 1, or more than BENCH_MAX_LIST values. */
-static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *l)
+/* "1,2,3", "A..B" and "A..B:STEP" items into *out; false (nothing stored) for a bad or
+ * out-of-range item, a step below 1, or more than BENCH_MAX_LIST values. */
+static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *out)
 {
     char buf[512];
+    bench_ints list = {.n = 0}, *l = &list;
     if (!*s || strlen(s) >= sizeof buf)
         return false;
     strcpy(buf, s);
-    l->n = 0;
     for (char *rest = buf, *item; (item = strsep(&rest, ",")) != NULL;) {
         long long a, b = 0, step = 1;
         char *dots = strstr(item, ".."), *colon = dots ? strchr(dots, ':') : NULL;
@@ -111,6 +111,7 @@ static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *l)
                 break;
         }
     }
+    *out = list;
     return true;
 }
 
@@ -179,13 +180,8 @@ static bool parse_value(const bench_opt *o, const char *text, void *dst)
         *(unsigned *)dst = bits;
         return true;
     }
-    case BENCH_OPT_INTS: {
-        bench_ints l;
-        if (!parse_ints(text, o->lo, o->hi, &l))
-            return false;
-        *(bench_ints *)dst = l;
-        return true;
-    }
+    case BENCH_OPT_INTS:
+        return parse_ints(text, o->lo, o->hi, dst);
     case BENCH_OPT_FLAG:
         *(bool *)dst = true;
         return true;
