@@ -80,15 +80,15 @@ static int word_index(const char *const *words, const char *s, size_t len)
     return -1;
 }
 
-/* "1,2,3", "A..B" and "A..B:STEP" items into l; false for a bad or out-of-range item,
- * a step below 1, or more than BENCH_MAX_LIST values. */
-static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *l)
+/* "1,2,3", "A..B" and "A..B:STEP" items into *out; false (nothing stored) for a bad or
+ * out-of-range item, a step below 1, or more than BENCH_MAX_LIST values. */
+static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *out)
 {
     char buf[512];
+    bench_ints list = {.n = 0}, *l = &list;
     if (!*s || strlen(s) >= sizeof buf)
         return false;
     strcpy(buf, s);
-    l->n = 0;
     for (char *rest = buf, *item; (item = strsep(&rest, ",")) != NULL;) {
         long long a, b = 0, step = 1;
         char *dots = strstr(item, ".."), *colon = dots ? strchr(dots, ':') : NULL;
@@ -111,13 +111,8 @@ static bool parse_ints(const char *s, long long lo, long long hi, bench_ints *l)
                 break;
         }
     }
+    *out = list;
     return true;
-}
-
-static void list_words(FILE *f, const char *const *words)
-{
-    for (int i = 0; words[i]; i++)
-        fprintf(f, "%s%s", i ? ", " : "", words[i]);
 }
 
 /* What o wants, for an error message: "a list of a, b, c", "an integer in 1..10". */
@@ -125,18 +120,15 @@ static void wants(FILE *f, const bench_opt *o)
 {
     switch (o->kind) {
     case BENCH_OPT_INT:
-        fprintf(f, "an integer in %lld..%lld", o->lo, o->hi);
-        break;
     case BENCH_OPT_REAL:
-        fprintf(f, "a number in %lld..%lld", o->lo, o->hi);
+        fprintf(f, "%s in %lld..%lld", o->kind == BENCH_OPT_INT ? "an integer" : "a number",
+                o->lo, o->hi);
         break;
     case BENCH_OPT_WORD:
-        fputs("one of ", f);
-        list_words(f, o->words);
-        break;
     case BENCH_OPT_WORDS:
-        fputs("a list of ", f);
-        list_words(f, o->words);
+        fputs(o->kind == BENCH_OPT_WORD ? "one of " : "a list of ", f);
+        for (int i = 0; o->words[i]; i++)
+            fprintf(f, "%s%s", i ? ", " : "", o->words[i]);
         break;
     case BENCH_OPT_INTS:
         fprintf(f, "a list of integers in %lld..%lld (1,2,3 or A..B:STEP, at most %d)",
@@ -148,11 +140,9 @@ static void wants(FILE *f, const bench_opt *o)
     }
 }
 
-/* Parse text as o's value into base + o->offset; false (nothing stored) if it is not
- * one. */
-static bool parse_value(const bench_opt *o, const char *text, void *base)
+/* Parse text as o's value into dst; false (nothing stored) if it is not one. */
+static bool parse_value(const bench_opt *o, const char *text, void *dst)
 {
-    void *dst = (char *)base + o->offset;
     long long n;
     switch (o->kind) {
     case BENCH_OPT_INT:
@@ -190,13 +180,8 @@ static bool parse_value(const bench_opt *o, const char *text, void *base)
         *(unsigned *)dst = bits;
         return true;
     }
-    case BENCH_OPT_INTS: {
-        bench_ints l;
-        if (!parse_ints(text, o->lo, o->hi, &l))
-            return false;
-        *(bench_ints *)dst = l;
-        return true;
-    }
+    case BENCH_OPT_INTS:
+        return parse_ints(text, o->lo, o->hi, dst);
     case BENCH_OPT_FLAG:
         *(bool *)dst = true;
         return true;
@@ -233,15 +218,13 @@ static const char *unwritable(const char *path, char *dir, size_t size)
 }
 
 /* The option at index k of the joint table (the command's, then the common one), and
- * the struct its value goes in. */
-static const bench_opt *opt_at(const bench_command *cmd, int k)
+ * in *dst where its value goes. */
+static const bench_opt *opt_at(const bench_command *cmd, int k, void *opts, common_raw *raw,
+                               void **dst)
 {
-    return k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
-}
-
-static void *base_at(const bench_command *cmd, int k, void *opts, common_raw *raw)
-{
-    return k < cmd->nopts ? opts : (void *)raw;
+    const bench_opt *o = k < cmd->nopts ? &cmd->opts[k] : &common_opts[k - cmd->nopts];
+    *dst = (char *)(k < cmd->nopts ? opts : (void *)raw) + o->offset;
+    return o;
 }
 
 int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
@@ -254,25 +237,24 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         [BENCH_OPT_TEXT] = sizeof(char *), [BENCH_OPT_OUTPUT] = sizeof(char *)};
     common_raw raw = {0};
     int n = cmd->nopts + NCOMMON;
-    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
-        const bench_opt *o = opt_at(cmd, k);
-        memset((char *)base_at(cmd, k, opts, &raw) + o->offset, 0, sizes[o->kind]);
-        if (o->def && !parse_value(o, o->def, base_at(cmd, k, opts, &raw))) {
-            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
-                    cmd->name, o->def, o->name);
-            abort();
-        }
-    }
+    void *dst;
     struct option *longs = calloc((size_t)n + 1, sizeof *longs);
     if (!longs) {
         fputs("stvm-bench: out of memory\n", stderr);
         exit(BENCH_EXIT_FAIL);
     }
-    for (int k = 0; k < n; k++)
-        longs[k] = (struct option){opt_at(cmd, k)->name,
-                                   opt_at(cmd, k)->kind == BENCH_OPT_FLAG ? no_argument
-                                                                          : required_argument,
+    for (int k = 0; k < n; k++) {   /* the defaults, parsed as values: --help tells true */
+        const bench_opt *o = opt_at(cmd, k, opts, &raw, &dst);
+        memset(dst, 0, sizes[o->kind]);
+        if (o->def && !parse_value(o, o->def, dst)) {
+            fprintf(stderr, "stvm-bench %s: the table's default '%s' of --%s is not valid\n",
+                    cmd->name, o->def, o->name);
+            abort();
+        }
+        longs[k] = (struct option){o->name, o->kind == BENCH_OPT_FLAG ? no_argument
+                                                                      : required_argument,
                                    NULL, 256 + k};
+    }
     int rc = BENCH_GO_ON, c;
     opterr = 0;
     optind = 0;   /* glibc: a full reset, so the parser can run more than once */
@@ -285,14 +267,14 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         } else if (c == '?') {
             if (optopt >= 256)
                 rc = bench_usage(cmd, "option '--%s' takes no value",
-                                 opt_at(cmd, optopt - 256)->name);
+                                 opt_at(cmd, optopt - 256, opts, &raw, &dst)->name);
             else if (optopt)
                 rc = bench_usage(cmd, "unknown option '-%c'", optopt);
             else
                 rc = bench_usage(cmd, "unknown option '%s'", arg);
         } else {
-            const bench_opt *o = opt_at(cmd, c - 256);
-            if (!parse_value(o, optarg ? optarg : "", base_at(cmd, c - 256, opts, &raw))) {
+            const bench_opt *o = opt_at(cmd, c - 256, opts, &raw, &dst);
+            if (!parse_value(o, optarg ? optarg : "", dst)) {
                 fprintf(stderr, "stvm-bench %s: --%s wants ", cmd->name, o->name);
                 wants(stderr, o);
                 fprintf(stderr, ", not '%s'\nTry 'stvm-bench %s --help'.\n", optarg, cmd->name);
@@ -308,10 +290,8 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
     if (rc == BENCH_GO_ON && optind < argc)
         rc = bench_usage(cmd, "unexpected argument '%s'", argv[optind]);
     for (int k = 0; rc == BENCH_GO_ON && k < n; k++) {
-        const bench_opt *o = opt_at(cmd, k);
-        const char *path = o->kind == BENCH_OPT_OUTPUT
-                               ? *(const char **)((char *)base_at(cmd, k, opts, &raw) + o->offset)
-                               : NULL;
+        const bench_opt *o = opt_at(cmd, k, opts, &raw, &dst);
+        const char *path = o->kind == BENCH_OPT_OUTPUT ? *(const char **)dst : NULL;
         char dir[4096];
         const char *why = path ? unwritable(path, dir, sizeof dir) : NULL;
         if (why)
@@ -332,19 +312,6 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
 }
 
 /* ---- help and man ------------------------------------------------------------------ */
-
-/* "(default: X)" and the range or words, as --help and the man page show them. */
-static void option_facts(FILE *f, const bench_opt *o)
-{
-    if (o->kind == BENCH_OPT_FLAG || o->kind == BENCH_OPT_OUTPUT)
-        return;
-    fputs(" (", f);
-    if (o->kind != BENCH_OPT_TEXT) {
-        wants(f, o);
-        fputs("; ", f);
-    }
-    fprintf(f, "default: %s)", o->def ? o->def : "none");
-}
 
 void bench_wrap(FILE *f, const char *text, int col, int indent)
 {
@@ -369,7 +336,8 @@ void bench_wrap(FILE *f, const char *text, int col, int indent)
     fputc('\n', f);
 }
 
-/* An option's help with its facts, in one allocated string. */
+/* An option's help and its facts ("(default: X)" and the range or words), in one
+ * allocated string. */
 static char *option_text(const bench_opt *o, const char *traced)
 {
     char *s = NULL;
@@ -382,12 +350,37 @@ static char *option_text(const bench_opt *o, const char *traced)
     fputs(o->help, m);
     if (traced && strcmp(o->name, "trace") == 0)
         fprintf(m, " It records %s%s", traced, traced[strlen(traced) - 1] == '.' ? "" : ".");
-    option_facts(m, o);
+    if (o->kind != BENCH_OPT_FLAG && o->kind != BENCH_OPT_OUTPUT) {
+        fputs(" (", m);
+        if (o->kind != BENCH_OPT_TEXT) {
+            wants(m, o);
+            fputs("; ", m);
+        }
+        fprintf(m, "default: %s)", o->def ? o->def : "none");
+    }
     fclose(m);
     return s;
 }
 
-static void roff(FILE *f, const char *s);
+/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
+ * quote (a request), and a comma list may break after each comma (\:). */
+static void roff(FILE *f, const char *s)
+{
+    for (bool bol = true; *s; s++) {
+        if (bol && (*s == '.' || *s == '\''))
+            fputs("\\&", f);
+        if (*s == '-')
+            fputs("\\-", f);
+        else if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '\n' && s[1] == '\n') {
+            fputs("\n.PP\n", f);
+            s++;
+        } else
+            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
+        bol = *s == '\n';
+    }
+}
 
 /* Each option with its help and facts: for --help (wrapped at column 26) or, man, as
  * roff .TP paragraphs. */
@@ -423,26 +416,6 @@ void bench_help(FILE *f, const bench_command *cmd)
     }
     fputs("\nCommon options:\n", f);
     list_options(f, common_opts, NCOMMON, cmd->traced, false);
-}
-
-/* Text for roff: a dash is \-, a backslash \e, a line never starts with a dot or a
- * quote (a request), and a comma list may break after each comma (\:). */
-static void roff(FILE *f, const char *s)
-{
-    for (bool bol = true; *s; s++) {
-        if (bol && (*s == '.' || *s == '\''))
-            fputs("\\&", f);
-        if (*s == '-')
-            fputs("\\-", f);
-        else if (*s == '\\')
-            fputs("\\e", f);
-        else if (*s == '\n' && s[1] == '\n') {
-            fputs("\n.PP\n", f);
-            s++;
-        } else
-            fputs(*s == ',' && s[1] && s[1] != ' ' ? ",\\:" : (char[]){*s, 0}, f);
-        bol = *s == '\n';
-    }
 }
 
 void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)

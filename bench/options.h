@@ -87,7 +87,6 @@ typedef struct bench_trace {
     const char *path;               /* NULL: no trace */
     size_t events;                  /* the ring's capacity */
 } bench_trace;
-#define BENCH_TRACE_EVENTS 4194304  /* --trace-events' default: the newest kept */
 
 /* The options every command has. */
 typedef struct bench_common {

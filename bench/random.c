@@ -11,9 +11,14 @@
 #include <math.h>
 #include <stdio.h>
 
-void pharo_random_init(pharo_random *g, long seed)
+/* Random's state: every field a Float, as in the image. */
+typedef struct pharo_random {
+    double seed, a, m, q, r;
+} pharo_random;
+
+/* Random>>initialize, then seed: */
+static void pharo_random_init(pharo_random *g, long seed)
 {
-    /* Random>>initialize, then seed: */
     g->a = 16807.0;                    /* 16r000041A7 asFloat */
     g->m = 2147483647.0;               /* 16r7FFFFFFF asFloat */
     g->q = trunc(g->m / g->a);         /* (m quo: a) asFloat = 127773 */
@@ -21,25 +26,16 @@ void pharo_random_init(pharo_random *g, long seed)
     g->seed = (double)seed;
 }
 
-double pharo_random_next_value(const pharo_random *g)
+/* Random>>next: ^ (seed := self nextValue) / m, nextValue inlined. */
+static double pharo_random_next(pharo_random *g)
 {
     /* hi := (seed quo: q) asFloat. lo := seed - (hi * q). aLoRHi := (a * lo) - (r * hi).
      * answer := aLoRHi > 0.0 ifTrue: [aLoRHi] ifFalse: [aLoRHi + m] */
     double hi = trunc(g->seed / g->q);
     double lo = g->seed - hi * g->q;
     double alorhi = g->a * lo - g->r * hi;
-    return alorhi > 0.0 ? alorhi : alorhi + g->m;
-}
-
-double pharo_random_next(pharo_random *g)
-{
-    g->seed = pharo_random_next_value(g);   /* ^ (seed := self nextValue) / m */
+    g->seed = alorhi > 0.0 ? alorhi : alorhi + g->m;
     return g->seed / g->m;
-}
-
-long pharo_random_next_int(pharo_random *g, long n)
-{
-    return (long)trunc(pharo_random_next(g) * (double)n) + 1;   /* [1, n] */
 }
 
 void delay_table_generate(int table[DELAY_TABLE_SIZE])
@@ -47,7 +43,7 @@ void delay_table_generate(int table[DELAY_TABLE_SIZE])
     pharo_random g;
     pharo_random_init(&g, DELAY_SEED);
     for (int i = 0; i < DELAY_TABLE_SIZE; i++)
-        table[i] = (int)pharo_random_next_int(&g, DELAY_MAX_MS);
+        table[i] = (int)trunc(pharo_random_next(&g) * DELAY_MAX_MS) + 1;   /* nextInt: */
 }
 
 bool delay_table_verify(const int table[DELAY_TABLE_SIZE])

@@ -1,24 +1,16 @@
 /*
- * stvm-bench: Pharo 4/5's Random (Park-Miller minimal standard) and DelayBenchmark's
- * table of durations drawn from it. A leaf: it needs nothing else of the tool.
+ * stvm-bench: DelayBenchmark's table of durations, drawn from Pharo 4/5's Random
+ * (Park-Miller minimal standard). A leaf: it needs nothing else of the tool.
  */
 #ifndef STVM_BENCH_RANDOM_H
 #define STVM_BENCH_RANDOM_H
 
 #include <stdbool.h>
 
-typedef struct pharo_random {
-    double seed, a, m, q, r;
-} pharo_random;
-
-void pharo_random_init(pharo_random *g, long seed);   /* Random seed: seed */
-double pharo_random_next_value(const pharo_random *g); /* Random>>nextValue */
-double pharo_random_next(pharo_random *g);             /* Random>>next */
-long pharo_random_next_int(pharo_random *g, long n);    /* Random>>nextInt: */
-
 #define DELAY_TABLE_SIZE 1000
 #define DELAY_SEED 42
 #define DELAY_MAX_MS 50
+
 /* DelayBenchmark's table: 1000 draws of nextInt: 50 from Random seed: 42. */
 void delay_table_generate(int table[DELAY_TABLE_SIZE]);
 /* Check the table against the known first draws and mean (24.686 ms); false and a

@@ -307,9 +307,7 @@ double bench_median(const double *v, size_t n)
     return m;
 }
 
-/* The distinct parameter keys (or metric names) of n records, in the order they first
- * appear. */
-static int distinct(const bench_record *recs, int n, const char **out, int max, bool metrics)
+int bench_distinct(const bench_record *recs, int n, const char **out, int max, bool metrics)
 {
     int found = 0;
     for (int i = 0; i < n; i++)
@@ -322,16 +320,6 @@ static int distinct(const bench_record *recs, int n, const char **out, int max, 
                 out[found++] = s;
         }
     return found;
-}
-
-int bench_param_keys(const bench_record *recs, int n, const char **keys, int max)
-{
-    return distinct(recs, n, keys, max, false);
-}
-
-int bench_metric_names(const bench_record *recs, int n, const char **names, int max)
-{
-    return distinct(recs, n, names, max, true);
 }
 
 const char *bench_status_name(bench_status s)

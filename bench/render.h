@@ -29,10 +29,9 @@ void bench_context_lines(FILE *f, const bench_invocation *inv, const char *prefi
 void bench_context_gbench(FILE *f, const bench_invocation *inv);
 void bench_context_header(FILE *f, const bench_invocation *inv);
 
-/* The distinct parameter keys (or metric names) of n records in the order they first
- * appear, at most max; answers how many (the pointers are the records'). */
-int bench_param_keys(const bench_record *recs, int n, const char **keys, int max);
-int bench_metric_names(const bench_record *recs, int n, const char **names, int max);
+/* The distinct parameter keys (metrics: metric names) of n records in the order they
+ * first appear, at most max; answers how many (the pointers are the records'). */
+int bench_distinct(const bench_record *recs, int n, const char **out, int max, bool metrics);
 /* "ok", "FAILED", "skipped"; "lower", "higher", "none". */
 const char *bench_status_name(bench_status s);
 const char *bench_better_name(bench_better b);

@@ -71,8 +71,8 @@ void bench_render_csv(FILE *f, const bench_results *r, const bench_invocation *i
 {
     const char *keys[MAX_KEYS];
     const char *metrics[MAX_KEYS];
-    int nkeys = bench_param_keys(r->records, r->nrecords, keys, MAX_KEYS);
-    int nmetrics = bench_metric_names(r->records, r->nrecords, metrics, MAX_KEYS);
+    int nkeys = bench_distinct(r->records, r->nrecords, keys, MAX_KEYS, false);
+    int nmetrics = bench_distinct(r->records, r->nrecords, metrics, MAX_KEYS, true);
     bench_context_lines(f, inv, "# ");
     fputs(wide ? "case," : "command,case,", f);
     for (int k = 0; k < nkeys; k++)

@@ -117,8 +117,8 @@ static void record_cell(char *buf, size_t size, const bench_record *rec, int row
 static void group_tables(bench_results *model, const bench_record *recs, int n)
 {
     columns c;
-    c.nkeys = bench_param_keys(recs, n, c.keys, MAX_KEYS);
-    c.nmetrics = bench_metric_names(recs, n, c.metrics, MAX_KEYS);
+    c.nkeys = bench_distinct(recs, n, c.keys, MAX_KEYS, false);
+    c.nmetrics = bench_distinct(recs, n, c.metrics, MAX_KEYS, true);
     for (int k = 0; k < c.nmetrics; k++)
         for (int i = 0; i < n && !(c.first[k] = bench_metric_find(&recs[i], c.metrics[k])); i++)
             ;

@@ -43,13 +43,10 @@ uint64_t bench_hist_quantile(const bench_hist *h, double q)
 {
     if (!h->count)
         return 0;
-    if (q <= 0)
-        q = 0;
     if (q >= 1)
         return h->max;
-    uint64_t rank = (uint64_t)ceil(q * (double)h->count);
-    if (rank == 0)
-        rank = 1;
+    /* q > 0 with count >= 1 gives a rank >= 1; q <= 0 asks for the smallest. */
+    uint64_t rank = q > 0 ? (uint64_t)ceil(q * (double)h->count) : 1;
     uint64_t seen = 0;
     for (size_t i = 0; i < BENCH_HIST_BUCKETS; i++) {
         seen += h->buckets[i];

@@ -52,13 +52,11 @@ uint64_t bench_rss_bytes(void)
 
 void bench_load_averages(double load[3])
 {
-    load[0] = load[1] = load[2] = NAN;
     FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
-            load[0] = load[1] = load[2] = NAN;
+    if (!f || fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+        load[0] = load[1] = load[2] = NAN;
+    if (f)
         fclose(f);
-    }
 }
 
 int bench_ncpu(void)
