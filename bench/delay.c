@@ -316,8 +316,7 @@ static void per_n_table(bench_results *r, const delay_sweep *s)
     for (int k = 0; k < NPERN; k++)
         line[k + 2] = per_n_cols[k].header;
     bench_table_row(t, line);
-    int nrecords = r->nrecords;
-    for (int i = 0; i < nrecords; i++) {
+    for (int i = 0; i < r->nrecords; i++) {
         const bench_record *rec = &r->records[i];
         line[0] = bench_param_find(rec, "concurrency");
         line[1] = rec->name;

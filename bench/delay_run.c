@@ -127,8 +127,10 @@ static unsigned watchdog_seconds(const delay_run_params *p)
     return s > 86400 ? 86400 : (unsigned)s;
 }
 
-/* Suspended, so none runs before the coordinator starts the window. */
-static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
+/* The workers (suspended, so none runs before the coordinator starts the window), the
+ * coordinator, then the VM until no process is left; errors of the run or of a process
+ * as a sentence. */
+static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_t whysize)
 {
     for (long i = 0; i < r->n; i++) {
         int err = stvm_spawn_suspended(vm, WORKER_PRIORITY, "DelayBenchmark worker",
@@ -139,13 +141,6 @@ static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
             return err;
         }
     }
-    return STVM_OK;
-}
-
-/* The coordinator, then the VM until no process is left; errors of the run or of a
- * process as a sentence. */
-static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_t whysize)
-{
     int err = stvm_spawn(vm, COORDINATOR_PRIORITY, "DelayBenchmark coordinator",
                          delay_coordinator, r, NULL);
     if (err) {
@@ -227,16 +222,11 @@ int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *w
         snprintf(why, whysize, "out of memory for %ld worker handles", p->n);
         err = STVM_ENOMEM;
     }
-    if (!err)
-        err = bench_trace_begin(p->trace, vm, why, whysize);
-    if (!err)
-        err = spawn_workers(vm, r, why, whysize);
-    if (!err)
-        err = run_vm(vm, r, watchdog_seconds(p), why, whysize);
-    if (!err)
+    if (!err && !(err = bench_trace_begin(p->trace, vm, why, whysize)) &&
+        !(err = run_vm(vm, r, watchdog_seconds(p), why, whysize))) {
         fill_sample(r, out);
-    if (!err)
         err = bench_trace_end(p->trace, vm, why, whysize);
+    }
     stvm_vm_free(vm);
     free(r->workers);
     free(r);
