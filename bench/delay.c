@@ -208,9 +208,8 @@ static const bench_record *peak(const bench_results *r, int nreprs, int ri)
 {
     const bench_record *best = NULL;
     for (int i = ri; i < r->nrecords; i += nreprs)
-        if (!isnan(med(&r->records[i], "delays_per_second")) &&
-            (!best || med(&r->records[i], "delays_per_second") >
-                          med(best, "delays_per_second")))
+        if (med(&r->records[i], "delays_per_second") >   /* false for NaN */
+            (best ? med(best, "delays_per_second") : -INFINITY))
             best = &r->records[i];
     return best;
 }

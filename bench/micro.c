@@ -1,10 +1,7 @@
 /*
- * stvm-bench micro: the cost of the scheduler's basic moves, for the context-switch
- * back end this binary is linked with (stvm_context_backend()): a record per case
- * (handoff, queue, monitor, monitor-enter-exit, raw-switch, pthread-sem, memory) with
- * param backend, and the targets, judged on the assembly back end only. Comparing back
- * ends is the caller's job (`make bench-micro` runs both binaries), as hyperfine leaves
- * comparison across binaries to its user.
+ * stvm-bench micro: a record per case (param backend: stvm_context_backend()) and the
+ * targets, judged on the assembly back end only. Comparing back ends is the caller's job
+ * (`make bench-micro` runs both binaries), as hyperfine leaves it to its user.
  */
 #include "micro.h"
 #include "render.h"
@@ -15,10 +12,7 @@
 #define JUDGED_BACKEND "asm-x86_64"
 
 typedef struct micro_opts {
-    long long repeat;
-    long long iterations;           /* hand-offs (and raw switches) per repetition */
-    long long pthread_iterations;   /* hand-offs per repetition of the pthread pair */
-    long long processes;            /* blocked processes for the memory figure */
+    long long repeat, iterations, pthread_iterations, processes;   /* as the table says */
 } micro_opts;
 
 static const bench_opt micro_opts_table[] = {

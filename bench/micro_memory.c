@@ -46,12 +46,9 @@ int micro_memory_run(long n, micro_memory *m)
     blocked_run b = {.m = m};
     stvm_vm *vm = NULL;
     int err = stvm_vm_new(&vm, NULL);
-    if (!err)
-        err = stvm_semaphore_new(vm, &b.sem);
-    if (!err)
-        err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "memory coordinator",
-                         blocked_coordinator, &b, NULL);
-    if (!err)
+    if (!err && !(err = stvm_semaphore_new(vm, &b.sem)) &&
+        !(err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "memory coordinator",
+                           blocked_coordinator, &b, NULL)))
         err = stvm_run(vm);
     if (err && !m->run_err)
         m->run_err = err;

@@ -1,10 +1,6 @@
 /*
- * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
- * semaphores (one hand-off is a signal + wait that moves control to the other) or two
- * SharedQueues (a put + take), or a monitor's signal + condition wait; and one process
- * entering and leaving a monitor nobody else wants. Measured on green processes of
- * equal priority (stvm), and on two OS threads pinned to one core (pthread sem_t) for
- * reference.
+ * stvm-bench micro: the hand-offs of micro.h's channels between green processes of equal
+ * priority, and their reference, a sem_t ping-pong between two OS threads.
  */
 #include "micro.h"
 
