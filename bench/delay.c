@@ -383,7 +383,6 @@ static void report_prose(FILE *f, const bench_results *people, const void *data)
                "table the medians of every cell. Every figure of every run, with each "
                "repetition's sample, is in the JSON and CSV views (`--export-json`, "
                "`--export-csv`).\n\n", s->r.note);
-    (void)people;
 }
 
 int delay_main(int argc, char **argv)

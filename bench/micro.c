@@ -69,8 +69,8 @@ static int vm_repetition(const micro_opts *o, const bench_trace *trace, bench_re
     for (int c = HANDOFF; !err && c < RAW_SWITCH; c++)
         err = micro_handoff((micro_channel)c, o->iterations, c == HANDOFF ? trace : NULL,
                             &ns[c], why, whysize);
-    uint64_t raw = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
-    if (!err && (err = stvm_measure_raw_switch(raw, &ns[RAW_SWITCH])))
+    /* --iterations is at least 2, so there is at least one raw switch */
+    if (!err && (err = stvm_measure_raw_switch((uint64_t)o->iterations / 2, &ns[RAW_SWITCH])))
         snprintf(why, whysize, "stvm_measure_raw_switch: %s", stvm_err_name(err));
     for (int c = 0; !err && c < NCASES; c++)
         bench_metric_push(&r->records[c].metrics[0], ns[c]);
@@ -175,8 +175,7 @@ int micro_main(int argc, char **argv)
     int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations);
     for (int k = 0; k < o.repeat; k++) {
         double ns;
-        if (micro_sem_pingpong(1000, o.pthread_iterations / 2 > 0 ? o.pthread_iterations / 2 : 1,
-                               cpu, NULL, &ns) != 0) {
+        if (micro_sem_pingpong(1000, o.pthread_iterations / 2, cpu, NULL, &ns) != 0) {
             bench_record_fail(&r.records[pt], BENCH_SKIPPED, "the pthread reference could "
                               "not run (thread creation or pinning)");
             break;
