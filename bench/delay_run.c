@@ -109,11 +109,9 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     for (long i = 0; i < r->n; i++) {
         stvm_process_info info;
         if (stvm_process_get_info(vm, r->workers[i], &info) == STVM_OK &&
-            info.state != STVM_PROCESS_TERMINATED) {
-            err = stvm_process_terminate(vm, r->workers[i]);
-            if (err)
-                run_fail(r, err, "stvm_process_terminate of a worker");
-        }
+            info.state != STVM_PROCESS_TERMINATED &&
+            (err = stvm_process_terminate(vm, r->workers[i])))
+            run_fail(r, err, "stvm_process_terminate of a worker");
     }
 }
 

@@ -30,14 +30,13 @@ const bench_command micro_command = {
     "micro",
     "semaphore hand-off, raw context switch, memory per blocked process and a pthread "
     "semaphore reference, for this binary's context-switch back end",
-    "The cost of the scheduler's basic moves for the context-switch back end this binary "
-    "is linked with: a semaphore hand-off between two green processes of equal priority "
-    "(case handoff), the same through two SharedQueues (queue) and through a monitor's "
-    "signal and condition wait (monitor), an uncontended monitor enter and exit "
-    "(monitor-enter-exit), a raw switch between two stacks without the scheduler "
-    "(raw-switch), resident memory per blocked process (memory), and for reference a "
-    "sem_t ping-pong between two OS threads pinned to one core (pthread-sem). Run it "
-    "pinned (--cpu 0) for stable figures."
+    "The cost of the scheduler's basic moves: a semaphore hand-off between two green "
+    "processes of equal priority (case handoff), the same through two SharedQueues (queue) "
+    "and through a monitor's signal and condition wait (monitor), an uncontended monitor "
+    "enter and exit (monitor-enter-exit), a raw switch between two stacks without the "
+    "scheduler (raw-switch), resident memory per blocked process (memory), and for "
+    "reference a sem_t ping-pong between two OS threads pinned to one core (pthread-sem). "
+    "Run it pinned (--cpu 0) for stable figures."
     "\n\nOnly the back end this binary is linked with is measured (make bench-micro runs "
     "stvm-bench and stvm-bench-ucontext); the targets are judged on the asm-x86_64 back "
     "end only.",
