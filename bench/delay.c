@@ -47,7 +47,7 @@ static const bench_opt delay_opts_table[] = {
     BENCH_WORD("clock", "real", clock_words, delay_opts, clock,
                "The wall clock, or simulated time (no waiting: pure CPU cost, counts per "
                "simulated second)."),
-    BENCH_INT("repeat", "K", "1", 1, DELAY_MAX_REPEAT, delay_opts, repeat,
+    BENCH_INT("repeat", "K", "1", 1, 1000, delay_opts, repeat,
               "Repetitions per cell; the views show medians and keep every sample."),
     BENCH_INT("window-ms", "W", "1000", 1, 3600000, delay_opts, window_ms,
               "The window, and the drain after it, in ms."),

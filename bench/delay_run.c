@@ -10,7 +10,6 @@
  */
 #include "delay_run.h"
 
-#include "bench.h"
 #include "random.h"
 
 #include <math.h>
