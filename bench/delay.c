@@ -389,19 +389,16 @@ int delay_main(int argc, char **argv)
 {
     delay_opts o;
     bench_invocation inv;
+    int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
+    delay_sweep s = {.o = &o, .inv = &inv, .table = table};
     int rc = bench_parse(&delay_command, argc, argv, &o, &inv);
-    if (rc != BENCH_GO_ON)
-        return rc;
-    delay_sweep s = {.o = &o, .inv = &inv};
-    if ((rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
+    if (rc != BENCH_GO_ON || (rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
         (rc = bench_trace_cells(&inv, (long)s.nreprs * o.concurrency.n * o.repeat,
                                 "give one --repr, one --concurrency value, one "
                                 "--timer-slack-us value and --repeat 1")) != BENCH_GO_ON)
         return rc;
     inv.clock = o.clock ? "sim" : "real";
-    int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
     delay_table_generate(table);
-    s.table = table;
     bench_results_init(&s.r, "delay");
     add_records(&s);
     rc = sweep(&s) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;

@@ -145,9 +145,8 @@ int micro_main(int argc, char **argv)
     micro_opts o;
     bench_invocation inv;
     int rc = bench_parse(&micro_command, argc, argv, &o, &inv);
-    if (rc != BENCH_GO_ON)
-        return rc;
-    if ((rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
+    if (rc != BENCH_GO_ON ||
+        (rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
         return rc;
     const char *backend = stvm_context_backend();
     int total = 1 + 2 * (int)o.repeat, done = 0;
