@@ -1,9 +1,7 @@
 /*
- * stvm-bench delay: Pharo's DelayBenchmark, the command. Its option table, the sweep
- * over N, repetitions and representations (each run in delay_run.c), and the records:
- * one per (representation, N) with every repetition's samples, beside the seed's own
- * "#ConcurrentDelays: N . Count: C per second" lines, a summary shaped like the seed's
- * and a per-N table for people. The views, the plot and the report come from the core.
+ * stvm-bench delay: Pharo's DelayBenchmark, the command: its options, the sweep (each run
+ * in delay_run.c), a record per (representation, N) and the tables for people. The
+ * views, the plot and the report come from the core.
  */
 #include "bench.h"
 #include "delay_run.h"

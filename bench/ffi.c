@@ -2,8 +2,7 @@
  * stvm-bench ffi: what calling C costs, and what it does to scheduling (the cases are in
  * ffi_command's description and the results' note). Within a repetition every case runs
  * once, one after the other, so that noise hits them alike; figures are medians over
- * the repetitions and ratios pair each repetition with its reference. One record per
- * case; the core shows them.
+ * the repetitions and ratios pair each repetition with its reference.
  */
 #include "bench.h"
 #include "ffi_measure.h"
