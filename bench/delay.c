@@ -1,9 +1,7 @@
 /*
- * stvm-bench delay: Pharo's DelayBenchmark, the command. Its option table, the sweep
- * over N, repetitions and representations (each run in delay_run.c), and the records:
- * one per (representation, N) with every repetition's samples, beside the seed's own
- * "#ConcurrentDelays: N . Count: C per second" lines, a summary shaped like the seed's
- * and a per-N table for people. The views, the plot and the report come from the core.
+ * stvm-bench delay: Pharo's DelayBenchmark, the command: its options, the sweep (each run
+ * in delay_run.c), a record per (representation, N) and the tables for people. The
+ * views, the plot and the report come from the core.
  */
 #include "bench.h"
 #include "delay_run.h"
@@ -47,7 +45,7 @@ static const bench_opt delay_opts_table[] = {
     BENCH_WORD("clock", "real", clock_words, delay_opts, clock,
                "The wall clock, or simulated time (no waiting: pure CPU cost, counts per "
                "simulated second)."),
-    BENCH_INT("repeat", "K", "1", 1, DELAY_MAX_REPEAT, delay_opts, repeat,
+    BENCH_INT("repeat", "K", "1", 1, 1000, delay_opts, repeat,
               "Repetitions per cell; the views show medians and keep every sample."),
     BENCH_INT("window-ms", "W", "1000", 1, 3600000, delay_opts, window_ms,
               "The window, and the drain after it, in ms."),
@@ -208,9 +206,8 @@ static const bench_record *peak(const bench_results *r, int nreprs, int ri)
 {
     const bench_record *best = NULL;
     for (int i = ri; i < r->nrecords; i += nreprs)
-        if (!isnan(med(&r->records[i], "delays_per_second")) &&
-            (!best || med(&r->records[i], "delays_per_second") >
-                          med(best, "delays_per_second")))
+        if (med(&r->records[i], "delays_per_second") >   /* false for NaN */
+            (best ? med(best, "delays_per_second") : -INFINITY))
             best = &r->records[i];
     return best;
 }
@@ -316,8 +313,7 @@ static void per_n_table(bench_results *r, const delay_sweep *s)
     for (int k = 0; k < NPERN; k++)
         line[k + 2] = per_n_cols[k].header;
     bench_table_row(t, line);
-    int nrecords = r->nrecords;
-    for (int i = 0; i < nrecords; i++) {
+    for (int i = 0; i < r->nrecords; i++) {
         const bench_record *rec = &r->records[i];
         line[0] = bench_param_find(rec, "concurrency");
         line[1] = rec->name;
@@ -385,26 +381,22 @@ static void report_prose(FILE *f, const bench_results *people, const void *data)
                "table the medians of every cell. Every figure of every run, with each "
                "repetition's sample, is in the JSON and CSV views (`--export-json`, "
                "`--export-csv`).\n\n", s->r.note);
-    (void)people;
 }
 
 int delay_main(int argc, char **argv)
 {
     delay_opts o;
     bench_invocation inv;
+    int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
+    delay_sweep s = {.o = &o, .inv = &inv, .table = table};
     int rc = bench_parse(&delay_command, argc, argv, &o, &inv);
-    if (rc != BENCH_GO_ON)
-        return rc;
-    delay_sweep s = {.o = &o, .inv = &inv};
-    if ((rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
+    if (rc != BENCH_GO_ON || (rc = parse_reprs(&o, &s)) != BENCH_GO_ON ||
         (rc = bench_trace_cells(&inv, (long)s.nreprs * o.concurrency.n * o.repeat,
                                 "give one --repr, one --concurrency value, one "
                                 "--timer-slack-us value and --repeat 1")) != BENCH_GO_ON)
         return rc;
     inv.clock = o.clock ? "sim" : "real";
-    int table[DELAY_TABLE_SIZE];   /* verified by main at start-up */
     delay_table_generate(table);
-    s.table = table;
     bench_results_init(&s.r, "delay");
     add_records(&s);
     rc = sweep(&s) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;

@@ -10,7 +10,6 @@
  */
 #include "delay_run.h"
 
-#include "bench.h"
 #include "random.h"
 
 #include <math.h>
@@ -109,11 +108,9 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     for (long i = 0; i < r->n; i++) {
         stvm_process_info info;
         if (stvm_process_get_info(vm, r->workers[i], &info) == STVM_OK &&
-            info.state != STVM_PROCESS_TERMINATED) {
-            err = stvm_process_terminate(vm, r->workers[i]);
-            if (err)
-                run_fail(r, err, "stvm_process_terminate of a worker");
-        }
+            info.state != STVM_PROCESS_TERMINATED &&
+            (err = stvm_process_terminate(vm, r->workers[i])))
+            run_fail(r, err, "stvm_process_terminate of a worker");
     }
 }
 
@@ -127,8 +124,10 @@ static unsigned watchdog_seconds(const delay_run_params *p)
     return s > 86400 ? 86400 : (unsigned)s;
 }
 
-/* Suspended, so none runs before the coordinator starts the window. */
-static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
+/* The workers (suspended, so none runs before the coordinator starts the window), the
+ * coordinator, then the VM until no process is left; errors of the run or of a process
+ * as a sentence. */
+static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_t whysize)
 {
     for (long i = 0; i < r->n; i++) {
         int err = stvm_spawn_suspended(vm, WORKER_PRIORITY, "DelayBenchmark worker",
@@ -139,13 +138,6 @@ static int spawn_workers(stvm_vm *vm, delay_run *r, char *why, size_t whysize)
             return err;
         }
     }
-    return STVM_OK;
-}
-
-/* The coordinator, then the VM until no process is left; errors of the run or of a
- * process as a sentence. */
-static int run_vm(stvm_vm *vm, delay_run *r, unsigned watchdog, char *why, size_t whysize)
-{
     int err = stvm_spawn(vm, COORDINATOR_PRIORITY, "DelayBenchmark coordinator",
                          delay_coordinator, r, NULL);
     if (err) {
@@ -227,16 +219,11 @@ int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *w
         snprintf(why, whysize, "out of memory for %ld worker handles", p->n);
         err = STVM_ENOMEM;
     }
-    if (!err)
-        err = bench_trace_begin(p->trace, vm, why, whysize);
-    if (!err)
-        err = spawn_workers(vm, r, why, whysize);
-    if (!err)
-        err = run_vm(vm, r, watchdog_seconds(p), why, whysize);
-    if (!err)
+    if (!err && !(err = bench_trace_begin(p->trace, vm, why, whysize)) &&
+        !(err = run_vm(vm, r, watchdog_seconds(p), why, whysize))) {
         fill_sample(r, out);
-    if (!err)
         err = bench_trace_end(p->trace, vm, why, whysize);
+    }
     stvm_vm_free(vm);
     free(r->workers);
     free(r);

@@ -8,10 +8,6 @@
 
 #include "bench.h"
 
-#include <stdint.h>
-
-#define DELAY_MAX_REPEAT 1000
-
 /* A variant of the run: a representation, and the VM's timer slack. */
 typedef struct delay_repr {
     char name[40];          /* "ms-smallint31" ...; "us-smallint61@slack0" when several

@@ -2,8 +2,7 @@
  * stvm-bench ffi: what calling C costs, and what it does to scheduling (the cases are in
  * ffi_command's description and the results' note). Within a repetition every case runs
  * once, one after the other, so that noise hits them alike; figures are medians over
- * the repetitions and ratios pair each repetition with its reference. One record per
- * case; the core shows them.
+ * the repetitions and ratios pair each repetition with its reference.
  */
 #include "bench.h"
 #include "ffi_measure.h"
@@ -33,7 +32,7 @@ static const bench_opt ffi_opts_table[] = {
                 "ticker-same,ticker-threaded", case_words, ffi_opts, cases,
                 "The cases to run; a row whose reference did not run has no ratio, a target "
                 "whose row did not run is not measured."),
-    BENCH_INT("repeat", "K", "5", 1, FFI_MAX_REPEAT, ffi_opts, repeat,
+    BENCH_INT("repeat", "K", "5", 1, 100, ffi_opts, repeat,
               "Repetitions; the views show medians and keep every sample."),
     BENCH_INT("calls", "N", "2000000", 1000, 1000000000LL, ffi_opts, calls,
               "Same-thread calls and nested callbacks per repetition."),

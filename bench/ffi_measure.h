@@ -9,8 +9,6 @@
 
 #include "bench.h"
 
-#define FFI_MAX_REPEAT 100
-
 /* The cases, in the order the records are made and run (--case's words in ffi.c). */
 typedef enum ffi_case {
     FFI_DIRECT,             /* add(a, b) through a C function pointer */

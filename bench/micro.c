@@ -1,10 +1,7 @@
 /*
- * stvm-bench micro: the cost of the scheduler's basic moves, for the context-switch
- * back end this binary is linked with (stvm_context_backend()): a record per case
- * (handoff, queue, monitor, monitor-enter-exit, raw-switch, pthread-sem, memory) with
- * param backend, and the targets, judged on the assembly back end only. Comparing back
- * ends is the caller's job (`make bench-micro` runs both binaries), as hyperfine leaves
- * comparison across binaries to its user.
+ * stvm-bench micro: a record per case (param backend: stvm_context_backend()) and the
+ * targets, judged on the assembly back end only. Comparing back ends is the caller's job
+ * (`make bench-micro` runs both binaries), as hyperfine leaves it to its user.
  */
 #include "micro.h"
 #include "render.h"
@@ -15,10 +12,7 @@
 #define JUDGED_BACKEND "asm-x86_64"
 
 typedef struct micro_opts {
-    long long repeat;
-    long long iterations;           /* hand-offs (and raw switches) per repetition */
-    long long pthread_iterations;   /* hand-offs per repetition of the pthread pair */
-    long long processes;            /* blocked processes for the memory figure */
+    long long repeat, iterations, pthread_iterations, processes;   /* as the table says */
 } micro_opts;
 
 static const bench_opt micro_opts_table[] = {
@@ -36,14 +30,13 @@ const bench_command micro_command = {
     "micro",
     "semaphore hand-off, raw context switch, memory per blocked process and a pthread "
     "semaphore reference, for this binary's context-switch back end",
-    "The cost of the scheduler's basic moves for the context-switch back end this binary "
-    "is linked with: a semaphore hand-off between two green processes of equal priority "
-    "(case handoff), the same through two SharedQueues (queue) and through a monitor's "
-    "signal and condition wait (monitor), an uncontended monitor enter and exit "
-    "(monitor-enter-exit), a raw switch between two stacks without the scheduler "
-    "(raw-switch), resident memory per blocked process (memory), and for reference a "
-    "sem_t ping-pong between two OS threads pinned to one core (pthread-sem). Run it "
-    "pinned (--cpu 0) for stable figures."
+    "The cost of the scheduler's basic moves: a semaphore hand-off between two green "
+    "processes of equal priority (case handoff), the same through two SharedQueues (queue) "
+    "and through a monitor's signal and condition wait (monitor), an uncontended monitor "
+    "enter and exit (monitor-enter-exit), a raw switch between two stacks without the "
+    "scheduler (raw-switch), resident memory per blocked process (memory), and for "
+    "reference a sem_t ping-pong between two OS threads pinned to one core (pthread-sem). "
+    "Run it pinned (--cpu 0) for stable figures."
     "\n\nOnly the back end this binary is linked with is measured (make bench-micro runs "
     "stvm-bench and stvm-bench-ucontext); the targets are judged on the asm-x86_64 back "
     "end only.",
@@ -75,8 +68,8 @@ static int vm_repetition(const micro_opts *o, const bench_trace *trace, bench_re
     for (int c = HANDOFF; !err && c < RAW_SWITCH; c++)
         err = micro_handoff((micro_channel)c, o->iterations, c == HANDOFF ? trace : NULL,
                             &ns[c], why, whysize);
-    uint64_t raw = (uint64_t)(o->iterations / 2 > 0 ? o->iterations / 2 : 1);
-    if (!err && (err = stvm_measure_raw_switch(raw, &ns[RAW_SWITCH])))
+    /* --iterations is at least 2, so there is at least one raw switch */
+    if (!err && (err = stvm_measure_raw_switch((uint64_t)o->iterations / 2, &ns[RAW_SWITCH])))
         snprintf(why, whysize, "stvm_measure_raw_switch: %s", stvm_err_name(err));
     for (int c = 0; !err && c < NCASES; c++)
         bench_metric_push(&r->records[c].metrics[0], ns[c]);
@@ -152,9 +145,8 @@ int micro_main(int argc, char **argv)
     micro_opts o;
     bench_invocation inv;
     int rc = bench_parse(&micro_command, argc, argv, &o, &inv);
-    if (rc != BENCH_GO_ON)
-        return rc;
-    if ((rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
+    if (rc != BENCH_GO_ON ||
+        (rc = bench_trace_cells(&inv, (long)o.repeat, "give --repeat 1")) != BENCH_GO_ON)
         return rc;
     const char *backend = stvm_context_backend();
     int total = 1 + 2 * (int)o.repeat, done = 0;
@@ -181,8 +173,7 @@ int micro_main(int argc, char **argv)
     int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations);
     for (int k = 0; k < o.repeat; k++) {
         double ns;
-        if (micro_sem_pingpong(1000, o.pthread_iterations / 2 > 0 ? o.pthread_iterations / 2 : 1,
-                               cpu, NULL, &ns) != 0) {
+        if (micro_sem_pingpong(1000, o.pthread_iterations / 2, cpu, NULL, &ns) != 0) {
             bench_record_fail(&r.records[pt], BENCH_SKIPPED, "the pthread reference could "
                               "not run (thread creation or pinning)");
             break;

@@ -19,19 +19,6 @@ static void blocked_worker(stvm_vm *vm, void *arg)
 
 /* Each worker (priority 40) runs at once and blocks before its spawn returns to the
  * coordinator (30), so after the loop every spawned worker is blocked. */
-static void spawn_blocked(stvm_vm *vm, blocked_run *b)
-{
-    micro_memory *m = b->m;
-    for (m->spawned = 0; m->spawned < m->asked; m->spawned++) {
-        int err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, NULL, blocked_worker, b->sem,
-                             NULL);
-        if (err) {
-            m->spawn_err = err;
-            break;
-        }
-    }
-}
-
 static void blocked_coordinator(stvm_vm *vm, void *arg)
 {
     blocked_run *b = arg;
@@ -40,7 +27,9 @@ static void blocked_coordinator(stvm_vm *vm, void *arg)
     stvm_vm_get_stats(vm, &st);
     m->live_before = st.bytes_live;
     m->rss_before = bench_rss_bytes();
-    spawn_blocked(vm, b);
+    while (m->spawned < m->asked && !(m->spawn_err = stvm_spawn(vm,
+               STVM_PRIORITY_USER_SCHEDULING, NULL, blocked_worker, b->sem, NULL)))
+        m->spawned++;
     m->rss_after = bench_rss_bytes();
     stvm_vm_get_stats(vm, &st);
     m->live_after = st.bytes_live;
@@ -57,12 +46,9 @@ int micro_memory_run(long n, micro_memory *m)
     blocked_run b = {.m = m};
     stvm_vm *vm = NULL;
     int err = stvm_vm_new(&vm, NULL);
-    if (!err)
-        err = stvm_semaphore_new(vm, &b.sem);
-    if (!err)
-        err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "memory coordinator",
-                         blocked_coordinator, &b, NULL);
-    if (!err)
+    if (!err && !(err = stvm_semaphore_new(vm, &b.sem)) &&
+        !(err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "memory coordinator",
+                           blocked_coordinator, &b, NULL)))
         err = stvm_run(vm);
     if (err && !m->run_err)
         m->run_err = err;

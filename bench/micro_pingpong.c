@@ -1,10 +1,6 @@
 /*
- * stvm-bench micro: the ping-pong. Two parties hand control to each other through two
- * semaphores (one hand-off is a signal + wait that moves control to the other) or two
- * SharedQueues (a put + take), or a monitor's signal + condition wait; and one process
- * entering and leaving a monitor nobody else wants. Measured on green processes of
- * equal priority (stvm), and on two OS threads pinned to one core (pthread sem_t) for
- * reference.
+ * stvm-bench micro: the hand-offs of micro.h's channels between green processes of equal
+ * priority, and their reference, a sem_t ping-pong between two OS threads.
  */
 #include "micro.h"
 
@@ -24,20 +20,15 @@ typedef struct pingpong {
     int err;
 } pingpong;
 
-/* The giving and the taking half of one hand-off on channel 0 or 1: a signal and a
- * wait, or a put and a take (the item is the round's number, checked on arrival). */
-static int give(stvm_vm *vm, pingpong *pp, int ch, long long i)
+/* One half of a hand-off on channel 0 or 1: giving, a signal or a put; taking, a wait
+ * or a take (the item is the round's number, checked on arrival). */
+static int hand(stvm_vm *vm, pingpong *pp, int ch, long long i, bool giving)
 {
-    if (pp->channel == MICRO_SEMAPHORE)
-        return stvm_semaphore_signal(vm, pp->s[ch]);
-    return stvm_queue_put(vm, pp->q[ch], (void *)(intptr_t)i);
-}
-
-static int take(stvm_vm *vm, pingpong *pp, int ch, long long i)
-{
-    if (pp->channel == MICRO_SEMAPHORE)
-        return stvm_semaphore_wait(vm, pp->s[ch]);
     void *item = NULL;
+    if (pp->channel == MICRO_SEMAPHORE)
+        return giving ? stvm_semaphore_signal(vm, pp->s[ch]) : stvm_semaphore_wait(vm, pp->s[ch]);
+    if (giving)
+        return stvm_queue_put(vm, pp->q[ch], (void *)(intptr_t)i);
     int err = stvm_queue_take(vm, pp->q[ch], &item);
     return err ? err : (intptr_t)item == i ? STVM_OK : STVM_ESTATE;
 }
@@ -55,8 +46,8 @@ static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping, long long i)
         err = stvm_monitor_signal(vm, pp->m);
         return err < 0 ? err : stvm_monitor_wait(vm, pp->m);
     default:
-        err = is_ping ? give(vm, pp, 0, i) : take(vm, pp, 0, i);
-        return err ? err : is_ping ? take(vm, pp, 1, i) : give(vm, pp, 1, i);
+        err = hand(vm, pp, 0, i, is_ping);
+        return err ? err : hand(vm, pp, 1, i, !is_ping);
     }
 }
 
