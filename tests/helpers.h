@@ -384,4 +384,49 @@ static inline void tool_path(const char *tool, char *buf, size_t size)
     cr_assert_eq(access(buf, X_OK), 0, "%s not built (make builds it)", buf);
 }
 
+/* The whole file at path, allocated; fails the test if it cannot be read. */
+static inline char *file_slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s not written", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)size + 1);
+    cr_assert_not_null(buf);
+    buf[fread(buf, 1, (size_t)size, f)] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* A built tool's run: its exit status (-1 when it did not exit) and what it wrote. */
+typedef struct tool_output {
+    int status;
+    char *out, *err;        /* stdout and stderr, whole (allocated; tool_output_free) */
+} tool_output;
+
+/* `build/TOOL ARGS` (ARGS as a shell reads them) with stdout and stderr kept. */
+static inline tool_output tool_run(const char *tool, const char *args)
+{
+    char path[1024], cmd[8192];
+    char out[] = "/tmp/stvm-tool-out-XXXXXX", err[] = "/tmp/stvm-tool-err-XXXXXX";
+    tool_path(tool, path, sizeof path);
+    int fo = mkstemp(out), fe = mkstemp(err);
+    cr_assert(fo >= 0 && fe >= 0, "mkstemp");
+    close(fo);
+    close(fe);
+    snprintf(cmd, sizeof cmd, "%s %s > %s 2> %s", path, args, out, err);
+    int rc = system(cmd);
+    tool_output r = {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, file_slurp(out), file_slurp(err)};
+    unlink(out);
+    unlink(err);
+    return r;
+}
+
+static inline void tool_output_free(tool_output *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
 #endif

@@ -163,27 +163,15 @@ Test(lab, an_unknown_option_is_refused)
     cr_assert_neq(lab_run("run priority_preemption --no-such-option > /dev/null 2>&1"), 0);
 }
 
-/* The lab's ARGS run with stdout and stderr read back: the exit status (-1 when it did
- * not exit), and each stream's text (cut at size). */
+/* The lab's ARGS run with stdout and stderr read back (helpers.h's tool_run): the exit
+ * status (-1 when it did not exit), and each stream's text (cut at size). */
 static int lab_streams(const char *args, char *out, char *err, size_t size)
 {
-    char out_path[] = "/tmp/stvm-lab-out-XXXXXX", err_path[] = "/tmp/stvm-lab-err-XXXXXX";
-    int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    cr_assert(fo >= 0 && fe >= 0, "mkstemp");
-    close(fo);
-    close(fe);
-    int status = lab_run("%s > %s 2> %s", args, out_path, err_path);
-    const char *paths[2] = {out_path, err_path};
-    char *texts[2] = {out, err};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = fopen(paths[i], "r");
-        cr_assert_not_null(f, "%s", paths[i]);
-        size_t n = fread(texts[i], 1, size - 1, f);
-        texts[i][n] = 0;
-        fclose(f);
-        unlink(paths[i]);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    tool_output r = tool_run("stvm-lab", args);
+    snprintf(out, size, "%s", r.out);
+    snprintf(err, size, "%s", r.err);
+    tool_output_free(&r);
+    return r.status;
 }
 
 Test(lab, help_in_each_spelling_goes_to_stdout_with_status_0_and_names_every_option)

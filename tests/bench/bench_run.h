@@ -14,53 +14,17 @@
 
 #include "helpers.h"
 
-typedef struct bench_run {
-    int status;             /* the exit status, -1 when it did not exit */
-    char *out, *err;        /* stdout and stderr, whole (allocated; bench_run_free) */
-} bench_run;
-
-/* The whole file at path, allocated; fails the test if it cannot be read. */
-static inline char *bench_slurp(const char *path)
+/* `stvm-bench ARGS` with stdout and stderr kept (helpers.h's tool_run). */
+static inline tool_output bench_run_tool(const char *args)
 {
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s not written", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *buf = malloc((size_t)size + 1);
-    cr_assert_not_null(buf);
-    buf[fread(buf, 1, (size_t)size, f)] = 0;
-    fclose(f);
-    return buf;
-}
-
-/* `stvm-bench ARGS` (ARGS as a shell reads them) with stdout and stderr kept. */
-static inline bench_run bench_run_tool(const char *args)
-{
-    char tool[1024], cmd[8192];
-    char out[] = "/tmp/stvm-bench-out-XXXXXX", err[] = "/tmp/stvm-bench-err-XXXXXX";
-    tool_path("stvm-bench", tool, sizeof tool);
-    close(mkstemp(out));
-    close(mkstemp(err));
-    snprintf(cmd, sizeof cmd, "%s %s > %s 2> %s", tool, args, out, err);
-    int rc = system(cmd);
-    bench_run r = {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, bench_slurp(out), bench_slurp(err)};
-    unlink(out);
-    unlink(err);
-    return r;
-}
-
-static inline void bench_run_free(bench_run *r)
-{
-    free(r->out);
-    free(r->err);
+    return tool_run("stvm-bench", args);
 }
 
 /* `stvm-bench ARGS` with stdout into *text (the caller frees) and stderr dropped;
  * answers the exit status. */
 static inline int bench_run_stdout(const char *args, char **text)
 {
-    bench_run r = bench_run_tool(args);
+    tool_output r = bench_run_tool(args);
     free(r.err);
     *text = r.out;
     return r.status;

@@ -19,15 +19,15 @@ static int run_bench(const char *args, const char *json)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s --trace %s --format csv", args, json);
-    bench_run r = bench_run_tool(cmd);
-    bench_run_free(&r);
+    tool_output r = bench_run_tool(cmd);
+    tool_output_free(&r);
     return r.status;
 }
 
 /* Whether the file holds text (the files here are small: read whole). */
 static bool file_has(const char *path, const char *text)
 {
-    char *buf = bench_slurp(path);
+    char *buf = file_slurp(path);
     bool found = strstr(buf, text) != NULL;
     free(buf);
     return found;

@@ -55,16 +55,16 @@ static void json_run(const char *format, char *path, const char *expr)
     close(mkstemps(path, 5));
     snprintf(args, sizeof args, "micro " TINY " --quiet --format %s --export-%s %s", format,
              format, path);
-    bench_run r = bench_run_tool(args);
+    tool_output r = bench_run_tool(args);
     cr_assert_eq(r.status, 0, "micro --format %s: status %d: %s", format, r.status, r.err);
     cr_expect_eq(python_json(path, expr), 0, "%s view fails: %s", format, expr);
     unlink(path);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, csv_long_has_a_row_per_sample_under_its_header, .timeout = 60)
 {
-    bench_run r = bench_run_tool("micro " TINY " --quiet --format csv");
+    tool_output r = bench_run_tool("micro " TINY " --quiet --format csv");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strncmp(r.out, "# stvm_version: ", 16) == 0, "no context comment first");
     const char *header = "command,case,backend,iterations,status,metric,unit,better,"
@@ -74,17 +74,17 @@ Test(bench_output, csv_long_has_a_row_per_sample_under_its_header, .timeout = 60
     cr_expect_eq(count_lines(r.out, "micro,handoff,asm-x86_64,2000,ok,time_ns,ns,lower,sample,"),
                  2, "not one row per repetition of the hand-off");
     cr_expect_eq(count_lines(r.out, "micro,memory,"), 6 * 4, "memory: 6 metrics, 4 rows each");
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, csv_wide_has_one_row_per_record, .timeout = 60)
 {
-    bench_run r = bench_run_tool("micro " TINY " --quiet --format csv-wide");
+    tool_output r = bench_run_tool("micro " TINY " --quiet --format csv-wide");
     cr_assert_eq(r.status, 0, "%s", r.err);
     const char *data = first_data_line(r.out);
     cr_expect(strncmp(data, "case,backend,iterations,status,time_ns,", 39) == 0);
     cr_expect_eq(count_lines(data, ""), 1 + MICRO_RECORDS);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, json_parses_with_schema_context_parameters_results_targets, .timeout = 60)
@@ -107,10 +107,10 @@ Test(bench_output, gbench_has_benchmarks_with_real_time, .timeout = 60)
 
 Test(bench_output, markdown_has_a_table_rule, .timeout = 60)
 {
-    bench_run r = bench_run_tool("micro " TINY " --quiet --format markdown");
+    tool_output r = bench_run_tool("micro " TINY " --quiet --format markdown");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\n|---") != NULL, "no |--- line in:\n%s", r.out);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, several_exports_are_written_in_one_run, .timeout = 60)
@@ -124,17 +124,17 @@ Test(bench_output, several_exports_are_written_in_one_run, .timeout = 60)
         len += snprintf(args + len, sizeof args - (size_t)len, " --export-%s %s", formats[i],
                         paths[i]);
     }
-    bench_run r = bench_run_tool(args);
+    tool_output r = bench_run_tool(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "time_ns") != NULL, "no table on stdout");
     for (int i = 0; i < 5; i++) {
-        char *text = bench_slurp(paths[i]);
+        char *text = file_slurp(paths[i]);
         cr_expect(strstr(text, "handoff") != NULL, "--export-%s wrote no record", formats[i]);
         cr_expect(strstr(r.err, paths[i]) != NULL, "no line on stderr for %s", paths[i]);
         free(text);
         unlink(paths[i]);
     }
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 /* The "(... default: X)" at the end of an option's help in --help's text. */
@@ -149,7 +149,7 @@ static void expect_default(const char *help, const char *option, const char *def
 
 Test(bench_output, help_shows_the_real_default_of_each_option)
 {
-    bench_run r = bench_run_tool("micro --help");
+    tool_output r = bench_run_tool("micro --help");
     cr_assert_eq(r.status, 0);
     expect_default(r.out, "  --repeat K", "default: 5)");
     expect_default(r.out, "  --iterations N", "default: 2000000)");
@@ -159,47 +159,47 @@ Test(bench_output, help_shows_the_real_default_of_each_option)
     expect_default(r.out, "  --format WORD", "default:\n");
     expect_default(r.out, "  --trace-events N", "default: 4194304)");
     cr_expect_eq(r.err[0], 0, "--help wrote on stderr: %s", r.err);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, a_bad_word_is_refused_with_the_allowed_words)
 {
-    bench_run r = bench_run_tool("micro --format x");
+    tool_output r = bench_run_tool("micro --format x");
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "--format wants one of table, markdown, csv, csv-wide, json, "
                             "gbench, not 'x'") != NULL, "%s", r.err);
     cr_expect(strstr(r.err, "Try 'stvm-bench micro --help'.") != NULL, "%s", r.err);
     cr_expect_eq(r.out[0], 0);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 /* The default counts would run for seconds: a refusal prints no progress and no table. */
 Test(bench_output, an_unwritable_export_is_refused_before_anything_runs, .timeout = 10)
 {
-    bench_run r = bench_run_tool("micro --export-json /nonexistent-stvm-folder/a.json");
+    tool_output r = bench_run_tool("micro --export-json /nonexistent-stvm-folder/a.json");
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "'/nonexistent-stvm-folder/a.json': its folder does not exist")
               != NULL, "%s", r.err);
     cr_expect_eq(count_lines(r.err, "stvm-bench micro: ["), 0, "it ran: %s", r.err);
     cr_expect_eq(r.out[0], 0);
-    bench_run_free(&r);
+    tool_output_free(&r);
     r = bench_run_tool("micro --export-csv /tmp");
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "it is a folder") != NULL, "%s", r.err);
-    bench_run_free(&r);
+    tool_output_free(&r);
 }
 
 Test(bench_output, quiet_prints_nothing_on_stderr_and_progress_is_a_line_per_cell, .timeout = 60)
 {
-    bench_run r = bench_run_tool("micro " TINY " --quiet");
+    tool_output r = bench_run_tool("micro " TINY " --quiet");
     cr_expect_eq(r.status, 0);
     cr_expect_eq(r.err[0], 0, "--quiet wrote: %s", r.err);
-    bench_run_free(&r);
+    tool_output_free(&r);
     r = bench_run_tool("micro " TINY);
     cr_expect_eq(r.status, 0);
     /* memory, then each repetition of the VM cases and of the pthread reference */
     cr_expect_eq(count_lines(r.err, "stvm-bench micro: ["), 1 + 2 + 2, "%s", r.err);
     cr_expect_eq(count_lines(r.err, ""), 5, "other lines on stderr: %s", r.err);
     cr_expect(strchr(r.err, '\r') == NULL, "a carriage return in the progress");
-    bench_run_free(&r);
+    tool_output_free(&r);
 }

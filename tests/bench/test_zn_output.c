@@ -25,10 +25,10 @@ static int zn(const char *args, char *out, size_t size)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "zn %s --quiet", args);
-    bench_run r = bench_run_tool(cmd);
+    tool_output r = bench_run_tool(cmd);
     snprintf(out, size, "%s", r.out);
     fputs(r.err, stderr);
-    bench_run_free(&r);
+    tool_output_free(&r);
     return r.status;
 }
 
