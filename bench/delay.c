@@ -354,21 +354,18 @@ static void describe(bench_results *r, const delay_sweep *s)
     for (int i = 0; i < DELAY_TABLE_SIZE; i++)
         sum += s->table[i];
     bool sim = s->o->clock == 1;
-    free(r->note);
-    if (asprintf(&r->note, "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld "
-                 "repetition%s per cell. Durations: 1000 draws of (Random seed: 42) nextInt: "
-                 "50, mean %.3f ms; workers at priority 41, coordinator at 42. Lateness = end "
-                 "of wait - (start + duration), two stvm_vm_now_us reads per delay (in the CPU "
-                 "figures). \"Per delay\" divides by the delays started in the window "
-                 "(EnterCount).%s", sim ? "simulated" : "real", s->o->window_ms,
-                 s->o->window_ms, s->o->repeat, s->o->repeat == 1 ? "" : "s",
-                 (double)sum / DELAY_TABLE_SIZE,
-                 sim ? " Simulated clock: time jumps to the next deadline when every process "
-                       "waits, so counts are per simulated second and measure pure CPU cost; "
-                       "CPU figures are real." : "") < 0) {
-        fputs("stvm-bench delay: out of memory\n", stderr);
-        exit(BENCH_EXIT_FAIL);
-    }
+    bench_results_note(r, "DelayBenchmark: %s clock, window %lld ms + drain %lld ms, %lld "
+                       "repetition%s per cell. Durations: 1000 draws of (Random seed: 42) "
+                       "nextInt: 50, mean %.3f ms; workers at priority 41, coordinator at 42. "
+                       "Lateness = end of wait - (start + duration), two stvm_vm_now_us reads "
+                       "per delay (in the CPU figures). \"Per delay\" divides by the delays "
+                       "started in the window (EnterCount).%s",
+                       sim ? "simulated" : "real", s->o->window_ms, s->o->window_ms,
+                       s->o->repeat, s->o->repeat == 1 ? "" : "s",
+                       (double)sum / DELAY_TABLE_SIZE,
+                       sim ? " Simulated clock: time jumps to the next deadline when every "
+                             "process waits, so counts are per simulated second and measure "
+                             "pure CPU cost; CPU figures are real." : "");
 }
 
 /* What the report says before its tables (data: the sweep); the machine, version and

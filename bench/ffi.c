@@ -195,8 +195,7 @@ static void add_targets(bench_results *r)
 /* What each case is, as the results' note. */
 static void describe(bench_results *r, const ffi_opts *o)
 {
-    free(r->note);
-    if (asprintf(&r->note,
+    bench_results_note(r,
              "%lld same-thread calls and nested callbacks, %lld round trips, %lld blocking "
              "calls of %lld ms per repetition; %lld FFI workers, ffi_spin_us %lld. direct, "
              "ffi_call, callout: int64_t add(int64_t, int64_t) through a C function pointer; "
@@ -216,10 +215,7 @@ static void describe(bench_results *r, const ffi_opts *o)
              "(ticker-same) or on a worker (ticker-threaded); the figure is the share of the "
              "calls' 1 ms periods in which the ticker ran.",
              o->calls, o->round_trips, o->blocking_calls, o->block_ms, o->workers,
-             o->spin_us) < 0) {
-        fputs("stvm-bench ffi: out of memory\n", stderr);
-        exit(BENCH_EXIT_FAIL);
-    }
+             o->spin_us);
 }
 
 int ffi_main(int argc, char **argv)

@@ -173,6 +173,14 @@ void bench_record_note(bench_record *rec, const char *fmt, ...)
     va_end(ap);
 }
 
+void bench_results_note(bench_results *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    retext(&r->note, fmt, ap);
+    va_end(ap);
+}
+
 /* Does rec match "case key=value ..."? Each pair must be one of rec's parameters. */
 static bool record_matches(const bench_record *rec, const char *select)
 {

@@ -138,6 +138,9 @@ void bench_record_fail(bench_record *rec, bench_status status, const char *fmt, 
     __attribute__((format(printf, 3, 4)));
 void bench_record_note(bench_record *rec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The whole run's note (printf-style; replaces an earlier one). */
+void bench_results_note(bench_results *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The first record matching the selector (see bench_target), or NULL. */
 bench_record *bench_record_select(const bench_results *r, const char *select);
 
