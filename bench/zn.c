@@ -10,6 +10,7 @@
 #include "render.h"
 #include "wrk.h"
 #include "zn_measure.h"
+#include "zn_world.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,10 +27,10 @@ static const char *const onoff_words[] = {"off", "on", NULL};
 
 typedef struct zn_opts {
     unsigned logging, events, modes, wait, background;
-    bench_ints cost, idle_us, inject, before, between, after;
-    long long event_cost_us, requests, warmup, max_seconds, repeat, wrk_seconds;
-    bool no_wrk;
-    const char *url, *plot, *report;
+    bench_ints cost, idle_us, inject, before, between, after, server, jitter, client;
+    long long event_cost_us, requests, warmup, max_seconds, repeat, wrk_seconds, seed;
+    bool no_wrk, model;
+    const char *url, *plot, *report, *record, *replay;
 } zn_opts;
 
 static const bench_opt zn_table[] = {
@@ -65,6 +66,30 @@ static const bench_opt zn_table[] = {
     BENCH_INT("wrk-seconds", "S", "2", 1, 60, zn_opts, wrk_seconds,
               "wrk's duration per repetition."),
     BENCH_FLAG("no-wrk", zn_opts, no_wrk, "No wrk baseline."),
+    BENCH_FLAG("model", zn_opts, model,
+               "Run against a modelled world on the simulated clock instead of nginx: a server "
+               "that answers --server-us (plus a spread) after the request left, the "
+               "client's own CPU as --client-us of work, --wake-inject-us of simulated time "
+               "after every OS sleep; the same client, scheduler and Delays, no wall clock, "
+               "the same figures on every run."),
+    BENCH_INTS("server-us", "30", 0, 1000000, zn_opts, server,
+               "--model: the server's turnaround, at least this (us)."),
+    BENCH_INTS("server-jitter-us", "10", 0, 1000000, zn_opts, jitter,
+               "--model: plus an exponential spread of this mean (us)."),
+    BENCH_INTS("client-us", "20", 0, 1000000, zn_opts, client,
+               "--model: the client's own CPU per request, half before the send and half "
+               "parsing the response (us)."),
+    BENCH_INT("model-seed", "N", "42", 0, 4294967295LL, zn_opts, seed,
+              "--model: the turnaround spread's generator."),
+    BENCH_OUTPUT("record", zn_opts, record,
+                 "Write down what the outside world did for every request of every "
+                 "configuration (the answer's arrival by the kernel's receive timestamp, "
+                 "every OS sleep, the client's own CPU), then replay it at once on the "
+                 "simulated clock and show the replay beside the run."),
+    BENCH_TEXT("replay", "FILE", NULL, zn_opts, replay,
+               "Replay a --record file on the simulated clock: the same client, scheduler "
+               "and Delays against what the recorded run's world did; no nginx, no wall "
+               "clock. Its configurations are the file's (the knob options are ignored)."),
     BENCH_TEXT("url", "URL", NULL, zn_opts, url,
                "http://HOST[:PORT][/PATH] of a server already running, HOST 127.0.0.1, "
                "[::1] or localhost: no nginx is started, every response must be status 200 "
@@ -139,6 +164,8 @@ typedef struct zn_row {
     int nsamples;                   /* repetitions that ran */
     zn_counts samples[ZN_MAX_REPEAT];
     double wrk[ZN_WRK_NFIGS][ZN_MAX_REPEAT];   /* the wrk row only: wrk_figs' samples */
+    int nversus;                    /* replays of a recorded run (or its recording) */
+    double versus_rps[ZN_MAX_REPEAT], versus_blocked[ZN_MAX_REPEAT];
     char note[272];                 /* "repetition K failed: " and a why */
 } zn_row;
 
@@ -150,8 +177,11 @@ typedef struct zn_run {
     const char *path;
     int port;
     size_t body_size;               /* 0: not known (--url) */
+    zn_world_kind world;
     zn_row *rows;
     int nrows;
+    FILE *record;                   /* --record, open during the sweep */
+    zn_recording replayed;          /* --replay's file, or --record's read back */
 } zn_run;
 
 /* ---- the rows --------------------------------------------------------------------- */
@@ -164,12 +194,33 @@ static int find_row(const zn_run *z, const zn_config *k)
     return -1;
 }
 
+static bool add_row(zn_run *z, const zn_config *k)
+{
+    if (find_row(z, k) >= 0)
+        return true;
+    if (z->nrows == ZN_MAX_ROWS)
+        return false;
+    z->rows[z->nrows++].cfg = *k;
+    return true;
+}
+
+/* A replay's rows: the recording's configurations, in the order they first appear. */
+static bool replay_rows(zn_run *z)
+{
+    for (int i = 0; i < z->replayed.ncells; i++)
+        if (!add_row(z, &z->replayed.cells[i].cfg))
+            return false;
+    return true;
+}
+
 /* Every combination, the first knob outermost; false when there are too many. Off and on
  * rows do not vary with the subscriber's two knobs (innermost): a repeat is one row. */
 static bool make_rows(zn_run *z)
 {
     const zn_opts *o = z->o;
-    if (!o->no_wrk)
+    if (z->world == ZN_WORLD_REPLAY)
+        return replay_rows(z);
+    if (!o->no_wrk && z->world == ZN_WORLD_REAL)
         z->rows[z->nrows++].cfg = (zn_config){.logging = ZN_LOGGING_WRK, .idle_mode = -1};
     bench_ints w[5] = {0};   /* the word sets as lists of word numbers */
     const unsigned set[5] = {o->wait, o->background, o->modes, o->logging, o->events};
@@ -177,27 +228,30 @@ static bool make_rows(zn_run *z)
         for (unsigned b = 0; b < 4; b++)
             if (set[d] >> b & 1)
                 w[d].v[w[d].n++] = b;
+    /* The modelled world's knobs are 0 elsewhere: they mean nothing to nginx. */
+    static const bench_ints none = {.n = 1};
+    bool model = z->world == ZN_WORLD_MODEL;
     const bench_ints *knob[] = {&o->idle_us, &o->inject, &w[0], &w[1], &o->before,
-                                &o->between, &o->after, &w[2], &w[3], &w[4], &o->cost};
-    enum { NKNOBS = sizeof knob / sizeof *knob };
+                                &o->between, &o->after, model ? &o->server : &none,
+                                model ? &o->jitter : &none, model ? &o->client : &none,
+                                &w[2], &w[3], &w[4], &o->cost};
+    enum { NKNOBS = sizeof knob / sizeof *knob, NPLAIN = 10 };
     zn_config k = {.event_cost_us = (uint32_t)o->event_cost_us};
-    uint32_t *to[] = {&k.idle_us, &k.wake_inject_us, &k.plain_wait, &k.background,
-                      &k.before_us, &k.between_us, &k.after_us};
+    uint32_t *to[NPLAIN] = {&k.idle_us, &k.wake_inject_us, &k.plain_wait, &k.background,
+                            &k.before_us, &k.between_us, &k.after_us, &k.server_us,
+                            &k.server_jitter_us, &k.client_us};
     for (int at[NKNOBS] = {0}, d = 0; d >= 0;) {
 #define KNOB(d) ((uint32_t)knob[d]->v[at[d]])
-        for (d = 0; d < 7; d++)
+        for (d = 0; d < NPLAIN; d++)
             *to[d] = KNOB(d);
-        k.idle_mode = (int)KNOB(7);
-        k.logging = (zn_logging)KNOB(8);
+        k.idle_mode = (int)KNOB(NPLAIN);
+        k.logging = (zn_logging)KNOB(NPLAIN + 1);
         bool sub = k.logging == ZN_LOGGING_SUBSCRIBER;
-        k.subscriber_events = sub ? (zn_events)KNOB(9) : ZN_EVENTS_ALL;
-        k.subscriber_cost_us = sub ? KNOB(10) : 0;
+        k.subscriber_events = sub ? (zn_events)KNOB(NPLAIN + 2) : ZN_EVENTS_ALL;
+        k.subscriber_cost_us = sub ? KNOB(NPLAIN + 3) : 0;
 #undef KNOB
-        if (find_row(z, &k) < 0) {
-            if (z->nrows == ZN_MAX_ROWS)
-                return false;
-            z->rows[z->nrows++].cfg = k;
-        }
+        if (!add_row(z, &k))
+            return false;
         for (d = NKNOBS - 1; d >= 0 && ++at[d] == knob[d]->n; d--)
             at[d] = 0;
     }
@@ -224,21 +278,6 @@ static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
     return true;
 }
 
-/* One repetition of a VM row; false with why. */
-static bool run_cell(const zn_run *z, zn_row *row, int k, char *why, size_t size)
-{
-    const zn_opts *o = z->o;
-    zn_params p = {.cfg = row->cfg, .host = z->host, .port = z->port, .path = z->path,
-                   .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
-                   .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace};
-    bench_watchdog((unsigned)(3 * o->max_seconds + 60));
-    int err = zn_measure(&p, &row->samples[k], why, size);
-    bench_watchdog(0);
-    if (!err && row->samples[k].requests == 0)
-        snprintf(why, size, "no request completed within the time limit");
-    return !err && row->samples[k].requests > 0;
-}
-
 static const char *row_text(const zn_config *k, char *buf, size_t size)
 {
     if (k->logging == ZN_LOGGING_WRK)
@@ -252,8 +291,132 @@ static const char *row_text(const zn_config *k, char *buf, size_t size)
     return buf;
 }
 
+static double sample_rps(const zn_counts *c)
+{
+    return c->wall_ns > 0 ? (double)c->requests / ((double)c->wall_ns / 1e9) : 0;
+}
+
+static double sample_blocked(const zn_counts *c)
+{
+    return c->requests ? (double)c->first_reads_blocked / (double)c->requests : 0;
+}
+
+/* Run one configuration in the invocation's world (a recorded cell's in a replay),
+ * writing it down when --record asks: false with why. */
+static bool measure(const zn_run *z, const zn_config *cfg, const zn_rec_cell *replay,
+                    int repetition, zn_counts *out, char *why, size_t size)
+{
+    const zn_opts *o = z->o;
+    zn_params p = {.cfg = *cfg, .host = z->host, .port = z->port, .path = z->path,
+                   .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
+                   .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace,
+                   .world = replay ? ZN_WORLD_REPLAY : z->world, .seed = (uint32_t)o->seed,
+                   .replay = replay};
+    if (replay) {   /* the recorded run's own requests, however long they take */
+        p.requests = replay->ntimed;
+        p.warmup = replay->nrequests - replay->ntimed;
+        p.max_seconds = 1e6;
+        p.body_size = 300;
+    }
+    if (z->record && !(p.recorder = zn_recorder_new(cfg))) {
+        snprintf(why, size, "out of memory for the recorder");
+        return false;
+    }
+    bench_watchdog((unsigned)(3 * o->max_seconds + 60));
+    int err = zn_measure(&p, out, why, size);
+    bench_watchdog(0);
+    if (!err && out->requests == 0)
+        snprintf(why, size, "no request completed within the time limit");
+    bool ok = !err && out->requests > 0;
+    if (ok && p.recorder &&
+        !zn_recorder_write(p.recorder, z->record, repetition, sample_rps(out),
+                           sample_blocked(out))) {
+        snprintf(why, size, "writing the recording to %s failed", o->record);
+        ok = false;
+    }
+    zn_recorder_free(p.recorder);
+    return ok;
+}
+
+/* One repetition of a VM row; false with why. */
+static bool run_cell(const zn_run *z, zn_row *row, int k, char *why, size_t size)
+{
+    return measure(z, &row->cfg, NULL, k + 1, &row->samples[k], why, size);
+}
+
+/* --replay: each recorded cell once, beside what the recording says it measured. */
+static bool run_replay(zn_run *z)
+{
+    bool ok = true;
+    for (int i = 0; i < z->replayed.ncells; i++) {
+        const zn_rec_cell *cell = &z->replayed.cells[i];
+        zn_row *row = &z->rows[find_row(z, &cell->cfg)];
+        char why[240] = "", text[128];
+        int k = row->nsamples;
+        if (row->note[0] || k == ZN_MAX_REPEAT) {
+            if (!row->note[0])
+                snprintf(row->note, sizeof row->note, "more than %d recorded repetitions: "
+                         "the rest were not replayed", ZN_MAX_REPEAT);
+            continue;
+        }
+        if (measure(z, &cell->cfg, cell, cell->repetition, &row->samples[k], why, sizeof why)) {
+            row->versus_rps[k] = cell->rps;
+            row->versus_blocked[k] = cell->blocked_first;
+            row->nsamples = row->nversus = k + 1;
+        } else {
+            snprintf(row->note, sizeof row->note, "replaying repetition %d failed: %s",
+                     cell->repetition, why);
+            fprintf(stderr, "stvm-bench: zn: %s\n", row->note);
+            ok = false;
+        }
+        bench_progress_line(z->inv, i + 1, z->replayed.ncells, "replay of repetition %d: %s",
+                            cell->repetition, row_text(&cell->cfg, text, sizeof text));
+    }
+    return ok;
+}
+
+/* --record: the file written, read back (the replay reads what a later --replay would)
+ * and each cell replayed beside its row's sample. */
+static bool replay_recorded(zn_run *z)
+{
+    char why[300];
+    if (fclose(z->record) != 0) {
+        z->record = NULL;
+        fprintf(stderr, "stvm-bench: zn: writing %s failed\n", z->o->record);
+        return false;
+    }
+    z->record = NULL;
+    if (!zn_recording_read(z->o->record, &z->replayed, why, sizeof why)) {
+        fprintf(stderr, "stvm-bench: zn: reading the recording back: %s\n", why);
+        return false;
+    }
+    bool ok = true;
+    int reps[ZN_MAX_ROWS] = {0};
+    for (int i = 0; i < z->replayed.ncells; i++) {
+        const zn_rec_cell *cell = &z->replayed.cells[i];
+        int r = find_row(z, &cell->cfg);
+        zn_counts c;
+        char text[128];
+        if (r < 0 || reps[r] == ZN_MAX_REPEAT)
+            continue;
+        zn_row *row = &z->rows[r];
+        if (measure(z, &cell->cfg, cell, cell->repetition, &c, why, sizeof why)) {
+            row->versus_rps[reps[r]] = sample_rps(&c);
+            row->versus_blocked[reps[r]] = sample_blocked(&c);
+            row->nversus = ++reps[r];
+        } else {
+            fprintf(stderr, "stvm-bench: zn: replaying %s: %s\n",
+                    row_text(&cell->cfg, text, sizeof text), why);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 static bool run_all(zn_run *z)
 {
+    if (z->world == ZN_WORLD_REPLAY)
+        return run_replay(z);
     bool ok = true;
     int total = (int)z->o->repeat * z->nrows, done = 0;
     for (int k = 0; k < z->o->repeat; k++)
@@ -275,7 +438,7 @@ static bool run_all(zn_run *z)
             bench_progress_line(z->inv, ++done, total, "repetition %d: %s", k + 1,
                                 row_text(&row->cfg, text, sizeof text));
         }
-    return ok;
+    return z->record ? replay_recorded(z) && ok : ok;
 }
 
 /* ---- the records ------------------------------------------------------------------ */
@@ -328,17 +491,41 @@ static void vm_metrics(bench_record *rec, const zn_row *row, const zn_row *wrk)
     rec->gbench_cpu = ZN_FIG_CPU_US;
 }
 
+/* A replay beside the run it replays: a recorded run's row carries its replays, a
+ * replay's row its recording's figures; either way the errors are the replay's. */
+static void versus_metrics(bench_record *rec, const zn_row *row, bool is_replay)
+{
+    int n = row->nversus < row->nsamples ? row->nversus : row->nsamples;
+    double err[ZN_MAX_REPEAT], diff[ZN_MAX_REPEAT];
+    for (int k = 0; k < n; k++) {
+        double rps = sample_rps(&row->samples[k]), blk = sample_blocked(&row->samples[k]);
+        double replay = is_replay ? rps : row->versus_rps[k];
+        double recorded = is_replay ? row->versus_rps[k] : rps;
+        err[k] = recorded > 0 ? fabs(replay / recorded - 1) : NAN;
+        diff[k] = fabs(row->versus_blocked[k] - blk);
+    }
+    const char *who = is_replay ? "recorded" : "replay";
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%s_requests_per_second", who);
+    snprintf(b, sizeof b, "%s_blocked_first_reads_per_request", who);
+    bench_metric_add(rec, a, "1/s", BENCH_BETTER_NONE, 0, row->versus_rps, n);
+    bench_metric_add(rec, b, "", BENCH_BETTER_NONE, 3, row->versus_blocked, n);
+    bench_metric_add(rec, "replay_rps_error", "", BENCH_BETTER_LOWER, 3, err, n);
+    bench_metric_add(rec, "replay_blocked_first_difference", "", BENCH_BETTER_LOWER, 3, diff, n);
+}
+
 /* One record per row, in the rows' order (record i is row i). */
 static void make_records(const zn_run *z, bench_results *r)
 {
-    const zn_row *wrk = z->o->no_wrk ? NULL : &z->rows[0];
+    const zn_row *wrk = z->o->no_wrk || z->world != ZN_WORLD_REAL ? NULL : &z->rows[0];
     for (int i = 0; i < z->nrows; i++) {
         const zn_row *row = &z->rows[i];
         const zn_config *k = &row->cfg;
         bool vm = k->logging != ZN_LOGGING_WRK;
         bench_record *rec = bench_record_add(r, vm ? logging_words[k->logging] : "wrk");
         /* nginx's port changes from run to run: a name that compares across runs. */
-        bench_param_add(rec, "server", "%s", z->o->url ? z->url : "nginx");
+        static const char *const servers[] = {"nginx", "model", "replay"};
+        bench_param_add(rec, "server", "%s", z->o->url ? z->url : servers[z->world]);
         if (vm) {
             if (k->logging == ZN_LOGGING_SUBSCRIBER) {
                 bench_param_add(rec, "subscriber_cost_us", "%u", k->subscriber_cost_us);
@@ -353,7 +540,14 @@ static void make_records(const zn_run *z, bench_results *r)
                 bench_param_add(rec, nums[n].key, "%u", nums[n].v);
             bench_param_add(rec, "wait", "%s", wait_words[k->plain_wait]);
             bench_param_add(rec, "background", "%s", onoff_words[k->background]);
+            if (z->world == ZN_WORLD_MODEL) {
+                bench_param_add(rec, "server_us", "%u", k->server_us);
+                bench_param_add(rec, "server_jitter_us", "%u", k->server_jitter_us);
+                bench_param_add(rec, "client_us", "%u", k->client_us);
+            }
             vm_metrics(rec, row, wrk);
+            if (row->nversus)
+                versus_metrics(rec, row, z->world == ZN_WORLD_REPLAY);
         } else {
             bench_param_add(rec, "wrk_seconds", "%lld", z->o->wrk_seconds);
             add_metrics(rec, wrk_figs, ZN_WRK_NFIGS, row->wrk, row->nsamples);
@@ -529,6 +723,26 @@ static int parse_url(zn_run *z, const char *url)
     return BENCH_GO_ON;
 }
 
+/* The world the options ask for, and what does not go with it: BENCH_GO_ON or a usage
+ * error. A replay reads its file here, before anything runs. */
+static int open_world(zn_run *z)
+{
+    const zn_opts *o = z->o;
+    if (o->model && o->replay)
+        return bench_usage(&zn_command, "--model and --replay are two worlds: give one");
+    if (o->record && z->world != ZN_WORLD_REAL)
+        return bench_usage(&zn_command, "--record writes down a real run: not with --model "
+                           "or --replay");
+    if (o->url && z->world != ZN_WORLD_REAL)
+        return bench_usage(&zn_command, "--url is a real server: not with --model or --replay");
+    if (z->world != ZN_WORLD_REPLAY)
+        return BENCH_GO_ON;
+    char why[300];
+    if (!zn_recording_read(o->replay, &z->replayed, why, sizeof why))
+        return bench_usage(&zn_command, "--replay: %s", why);
+    return BENCH_GO_ON;
+}
+
 /* With the VM pinned (--cpu N), nginx gets the next CPU, so neither waits for the other. */
 static int start_nginx(zn_run *z, nginx_server *s)
 {
@@ -576,20 +790,37 @@ int zn_main(int argc, char **argv)
     int rc = bench_parse(&zn_command, argc, argv, &o, &inv);
     if (rc != BENCH_GO_ON)
         return rc;
-    inv.clock = "real";
-    zn_run z = {.o = &o, .inv = &inv, .rows = calloc(ZN_MAX_ROWS, sizeof *z.rows)};
+    zn_run z = {.o = &o, .inv = &inv, .rows = calloc(ZN_MAX_ROWS, sizeof *z.rows),
+                .world = o.replay ? ZN_WORLD_REPLAY : o.model ? ZN_WORLD_MODEL : ZN_WORLD_REAL};
+    inv.clock = z.world == ZN_WORLD_REAL ? "real" : "sim";
     nginx_server *s = calloc(1, sizeof *s);
     if (!z.rows || !s) {
         fprintf(stderr, "stvm-bench: zn: out of memory\n");
         rc = BENCH_EXIT_FAIL;
+    } else if ((rc = open_world(&z)) != BENCH_GO_ON) {
+        ;   /* said */
     } else if (!make_rows(&z)) {
         rc = bench_usage(&zn_command, "more than %d combinations", ZN_MAX_ROWS);
     } else {
         rc = bench_trace_cells(&inv, (long)(z.nrows - !o.no_wrk) * o.repeat,
                                "give every LIST one value and --repeat 1");
     }
-    if (rc == BENCH_GO_ON)
+    if (rc == BENCH_GO_ON && z.world != ZN_WORLD_REAL) {
+        /* The request names the host nginx would be: the simulated server reads none. */
+        snprintf(z.host, sizeof z.host, "127.0.0.1");
+        z.port = 80;
+        z.path = NGINX_PATH_STATIC;
+        z.body_size = 300;
+        snprintf(z.url, sizeof z.url, "%s", z.world == ZN_WORLD_MODEL ? "the modelled server"
+                                                                      : o.replay);
+    } else if (rc == BENCH_GO_ON)
         rc = o.url ? parse_url(&z, o.url) : start_nginx(&z, s);
+    if (rc == BENCH_GO_ON && o.record && !(z.record = fopen(o.record, "w"))) {
+        fprintf(stderr, "stvm-bench: zn: cannot write %s\n", o.record);
+        rc = BENCH_EXIT_FAIL;
+    } else if (z.record) {
+        fputs(ZN_RECORDING_MAGIC "\n", z.record);
+    }
     if (rc == BENCH_GO_ON) {
         bool ran = run_all(&z);
         nginx_stop(s);
@@ -598,6 +829,9 @@ int zn_main(int argc, char **argv)
         rc = output(&z, &r, ran);
         bench_results_free(&r);
     }
+    if (z.record)
+        fclose(z.record);
+    zn_recording_free(&z.replayed);
     free(s);
     free(z.rows);
     return rc;
