@@ -9,7 +9,10 @@
 #include "record.h"
 #include "render.h"
 #include "wrk.h"
+#include "zn_fit.h"
 #include "zn_measure.h"
+#include "zn_phase.h"
+#include "zn_preset.h"
 #include "zn_world.h"
 
 #include <math.h>
@@ -29,8 +32,10 @@ typedef struct zn_opts {
     unsigned logging, events, modes, wait, background;
     bench_ints cost, idle_us, inject, before, between, after, server, jitter, client;
     long long event_cost_us, requests, warmup, max_seconds, repeat, wrk_seconds, seed;
-    bool no_wrk, model;
-    const char *url, *plot, *report, *record, *replay;
+    long long fit_requests;
+    int preset, with_preset;
+    bool no_wrk, model, fit;
+    const char *url, *plot, *report, *record, *replay, *phase_plot;
 } zn_opts;
 
 static const bench_opt zn_table[] = {
@@ -81,6 +86,28 @@ static const bench_opt zn_table[] = {
                "parsing the response (us)."),
     BENCH_INT("model-seed", "N", "42", 0, 4294967295LL, zn_opts, seed,
               "--model: the turnaround spread's generator."),
+    BENCH_WORD("preset", "none", zn_preset_words, zn_opts, preset,
+               "A named world's three cells (logging off, on, subscriber) instead of the "
+               "knobs' sweep: its idle mode and quantum, wake-up cost, event and subscriber "
+               "costs, and with --model its server and client. seed2-2017: the seed's "
+               "world as --fit found it."),
+    BENCH_WORD("with-preset", "none", zn_preset_words, zn_opts, with_preset,
+               "The named world's three cells beside the knobs' sweep."),
+    BENCH_OUTPUT("phase-plot", zn_opts, phase_plot,
+                 "Draw the inversion's phase diagram into this PNG: the subscriber/off "
+                 "ratio of the modelled world around the preset (seed2-2017 unless "
+                 "--preset or --with-preset names another) over the wake-up cost and the "
+                 "subscriber's cost, the seed's point, where the seed fits, and this run's "
+                 "real rows (bench/plots/zn-phase.gp; the data beside it as .csv)."),
+    BENCH_FLAG("fit", zn_opts, fit,
+               "Search the modelled world's physical parameters (the wake-up cost, the "
+               "server's turnaround and spread, the event, subscriber and client costs, the "
+               "idle mode and quantum) for the configurations that give the seed's three "
+               "figures within 15%; report the best fit, its residuals, the fitting region "
+               "and the fit's sensitivity (seconds: every configuration runs on the "
+               "simulated clock)."),
+    BENCH_INT("fit-requests", "N", "120", 10, 100000, zn_opts, fit_requests,
+              "--fit: timed requests per cell of each configuration tried."),
     BENCH_OUTPUT("record", zn_opts, record,
                  "Write down what the outside world did for every request of every "
                  "configuration (the answer's arrival by the kernel's receive timestamp, "
@@ -194,6 +221,40 @@ static int find_row(const zn_run *z, const zn_config *k)
     return -1;
 }
 
+/* One of a preset's three cells in this run's world (a real run cannot set the server
+ * or the client: they are nginx and this machine). */
+static const zn_config *preset_cell(const zn_run *z, const zn_preset *p, zn_logging l,
+                                    zn_config *k)
+{
+    *k = p->cfg;
+    k->logging = l;
+    if (l != ZN_LOGGING_SUBSCRIBER) {
+        k->subscriber_cost_us = 0;
+        k->subscriber_events = ZN_EVENTS_ALL;
+    }
+    if (z->world != ZN_WORLD_MODEL)
+        k->server_us = k->server_jitter_us = k->client_us = 0;
+    return k;
+}
+
+/* --preset: the preset's knobs in place of the sweep's (the others stay as given). */
+static void apply_preset(zn_opts *o)
+{
+    const zn_preset *p = zn_preset_get(o->preset);
+    if (!p)
+        return;
+    const zn_config *k = &p->cfg;
+    o->logging = 7;   /* off, on, subscriber */
+    o->events = 1u << k->subscriber_events;
+    o->modes = 1u << k->idle_mode;
+    bench_ints *lists[] = {&o->cost, &o->idle_us, &o->inject, &o->server, &o->jitter, &o->client};
+    const uint32_t values[] = {k->subscriber_cost_us, k->idle_us, k->wake_inject_us,
+                               k->server_us, k->server_jitter_us, k->client_us};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        *lists[i] = (bench_ints){.v = {values[i]}, .n = 1};
+    o->event_cost_us = k->event_cost_us;
+}
+
 static bool add_row(zn_run *z, const zn_config *k)
 {
     if (find_row(z, k) >= 0)
@@ -255,6 +316,10 @@ static bool make_rows(zn_run *z)
         for (d = NKNOBS - 1; d >= 0 && ++at[d] == knob[d]->n; d--)
             at[d] = 0;
     }
+    const zn_preset *with = zn_preset_get(o->with_preset);
+    for (int l = 0; with && l < 3; l++)
+        if (!add_row(z, preset_cell(z, with, (zn_logging)l, &k)))
+            return false;
     return true;
 }
 
@@ -310,7 +375,8 @@ static bool measure(const zn_run *z, const zn_config *cfg, const zn_rec_cell *re
     zn_params p = {.cfg = *cfg, .host = z->host, .port = z->port, .path = z->path,
                    .body_size = z->body_size, .requests = o->requests, .warmup = o->warmup,
                    .max_seconds = (double)o->max_seconds, .trace = &z->inv->common.trace,
-                   .world = replay ? ZN_WORLD_REPLAY : z->world, .seed = (uint32_t)o->seed,
+                   .world = replay ? ZN_WORLD_REPLAY : z->world,
+                   .seed = (uint32_t)o->seed + (uint32_t)repetition - 1,
                    .replay = replay};
     if (replay) {   /* the recorded run's own requests, however long they take */
         p.requests = replay->ntimed;
@@ -663,6 +729,132 @@ static void seed_table(const zn_run *z, bench_results *r)
     }
 }
 
+/* The preset the run shows beside the seed (--preset, else --with-preset), or NULL. */
+static const zn_preset *shown_preset(const zn_opts *o)
+{
+    return zn_preset_get(o->preset ? o->preset : o->with_preset);
+}
+
+static double row_median(const zn_run *z, int i, bool versus, bool blocked)
+{
+    if (i < 0)
+        return NAN;
+    const zn_row *row = &z->rows[i];
+    double v[ZN_MAX_REPEAT];
+    int n = versus ? row->nversus : row->nsamples;
+    for (int k = 0; k < n; k++)
+        v[k] = versus ? (blocked ? row->versus_blocked[k] : row->versus_rps[k])
+                      : (blocked ? sample_blocked(&row->samples[k]) : sample_rps(&row->samples[k]));
+    return n ? bench_median(v, (size_t)n) : NAN;
+}
+
+static void fmt_or_dash(char *buf, size_t size, const char *fmt, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, size, fmt, v);
+    else
+        snprintf(buf, size, "-");
+}
+
+/* Seed 2 side by side: the seed's figures, the modelled world of the preset, this run's
+ * cells of it (real: on nginx) and their replay. */
+static void seed2_table(const zn_run *z, bench_results *r)
+{
+    const zn_preset *p = shown_preset(z->o);
+    if (!p)
+        return;
+    zn_triple model;
+    char why[240];
+    if (zn_triple_run(&p->cfg, 2000, (uint32_t)z->o->seed, &model, why, sizeof why) != 0) {
+        fprintf(stderr, "stvm-bench: zn: the model of %s: %s\n", p->name, why);
+        return;
+    }
+    static const char *const names[] = {"logging off", "logging on",
+                                        "on, subscriber (all events)"};
+    static const char *const seed[] = {"3,000", "2,500", "7,000-8,000"};
+    bool real = z->world == ZN_WORLD_REAL;
+    char title[400];
+    snprintf(title, sizeof title, "Seed 2 side by side: the seed (Pharo 6/7, a 2017 Mac), the "
+             "modelled world of --preset %s, this run of it (%s; medians)%s", p->name,
+             real ? "a real nginx on this machine, the wake-up cost injected"
+                  : z->world == ZN_WORLD_MODEL ? "the model" : "a replay",
+             real ? ", and the replay of this run's recording" : "");
+    bench_table *t = bench_table_add(r, title, 8, "lrrrrrrr");
+    bench_table_row(t, (const char *const[]){"", "seed /s", "model /s", "model: blocked 1st",
+                                             "this run /s", "blocked 1st", "replay /s",
+                                             "run / model"});
+    double run[3];
+    for (int l = 0; l < 3; l++) {
+        zn_config k;
+        int i = find_row(z, preset_cell(z, p, (zn_logging)l, &k));
+        run[l] = row_median(z, i, false, false);
+        char c[6][32];
+        fmt_or_dash(c[0], 32, "%.0f", model.rps[l]);
+        fmt_or_dash(c[1], 32, "%.2f", model.blocked[l]);
+        fmt_or_dash(c[2], 32, "%.0f", run[l]);
+        fmt_or_dash(c[3], 32, "%.2f", row_median(z, i, false, true));
+        fmt_or_dash(c[4], 32, "%.0f", real ? row_median(z, i, true, false) : NAN);
+        fmt_or_dash(c[5], 32, "%.2f", run[l] / model.rps[l]);
+        bench_table_row(t, (const char *const[]){names[l], seed[l], c[0], c[1], c[2], c[3],
+                                                 c[4], c[5]});
+    }
+    bench_table_footer(t, "%s: %s. Ratios: seed on/off 0.83, subscriber/off 2.3-2.7; model "
+                       "%.2f and %.2f; this run %.2f and %.2f.", p->name, p->what,
+                       model.rps[1] / model.rps[0], model.rps[2] / model.rps[0],
+                       run[1] / run[0], run[2] / run[0]);
+}
+
+/* The median wake-up cost the recording saw in a row's cells (ns), or NaN. */
+static double recorded_wake_ns(const zn_run *z, const zn_config *k)
+{
+    static double lates[1 << 16];
+    size_t n = 0;
+    for (int c = 0; c < z->replayed.ncells; c++) {
+        const zn_rec_cell *cell = &z->replayed.cells[c];
+        if (memcmp(&cell->cfg, k, sizeof *k))
+            continue;
+        for (long long q = 0; q < cell->nrequests; q++)
+            for (int j = 0; j < cell->requests[q].nsleeps && n < sizeof lates / sizeof *lates; j++)
+                lates[n++] = (double)cell->requests[q].sleeps[j].late_ns;
+    }
+    return n ? bench_median(lates, n) : NAN;
+}
+
+/* --phase-plot: the diagram around the shown preset, with this run's real poll-mode
+ * subscriber rows (to all events) where their wake-up cost puts them. */
+static bool phase_plot(const zn_run *z)
+{
+    const zn_preset *p = shown_preset(z->o);
+    p = p ? p : zn_preset_get(1);
+    zn_phase_point runs[64];
+    int n = 0;
+    for (int i = 0; i < z->nrows && n < 64 && z->world == ZN_WORLD_REAL; i++) {
+        zn_config k = z->rows[i].cfg;
+        if (k.logging != ZN_LOGGING_SUBSCRIBER || k.subscriber_events != ZN_EVENTS_ALL ||
+            k.idle_mode != STVM_IDLE_POLL || k.before_us || k.between_us || k.after_us)
+            continue;
+        zn_config off = k;
+        off.logging = ZN_LOGGING_OFF;
+        off.subscriber_cost_us = 0;
+        double sub = row_median(z, i, false, false),
+               o = row_median(z, find_row(z, &off), false, false);
+        double late = recorded_wake_ns(z, &k) / 1000;
+        if (!isfinite(sub) || !isfinite(o))
+            continue;
+        runs[n] = (zn_phase_point){.wake_us = k.wake_inject_us + (isfinite(late) ? late : 0),
+                                   .subscriber_cost_us = k.subscriber_cost_us, .ratio = sub / o};
+        snprintf(runs[n].label, sizeof runs[n].label, "inject %u", k.wake_inject_us);
+        n++;
+    }
+    char why[240];
+    if (zn_phase(&p->cfg, 300, (uint32_t)z->o->seed, runs, n, z->inv, z->o->phase_plot, why,
+                 sizeof why) != 0) {
+        fprintf(stderr, "stvm-bench: zn: --phase-plot: %s\n", why);
+        return false;
+    }
+    return true;
+}
+
 static void prose(FILE *f, const bench_results *r, const void *data)
 {
     (void)r;
@@ -767,6 +959,17 @@ static int start_nginx(zn_run *z, nginx_server *s)
 static int output(const zn_run *z, bench_results *r, bool ran)
 {
     make_records(z, r);
+    if (z->o->fit) {
+        zn_fit_result f;
+        char why[240];
+        if (zn_fit(z->o->fit_requests, (uint32_t)z->o->seed, &f, why, sizeof why) != 0) {
+            fprintf(stderr, "stvm-bench: zn: --fit: %s\n", why);
+            ran = false;
+        } else {
+            zn_fit_tables(&f, r);
+        }
+    }
+    seed2_table(z, r);
     seed_table(z, r);
     add_targets(z, r);
     bench_judge(r);
@@ -780,6 +983,8 @@ static int output(const zn_run *z, bench_results *r, bool ran)
         rc = BENCH_EXIT_FAIL;
     if (z->o->report && !bench_report(z->o->report, r, z->inv, prose, z))
         rc = BENCH_EXIT_FAIL;
+    if (z->o->phase_plot && !phase_plot(z))
+        rc = BENCH_EXIT_FAIL;
     return ran ? rc : BENCH_EXIT_FAIL;
 }
 
@@ -790,6 +995,7 @@ int zn_main(int argc, char **argv)
     int rc = bench_parse(&zn_command, argc, argv, &o, &inv);
     if (rc != BENCH_GO_ON)
         return rc;
+    apply_preset(&o);
     zn_run z = {.o = &o, .inv = &inv, .rows = calloc(ZN_MAX_ROWS, sizeof *z.rows),
                 .world = o.replay ? ZN_WORLD_REPLAY : o.model ? ZN_WORLD_MODEL : ZN_WORLD_REAL};
     inv.clock = z.world == ZN_WORLD_REAL ? "real" : "sim";
