@@ -499,6 +499,7 @@ static int output(const zn_run *z, bench_results *r, bool ran)
     }
     zn_results(z, r);
     bench_judge(r);
+    zn_explain(r);
     int rc = bench_output(r, z->inv);
     bool sub = false;
     for (int i = 0; i < z->nrows; i++)

@@ -68,6 +68,9 @@ double zn_sample_blocked(const zn_counts *c);
 void zn_wrk_figures(zn_row *row, int k, double rps, double p50, double p99, double errors);
 /* Everything the outputs show: a record per row, the seed's tables, the targets. */
 void zn_results(const zn_run *z, bench_results *r);
+/* After bench_judge: a target's note (the reason for a miss, read off the counters)
+ * stays only beside a miss. */
+void zn_explain(bench_results *r);
 /* The report's words above the tables (bench_report's prose). */
 void zn_prose(FILE *f, const bench_results *r, const void *data);
 /* --phase-plot: false when it could not be drawn (said on stderr). */

@@ -187,50 +187,216 @@ static void make_records(const zn_run *z, bench_results *r)
     }
 }
 
-/* The plain configuration a target names: no knob but these at their defaults. */
-static void plain_select(char *buf, size_t size, zn_logging l, int mode, unsigned cost)
+/* The preset the run shows beside the seed (--preset, else --with-preset), or NULL. */
+static const zn_preset *shown_preset(const zn_opts *o)
 {
-    int n = snprintf(buf, size, "%s idle_mode=%s idle_us=1000 wake_inject_us=0 before_us=0 "
-                     "between_us=0 after_us=0 wait=timed background=off",
-                     zn_logging_words[l], zn_mode_words[mode]);
-    if (l == ZN_LOGGING_SUBSCRIBER)
-        snprintf(buf + n, size - (size_t)n, " subscriber_events=all subscriber_cost_us=%u", cost);
+    return zn_preset_get(o->preset ? o->preset : o->with_preset);
 }
 
-/* Each target only when its records ran: a run that did not ask for it is not judged. */
+/* The selector of row k's record: its case and every parameter make_records gave it. */
+static void row_select(const zn_run *z, const zn_config *k, char *buf, size_t size)
+{
+    static const char *const servers[] = {"nginx", "model", "replay"};
+    int n = snprintf(buf, size, "%s server=%s", zn_logging_words[k->logging],
+                     z->o->url ? z->url : servers[z->world]);
+    if (k->logging == ZN_LOGGING_SUBSCRIBER)
+        n += snprintf(buf + n, size - (size_t)n, " subscriber_cost_us=%u subscriber_events=%s",
+                      k->subscriber_cost_us, zn_events_words[k->subscriber_events]);
+    n += snprintf(buf + n, size - (size_t)n, " idle_mode=%s idle_us=%u wake_inject_us=%u "
+                  "before_us=%u between_us=%u after_us=%u event_cost_us=%u wait=%s "
+                  "background=%s", zn_mode_words[k->idle_mode], k->idle_us, k->wake_inject_us,
+                  k->before_us, k->between_us, k->after_us, k->event_cost_us,
+                  zn_wait_words[k->plain_wait], zn_onoff_words[k->background]);
+    if (z->world == ZN_WORLD_MODEL)
+        snprintf(buf + n, size - (size_t)n, " server_us=%u server_jitter_us=%u client_us=%u",
+                 k->server_us, k->server_jitter_us, k->client_us);
+}
+
+/* A metric's median in row i's record (NaN without one). */
+static double fig(const bench_results *r, int i, const char *metric)
+{
+    const bench_metric *m = i >= 0 && i < r->nrecords ? bench_metric_find(&r->records[i], metric)
+                                                      : NULL;
+    return m && m->nsamples ? m->median : NAN;
+}
+
+/* What a request cost in row i, from its counters: the sentence a missed target
+ * quotes. */
+static void costs(const bench_results *r, int i, const char *who, char *buf, size_t size)
+{
+    double blocked = fig(r, i, "blocked_first_reads_per_request");
+    double wait = fig(r, i, "mean_wait_us");
+    snprintf(buf, size, "%s %.0f us per request (%.0f us of it CPU), %.2f first reads "
+             "blocked per request, waiting %.0f us each", who, fig(r, i, "us_per_request"),
+             fig(r, i, "cpu_us_per_request"), blocked, blocked > 0 ? wait / blocked : 0);
+}
+
+/* Why a subscriber (row sub) was not more than `times` logging off (row off): what it
+ * took away in blocked reads against what it added. */
+static void inversion_reason(const bench_results *r, int off, int sub, char *buf, size_t size)
+{
+    char a[200], b[200];
+    costs(r, off, "logging off:", a, sizeof a);
+    costs(r, sub, "the subscriber:", b, sizeof b);
+    double removed = fig(r, off, "blocked_first_reads_per_request") -
+                     fig(r, sub, "blocked_first_reads_per_request");
+    snprintf(buf, size, "%s; %s: it removed %.2f blocked reads per request, which saved less "
+             "than the work it added", a, b, removed);
+}
+
+typedef struct targets {
+    const zn_run *z;
+    bench_results *r;
+} targets;
+
+/* A ratio target between two rows (bench_target_add's), with the reason for a miss
+ * written now: zn_explain keeps it only beside a miss. */
+static void ratio_target(targets *t, const char *text, bench_target_kind kind,
+                         const zn_config *num, const zn_config *den, double limit,
+                         const char *reason)
+{
+    char a[600], b[600];
+    int i = zn_find_row(t->z, num), j = zn_find_row(t->z, den);
+    if (i < 0 || j < 0 || !t->z->rows[i].nsamples || !t->z->rows[j].nsamples)
+        return;
+    row_select(t->z, num, a, sizeof a);
+    row_select(t->z, den, b, sizeof b);
+    bench_target *g = bench_target_add(t->r, text, kind, a, "requests_per_second", limit, b,
+                                       "requests_per_second");
+    bench_target_note(g, "%s", reason);
+}
+
+static zn_config plain(zn_logging l, int mode, uint32_t cost)
+{
+    return (zn_config){.logging = l, .idle_mode = mode, .idle_us = 1000, .event_cost_us = 5,
+                       .subscriber_cost_us = l == ZN_LOGGING_SUBSCRIBER ? cost : 0,
+                       .subscriber_events = ZN_EVENTS_ALL};
+}
+
+/* The shape of the seed in a world: logging on slower than off, the subscriber more
+ * than twice as fast. */
+static void shape_targets(targets *t, const char *world, zn_config off, zn_config on,
+                          zn_config sub)
+{
+    char text[200], why[900];
+    int o = zn_find_row(t->z, &off), n = zn_find_row(t->z, &on), s = zn_find_row(t->z, &sub);
+    if (o < 0 || n < 0 || s < 0)
+        return;
+    double bo = fig(t->r, o, "blocked_first_reads_per_request"),
+           bn = fig(t->r, n, "blocked_first_reads_per_request");
+    snprintf(why, sizeof why, "logging on blocked %.2f first reads per request against off's "
+             "%.2f: the request-written event's %u us between the send and the read let the "
+             "answer arrive first in %.2f of requests, which saved more waiting than the three "
+             "events cost", bn, bo, on.event_cost_us, bo - bn);
+    snprintf(text, sizeof text, "%s: logging on slower than off (the seed: 0.83x)", world);
+    ratio_target(t, text, BENCH_TARGET_AT_MOST, &on, &off, 0.999, why);
+    inversion_reason(t->r, o, s, why, sizeof why);
+    snprintf(text, sizeof text, "%s: the subscriber (%u us per event) over 2x logging off "
+             "(the seed: 2.3-2.7x)", world, sub.subscriber_cost_us);
+    ratio_target(t, text, BENCH_TARGET_AT_LEAST, &sub, &off, 2.0, why);
+}
+
+/* The seed's own figures, within 15%, in the modelled world of a preset. */
+static void seed_targets(targets *t, const zn_preset *p)
+{
+    static const double lo[] = {SEED2_OFF_RPS, SEED2_ON_RPS, SEED2_SUB_LO_RPS},
+                        hi[] = {SEED2_OFF_RPS, SEED2_ON_RPS, SEED2_SUB_HI_RPS};
+    static const char *const names[] = {"logging off", "logging on", "the subscriber"};
+    for (int l = 0; l < 3; l++) {
+        zn_config k;
+        int i = zn_find_row(t->z, zn_preset_cell(t->z, p, (zn_logging)l, &k));
+        if (i < 0 || !t->z->rows[i].nsamples)
+            continue;
+        char sel[600], text[200];
+        row_select(t->z, &k, sel, sizeof sel);
+        for (int side = 0; side < 2; side++) {
+            double bound = side ? hi[l] * (1 + SEED2_TOLERANCE) : lo[l] * (1 - SEED2_TOLERANCE);
+            snprintf(text, sizeof text, "model %s: %s at %s %.0f/s (the seed's %.0f%s, %s 15%%)",
+                     p->name, names[l], side ? "most" : "least", bound, side ? hi[l] : lo[l],
+                     l == 2 ? (side ? " top" : " bottom") : "", side ? "+" : "-");
+            bench_target *g = bench_target_add(t->r, text, side ? BENCH_TARGET_AT_MOST
+                                                                : BENCH_TARGET_AT_LEAST,
+                                               sel, "requests_per_second", bound, NULL, NULL);
+            bench_target_note(g, "the model ran %.0f us per request with %.2f first reads "
+                              "blocked; the preset was fitted with --fit-requests cells, "
+                              "this run's length differs", fig(t->r, i, "us_per_request"),
+                              fig(t->r, i, "blocked_first_reads_per_request"));
+        }
+    }
+}
+
+/* Every row beside its replay: requests/s within 10%, blocked first reads within 0.05. */
+static void replay_targets(targets *t)
+{
+    for (int i = 0; i < t->z->nrows; i++) {
+        const zn_row *row = &t->z->rows[i];
+        if (!row->nversus || row->cfg.logging == ZN_LOGGING_WRK)
+            continue;
+        char sel[600], text[300], what[160];
+        row_select(t->z, &row->cfg, sel, sizeof sel);
+        zn_row_text(&row->cfg, what, sizeof what);
+        double rec = t->z->world == ZN_WORLD_REPLAY ? fig(t->r, i, "recorded_requests_per_second")
+                                                   : fig(t->r, i, "requests_per_second");
+        double rep = t->z->world == ZN_WORLD_REPLAY ? fig(t->r, i, "requests_per_second")
+                                                   : fig(t->r, i, "replay_requests_per_second");
+        snprintf(text, sizeof text, "replay of %s: requests/s within 10%% of the recorded run",
+                 what);
+        bench_target *g = bench_target_add(t->r, text, BENCH_TARGET_AT_MOST, sel,
+                                           "replay_rps_error", 0.10, NULL, NULL);
+        bench_target_note(g, "recorded %.0f/s, replayed %.0f/s: what the replay does not "
+                          "model (docs/znclient-experiment.md, \"What a replay cannot "
+                          "capture\") moved this cell", rec, rep);
+        snprintf(text, sizeof text, "replay of %s: blocked first reads within 0.05 of the "
+                 "recorded run", what);
+        g = bench_target_add(t->r, text, BENCH_TARGET_AT_MOST, sel,
+                             "replay_blocked_first_difference", 0.05, NULL, NULL);
+        bench_target_note(g, "a request blocks in the replay when the recorded answer came "
+                          "later after the flush than the client's first read did: the "
+                          "recorded spans disagree at the boundary for these requests");
+    }
+}
+
+/* Each target only when its rows ran: a run that did not ask for one is not judged. */
 static void add_targets(const zn_run *z, bench_results *r)
 {
-    char off[256], other[256];
-    plain_select(off, sizeof off, ZN_LOGGING_OFF, STVM_IDLE_POLL, 0);
-    if (!z->o->no_wrk && bench_record_select(r, off))
-        bench_target_add(r, "logging off, poll, 1000 us: >= 0.8x wrk -t1 -c1",
-                         BENCH_TARGET_AT_LEAST, off, "vs_wrk", 0.8, NULL, NULL);
-    plain_select(off, sizeof off, ZN_LOGGING_OFF, STVM_IDLE_LEGACY, 0);
-    plain_select(other, sizeof other, ZN_LOGGING_SUBSCRIBER, STVM_IDLE_LEGACY, 60);
-    if (bench_record_select(r, off) && bench_record_select(r, other))
-        bench_target_add(r, "legacy, 1000 us: 60 us subscriber >= 2x logging off",
-                         BENCH_TARGET_AT_LEAST, other, "requests_per_second", 2.0, off,
-                         "requests_per_second");
-    plain_select(other, sizeof other, ZN_LOGGING_ON, STVM_IDLE_LEGACY, 0);
-    if (bench_record_select(r, off) && bench_record_select(r, other))
-        bench_target_add(r, "legacy, 1000 us: logging on slower than off",
-                         BENCH_TARGET_AT_MOST, other, "requests_per_second", 1.0, off,
-                         "requests_per_second");
-    static const char *const counted[][2] = {
-        {"blocked_first_reads_per_request", "blocked first reads"},
-        {"timed_waits_per_request", "timed waits"}};
-    for (int l = 0; l < 3 && z->o->repeat > 1; l += 2)
-        for (int m = 0; m < 3; m++) {
-            plain_select(other, sizeof other, (zn_logging)l, m, 60);
-            for (int c = 0; c < 2 && bench_record_select(r, other); c++) {
-                char text[160];
-                snprintf(text, sizeof text, "determinism, %s, %s: %s per request repeat "
-                         "within 0.02", l ? "60 us subscriber" : "logging off", zn_mode_words[m],
-                         counted[c][1]);
-                bench_target_add(r, text, BENCH_TARGET_SPREAD, other, counted[c][0], 0.02,
-                                 NULL, NULL);
-            }
-        }
+    targets t = {z, r};
+    zn_config off = plain(ZN_LOGGING_OFF, STVM_IDLE_POLL, 0);
+    int o = zn_find_row(z, &off), w = z->o->no_wrk || z->world != ZN_WORLD_REAL ? -1 : 0;
+    if (o >= 0 && w == 0 && z->rows[o].nsamples) {
+        char sel[600], a[200];
+        row_select(z, &off, sel, sizeof sel);
+        bench_target *g = bench_target_add(r, "logging off, poll, 1 ms: at least 0.8x wrk "
+                                           "-t1 -c1's requests/s in the same repetition",
+                                           BENCH_TARGET_AT_LEAST, sel, "vs_wrk", 0.8, NULL, NULL);
+        costs(r, o, "the client:", a, sizeof a);
+        bench_target_note(g, "%s; wrk: %.0f us per request", a, fig(r, 0, "us_per_request"));
+    }
+    const char *world = z->world == ZN_WORLD_REAL ? "nginx" : z->world == ZN_WORLD_MODEL
+                                                                  ? "model" : "replay";
+    char name[200];
+    for (int m = 0; m < 3; m++) {
+        snprintf(name, sizeof name, "%s, %s 1 ms", world, zn_mode_words[m]);
+        shape_targets(&t, name, plain(ZN_LOGGING_OFF, m, 0), plain(ZN_LOGGING_ON, m, 0),
+                      plain(ZN_LOGGING_SUBSCRIBER, m, 60));
+    }
+    const zn_preset *p = shown_preset(z->o);
+    if (p) {
+        zn_config k[3];
+        for (int l = 0; l < 3; l++)
+            zn_preset_cell(z, p, (zn_logging)l, &k[l]);
+        snprintf(name, sizeof name, "%s, preset %s", world, p->name);
+        shape_targets(&t, name, k[0], k[1], k[2]);
+        if (z->world == ZN_WORLD_MODEL)
+            seed_targets(&t, p);
+    }
+    replay_targets(&t);
+}
+
+void zn_explain(bench_results *r)
+{
+    for (int i = 0; i < r->ntargets; i++)
+        if (r->targets[i].verdict != BENCH_MISSED && r->targets[i].verdict != BENCH_NOT_JUDGED)
+            bench_target_note(&r->targets[i], "%s", "");
 }
 
 /* ---- the seed's table, the report --------------------------------------------------- */
@@ -284,12 +450,6 @@ static void seed_table(const zn_run *z, bench_results *r)
         }
         bench_table_row(t, cells);
     }
-}
-
-/* The preset the run shows beside the seed (--preset, else --with-preset), or NULL. */
-static const zn_preset *shown_preset(const zn_opts *o)
-{
-    return zn_preset_get(o->preset ? o->preset : o->with_preset);
 }
 
 static double row_median(const zn_run *z, int i, bool versus, bool blocked)
