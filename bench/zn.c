@@ -252,14 +252,18 @@ static bool run_wrk(const zn_run *z, zn_row *row, int k, char *why, size_t size)
 
 const char *zn_row_text(const zn_config *k, char *buf, size_t size)
 {
-    if (k->logging == ZN_LOGGING_WRK)
+    if (k->logging == ZN_LOGGING_WRK) {
         snprintf(buf, size, "wrk -t1 -c1");
-    else if (k->logging == ZN_LOGGING_SUBSCRIBER)
-        snprintf(buf, size, "subscriber %u us/%s, %s %u us", k->subscriber_cost_us,
-                 zn_events_words[k->subscriber_events], zn_mode_words[k->idle_mode], k->idle_us);
-    else
-        snprintf(buf, size, "%s, %s %u us", zn_logging_words[k->logging],
-                 zn_mode_words[k->idle_mode], k->idle_us);
+        return buf;
+    }
+    int n = k->logging == ZN_LOGGING_SUBSCRIBER
+                ? snprintf(buf, size, "subscriber %u us/%s, %s %u us", k->subscriber_cost_us,
+                           zn_events_words[k->subscriber_events], zn_mode_words[k->idle_mode],
+                           k->idle_us)
+                : snprintf(buf, size, "%s, %s %u us", zn_logging_words[k->logging],
+                           zn_mode_words[k->idle_mode], k->idle_us);
+    if (k->wake_inject_us && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ", wake-up %u us", k->wake_inject_us);
     return buf;
 }
 
@@ -495,6 +499,8 @@ static int output(const zn_run *z, bench_results *r, bool ran)
             ran = false;
         } else {
             zn_fit_tables(&f, r);
+            fprintf(stderr, "stvm-bench: zn: --fit: %ld configurations in %.1f s\n",
+                    f.evaluated, f.seconds);
         }
     }
     zn_results(z, r);
