@@ -491,19 +491,20 @@ static int start_nginx(zn_run *z, nginx_server *s)
 /* The outputs once the sweep ran: BENCH_EXIT_OK or BENCH_EXIT_FAIL. */
 static int output(const zn_run *z, bench_results *r, bool ran)
 {
+    zn_fit_result fit;
+    bool fitted = false;
     if (z->o->fit) {
-        zn_fit_result f;
         char why[240];
-        if (zn_fit(z->o->fit_requests, (uint32_t)z->o->seed, &f, why, sizeof why) != 0) {
+        if (zn_fit(z->o->fit_requests, (uint32_t)z->o->seed, &fit, why, sizeof why) != 0) {
             fprintf(stderr, "stvm-bench: zn: --fit: %s\n", why);
             ran = false;
         } else {
-            zn_fit_tables(&f, r);
+            fitted = true;
             fprintf(stderr, "stvm-bench: zn: --fit: %ld configurations in %.1f s\n",
-                    f.evaluated, f.seconds);
+                    fit.evaluated, fit.seconds);
         }
     }
-    zn_results(z, r);
+    zn_results(z, r, fitted ? &fit : NULL);
     bench_judge(r);
     zn_explain(r);
     int rc = bench_output(r, z->inv);

@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "record.h"
+#include "zn_fit.h"
 #include "zn_measure.h"
 #include "zn_preset.h"
 #include "zn_world.h"
@@ -66,8 +67,9 @@ double zn_sample_blocked(const zn_counts *c);
 /* zn_report.c */
 /* The wrk row's figures of one repetition into row (run_wrk's order). */
 void zn_wrk_figures(zn_row *row, int k, double rps, double p50, double p99, double errors);
-/* Everything the outputs show: a record per row, the seed's tables, the targets. */
-void zn_results(const zn_run *z, bench_results *r);
+/* Everything the outputs show: a record per row, the seed's tables (seed 2 side by side
+ * first, then the fit when fit is not NULL, then the sweep), the targets. */
+void zn_results(const zn_run *z, bench_results *r, const zn_fit_result *fit);
 /* After bench_judge: a target's note (the reason for a miss, read off the counters)
  * stays only beside a miss. */
 void zn_explain(bench_results *r);

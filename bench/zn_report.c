@@ -444,8 +444,8 @@ static double median_of(const bench_results *r, int i, const char *metric)
  * subscriber row (no other knob) whose off row ran. */
 static void seed_table(const zn_run *z, bench_results *r)
 {
-    static const char *const head[] = {"idle mode", "idle us", "sub. us", "off /s", "on /s",
-                                       "subscriber /s", "on/off", "sub/off",
+    static const char *const head[] = {"idle mode", "idle us", "wake-up us", "sub. us",
+                                       "off /s", "on /s", "subscriber /s", "on/off", "sub/off",
                                        "off: blocked 1st", "sub: blocked 1st"};
     bench_table *t = NULL;
     for (int i = 0; i < z->nrows; i++) {
@@ -463,21 +463,23 @@ static void seed_table(const zn_run *z, bench_results *r)
         if (off < 0 || !isfinite(s))
             continue;
         if (!t) {
-            t = bench_table_add(r, "The seed's table: requests per second with logging off, "
-                                "on, and on with a subscriber (medians)", 10, "lrrrrrrrrr");
+            t = bench_table_add(r, "The sweep in the seed's shape: requests per second with "
+                                "logging off, on, and on with a subscriber to every event "
+                                "(medians)", 11, "lrrrrrrrrrr");
             bench_table_row(t, head);
         }
-        double v[10] = {[3] = o, n, s, n / o, s / o, median_of(r, off, blk),
+        double v[11] = {[4] = o, n, s, n / o, s / o, median_of(r, off, blk),
                         median_of(r, i, blk)};
-        char c[10][32];
-        const char *cells[10];
+        char c[11][32];
+        const char *cells[11];
         snprintf(c[0], 32, "%s", zn_mode_words[k.idle_mode]);
         snprintf(c[1], 32, "%u", k.idle_us);
-        snprintf(c[2], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
-        for (int j = 0; j < 10; j++) {
-            if (j >= 3 && isfinite(v[j]))   /* rates, then ratios and fractions */
-                snprintf(c[j], 32, "%.*f", j < 6 ? 0 : 2, v[j]);
-            else if (j >= 3)
+        snprintf(c[2], 32, "%u", k.wake_inject_us);
+        snprintf(c[3], 32, "%u", z->rows[i].cfg.subscriber_cost_us);
+        for (int j = 0; j < 11; j++) {
+            if (j >= 4 && isfinite(v[j]))   /* rates, then ratios and fractions */
+                snprintf(c[j], 32, "%.*f", j < 7 ? 0 : 2, v[j]);
+            else if (j >= 4)
                 snprintf(c[j], 32, "-");
             cells[j] = c[j];
         }
@@ -605,41 +607,121 @@ bool zn_phase_plot(const zn_run *z)
     return true;
 }
 
-void zn_prose(FILE *f, const bench_results *r, const void *data)
+/* A sum over the VM rows' records of a per-request metric times the row's requests:
+ * the run's total of that counter. */
+static double total(const bench_results *r, const char *metric)
 {
-    (void)r;
-    const zn_run *z = data;
-    const zn_opts *o = z->o;
-    fprintf(f, "# The ZnClient experiment (stvm-bench zn)\n\nGET %s (%s), %lld requests after "
-            "%lld of warm-up per configuration (at most %lld s), each configuration in a fresh "
-            "VM, %lld repetitions%s; every figure keeps each repetition's sample.\n\n", z->url,
-            z->body_size ? "nginx started for the run, a static file" : "a server given by "
-            "--url", o->requests, o->warmup, o->max_seconds, o->repeat,
-            o->no_wrk ? "" : "; wrk -t1 -c1 on the same URL in every repetition");
-    fputs("The seed's table: requests per second with logging off (level 0), on (level 3, "
-          "nobody subscribed: events built, the announcer's fast path) and on with a "
-          "synchronous subscriber costing the given CPU per event, per idle mode; with the "
-          "fraction of requests whose first read found no data and blocked.\n\n"
-          "Per request in every configuration: `blocked_first_reads_per_request` first reads "
-          "that blocked, `blocked_reads_per_request` all reads that blocked, "
-          "`timed_waits_per_request` timed waits (DelayWaitTimeout), "
-          "`timing_activations_per_request` timing-process activations, `os_sleeps` waits in "
-          "the OS that could block and `os_slept_us` the time in them, `wakeups_io` / "
-          "`wakeups_relinquish` OS sleeps ended by a ready descriptor / by the relinquish "
-          "time running out; then the mean microseconds before the send, between the send "
-          "and the first read (writing, the request-written event, its subscribers, the "
-          "between work), waiting in the first read, parsing the rest, and after (the other "
-          "two events, their subscribers, the after work). `vs_wrk` is the median of the "
-          "per-repetition ratios to wrk's requests/s.\n\nBelow: the run's context, the seed's "
-          "table, every record with its median and range over the repetitions, the targets "
-          "and the notes (repetitions cut short by the time limit).\n\n", f);
+    double sum = 0;
+    for (int i = 0; i < r->nrecords; i++) {
+        double per = fig(r, i, metric), n = fig(r, i, "requests");
+        if (isfinite(per) && isfinite(n))
+            sum += per * n;
+    }
+    return sum;
 }
 
+/* The mechanics the report states, each a ratio of this run's own counters (the suite
+ * zn_world checks these lines against the JSON). */
+static void mechanics(FILE *f, const bench_results *r)
+{
+    double blocked = total(r, "blocked_first_reads_per_request");
+    fputs("## The mechanics, as this run counted them\n\n", f);
+    if (blocked > 0)
+        fprintf(f, "- mechanics: per blocked first read, %.2f timed waits (DelayWaitTimeout), "
+                "%.2f timing-process activations and %.2f OS sleeps (totals over every "
+                "configuration: a blocked read is one of each; one activation, not Pharo's "
+                "two, because stvm's waiter unschedules its own Delay).\n",
+                total(r, "timed_waits_per_request") / blocked,
+                total(r, "timing_activations_per_request") / blocked,
+                total(r, "os_sleeps_per_request") / blocked);
+    for (int i = 0; i < r->nrecords; i++)
+        if (!strcmp(r->records[i].name, "on") && isfinite(fig(r, i, "events_per_request"))) {
+            fprintf(f, "- mechanics: logging on builds %.2f ZnLogEvents per request (one, the "
+                    "request-written event, between the send and the first read; two after "
+                    "it) and delivers %.2f: nobody is subscribed, the announcer returns at "
+                    "once.\n", fig(r, i, "events_per_request"), fig(r, i, "deliveries_per_request"));
+            break;
+        }
+    for (int i = 0; i < r->nrecords; i++) {
+        const char *ev = bench_param_find(&r->records[i], "subscriber_events");
+        if (!strcmp(r->records[i].name, "subscriber") && ev && !strcmp(ev, "all")) {
+            fprintf(f, "- mechanics: a subscriber to every ZnLogEvent receives %.2f "
+                    "deliveries per request, each in the announcing process.\n",
+                    fig(r, i, "deliveries_per_request"));
+            break;
+        }
+    }
+    fputc('\n', f);
+}
 
-void zn_results(const zn_run *z, bench_results *r)
+void zn_prose(FILE *f, const bench_results *r, const void *data)
+{
+    const zn_run *z = data;
+    const zn_opts *o = z->o;
+    const zn_preset *p = shown_preset(o);
+    static const char *const worlds[] = {
+        "a real nginx on loopback, the wall clock",
+        "the modelled world on the simulated clock (no nginx, no wall clock: the same figures "
+        "on every run)",
+        "a replay, on the simulated clock, of the recording"};
+    fprintf(f, "# The ZnClient experiment (stvm-bench zn)\n\n"
+            "The seed: a ZnClient loop against a local nginx on a 2017 Mac (Pharo 6 and 7) "
+            "did about **3,000 requests/s with logging off, 2,500 with logging on, and "
+            "7,000-8,000 with logging on while a GT inspector was subscribed** to the log "
+            "announcer: more work, more than twice as fast.\n\n"
+            "This run: %s (%s), %lld requests after %lld of warm-up per configuration (at "
+            "most %lld s), each configuration in a fresh VM, %lld repetitions%s. Every figure "
+            "is a median over the repetitions and keeps each one's sample.\n\n",
+            worlds[z->world], z->world == ZN_WORLD_MODEL ? "its server modelled" : z->url,
+            o->requests, o->warmup, o->max_seconds, o->repeat,
+            z->world == ZN_WORLD_REAL && !o->no_wrk ? "; wrk -t1 -c1 on the same URL in "
+                                                      "every repetition" : "");
+    fputs("## How to read it\n\n", f);
+    int item = 1;
+    if (p)
+        fprintf(f, "%d. **Seed 2 side by side**: the seed's three figures, the modelled world "
+                "of the preset %s (%s) on the simulated clock, this run's cells of that "
+                "world%s. The model reproduces the seed; the real machine shows what differs "
+                "(nginx's turnaround here, a wake-up that spins instead of idling) and the "
+                "replay shows that the model's machinery reproduces the real run once it is "
+                "given the real world's timings.\n", item++, p->name, p->what,
+                z->world == ZN_WORLD_REAL ? " on nginx and their replay" : "");
+    if (o->fit)
+        fprintf(f, "%d. **The fit** (`--fit`): the search over the model's physical parameters for "
+              "the seed's figures; the best fit in the worlds Pharo 6/7 ran in, the best per "
+              "family of worlds (the legacy idle mode with Pharo 6's 1 ms quantum cannot "
+              "exceed about 1,000 requests/s with logging off: the seed's own 3,000 rules it "
+              "out), and each parameter's fitting range and sensitivity.\n", item++);
+    fprintf(f, "%d. **The sweep in the seed's shape**: per idle mode and quantum, logging off, on "
+          "and the subscriber at each cost, with on/off, subscriber/off and the blocked first "
+          "reads. The poll mode is the VM since May 2017 (stvm's default), legacy the one "
+          "before (a blind sleep of the quantum), spin never sleeps.\n"
+          "%d. **The records**: every configuration's figures per request: requests/s, us and "
+          "CPU us per request, blocked first reads, timed waits, timing-process activations, "
+          "OS sleeps and the time in them, what ended them, the phases (between the send and "
+          "the first read, waiting in it, parsing, after), and beside a recorded run its "
+          "replay's requests/s and blocked first reads with the replay's errors.\n"
+          "%d. **The targets**, each with what it measures, what it got and its bound; a "
+          "missed target carries its reason, read off this run's counters.\n\n", item,
+          item + 1, item + 2);
+    if (z->record || z->replayed.ncells)
+        fputs("The replay (`--record`, `--replay`) runs the same client, scheduler and Delay "
+              "machinery on the simulated clock against what the recorded run's world did: "
+              "for every request the answer's arrival after the flush (the kernel's receive "
+              "timestamp), every OS sleep's wake-up cost, and the client's own CPU between its "
+              "points. What it cannot capture: how nginx would have answered a different "
+              "rhythm (a replay of other knobs keeps the recorded turnarounds), CPU frequency "
+              "and cache effects beyond the recorded spans, and preemption of the VM's thread "
+              "inside a span (it counts as the client's CPU).\n\n", f);
+    mechanics(f, r);
+}
+
+void zn_results(const zn_run *z, bench_results *r, const zn_fit_result *fit)
 {
     make_records(z, r);
     seed2_table(z, r);
+    if (fit)
+        zn_fit_tables(fit, r);
     seed_table(z, r);
     add_targets(z, r);
 }

@@ -201,3 +201,44 @@ Test(zn_world, the_phase_diagram_is_drawn_with_its_grid_and_the_seeds_point)
     unlink(png);
     unlink(csv);
 }
+
+/* The report's mechanics lines, compared with what the JSON of the same run counted. */
+static const char mechanics_check[] =
+    "import json, re, sys\n"
+    "d = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()\n"
+    "def fig(c, name):\n"
+    "    return [m['median'] for m in c['metrics'] if m['name'] == name][0]\n"
+    "def total(name):\n"
+    "    return sum(fig(c, name) * fig(c, 'requests') for c in d['results'])\n"
+    "b = total('blocked_first_reads_per_request')\n"
+    "want = [total('timed_waits_per_request') / b, total('timing_activations_per_request') / b,\n"
+    "        total('os_sleeps_per_request') / b]\n"
+    "on = [c for c in d['results'] if c['case'] == 'on'][0]\n"
+    "sub = [c for c in d['results'] if c['case'] == 'subscriber'][0]\n"
+    "want += [fig(on, 'events_per_request'), fig(on, 'deliveries_per_request'),\n"
+    "         fig(sub, 'deliveries_per_request')]\n"
+    "lines = [l for l in text.splitlines() if l.startswith('- mechanics:')]\n"
+    "got = [float(x) for l in lines for x in re.findall(r'(\\d+\\.\\d\\d)\\b', l)]\n"
+    "ok = len(lines) == 3 and len(got) == 6 and all(abs(g - w) < 0.006 for g, w in zip(got, want))\n"
+    "print(lines, got, want)\n"
+    "sys.exit(0 if ok else 1)\n";
+
+Test(zn_world, the_reports_stated_mechanics_are_this_runs_counters)
+{
+    char *json = temp_path("mech.json"), *md = temp_path("mech.md"), *py = temp_path("mech.py");
+    char args[1024];
+    snprintf(args, sizeof args, "zn --model --idle-mode poll,legacy --subscriber-cost-us 20,60 "
+             "--server-jitter-us 30 --repeat 1 --requests 300 --quiet --report %s "
+             "--export-json %s", md, json);
+    free(run(args, 0));
+    FILE *f = fopen(py, "w");
+    cr_assert(f);
+    fputs(mechanics_check, f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %s", py, json, md);
+    cr_expect_eq(system(cmd), 0, "the report's mechanics differ from the counters");
+    unlink(json);
+    unlink(md);
+    unlink(py);
+}
