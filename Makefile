@@ -160,8 +160,11 @@ lab-golden: $(B)/stvm-lab
 	@sh scripts/lab-golden.sh $(B)/stvm-lab tests/lab
 
 # The README's picture, drawn by the lab (needs gnuplot); rerun when the lab changes.
-doc-images: $(B)/stvm-lab
+doc-images: $(B)/stvm-lab $(B)/stvm-bench
 	$(B)/stvm-lab run zn_first_read_legacy --png docs/images/zn_first_read_legacy.png > /dev/null
+	$(B)/stvm-bench zn --model --preset seed2-2017 --repeat 1 --quiet \
+	    --phase-plot $(B)/znclient-phase-model.png > /dev/null
+	cp $(B)/znclient-phase-model.png docs/images/znclient-phase.png
 
 $(B)/stvm-bench: $(BENCH_OBJ) $(B)/asm/libstvm.a
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
