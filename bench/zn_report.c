@@ -226,9 +226,13 @@ static void costs(const bench_results *r, int i, const char *who, char *buf, siz
 {
     double blocked = fig(r, i, "blocked_first_reads_per_request");
     double wait = fig(r, i, "mean_wait_us");
-    snprintf(buf, size, "%s %.0f us per request (%.0f us of it CPU), %.2f first reads "
-             "blocked per request, waiting %.0f us each", who, fig(r, i, "us_per_request"),
-             fig(r, i, "cpu_us_per_request"), blocked, blocked > 0 ? wait / blocked : 0);
+    int n = snprintf(buf, size, "%s %.0f us per request (%.0f us of it CPU), ", who,
+                     fig(r, i, "us_per_request"), fig(r, i, "cpu_us_per_request"));
+    if (n > 0 && (size_t)n < size && blocked >= 0.005)
+        snprintf(buf + n, size - (size_t)n, "%.2f first reads blocked per request, waiting "
+                 "%.0f us each", blocked, wait / blocked);
+    else if (n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, "no first read blocked");
 }
 
 typedef struct targets {
@@ -265,8 +269,8 @@ static void inversion_reason(const targets *t, int off, int sub, char *buf, size
     if (isfinite(answer))
         snprintf(c, sizeof c, "; the recording: nginx's answer came a median %.1f us after "
                  "the flush returned (0: during it)", answer);
-    snprintf(buf, size, "%s; %s: it removed %.2f blocked reads per request, which saved less "
-             "than the work it added%s", a, b, removed, c);
+    snprintf(buf, size, "%s; %s: it removed %.2f blocked reads per request, not enough "
+             "against the work it added for twice logging off's rate%s", a, b, removed, c);
 }
 
 /* A ratio target between two rows (bench_target_add's), with the reason for a miss
@@ -402,7 +406,11 @@ static void add_targets(const zn_run *z, bench_results *r)
                                            "-t1 -c1's requests/s in the same repetition",
                                            BENCH_TARGET_AT_LEAST, sel, "vs_wrk", 0.8, NULL, NULL);
         costs(r, o, "the client:", a, sizeof a);
-        bench_target_note(g, "%s; wrk: %.0f us per request", a, fig(r, 0, "us_per_request"));
+        const bench_metric *m = bench_metric_find(&r->records[o], "vs_wrk");
+        bench_target_note(g, "%s; wrk: %.0f us per request; the ratio is the median of the "
+                          "repetitions' (%.2f..%.2f): nginx's and wrk's rates move between "
+                          "repetitions on a shared machine", a, fig(r, 0, "us_per_request"),
+                          m ? m->min : NAN, m ? m->max : NAN);
     }
     const char *world = z->world == ZN_WORLD_REAL ? "nginx" : z->world == ZN_WORLD_MODEL
                                                                   ? "model" : "replay";
