@@ -203,3 +203,24 @@ Test(bench_output, quiet_prints_nothing_on_stderr_and_progress_is_a_line_per_cel
     cr_expect(strchr(r.err, '\r') == NULL, "a carriage return in the progress");
     tool_output_free(&r);
 }
+
+Test(bench_output, no_context_leaves_out_what_differs_between_runs_and_machines, .timeout = 60)
+{
+    /* zn's modelled world: every figure of it is simulated (delay's CPU figures are
+     * measured even on the simulated clock). */
+    const char *args = "zn --model --logging off,subscriber --idle-mode poll --repeat 1 "
+                       "--requests 50 --quiet --no-context --format json";
+    cr_expect_eq(bench_json_check(args, "d[\"context\"][\"date\"] == \"-\" and "
+                                        "d[\"context\"][\"host_cpu\"] == \"-\" and "
+                                        "d[\"context\"][\"kernel\"] == \"-\" and "
+                                        "d[\"context\"][\"stvm_backend\"] == \"-\" and "
+                                        "d[\"context\"][\"load_avg\"] == [0, 0, 0] and "
+                                        "d[\"context\"][\"clock\"] == \"sim\""),
+                 0);
+    char *a, *b;
+    cr_assert_eq(bench_run_stdout(args, &a), 0);
+    cr_assert_eq(bench_run_stdout(args, &b), 0);
+    cr_expect_str_eq(a, b, "a simulated run with --no-context is the same bytes twice");
+    free(a);
+    free(b);
+}
