@@ -186,12 +186,21 @@ static bool add_cell(zn_recording *rec, zn_rec_cell **out)
 bool zn_recording_read(const char *path, zn_recording *out, char *why, size_t whysize)
 {
     *out = (zn_recording){0};
-    reader rd = {path, 0, why, whysize};
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(why, whysize, "%s: cannot be opened", path);
         return false;
     }
+    bool ok = zn_recording_parse(f, path, out, why, whysize);
+    fclose(f);
+    return ok;
+}
+
+bool zn_recording_parse(FILE *f, const char *name, zn_recording *out, char *why,
+                        size_t whysize)
+{
+    *out = (zn_recording){0};
+    reader rd = {name, 0, why, whysize};
     char *line = NULL;
     size_t cap = 0;
     zn_rec_cell *cell = NULL;
@@ -224,7 +233,6 @@ bool zn_recording_read(const char *path, zn_recording *out, char *why, size_t wh
     else if (ok && !out->ncells)
         ok = bad(&rd, "no cell");
     free(line);
-    fclose(f);
     if (!ok)
         zn_recording_free(out);
     return ok;

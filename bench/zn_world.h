@@ -86,8 +86,12 @@ void zn_recorder_free(zn_recorder *r);
 /* Write one cell in the recording format (a "cell" line of its knobs and figures, a
  * "q" line per request, "end"); false on a write error. */
 bool zn_recording_write_cell(FILE *f, const zn_rec_cell *cell);
-/* Read a recording file: true, or false with a sentence (file and line) in why. */
+/* Read a recording file: true, or false with a sentence (file and line) in why and
+ * nothing kept. */
 bool zn_recording_read(const char *path, zn_recording *out, char *why, size_t whysize);
+/* The same from an open stream, named name in why (the fuzzer's memory stream). */
+bool zn_recording_parse(FILE *f, const char *name, zn_recording *out, char *why,
+                        size_t whysize);
 void zn_recording_free(zn_recording *rec);
 /* The first line every recording begins with. */
 #define ZN_RECORDING_MAGIC "stvm-bench zn recording 1"
