@@ -115,8 +115,21 @@ static bool parse_cell(reader *rd, char *line, zn_rec_cell *c)
                      .client_us = (uint32_t)v[15]};
     c->nrequests = v[16];
     c->ntimed = v[17];
-    c->requests = calloc((size_t)(c->nrequests ? c->nrequests : 1), sizeof *c->requests);
-    return c->requests ? true : bad(rd, "out of memory");
+    return true;   /* the requests come as their lines do (a line can claim any count) */
+}
+
+/* Room for the cell's next request (got of them so far); false when out of memory. */
+static bool room_for_request(zn_rec_cell *c, long long got, long long *cap)
+{
+    if (got < *cap)
+        return true;
+    long long n = *cap ? 2 * *cap : 256;
+    zn_rec_request *q = realloc(c->requests, (size_t)n * sizeof *q);
+    if (!q)
+        return false;
+    c->requests = q;
+    *cap = n;
+    return true;
 }
 
 #define SPAN_MAX INT64_C(1000000000000)   /* 1,000 s: no span of a request is longer */
@@ -141,8 +154,8 @@ static bool parse_request(reader *rd, const char *line, zn_rec_request *q)
     for (size_t i = 0; i < sizeof spans / sizeof *spans; i++)
         if (!span(&p, spans[i]))
             return bad(rd, "a request line wants six spans in ns");
-    int b, t, s, n, used;
-    if (sscanf(p, " %1d%1d%1d %d%n", &b, &t, &s, &n, &used) != 4 || b > 1 || t > 1 || s > 1 ||
+    int b, t, s, n, used = -1;
+    if (sscanf(p, " %1d%1d%1d %d%n", &b, &t, &s, &n, &used) != 4 || used < 0 || b > 1 || t > 1 || s > 1 ||
         b < 0 || t < 0 || s < 0 || n < 0 || n > 100000)
         return bad(rd, "a request line's flags or sleep count are wrong");
     p += used;
@@ -155,7 +168,8 @@ static bool parse_request(reader *rd, const char *line, zn_rec_request *q)
     for (int j = 0; j < n; j++) {
         zn_rec_sleep *z = &q->sleeps[j];
         int end;
-        if (sscanf(p, " %d:%n", &end, &used) != 1 || end < 0 || end > 7)
+        used = -1;   /* %n is not reached when the ':' is missing */
+        if (sscanf(p, " %d:%n", &end, &used) != 1 || used < 0 || end < 0 || end > 7)
             return bad(rd, "a sleep wants END:ASKED:TOOK:LATE");
         p += used;
         z->end = end;
@@ -204,7 +218,7 @@ bool zn_recording_parse(FILE *f, const char *name, zn_recording *out, char *why,
     char *line = NULL;
     size_t cap = 0;
     zn_rec_cell *cell = NULL;
-    long long got = 0;
+    long long got = 0, room = 0;
     bool ok = true;
     while (ok && getline(&line, &cap, f) > 0) {
         rd.line++;
@@ -218,11 +232,13 @@ bool zn_recording_parse(FILE *f, const char *name, zn_recording *out, char *why,
         else if (!strncmp(line, "q ", 2))
             ok = !cell ? bad(&rd, "a request line outside a cell")
                  : got == cell->nrequests ? bad(&rd, "more request lines than the cell's requests")
-                 : parse_request(&rd, line, &cell->requests[got++]);
+                 : !room_for_request(cell, got, &room) ? bad(&rd, "out of memory")
+                 : (cell->requests[got] = (zn_rec_request){0},
+                    parse_request(&rd, line, &cell->requests[got++]));
         else if (!strcmp(line, "end\n"))
             ok = !cell ? bad(&rd, "an end outside a cell")
                  : got != cell->nrequests ? bad(&rd, "fewer request lines than the cell's requests")
-                 : (cell = NULL, got = 0, true);
+                 : (cell = NULL, got = room = 0, true);
         else
             ok = bad(&rd, "a line that is neither cell, q nor end");
     }
@@ -233,6 +249,8 @@ bool zn_recording_parse(FILE *f, const char *name, zn_recording *out, char *why,
     else if (ok && !out->ncells)
         ok = bad(&rd, "no cell");
     free(line);
+    if (!ok && cell)
+        cell->nrequests = got;   /* the requests read so far are what there is to free */
     if (!ok)
         zn_recording_free(out);
     return ok;
