@@ -195,48 +195,37 @@ static zn_config random_config(search *s, int fam)
  * nothing improves, until the step is 1 us. */
 static int descend(search *s, int fam, zn_triple *t)
 {
+    /* A move: the parameters it changes by the step, in their direction; the last one
+     * moves the server's turnaround and the event's cost together, because the
+     * inversion lives on the edge between them and a descent in one at a time stops
+     * at that edge. */
+    enum { NMOVES = ZN_FIT_NPARAMS + 1 };
+    static const int moved[NMOVES][2] = {{PARAM_WAKE, -1},   {PARAM_SERVER, -1},
+                                         {PARAM_JITTER, -1}, {PARAM_EVENT, -1},
+                                         {PARAM_SUBSCRIBER, -1}, {PARAM_CLIENT, -1},
+                                         {PARAM_IDLE, -1},   {PARAM_SERVER, PARAM_EVENT}};
     uint32_t step = 32;
     while (step >= 1) {
         bool better = false;
-        for (int i = 0; i < ZN_FIT_NPARAMS; i++) {
-            if (!moves(fam, i))
-                continue;
+        for (int m = 0; m < NMOVES; m++)
             for (int dir = -1; dir <= 1; dir += 2) {
                 zn_config k = t->cfg;
-                int64_t v = (int64_t)value(&k, i) + dir * (int64_t)step;
-                if (v < zn_fit_params[i].lo || v > zn_fit_params[i].hi)
-                    continue;
-                *field(&k, i) = (uint32_t)v;
+                bool ok = true;
+                for (int e = 0; e < 2 && moved[m][e] >= 0 && ok; e++) {
+                    int i = moved[m][e];
+                    int64_t v = (int64_t)value(&k, i) + dir * (int64_t)step;
+                    ok = moves(fam, i) && v >= zn_fit_params[i].lo && v <= zn_fit_params[i].hi;
+                    *field(&k, i) = (uint32_t)v;
+                }
                 zn_triple c;
-                int err = evaluate(s, fam, &k, &c);
+                int err = ok ? evaluate(s, fam, &k, &c) : 0;
                 if (err)
                     return err;
-                if (c.score < t->score) {
+                if (ok && c.score < t->score) {
                     *t = c;
                     better = true;
                 }
             }
-        }
-        /* The inversion lives on the edge between the event's cost and the server's
-         * turnaround: move the two together too, or the descent stops at the edge. */
-        for (int dir = -1; dir <= 1; dir += 2) {
-            zn_config k = t->cfg;
-            int64_t sv = (int64_t)k.server_us + dir * (int64_t)step;
-            int64_t ev = (int64_t)k.event_cost_us + dir * (int64_t)step;
-            if (sv < zn_fit_params[PARAM_SERVER].lo || sv > zn_fit_params[PARAM_SERVER].hi ||
-                ev < zn_fit_params[PARAM_EVENT].lo || ev > zn_fit_params[PARAM_EVENT].hi)
-                continue;
-            k.server_us = (uint32_t)sv;
-            k.event_cost_us = (uint32_t)ev;
-            zn_triple c;
-            int err = evaluate(s, fam, &k, &c);
-            if (err)
-                return err;
-            if (c.score < t->score) {
-                *t = c;
-                better = true;
-            }
-        }
         if (!better)
             step /= 2;
     }
