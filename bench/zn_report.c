@@ -240,20 +240,30 @@ typedef struct targets {
     bench_results *r;
 } targets;
 
-/* The median time from a flush's return to the answer's arrival in the recording of a
- * row's configuration (us), or NaN without a recording. */
-static double recorded_answer_us(const zn_run *z, const zn_config *k)
+/* What the recording of a row's configuration saw, as a median in us over its timed
+ * requests: the answer's arrival after the flush returned, or (wake) each OS sleep's
+ * wake-up cost. NaN without a recording or without any. */
+static double recorded_median_us(const zn_run *z, const zn_config *k, bool wake)
 {
-    static double v[1 << 16];
-    size_t n = 0;
-    for (int c = 0; c < z->replayed.ncells; c++) {
+    size_t cap = 0, n = 0;
+    for (int c = 0; c < z->replayed.ncells; c++)
+        for (long long q = 0; !memcmp(&z->replayed.cells[c].cfg, k, sizeof *k) &&
+                              q < z->replayed.cells[c].nrequests; q++)
+            cap += wake ? (size_t)z->replayed.cells[c].requests[q].nsleeps : 1;
+    double *v = cap ? malloc(cap * sizeof *v) : NULL;
+    for (int c = 0; v && c < z->replayed.ncells; c++) {
         const zn_rec_cell *cell = &z->replayed.cells[c];
-        for (long long q = 0; !memcmp(&cell->cfg, k, sizeof *k) && q < cell->nrequests &&
-                              n < sizeof v / sizeof *v; q++)
-            if (cell->requests[q].timed)
-                v[n++] = (double)cell->requests[q].answer_ns / 1000;
+        for (long long q = 0; !memcmp(&cell->cfg, k, sizeof *k) && q < cell->nrequests; q++) {
+            const zn_rec_request *r = &cell->requests[q];
+            for (int j = 0; wake && r->timed && j < r->nsleeps; j++)
+                v[n++] = (double)r->sleeps[j].late_ns / 1000;
+            if (!wake && r->timed)
+                v[n++] = (double)r->answer_ns / 1000;
+        }
     }
-    return n ? bench_median(v, n) : NAN;
+    double m = n ? bench_median(v, n) : NAN;
+    free(v);
+    return m;
 }
 
 /* Why a subscriber (row sub) was not more than twice logging off (row off): what it took
@@ -265,7 +275,7 @@ static void inversion_reason(const targets *t, int off, int sub, char *buf, size
     costs(t->r, sub, "the subscriber:", b, sizeof b);
     double removed = fig(t->r, off, "blocked_first_reads_per_request") -
                      fig(t->r, sub, "blocked_first_reads_per_request");
-    double answer = recorded_answer_us(t->z, &t->z->rows[off].cfg);
+    double answer = recorded_median_us(t->z, &t->z->rows[off].cfg, false);
     if (isfinite(answer))
         snprintf(c, sizeof c, "; the recording: nginx's answer came a median %.1f us after "
                  "the flush returned (0: during it)", answer);
@@ -564,22 +574,6 @@ static void seed2_table(const zn_run *z, bench_results *r)
                        run[1] / run[0], run[2] / run[0]);
 }
 
-/* The median wake-up cost the recording saw in a row's cells (ns), or NaN. */
-static double recorded_wake_ns(const zn_run *z, const zn_config *k)
-{
-    static double lates[1 << 16];
-    size_t n = 0;
-    for (int c = 0; c < z->replayed.ncells; c++) {
-        const zn_rec_cell *cell = &z->replayed.cells[c];
-        if (memcmp(&cell->cfg, k, sizeof *k))
-            continue;
-        for (long long q = 0; q < cell->nrequests; q++)
-            for (int j = 0; j < cell->requests[q].nsleeps && n < sizeof lates / sizeof *lates; j++)
-                lates[n++] = (double)cell->requests[q].sleeps[j].late_ns;
-    }
-    return n ? bench_median(lates, n) : NAN;
-}
-
 /* --phase-plot: the diagram around the shown preset, with this run's real poll-mode
  * subscriber rows (to all events) where their wake-up cost puts them. */
 bool zn_phase_plot(const zn_run *z)
@@ -598,7 +592,7 @@ bool zn_phase_plot(const zn_run *z)
         off.subscriber_cost_us = 0;
         double sub = row_median(z, i, false, false),
                o = row_median(z, zn_find_row(z, &off), false, false);
-        double late = recorded_wake_ns(z, &k) / 1000;
+        double late = recorded_median_us(z, &k, true);
         if (!isfinite(sub) || !isfinite(o))
             continue;
         runs[n] = (zn_phase_point){.wake_us = k.wake_inject_us + (isfinite(late) ? late : 0),

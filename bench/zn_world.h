@@ -71,8 +71,8 @@ typedef struct zn_recorder zn_recorder;
 
 /* A recorder for a VM that runs on the wall clock; NULL when out of memory. */
 zn_recorder *zn_recorder_new(const zn_config *cfg);
-/* Hook it into the VM (its trace hook: OS sleeps, socket waits) and the client's world:
- * STVM_OK or the stvm error starting the trace. */
+/* Hook it into the VM's trace (OS sleeps, socket waits: a ring must be recording, which
+ * zn_run.c starts) and the client's world: STVM_OK or stvm_trace_set_hook's error. */
 int zn_recorder_attach(zn_recorder *r, stvm_vm *vm, zn_client_world *world);
 /* The timed part begins at the next request. */
 void zn_recorder_mark_timed(zn_recorder *r);
