@@ -31,6 +31,7 @@ typedef struct delay_opts {
     long long repeat, window_ms;
     bench_ints slacks;
     bool no_stack_guard;
+    const char *sim_cost;
     const char *plot, *report;
 } delay_opts;
 
@@ -52,6 +53,12 @@ static const bench_opt delay_opts_table[] = {
     BENCH_INTS("timer-slack-us", "50", 0, 1000, delay_opts, slacks,
                "The VMs' timer slack in us (at most 8 values); each representation runs at "
                "each."),
+    BENCH_TEXT("sim-cost", "MODEL", "none", delay_opts, sim_cost,
+               "The simulated clock's modelled CPU cost per counted operation: none; seed1 "
+               "(stvm's own relative costs, scaled so that ms-smallint31 peaks where Pharo "
+               "2015's did, about 128,500 delays/s); or key=value items in ns per operation "
+               "(delay, pass, read, box, liop, switch) and scale, after seed1 to override "
+               "it. Workers charge it with stvm_work_us after each wait (bench/delay_cost.h)."),
     BENCH_FLAG("no-stack-guard", delay_opts, no_stack_guard,
                "No guard region below each stack, no overflow check."),
     BENCH_OUTPUT("plot", delay_opts, plot,
@@ -84,6 +91,7 @@ typedef struct delay_sweep {
     const delay_opts *o;
     const bench_invocation *inv;
     const int *table;
+    delay_cost cost;                /* --sim-cost */
     bench_results r;                /* cell (ni, ri) is record ni * nreprs + ri */
 } delay_sweep;
 
@@ -120,6 +128,12 @@ static int parse_reprs(const delay_opts *o, delay_sweep *s)
                          v->timer_slack_us);
         }
     }
+    char why[200];
+    if (!delay_cost_parse(o->sim_cost, &s->cost, why, sizeof why))
+        return bench_usage(&delay_command, "--sim-cost: %s", why);
+    if (s->cost.on && o->clock != 1)
+        return bench_usage(&delay_command, "--sim-cost charges simulated time: give --clock "
+                           "sim too");
     return BENCH_GO_ON;
 }
 
@@ -151,7 +165,8 @@ static bool run_cell(delay_sweep *s, bench_record *rec, int ni, int ri, int k)
 {
     delay_run_params p = {.repr = &s->reprs[ri], .n = (long)s->o->concurrency.v[ni],
                           .table = s->table, .window_ms = (int)s->o->window_ms,
-                          .sim = s->o->clock == 1, .stack_guard = !s->o->no_stack_guard,
+                          .sim = s->o->clock == 1, .cost = &s->cost,
+                          .stack_guard = !s->o->no_stack_guard,
                           .trace = &s->inv->common.trace};
     double out[DELAY_NFIGURES];
     char why[300] = "";
