@@ -103,27 +103,19 @@ Test(delay_output, table_and_markdown_show_the_command_tables_before_the_records
 
 Test(delay_output, bad_values_are_usage_errors)
 {
-    char *t;
-    cr_expect_eq(bench_run_stdout("delay --repr us-smallint62", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --repr us-smallint61,us-smallint61", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --concurrency 0", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock fast", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --timer-slack-us 0,1,2,3,4,5,6,7,8", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock sim --sim-cost seed2", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock sim --sim-cost delay=-1", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock sim --sim-cost delay=1,delay=2", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock sim --sim-cost liop=1,seed1", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock real --sim-cost seed1", &t), 2);
-    free(t);
+    static const char *const bad[] = {
+        "delay --repr us-smallint62", "delay --repr us-smallint61,us-smallint61",
+        "delay --concurrency 0", "delay --clock fast",
+        "delay --timer-slack-us 0,1,2,3,4,5,6,7,8",
+        "delay --clock sim --sim-cost seed2", "delay --clock sim --sim-cost delay=-1",
+        "delay --clock sim --sim-cost delay=1,delay=2",
+        "delay --clock sim --sim-cost liop=1,seed1", "delay --clock real --sim-cost seed1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *t;
+        cr_expect_eq(bench_run_stdout(bad[i], &t), 2, "%s", bad[i]);
+        free(t);
+    }
 }
 
 /* ---- the csv-wide view, read back ---------------------------------------------------- */
