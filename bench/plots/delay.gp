@@ -57,7 +57,8 @@ set format y '%.0f'
 set datafile missing NaN
 is(name, clk) = strcol("case") eq name && strcol("clock") eq clk
 set logscale x
-set xrange [800:200000]
+set autoscale xfix
+set offsets graph 0.03, graph 0.03, 0, 0
 
 if (nsim > 0) {
     set title 'Simulated clock with the modelled cost per operation (--sim-cost): stvm beside the seed'
@@ -84,8 +85,8 @@ ncost = 0
 stats datafile using (ncost = ncost + (strcol("clock") eq 'sim' && \
                                        strcol("sim_cost_us_per_delay") ne ''), 0) nooutput
 if (nsim > 0 && ncost > 0) {
-    set title 'The modelled cost per delay (--sim-cost): boxed arithmetic is what us-largeint31 pays more'
-    set ylabel 'charged simulated microseconds per delay [µs]'
+    set title 'Modelled cost per delay (--sim-cost): boxing is what us-largeint31 pays more'
+    set ylabel 'modelled cost per delay [µs]'
     set format y '%.1f'
     plot for [i = 1:words(cases)] datafile \
         using (is(word(cases, i), 'sim') ? column("concurrency") : NaN):(column("sim_cost_us_per_delay")) \
