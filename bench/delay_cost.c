@@ -77,9 +77,12 @@ bool delay_cost_parse(const char *spec, delay_cost *out, char *why, size_t whysi
     for (char *rest = buf, *t; (t = strsep(&rest, ",")) != NULL; first = false) {
         char *eq = strchr(t, '=');
         if (!eq) {
-            if (!first || strcmp(t, "seed1")) {
-                snprintf(why, whysize, "'%s': a preset (seed1) comes first, then key=value "
-                         "items", t);
+            if (first && strcmp(t, "seed1")) {
+                snprintf(why, whysize, "unknown preset '%s' (known: none, seed1)", t);
+                return false;
+            }
+            if (!first) {
+                snprintf(why, whysize, "'%s': a preset comes first, then key=value items", t);
                 return false;
             }
             *out = seed1;
@@ -90,6 +93,14 @@ bool delay_cost_parse(const char *spec, delay_cost *out, char *why, size_t whysi
             return false;
         overridden = true;
     }
+    /* At most a second per operation: the charge's integer picoseconds stay far from
+     * overflowing whatever a run counts between two charges. */
+    for (int k = 0; k < DELAY_COST_NOPS; k++)
+        if (out->ns[k] * out->scale > 1e9) {
+            snprintf(why, whysize, "%s: %g ns x scale %g is more than a second per operation",
+                     op_keys[k], out->ns[k], out->scale);
+            return false;
+        }
     out->on = true;
     if (overridden)
         snprintf(out->name, sizeof out->name, "custom");

@@ -52,7 +52,9 @@ typedef struct delay_cost {
  * (keys delay, pass, read, box, liop, switch in ns, and scale), which may start with a
  * preset whose values it then overrides. Keys not given are 0 (scale 1) without a
  * preset. Errors (false, with a sentence in why):
- *   an unknown preset or key, a value that is not a number >= 0, a key given twice. */
+ *   an unknown preset or key, or a preset after an item;
+ *   a value that is not a number from 0 to 1e9, or a key given twice;
+ *   an operation that would cost more than a second (ns x scale > 1e9). */
 bool delay_cost_parse(const char *spec, delay_cost *out, char *why, size_t whysize);
 
 /* The model in one line for people: "seed1: scale 14.5 x (delay 508 ns, ...)". */

@@ -110,6 +110,7 @@ Test(delay_output, bad_values_are_usage_errors)
         "delay --clock sim --sim-cost seed2", "delay --clock sim --sim-cost delay=-1",
         "delay --clock sim --sim-cost delay=1,delay=2",
         "delay --clock sim --sim-cost liop=1,seed1", "delay --clock real --sim-cost seed1",
+        "delay --clock sim --sim-cost box=1000000,scale=10000",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *t;
@@ -140,10 +141,9 @@ static int split(char *line, char **cells)
     return n;
 }
 
-static void csv_read(const char *args, csv *c)
+/* Parses csv-wide text (owned by c from now on). */
+static void csv_parse(char *t, csv *c)
 {
-    char *t;
-    cr_assert_eq(bench_run_stdout(args, &t), 0, "%s", args);
     *c = (csv){.text = t};
     for (char *rest = t, *line; (line = strsep(&rest, "\n")) != NULL;) {
         if (*line == '#' || !*line)
@@ -153,7 +153,14 @@ static void csv_read(const char *args, csv *c)
         else if (c->nrows < MAX_ROWS)
             split(line, c->cell[c->nrows++]);
     }
-    cr_assert(c->ncols > 0 && c->nrows > 0, "no csv from %s", args);
+    cr_assert(c->ncols > 0 && c->nrows > 0, "no csv in %s", t);
+}
+
+static void csv_read(const char *args, csv *c)
+{
+    char *t;
+    cr_assert_eq(bench_run_stdout(args, &t), 0, "%s", args);
+    csv_parse(t, c);
 }
 
 static int col(const csv *c, const char *name)
@@ -250,16 +257,18 @@ Test(delay_output, sim_cost_seed1_puts_ms_smallint31_at_the_seeds_peak, .timeout
     free(c.text);
 }
 
-/* The mechanics table's figures are the records' (at each representation's peak N),
- * with and without a modelled cost. */
+/* The mechanics table's figures are the records' (at each representation's peak N): the
+ * table view on stdout and the csv-wide export of the same run. */
 static void check_mechanics(const char *args)
 {
-    char wide[512];
-    snprintf(wide, sizeof wide, "%s --format csv-wide", args);
-    csv c;
-    csv_read(wide, &c);
+    char path[] = "/tmp/stvm-delay-mechanics-XXXXXX.csv", run[512];
+    close(mkstemps(path, 4));
+    snprintf(run, sizeof run, "%s --export-csv-wide %s", args, path);
     char *t;
-    cr_assert_eq(bench_run_stdout(args, &t), 0);
+    cr_assert_eq(bench_run_stdout(run, &t), 0, "%s", run);
+    csv c;
+    csv_parse(file_slurp(path), &c);
+    unlink(path);
     const char *m = strstr(t, "what the counters say");
     cr_assert(m, "%s", t);
     static const struct {
@@ -270,9 +279,10 @@ static void check_mechanics(const char *args)
         {"Boxed allocations per delay", "boxed_per_delay", "%s %.2f"},
         {"LargeInteger operations per delay", "large_ops_per_delay", "%s %.2f"},
         {"Context switches per delay", "context_switches_per_delay", "%s %.3f"},
+        {"Idle sleeps in the kernel per delay", "idle_sleeps_per_delay", "%s %.3f"},
     };
     static const char *const reprs[] = {"ms-smallint31", "us-largeint31", "us-smallint61"};
-    for (int k = 0; k < 5; k++) {
+    for (size_t k = 0; k < sizeof said / sizeof said[0]; k++) {
         const char *at = strstr(m, said[k].sentence);
         cr_assert(at, "no sentence '%s':\n%s", said[k].sentence, m);
         const char *end = strstr(at, ". ");   /* the sentence's end, not a decimal point */
@@ -298,4 +308,5 @@ Test(delay_output, the_stated_mechanics_are_the_counters, .timeout = 60)
     check_mechanics("delay --clock sim --concurrency 10,20 --window-ms 20 --quiet");
     check_mechanics("delay --clock sim --sim-cost seed1 --concurrency 1000,3000 --window-ms 200 "
                     "--quiet");
+    check_mechanics("delay --clock real --concurrency 10,20 --window-ms 20 --quiet");
 }
