@@ -267,8 +267,15 @@ demo: setup all
 	    --concurrency 1000..10000:1000,20000,50000,100000,150000 \
 	    --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
 	$(B)/stvm-bench zn --idle-mode poll,legacy,spin --subscriber-cost-us 0,10,20,40,60,120,240 \
-	    --requests 1000 --max-seconds 1 --plot $(B)/znclient-experiment.png \
-	    --report $(B)/znclient-experiment.md
+	    --requests 1000 --max-seconds 1 --repeat 5 --with-preset seed2-2017 --fit \
+	    --record $(B)/znclient-recording.txt --plot $(B)/znclient-experiment.png \
+	    --phase-plot $(B)/znclient-phase.png --report $(B)/znclient-experiment.md
+	@# The recording replayed twice on the simulated clock: the same bytes both times.
+	$(B)/stvm-bench zn --replay $(B)/znclient-recording.txt --quiet --no-context \
+	    --format csv-wide > $(B)/znclient-replay.csv
+	$(B)/stvm-bench zn --replay $(B)/znclient-recording.txt --quiet --no-context \
+	    --format csv-wide | cmp - $(B)/znclient-replay.csv && \
+	    echo "demo: the replay of $(B)/znclient-recording.txt, run twice, is byte-identical"
 
 bench-micro: tools
 	$(B)/stvm-bench micro --cpu 0

@@ -39,6 +39,7 @@ int bench_trace_end(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize
 
 int64_t bench_mono_ns(void);             /* CLOCK_MONOTONIC */
 int64_t bench_cpu_ns(void);              /* CLOCK_PROCESS_CPUTIME_ID */
+int64_t bench_real_ns(void);             /* CLOCK_REALTIME, the kernel's receive timestamps' */
 /* Pin the calling thread to cpu (>= 0). 0 or -errno. */
 int bench_pin_cpu(int cpu);
 /* Resident set size in bytes from /proc/self/statm, or 0 if unreadable. */

@@ -28,6 +28,7 @@ typedef struct common_raw {
     bool quiet;
     const char *trace;
     long long events;
+    bool no_context;
     bool help;
 } common_raw;
 
@@ -49,6 +50,10 @@ static const bench_opt common_opts[] = {
                  "Trace one cell as Trace Event JSON (Perfetto) in FILE."),
     BENCH_INT("trace-events", "N", "4194304", 1, (long long)STVM_TRACE_MAX_EVENTS,
               common_raw, events, "The trace ring's capacity; the newest events are kept."),
+    BENCH_FLAG("no-context", common_raw, no_context,
+               "Leave out of every format what differs between runs and machines (date, "
+               "CPU, kernel, load, host, back end), so that a deterministic run (the "
+               "simulated clock, a replay) writes the same bytes every time."),
     BENCH_FLAG("help", common_raw, help, "Show this help and exit."),
 };
 #define NCOMMON ((int)(sizeof common_opts / sizeof common_opts[0]))
@@ -302,7 +307,7 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
     *inv = (bench_invocation){.command = cmd, .opts = opts, .argc = argc, .argv = argv,
                               .clock = "real"};
     inv->common = (bench_common){.cpu = (int)raw.cpu, .format = (bench_fmt)raw.format,
-                                 .quiet = raw.quiet,
+                                 .quiet = raw.quiet, .no_context = raw.no_context,
                                  .trace = {raw.trace, (size_t)raw.events}};
     memcpy(inv->common.exports, raw.exports, sizeof raw.exports);
     int err = raw.cpu >= 0 ? bench_pin_cpu((int)raw.cpu) : 0;
@@ -569,7 +574,7 @@ void bench_echo_json(FILE *f, const bench_invocation *inv)
 {
     const bench_common *c = &inv->common;
     common_raw raw = {.cpu = c->cpu, .format = (int)c->format, .quiet = c->quiet,
-                      .trace = c->trace.path, .events = (long long)c->trace.events};
+                      .no_context = c->no_context, .trace = c->trace.path, .events = (long long)c->trace.events};
     memcpy(raw.exports, c->exports, sizeof raw.exports);
     bool first = true;
     fputc('{', f);

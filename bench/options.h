@@ -94,6 +94,7 @@ typedef struct bench_common {
     bench_fmt format;            /* --format */
     const char *exports[BENCH_NFORMATS];   /* --export-*: NULL or a path */
     bool quiet;                     /* --quiet: no progress on stderr */
+    bool no_context;                /* --no-context: nothing run- or machine-specific */
     bench_trace trace;
 } bench_common;
 

@@ -254,6 +254,14 @@ void bench_target_not_judged(bench_target *t, const char *why)
     t->verdict = BENCH_NOT_JUDGED;
 }
 
+void bench_target_note(bench_target *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    retext(&t->note, fmt, ap);
+    va_end(ap);
+}
+
 /* The metric of the selected record, when it ran and has a sample. */
 static const bench_metric *measured(const bench_results *r, const char *select,
                                     const char *metric)

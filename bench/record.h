@@ -158,6 +158,9 @@ bench_target *bench_target_add(bench_results *r, const char *text, bench_target_
                                const char *ref_select, const char *ref_metric);
 /* Mark a target not judged, with the reason (the judge then leaves it alone). */
 void bench_target_not_judged(bench_target *t, const char *why);
+/* A sentence beside a judged target's verdict (printf-style; replaces an earlier one):
+ * for a miss, why it missed, with the counter that shows it. The verdict stays. */
+void bench_target_note(bench_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Judge every target (one not judged still gets its value and bound); answers how many
  * were MISSED. */
 int bench_judge(bench_results *r);

@@ -29,6 +29,8 @@ int64_t bench_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 int64_t bench_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
+int64_t bench_real_ns(void) { return clock_ns(CLOCK_REALTIME); }
+
 int bench_pin_cpu(int cpu)
 {
     if (cpu < 0 || cpu >= CPU_SETSIZE)

@@ -37,8 +37,20 @@ typedef struct zn_config {
     uint32_t event_cost_us;         /* building one ZnLogEvent (DateAndTime now, alloc) */
     uint32_t plain_wait;            /* 1: waitForDataIfClosed: instead of waitForDataFor: */
     uint32_t background;            /* 1: a busy process at priority 30 */
+    /* The modelled world's (--model; 0 elsewhere): */
+    uint32_t server_us;             /* the server's turnaround: at least this */
+    uint32_t server_jitter_us;      /* plus an exponential spread of this mean */
+    uint32_t client_us;             /* the client's own CPU per request: half before the
+                                       send, half parsing the response */
 } zn_config;
-_Static_assert(sizeof(zn_config) == 12 * 4, "zn_config has padding");
+_Static_assert(sizeof(zn_config) == 15 * 4, "zn_config has padding");
+
+/* Where a configuration runs (zn_world.h). */
+typedef enum zn_world_kind {
+    ZN_WORLD_REAL,                  /* nginx over loopback TCP, the wall clock */
+    ZN_WORLD_MODEL,                 /* the modelled server, the simulated clock */
+    ZN_WORLD_REPLAY,                /* a recorded run, the simulated clock */
+} zn_world_kind;
 
 /* The counters a repetition takes the difference of: X(field, snapshot part, its field). */
 #define ZN_COUNTS(X)                                                                       \
@@ -57,7 +69,9 @@ _Static_assert(sizeof(zn_config) == 12 * 4, "zn_config has padding");
 /* One repetition of one configuration: what the timed requests cost. */
 typedef struct zn_counts {
     long long requests;             /* answered in the timed part */
-    int64_t wall_ns, cpu_ns;        /* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID */
+    int64_t wall_ns, cpu_ns;        /* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID; on the
+                                       simulated clock its time, and that time less the
+                                       simulated sleeps */
 #define ZN_COUNT_FIELD(f, part, g) uint64_t f;
     ZN_COUNTS(ZN_COUNT_FIELD)
 #undef ZN_COUNT_FIELD
@@ -74,6 +88,10 @@ typedef struct zn_params {
     long long requests, warmup;     /* timed, after warmup untimed ones */
     double max_seconds;             /* the timed requests stop here even if short */
     const bench_trace *trace;       /* the VM's trace, or NULL */
+    zn_world_kind world;
+    uint32_t seed;                  /* the model's spread */
+    const struct zn_rec_cell *replay;   /* ZN_WORLD_REPLAY: the recorded cell */
+    struct zn_recorder *recorder;   /* ZN_WORLD_REAL: writes down the run, or NULL */
 } zn_params;
 
 /* Run one configuration in a fresh VM: 0 and *c, or a negative stvm error with a

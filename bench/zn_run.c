@@ -7,6 +7,7 @@
 #include "zn_measure.h"
 
 #include "bench.h"
+#include "zn_world.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,18 @@ typedef struct zn_snapshot {
     stvm_stats vm;
     zn_client_stats client;
     zn_log_stats log;
+    zn_sim_counts sim;
 } zn_snapshot;
+
+/* The simulated clock's start: 2026-01-01T00:00:00Z, the same on every run. */
+#define ZN_SIM_START_US UINT64_C(3944678400000000)
 
 typedef struct zn_bench {
     const zn_params *p;
     zn_counts *c;
     zn_log *log;
     zn_client *client;
+    zn_sim *sim;                    /* the simulated world, or NULL on the real clock */
     uint8_t *body;
     size_t body_cap, expect;        /* expect: SIZE_MAX until the first response */
     bool done;                      /* tells the background process to end */
@@ -42,13 +48,35 @@ static void bench_fail(zn_bench *b, const char *what, int err)
              *detail ? ": " : "", detail);
 }
 
+/* The run's clock: the OS's, or the simulated one. */
+static int64_t now_ns(stvm_vm *vm, const zn_bench *b)
+{
+    return b->sim ? (int64_t)stvm_vm_now_us(vm) * 1000 : bench_mono_ns();
+}
+
 static void snapshot(stvm_vm *vm, const zn_bench *b, zn_snapshot *s)
 {
     stvm_vm_get_stats(vm, &s->vm);
     s->client = *stvm__zn_client_stats(b->client);
     stvm__zn_log_get_stats(b->log, &s->log);
+    s->sim = b->sim ? *zn_sim_counts_of(b->sim) : (zn_sim_counts){0};
     s->cpu_ns = bench_cpu_ns();
-    s->mono_ns = bench_mono_ns();
+    s->mono_ns = now_ns(vm, b);
+}
+
+/* The simulated clock's sleeps are the world's jumps, which the VM does not count as
+ * OS sleeps; its CPU is the time it did not sleep. */
+static void simulated_sleeps(zn_counts *c, const zn_snapshot *s0, const zn_snapshot *s1)
+{
+    const uint64_t *e0 = s0->sim.ends, *e1 = s1->sim.ends;
+    c->os_sleeps = s1->sim.sleeps - s0->sim.sleeps;
+    c->os_slept_us = s1->sim.slept_us - s0->sim.slept_us;
+    c->wakeups_io = e1[STVM_TRACE_END_IO] - e0[STVM_TRACE_END_IO] +
+                    e1[STVM_TRACE_END_OUTSIDE] - e0[STVM_TRACE_END_OUTSIDE];
+    c->wakeups_timer = e1[STVM_TRACE_END_TIMER] - e0[STVM_TRACE_END_TIMER];
+    c->wakeups_relinquish = e1[STVM_TRACE_END_TIMEOUT] - e0[STVM_TRACE_END_TIMEOUT];
+    c->wakeups_external = e1[STVM_TRACE_END_EXTERNAL] - e0[STVM_TRACE_END_EXTERNAL];
+    c->cpu_ns = c->wall_ns - (int64_t)c->os_slept_us * 1000;
 }
 
 /* The inspector's stand-in: its work runs in the announcing process. */
@@ -93,17 +121,19 @@ static bool one_request(stvm_vm *vm, zn_bench *b)
 static void request_loop(stvm_vm *vm, zn_bench *b)
 {
     const zn_params *p = b->p;
-    int64_t warm_end = bench_mono_ns() + (int64_t)(p->max_seconds * 1e8);
-    for (long long i = 0; i < p->warmup && bench_mono_ns() < warm_end; i++)
+    int64_t warm_end = now_ns(vm, b) + (int64_t)(p->max_seconds * 1e8);
+    for (long long i = 0; i < p->warmup && now_ns(vm, b) < warm_end; i++)
         if (!one_request(vm, b))
             return;
+    if (p->recorder)
+        zn_recorder_mark_timed(p->recorder);
     zn_snapshot s0, s1;
     snapshot(vm, b, &s0);
     int64_t deadline = s0.mono_ns + (int64_t)(p->max_seconds * 1e9);
     long long done = 0;
     while (done < p->requests && one_request(vm, b)) {
         done++;
-        if (bench_mono_ns() >= deadline) {
+        if (now_ns(vm, b) >= deadline) {
             b->c->cut_short = done < p->requests;
             break;
         }
@@ -115,6 +145,8 @@ static void request_loop(stvm_vm *vm, zn_bench *b)
 #define D(f, part, g) c->f = s1.part.g - s0.part.g;
     ZN_COUNTS(D)
 #undef D
+    if (b->sim)
+        simulated_sleeps(c, &s0, &s1);
     c->requests = done;
 }
 
@@ -131,7 +163,26 @@ static void ui_process(stvm_vm *vm, void *arg)
     b->client = NULL;
 }
 
-/* The log (with the subscriber for subscriber rows), then the client. */
+/* What stands around the client: the simulated world, or the recorder, or nothing. */
+static int world(stvm_vm *vm, zn_bench *b, zn_client_world *w)
+{
+    const zn_params *p = b->p;
+    *w = (zn_client_world){0};
+    if (p->world != ZN_WORLD_REAL) {
+        if (!(b->sim = zn_sim_new(&p->cfg, p->seed, p->replay)))
+            return STVM_ENOMEM;
+        zn_sim_attach(b->sim, vm, w);
+        return STVM_OK;
+    }
+    if (!p->recorder)
+        return STVM_OK;
+    /* The recorder sees the OS sleeps through the trace's hook: a ring must record
+     * (the --trace one if there is one; else a small one). */
+    int err = p->trace && p->trace->path ? STVM_OK : stvm_trace_start(vm, 16);
+    return err ? err : zn_recorder_attach(p->recorder, vm, w);
+}
+
+/* The log (with the subscriber for subscriber rows), then the world and the client. */
 static int setup(stvm_vm *vm, zn_bench *b)
 {
     const zn_config *k = &b->p->cfg;
@@ -146,7 +197,10 @@ static int setup(stvm_vm *vm, zn_bench *b)
             err = stvm__announcer_subscribe(vm, an, subscribed_class[k->subscriber_events],
                                             subscriber, b, &id);
     }
-    zn_client_config cc = {.host = b->p->host, .port = b->p->port,
+    zn_client_world w;
+    if (!err)
+        err = world(vm, b, &w);
+    zn_client_config cc = {.world = w, .host = b->p->host, .port = b->p->port,
                            .timeout_ms = k->plain_wait ? -1 : 0, .log = b->log,
                            .logging = {.level = k->logging == ZN_LOGGING_OFF ? ZN_LOG_OFF
                                                                              : ZN_LOG_ALL},
@@ -167,14 +221,18 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
     cfg.idle_mode = p->cfg.idle_mode;
     cfg.idle_relinquish_us = p->cfg.idle_us;
     cfg.wake_inject_us = p->cfg.wake_inject_us;
+    if (p->world != ZN_WORLD_REAL) {
+        cfg.clock = STVM_CLOCK_SIMULATED;
+        cfg.sim_start_us = ZN_SIM_START_US;
+    }
     stvm_vm *vm = NULL;
     int err = b.body ? stvm_vm_new(&vm, &cfg) : STVM_ENOMEM;
     if (err)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
-    else if ((err = setup(vm, &b)))
-        snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
     else if ((err = bench_trace_begin(p->trace, vm, b.why, sizeof b.why)))
         ;   /* why written */
+    else if ((err = setup(vm, &b)))
+        snprintf(b.why, sizeof b.why, "setting up the client: %s", stvm_err_name(err));
     else if ((err = stvm_spawn(vm, 40, "ui", ui_process, &b, NULL)) ||
              (err = stvm_run(vm)))
         snprintf(b.why, sizeof b.why, "running the VM: %s", stvm_err_name(err));
@@ -186,6 +244,7 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
             stvm__zn_log_free(vm, b.log);
         stvm_vm_free(vm);
     }
+    zn_sim_free(b.sim);
     free(b.body);
     snprintf(why, whysize, "%s", b.why);
     return err;

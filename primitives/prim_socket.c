@@ -211,6 +211,27 @@ int stvm__primitive_socket_create3_semaphores(stvm_vm *vm, stvm_oop rcvr, const 
     return code;
 }
 
+int stvm__socket_plugin_adopt(stvm_vm *vm, int fd, const int sema[3], stvm_oop *result)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    bool ok = fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+              type == SOCK_STREAM && getpeername(fd, (struct sockaddr *)&peer, &plen) == 0;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = sema[i] >= 0 && sema[i] <= vm->ext.size;
+    if (!ok)
+        return STVM_PRIM_ERR_BAD_ARGUMENT;
+    socket_plugin *p = stvm__socket_plugin(vm);
+    if (!p)
+        return STVM_PRIM_ERR_NO_MEMORY;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+        return STVM_PRIM_ERR_BAD_ARGUMENT;
+    return make_handle(vm, p, fd, peer.ss_family, STVM_SOCKET_CONNECTED, sema, result);
+}
+
 /* ---- connecting --------------------------------------------------------------------- */
 
 /* The descriptor of an unconnected socket takes the family of the address it is about

@@ -126,4 +126,13 @@ STVM_NAMED_PRIMITIVES(STVM__NAMED_PRIMITIVE_DECLARE)
  * In prim_object.c. */
 void *stvm__prim_object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index);
 
+/* Not a primitive: the SocketPlugin's record for a connected stream descriptor made
+ * elsewhere (one end of a socketpair: the simulated clock's peer, whose bytes are
+ * there the moment it writes them, where a loopback TCP connection's depend on how the
+ * kernel schedules its work). The record owns fd from here on, as one the plugin made;
+ * sema: the connection, read and write semaphores' external slots (0: none). PRIM_OK
+ * and *result, or STVM_PRIM_ERR_BAD_ARGUMENT (fd not a connected stream socket, or a
+ * slot outside the table; fd is then not taken), _NO_MEMORY. In prim_socket.c. */
+int stvm__socket_plugin_adopt(stvm_vm *vm, int fd, const int sema[3], stvm_oop *result);
+
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../vm/aio.h"
+#include "../vm/config.h"
 #include "../vm/sim_world.h"
 #include "timer.h"
 
@@ -103,12 +104,21 @@ static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
 }
 
 /* The simulated clock jumps by `by` us (requested: what the idle process asked for),
- * passing the outside world's events on the way: the trace's OS sleep of virtual time. */
+ * passing the outside world's events on the way, then by the wake-up's cost (the real
+ * clock's wake_inject_us spin, or the world's model of it), which a real OS sleep's
+ * length includes: the trace's OS sleep of virtual time. */
 static void jump(stvm_vm *vm, uint64_t requested, uint64_t by, int end)
 {
     stvm__sim_advance(vm, vm->clock.sim_now_us + by);
+    const stvm_sim_world *w = &vm->outside;
+    uint64_t wake = w->wake_fn ? w->wake_fn(vm, w->wake_arg, requested, by, end)
+                               : vm->cfg.wake_inject_us;
+    if (wake > STVM_MAX_WAKE_INJECT_US)
+        wake = STVM_MAX_WAKE_INJECT_US;
+    if (wake)
+        stvm__sim_advance(vm, vm->clock.sim_now_us + wake);
     stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, vm->active->id, 0, (int64_t)requested,
-                     (int64_t)by, end);
+                     (int64_t)(by + wake), end);
 }
 
 /* The simulated clock: time moves only when nothing else can happen, to the next

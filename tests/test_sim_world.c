@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "../vm/sim_world.h"
 
 TestSuite(sim_world, .timeout = 30);
 
@@ -157,7 +158,10 @@ static void read_peer(stvm_vm *vm, void *arg)
     p->woke = stvm_vm_now_us(vm);
 }
 
-static uint64_t wait_for_peer(int idle_mode)
+/* How long the reader waited for a peer answering 40 us after it began, with every
+ * wake-up costing inject us, or what wake says. */
+static uint64_t wait_for_peer_woken(int idle_mode, uint32_t inject, stvm_sim_wake_fn wake,
+                                    void *arg)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
@@ -165,7 +169,10 @@ static uint64_t wait_for_peer(int idle_mode)
     cfg.sim_start_us = SIM_START;
     cfg.idle_mode = idle_mode;
     cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
+    cfg.wake_inject_us = inject;
     stvm_vm *vm = vm_make(&cfg);
+    if (wake)
+        stvm__sim_set_wake_cost(vm, wake, arg);
     peer p = {0};
     cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p.fds), 0);
     spawn(vm, 40, "reader", read_peer, &p);
@@ -177,6 +184,11 @@ static uint64_t wait_for_peer(int idle_mode)
     return p.woke - p.start;
 }
 
+static uint64_t wait_for_peer(int idle_mode)
+{
+    return wait_for_peer_woken(idle_mode, 0, NULL, NULL);
+}
+
 Test(sim_world, in_poll_mode_a_descriptor_the_outside_world_readies_wakes_its_waiter_at_once)
 {
     cr_assert_eq(wait_for_peer(STVM_IDLE_POLL), 40u);
@@ -185,6 +197,38 @@ Test(sim_world, in_poll_mode_a_descriptor_the_outside_world_readies_wakes_its_wa
 Test(sim_world, in_legacy_mode_the_waiter_sees_it_only_after_the_whole_blind_jump)
 {
     cr_assert_eq(wait_for_peer(STVM_IDLE_LEGACY), 1000u, "Pharo 5's quantum, 1 ms");
+}
+
+Test(sim_world, every_simulated_wake_up_costs_wake_inject_us_after_what_ended_the_jump)
+{
+    cr_assert_eq(wait_for_peer_woken(STVM_IDLE_POLL, 250, NULL, NULL), 40u + 250u);
+    cr_assert_eq(wait_for_peer_woken(STVM_IDLE_LEGACY, 250, NULL, NULL), 1000u + 250u);
+}
+
+typedef struct wake_seen {
+    uint64_t requested, slept;
+    int end, calls;
+} wake_seen;
+
+static uint64_t wake_13us(stvm_vm *vm, void *arg, uint64_t requested, uint64_t slept, int end)
+{
+    wake_seen *w = arg;
+    *w = (wake_seen){requested, slept, end, w->calls + 1};
+    return 13;
+}
+
+Test(sim_world, a_wake_cost_function_is_told_each_jump_and_its_answer_replaces_wake_inject_us)
+{
+    wake_seen w = {0};
+    cr_assert_eq(wait_for_peer_woken(STVM_IDLE_POLL, 250, wake_13us, &w), 40u + 13u);
+    cr_assert_eq(w.calls, 1, "one jump, to the peer's answer");
+    cr_assert_eq(w.slept, 40u);
+    cr_assert_eq(w.end, STVM_TRACE_END_OUTSIDE);
+    w = (wake_seen){0};
+    cr_assert_eq(wait_for_peer_woken(STVM_IDLE_LEGACY, 0, wake_13us, &w), 1000u + 13u);
+    cr_assert_eq(w.requested, 1000u, "the blind quantum was asked for");
+    cr_assert_eq(w.slept, 1000u);
+    cr_assert_eq(w.end, STVM_TRACE_END_TIMEOUT);
 }
 
 /* ---- work ---------------------------------------------------------------------------------- */

@@ -2,12 +2,17 @@
  * The SocketPlugin's named primitives through stvm_primitive_call_named, called from
  * the embedding thread (none of them waits): the table, Pharo's connection-status
  * values and failure codes, a connection over loopback made and used with primitives
- * only, the resolver, and ByteArrays.
+ * only, the resolver, and ByteArrays; and a connected descriptor made elsewhere adopted
+ * as a socket (stvm__socket_adopt, what the simulated clock's peer uses).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "helpers.h"
+#include "../image-stubs/network/socket.h"
 
 #define SP "SocketPlugin"
 #define SI(v) ((stvm_oop)(((uintptr_t)(intptr_t)(v) << 1) | 1))
@@ -534,5 +539,59 @@ Test(socket_plugin, byte_arrays_are_zeroed_named_and_released)
     cr_assert_eq(stvm_oop_release(vm, empty), STVM_OK);
     stvm_stats after = stats_of(vm);
     cr_assert_eq(after.objects_live, before.objects_live);
+    vm_done(vm);
+}
+
+/* ---- a descriptor made elsewhere (the simulated clock's peer) ------------------------ */
+
+typedef struct adopted {
+    stvm_socket *s;
+    char got[16];
+    int64_t n;
+} adopted;
+
+static void read_adopted(stvm_vm *vm, void *arg)
+{
+    adopted *a = arg;
+    a->n = stvm_socket_recv(vm, a->s, a->got, sizeof a->got - 1, 10000);
+}
+
+Test(socket_plugin, a_socketpair_end_adopted_is_a_connected_socket_that_owns_its_descriptor)
+{
+    stvm_vm *vm = vm_make(NULL);
+    int fds[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    adopted a = {0};
+    cr_assert_eq(stvm__socket_adopt(vm, fds[0], &a.s), STVM_OK);
+    cr_expect_eq(stvm_socket_status(vm, a.s), STVM_SOCKET_CONNECTED);
+    cr_expect_eq(fcntl(fds[0], F_GETFL) & O_NONBLOCK, O_NONBLOCK, "made non-blocking");
+    spawn(vm, 40, "reader", read_adopted, &a);
+    cr_assert_eq(write(fds[1], "hello", 5), 5);
+    run_ok(vm);
+    cr_expect_eq(a.n, 5);
+    cr_expect_str_eq(a.got, "hello");
+    cr_assert_eq(stvm_socket_close(vm, a.s), STVM_OK);
+    cr_expect_eq(fcntl(fds[0], F_GETFD), -1, "the socket's close closed the adopted end");
+    close(fds[1]);
+    vm_done(vm);
+}
+
+Test(socket_plugin, adopting_what_is_not_a_connected_stream_socket_is_einval_and_leaves_it)
+{
+    stvm_vm *vm = vm_make(NULL);
+    int p[2], lone = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_geq(lone, 0);
+    const int bad[] = {p[0], lone, -1, 1 << 20};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        stvm_socket *s = (stvm_socket *)(uintptr_t)SENTINEL;
+        cr_expect_eq(stvm__socket_adopt(vm, bad[i], &s), STVM_EINVAL, "descriptor %d", bad[i]);
+        cr_expect_eq(s, (stvm_socket *)(uintptr_t)SENTINEL, "nothing written for descriptor %d", bad[i]);
+        if (bad[i] >= 0 && bad[i] < (1 << 20))
+            cr_expect_neq(fcntl(bad[i], F_GETFD), -1, "descriptor %d stays open", bad[i]);
+    }
+    close(p[0]);
+    close(p[1]);
+    close(lone);
     vm_done(vm);
 }

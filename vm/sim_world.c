@@ -49,8 +49,15 @@ void stvm__sim_advance(stvm_vm *vm, uint64_t to)
     vm->clock.sim_now_us = to;
 }
 
+void stvm__sim_set_wake_cost(stvm_vm *vm, stvm_sim_wake_fn fn, void *arg)
+{
+    vm->outside.wake_fn = fn;
+    vm->outside.wake_arg = arg;
+}
+
 void stvm__sim_destroy(stvm_vm *vm)
 {
     free(vm->outside.events);
-    vm->outside = (stvm_sim_world){0};
+    vm->outside.events = NULL;
+    vm->outside.n = vm->outside.cap = 0;
 }

@@ -19,6 +19,15 @@ static inline uint64_t stvm__sim_next(const stvm_vm *vm)
  * due by `to` run too). Never allocates itself; the events may. */
 void stvm__sim_advance(stvm_vm *vm, uint64_t to);
 
+/* The simulated clock's wake-up cost: after each jump of the idle process (a simulated
+ * OS sleep, which ended by `end`, a STVM_TRACE_END_*), fn tells how many us the wake-up
+ * takes, and the clock moves on by that much (the outside world acting meanwhile) before
+ * the VM looks at anything: the model of a platform whose wake-ups are slow, or, in a
+ * replay, of the wake-ups a real run recorded. NULL fn: cfg.wake_inject_us, the real
+ * clock's spin, is every wake-up's cost. For the benchmarks, which link the static
+ * library; never allocates or switches. */
+void stvm__sim_set_wake_cost(stvm_vm *vm, stvm_sim_wake_fn fn, void *arg);
+
 /* stvm_vm_free: drop what is pending, uncalled. */
 void stvm__sim_destroy(stvm_vm *vm);
 

@@ -32,9 +32,15 @@ typedef struct stvm_sim_event {
     void *arg;
 } stvm_sim_event;
 
+/* How long waking from a simulated OS sleep takes (stvm__sim_set_wake_cost). */
+typedef uint64_t (*stvm_sim_wake_fn)(stvm_vm *vm, void *arg, uint64_t requested_us,
+                                     uint64_t slept_us, int end);
+
 typedef struct stvm_sim_world {
     stvm_sim_event *events;         /* by time, equal times in the order made */
     size_t n, cap;
+    stvm_sim_wake_fn wake_fn;       /* NULL: every wake-up costs cfg.wake_inject_us */
+    void *wake_arg;
 } stvm_sim_world;
 
 /* The external semaphore table: Cog's lock-free requests/responses counters, so that

@@ -189,6 +189,22 @@ int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **o
     return STVM_OK;
 }
 
+int stvm__socket_adopt(stvm_vm *vm, int fd, stvm_socket **out)
+{
+    stvm_socket *s;
+    int err = make(vm, &s);
+    if (err)
+        return err;
+    int code = stvm__socket_plugin_adopt(vm, fd, s->indices, &s->handle);
+    if (code) {
+        s->handle = STVM_NIL;
+        stvm__socket_free(vm, s);
+        return code == STVM_PRIM_ERR_NO_MEMORY ? STVM_ENOMEM : STVM_EINVAL;
+    }
+    *out = s;
+    return STVM_OK;
+}
+
 void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
 {
     if (s->handle != STVM_NIL) {

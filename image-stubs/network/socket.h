@@ -40,6 +40,11 @@ struct stvm_socket {
 /* Socket>>initialize: (TCP) and Socket>>acceptFrom:. EFULL, ENOMEM, ESYS. */
 int stvm__socket_new(stvm_vm *vm, stvm_socket **out);
 int stvm__socket_accept_from(stvm_vm *vm, stvm_socket *listener, stvm_socket **out);
+/* A connected stream descriptor made elsewhere (a socketpair's end, the simulated
+ * clock's peer on the other) as a connected Socket, which owns fd from here on (its
+ * close closes it). EINVAL (not a connected stream socket: fd stays the caller's),
+ * EFULL, ENOMEM. Never switches. */
+int stvm__socket_adopt(stvm_vm *vm, int fd, stvm_socket **out);
 /* Socket>>close then destroy; the object and its semaphores go (nobody may wait on it). */
 void stvm__socket_free(stvm_vm *vm, stvm_socket *s);
 

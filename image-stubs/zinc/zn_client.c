@@ -46,9 +46,17 @@ static void disconnect(stvm_vm *vm, zn_client *c)
     c->socket = NULL;
 }
 
+static void at(stvm_vm *vm, const zn_client *c, zn_point point)
+{
+    if (c->cfg.world.at)
+        c->cfg.world.at(vm, c->cfg.world.arg, c, point);
+}
+
 static int connect_(stvm_vm *vm, zn_client *c)
 {
-    int err = stvm_tcp_connect(vm, c->host, c->cfg.port, c->cfg.timeout_ms, &c->socket);
+    const zn_client_world *w = &c->cfg.world;
+    int err = w->dial ? w->dial(vm, w->arg, &c->socket)
+                      : stvm_tcp_connect(vm, c->host, c->cfg.port, c->cfg.timeout_ms, &c->socket);
     if (err) {
         c->socket = NULL;
         return fail(c, err, "connecting to %.100s", c->host);
@@ -60,6 +68,7 @@ static int connect_(stvm_vm *vm, zn_client *c)
     }
     c->stats.connects++;
     c->requests_on_connection = 0;
+    at(vm, c, ZN_AT_CONNECTED);
     return STVM_OK;
 }
 
@@ -106,6 +115,11 @@ const zn_client_stats *stvm__zn_client_stats(const zn_client *c)
     return &c->stats;
 }
 
+int stvm__zn_client_fd(const zn_client *c)
+{
+    return c && c->socket ? stvm_socket_fd(c->socket) : -1;
+}
+
 /* ---- the request --------------------------------------------------------------------- */
 
 /* ZnClient's request: a GET with its default headers, written into the stream's buffer
@@ -119,9 +133,12 @@ static int write_request(stvm_vm *vm, zn_client *c, const char *path, size_t *by
                      "GET %s HTTP/1.1\r\nUser-Agent: Zinc HTTP Components 1.0\r\n"
                      "Accept: */*\r\nHost: %s%s%s:%d\r\n\r\n",
                      path, v6 ? "[" : "", c->host, v6 ? "]" : "", c->cfg.port);
+    at(vm, c, ZN_AT_SEND);
     int err = stvm__stream_write(vm, c->stream, req, (size_t)n);
     if (!err)
         err = stvm__stream_flush(vm, c->stream);
+    if (!err)
+        at(vm, c, ZN_AT_SENT);
     *bytes = (size_t)n;
     return err ? fail(c, err, "writing the request for %.100s", path) : STVM_OK;
 }
@@ -299,6 +316,7 @@ static int read_body(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_re
 /* One request's progress: ZnClient's two durations (VM clock, as its log steps take
  * them) and the phase times (OS monotonic clock, what the experiment reports). */
 typedef struct exchange {
+    stvm_vm *vm;
     zn_client *c;
     zn_request_info req;
     uint64_t started_us;         /* the VM clock where the current log step's span began */
@@ -307,16 +325,25 @@ typedef struct exchange {
     bool any_response;           /* a byte of the response arrived */
 } exchange;
 
+/* The phases' clock: the OS's, or the simulated one, where only modelled work and the
+ * outside world take time. */
+static int64_t phase_now(stvm_vm *vm)
+{
+    return vm->clock.kind == STVM_CLOCK_SIMULATED ? (int64_t)stvm__clock_now_us(vm) * 1000
+                                                  : stvm__mono_ns();
+}
+
 static void phase(exchange *x, uint64_t *into)
 {
-    int64_t now = stvm__mono_ns();
+    int64_t now = phase_now(x->vm);
     *into += (uint64_t)(now - x->t0);
     x->t0 = now;
 }
 
-static void exchange_start(exchange *x, zn_client *c, const char *path)
+static void exchange_start(stvm_vm *vm, exchange *x, zn_client *c, const char *path)
 {
-    *x = (exchange){.c = c, .req = {.method = "GET", .uri = path}, .t0 = stvm__mono_ns()};
+    *x = (exchange){.vm = vm, .c = c, .req = {.method = "GET", .uri = path},
+                    .t0 = phase_now(vm)};
 }
 
 static void work(stvm_vm *vm, uint32_t us)
@@ -330,6 +357,7 @@ static int first_read(stvm_vm *vm, exchange *x)
 {
     zn_client *c = x->c;
     uint64_t blocked = c->stream->stats.reads_blocked;
+    at(vm, c, ZN_AT_READING);
     int64_t n = stvm__stream_fill(vm, c->stream);
     if (c->stream->stats.reads_blocked != blocked)
         c->stats.first_reads_blocked++;
@@ -339,6 +367,7 @@ static int first_read(stvm_vm *vm, exchange *x)
     if (n == 0)
         return fail(c, STVM_ECLOSED, "the connection ended before the response%.100s", "");
     x->any_response = true;
+    at(vm, c, ZN_AT_READ);
     return STVM_OK;
 }
 
@@ -379,6 +408,8 @@ static int exchange_once(stvm_vm *vm, exchange *x, uint8_t *body, size_t cap, zn
         return err;
     phase(x, &c->stats.wait_ns);
     err = read_response(vm, c, body, cap, r);
+    if (!err)
+        at(vm, c, ZN_AT_PARSED);
     phase(x, &c->stats.parse_ns);
     return err;
 }
@@ -409,7 +440,7 @@ int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *bo
         return STVM_ENOTPROC;
     c->why[0] = 0;
     exchange x;
-    exchange_start(&x, c, path);
+    exchange_start(vm, &x, c, path);
     int err = c->stream ? STVM_OK : connect_(vm, c);
     bool reused = c->requests_on_connection > 0;
     if (!err)
@@ -418,7 +449,7 @@ int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *bo
     if (err == STVM_ECLOSED && reused && !x.any_response) {
         disconnect(vm, c);
         c->stats.retries++;
-        exchange_start(&x, c, path);
+        exchange_start(vm, &x, c, path);
         if (!(err = connect_(vm, c)))
             err = exchange_once(vm, &x, body, cap, r);
     }

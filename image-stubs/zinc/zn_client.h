@@ -24,6 +24,30 @@
 /* ZnNetworkingUtils' default socket stream timeout: 30 s for every wait. */
 #define ZN_DEFAULT_TIMEOUT_MS 30000
 
+typedef struct zn_client zn_client;
+
+/* The points of a request a world watches (zn_client_world.at), in their order. */
+typedef enum zn_point {
+    ZN_AT_CONNECTED,            /* a new connection is open (before its first request) */
+    ZN_AT_SEND,                 /* the request is about to be written */
+    ZN_AT_SENT,                 /* its flush returned: the request has left */
+    ZN_AT_READING,              /* the response's first read begins */
+    ZN_AT_READ,                 /* the first read returned bytes */
+    ZN_AT_PARSED,               /* the response is read, before the response-read step */
+} zn_point;
+
+/* What stands around the client: the real network (all NULL), or a recording of it, or
+ * the simulated clock's server. dial opens a connection instead of stvm_tcp_connect
+ * (STVM_OK and *out, which the client owns, or an error); at is told each point of each
+ * request as the client passes it, in the client's process (it may compute with
+ * stvm_work_us, schedule stvm_sim_at events, read the clocks; it must not use the
+ * client). */
+typedef struct zn_client_world {
+    int (*dial)(stvm_vm *vm, void *arg, stvm_socket **out);
+    void (*at)(stvm_vm *vm, void *arg, const zn_client *c, zn_point point);
+    void *arg;
+} zn_client_world;
+
 typedef struct zn_client_config {
     const char *host;           /* numeric IPv4/IPv6 or "localhost" */
     int port;
@@ -36,6 +60,7 @@ typedef struct zn_client_config {
     uint32_t before_us;         /* CPU work before building the request */
     uint32_t between_us;        /* after the flush and the request-written step */
     uint32_t after_us;          /* after the transaction step */
+    zn_client_world world;      /* all NULL: TCP to host:port, nothing watches */
 } zn_client_config;
 
 /* What the experiment reports; the client adds to these. */
@@ -50,7 +75,7 @@ typedef struct zn_client_stats {
                                    = writing, the request-written step and the between
                                    work; wait = the first read; parse = the rest of the
                                    response; after = the other two steps and the after
-                                   work */
+                                   work; on the simulated clock, its time */
 } zn_client_stats;
 
 typedef struct zn_response {
@@ -60,8 +85,6 @@ typedef struct zn_response {
     bool close;                 /* "Connection: close", or HTTP/1.0 without keep-alive */
     size_t body_bytes;          /* read (and dropped past the caller's buffer) */
 } zn_response;
-
-typedef struct zn_client zn_client;
 
 /* A client for host:port (no connection yet). Errors: EINVAL (NULLs, a port outside
  * 1..65535, a host of 256 bytes or more, timeout_ms < -1, a level outside 0..3, a level
@@ -82,6 +105,9 @@ int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *bo
 /* Why the last request failed (a sentence; "" after a success). */
 const char *stvm__zn_client_why(const zn_client *c);
 const zn_client_stats *stvm__zn_client_stats(const zn_client *c);
+/* The connection's descriptor, or -1 without one (a recording world reads the kernel's
+ * receive timestamps on it). */
+int stvm__zn_client_fd(const zn_client *c);
 
 /* Close the connection and free the client (NULL is ignored). Never switches. */
 void stvm__zn_client_free(stvm_vm *vm, zn_client *c);

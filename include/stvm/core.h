@@ -229,7 +229,9 @@ typedef struct stvm_config {
                                    ioProcessEvents); 0 = at every one; default 20;
                                    0 .. 1000 */
     uint32_t wake_inject_us;    /* extra latency after every OS sleep that ends, to model
-                                   a platform with slow wake-ups; default 0;
+                                   a platform with slow wake-ups (a spin on the real
+                                   clock; on the simulated one the clock moves on by it
+                                   after each of the idle process's jumps); default 0;
                                    0 .. 1,000,000 */
     uint32_t timer_slack_us;    /* how late the VM may wake for a deadline, so that
                                    neighbouring deadlines share one wake-up (the thread's
