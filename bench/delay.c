@@ -9,7 +9,6 @@
 #include "render.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +205,11 @@ static bool run_cell(delay_sweep *s, bench_record *rec, int ci, int ni, int ri, 
     double out[DELAY_NFIGURES];
     char why[300] = "";
     if (delay_run_one(&p, out, why, sizeof why) == STVM_OK) {
+        /* --no-context on the simulated clock: the figures that are the simulation's own
+         * real time are left out, so the run writes the same bytes every time. */
+        if (p.sim && s->inv->common.no_context)
+            out[DELAY_cpu_us_per_delay] = out[DELAY_wall_window_ms] =
+                out[DELAY_cpu_window_ms] = NAN;
         for (int f = 0; f < DELAY_NFIGURES; f++)
             bench_metric_push(&rec->metrics[f], out[f]);
         return true;
@@ -727,22 +731,6 @@ static void selector(char *b, size_t n, const delay_sweep *s, int ci, int ni, in
              s->sims[ci] ? "sim" : "real");
 }
 
-/* A missed target's reason, in its note (the renderers show it beside the verdict). */
-static void explain(bench_target *t, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void explain(bench_target *t, const char *f, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    char *note = strdup(buf);
-    if (note) {
-        free(t->note);
-        t->note = note;
-    }
-}
-
 typedef enum target_why {
     WHY_CALIBRATION, WHY_SATURATES_AT_5000, WHY_LARGEINT, WHY_SMALLINT61, WHY_SATURATED,
 } target_why;
@@ -838,19 +826,19 @@ static void explain_misses(bench_results *r, const delay_sweep *s, const delay_t
         double rm = med(pm, "delays_per_second");
         switch (dt[i].why) {
         case WHY_CALIBRATION:
-            explain(t, "charged %.3f µs per delay (sim_cost_us_per_delay), peak %.0f/s: the "
+            bench_target_note(t, "charged %.3f µs per delay (sim_cost_us_per_delay), peak %.0f/s: the "
                     "scale would need to be %.4g x %.0f / 128507", med(pm, "sim_cost_us_per_delay"),
                     rm, s->cost.scale, rm);
             break;
         case WHY_SATURATES_AT_5000:
-            explain(t, "ms-smallint31 peaks at N = %s with %.0f delays/s: its knee is not where "
+            bench_target_note(t, "ms-smallint31 peaks at N = %s with %.0f delays/s: its knee is not where "
                     "the seed's was", bench_param_find(pm, "concurrency"), rm);
             break;
         case WHY_LARGEINT:
             /* The renderers keep about 240 characters of a reason: the long story is in
              * the mechanics and questions tables. */
             if (s->sims[ci])
-                explain(t, "%.0f%%: %.2f LargeInteger ops and %.2f boxes per delay "
+                bench_target_note(t, "%.0f%%: %.2f LargeInteger ops and %.2f boxes per delay "
                         "(large_ops_per_delay, boxed_per_delay) cost %.2f of its %.2f modelled "
                         "µs (sim_cost_us_per_delay); in the seed's Pharo, 2.10 of 9.88",
                         100 * med(pl, "delays_per_second") / rm, med(pl, "large_ops_per_delay"),
@@ -858,7 +846,7 @@ static void explain_misses(bench_results *r, const delay_sweep *s, const delay_t
                         med(pl, "sim_cost_us_per_delay") - med(pm, "sim_cost_us_per_delay"),
                         med(pl, "sim_cost_us_per_delay"));
             else
-                explain(t, "%.0f%%: %.2f LargeInteger ops and %.2f boxes per delay "
+                bench_target_note(t, "%.0f%%: %.2f LargeInteger ops and %.2f boxes per delay "
                         "(large_ops_per_delay, boxed_per_delay) take %.3f µs of CPU against "
                         "ms-smallint31's %.3f (cpu_us_per_delay); in the seed's Pharo, 9.88 "
                         "against 7.78", 100 * med(pl, "delays_per_second") / rm,
@@ -866,7 +854,7 @@ static void explain_misses(bench_results *r, const delay_sweep *s, const delay_t
                         med(pl, "cpu_us_per_delay"), med(pm, "cpu_us_per_delay"));
             break;
         case WHY_SMALLINT61:
-            explain(t, "%.1f%% with %.2f boxes per delay; timer fires per delay %.3f against "
+            bench_target_note(t, "%.1f%% with %.2f boxes per delay; timer fires per delay %.3f against "
                     "%.3f, idle sleeps %.3f against %.3f (timer_fires, idle_sleeps): the µs "
                     "scheduler wakes per distinct deadline, the ms one per tick",
                     100 * med(p6, "delays_per_second") / rm, med(p6, "boxed_per_delay"),
@@ -874,7 +862,7 @@ static void explain_misses(bench_results *r, const delay_sweep *s, const delay_t
                     med(p6, "idle_sleeps_per_delay"), med(pm, "idle_sleeps_per_delay"));
             break;
         case WHY_SATURATED:
-            explain(t, "at N = %s it still sleeps %.3f times per delay in the kernel "
+            bench_target_note(t, "at N = %s it still sleeps %.3f times per delay in the kernel "
                     "(idle_sleeps): the durations, not the CPU, limit the count",
                     bench_param_find(pm, "concurrency"), med(pm, "idle_sleeps_per_delay"));
             break;
