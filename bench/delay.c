@@ -45,8 +45,8 @@ static const double seed_rate[2][SEED_ROWS] = {
     {39498, 77808, 99889, 117632, 128507, 118729, 114437, 114792, 115137, 113973},
     {39018, 71906, 98010, 101227, 64728, 90495, 89220, 89585, 88393, 89073},
 };
-static const char *const seed_label[2] = {"withNewCodeEnabled: false (ms)",
-                                          "withNewCodeEnabled: true (µs)"};
+static const char *const seed_label[2] = {"withNewCodeEnabled: false, ms",
+                                          "withNewCodeEnabled: true, µs"};
 #define SEED_CYCLE_US 50000.0   /* the seed's main Morph interCyclePause, 50 ms */
 
 static const bench_opt delay_opts_table[] = {
