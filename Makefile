@@ -266,7 +266,15 @@ install-smoke: lib tools
 # experiment against a real nginx (the seed's table per idle mode and a sweep of the
 # subscriber's cost, beside wrk -t1 -c1).
 demo: setup all
-	$(B)/stvm-bench delay --cpu 0 --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
+	$(B)/stvm-bench delay --cpu 0 --clock sim,real --sim-cost seed1 \
+	    --concurrency 1000..10000:1000,20000,50000,100000,150000 \
+	    --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
+	@# The calibrated simulated sweep run twice: the same bytes both times.
+	$(B)/stvm-bench delay --clock sim --sim-cost seed1 --quiet --no-context \
+	    --format csv-wide > $(B)/delay-sim.csv
+	$(B)/stvm-bench delay --clock sim --sim-cost seed1 --quiet --no-context \
+	    --format csv-wide | cmp - $(B)/delay-sim.csv && \
+	    echo "demo: the calibrated simulated DelayBenchmark, run twice, is byte-identical"
 	$(B)/stvm-bench zn --idle-mode poll,legacy,spin --subscriber-cost-us 0,10,20,40,60,120,240 \
 	    --requests 1000 --max-seconds 1 --repeat 5 --with-preset seed2-2017 --fit \
 	    --record $(B)/znclient-recording.txt --plot $(B)/znclient-experiment.png \

@@ -10,6 +10,8 @@
  */
 #include "delay_run.h"
 
+#include "delay_cost.h"
+
 #include "random.h"
 
 #include <math.h>
@@ -37,6 +39,11 @@ typedef struct delay_run {
     uint64_t early;
     bench_hist hist;
 
+    bool charge;                    /* --sim-cost: workers charge the modelled cost */
+    const delay_cost *cost_model;
+    delay_cost_meter cost;          /* started with the window */
+    uint64_t charged_at_window;     /* cost.charged_us at the window's end */
+
     int err;                        /* the first failure, and where */
     const char *err_where;
 } delay_run;
@@ -57,6 +64,20 @@ static void delay_worker(stvm_vm *vm, void *arg)
      * one cut the CPU per delay by about 5% on the real clock at N = 10,000). */
     uint64_t before = stvm_vm_now_us(vm);
     while (r->running) {
+        /* --sim-cost: the modelled cost of what the VM counted since the last charge
+         * (the timing process's work included) is this worker's work now, before it
+         * enters its next delay; so N workers starting at once pay for each other's
+         * scheduling, as Pharo's do, and the work delays the workers queued behind. */
+        if (r->charge) {
+            int err = delay_cost_charge(&r->cost, vm, COORDINATOR_PRIORITY);
+            if (err) {
+                run_fail(r, err, "a worker's modelled cost (stvm_work_us)");
+                return;
+            }
+            if (!r->running)
+                break;
+            before = stvm_vm_now_us(vm);
+        }
         int d = r->table[r->index];
         r->index = (r->index + 1) % DELAY_TABLE_SIZE;
         r->enter++;
@@ -84,6 +105,8 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     delay_run *r = arg;
     r->running = true;
     stvm_vm_get_stats(vm, &r->st0);
+    if (r->charge)
+        delay_cost_start(&r->cost, r->cost_model, vm);
     r->wall0 = bench_mono_ns();
     r->cpu0 = bench_cpu_ns();
     for (long i = 0; i < r->n; i++) {
@@ -98,6 +121,7 @@ static void delay_coordinator(stvm_vm *vm, void *arg)
     r->cpu1 = bench_cpu_ns();
     r->wall1 = bench_mono_ns();
     stvm_vm_get_stats(vm, &r->st1);
+    r->charged_at_window = r->cost.charged_us;
     r->enter_at_window = r->enter;
     r->exit_at_window = r->exit;
     if (err)
@@ -190,6 +214,8 @@ static void fill_sample(const delay_run *r, double *out)
         [DELAY_late_samples] = (double)r->hist.count,
         [DELAY_wall_window_ms] = (double)(r->wall1 - r->wall0) / 1e6,
         [DELAY_cpu_window_ms] = (double)(r->cpu1 - r->cpu0) / 1e6,
+        [DELAY_sim_cost_us_per_delay] = r->charge && count ? (double)r->charged_at_window /
+                                                             (double)count : NAN,
     };
 #undef PER
     memcpy(out, v, sizeof v);
@@ -214,6 +240,7 @@ int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *w
         return err;
     }
     *r = (delay_run){.table = p->table, .n = p->n, .late_min = INT64_MAX,
+                     .charge = p->sim && p->cost && p->cost->on, .cost_model = p->cost,
                      .window_ms = p->window_ms, .workers = calloc((size_t)p->n, sizeof(void *))};
     if (!r->workers) {
         snprintf(why, whysize, "out of memory for %ld worker handles", p->n);

@@ -7,6 +7,7 @@
 #define STVM_BENCH_DELAY_RUN_H
 
 #include "bench.h"
+#include "delay_cost.h"
 
 /* A variant of the run: a representation, and the VM's timer slack. */
 typedef struct delay_repr {
@@ -43,7 +44,8 @@ typedef struct delay_repr {
     X(early_waits, "", LOWER, 0)             /* waits that ended before their end */      \
     X(late_samples, "", NONE, 0)             /* waits whose lateness was recorded */      \
     X(wall_window_ms, "ms", NONE, 1)         /* measured wall time of the window */       \
-    X(cpu_window_ms, "ms", LOWER, 1)         /* process CPU time during the window */
+    X(cpu_window_ms, "ms", LOWER, 1)         /* process CPU time during the window */    \
+    X(sim_cost_us_per_delay, "us", LOWER, 3) /* --sim-cost's charge; NaN without one */
 
 /* A figure's index in a sample: DELAY_delays_per_second, ... */
 enum {
@@ -59,6 +61,7 @@ typedef struct delay_run_params {
     const int *table;       /* DELAY_TABLE_SIZE durations in ms */
     int window_ms;          /* the window, and the drain after it */
     bool sim;               /* simulated clock */
+    const delay_cost *cost; /* --sim-cost (charged on the simulated clock only), or NULL */
     bool stack_guard;
     const bench_trace *trace;   /* the run's trace, or NULL */
 } delay_run_params;

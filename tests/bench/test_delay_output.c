@@ -2,10 +2,14 @@
  * stvm-bench delay on the core's views (suite delay_output): a tiny sweep on the
  * simulated clock (no waiting) in csv, json and gbench carries the command's
  * parameters and metrics under their names, one record per (representation, N), and
- * the table view shows the seed's lines and the summary. Bad values are usage errors.
- * Run from the repository (make check does).
+ * the table view shows the seed's lines and the summary. With --sim-cost seed1 (and
+ * --no-context) the sweep is the same byte for byte on every run and ms-smallint31
+ * saturates where the seed's did; the mechanics the tables state are the counters' figures. Bad values are
+ * usage errors. Run from the repository (make check does).
  */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +26,12 @@ Test(delay_output, csv_wide_has_a_row_per_representation_and_n_with_every_figure
     char *t;
     cr_assert_eq(bench_run_stdout(TINY " --format csv-wide", &t), 0);
     cr_expect(strstr(t, "case,concurrency,delay_clock,smallint_bits,timer_slack_us,window_ms,"
-                        "status,delays_per_second,us_per_delay,cpu_us_per_delay,"
+                        "clock,status,delays_per_second,us_per_delay,cpu_us_per_delay,"
                         "boxed_per_delay,large_ops_per_delay,late_p50_us,late_p99_us,"
                         "late_max_us") != NULL, "%s", t);
     cr_expect_eq(bench_count(t, "\nms-smallint31,"), 2, "%s", t);
     cr_expect_eq(bench_count(t, "\nus-largeint31,"), 2, "%s", t);
-    cr_expect(strstr(t, "\nus-largeint31,20,us,31,50,20,ok,") != NULL, "%s", t);
+    cr_expect(strstr(t, "\nus-largeint31,20,us,31,50,20,sim,ok,") != NULL, "%s", t);
     cr_expect(strstr(t, "# clock: sim") != NULL, "%s", t);
     free(t);
 }
@@ -36,10 +40,10 @@ Test(delay_output, csv_long_has_both_repetitions_of_each_figure, .timeout = 60)
 {
     char *t;
     cr_assert_eq(bench_run_stdout(TINY " --format csv", &t), 0);
-    cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,ok,delays_per_second,1/s,higher,"
-                        "sample,1,") != NULL, "%s", t);
-    cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,ok,delays_per_second,1/s,higher,"
-                        "sample,2,") != NULL, "%s", t);
+    cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,sim,ok,delays_per_second,1/s,"
+                        "higher,sample,1,") != NULL, "%s", t);
+    cr_expect(strstr(t, "delay,ms-smallint31,10,ms,31,50,20,sim,ok,delays_per_second,1/s,"
+                        "higher,sample,2,") != NULL, "%s", t);
     cr_expect(strstr(t, "large_ops_per_delay,,lower,median,,") != NULL, "%s", t);
     free(t);
 }
@@ -89,7 +93,7 @@ Test(delay_output, table_and_markdown_show_the_command_tables_before_the_records
         char *t, args[256];
         snprintf(args, sizeof args, TINY " --format %s", views[i][0]);
         cr_assert_eq(bench_run_stdout(args, &t), 0);
-        const char *summary = strstr(t, "Summary (peak over N"), *records = strstr(t, views[i][1]);
+        const char *summary = strstr(t, "Summary on "), *records = strstr(t, views[i][1]);
         cr_assert(summary && records, "%s: no summary or record table:\n%s", views[i][0], t);
         cr_expect(summary < records, "%s: the records come before the summary:\n%s",
                   views[i][0], t);
@@ -99,15 +103,198 @@ Test(delay_output, table_and_markdown_show_the_command_tables_before_the_records
 
 Test(delay_output, bad_values_are_usage_errors)
 {
+    static const char *const bad[] = {
+        "delay --repr us-smallint62", "delay --repr us-smallint61,us-smallint61",
+        "delay --concurrency 0", "delay --clock fast",
+        "delay --timer-slack-us 0,1,2,3,4,5,6,7,8",
+        "delay --clock sim --sim-cost seed2", "delay --clock sim --sim-cost delay=-1",
+        "delay --clock sim --sim-cost delay=1,delay=2",
+        "delay --clock sim --sim-cost liop=1,seed1", "delay --clock real --sim-cost seed1",
+        "delay --clock sim --sim-cost box=1000000,scale=10000",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *t;
+        cr_expect_eq(bench_run_stdout(bad[i], &t), 2, "%s", bad[i]);
+        free(t);
+    }
+}
+
+/* ---- the csv-wide view, read back ---------------------------------------------------- */
+
+#define MAX_COLS 64
+#define MAX_ROWS 64
+
+typedef struct csv {
+    char *text;                     /* owned; cells point into it */
+    char *head[MAX_COLS];
+    int ncols, nrows;
+    char *cell[MAX_ROWS][MAX_COLS];
+} csv;
+
+/* Splits a line in place at commas (no quoted cell in the rows read here: status ok,
+ * empty notes); answers the cells. */
+static int split(char *line, char **cells)
+{
+    int n = 0;
+    for (char *rest = line, *c; n < MAX_COLS && (c = strsep(&rest, ",")) != NULL;)
+        cells[n++] = c;
+    return n;
+}
+
+/* Parses csv-wide text (owned by c from now on). */
+static void csv_parse(char *t, csv *c)
+{
+    *c = (csv){.text = t};
+    for (char *rest = t, *line; (line = strsep(&rest, "\n")) != NULL;) {
+        if (*line == '#' || !*line)
+            continue;
+        if (!c->ncols)
+            c->ncols = split(line, c->head);
+        else if (c->nrows < MAX_ROWS)
+            split(line, c->cell[c->nrows++]);
+    }
+    cr_assert(c->ncols > 0 && c->nrows > 0, "no csv in %s", t);
+}
+
+static void csv_read(const char *args, csv *c)
+{
     char *t;
-    cr_expect_eq(bench_run_stdout("delay --repr us-smallint62", &t), 2);
+    cr_assert_eq(bench_run_stdout(args, &t), 0, "%s", args);
+    csv_parse(t, c);
+}
+
+static int col(const csv *c, const char *name)
+{
+    for (int k = 0; k < c->ncols; k++)
+        if (!strcmp(c->head[k], name))
+            return k;
+    cr_assert_fail("no column %s", name);
+    return -1;
+}
+
+static double num(const csv *c, int row, const char *name)
+{
+    return strtod(c->cell[row][col(c, name)], NULL);
+}
+
+/* The row of case `name` at its highest rate (the first N at it, as the tables say). */
+static int peak_row(const csv *c, const char *name)
+{
+    int best = -1;
+    for (int i = 0; i < c->nrows; i++)
+        if (!strcmp(c->cell[i][0], name) &&
+            (best < 0 || num(c, i, "delays_per_second") > num(c, best, "delays_per_second")))
+            best = i;
+    cr_assert(best >= 0, "no row for %s", name);
+    return best;
+}
+
+static int row_at(const csv *c, const char *name, const char *n)
+{
+    for (int i = 0; i < c->nrows; i++)
+        if (!strcmp(c->cell[i][0], name) && !strcmp(c->cell[i][col(c, "concurrency")], n))
+            return i;
+    cr_assert_fail("no row for %s at N = %s", name, n);
+    return -1;
+}
+
+#define SEED1 "delay --clock sim --sim-cost seed1 --concurrency 1000..10000:1000 --quiet"
+
+/* The simulated sweep, twice, with --no-context (no date, load or machine, and none of
+ * the simulation's own CPU or wall time): the same bytes, in every format. */
+Test(delay_output, sim_cost_sweep_is_byte_identical_across_two_runs, .timeout = 120)
+{
+    static const char *const formats[] = {"json", "table", "csv-wide"};
+    for (int f = 0; f < 3; f++) {
+        char args[256], *t1, *t2;
+        snprintf(args, sizeof args, SEED1 " --no-context --format %s", formats[f]);
+        cr_assert_eq(bench_run_stdout(args, &t1), 0, "%s", args);
+        cr_assert_eq(bench_run_stdout(args, &t2), 0, "%s", args);
+        cr_expect(strlen(t1) > 1000, "%s: %s", args, t1);
+        cr_expect_str_eq(t1, t2, "%s: two runs differ", args);
+        free(t1);
+        free(t2);
+    }
+    /* The figures themselves, not only their text: the seed-beside table is there. */
+    char *t;
+    cr_assert_eq(bench_run_stdout(SEED1 " --no-context", &t), 0);
+    cr_expect(strstr(t, "ms-smallint31: the seed (Pharo 2015") != NULL, "%s", t);
+    cr_expect(strstr(t, "128507 at 5000") != NULL, "%s", t);
     free(t);
-    cr_expect_eq(bench_run_stdout("delay --repr us-smallint61,us-smallint61", &t), 2);
+}
+
+/* The calibration: ms-smallint31 peaks at the seed's rate and is saturated by N = 5,000,
+ * as the seed's was (its knee is sharper: N = 3,000 is still below the peak). */
+Test(delay_output, sim_cost_seed1_puts_ms_smallint31_at_the_seeds_peak, .timeout = 60)
+{
+    csv c;
+    csv_read(SEED1 " --format csv-wide", &c);
+    double peak = num(&c, peak_row(&c, "ms-smallint31"), "delays_per_second");
+    cr_expect(fabs(peak - 128507) <= 0.01 * 128507, "peak %.0f", peak);
+    double at5000 = num(&c, row_at(&c, "ms-smallint31", "5000"), "delays_per_second");
+    double at3000 = num(&c, row_at(&c, "ms-smallint31", "3000"), "delays_per_second");
+    cr_expect(at5000 >= 0.999 * peak, "N = 5000: %.0f of %.0f", at5000, peak);
+    cr_expect(at3000 < 0.97 * peak, "N = 3000: %.0f of %.0f", at3000, peak);
+    long long pn = strtoll(c.cell[peak_row(&c, "ms-smallint31")][col(&c, "concurrency")], NULL,
+                           10);
+    cr_expect(pn >= 4000 && pn <= 5000, "the first N at the peak: %lld", pn);
+    /* us-smallint61 is never slower (61-bit SmallIntegers box nothing). */
+    double s61 = num(&c, peak_row(&c, "us-smallint61"), "delays_per_second");
+    cr_expect(s61 >= 0.99 * peak, "us-smallint61 %.0f", s61);
+    cr_expect_eq(num(&c, peak_row(&c, "us-smallint61"), "boxed_per_delay"), 0);
+    free(c.text);
+}
+
+/* The mechanics table's figures are the records' (at each representation's peak N): the
+ * table view on stdout and the csv-wide export of the same run. */
+static void check_mechanics(const char *args)
+{
+    char path[] = "/tmp/stvm-delay-mechanics-XXXXXX.csv", run[512];
+    close(mkstemps(path, 4));
+    snprintf(run, sizeof run, "%s --export-csv-wide %s", args, path);
+    char *t;
+    cr_assert_eq(bench_run_stdout(run, &t), 0, "%s", run);
+    csv c;
+    csv_parse(file_slurp(path), &c);
+    unlink(path);
+    const char *m = strstr(t, "what the counters say");
+    cr_assert(m, "%s", t);
+    static const struct {
+        const char *sentence, *metric, *fmt;
+    } said[] = {
+        {"Clock reads per delay (clock_reads", "clock_reads_per_delay", "%s %.3f"},
+        {"Timing-loop passes per delay", "timing_loop_passes_per_delay", "%s %.3f"},
+        {"Boxed allocations per delay", "boxed_per_delay", "%s %.2f"},
+        {"LargeInteger operations per delay", "large_ops_per_delay", "%s %.2f"},
+        {"Context switches per delay", "context_switches_per_delay", "%s %.3f"},
+        {"Idle sleeps in the kernel per delay", "idle_sleeps_per_delay", "%s %.3f"},
+    };
+    static const char *const reprs[] = {"ms-smallint31", "us-largeint31", "us-smallint61"};
+    for (size_t k = 0; k < sizeof said / sizeof said[0]; k++) {
+        const char *at = strstr(m, said[k].sentence);
+        cr_assert(at, "no sentence '%s':\n%s", said[k].sentence, m);
+        const char *end = strstr(at, ". ");   /* the sentence's end, not a decimal point */
+        end = end ? end : at + strlen(at);
+        for (int r = 0; r < 3; r++) {
+            char want[80];
+            snprintf(want, sizeof want, said[k].fmt, reprs[r],
+                     num(&c, peak_row(&c, reprs[r]), said[k].metric));
+            const char *found = strstr(at, want);
+            cr_expect(found && found < end, "%s: '%s' not stated in: %.*s", args, want,
+                      (int)(end - at), at);
+        }
+    }
+    /* No stale count of the worker's own clock reads. */
+    cr_expect(strstr(t, "two stvm_vm_now_us reads") == NULL, "%s", t);
+    cr_expect(strstr(t, "reads stvm_vm_now_us once per delay") != NULL, "%s", t);
     free(t);
-    cr_expect_eq(bench_run_stdout("delay --concurrency 0", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --clock fast", &t), 2);
-    free(t);
-    cr_expect_eq(bench_run_stdout("delay --timer-slack-us 0,1,2,3,4,5,6,7,8", &t), 2);
-    free(t);
+    free(c.text);
+}
+
+Test(delay_output, the_stated_mechanics_are_the_counters, .timeout = 60)
+{
+    check_mechanics("delay --clock sim --concurrency 10,20 --window-ms 20 --quiet");
+    check_mechanics("delay --clock sim --sim-cost seed1 --concurrency 1000,3000 --window-ms 200 "
+                    "--quiet");
+    check_mechanics("delay --clock real --concurrency 10,20 --window-ms 20 --quiet");
 }
