@@ -8,7 +8,9 @@
  * reason), a body delimited by the end of the connection, HTTP/1.0, a reused connection
  * the server closed or reset (retried once on a new one, never twice, never on a new
  * connection), a late response (the first read blocks), a server that never answers
- * (the timeout), plain waits, refusal, and bad input.
+ * (the timeout), plain waits, refusal, and bad input. On the simulated clock, a world
+ * that dials a socketpair and answers as an outside-world event: the points of each
+ * request in order, and the phases in simulated time.
  *
  * Waits are bounded everywhere: the script server gives up after SERVER_LIMIT_MS, and
  * every client wait has a timeout. No test sleeps to wait for something; the server's
@@ -758,5 +760,82 @@ Test(zn_client, bad_input_is_refused_and_nothing_is_made_or_sent)
     stvm__zn_client_free(vm, c);
     stvm__zn_client_free(vm, NULL);
     cr_assert_eq(stvm__zn_log_free(vm, log), STVM_OK);
+    vm_done(vm);
+}
+
+/* ---- a world around the client: dial and the points of a request --------------------------- */
+
+#include "../image-stubs/network/socket.h"
+
+/* A world on the simulated clock: the connection a socketpair, the server's answer an
+ * outside-world event 40 us after the request left; the points noted in order. */
+typedef struct world_log {
+    int server;
+    zn_point seen[32];
+    uint64_t at_us[32];
+    int n, dials;
+} world_log;
+
+static const char world_answer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+static void world_server(stvm_vm *vm, void *arg)
+{
+    world_log *w = arg;
+    char buf[2048];
+    cr_assert_gt(recv(w->server, buf, sizeof buf, MSG_DONTWAIT), 0, "the request arrived");
+    cr_assert_eq(send(w->server, world_answer, sizeof world_answer - 1, 0),
+                 (ssize_t)(sizeof world_answer - 1));
+}
+
+static int world_dial(stvm_vm *vm, void *arg, stvm_socket **out)
+{
+    world_log *w = arg;
+    int fds[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    w->server = fds[1];
+    w->dials++;
+    return stvm__socket_adopt(vm, fds[0], out);
+}
+
+static void world_at(stvm_vm *vm, void *arg, const zn_client *c, zn_point point)
+{
+    world_log *w = arg;
+    if (w->n < 32) {
+        w->at_us[w->n] = stvm_vm_now_us(vm);
+        w->seen[w->n++] = point;
+    }
+    if (point == ZN_AT_SENT)
+        cr_assert_eq(stvm_sim_at(vm, stvm_vm_now_us(vm) + 40, world_server, w), STVM_OK);
+}
+
+Test(zn_client, a_world_dials_the_connection_and_sees_each_request_s_points_in_order)
+{
+    stvm_vm *vm = vm_make_sim_at(61, STVM_DELAY_CLOCK_US, SIM_START, 0);
+    world_log w = {.server = -1};
+    zn_client_config cfg = {.host = "127.0.0.1", .port = 80,
+                            .world = {.dial = world_dial, .at = world_at, .arg = &w}};
+    zc z = {.vm = vm, .paths = {"/static", "/static"}, .n = 2, .cap = sizeof z.body};
+    cr_assert_eq(stvm__zn_client_new(vm, &cfg, &z.c), STVM_OK);
+    spawn(vm, 40, "client", zc_requests, &z);
+    run_ok(vm);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(z.err[i], STVM_OK, "request %d: %s", i, z.why[i]);
+        cr_expect_eq(z.r[i].status, 200);
+        cr_expect_eq(z.r[i].body_bytes, 2u);
+    }
+    cr_expect_eq(w.dials, 1, "keep-alive: one connection");
+    static const zn_point want[] = {ZN_AT_CONNECTED, ZN_AT_SEND, ZN_AT_SENT, ZN_AT_READING,
+                                    ZN_AT_READ, ZN_AT_PARSED, ZN_AT_SEND, ZN_AT_SENT,
+                                    ZN_AT_READING, ZN_AT_READ, ZN_AT_PARSED};
+    cr_assert_eq(w.n, (int)(sizeof want / sizeof *want));
+    for (int i = 0; i < w.n; i++)
+        cr_expect_eq(w.seen[i], want[i], "point %d", i);
+    /* Nothing costs simulated time but the server: the first read waits its 40 us. */
+    cr_expect_eq(w.at_us[4] - w.at_us[2], 40u, "READ 40 us after SENT");
+    const zn_client_stats *st = stvm__zn_client_stats(z.c);
+    cr_expect_eq(st->first_reads_blocked, 2u);
+    cr_expect_eq(st->wait_ns, 2 * 40000u, "the phases count simulated time");
+    stvm__zn_client_free(vm, z.c);
+    close(w.server);
     vm_done(vm);
 }

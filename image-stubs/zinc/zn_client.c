@@ -314,7 +314,8 @@ static int read_body(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_re
 /* ---- one exchange ------------------------------------------------------------------------ */
 
 /* One request's progress: ZnClient's two durations (VM clock, as its log steps take
- * them) and the phase times (OS monotonic clock, what the experiment reports). */
+ * them) and the phase times (the OS's monotonic clock, or the simulated one: what the
+ * experiment reports). */
 typedef struct exchange {
     stvm_vm *vm;
     zn_client *c;

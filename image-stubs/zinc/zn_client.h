@@ -12,7 +12,9 @@
  * Logging goes through zn_log.h's three steps, at the three points ZnClient calls them,
  * whatever the level (level 0 builds nothing). Work knobs place pure CPU work
  * (stvm_work_us) before the send, between the send and the first read, and after the
- * read: the placement test of the experiment. Not modelled: redirects, request
+ * read: the placement test of the experiment. A world (zn_client_world) may open the
+ * connection instead of TCP (the simulated clock's server) and is told each point of
+ * each request (a recorder, or that server). Not modelled: redirects, request
  * bodies, other methods than GET, proxies, TLS, the connection events.
  */
 #ifndef STVM_IMAGE_STUBS_ZN_CLIENT_H
