@@ -262,9 +262,11 @@ symbols: $(B)/libstvm.so
 install-smoke: lib tools
 	@sh scripts/install-smoke.sh
 
-# Two experiments, each about a minute: the DelayBenchmark sweep, then the ZnClient
-# experiment against a real nginx (the seed's table per idle mode and a sweep of the
-# subscriber's cost, beside wrk -t1 -c1).
+# The two seeds, about 4 minutes in all: the DelayBenchmark (the calibrated simulated
+# sweep beside the seed's table, then the real clock to saturation; the simulated one
+# run twice more and compared), then the ZnClient experiment against a real nginx (the
+# seed's fitted world, the sweep per idle mode beside wrk -t1 -c1, the fit, the
+# recording and its replay, the phase diagram; the replay run twice and compared).
 demo: setup all
 	$(B)/stvm-bench delay --cpu 0 --clock sim,real --sim-cost seed1 \
 	    --concurrency 1000..10000:1000,20000,50000,100000,150000 \
