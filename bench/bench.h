@@ -104,5 +104,7 @@ extern const bench_command ffi_command;
 int ffi_main(int argc, char **argv);
 extern const bench_command zn_command;
 int zn_main(int argc, char **argv);
+extern const bench_command peers_command;
+int peers_main(int argc, char **argv);
 
 #endif

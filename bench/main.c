@@ -20,6 +20,7 @@ static const command commands[] = {
     {&io_command, io_main},
     {&ffi_command, ffi_main},
     {&zn_command, zn_main},
+    {&peers_command, peers_main},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -13,6 +13,10 @@
 # exports), man-db and groff-base (`man -l` and groff, which render the manual pages
 # under man/ for scripts/man-check.sh). STVM_DEPS_EXTRA may name more.
 #
+# --peers adds the peer programs' group, which nothing else installs (make bench-peers
+# asks for it; make setup and make check do not): golang-go, erlang-nox and libuv1-dev,
+# for bench/peers/ (Go, Erlang and libuv builds of the DelayBenchmark workload).
+#
 # Every package is checked with dpkg-query, not by looking for a command on PATH: a
 # python3 from pyenv or a hand-built nginx on a developer's machine is not what a bare
 # Debian machine has, and the tests must not depend on it.
@@ -31,9 +35,16 @@
 #     enable it again. A unit that was enabled before the install is left as it was.
 set -eu
 me=install-deps
+peers=""
+for arg in "$@"; do
+    case $arg in
+    --peers) peers="golang-go erlang-nox libuv1-dev" ;;
+    *) echo "$me: unknown option '$arg' (known: --peers)"; exit 2 ;;
+    esac
+done
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk curl"
 want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools python3-scipy"
-want="$want man-db groff-base ${STVM_DEPS_EXTRA:-}"
+want="$want man-db groff-base $peers ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -44,7 +55,7 @@ done
 policy=/usr/sbin/policy-rc.d
 if [ "$(id -u)" != 0 ]; then
     echo "$me: missing packages:$missing"
-    echo "$me: run as root:  sh scripts/install-deps.sh  (apt-get, with no service started or enabled)"
+    echo "$me: run as root:  sh scripts/install-deps.sh${peers:+ --peers}  (apt-get, with no service started or enabled)"
     exit 1
 fi
 
