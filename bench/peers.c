@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "child.h"
 #include "delay_run.h"
+#include "micro.h"
 #include "random.h"
 #include "render.h"
 
@@ -29,7 +30,7 @@
 /* What the option table fills. */
 typedef struct peers_opts {
     bench_ints concurrency;
-    long long repeat, window_ms;
+    long long repeat, window_ms, handoffs;
     unsigned reprs, peers;          /* bits, one per word */
     const char *peers_dir;          /* NULL: peers/ beside the executable */
 } peers_opts;
@@ -63,6 +64,10 @@ static const bench_opt peers_opts_table[] = {
     BENCH_WORDS("peer", "go,libuv,erlang", peer_words, peers_opts, peers,
                 "The peers to run beside stvm; one not built or without its runtime is a "
                 "skipped record with a note, not a failure."),
+    BENCH_INT("handoffs", "H", "2000000", 0, 1000000000LL, peers_opts, handoffs,
+              "The semaphore ping-pong's hand-offs per repetition (stvm-bench micro's "
+              "handoff case, Go's and Erlang's peers; libuv has nothing to hand off "
+              "between); 0: no ping-pong."),
     BENCH_TEXT("peers-dir", "DIR", NULL, peers_opts, peers_dir,
                "Where the peers are (delay-go, delay-uv, delay_peer.beam); default: peers/ "
                "beside the stvm-bench executable (build/peers, where make bench-peers "
@@ -86,11 +91,16 @@ const bench_command peers_command = {
     "waits that ended early, the counts; each stvm record has the ratios rate_vs_PEER "
     "(stvm's delays/s over the peer's) and cpu_vs_PEER (stvm's CPU per delay over the "
     "peer's), each repetition against the peer's in the same "
-    "repetition, then the median. The tables for people come first: the figures per "
-    "system and N, then the ratios.",
+    "repetition, then the median. Then the semaphore ping-pong (--handoffs): stvm's "
+    "hand-off between two green processes of equal priority through two semaphores "
+    "(stvm-bench micro's handoff case) beside two goroutines through two one-slot "
+    "channels and two Erlang processes sending each other a message; a record per system "
+    "(case pingpong) with ns and CPU ns per hand-off and on stvm's the ratios "
+    "handoff_vs_PEER. The tables for people come first: the figures per system and N, "
+    "the ratios, then the ping-pong.",
     peers_opts_table, (int)(sizeof peers_opts_table / sizeof peers_opts_table[0]),
-    "one stvm run's VM (one --repr, one --concurrency value, --repeat 1; the peers are "
-    "other processes and run untraced)"};
+    "one stvm delay run's VM (one --repr, one --concurrency value, --repeat 1, "
+    "--handoffs 0; the peers are other processes and run untraced)"};
 
 /* A system's figures, in the records' order. */
 #define PEERS_FIGURES(X)                                                                   \
@@ -192,22 +202,12 @@ static double line_value(const char *line, const char *key)
     return at ? strtod(at + strlen(pat), NULL) : NAN;
 }
 
-/* One run of peer k at N into out (DELAY_ indexes; what a peer does not measure is
- * NaN). false with a sentence in why when it could not run or said nothing usable. */
-static bool run_peer(const peers_run *p, int k, long n, double out[DELAY_NFIGURES],
-                     char *why, size_t whysize)
+/* Runs argv (argv[0] a path) as a child of the calling (pinned) thread and keeps its
+ * line "peer=..." in line (with a space before it, so that every key follows one). false
+ * with a sentence in why when it could not run, failed or printed no such line. */
+static bool run_child(char *const argv[], const char *name, char *line, size_t size,
+                      char *why, size_t whysize)
 {
-    char path[4200], ns[32], ws[32], pa[4200];
-    snprintf(path, sizeof path, "%s/%s", p->dir, peer_file[k]);
-    snprintf(ns, sizeof ns, "%ld", n);
-    snprintf(ws, sizeof ws, "%lld", p->o->window_ms);
-    snprintf(pa, sizeof pa, "%s", p->dir);
-    char *go_argv[] = {path, ns, ws, (char *)p->table_path, NULL};
-    /* One scheduler and one dirty CPU scheduler; +P: room for a million processes. */
-    char *erl_argv[] = {(char *)p->erl, "+S", "1:1", "+SDcpu", "1:1", "+P", "2000000",
-                        "-noshell", "-pa", pa, "-run", "delay_peer", "main", ns, ws,
-                        (char *)p->table_path, NULL};
-    char *const *argv = k == PEER_ERLANG ? erl_argv : go_argv;
     int fds[2];
     if (pipe(fds) != 0) {
         snprintf(why, whysize, "pipe: %s", strerror(errno));
@@ -234,13 +234,36 @@ static bool run_peer(const peers_run *p, int k, long n, double out[DELAY_NFIGURE
     close(fds[0]);
     int status = 0;
     bench_child_wait(pid, 10000, &status);
-    const char *line = strstr(buf, "peer=");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line) {
+    const char *at = strstr(buf, "peer=");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !at) {
         buf[strcspn(buf, "\n")] = 0;
-        snprintf(why, whysize, "%s ended with status %d: %.200s", peer_words[k],
+        snprintf(why, whysize, "%s ended with status %d: %.200s", name,
                  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), buf);
         return false;
     }
+    snprintf(line, size, " %.*s", (int)strcspn(at, "\n"), at);
+    return true;
+}
+
+/* One run of peer k at N into out (DELAY_ indexes; what a peer does not measure is
+ * NaN). false with a sentence in why when it could not run or said nothing usable. */
+static bool run_peer(const peers_run *p, int k, long n, double out[DELAY_NFIGURES],
+                     char *why, size_t whysize)
+{
+    char path[4200], ns[32], ws[32], pa[4200];
+    snprintf(path, sizeof path, "%s/%s", p->dir, peer_file[k]);
+    snprintf(ns, sizeof ns, "%ld", n);
+    snprintf(ws, sizeof ws, "%lld", p->o->window_ms);
+    snprintf(pa, sizeof pa, "%s", p->dir);
+    char *go_argv[] = {path, ns, ws, (char *)p->table_path, NULL};
+    /* One scheduler and one dirty CPU scheduler; +P: room for a million processes. */
+    char *erl_argv[] = {(char *)p->erl, "+S", "1:1", "+SDcpu", "1:1", "+P", "2000000",
+                        "-noshell", "-pa", pa, "-run", "delay_peer", "main", ns, ws,
+                        (char *)p->table_path, NULL};
+    char line[4096];
+    if (!run_child(k == PEER_ERLANG ? erl_argv : go_argv, peer_words[k], line, sizeof line,
+                   why, whysize))
+        return false;
     for (int i = 0; i < DELAY_NFIGURES; i++)
         out[i] = NAN;
     double enter = line_value(line, "enter"), cpu = line_value(line, "cpu_ms");
@@ -258,6 +281,42 @@ static bool run_peer(const peers_run *p, int k, long n, double out[DELAY_NFIGURE
         snprintf(why, whysize, "%s printed no enter= or cpu_ms=: %.200s", peer_words[k], line);
         return false;
     }
+    return true;
+}
+
+/* Whether peer k has a ping-pong (libuv has no processes to hand off between). */
+static bool has_pingpong(int k)
+{
+    return k != PEER_LIBUV;
+}
+
+/* The ping-pong's figures: ns and CPU ns per hand-off. */
+enum { PP_NS, PP_CPU_NS, PP_NFIGURES };
+
+/* Peer k's ping-pong into out; false with a sentence in why. */
+static bool run_peer_pingpong(const peers_run *p, int k, double out[PP_NFIGURES], char *why,
+                              size_t whysize)
+{
+    char path[4200], hs[32], pa[4200];
+    snprintf(path, sizeof path, "%s/%s", p->dir, peer_file[k]);
+    snprintf(hs, sizeof hs, "%lld", p->o->handoffs);
+    snprintf(pa, sizeof pa, "%s", p->dir);
+    char *go_argv[] = {path, "pingpong", hs, NULL};
+    char *erl_argv[] = {(char *)p->erl, "+S", "1:1", "+SDcpu", "1:1", "-noshell", "-pa", pa,
+                        "-run", "delay_peer", "pingpong", hs, NULL};
+    char line[4096];
+    if (!run_child(k == PEER_ERLANG ? erl_argv : go_argv, peer_words[k], line, sizeof line,
+                   why, whysize))
+        return false;
+    double n = line_value(line, "handoffs"), wall = line_value(line, "wall_ns"),
+           cpu = line_value(line, "cpu_ns");
+    if (!(n > 0) || isnan(wall) || isnan(cpu)) {
+        snprintf(why, whysize, "%s printed no handoffs=, wall_ns= or cpu_ns=: %.200s",
+                 peer_words[k], line);
+        return false;
+    }
+    out[PP_NS] = wall / n;
+    out[PP_CPU_NS] = cpu / n;
     return true;
 }
 
@@ -358,12 +417,98 @@ static bool run_cell(peers_run *p, bench_record *rec, int s, long n, int rep)
     return true;
 }
 
+/* ---- the ping-pong ------------------------------------------------------------------ */
+
+/* What each system's ping-pong hands over. */
+static const char *const pp_channel[NPEERS] = {"one-slot channels", "", "messages"};
+
+/* A record "pingpong" per system (stvm first), without samples. */
+static void add_pingpong_records(peers_run *p)
+{
+    for (int s = -1; s < NPEERS; s++) {
+        if (s >= 0 && (!((p->o->peers >> s) & 1u) || !has_pingpong(s)))
+            continue;
+        bench_record *rec = bench_record_add(&p->r, "pingpong");
+        bench_param_add(rec, "runtime", "%s", s < 0 ? "stvm" : peer_words[s]);
+        bench_param_add(rec, "channel", "%s", s < 0 ? "semaphores" : pp_channel[s]);
+        bench_param_add(rec, "handoffs", "%lld", p->o->handoffs);
+        rec->gbench_real = bench_metric_add(rec, "ns_per_handoff", "ns", BENCH_BETTER_LOWER, 1,
+                                            NULL, 0);
+        rec->gbench_cpu = bench_metric_add(rec, "cpu_ns_per_handoff", "ns", BENCH_BETTER_LOWER,
+                                           1, NULL, 0);
+        if (s >= 0 && !p->found[s])
+            bench_record_fail(rec, BENCH_SKIPPED, "%s", p->missing[s]);
+        for (int q = 0; s < 0 && q < NPEERS; q++) {
+            if (!p->found[q] || !has_pingpong(q))
+                continue;
+            char name[64];
+            snprintf(name, sizeof name, "handoff_vs_%s", peer_words[q]);
+            bench_metric_add(rec, name, "x", BENCH_BETTER_LOWER, 2, NULL, 0);
+        }
+    }
+}
+
+static bench_record *find_pingpong(const peers_run *p, const char *runtime)
+{
+    char sel[96];
+    snprintf(sel, sizeof sel, "pingpong runtime=%s", runtime);
+    return bench_record_select(&p->r, sel);
+}
+
+/* One repetition of the ping-pong of system s (-1: stvm); false when it failed. */
+static bool run_pingpong(peers_run *p, bench_record *rec, int s, int rep)
+{
+    double v[PP_NFIGURES];
+    char why[300] = "";
+    bool ok;
+    if (s < 0) {
+        int64_t cpu0 = bench_cpu_ns();
+        ok = micro_handoff(MICRO_SEMAPHORE, p->o->handoffs, NULL, &v[PP_NS], why,
+                           sizeof why) == STVM_OK;
+        /* The VM's set-up and teardown are in this CPU time, as the peers' runtime
+         * start is not: a bias against stvm, small beside millions of hand-offs. */
+        v[PP_CPU_NS] = (double)(bench_cpu_ns() - cpu0) / (double)p->o->handoffs;
+    } else {
+        bench_watchdog((unsigned)(120 + p->o->handoffs / 100000));
+        ok = run_peer_pingpong(p, s, v, why, sizeof why);
+        bench_watchdog(0);
+    }
+    if (!ok) {
+        bench_record_fail(rec, rep ? BENCH_OK : BENCH_FAILED, "repetition %d failed: %s",
+                          rep + 1, why);
+        fprintf(stderr, "stvm-bench peers: pingpong of %s: %s\n",
+                s < 0 ? "stvm" : peer_words[s], rec->note);
+        return false;
+    }
+    bench_metric_push(&rec->metrics[0], v[PP_NS]);
+    bench_metric_push(&rec->metrics[1], v[PP_CPU_NS]);
+    return true;
+}
+
+/* stvm's ns per hand-off over each peer's, repetition by repetition. */
+static void add_pingpong_ratios(peers_run *p)
+{
+    bench_record *st = find_pingpong(p, "stvm");
+    for (int q = 0; st && q < NPEERS; q++) {
+        bench_record *peer = p->found[q] && has_pingpong(q) ? find_pingpong(p, peer_words[q])
+                                                            : NULL;
+        if (!peer)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "handoff_vs_%s", peer_words[q]);
+        bench_metric *m = bench_metric_find(st, name);
+        for (int k = 0; k < st->metrics[0].nsamples && k < peer->metrics[0].nsamples; k++)
+            bench_metric_push(m, st->metrics[0].samples[k] / peer->metrics[0].samples[k]);
+    }
+}
+
 /* Each stvm repetition over the peer's in the same repetition. */
 static void add_ratios(peers_run *p)
 {
     for (int i = 0; i < p->r.nrecords; i++) {
         bench_record *rec = &p->r.records[i];
-        if (strcmp(bench_param_find(rec, "runtime"), "stvm") != 0)
+        if (strcmp(bench_param_find(rec, "runtime"), "stvm") != 0 ||
+            !bench_param_find(rec, "concurrency"))
             continue;
         long long n = atoll(bench_param_find(rec, "concurrency"));
         for (int q = 0; q < NPEERS; q++) {
@@ -511,6 +656,36 @@ static void add_ratio_table(peers_run *p)
     }
 }
 
+/* The ping-pong per system, with stvm's ratio to each. */
+static void add_pingpong_table(peers_run *p)
+{
+    bench_record *st = find_pingpong(p, "stvm");
+    if (!st)
+        return;
+    bench_table *t = bench_table_add(&p->r, "Semaphore ping-pong: ns per hand-off (medians), "
+                                     "stvm / peer repetition by repetition", 5, "llrrr");
+    bench_table_row(t, (const char *const[]){"system", "hands over", "ns/hand-off",
+                                             "CPU ns/hand-off", "stvm / peer"});
+    for (int s = -1; s < NPEERS; s++) {
+        bench_record *rec = s < 0 ? st : has_pingpong(s) ? find_pingpong(p, peer_words[s])
+                                                         : NULL;
+        if (!rec)
+            continue;
+        char ns[32], cpu[32], ratio[32] = "";
+        cell_text(ns, sizeof ns, &rec->metrics[0], "%.1f");
+        cell_text(cpu, sizeof cpu, &rec->metrics[1], "%.1f");
+        if (s >= 0) {
+            char name[64];
+            snprintf(name, sizeof name, "handoff_vs_%s", peer_words[s]);
+            cell_text(ratio, sizeof ratio, bench_metric_find(st, name), "%.2fx");
+        }
+        char who[32];
+        snprintf(who, sizeof who, "%s", s < 0 ? "stvm" : peer_words[s]);
+        bench_table_row(t, (const char *const[]){who, bench_param_find(rec, "channel"), ns,
+                                                 cpu, ratio});
+    }
+}
+
 static void describe(peers_run *p)
 {
     char missing[NPEERS * 320] = "";
@@ -532,8 +707,12 @@ static void describe(peers_run *p)
              "counts from the loop's cached time). Erlang: one process per worker, receive "
              "after, erl +S 1:1 (its timers have ms resolution). Lateness above 1 ms is "
              "in ms buckets in the peers (their p50/p99 are bucket upper edges); stvm's "
-             "histogram is finer.%s",
-             p->o->window_ms, p->dir, missing);
+             "histogram is finer. pingpong (%lld hand-offs a repetition, after the delay "
+             "runs): stvm's two green processes of equal priority through two semaphores "
+             "(stvm-bench micro's handoff; its CPU time includes the VM's set-up), two "
+             "goroutines through two one-slot channels, two Erlang processes sending each "
+             "other a message; libuv has no processes and no ping-pong.%s",
+             p->o->window_ms, p->dir, p->o->handoffs, missing);
 }
 
 int peers_main(int argc, char **argv)
@@ -569,6 +748,8 @@ int peers_main(int argc, char **argv)
     stvm_config_init(&cfg);
     bench_results_init(&p->r, "peers");
     add_records(p, &cfg);
+    if (o.handoffs)
+        add_pingpong_records(p);
     for (int q = 0; q < NPEERS; q++)
         if (((o.peers >> q) & 1u) && !p->found[q])
             fprintf(stderr, "stvm-bench peers: %s not run: %s\n", peer_words[q], p->missing[q]);
@@ -577,6 +758,10 @@ int peers_main(int argc, char **argv)
     for (int q = 0; q < NPEERS; q++)
         per += p->found[q];
     int total = per * o.concurrency.n * (int)o.repeat;
+    int pp_per = o.handoffs ? 1 : 0;
+    for (int q = 0; o.handoffs && q < NPEERS; q++)
+        pp_per += p->found[q] && has_pingpong(q);
+    total += pp_per * (int)o.repeat;
     for (int k = 0; k < o.repeat; k++) {
         for (int ni = 0; ni < o.concurrency.n; ni++) {
             long n = (long)o.concurrency.v[ni];
@@ -596,12 +781,25 @@ int peers_main(int argc, char **argv)
                                     ok ? rec->metrics[P_cpu_us_per_delay].samples[k] : NAN);
             }
         }
+        for (int s = -1; o.handoffs && s < NPEERS; s++) {
+            if (s >= 0 && (!p->found[s] || !has_pingpong(s)))
+                continue;
+            bench_record *rec = find_pingpong(p, s < 0 ? "stvm" : peer_words[s]);
+            bool ok = !*rec->note && run_pingpong(p, rec, s, k);
+            if (*rec->note)
+                rc = BENCH_EXIT_FAIL;
+            bench_progress_line(&inv, ++done, total, "pingpong %s rep %d/%lld: %.1f ns per "
+                                "hand-off", s < 0 ? "stvm" : peer_words[s], k + 1, o.repeat,
+                                ok ? rec->metrics[0].samples[k] : NAN);
+        }
     }
     if (any_peer)
         unlink(p->table_path);
     add_ratios(p);
+    add_pingpong_ratios(p);
     add_figures_table(p);
     add_ratio_table(p);
+    add_pingpong_table(p);
     describe(p);
     if (bench_output(&p->r, &inv) != BENCH_EXIT_OK)
         rc = BENCH_EXIT_FAIL;

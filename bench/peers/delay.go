@@ -1,6 +1,7 @@
 // The DelayBenchmark workload in Go, for `stvm-bench peers` (bench/peers/README.md).
 //
 // usage: delay-go N WINDOW_MS TABLE_FILE   (run with GOMAXPROCS=1, pinned by the caller)
+//        delay-go pingpong HANDOFFS
 //
 // N goroutines share one index into the 1000 durations of TABLE_FILE (one per line,
 // written by stvm-bench and checked here against Park-Miller seed 42's first draws and
@@ -9,6 +10,12 @@
 // clears running, sleeps as long again (the drain) and prints one line of key=value
 // figures. CPU time is getrusage(RUSAGE_SELF) over the window: every thread of the
 // runtime (sysmon, the garbage collector) is counted, as stvm's process CPU time is.
+//
+// pingpong: the semaphore ping-pong of stvm-bench micro's handoff case, two goroutines
+// and two semaphores (channels of one slot: a send that does not block is a signal, a
+// receive a wait); ping signals the first and waits on the second, pong the other way
+// round, so each hand-off switches goroutine. Prints the hand-offs, their wall and CPU
+// time in ns.
 package main
 
 import (
@@ -100,7 +107,34 @@ func cpuNs() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+func pingpong(handoffs int64) {
+	s0, s1 := make(chan struct{}, 1), make(chan struct{}, 1)
+	rounds := handoffs / 2
+	done := make(chan struct{})
+	go func() {
+		for i := int64(0); i < rounds; i++ {
+			<-s0
+			s1 <- struct{}{}
+		}
+		close(done)
+	}()
+	wall0, cpu0 := time.Now(), cpuNs()
+	for i := int64(0); i < rounds; i++ {
+		s0 <- struct{}{}
+		<-s1
+	}
+	cpu1, wall1 := cpuNs(), time.Now()
+	<-done
+	fmt.Printf("peer=go handoffs=%d wall_ns=%d cpu_ns=%d\n", rounds*2,
+		wall1.Sub(wall0).Nanoseconds(), cpu1-cpu0)
+}
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "pingpong" {
+		n, _ := strconv.ParseInt(os.Args[2], 10, 64)
+		pingpong(n)
+		return
+	}
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: delay-go N WINDOW_MS TABLE_FILE")
 		os.Exit(2)

@@ -1,6 +1,7 @@
 %% The DelayBenchmark workload in Erlang, for `stvm-bench peers` (bench/peers/README.md).
 %%
 %% usage: erl +S 1:1 -noshell -pa DIR -run delay_peer main N WINDOW_MS TABLE_FILE
+%%        erl +S 1:1 -noshell -pa DIR -run delay_peer pingpong HANDOFFS
 %%
 %% N processes share one index into the 1000 durations of TABLE_FILE (checked against
 %% Park-Miller seed 42's first draws and sum); each loops { take the next duration;
@@ -11,8 +12,12 @@
 %% sleeps the window, clears running, sleeps as long again (the drain), prints one line
 %% of key=value figures and halts.
 %% CPU is statistics(runtime) (every scheduler thread, ms resolution) over the window.
+%%
+%% pingpong: stvm-bench micro's semaphore ping-pong as Erlang has it, two processes
+%% each sending the other a message and waiting for the answer in receive; prints the
+%% hand-offs (messages), their wall and CPU time in ns.
 -module(delay_peer).
--export([main/1]).
+-export([main/1, pingpong/1]).
 
 -define(TABLE_SIZE, 1000).
 %% Lateness buckets, the same in every peer: exact us below 1000, then ms up to 1 s,
@@ -59,6 +64,32 @@ main([NS, WS, Path]) ->
                float(Cpu1 - Cpu0), quantile(H, Samples, Max, 0.50),
                quantile(H, Samples, Max, 0.99), Max, atomics:get(A, ?EARLY), Samples]),
     halt(0).
+
+pingpong([HS]) ->
+    Rounds = list_to_integer(HS) div 2,
+    Self = self(),
+    Pong = spawn(fun() -> pong(Self) end),
+    {_, _} = statistics(runtime),
+    {Cpu0, _} = statistics(runtime),
+    Wall0 = erlang:monotonic_time(nanosecond),
+    ping(Pong, Rounds),
+    Wall1 = erlang:monotonic_time(nanosecond),
+    {Cpu1, _} = statistics(runtime),
+    Pong ! stop,
+    io:format("peer=erlang handoffs=~b wall_ns=~b cpu_ns=~b~n",
+              [Rounds * 2, Wall1 - Wall0, (Cpu1 - Cpu0) * 1000000]),
+    halt(0).
+
+ping(_, 0) -> ok;
+ping(Pong, I) ->
+    Pong ! ping,
+    receive pong -> ping(Pong, I - 1) end.
+
+pong(Ping) ->
+    receive
+        ping -> Ping ! pong, pong(Ping);
+        stop -> ok
+    end.
 
 worker(A, H, Before) ->
     case atomics:get(A, ?RUNNING) of
