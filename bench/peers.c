@@ -9,8 +9,10 @@
  *
  * A peer is a program that takes N, the window in ms and a file of the 1000 durations
  * (written here from random.c's verified table; each peer checks the first draws and the
- * sum again) and prints one line of key=value figures (bench/peers/README.md). A peer
- * not built, or whose runtime is not installed, is a skipped record with a note.
+ * sum again) and prints one line of key=value figures (bench/peers/README.md); given
+ * `pingpong H` instead, Go's and Erlang's run the semaphore ping-pong, after the delay
+ * runs of each repetition and beside stvm-bench micro's handoff. A peer not built, or
+ * whose runtime is not installed, is a skipped record with a note, not a failure.
  */
 #include "bench.h"
 #include "child.h"
@@ -21,7 +23,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
