@@ -130,7 +130,7 @@ typedef struct peers_run {
     const bench_invocation *inv;
     char dir[4096];                 /* the peers' folder */
     char erl[4096];                 /* erl, for the Erlang peer */
-    char table_path[64];            /* the durations, one per line */
+    char table_path[4096];          /* the durations, one per line */
     bool found[NPEERS];
     char missing[NPEERS][300];      /* why a peer is not run */
     bench_results r;
@@ -173,7 +173,9 @@ static bool write_table(peers_run *p)
 {
     int table[DELAY_TABLE_SIZE];
     delay_table_generate(table);
-    snprintf(p->table_path, sizeof p->table_path, "/tmp/stvm-bench-peers-XXXXXX");
+    const char *dir = getenv("TMPDIR");   /* as nginx.c's scratch folder: $TMPDIR or /tmp */
+    snprintf(p->table_path, sizeof p->table_path, "%s/stvm-bench-peers-XXXXXX",
+             dir && *dir == '/' ? dir : "/tmp");
     int fd = mkstemp(p->table_path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {

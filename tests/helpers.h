@@ -385,6 +385,14 @@ static inline void tool_path(const char *tool, char *buf, size_t size)
 }
 
 /* The whole file at path, allocated; fails the test if it cannot be read. */
+/* A mkstemp/mkdtemp template for name in $TMPDIR (or /tmp), with suffix after the
+ * XXXXXX (mkstemps' suffix length is strlen(suffix)). */
+static inline void temp_template(char *buf, size_t size, const char *name, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, size, "%s/%s-XXXXXX%s", dir && *dir == '/' ? dir : "/tmp", name, suffix);
+}
+
 static inline char *file_slurp(const char *path)
 {
     FILE *f = fopen(path, "r");

@@ -249,7 +249,8 @@ Test(delay_output, sim_cost_seed1_puts_ms_smallint31_at_the_seeds_peak, .timeout
  * table view on stdout and the csv-wide export of the same run. */
 static void check_mechanics(const char *args)
 {
-    char path[] = "/tmp/stvm-delay-mechanics-XXXXXX.csv", run[512];
+    char path[512], run[1024];
+    temp_template(path, sizeof path, "stvm-delay-mechanics", ".csv");
     close(mkstemps(path, 4));
     snprintf(run, sizeof run, "%s --export-csv-wide %s", args, path);
     char *t;

@@ -15,11 +15,11 @@
 
 #include "bench_run.h"
 
-/* An empty folder under /tmp: no peer is there. */
-static char empty_dir[64];
+/* An empty folder under $TMPDIR (or /tmp): no peer is there. */
+static char empty_dir[512];
 static void make_empty_dir(void)
 {
-    snprintf(empty_dir, sizeof empty_dir, "/tmp/stvm-peers-test-XXXXXX");
+    temp_template(empty_dir, sizeof empty_dir, "stvm-peers-test", "");
     cr_assert_not_null(mkdtemp(empty_dir));
 }
 static void remove_empty_dir(void)
@@ -44,7 +44,7 @@ Test(peers_output, help_names_the_options_and_the_peers)
 
 Test(peers_output, without_peers_stvm_rows_are_measured_and_each_peer_is_a_note, .timeout = 60)
 {
-    char args[256];
+    char args[1024];
     snprintf(args, sizeof args, TINY "%s --format csv-wide", empty_dir);
     tool_output r = bench_run_tool(args);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
@@ -68,7 +68,7 @@ Test(peers_output, without_peers_stvm_rows_are_measured_and_each_peer_is_a_note,
 
 Test(peers_output, without_peers_the_table_shows_stvm_and_a_note_per_peer, .timeout = 60)
 {
-    char args[256], *t;
+    char args[1024], *t;
     snprintf(args, sizeof args, TINY "%s", empty_dir);
     cr_assert_eq(bench_run_stdout(args, &t), 0);
     cr_expect(strstr(t, "stvm ms-smallint31") != NULL, "%s", t);
