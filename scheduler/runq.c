@@ -31,52 +31,6 @@ void stvm__list_remove(stvm_list *l, stvm_proc *p)
     p->my_list = NULL;
 }
 
-static inline void set_ready_bit(stvm_vm *vm, int prio)
-{
-    vm->ready_bits[(prio - 1) >> 6] |= 1ull << ((prio - 1) & 63);
-}
-
-static inline void clear_ready_bit_if_empty(stvm_vm *vm, int prio)
-{
-    if (!vm->runq[prio - 1].first)
-        vm->ready_bits[(prio - 1) >> 6] &= ~(1ull << ((prio - 1) & 63));
-}
-
-void stvm__runq_put(stvm_vm *vm, stvm_proc *p, bool at_back)
-{
-    stvm_list *l = &vm->runq[p->priority - 1];
-    if (at_back || !l->first) {
-        stvm__list_append(l, p);
-    } else {
-        p->next_link = l->first;
-        l->first->prev_link = p;
-        l->first = p;
-        p->my_list = l;
-    }
-    set_ready_bit(vm, p->priority);
-    stvm__trace(vm, STVM_TRACE_READY, p->id, 0, p->priority);
-}
-
-stvm_proc *stvm__runq_pop_highest(stvm_vm *vm)
-{
-    int h = stvm__runq_highest(vm);
-    if (!h)
-        return NULL;
-    stvm_proc *p = stvm__list_pop(&vm->runq[h - 1]);
-    stvm_proc *next = vm->runq[h - 1].first;
-    if (next) {
-        /* Likely to run next, each on a page of its own that has gone cold while it
-         * waited: start fetching the next one's stack top (its record was fetched when
-         * it became the head) and the record of the one after it. */
-        __builtin_prefetch(next->ctx_sp, 0);
-        __builtin_prefetch((char *)next->ctx_sp + 64, 0);
-        if (next->next_link)
-            __builtin_prefetch(next->next_link, 1);
-    }
-    clear_ready_bit_if_empty(vm, h);
-    return p;
-}
-
 void stvm__unlink(stvm_vm *vm, stvm_proc *p)
 {
     stvm_list *l = p->my_list;
@@ -84,7 +38,7 @@ void stvm__unlink(stvm_vm *vm, stvm_proc *p)
         return;
     stvm__list_remove(l, p);
     if (l->kind == STVM_LIST_RUNQ)
-        clear_ready_bit_if_empty(vm, (int)(l - vm->runq) + 1);
+        stvm__ready_bit_clear_if_empty(vm, (int)(l - vm->runq) + 1);
 }
 
 /* ---- switching --------------------------------------------------------------------- */
@@ -117,23 +71,39 @@ static __attribute__((noinline, cold)) void trace_switch(stvm_vm *vm, const stvm
     stvm__trace_emit(vm, STVM_TRACE_SWITCH, from ? from->id : 0, to ? to->id : 0, 0, 0, why);
 }
 
+/* A canary-guarded process leaving the processor: check its stack from a frame below
+ * the caller's (out of line, so the hand-off's frame needs no frame pointer). */
+static __attribute__((noinline, cold)) void check_canary(stvm_proc *from)
+{
+    stvm__overflow_check(from, __builtin_frame_address(0));
+}
+
+/* Back on the processor with a terminate or an interrupt waiting for it. */
+static __attribute__((noinline, cold)) void switched_back_flagged(stvm_vm *vm, stvm_proc *from)
+{
+    if (from->flags & STVM_PF_TERMINATE)
+        stvm__process_exit(vm);
+    stvm__interrupts_run(vm, from);
+}
+
 /* The switch itself, and what a process checks when it gets the processor back: a
- * finished predecessor's stack to free, and whether it was terminated meanwhile. */
-static __attribute__((noinline)) void switch_away(stvm_vm *vm, stvm_proc *from, stvm_proc *to)
+ * finished predecessor's stack to free, and whether it was terminated meanwhile. Inline
+ * into the few paths that switch, each of which then makes one call, the register
+ * switch, where it made three (the checks are one test each on the record's first
+ * cache line, which the switch reads anyway). */
+static inline __attribute__((always_inline)) void switch_away(stvm_vm *vm, stvm_proc *from,
+                                                             stvm_proc *to)
 {
     if (__builtin_expect(from->flags & STVM_PF_CANARY, 0))
-        stvm__overflow_check(from, __builtin_frame_address(0));
+        check_canary(from);
     vm->stats.context_switches++;
     stvm__ctx_switch(vm, from, to);
     stvm__after_switch(vm);
-    if (__builtin_expect(from->flags & (STVM_PF_TERMINATE | STVM_PF_INTERRUPT), 0)) {
-        if (from->flags & STVM_PF_TERMINATE)
-            stvm__process_exit(vm);
-        stvm__interrupts_run(vm, from);
-    }
+    if (__builtin_expect(from->flags & (STVM_PF_TERMINATE | STVM_PF_INTERRUPT), 0))
+        switched_back_flagged(vm, from);
 }
 
-void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
+static inline __attribute__((always_inline)) void transfer(stvm_vm *vm, stvm_proc *next)
 {
     stvm_proc *from = vm->active;
     next->my_list = NULL;
@@ -143,6 +113,11 @@ void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
             trace_switch(vm, from, next);
         switch_away(vm, from, next);
     }
+}
+
+void stvm__transfer_to(stvm_vm *vm, stvm_proc *next)
+{
+    transfer(vm, next);
 }
 
 void stvm__transfer_from_host(stvm_vm *vm)
@@ -248,18 +223,13 @@ void stvm__switch_to_next(stvm_vm *vm)
         stvm__transfer_to_host(vm);
         return;
     }
-    stvm__transfer_to(vm, stvm__runq_pop_highest(vm));   /* never NULL: idle is runnable */
+    transfer(vm, stvm__runq_pop_highest(vm));   /* never NULL: idle is runnable */
 }
 
-bool stvm__resume(stvm_vm *vm, stvm_proc *p)
+bool stvm__resume_preempting(stvm_vm *vm, stvm_proc *p)
 {
-    stvm_proc *a = vm->active;
-    if (!a || p->priority <= a->priority) {
-        stvm__runq_put(vm, p, true);
-        return false;
-    }
-    stvm__runq_put(vm, a, vm->cfg.preemption_yields);
-    stvm__transfer_to(vm, p);
+    stvm__runq_put(vm, vm->active, vm->cfg.preemption_yields);
+    transfer(vm, p);
     return true;
 }
 

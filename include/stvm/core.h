@@ -63,7 +63,7 @@ STVM_API const char *stvm_context_backend(void);
  * `iterations` times (no scheduler, no VM). Stores ns per switch. A second or so for
  * 10^8.
  * Errors:
- *   EINVAL    iterations 0, or ns_per_switch NULL
+ *   EINVAL    iterations 0 or above 2^63, or ns_per_switch NULL
  *   ENOMEM    the two stacks could not be mapped
  *   EBUSY     a VM runs on this thread (the measurement would take over its state) */
 STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch);
