@@ -8,12 +8,13 @@
 
 #include "bench.h"
 
-/* What a hand-off goes through: a semaphore's signal and wait, a SharedQueue's put and
- * take, a monitor held in turn and handed over with a signal and a condition wait; or
- * no hand-off, one process's uncontended monitor enter + exit. The order is micro.c's
- * cases'. */
+/* What a hand-off goes through: a semaphore's signal and wait (both processes blocking
+ * at one call site, or at two: micro_pingpong.c says why it matters), a SharedQueue's
+ * put and take, a monitor held in turn and handed over with a signal and a condition
+ * wait; or no hand-off, one process's uncontended monitor enter + exit. The order is
+ * micro.c's cases'. */
 typedef enum micro_channel {
-    MICRO_SEMAPHORE, MICRO_QUEUE, MICRO_MONITOR, MICRO_ENTER_EXIT
+    MICRO_SEMAPHORE, MICRO_SEMAPHORE_TWO_SITES, MICRO_QUEUE, MICRO_MONITOR, MICRO_ENTER_EXIT
 } micro_channel;
 
 /* ns per hand-off (or enter + exit pair) by green processes of equal priority in a
