@@ -20,28 +20,72 @@ typedef struct pingpong {
     int err;
 } pingpong;
 
-/* One half of a hand-off on channel 0 or 1: giving, a signal or a put; taking, a wait
- * or a take (the item is the round's number, checked on arrival). */
-static int hand(stvm_vm *vm, pingpong *pp, int ch, long long i, bool giving)
+/* The one-site ping-pongs. Each party runs rounds { take from its own channel; give on
+ * the other's }, ping (which gave first, before its rounds) on channel 1 and pong on 0,
+ * so that both block at the same call site, as every process blocks at the scheduler's
+ * one switch. Both parties run these single copies (noinline: GCC otherwise made a copy
+ * of the loop per party, and the second call site cost about 8 ns a hand-off, as
+ * handoff-two-sites shows), and a loop holds nothing but the hand-off (a dispatch on
+ * the channel at every call cost a few ns more). */
+static __attribute__((noinline)) int semaphore_rounds(stvm_vm *vm, stvm_semaphore *mine,
+                                                      stvm_semaphore *other, long long n)
 {
-    void *item = NULL;
-    if (pp->channel != MICRO_QUEUE)
-        return giving ? stvm_semaphore_signal(vm, pp->s[ch]) : stvm_semaphore_wait(vm, pp->s[ch]);
-    if (giving)
-        return stvm_queue_put(vm, pp->q[ch], (void *)(intptr_t)i);
-    int err = stvm_queue_take(vm, pp->q[ch], &item);
-    return err ? err : (intptr_t)item == i ? STVM_OK : STVM_ESTATE;
+    int err = STVM_OK;
+    for (long long i = 0; !err && i < n; i++) {
+        err = stvm_semaphore_wait(vm, mine);
+        if (!err)
+            err = stvm_semaphore_signal(vm, other);
+    }
+    return err;
 }
 
-/* Round i of one party: ping takes on channel 1 and gives on 0, pong takes on 0 and
- * gives on 1, so both block at the same call site, as every process blocks at the
- * scheduler's one switch; ping gave the first item before its loop, and skips the give
- * of its last round, which nobody would take. Two sites (the semaphore only): ping
- * signals first and then waits, pong waits first, so each switch returns to a call site
- * the processor's return predictor did not expect (the cost of switching between
- * processes blocked in different code). On the monitor each signals and waits; alone,
- * an enter and an exit. */
-static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping, long long i)
+/* The items count the hand-offs: pong's round i takes 2i and gives 2i + 1, ping's takes
+ * 2i + 1 and gives 2i + 2 (offset 0 and 1); each is checked on arrival. */
+static __attribute__((noinline)) int queue_rounds(stvm_vm *vm, stvm_queue *mine,
+                                                  stvm_queue *other, long long from,
+                                                  long long n, long long offset)
+{
+    int err = STVM_OK;
+    for (long long i = from; !err && i < from + n; i++) {
+        void *item = NULL;
+        err = stvm_queue_take(vm, mine, &item);
+        if (!err && (intptr_t)item != 2 * i + offset)
+            err = STVM_ESTATE;
+        if (!err)
+            err = stvm_queue_put(vm, other, (void *)(intptr_t)(2 * i + offset + 1));
+    }
+    return err;
+}
+
+static int rounds(stvm_vm *vm, pingpong *pp, bool is_ping, long long from, long long n)
+{
+    if (pp->channel == MICRO_QUEUE)
+        return queue_rounds(vm, pp->q[is_ping], pp->q[!is_ping], from, n, is_ping);
+    return semaphore_rounds(vm, pp->s[is_ping], pp->s[!is_ping], n);
+}
+
+/* One party of a one-site ping-pong. Ping gives first and keeps the time; its last
+ * give stays on the other channel (an excess signal, an item) that nobody takes. */
+static int one_site_party(stvm_vm *vm, pingpong *pp, bool is_ping)
+{
+    if (!is_ping)
+        return rounds(vm, pp, false, 0, pp->warmup + pp->rounds);
+    int err = pp->channel == MICRO_QUEUE ? stvm_queue_put(vm, pp->q[0], (void *)(intptr_t)0)
+                                         : stvm_semaphore_signal(vm, pp->s[0]);
+    if (!err)
+        err = rounds(vm, pp, true, 0, pp->warmup);
+    pp->t0 = bench_mono_ns();
+    if (!err)
+        err = rounds(vm, pp, true, pp->warmup, pp->rounds);
+    pp->t1 = bench_mono_ns();
+    return err;
+}
+
+/* Round i of one party of the other cases. Two sites: ping signals first and then
+ * waits, pong waits first, so each switch returns to a call site the processor's
+ * return predictor did not expect (the cost of switching between processes blocked in
+ * different code). On the monitor each signals and waits; alone, an enter and an exit. */
+static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping)
 {
     int err;
     switch (pp->channel) {
@@ -51,14 +95,11 @@ static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping, long long i)
     case MICRO_MONITOR:
         err = stvm_monitor_signal(vm, pp->m);
         return err < 0 ? err : stvm_monitor_wait(vm, pp->m);
-    case MICRO_SEMAPHORE_TWO_SITES:
-        err = hand(vm, pp, 0, i, is_ping);
-        return err ? err : hand(vm, pp, 1, i, !is_ping);
-    default:
-        err = hand(vm, pp, is_ping, i, false);
-        if (err || (is_ping && i + 1 == pp->warmup + pp->rounds))
+    default:   /* MICRO_SEMAPHORE_TWO_SITES */
+        err = is_ping ? stvm_semaphore_signal(vm, pp->s[0]) : stvm_semaphore_wait(vm, pp->s[0]);
+        if (err)
             return err;
-        return hand(vm, pp, !is_ping, is_ping ? i + 1 : i, true);
+        return is_ping ? stvm_semaphore_wait(vm, pp->s[1]) : stvm_semaphore_signal(vm, pp->s[1]);
     }
 }
 
@@ -66,15 +107,18 @@ static int round_of(stvm_vm *vm, pingpong *pp, bool is_ping, long long i)
  * after the loop, lets the partner out of its last wait. */
 static void party(stvm_vm *vm, pingpong *pp, bool is_ping)
 {
+    if (pp->channel == MICRO_SEMAPHORE || pp->channel == MICRO_QUEUE) {
+        int err = one_site_party(vm, pp, is_ping);
+        if (err)
+            pp->err = err;
+        return;
+    }
     bool held = pp->channel == MICRO_MONITOR;
-    bool one_site = pp->channel == MICRO_SEMAPHORE || pp->channel == MICRO_QUEUE;
-    int err = held ? stvm_monitor_enter(vm, pp->m)
-              : one_site && is_ping ? hand(vm, pp, 0, 0, true)
-                                    : STVM_OK;
+    int err = held ? stvm_monitor_enter(vm, pp->m) : STVM_OK;
     for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
         if (is_ping && i == pp->warmup)
             pp->t0 = bench_mono_ns();
-        err = round_of(vm, pp, is_ping, i);
+        err = round_of(vm, pp, is_ping);
     }
     if (is_ping)
         pp->t1 = bench_mono_ns();
