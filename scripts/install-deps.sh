@@ -11,7 +11,9 @@
 # targets, mk/fuzz.mk), libbenchmark-tools and python3-scipy (Google Benchmark's
 # compare.py, /usr/share/benchmark/compare.py, which make check runs on two stvm-bench
 # exports), man-db and groff-base (`man -l` and groff, which render the manual pages
-# under man/ for scripts/man-check.sh). STVM_DEPS_EXTRA may name more.
+# under man/ for scripts/man-check.sh), chromium (Debian's browser, run headless by
+# tests/lab-html/browser-check.sh: the lab's HTML timeline in a real browser). STVM_DEPS_EXTRA
+# may name more.
 #
 # --peers adds the peer programs' group, which nothing else installs (make bench-peers
 # asks for it; make setup and make check do not): golang-go, erlang-nox and libuv1-dev,
@@ -44,7 +46,7 @@ for arg in "$@"; do
 done
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk curl"
 want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools python3-scipy"
-want="$want man-db groff-base $peers ${STVM_DEPS_EXTRA:-}"
+want="$want man-db groff-base chromium $peers ${STVM_DEPS_EXTRA:-}"
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
