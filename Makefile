@@ -100,7 +100,18 @@ $(B)/obj/tests/%.o: tests/%.c
 
 BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC))
 LAB_SRC := $(wildcard lab/*.c)
-LAB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LAB_SRC))
+# The HTML page's template (lab/html_page.html, its CSS and script) stays an HTML file to
+# edit; the lab links it as the C string lab_html_page, made here.
+LAB_PAGE_C := $(B)/gen/lab/html_page.c
+LAB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LAB_SRC)) $(B)/obj/gen/lab/html_page.o
+$(LAB_PAGE_C): lab/html_page.html
+	@mkdir -p $(dir $@)
+	{ echo '/* Made by the Makefile from lab/html_page.html: edit that file. */'; \
+	  echo 'const char lab_html_page[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+$(B)/obj/gen/lab/html_page.o: $(LAB_PAGE_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(LAB_CFLAGS) -c $< -o $@
 EXAMPLE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard examples/*.c))
 
 # The benchmark tool's own tests (its --trace, its HTTP harness) are a binary of their

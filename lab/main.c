@@ -1,7 +1,8 @@
 /*
- * stvm-lab: `list`, and `run NAME [--trace FILE] [--png FILE] [--predict]`. A run prints
- * the scenario's set-up, question and rule, then its timeline (stvm_trace_write_text);
- * --trace writes the Trace Event JSON, --png a picture drawn by gnuplot. `--help` (also
+ * stvm-lab: `list`, `run NAME [--trace FILE] [--png FILE] [--html FILE] [--predict]` and
+ * `show TRACE.json` (show.c). A run prints the scenario's set-up, question and rule, then
+ * its timeline (stvm_trace_write_text); --trace writes the Trace Event JSON, --png a
+ * picture drawn by gnuplot, --html the page of html.c. `--help` (also
  * `-h`, `help`) and `--version` (also `version`) answer on stdout with status 0, as
  * stvm-bench's do; a usage error is told on stderr with status 2. The manual page
  * man/stvm-lab.1 names every option of the help (scripts/man-check.sh checks it).
@@ -13,6 +14,7 @@
 
 #include "lab.h"
 #include "png.h"
+#include "show.h"
 
 #define SIM_START_US 3913056000000000ull   /* 2025-01-01 UTC, in us since 1901 */
 #define RING_EVENTS 4096
@@ -92,6 +94,29 @@ static stvm_vm *run_traced(const lab_scenario *s)
     return vm;
 }
 
+/* --html: the page is made from the run's JSON (--trace's file, or a temporary one), so
+ * that it is the page `stvm-lab show FILE --html` makes from that file. */
+static int run_html(stvm_vm *vm, const lab_scenario *s, const char *json, const char *html)
+{
+    char tmp[] = "/tmp/stvm-lab-XXXXXX.json";
+    if (!json) {
+        int fd = mkstemps(tmp, 5);
+        if (fd < 0) {
+            fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+            return 1;
+        }
+        close(fd);
+        lab_check(stvm_trace_write_json(vm, tmp), tmp);
+    }
+    char about[2048];
+    snprintf(about, sizeof about, "set-up: %s\nquestion: %s\nrule: %s", s->setup, s->question,
+             s->rule);
+    int rc = lab_html_from_json(json ? json : tmp, html, s->name, about);
+    if (!json)
+        unlink(tmp);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
     const lab_scenario *s = find(argv[0]);
@@ -99,7 +124,7 @@ static int run(int argc, char **argv)
         fprintf(stderr, "stvm-lab: no scenario %s (stvm-lab list names them)\n", argv[0]);
         return 2;
     }
-    const char *json = NULL, *png = NULL;
+    const char *json = NULL, *png = NULL, *html = NULL;
     bool ask = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--predict") == 0)
@@ -108,6 +133,8 @@ static int run(int argc, char **argv)
             json = argv[++i];
         else if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             png = argv[++i];
+        else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc)
+            html = argv[++i];
         else {
             fprintf(stderr, "stvm-lab: unknown option %s\n", argv[i]);
             return 2;
@@ -128,6 +155,8 @@ static int run(int argc, char **argv)
     if (json)
         lab_check(stvm_trace_write_json(vm, json), json);
     int rc = png ? lab_png(vm, png, s->name) : 0;
+    if (html && rc == 0)
+        rc = run_html(vm, s, json, html);
     stvm_vm_free(vm);
     return rc;
 }
@@ -137,7 +166,9 @@ static int run(int argc, char **argv)
 static void usage(FILE *f, bool full)
 {
     fprintf(f, "usage: stvm-lab list\n"
-               "       stvm-lab run NAME [--trace FILE.json] [--png FILE.png] [--predict]\n"
+               "       stvm-lab run NAME [--trace FILE.json] [--png FILE.png] [--html FILE.html]\n"
+               "                         [--predict]\n"
+               "       stvm-lab show TRACE.json [--html FILE.html] [--png FILE.png]\n"
                "       stvm-lab --help | --version\n");
     if (!full) {
         fprintf(f, "Try 'stvm-lab --help'.\n");
@@ -148,13 +179,23 @@ static void usage(FILE *f, bool full)
                "  list      name each scenario with a one-line summary\n"
                "  run NAME  print the scenario's set-up, question and rule, then the timeline\n"
                "            of its run on the simulated clock\n"
+               "  show TRACE.json\n"
+               "            read a trace JSON stvm wrote (run --trace, stvm-bench --trace) and\n"
+               "            print its timeline: the states and instants the JSON keeps\n"
                "  help      this text (also --help, -h)\n"
                "  version   the tool and library versions and the back end (also --version)\n"
                "\n"
                "Options of run:\n"
                "  --trace FILE  also write the run's Trace Event JSON to FILE\n"
                "  --png FILE    also draw who runs, event after event, into FILE (gnuplot)\n"
-               "  --predict     on a terminal, wait for a prediction before the run\n");
+               "  --html FILE   also write the timeline as one self-contained HTML page:\n"
+               "                a lane per process, zoom, each event's detail on a click,\n"
+               "                the run queue at a clicked moment (any browser, offline)\n"
+               "  --predict     on a terminal, wait for a prediction before the run\n"
+               "\n"
+               "Options of show:\n"
+               "  --html FILE   write the trace's page (as run --html)\n"
+               "  --png FILE    draw who runs into FILE (gnuplot)\n");
 }
 
 int main(int argc, char **argv)
@@ -173,6 +214,8 @@ int main(int argc, char **argv)
         return list();
     if (strcmp(cmd, "run") == 0 && argc >= 3)
         return run(argc - 2, argv + 2);
+    if (strcmp(cmd, "show") == 0)
+        return lab_show(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         fprintf(stderr, "stvm-lab: list takes no arguments\n");
     else if (strcmp(cmd, "run") == 0)
