@@ -49,9 +49,22 @@ static void split(const char *name, char *event, size_t esize, const char **rest
     *rest = name[n] ? name + n + 1 : "";
 }
 
-static int line(FILE *out, uint64_t seq, uint64_t ns, const char *who, const char *event,
+/* The process column as stvm_trace_write_text writes it: at most 16 characters of the
+ * name, then "#id", in 23 (vm/trace_labels.c, stvm__trace_process_label into 24 bytes). */
+static void short_name(const char *label, char out[24])
+{
+    const char *hash = strrchr(label, '#');
+    if (hash && hash[1] && strspn(hash + 1, "0123456789") == strlen(hash + 1))
+        snprintf(out, 24, "%.*s%s", (int)(hash - label < 16 ? hash - label : 16), label, hash);
+    else
+        snprintf(out, 24, "%s", label);
+}
+
+static int line(FILE *out, uint64_t seq, uint64_t ns, const char *label, const char *event,
                 const char *detail)
 {
+    char who[24];
+    short_name(label, who);
     uint64_t us = ns / 1000;
     char at[32];
     snprintf(at, sizeof at, "%llu.%03llu", (unsigned long long)(us / 1000),
