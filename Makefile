@@ -101,7 +101,11 @@ $(B)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC))
+# stvm-bench --trace-html draws its trace with the lab's page: the lab's reader and page
+# are linked into it (bench/ and lab/ are one layer).
+LAB_VIEW_OBJ := $(patsubst %,$(B)/obj/lab/%.o,trace_read timeline html show png_trace) \
+    $(B)/obj/gen/lab/html_page.o
+BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC)) $(LAB_VIEW_OBJ)
 LAB_SRC := $(wildcard lab/*.c)
 # The HTML page's template (lab/html_page.html, its CSS and script) stays an HTML file to
 # edit; the lab links it as the C string lab_html_page, made here.

@@ -70,15 +70,20 @@ static void data(FILE *f, const lab_trace *t, const char *title)
     json_string(f, title);
     fputs(",\"clock\":", f);
     json_string(f, t->clock[0] ? t->clock : "unknown");
-    fprintf(f, ",\"events\":%lld,\"dropped\":%lld,\"cut\":", (long long)t->events,
+    fprintf(f, ",\"events\":%lld,\"dropped\":%lld,", (long long)t->events,
             (long long)t->dropped);
     if (cut == SIZE_MAX) {
-        fputs("null", f);
+        fputs("\"cut\":null", f);
     } else {
         char why[256];
-        uint64_t last = ns ? t->spans[ns - 1].seq0 : 0;
-        if (nm && t->marks[nm - 1].seq > last)
+        uint64_t last = ns ? t->spans[ns - 1].seq0 : 0, last_ns = ns ? t->spans[ns - 1].ns0 : 0;
+        if (nm && t->marks[nm - 1].seq > last) {
             last = t->marks[nm - 1].seq;
+            last_ns = t->marks[nm - 1].ns;
+        }
+        /* where the page's axes end: the states still open there are drawn to it */
+        fprintf(f, "\"cut_seq\":%llu,\"cut_ns\":%llu,\"cut\":", (unsigned long long)last,
+                (unsigned long long)last_ns);
         snprintf(why, sizeof why, "A big trace: this page draws its first %zu states and "
                  "events (to seq %llu) of %zu; stvm-lab show prints them all, and Perfetto "
                  "(ui.perfetto.dev) opens the whole JSON.", ns + nm, (unsigned long long)last,
