@@ -124,3 +124,25 @@ Test(bench, trace_events_out_of_range_are_refused)
     refused("delay --repr us-smallint61 --concurrency 10 --trace-events 0");
     refused("micro --repeat 1 --trace-events 16777217");
 }
+
+/* ---- --trace-html ---------------------------------------------------------------------- */
+
+Test(bench, trace_html_draws_the_traced_cell_as_one_page_and_needs_trace, .timeout = 60)
+{
+    char dir[] = "/tmp/stvm-bench-html-XXXXXX", args[512], cmd[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "delay --repr us-smallint61 --concurrency 10 --clock sim "
+             "--window-ms 50 --format csv --trace %s/t.json --trace-html %s/t.html", dir, dir);
+    tool_output r = tool_run("stvm-bench", args);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.err, "the trace's page written to"), "%s", r.err);
+    tool_output_free(&r);
+    snprintf(cmd, sizeof cmd, "python3 tests/lab_html_check.py %s/t.html > /dev/null", dir);
+    cr_expect_eq(system(cmd), 0, "the page fails tests/lab_html_check.py");
+    r = tool_run("stvm-bench", "delay --clock sim --trace-html /tmp/never.html");
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, "--trace-html draws the trace of --trace"), "%s", r.err);
+    tool_output_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
