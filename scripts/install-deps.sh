@@ -12,7 +12,7 @@
 # compare.py, /usr/share/benchmark/compare.py, which make check runs on two stvm-bench
 # exports), man-db and groff-base (`man -l` and groff, which render the manual pages
 # under man/ for scripts/man-check.sh), chromium (Debian's browser, run headless by
-# tests/lab-html/browser-check.sh: the lab's HTML timeline in a real browser). STVM_DEPS_EXTRA
+# tests/lab_html_browser.py: the lab's HTML timeline in a real browser). STVM_DEPS_EXTRA
 # may name more.
 #
 # --peers adds the peer programs' group, which nothing else installs (make bench-peers
