@@ -51,6 +51,9 @@ BENCH_SRC := $(wildcard bench/*.c)
 TEST_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude -Itests
 BENCH_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 LAB_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
+# stvm-lab's installed scenarios (lab/scenarios/*.scenario, put there by make install):
+# the last folder it looks in (lab/main.c, scenario_dir).
+$(B)/obj/lab/main.o: LAB_CFLAGS += -DSTVM_LAB_DATADIR='"$(DATADIR)/stvm/scenarios"'
 EXAMPLE_CFLAGS = $(WARN) $(OPT) $(NODEP) -Iinclude
 # Every object is compiled on its own with -MMD -MP: its .d file beside it names the
 # headers it includes, so an edit recompiles exactly the objects that see it and relinks.
