@@ -313,7 +313,7 @@ man-check: $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
 	@sh scripts/man-check.sh $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
 
 # install copies the headers, the libraries, stvm.pc, stvm-bench and stvm-lab and their
-# manual pages (into MANDIR/man1 and man3), stvm-bench's plot scripts (DATADIR/stvm/plots), and records what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
+# manual pages (into MANDIR/man1 and man3), stvm-bench's plot scripts (DATADIR/stvm/plots), stvm-lab's scenarios (DATADIR/stvm/scenarios), and records what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
 # uninstall removes exactly those, then the folders it created, when they are empty
 # (scripts/install.sh).
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \

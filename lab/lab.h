@@ -100,6 +100,7 @@ typedef struct lab_assert {
 
 typedef struct lab_scenario {
     char name[64];              /* the file's name without its folder and extension */
+    char file[256];             /* the path it was read from, for messages */
     char *title, *setup, *question, *rule, *answer;   /* NULL when absent */
     stvm_config cfg;            /* the simulated clock and the file's settings */
     lab_object *objects;

@@ -168,7 +168,7 @@ static bool duration(parser *p, int i, const char *what, int64_t *amount, bool *
     if (!number(p, i, MAX_DURATION_US, what, &v))
         return false;
     if (!is_unit(p, i + 1, ms))
-        return expected(p, i + 1, "a unit, ms or us");
+        return expected(p, i + 1, "a unit (ms or us)");
     int64_t in_us = *ms ? v * 1000 : v;
     if (in_us > MAX_DURATION_US)
         return fail_at(p, p->tok[i].col, "%s: %lld %s is longer than the lab's 60 s", what,
@@ -204,7 +204,7 @@ static bool time_point(parser *p, int i, int64_t *us)
     }
     bool ms;
     if (!is_unit(p, i + 1, &ms))
-        return expected(p, i + 1, "a unit, ms or us");
+        return expected(p, i + 1, "a unit (ms or us)");
     if (!ms && decimals >= 0)
         return fail_at(p, t->col, "a time in us is a whole number");
     while (decimals > 0 && decimals < 3) {
@@ -885,6 +885,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
     out->cfg.clock = STVM_CLOCK_SIMULATED;
     out->cfg.sim_start_us = LAB_SIM_START_US;
     name_of(file, out->name, sizeof out->name);
+    snprintf(out->file, sizeof out->file, "%s", file);
     bool ok = true;
     if (len > FILE_MAX_BYTES) {
         p.line = 1;
@@ -951,7 +952,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
             open_col = r->col;
         }
         p.line = open_line;
-        ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it)", what);
+        ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it: every process, repeat and expect ends with its own end)", what);
     }
     if (ok && out->nprocesses == 0) {
         p.line = p.line ? p.line : 1;

@@ -77,9 +77,9 @@ static void fail(player *pl, const lab_step *s, const char *what, int err)
     if (me && stvm_process_get_info(pl->vm, me, &info) == STVM_OK)
         snprintf(who, sizeof who, "%s", info.name);
     uint64_t at = stvm_vm_now_us(pl->vm) - LAB_SIM_START_US;
-    snprintf(pl->error, pl->error_size, "%s:%d:%d: at %llu.%03llu ms, %s: %s: %s", pl->sc->name,
+    snprintf(pl->error, pl->error_size, "%s:%d:%d: at %llu.%03llu ms, %s: %s%s%s", pl->sc->file,
              s ? s->line : 0, s ? s->col : 0, (unsigned long long)(at / 1000),
-             (unsigned long long)(at % 1000), who, what, err ? stvm_strerror(err) : "refused");
+             (unsigned long long)(at % 1000), who, what, err ? ": " : "", err ? stvm_strerror(err) : "");
     stvm_stop(pl->vm);
 }
 
@@ -118,7 +118,7 @@ static void peer_answers(stvm_vm *vm, void *arg)
         !pl->failed) {
         pl->failed = true;
         snprintf(pl->error, pl->error_size, "%s: the wire %s is full: its peer cannot answer",
-                 pl->sc->name, pl->sc->objects[h->target].name);
+                 pl->sc->file, pl->sc->objects[h->target].name);
     }
 }
 
@@ -387,7 +387,7 @@ static bool make_objects(player *pl, char *why, size_t why_size)
         }
         }
         if (rc < 0) {
-            snprintf(why, why_size, "%s:%d:%d: %s: %s", sc->name, o->line, o->col, o->name,
+            snprintf(why, why_size, "%s:%d:%d: %s: %s", sc->file, o->line, o->col, o->name,
                      stvm_strerror(rc));
             return false;
         }
@@ -434,7 +434,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
     if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.held)
         rc = stvm_vm_new(&pl.vm, &s->cfg);
     if (rc < 0) {
-        snprintf(why, why_size, "%s: the VM: %s", s->name, stvm_strerror(rc));
+        snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
         player_free(&pl);
         return false;
     }
@@ -460,7 +460,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         if (s->processes[i].starts && !spawn(&pl, NULL, i))
             rc = STVM_ENOMEM;
     if (rc < 0) {
-        snprintf(why, why_size, "%s: setting up the run: %s", s->name,
+        snprintf(why, why_size, "%s: setting up the run: %s", s->file,
                  pl.failed ? r->error : stvm_strerror(rc));
         player_free(&pl);
         lab_run_free(r);
@@ -477,7 +477,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         r->outcome = LAB_STOPPED;
     else if (rc < 0) {
         r->outcome = LAB_FAILED;
-        snprintf(r->error, sizeof r->error, "%s: the run: %s", s->name, stvm_strerror(rc));
+        snprintf(r->error, sizeof r->error, "%s: the run: %s", s->file, stvm_strerror(rc));
     } else
         r->outcome = LAB_FINISHED;
     if (r->outcome == LAB_DEADLOCK || r->outcome == LAB_STOPPED)
