@@ -126,9 +126,10 @@ void lab_scenario_free(lab_scenario *s);
 typedef struct lab_limits {
     long max_steps;             /* steps executed, every process's together */
     int max_spawns;             /* processes spawned by steps */
-    uint64_t horizon_us;        /* with external semaphores: stop the run this long
-                                   after the start (nothing else would end a wait on
-                                   one that nobody signals) */
+    uint64_t horizon_us;        /* simulated time from the start: a step past it fails
+                                   the run; with external semaphores the run stops
+                                   there (nothing else would end a wait on one that
+                                   nobody signals) */
 } lab_limits;
 #define LAB_LIMITS_DEFAULT {1000000, 1000, 600000000}
 

@@ -399,8 +399,10 @@ static bool setting(parser *p, bool *matched)
         int64_t amount, us;
         if (!duration(p, 1, "the idle process's quantum", &amount, &ms, &us))
             return false;
-        if (us > 10000000)
-            return fail_at(p, p->tok[1].col, "the idle process's quantum is at most 10 s");
+        /* Each quantum is one jump of the simulated clock: a tiny one would make a long
+         * run cost millions of them. */
+        if (us != 0 && us < 100)
+            return fail_at(p, p->tok[1].col, "the idle process's quantum is 0 (until due) or 100 us to 60 s");
         c->idle_relinquish_us = (uint32_t)us;
         return line_ends(p, 3);
     }
@@ -887,6 +889,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
     name_of(file, out->name, sizeof out->name);
     snprintf(out->file, sizeof out->file, "%s", file);
     bool ok = true;
+    char line[LINE_MAX_BYTES + 1];
     if (len > FILE_MAX_BYTES) {
         p.line = 1;
         ok = fail_at(&p, 1, "the file is larger than %d bytes", FILE_MAX_BYTES);
@@ -907,6 +910,11 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
             ok = fail_at(&p, (int)(nul - s) + 1, "a NUL byte (a scenario is text)");
             break;
         }
+        /* The line on its own, NUL-terminated: the text itself need not be (a file's
+         * last line, the fuzzer's bytes), and the string functions below stop at NUL. */
+        memcpy(line, s, n);
+        line[n] = 0;
+        s = line;
         int len_line = (int)n, indent = (int)strspn(s, " \t");
         if (indent == len_line || (s[indent] == '\r' && indent + 1 == len_line)) {
             p.text_field = NULL;   /* a blank line ends a text */

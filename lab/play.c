@@ -285,6 +285,12 @@ static bool play(player *pl, const lab_process *pr, int from, int to)
                      " (more than %ld in the run: a repeat too long for the lab)", pl->lim->max_steps);
             return false;
         }
+        if (stvm_vm_now_us(pl->vm) - LAB_SIM_START_US > pl->lim->horizon_us) {
+            fail(pl, &pr->steps[i], "the run went past the lab's horizon", 0);
+            snprintf(pl->error + strlen(pl->error), pl->error_size - strlen(pl->error),
+                     " (%llu s of simulated time)", (unsigned long long)(pl->lim->horizon_us / 1000000));
+            return false;
+        }
         if (!step(pl, pr, &pr->steps[i]))
             return false;
         if (pr->steps[i].op == LAB_REPEAT)
