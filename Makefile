@@ -237,11 +237,11 @@ fuzz: $(FUZZ_EXTRA)
 # packages installed, nothing else built; about 20 s of tests on 2 cores, and one test
 # file's edit recompiles that file alone). Left out, for make check: the suites of
 # UNIT_SKIP, which need a real nginx (zn_client), want an idle machine (stop judges in
-# real time that a stop ends a run within 100 ms) or run a built tool (lab runs
-# build/stvm-lab); the scale tests of UNIT_SKIP_TESTS (boundaries: a million processes,
+# real time that a stop ends a run within 100 ms) or run a built tool (lab and lab_file
+# run build/stvm-lab); the scale tests of UNIT_SKIP_TESTS (boundaries: a million processes,
 # and each guard method's memory given back, 32 s). The model runs UNIT_MODEL_OPS
 # operations, not make check's 4,000,000.
-UNIT_SKIP ?= zn_client stop lab
+UNIT_SKIP ?= zn_client stop lab lab_file
 UNIT_SKIP_TESTS ?= boundaries/*_give_back_their_memory
 UNIT_MODEL_OPS ?= 200000
 unit_empty :=

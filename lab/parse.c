@@ -44,7 +44,13 @@ typedef struct parser {
     /* the block being read: a process (its index) and its open repeats, or expect */
     int in_process;             /* -1 none */
     int open[MAX_DEPTH];        /* step indexes of the open repeats */
+    int open_indent[MAX_DEPTH]; /* and the indentation of their lines */
     int depth;
+    int indent;                 /* the present line's indentation */
+    int block_indent;           /* the process line's */
+    /* An end that closed a repeat from the process's indentation: when the file then
+     * ends inside the process, the repeat's own end is the one missing. */
+    int suspect_line, suspect_col, suspect_end;
     bool in_expect;
     int block_line, block_col;
     char **text_field;          /* the text field a continuation line extends, or NULL */
@@ -521,6 +527,11 @@ static bool step(parser *p)
         if (p->depth > 0) {
             int r = p->open[--p->depth];
             pr->steps[r].end = pr->nsteps;
+            if (p->indent < p->open_indent[p->depth] && p->indent <= p->block_indent && !p->suspect_line) {
+                p->suspect_line = pr->steps[r].line;
+                p->suspect_col = pr->steps[r].col;
+                p->suspect_end = p->line;
+            }
         } else {
             p->in_process = -1;
         }
@@ -614,6 +625,7 @@ static bool step(parser *p)
             return fail_at(p, p->tok[0].col, "repeats nested more than %d deep", MAX_DEPTH);
         if (!(s = new_step(p, LAB_REPEAT)) || !number(p, 1, MAX_REPEAT, "a repeat's count", &s->amount))
             return false;
+        p->open_indent[p->depth] = p->indent;
         p->open[p->depth++] = index;
         return line_ends(p, 2);
     }
@@ -653,6 +665,8 @@ static bool process_head(parser *p)
     p->depth = 0;
     p->block_line = p->line;
     p->block_col = p->tok[0].col;
+    p->block_indent = p->indent;
+    p->suspect_line = 0;
     return true;
 }
 
@@ -916,6 +930,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
         line[n] = 0;
         s = line;
         int len_line = (int)n, indent = (int)strspn(s, " \t");
+        p.indent = indent;
         if (indent == len_line || (s[indent] == '\r' && indent + 1 == len_line)) {
             p.text_field = NULL;   /* a blank line ends a text */
             continue;
@@ -960,7 +975,15 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
             open_col = r->col;
         }
         p.line = open_line;
-        ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it: every process, repeat and expect ends with its own end)", what);
+        if (!p.in_expect && !p.depth && p.suspect_line) {
+            p.line = p.suspect_line;
+            ok = fail_at(&p, p.suspect_col, "this repeat has no 'end' (the 'end' at line %d, indented "
+                         "as its process, closed it, and the file ended inside the process)",
+                         p.suspect_end);
+        } else {
+            ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it: every "
+                         "process, repeat and expect ends with its own end)", what);
+        }
     }
     if (ok && out->nprocesses == 0) {
         p.line = p.line ? p.line : 1;

@@ -43,6 +43,8 @@ typedef struct happening {
     player *pl;
     lab_outside_action action;
     int target;
+    uint64_t at_us;
+    bool done;
 } happening;
 
 struct player {
@@ -106,6 +108,7 @@ static void peer_answers(stvm_vm *vm, void *arg)
 {
     happening *h = arg;
     player *pl = h->pl;
+    h->done = true;
     if (h->action == LAB_EXT_SIGNAL) {
         stvm_external_signal(vm, pl->ext_index[h->target]);
         return;
@@ -122,7 +125,7 @@ static void peer_answers(stvm_vm *vm, void *arg)
     }
 }
 
-static happening *new_happening(player *pl, lab_outside_action action, int target)
+static happening *new_happening(player *pl, lab_outside_action action, int target, uint64_t at_us)
 {
     happening **grown = realloc(pl->happenings, sizeof *grown * (size_t)(pl->nhappenings + 1));
     if (!grown)
@@ -130,7 +133,7 @@ static happening *new_happening(player *pl, lab_outside_action action, int targe
     pl->happenings = grown;
     happening *h = malloc(sizeof *h);
     if (h)
-        *h = (happening){pl, action, target};
+        *h = (happening){pl, action, target, at_us, false};
     return grown[pl->nhappenings++] = h;
 }
 
@@ -182,6 +185,22 @@ static bool read_wire(player *pl, const lab_step *s, wire *w)
     char buf[sizeof wire_answer];
     ssize_t n = recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0 && errno == EAGAIN) {
+        /* While a descriptor is watched the VM sleeps in the OS, in real time, until the
+         * next timer deadline when no outside event comes first (a real peer could
+         * answer: scheduler/relinquish.c). So a read waits only for data on its way,
+         * due within a second; one that could only time out would last as long in real
+         * time as in simulated time. */
+        uint64_t now = stvm_vm_now_us(pl->vm), next = UINT64_MAX;
+        for (int i = 0; i < pl->nhappenings; i++) {
+            const happening *h = pl->happenings[i];
+            if (h && !h->done && h->action == LAB_DATA && pl->objects[h->target] == w && h->at_us < next)
+                next = h->at_us;
+        }
+        if (next == UINT64_MAX || next - now > 1000000) {
+            fail(pl, s, "read: no data is due on the wire within 1 s (an outside data event): "
+                        "the wait could only time out, as slowly in real time as in simulated time", 0);
+            return false;
+        }
         if (!waited(pl, s, "read", stvm_fd_wait(pl->vm, w->client, STVM_IO_READ, s->timeout_ms)))
             return false;
         (void)recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
@@ -259,11 +278,11 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_READ:
         return read_wire(pl, s, pl->objects[s->target]);
     case LAB_OUTSIDE: {
-        happening *h = new_happening(pl, s->action, s->target);
+        uint64_t at = stvm_vm_now_us(vm) + (uint64_t)s->amount;
+        happening *h = new_happening(pl, s->action, s->target, at);
         if (!h)
             return called(pl, s, "outside", STVM_ENOMEM);
-        return called(pl, s, "outside", stvm_sim_at(vm, stvm_vm_now_us(vm) + (uint64_t)s->amount,
-                                                    peer_answers, h));
+        return called(pl, s, "outside", stvm_sim_at(vm, at, peer_answers, h));
     }
     case LAB_REPEAT:
         for (int64_t k = 0; k < s->amount; k++)
@@ -457,8 +476,9 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         pl.actors[i] = (actor){&pl, i};
     rc = stvm_trace_start(pl.vm, ring_events);
     for (int i = 0; rc == STVM_OK && i < s->noutside; i++) {
-        happening *h = new_happening(&pl, s->outside[i].action, s->outside[i].target);
-        rc = h ? stvm_sim_at(pl.vm, LAB_SIM_START_US + s->outside[i].at_us, peer_answers, h) : STVM_ENOMEM;
+        uint64_t at = LAB_SIM_START_US + s->outside[i].at_us;
+        happening *h = new_happening(&pl, s->outside[i].action, s->outside[i].target, at);
+        rc = h ? stvm_sim_at(pl.vm, at, peer_answers, h) : STVM_ENOMEM;
     }
     if (rc == STVM_OK && externals)
         rc = stvm_sim_at(pl.vm, LAB_SIM_START_US + lim->horizon_us, horizon, NULL);
