@@ -38,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Small limits keep an input within the fuzzer's time: a few hundred steps, a few
      * processes, five simulated seconds. */
     lab_limits lim = {.max_steps = 300, .max_spawns = 16, .horizon_us = 5000000};
+    /* Sanitized frames need more than the default 16 KiB (fuzz_common.h's FZ_STACK: a
+     * libFuzzer timer signal that lands on a green stack found the limit), and AUTO
+     * guards depend on the kernel. */
+    s.cfg.stack_size = (size_t)64 * 1024;
+    s.cfg.stack_guard_method = STVM_GUARD_MPROTECT;
     lab_run r;
     if (lab_play(&s, &lim, 256, &r, why, sizeof why)) {
         if (r.outcome > LAB_FAILED)
