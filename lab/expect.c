@@ -46,6 +46,8 @@ static void add_word(event *e, const char *w)
 
 static void add_object(event *e, const lab_scenario *s, const lab_run *r, uint64_t object, bool fd)
 {
+    if (!r->handles || !r->fds)
+        return;   /* no memory was left to keep them: the objects go unnamed */
     for (int i = 0; i < s->nobjects; i++)
         if (fd ? r->fds[i] >= 0 && (uint64_t)r->fds[i] == object
                : r->handles[i] && (uint64_t)(uintptr_t)r->handles[i] == object)

@@ -797,7 +797,7 @@ static bool assertion(parser *p)
 
 /* ---- the file ------------------------------------------------------------------- */
 
-static bool top_level(parser *p, const char *s, int len)
+static bool top_level(parser *p)
 {
     bool matched;
     if (!setting(p, &matched) || matched)
@@ -829,8 +829,6 @@ static bool top_level(parser *p, const char *s, int len)
     }
     if (is(p, 0, "end"))
         return fail_at(p, p->tok[0].col, "'end' with no block open (process, repeat or expect)");
-    (void)s;
-    (void)len;
     return expected(p, 0, "a text (title:, setup:, question:, rule:, answer:), a setting "
                           "(smallint-bits, preemption-yields, delay-clock, ms-clock-start, "
                           "idle-mode, idle-relinquish), a declaration (semaphore, external, "
@@ -860,7 +858,6 @@ static bool resolve(parser *p)
             return fail_at(p, u->col, "'%s' is a %s (declared at line %d), expected %s", u->name,
                            kind_words[k], p->sc->objects[*target].line, u->role);
     }
-    /* A step's timeout is for a wait: a monitor's or a semaphore's, a mutex's, a queue's. */
     return true;
 }
 
@@ -964,7 +961,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
         else if (p.in_expect)
             ok = assertion(&p);
         else
-            ok = top_level(&p, s, len_line);
+            ok = top_level(&p);
     }
     if (ok && (p.in_process >= 0 || p.in_expect)) {
         const char *what = p.in_expect ? "expect" : p.depth ? "repeat" : "process";
