@@ -884,7 +884,8 @@ static void name_of(const char *file, char *name, size_t size)
 {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
-    size_t n = strcspn(base, ".");
+    const char *dot = strrchr(base, '.');   /* my.lesson.scenario is my.lesson */
+    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
     snprintf(name, size, "%.*s", (int)(n < size ? n : size - 1), base);
 }
 
