@@ -54,6 +54,9 @@ BENCH_SRC := $(wildcard bench/*.c)
 TEST_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude -Itests
 BENCH_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 LAB_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
+# stvm-lab's installed scenarios (lab/scenarios/*.scenario, put there by make install):
+# the last folder it looks in (lab/main.c, scenario_dir).
+$(B)/obj/lab/main.o: LAB_CFLAGS += -DSTVM_LAB_DATADIR='"$(DATADIR)/stvm/scenarios"'
 EXAMPLE_CFLAGS = $(WARN) $(OPT) $(NODEP) -Iinclude
 # Every object is compiled on its own with -MMD -MP: its .d file beside it names the
 # headers it includes, so an edit recompiles exactly the objects that see it and relinks.
@@ -252,11 +255,11 @@ fuzz: $(FUZZ_EXTRA)
 # packages installed, nothing else built; about 20 s of tests on 2 cores, and one test
 # file's edit recompiles that file alone). Left out, for make check: the suites of
 # UNIT_SKIP, which need a real nginx (zn_client), want an idle machine (stop judges in
-# real time that a stop ends a run within 100 ms) or run a built tool (lab runs
-# build/stvm-lab); the scale tests of UNIT_SKIP_TESTS (boundaries: a million processes,
+# real time that a stop ends a run within 100 ms) or run a built tool (lab, lab_file and
+# lab_show run build/stvm-lab); the scale tests of UNIT_SKIP_TESTS (boundaries: a million processes,
 # and each guard method's memory given back, 32 s). The model runs UNIT_MODEL_OPS
 # operations, not make check's 4,000,000.
-UNIT_SKIP ?= zn_client stop lab lab_show
+UNIT_SKIP ?= zn_client stop lab lab_file lab_show
 UNIT_SKIP_TESTS ?= boundaries/*_give_back_their_memory
 UNIT_MODEL_OPS ?= 200000
 unit_empty :=
@@ -328,7 +331,7 @@ man-check: $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
 	@sh scripts/man-check.sh $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
 
 # install copies the headers, the libraries, stvm.pc, stvm-bench and stvm-lab and their
-# manual pages (into MANDIR/man1 and man3), stvm-bench's plot scripts (DATADIR/stvm/plots), and records what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
+# manual pages (into MANDIR/man1 and man3), stvm-bench's plot scripts (DATADIR/stvm/plots), stvm-lab's scenarios (DATADIR/stvm/scenarios), and records what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;
 # uninstall removes exactly those, then the folders it created, when they are empty
 # (scripts/install.sh).
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install into a scratch prefix with DESTDIR, then build an outside program that includes
 # only <stvm.h> (examples/semantics_tour.c) with `pkg-config --cflags --libs stvm`, and
-# run it against the installed shared library; run the installed tools (stvm-lab,
-# stvm-bench, whose --plot must find the installed gnuplot scripts) and render the installed manual pages; then uninstall and check that the scratch tree is exactly as it was
+# run it against the installed shared library; run the installed tools (stvm-lab, which
+# must find its installed scenarios, stvm-bench, whose --plot must find the installed
+# gnuplot scripts) and render the installed manual pages; then uninstall and check that the scratch tree is exactly as it was
 # before the install: the folders install created are gone, and a folder that existed
 # before (bin/ here, standing for /usr/local/bin) is kept with what else was in it.
 set -eu
@@ -48,10 +49,18 @@ echo "$me: a program including only one of $(ls "$dest$prefix"/include/stvm/ | g
 for t in stvm-bench stvm-lab; do
     [ -x "$dest$prefix/bin/$t" ] || { echo "$me: $prefix/bin/$t was not installed"; exit 1; }
 done
-"$dest$prefix/bin/stvm-lab" list > "$work/lab.txt"
-[ -s "$work/lab.txt" ] || { echo "$me: the installed stvm-lab listed no scenario"; exit 1; }
+# The installed stvm-lab finds its scenarios in <exe>/../share/stvm/scenarios (not in
+# the build tree, not through STVM_LAB_SCENARIOS): every one is listed, and one runs with
+# the output the build tree's gives.
+(unset STVM_LAB_SCENARIOS; "$dest$prefix/bin/stvm-lab" list) > "$work/lab.txt"
+want=$(ls lab/scenarios/*.scenario | wc -l)
+[ "$(wc -l < "$work/lab.txt")" -eq "$want" ] ||
+    { echo "$me: the installed stvm-lab listed $(wc -l < "$work/lab.txt") scenarios, not $want"; exit 1; }
+(unset STVM_LAB_SCENARIOS; "$dest$prefix/bin/stvm-lab" run priority_preemption) < /dev/null > "$work/lab-run.txt"
+cmp -s "$work/lab-run.txt" tests/lab/priority_preemption.txt ||
+    { echo "$me: the installed stvm-lab's priority_preemption differs from tests/lab/"; exit 1; }
 "$dest$prefix/bin/stvm-bench" delay --help > /dev/null
-echo "$me: installed stvm-lab runs ($(wc -l < "$work/lab.txt") scenarios listed), stvm-bench runs"
+echo "$me: installed stvm-lab runs ($want scenarios listed from $prefix/share/stvm/scenarios, one run as expected), stvm-bench runs"
 for page in man1/stvm-bench.1 man1/stvm-lab.1 man3/stvm.3; do
     f=$dest$prefix/share/man/$page
     [ -f "$f" ] || { echo "$me: $prefix/share/man/$page was not installed"; exit 1; }

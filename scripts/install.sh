@@ -7,7 +7,9 @@
 # .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
 # pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; stvm-bench's
 # is written by the tool into B/man), stvm-bench's gnuplot scripts bench/plots/*.gp
-# (DATADIR/stvm/plots: the installed tool's <exe>/../share/stvm/plots), and writes a manifest, DATADIR/stvm/install-manifest:
+# (DATADIR/stvm/plots: the installed tool's <exe>/../share/stvm/plots), stvm-lab's
+# built-in scenarios lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed
+# tool's <exe>/../share/stvm/scenarios), and writes a manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -55,7 +57,7 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$MANDIR/man1" "$MANDIR/man3"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$DATADIR/stvm/scenarios" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -77,6 +79,9 @@ do_install() {
     for gp in bench/plots/*.gp; do
         put 644 "$gp" "$DATADIR/stvm/plots/${gp##*/}"
     done
+    for sc in lab/scenarios/*.scenario; do
+        put 644 "$sc" "$DATADIR/stvm/scenarios/${sc##*/}"
+    done
     {
         echo "# stvm $VERSION: installed by make install; make uninstall reads this"
         for f in $files $manifest; do echo "f $f"; done
@@ -92,7 +97,7 @@ do_uninstall() {
         rm -f "$DESTDIR$INCLUDEDIR/stvm.h" "$DESTDIR$LIBDIR/libstvm.a" "$DESTDIR$LIBDIR"/libstvm.so* \
               "$DESTDIR$LIBDIR/pkgconfig/stvm.pc" "$DESTDIR$BINDIR/stvm-bench" "$DESTDIR$BINDIR/stvm-lab" \
               "$DESTDIR$MANDIR/man1/stvm-bench.1" "$DESTDIR$MANDIR/man1/stvm-lab.1" "$DESTDIR$MANDIR/man3/stvm.3" \
-              "$DESTDIR$DATADIR"/stvm/plots/*.gp
+              "$DESTDIR$DATADIR"/stvm/plots/*.gp "$DESTDIR$DATADIR"/stvm/scenarios/*.scenario
         return 0
     fi
     dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")

@@ -60,7 +60,9 @@ has() { grep -qE "(^|[^A-Za-z0-9_-])$2([^A-Za-z0-9_-]|\$)" "$1"; }
 words man/stvm-lab.1 > "$tmp/lab.words"
 "$lab" --help > "$tmp/lab.help"
 n=0
-for o in $(options "$tmp/lab.help") list run help version; do
+# The commands: the words after "stvm-lab" in the usage's synopsis lines.
+lab_cmds=$(sed -n 's/^ *\(usage: \)\{0,1\}stvm-lab \([a-z][a-z]*\).*/\2/p' "$tmp/lab.help" | sort -u)
+for o in $(options "$tmp/lab.help") $lab_cmds help version; do
     n=$((n + 1))
     has "$tmp/lab.words" "$o" || problem "man/stvm-lab.1 does not name '$o' (stvm-lab --help does)"
 done

@@ -1,0 +1,530 @@
+/*
+ * Running a scenario (lab.h): a fresh VM on the simulated clock, the file's objects made
+ * by the lab before the run (making one records nothing in the trace), the processes
+ * that start spawned from the embedding thread in the file's order, and each process's
+ * script played step by step with the public API, one call per step. A step whose call
+ * fails stops the run (stvm_stop) with the step's file:line:column; a wait that ends
+ * without what it waited for (a timeout, a suspension) is an outcome the timeline shows,
+ * and the script goes on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lab.h"
+
+#define WIRE_FIRST_FD 100   /* a wire's client end: this descriptor or the next free one,
+                               so that the timeline does not depend on what descriptors
+                               the caller left open */
+
+/* A wire is a socketpair: bytes written are readable at once, so a run does not depend
+ * on how a TCP stack schedules its work. The client end is the processes'; the peer
+ * (a server, outside the VM) answers on the other. */
+static const char wire_request[] = "GET /static HTTP/1.1\r\nHost: localhost\r\n\r\n";
+static const char wire_answer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+typedef struct wire {
+    int client, peer;
+} wire;
+
+typedef struct player player;
+
+/* What a process (every instance of one declaration) runs with. */
+typedef struct actor {
+    player *pl;
+    int index;
+} actor;
+
+/* An outside event's argument: the player and what to do. */
+typedef struct happening {
+    player *pl;
+    lab_outside_action action;
+    int target;
+    uint64_t at_us;
+    bool done;
+} happening;
+
+struct player {
+    const lab_scenario *sc;
+    const lab_limits *lim;
+    stvm_vm *vm;
+    void **objects;             /* per object: its handle (wire *) */
+    int *ext_index;             /* per object: an external semaphore's slot */
+    wire *wires;
+    actor *actors;
+    stvm_process **latest;      /* per process: the last instance spawned */
+    stvm_process **held;        /* every instance, held until the VM goes, for the report */
+    int nheld;
+    happening **happenings;     /* made during the run, freed after it */
+    int nhappenings;
+    long steps;
+    int spawns;
+    bool failed;
+    char *error;
+    size_t error_size;
+};
+
+/* Stop the run at a step: the message names where in the file, when, and who. */
+static void fail(player *pl, const lab_step *s, const char *what, int err)
+{
+    if (pl->failed)
+        return;
+    pl->failed = true;
+    char who[64] = "the lab";
+    stvm_process *me = stvm_vm_active_process(pl->vm);
+    stvm_process_info info;
+    if (me && stvm_process_get_info(pl->vm, me, &info) == STVM_OK)
+        snprintf(who, sizeof who, "%s", info.name);
+    uint64_t at = stvm_vm_now_us(pl->vm) - LAB_SIM_START_US;
+    snprintf(pl->error, pl->error_size, "%s:%d:%d: at %llu.%03llu ms, %s: %s%s%s", pl->sc->file,
+             s ? s->line : 0, s ? s->col : 0, (unsigned long long)(at / 1000),
+             (unsigned long long)(at % 1000), who, what, err ? ": " : "", err ? stvm_strerror(err) : "");
+    stvm_stop(pl->vm);
+}
+
+/* A wait that ended without what it waited for goes on; anything else stops the run. */
+static bool waited(player *pl, const lab_step *s, const char *what, int rc)
+{
+    if (rc >= 0 || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE)
+        return true;
+    fail(pl, s, what, rc);
+    return false;
+}
+
+static bool called(player *pl, const lab_step *s, const char *what, int rc)
+{
+    if (rc >= 0)
+        return true;
+    fail(pl, s, what, rc);
+    return false;
+}
+
+/* The peer's answer: it takes what was sent, and writes the answer. It runs inside the
+ * scheduler, so a failure is only recorded (the run reports it at its end). */
+static void peer_answers(stvm_vm *vm, void *arg)
+{
+    happening *h = arg;
+    player *pl = h->pl;
+    h->done = true;
+    if (h->action == LAB_EXT_SIGNAL) {
+        stvm_external_signal(vm, pl->ext_index[h->target]);
+        return;
+    }
+    wire *w = pl->objects[h->target];
+    char buf[512];
+    while (read(w->peer, buf, sizeof buf) > 0)
+        ;
+    if (write(w->peer, wire_answer, sizeof wire_answer - 1) != (ssize_t)(sizeof wire_answer - 1) &&
+        !pl->failed) {
+        pl->failed = true;
+        snprintf(pl->error, pl->error_size, "%s: the wire %s is full: its peer cannot answer",
+                 pl->sc->file, pl->sc->objects[h->target].name);
+    }
+}
+
+static happening *new_happening(player *pl, lab_outside_action action, int target, uint64_t at_us)
+{
+    happening **grown = realloc(pl->happenings, sizeof *grown * (size_t)(pl->nhappenings + 1));
+    if (!grown)
+        return NULL;
+    pl->happenings = grown;
+    happening *h = malloc(sizeof *h);
+    if (h)
+        *h = (happening){pl, action, target, at_us, false};
+    return grown[pl->nhappenings++] = h;
+}
+
+/* The horizon: with external semaphores, a wait that nobody ends would last for ever. */
+static void horizon(stvm_vm *vm, void *arg)
+{
+    (void)arg;
+    stvm_stop(vm);
+}
+
+static void process_main(stvm_vm *vm, void *arg);
+static void starter_main(stvm_vm *vm, void *arg);
+
+static bool spawn(player *pl, const lab_step *s, int index)
+{
+    const lab_process *pr = &pl->sc->processes[index];
+    if (s && pl->spawns++ >= pl->lim->max_spawns) {
+        fail(pl, s, "spawn", 0);
+        snprintf(pl->error + strlen(pl->error), pl->error_size - strlen(pl->error),
+                 " (more than %d processes spawned)", pl->lim->max_spawns);
+        return false;
+    }
+    stvm_process *p;
+    int rc = stvm_spawn(pl->vm, pr->priority, pr->name, s ? process_main : starter_main,
+                        &pl->actors[index], &p);
+    if (rc < 0)
+        return called(pl, s, "spawn", rc);
+    pl->latest[index] = pl->held[pl->nheld++] = p;   /* the last instance is the one a name means */
+    return true;
+}
+
+static stvm_process *process_of(player *pl, const lab_step *s)
+{
+    if (s->target == LAB_SELF)
+        return stvm_vm_active_process(pl->vm);
+    stvm_process *p = pl->latest[s->target];
+    if (!p) {
+        char what[80];
+        snprintf(what, sizeof what, "%s was never spawned", pl->sc->processes[s->target].name);
+        fail(pl, s, what, 0);
+    }
+    return p;
+}
+
+/* Zodiac's read: a first read that does not wait and, when it finds nothing,
+ * Socket>>waitForDataFor: with the step's timeout, then the read again. */
+static bool read_wire(player *pl, const lab_step *s, wire *w)
+{
+    char buf[sizeof wire_answer];
+    ssize_t n = recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) {
+        /* While a descriptor is watched the VM sleeps in the OS, in real time, until the
+         * next timer deadline when no outside event comes first (a real peer could
+         * answer: scheduler/relinquish.c). So a read waits only for data on its way,
+         * due within a second; one that could only time out would last as long in real
+         * time as in simulated time. */
+        uint64_t now = stvm_vm_now_us(pl->vm), next = UINT64_MAX;
+        for (int i = 0; i < pl->nhappenings; i++) {
+            const happening *h = pl->happenings[i];
+            if (h && !h->done && h->action == LAB_DATA && pl->objects[h->target] == w && h->at_us < next)
+                next = h->at_us;
+        }
+        if (next == UINT64_MAX || next - now > 1000000) {
+            fail(pl, s, "read: no data is due on the wire within 1 s (an outside data event): "
+                        "the wait could only time out, as slowly in real time as in simulated time", 0);
+            return false;
+        }
+        if (!waited(pl, s, "read", stvm_fd_wait(pl->vm, w->client, STVM_IO_READ, s->timeout_ms)))
+            return false;
+        (void)recv(w->client, buf, sizeof buf, MSG_DONTWAIT);
+    }
+    return true;
+}
+
+static bool play(player *pl, const lab_process *pr, int from, int to);
+
+static bool step(player *pl, const lab_process *pr, const lab_step *s)
+{
+    stvm_vm *vm = pl->vm;
+    void *o = s->target >= 0 && s->op <= LAB_TAKE ? pl->objects[s->target] : NULL;
+    lab_object_kind kind = s->target >= 0 && s->op <= LAB_TAKE ? pl->sc->objects[s->target].kind : LAB_SEMAPHORE;
+    bool monitor = kind == LAB_MONITOR, timed = s->timeout_ms >= 0;
+    void *item;
+    switch (s->op) {
+    case LAB_WAIT:
+        if (monitor)
+            return waited(pl, s, "wait", timed ? stvm_monitor_wait_timeout_ms(vm, o, s->timeout_ms)
+                                               : stvm_monitor_wait(vm, o));
+        return waited(pl, s, "wait", timed ? stvm_semaphore_wait_timeout_ms(vm, o, s->timeout_ms)
+                                           : stvm_semaphore_wait(vm, o));
+    case LAB_SIGNAL:
+        return called(pl, s, "signal", monitor ? stvm_monitor_signal(vm, o) : stvm_semaphore_signal(vm, o));
+    case LAB_SIGNAL_ALL:
+        return called(pl, s, "signal-all", stvm_monitor_signal_all(vm, o));
+    case LAB_ENTER:
+        if (monitor)
+            return waited(pl, s, "enter", timed ? stvm_monitor_enter_timeout_ms(vm, o, s->timeout_ms)
+                                                : stvm_monitor_enter(vm, o));
+        return waited(pl, s, "enter", timed ? stvm_mutex_enter_timeout_ms(vm, o, s->timeout_ms)
+                                            : stvm_mutex_enter(vm, o));
+    case LAB_EXIT:
+        return called(pl, s, "exit", monitor ? stvm_monitor_exit(vm, o) : stvm_mutex_exit(vm, o));
+    case LAB_PUT:
+        item = (void *)(intptr_t)(pl->steps);   /* the queue never looks at it */
+        return waited(pl, s, "put", timed ? stvm_queue_put_timeout_ms(vm, o, item, s->timeout_ms)
+                                          : stvm_queue_put(vm, o, item));
+    case LAB_TAKE:
+        return waited(pl, s, "take", timed ? stvm_queue_take_timeout_ms(vm, o, s->timeout_ms, &item)
+                                           : stvm_queue_take(vm, o, &item));
+    case LAB_DELAY:
+        return waited(pl, s, "delay", s->in_ms ? stvm_delay_wait_ms(vm, s->amount)
+                                               : stvm_delay_wait_us(vm, s->amount));
+    case LAB_WORK:
+        return waited(pl, s, "work", stvm_work_us(vm, (uint64_t)s->amount));
+    case LAB_CHECKPOINT:
+        return waited(pl, s, "checkpoint", stvm_checkpoint(vm));
+    case LAB_YIELD:
+        return called(pl, s, "yield", stvm_yield(vm));
+    case LAB_SPAWN:
+        return spawn(pl, s, s->target);
+    case LAB_SUSPEND:
+    case LAB_RESUME:
+    case LAB_TERMINATE:
+    case LAB_PRIORITY: {
+        stvm_process *p = process_of(pl, s);
+        if (!p)
+            return false;
+        if (s->op == LAB_SUSPEND)
+            return called(pl, s, "suspend", stvm_process_suspend(vm, p));
+        if (s->op == LAB_RESUME)
+            return called(pl, s, "resume", stvm_process_resume(vm, p));
+        if (s->op == LAB_TERMINATE)
+            return called(pl, s, "terminate", stvm_process_terminate(vm, p));
+        return called(pl, s, "priority", stvm_process_set_priority(vm, p, (int)s->amount));
+    }
+    case LAB_SEND: {
+        wire *w = pl->objects[s->target];
+        if (write(w->client, wire_request, sizeof wire_request - 1) != (ssize_t)(sizeof wire_request - 1))
+            return called(pl, s, "send (the wire is full)", STVM_ESYS);
+        return true;
+    }
+    case LAB_READ:
+        return read_wire(pl, s, pl->objects[s->target]);
+    case LAB_OUTSIDE: {
+        uint64_t at = stvm_vm_now_us(vm) + (uint64_t)s->amount;
+        happening *h = new_happening(pl, s->action, s->target, at);
+        if (!h)
+            return called(pl, s, "outside", STVM_ENOMEM);
+        return called(pl, s, "outside", stvm_sim_at(vm, at, peer_answers, h));
+    }
+    case LAB_REPEAT:
+        for (int64_t k = 0; k < s->amount; k++)
+            if (!play(pl, pr, (int)(s - pr->steps) + 1, s->end))
+                return false;
+        return true;
+    }
+    return true;
+}
+
+static bool play(player *pl, const lab_process *pr, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        if (pl->failed)
+            return false;
+        if (++pl->steps > pl->lim->max_steps) {
+            fail(pl, &pr->steps[i], "too many steps", 0);
+            snprintf(pl->error + strlen(pl->error), pl->error_size - strlen(pl->error),
+                     " (more than %ld in the run: a repeat too long for the lab)", pl->lim->max_steps);
+            return false;
+        }
+        if (stvm_vm_now_us(pl->vm) - LAB_SIM_START_US > pl->lim->horizon_us) {
+            fail(pl, &pr->steps[i], "the run went past the lab's horizon", 0);
+            snprintf(pl->error + strlen(pl->error), pl->error_size - strlen(pl->error),
+                     " (%llu s of simulated time)", (unsigned long long)(pl->lim->horizon_us / 1000000));
+            return false;
+        }
+        if (!step(pl, pr, &pr->steps[i]))
+            return false;
+        if (pr->steps[i].op == LAB_REPEAT)
+            i = pr->steps[i].end - 1;
+    }
+    return true;
+}
+
+static void process_main(stvm_vm *vm, void *arg)
+{
+    actor *a = arg;
+    const lab_process *pr = &a->pl->sc->processes[a->index];
+    (void)vm;
+    play(a->pl, pr, 0, pr->nsteps);
+}
+
+/* A process that starts later waits a Delay first, as `[ delay wait. ... ] fork` does. */
+static void starter_main(stvm_vm *vm, void *arg)
+{
+    actor *a = arg;
+    const lab_process *pr = &a->pl->sc->processes[a->index];
+    lab_step at = {.line = pr->line, .col = pr->col};
+    if (pr->start > 0 &&
+        !waited(a->pl, &at, "the start's Delay",
+                pr->start_in_ms ? stvm_delay_wait_ms(vm, pr->start) : stvm_delay_wait_us(vm, pr->start)))
+        return;
+    play(a->pl, pr, 0, pr->nsteps);
+}
+
+/* "  NAME (P) waits on KIND OBJECT" for every process that has not finished. */
+static void report_blocked(player *pl, char *out, size_t size)
+{
+    static const char *const kinds[] = {"semaphore", "external semaphore", "mutex", "monitor", "queue",
+                                        "wire"};
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < pl->nheld && n < size; i++) {
+        stvm_process_info info;
+        if (stvm_process_get_info(pl->vm, pl->held[i], &info) != STVM_OK ||
+            info.state == STVM_PROCESS_TERMINATED)
+            continue;
+        char what[96] = "";
+        if (info.state == STVM_PROCESS_SUSPENDED) {
+            snprintf(what, sizeof what, "is suspended");
+        } else if (info.state == STVM_PROCESS_WAITING) {
+            snprintf(what, sizeof what, "waits on a %s", info.waiting_on ? info.waiting_on : "?");
+            for (int o = 0; o < pl->sc->nobjects; o++) {
+                const void *h = pl->objects[o];
+                if (pl->sc->objects[o].kind == LAB_QUEUE || pl->sc->objects[o].kind == LAB_WIRE || h != info.waiting_object)
+                    continue;
+                snprintf(what, sizeof what, "waits on %s %s", kinds[pl->sc->objects[o].kind],
+                         pl->sc->objects[o].name);
+            }
+        } else {
+            snprintf(what, sizeof what, "is ready to run");
+        }
+        int k = snprintf(out + n, size - n, "  %s (%d) %s\n", info.name, info.priority, what);
+        n += k > 0 ? (size_t)k : 0;
+    }
+}
+
+static bool make_objects(player *pl, char *why, size_t why_size)
+{
+    const lab_scenario *sc = pl->sc;
+    for (int i = 0; i < sc->nobjects; i++) {
+        const lab_object *o = &sc->objects[i];
+        int rc = STVM_OK;
+        switch (o->kind) {
+        case LAB_SEMAPHORE:
+            rc = stvm_semaphore_new(pl->vm, (stvm_semaphore **)&pl->objects[i]);
+            break;
+        case LAB_EXTERNAL:
+            rc = stvm_semaphore_new(pl->vm, (stvm_semaphore **)&pl->objects[i]);
+            if (rc == STVM_OK)
+                rc = stvm_external_register(pl->vm, pl->objects[i], &pl->ext_index[i]);
+            break;
+        case LAB_MUTEX:
+            rc = stvm_mutex_new(pl->vm, (stvm_mutex **)&pl->objects[i]);
+            break;
+        case LAB_MONITOR:
+            rc = stvm_monitor_new(pl->vm, (stvm_monitor **)&pl->objects[i]);
+            break;
+        case LAB_QUEUE:
+            rc = stvm_queue_new(pl->vm, (size_t)o->capacity, (stvm_queue **)&pl->objects[i]);
+            break;
+        case LAB_WIRE: {
+            int fds[2];
+            wire *w = &pl->wires[i];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+                rc = STVM_ESYS;
+                break;
+            }
+            w->client = fcntl(fds[0], F_DUPFD_CLOEXEC, WIRE_FIRST_FD);
+            w->peer = fds[1];
+            close(fds[0]);
+            if (w->client < 0)
+                rc = STVM_ESYS;
+            pl->objects[i] = w;
+            break;
+        }
+        }
+        if (rc < 0) {
+            snprintf(why, why_size, "%s:%d:%d: %s: %s", sc->file, o->line, o->col, o->name,
+                     stvm_strerror(rc));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void player_free(player *pl)
+{
+    for (int i = 0; pl->wires && i < pl->sc->nobjects; i++) {
+        if (pl->sc->objects[i].kind != LAB_WIRE)
+            continue;
+        if (pl->wires[i].client >= 0)
+            close(pl->wires[i].client);
+        if (pl->wires[i].peer >= 0)
+            close(pl->wires[i].peer);
+    }
+    for (int i = 0; i < pl->nhappenings; i++)
+        free(pl->happenings[i]);
+    free(pl->happenings);
+    free(pl->objects);
+    free(pl->ext_index);
+    free(pl->wires);
+    free(pl->actors);
+    free(pl->latest);
+    free(pl->held);
+}
+
+bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, lab_run *r,
+              char *why, size_t why_size)
+{
+    memset(r, 0, sizeof *r);
+    player pl = {.sc = s, .lim = lim, .error = r->error, .error_size = sizeof r->error};
+    size_t n = (size_t)s->nobjects + 1, np = (size_t)s->nprocesses + 1;
+    pl.objects = calloc(n, sizeof *pl.objects);
+    pl.ext_index = calloc(n, sizeof *pl.ext_index);
+    pl.wires = calloc(n, sizeof *pl.wires);
+    pl.actors = calloc(np, sizeof *pl.actors);
+    pl.latest = calloc(np, sizeof *pl.latest);
+    pl.held = calloc(np + (size_t)lim->max_spawns, sizeof *pl.held);
+    for (size_t i = 0; pl.wires && i < n; i++)
+        pl.wires[i] = (wire){-1, -1};
+    int rc = STVM_ENOMEM;
+    if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.held)
+        rc = stvm_vm_new(&pl.vm, &s->cfg);
+    if (rc < 0) {
+        snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
+        player_free(&pl);
+        return false;
+    }
+    r->vm = pl.vm;
+    bool externals = false;
+    for (int i = 0; i < s->nobjects; i++)
+        externals |= s->objects[i].kind == LAB_EXTERNAL;
+    if (!make_objects(&pl, why, why_size)) {
+        player_free(&pl);
+        lab_run_free(r);
+        return false;
+    }
+    for (int i = 0; i < s->nprocesses; i++)
+        pl.actors[i] = (actor){&pl, i};
+    rc = stvm_trace_start(pl.vm, ring_events);
+    for (int i = 0; rc == STVM_OK && i < s->noutside; i++) {
+        uint64_t at = LAB_SIM_START_US + s->outside[i].at_us;
+        happening *h = new_happening(&pl, s->outside[i].action, s->outside[i].target, at);
+        rc = h ? stvm_sim_at(pl.vm, at, peer_answers, h) : STVM_ENOMEM;
+    }
+    if (rc == STVM_OK && externals)
+        rc = stvm_sim_at(pl.vm, LAB_SIM_START_US + lim->horizon_us, horizon, NULL);
+    for (int i = 0; rc == STVM_OK && i < s->nprocesses; i++)
+        if (s->processes[i].starts && !spawn(&pl, NULL, i))
+            rc = STVM_ENOMEM;
+    if (rc < 0) {
+        snprintf(why, why_size, "%s: setting up the run: %s", s->file,
+                 pl.failed ? r->error : stvm_strerror(rc));
+        player_free(&pl);
+        lab_run_free(r);
+        return false;
+    }
+    /* A process with start 0 begins at once; later ones wait their start's Delay. */
+    rc = stvm_run(pl.vm);
+    stvm_trace_stop(pl.vm);
+    if (pl.failed)
+        r->outcome = LAB_FAILED;
+    else if (rc == STVM_EDEADLOCK)
+        r->outcome = LAB_DEADLOCK;
+    else if (rc == STVM_ESTOPPED)
+        r->outcome = LAB_STOPPED;
+    else if (rc < 0) {
+        r->outcome = LAB_FAILED;
+        snprintf(r->error, sizeof r->error, "%s: the run: %s", s->file, stvm_strerror(rc));
+    } else
+        r->outcome = LAB_FINISHED;
+    if (r->outcome == LAB_DEADLOCK || r->outcome == LAB_STOPPED)
+        report_blocked(&pl, r->blocked, sizeof r->blocked);
+    r->handles = calloc(n, sizeof *r->handles);
+    r->fds = calloc(n, sizeof *r->fds);
+    for (int i = 0; r->handles && r->fds && i < s->nobjects; i++) {
+        bool is_wire = s->objects[i].kind == LAB_WIRE;
+        r->handles[i] = is_wire ? NULL : pl.objects[i];
+        r->fds[i] = is_wire ? pl.wires[i].client : -1;
+    }
+    player_free(&pl);
+    return true;
+}
+
+void lab_run_free(lab_run *r)
+{
+    stvm_vm_free(r->vm);
+    free(r->handles);
+    free(r->fds);
+    r->vm = NULL;
+    r->handles = NULL;
+    r->fds = NULL;
+}
