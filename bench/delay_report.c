@@ -206,6 +206,7 @@ static const struct {
     {"timing loop passes per delay", "timing_loop_passes_per_delay", SUM_METRIC},
     {"clock reads per delay", "clock_reads_per_delay", SUM_METRIC},
     {"idle sleeps (kernel waits) per delay", "idle_sleeps_per_delay", SUM_METRIC},
+    {"OS sleeps per second (at peak N)", "os_sleeps_per_second", SUM_METRIC},
     {"lateness p50 / p99 / max [µs]", NULL, SUM_LATENESS},
     {"waits that ended early (ms scheduler)", NULL, SUM_EARLY},
 };

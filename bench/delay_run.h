@@ -40,6 +40,7 @@ typedef struct delay_repr {
     X(delays_expired_per_delay, "", NONE, 3)                                              \
     X(context_switches_per_delay, "", LOWER, 3)                                           \
     X(idle_sleeps_per_delay, "", NONE, 3)    /* the idle process slept in the kernel */   \
+    X(os_sleeps_per_second, "1/s", LOWER, 0) /* OS waits that could block, per window s */ \
     X(timer_fires_per_delay, "", NONE, 3)                                                 \
     X(early_waits, "", LOWER, 0)             /* waits that ended before their end */      \
     X(late_samples, "", NONE, 0)             /* waits whose lateness was recorded */      \

@@ -20,6 +20,8 @@
 
 #include "helpers.h"
 
+#include "../vm/clock.h"   /* the real clock's fast path, checked against the kernel's */
+
 /* A guard against hangs: on the simulated clock a stale timer or delay would keep a
  * blocked VM going forever. */
 TestSuite(clock, .timeout = 30);
@@ -301,6 +303,42 @@ Test(clock, real_clock_reads_utc_since_1901_and_ms_clock_from_ms_clock_start)
     uint64_t later = stvm_vm_now_us(vm);
     cr_assert_geq(later, now, "the real clock is monotonic");
     vm_done(vm);
+}
+
+static int64_t kernel_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The fast path answers from the TSC between anchors, at a rate lowered by 1/1024, so it
+ * can only run behind the kernel's clock: a deadline is never seen before it. Read for
+ * 60 ms (no sleep: reads as fast as they come), so that the rate is measured (after 20
+ * ms) and about 400 anchors are served and replaced. Each answer lies between the
+ * kernel's clock just before it, less a small lag, and just after it, and no answer is
+ * below the one before. */
+Test(clock, real_clock_fast_path_is_never_ahead_of_the_kernels_clock_nor_goes_back)
+{
+    int64_t start = kernel_mono_ns(), prev = 0, worst_lag = 0;
+    long reads = 0;
+    for (int64_t before = start; before - start < 60000000; reads++) {
+        before = kernel_mono_ns();
+        int64_t fast = stvm__clock_real_ns();
+        int64_t after = kernel_mono_ns();
+        cr_assert_leq(fast, after, "read %ld: %lld ns ahead of CLOCK_MONOTONIC", reads,
+                      (long long)(fast - after));
+        cr_assert_geq(fast, prev, "read %ld went back by %lld ns", reads, (long long)(prev - fast));
+        if (before - fast > worst_lag)
+            worst_lag = before - fast;
+        prev = fast;
+    }
+    /* The lag grows by 1/1024 over an anchor's 100 us, plus the rate's error; a
+     * preemption between two reads only makes the kernel's later reading larger. */
+    if (stvm__tsc_anchor.state > 0)
+        cr_assert_neq(stvm__tsc_anchor.span, 0, "an invariant TSC, but the fast path never served");
+    cr_assert_lt(worst_lag, 5000, "%lld ns behind CLOCK_MONOTONIC at worst over %ld reads",
+                 (long long)worst_lag, reads);
 }
 
 /* ---- primitive 242 ----------------------------------------------------------------- */

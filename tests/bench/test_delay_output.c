@@ -36,6 +36,26 @@ Test(delay_output, csv_wide_has_a_row_per_representation_and_n_with_every_figure
     free(t);
 }
 
+/* The simulated clock's idle process jumps to the next deadline instead of sleeping in
+ * the OS, so a record says 0 OS sleeps per second there, sample by sample. */
+Test(delay_output, os_sleeps_per_second_is_in_every_record_and_zero_on_the_simulated_clock,
+     .timeout = 60)
+{
+    char *t;
+    cr_assert_eq(bench_run_stdout(TINY " --format csv", &t), 0);
+    const char *cells[] = {"ms-smallint31,10,ms,31", "ms-smallint31,20,ms,31",
+                           "us-largeint31,10,us,31", "us-largeint31,20,us,31"};
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
+        for (int k = 1; k <= 2; k++) {
+            char want[160];
+            snprintf(want, sizeof want,
+                     "\ndelay,%s,50,20,sim,ok,os_sleeps_per_second,1/s,lower,sample,%d,0\n",
+                     cells[i], k);
+            cr_expect(strstr(t, want) != NULL, "no line %s in %s", want, t);
+        }
+    free(t);
+}
+
 Test(delay_output, csv_long_has_both_repetitions_of_each_figure, .timeout = 60)
 {
     char *t;
