@@ -23,7 +23,7 @@ typedef struct delay {
     enum delay_state state;
     stvm_proc *process;         /* the waiting process (NULL: a Delay object scheduled
                                    with no waiter) */
-    uint32_t ticket;            /* its slot in the ticket table while scheduled */
+    uint64_t seq;               /* its scheduling number while scheduled (its entry's) */
     struct delay *next_req;
     stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL
                                    (last: the fields a plain delay uses keep their place) */
@@ -40,18 +40,20 @@ struct stvm_delay {
 };
 
 /* A scheduled delay as the scheduler keeps it: its resumption time (an integer oop
- * the entry owns), the scheduling order for ties, and a ticket naming the Delay.
+ * the entry owns), its scheduling number (the order for ties, and its name), and the
+ * Delay.
  *
  * The heap never touches a Delay while it sifts: with tens of thousands of sleepers
  * each Delay sits on its own process's stack, and writing a back-pointer into it at
  * every move cost a cache and TLB miss per heap level. Instead a cancelled Delay's
- * ticket is emptied and its entry is dropped lazily when it reaches the top (or when
- * dead entries outnumber live ones, by a rebuild). */
+ * number goes into a set of dead numbers and its entry is dropped lazily when it
+ * reaches the top (or when dead entries outnumber live ones, by a rebuild). Numbers are
+ * never reused, so a dead entry cannot be taken for a later scheduling of its Delay.
+ * 24 bytes: a node's four children fill two cache lines (delay_heap.c). */
 typedef struct heap_entry {
     stvm_oop key;
     uint64_t seq;
-    delay *d;                   /* only to be followed while its ticket still names it */
-    uint32_t ticket;
+    delay *d;                   /* only to be followed while the entry is live */
 } heap_entry;
 
 typedef struct delay_sched {
@@ -61,10 +63,10 @@ typedef struct delay_sched {
     bool has_active;
     heap_entry active;          /* the earliest delay, kept apart as Pharo does */
     heap_entry *heap;           /* 4-ary min-heap of the other scheduled delays */
+    void *heap_mem;             /* its allocation (heap is placed inside it) */
     size_t count, cap, dead;    /* dead: cancelled entries still in the heap */
-    delay **tickets;            /* ticket -> Delay, NULL once cancelled */
-    uint32_t *free_tickets;
-    size_t nfree, ntickets;
+    uint64_t *dead_seqs;        /* their numbers: an open-addressing set, 0 = empty */
+    size_t dead_cap;            /* a power of two, or 0 */
     delay *req_head, *req_tail; /* schedule requests not yet taken */
     stvm_oop last_tick;         /* ms scheduler: activeDelayStartTime */
     uint64_t seq;
@@ -72,14 +74,6 @@ typedef struct delay_sched {
 } delay_sched;
 
 /* ---- delay_heap.c ---- */
-/* Give d a ticket (false: out of memory). */
-bool stvm__delay_ticket_take(delay_sched *ds, delay *d);
-/* Does the ticket of e still name its Delay? */
-static inline bool stvm__delay_live(const delay_sched *ds, const heap_entry *e)
-{
-    /* With nothing cancelled (the common case) the ticket table stays untouched. */
-    return ds->dead == 0 || ds->tickets[e->ticket] == e->d;
-}
 /* a before b: earlier resumption, ties in scheduling order. */
 static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const heap_entry *b)
 {
@@ -95,11 +89,11 @@ static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const he
 bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e);
 /* The earliest live entry, cancelled ones dropped on the way; false when empty. */
 bool stvm__delay_heap_pop(stvm_vm *vm, delay_sched *ds, heap_entry *out);
-/* Drop an entry: its timestamp and ticket go back. */
-void stvm__delay_discard(stvm_vm *vm, delay_sched *ds, heap_entry e);
-/* d's entry is now dead (its ticket emptied); rebuilds the heap when the dead
- * outnumber the live. */
-void stvm__delay_cancel_in_heap(stvm_vm *vm, delay_sched *ds, delay *d);
+/* Drop an entry: its timestamp goes back. */
+void stvm__delay_discard(stvm_vm *vm, heap_entry e);
+/* d's entry in the heap is now dead (its number joins the dead set); rebuilds the heap
+ * when the dead outnumber the live, or when the set cannot grow. */
+void stvm__delay_cancel_in_heap(stvm_vm *vm, delay_sched *ds, const delay *d);
 void stvm__delay_heap_destroy(delay_sched *ds);
 
 /* ---- delay_scheduler.c ---- */
