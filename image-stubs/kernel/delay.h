@@ -13,21 +13,39 @@
 enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 
 /* A Delay, on the stack of the process that waits on it (or inside a Delay object,
- * below). */
+ * below).
+ *
+ * Ordered by when the fields are touched once the Delay has gone cold: its expiry (the
+ * timing process reads state, sem and timed_list and signals own_sem, whose list and
+ * excess signals are its first 40 bytes) and its waiter's wake-up (own_sem's list
+ * again, state) use bytes 0 to 63 only, so a waiter that keeps its Delay on a 64-byte
+ * boundary (DELAY_ALIGN) has them in one cache line of its cold stack. The rest is
+ * touched while the waiter runs (the request), by the timing process right after it
+ * (duration, seq, next_req), or at the wake-up's end (guard, in the line the waiter's
+ * next Delay is written into anyway). With the old order (guard first, sem last) an
+ * expiry touched three lines, and the record spanned three. */
 typedef struct delay {
-    stvm_wait_guard guard;      /* unschedules it if its process is terminated */
-    stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
-    stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
-    int64_t duration;           /* in ms (from_ms) or us */
-    bool from_ms;
     enum delay_state state;
+    bool from_ms;
+    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL */
+    stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
+    stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
+    stvm_wait_guard guard;      /* unschedules it if its process is terminated */
     stvm_proc *process;         /* the waiting process (NULL: a Delay object scheduled
                                    with no waiter) */
-    uint64_t seq;               /* its scheduling number while scheduled (its entry's) */
-    struct delay *next_req;
-    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL
-                                   (last: the fields a plain delay uses keep their place) */
+    union {                     /* one at a time, so they share: 128 bytes in all */
+        struct delay *next_req; /* D_REQUESTED: the next request queued */
+        uint64_t seq;           /* D_SCHEDULED: its scheduling number (its entry's) */
+    };
+    int64_t duration;           /* in ms (from_ms) or us */
 } delay;
+
+/* A Delay on a waiter's stack is declared `DELAY_ALIGN delay d`. */
+#define DELAY_ALIGN _Alignas(64)
+_Static_assert(offsetof(delay, own_sem) + offsetof(stvm_semaphore, excess_signals) +
+                   sizeof(int64_t) <= 64,
+               "what an expiry and a wake-up touch fits the first cache line");
+_Static_assert(sizeof(delay) == 128, "an aligned Delay fills two cache lines, no more");
 
 /* A Delay object (Pharo's Delay instance; delay_object.c): a delay record that lives
  * in object memory instead of on a stack, and the semaphore its expiry signals. */

@@ -281,6 +281,7 @@ static void abandon(stvm_vm *vm, stvm_wait_guard *g)
 static inline void enqueue(delay_sched *ds, delay *d)
 {
     d->state = D_REQUESTED;
+    d->next_req = NULL;   /* it shares its place with the last scheduling's number */
     ds->pending++;
     if (ds->req_tail)
         ds->req_tail->next_req = d;
@@ -309,7 +310,7 @@ void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d)
 {
     stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
     stvm__wait_guard_pop(vm, &d->guard);
-    d->process->wait_label = NULL;
+    vm->active->wait_label = NULL;   /* d's waiter, without reading d->process's line */
 }
 
 /* ---- hooks and start ------------------------------------------------------------- */

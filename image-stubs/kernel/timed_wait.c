@@ -52,7 +52,7 @@ static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
     int err = !vm ? STVM_EINVAL : stvm__check_duration(vm, duration, from_ms);
     if (err || (err = stvm__delay_scheduler(vm, &ds)))
         return err;
-    delay d = {.duration = duration, .from_ms = from_ms};
+    DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms};
     stvm__sem_init(vm, &d.own_sem);
     stvm__delay_request(vm, ds, &d);
     vm->active->wait_label = "delay";
@@ -85,7 +85,7 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
         stvm__wait_uncommit(vm->active);
         return err;
     }
-    delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
+    DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
     vm->stats.timed_waits++;
     stvm__delay_request(vm, ds, &d);
     if (d.state == D_EXPIRED) {      /* expired before we could wait (0 ms, or held up) */
