@@ -126,8 +126,9 @@ void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *w
 /* The resumption time of a scheduled d (its entry's key, owned by the scheduler), or
  * STVM_NIL when d is not scheduled. A linear search. */
 stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d);
-/* The wait d bounded is over: unschedule d if it has not expired, pop its guard. */
-void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d);
+/* The wait d bounded is over, ending with err: unschedule d if it has not expired, pop
+ * its guard; answers err (so that the caller keeps nothing across the call). */
+int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err);
 /* Take d out of the scheduler wherever it is (request queue, active, heap); no-op
  * once it expired. */
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);

@@ -306,11 +306,12 @@ void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *w
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
 }
 
-void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d)
+int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err)
 {
     stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
     stvm__wait_guard_pop(vm, &d->guard);
     vm->active->wait_label = NULL;   /* d's waiter, without reading d->process's line */
+    return err;
 }
 
 /* ---- hooks and start ------------------------------------------------------------- */
