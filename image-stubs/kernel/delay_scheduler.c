@@ -270,39 +270,17 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
 }
 
 /* The process waiting on d was terminated: d must not fire into its stack later. */
-static void abandon(stvm_vm *vm, stvm_wait_guard *g)
+void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g)
 {
     delay *d = STVM_CONTAINER(g, delay, guard);
     d->process->wait_label = NULL;
     stvm__delay_unschedule(vm, vm->delay.state, d);
 }
 
-/* Queue d for the timing process (the caller then signals the timing semaphore). */
-static inline void enqueue(delay_sched *ds, delay *d)
-{
-    d->state = D_REQUESTED;
-    d->next_req = NULL;   /* it shares its place with the last scheduling's number */
-    ds->pending++;
-    if (ds->req_tail)
-        ds->req_tail->next_req = d;
-    else
-        ds->req_head = d;
-    ds->req_tail = d;
-}
-
-void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
-{
-    d->process = vm->active;
-    enqueue(ds, d);
-    d->guard.undo = abandon;
-    stvm__wait_guard_push(vm, &d->guard);
-    stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
-}
-
 void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter)
 {
     d->process = waiter;
-    enqueue(ds, d);
+    stvm__delay_enqueue(ds, d);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
 }
 
