@@ -164,15 +164,24 @@ static heap_entry heap_pop_raw(stvm_vm *vm, delay_sched *ds)
     size_t n = --ds->count, hole = 0;
     if (n == 0)
         return top;
+    heap_entry *h = ds->heap;
     for (;;) {
-        size_t first = ARITY * hole + 1;
-        if (first >= n)
+        size_t first = ARITY * hole + 1, best;
+        if (first + ARITY <= n) {
+            /* All four children (every level but the last): a tournament, whose two
+             * first rounds do not wait for each other and need no bounds checks. */
+            size_t a = first + stvm__delay_before(vm, &h[first + 1], &h[first]);
+            size_t b = first + 2 + stvm__delay_before(vm, &h[first + 3], &h[first + 2]);
+            best = stvm__delay_before(vm, &h[b], &h[a]) ? b : a;
+        } else if (first < n) {
+            best = first;
+            for (size_t c = first + 1; c < n; c++)
+                if (stvm__delay_before(vm, &h[c], &h[best]))
+                    best = c;
+        } else {
             break;
-        size_t best = first;
-        for (size_t c = first + 1; c < first + ARITY && c < n; c++)
-            if (stvm__delay_before(vm, &ds->heap[c], &ds->heap[best]))
-                best = c;
-        ds->heap[hole] = ds->heap[best];
+        }
+        h[hole] = h[best];
         hole = best;
     }
     ds->heap[hole] = ds->heap[n];
