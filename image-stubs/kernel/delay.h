@@ -13,21 +13,39 @@
 enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 
 /* A Delay, on the stack of the process that waits on it (or inside a Delay object,
- * below). */
+ * below).
+ *
+ * Ordered by when the fields are touched once the Delay has gone cold: its expiry (the
+ * timing process reads state, sem and timed_list and signals own_sem, whose list and
+ * excess signals are its first 40 bytes) and its waiter's wake-up (own_sem's list
+ * again, state) use bytes 0 to 63 only, so a waiter that keeps its Delay on a 64-byte
+ * boundary (DELAY_ALIGN) has them in one cache line of its cold stack. The rest is
+ * touched while the waiter runs (the request), by the timing process right after it
+ * (duration, seq, next_req), or at the wake-up's end (guard, in the line the waiter's
+ * next Delay is written into anyway). With the old order (guard first, sem last) an
+ * expiry touched three lines, and the record spanned three. */
 typedef struct delay {
-    stvm_wait_guard guard;      /* unschedules it if its process is terminated */
-    stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
-    stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
-    int64_t duration;           /* in ms (from_ms) or us */
-    bool from_ms;
     enum delay_state state;
+    bool from_ms;
+    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL */
+    stvm_list *timed_list;      /* a timed wait: the list whose wait it bounds, or NULL */
+    stvm_semaphore own_sem;     /* the Delay's semaphore (a plain delay waits on it) */
+    stvm_wait_guard guard;      /* unschedules it if its process is terminated */
     stvm_proc *process;         /* the waiting process (NULL: a Delay object scheduled
                                    with no waiter) */
-    uint32_t ticket;            /* its slot in the ticket table while scheduled */
-    struct delay *next_req;
-    stvm_semaphore *sem;        /* what its expiry signals instead of own_sem, or NULL
-                                   (last: the fields a plain delay uses keep their place) */
+    union {                     /* one at a time, so they share: 128 bytes in all */
+        struct delay *next_req; /* D_REQUESTED: the next request queued */
+        uint64_t seq;           /* D_SCHEDULED: its scheduling number (its entry's) */
+    };
+    int64_t duration;           /* in ms (from_ms) or us */
 } delay;
+
+/* A Delay on a waiter's stack is declared `DELAY_ALIGN delay d`. */
+#define DELAY_ALIGN _Alignas(64)
+_Static_assert(offsetof(delay, own_sem) + offsetof(stvm_semaphore, excess_signals) +
+                   sizeof(int64_t) <= 64,
+               "what an expiry and a wake-up touch fits the first cache line");
+_Static_assert(sizeof(delay) == 128, "an aligned Delay fills two cache lines, no more");
 
 /* A Delay object (Pharo's Delay instance; delay_object.c): a delay record that lives
  * in object memory instead of on a stack, and the semaphore its expiry signals. */
@@ -40,18 +58,20 @@ struct stvm_delay {
 };
 
 /* A scheduled delay as the scheduler keeps it: its resumption time (an integer oop
- * the entry owns), the scheduling order for ties, and a ticket naming the Delay.
+ * the entry owns), its scheduling number (the order for ties, and its name), and the
+ * Delay.
  *
  * The heap never touches a Delay while it sifts: with tens of thousands of sleepers
  * each Delay sits on its own process's stack, and writing a back-pointer into it at
  * every move cost a cache and TLB miss per heap level. Instead a cancelled Delay's
- * ticket is emptied and its entry is dropped lazily when it reaches the top (or when
- * dead entries outnumber live ones, by a rebuild). */
+ * number goes into a set of dead numbers and its entry is dropped lazily when it
+ * reaches the top (or when dead entries outnumber live ones, by a rebuild). Numbers are
+ * never reused, so a dead entry cannot be taken for a later scheduling of its Delay.
+ * 24 bytes: a node's four children fill two cache lines (delay_heap.c). */
 typedef struct heap_entry {
     stvm_oop key;
     uint64_t seq;
-    delay *d;                   /* only to be followed while its ticket still names it */
-    uint32_t ticket;
+    delay *d;                   /* only to be followed while the entry is live */
 } heap_entry;
 
 typedef struct delay_sched {
@@ -61,10 +81,10 @@ typedef struct delay_sched {
     bool has_active;
     heap_entry active;          /* the earliest delay, kept apart as Pharo does */
     heap_entry *heap;           /* 4-ary min-heap of the other scheduled delays */
+    void *heap_mem;             /* its allocation (heap is placed inside it) */
     size_t count, cap, dead;    /* dead: cancelled entries still in the heap */
-    delay **tickets;            /* ticket -> Delay, NULL once cancelled */
-    uint32_t *free_tickets;
-    size_t nfree, ntickets;
+    uint64_t *dead_seqs;        /* their numbers: an open-addressing set, 0 = empty */
+    size_t dead_cap;            /* a power of two, or 0 */
     delay *req_head, *req_tail; /* schedule requests not yet taken */
     stvm_oop last_tick;         /* ms scheduler: activeDelayStartTime */
     uint64_t seq;
@@ -72,14 +92,6 @@ typedef struct delay_sched {
 } delay_sched;
 
 /* ---- delay_heap.c ---- */
-/* Give d a ticket (false: out of memory). */
-bool stvm__delay_ticket_take(delay_sched *ds, delay *d);
-/* Does the ticket of e still name its Delay? */
-static inline bool stvm__delay_live(const delay_sched *ds, const heap_entry *e)
-{
-    /* With nothing cancelled (the common case) the ticket table stays untouched. */
-    return ds->dead == 0 || ds->tickets[e->ticket] == e->d;
-}
 /* a before b: earlier resumption, ties in scheduling order. */
 static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const heap_entry *b)
 {
@@ -95,27 +107,52 @@ static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const he
 bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e);
 /* The earliest live entry, cancelled ones dropped on the way; false when empty. */
 bool stvm__delay_heap_pop(stvm_vm *vm, delay_sched *ds, heap_entry *out);
-/* Drop an entry: its timestamp and ticket go back. */
-void stvm__delay_discard(stvm_vm *vm, delay_sched *ds, heap_entry e);
-/* d's entry is now dead (its ticket emptied); rebuilds the heap when the dead
- * outnumber the live. */
-void stvm__delay_cancel_in_heap(stvm_vm *vm, delay_sched *ds, delay *d);
+/* Drop an entry: its timestamp goes back. */
+void stvm__delay_discard(stvm_vm *vm, heap_entry e);
+/* d's entry in the heap is now dead (its number joins the dead set); rebuilds the heap
+ * when the dead outnumber the live, or when the set cannot grow. */
+void stvm__delay_cancel_in_heap(stvm_vm *vm, delay_sched *ds, const delay *d);
 void stvm__delay_heap_destroy(delay_sched *ds);
 
 /* ---- delay_scheduler.c ---- */
 /* The VM's Delay scheduler, started on first use. ENOMEM. */
 int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
+/* Queue d for the timing process (the caller then signals the timing semaphore). */
+static inline void stvm__delay_enqueue(delay_sched *ds, delay *d)
+{
+    d->state = D_REQUESTED;
+    d->next_req = NULL;   /* it shares its place with the last scheduling's number */
+    ds->pending++;
+    if (ds->req_tail)
+        ds->req_tail->next_req = d;
+    else
+        ds->req_head = d;
+    ds->req_tail = d;
+}
+/* d's guard: unschedules it when its waiter is terminated. */
+void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g);
 /* Hand d to the timing process (the front half of Delay>>schedule): the timing
- * process preempts the caller here. d's guard is pushed for the caller's wait. */
-void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d);
+ * process preempts the caller here. d's guard is pushed for the caller's wait. Inline:
+ * the caller is preempted inside it, and with tens of thousands of processes waiting
+ * their turn, each frame between the caller's and the switch is a cold line when the
+ * caller runs again. */
+static inline void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
+{
+    d->process = vm->active;
+    stvm__delay_enqueue(ds, d);
+    d->guard.undo = stvm__delay_abandon;
+    stvm__wait_guard_push(vm, &d->guard);
+    stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
+}
 /* The same for a Delay object: no guard is pushed, and waiter (NULL: none) is the
  * process the trace names. */
 void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter);
 /* The resumption time of a scheduled d (its entry's key, owned by the scheduler), or
  * STVM_NIL when d is not scheduled. A linear search. */
 stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d);
-/* The wait d bounded is over: unschedule d if it has not expired, pop its guard. */
-void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d);
+/* The wait d bounded is over, ending with err: unschedule d if it has not expired, pop
+ * its guard; answers err (so that the caller keeps nothing across the call). */
+int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err);
 /* Take d out of the scheduler wherever it is (request queue, active, heap); no-op
  * once it expired. */
 void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d);

@@ -5,7 +5,7 @@
  *
  * A Delay object holds the same delay record a stvm_delay_wait_ms keeps on its
  * caller's stack, so it goes through the one Delay scheduler (request queue, timing
- * process, heap, tickets) in every timestamp representation; the record's `sem` points
+ * process, heap) in every timestamp representation; the record's `sem` points
  * at the object's semaphore, which its expiry signals. Nothing here is on the path of
  * stvm_delay_wait_ms.
  *

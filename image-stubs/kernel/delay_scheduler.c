@@ -91,7 +91,7 @@ static void signal_expired(stvm_vm *vm, delay_sched *ds, heap_entry e)
     delay *d = e.d;
     if (stvm__tracing(vm))
         stvm__trace_delay(vm, STVM_TRACE_DELAY_EXPIRED, waiter_id(d), traced(d), e.key);
-    stvm__delay_discard(vm, ds, e);
+    stvm__delay_discard(vm, e);
     d->state = D_EXPIRED;
     ds->pending--;
     vm->stats.delays_expired++;
@@ -142,12 +142,10 @@ static void take_requests(stvm_vm *vm, delay_sched *ds, stvm_oop now)
             ds->req_tail = NULL;
         d->next_req = NULL;
         stvm_oop duration = duration_oop(vm, ds, d);
-        heap_entry e = {.seq = ++ds->seq};
+        heap_entry e = {.seq = ++ds->seq, .d = d};
         must(stvm__int_add(vm, now, duration, &e.key), "now + duration");
-        must(stvm__delay_ticket_take(ds, d) ? STVM_OK : STVM_ENOMEM, "a ticket");
         stvm__int_release(vm, duration);
-        e.ticket = d->ticket;
-        e.d = d;
+        d->seq = e.seq;
         d->state = D_SCHEDULED;
         schedule_delay(vm, ds, e);
     }
@@ -220,16 +218,15 @@ static void timing_loop(stvm_vm *vm, void *arg)
 /* ---- the user's side ------------------------------------------------------------- */
 
 /* A scheduled Delay's entry (the active one or in the heap) holds its resumption time.
- * A dead entry's ticket is not given out again until the entry is dropped, so only d's
- * live entry has both d and d's ticket. */
+ * Scheduling numbers are never reused, so only d's live entry has d's number. */
 stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d)
 {
     if (d->state != D_SCHEDULED)
         return STVM_NIL;
-    if (ds->has_active && ds->active.ticket == d->ticket && ds->active.d == d)
+    if (ds->has_active && ds->active.seq == d->seq)
         return ds->active.key;
     for (size_t i = 0; i < ds->count; i++)
-        if (ds->heap[i].ticket == d->ticket && ds->heap[i].d == d)
+        if (ds->heap[i].seq == d->seq)
             return ds->heap[i].key;
     return STVM_NIL;
 }
@@ -256,10 +253,10 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
     } else if (d->state == D_SCHEDULED) {
         if (stvm__tracing(vm))
             trace_cancel(vm, ds, d);
-        if (ds->has_active && ds->active.ticket == d->ticket) {
+        if (ds->has_active && ds->active.seq == d->seq) {
             heap_entry e = ds->active;
             next_active(vm, ds);
-            stvm__delay_discard(vm, ds, e);
+            stvm__delay_discard(vm, e);
         } else {
             stvm__delay_cancel_in_heap(vm, ds, d);
         }
@@ -273,46 +270,26 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
 }
 
 /* The process waiting on d was terminated: d must not fire into its stack later. */
-static void abandon(stvm_vm *vm, stvm_wait_guard *g)
+void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g)
 {
     delay *d = STVM_CONTAINER(g, delay, guard);
     d->process->wait_label = NULL;
     stvm__delay_unschedule(vm, vm->delay.state, d);
 }
 
-/* Queue d for the timing process (the caller then signals the timing semaphore). */
-static inline void enqueue(delay_sched *ds, delay *d)
-{
-    d->state = D_REQUESTED;
-    ds->pending++;
-    if (ds->req_tail)
-        ds->req_tail->next_req = d;
-    else
-        ds->req_head = d;
-    ds->req_tail = d;
-}
-
-void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
-{
-    d->process = vm->active;
-    enqueue(ds, d);
-    d->guard.undo = abandon;
-    stvm__wait_guard_push(vm, &d->guard);
-    stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
-}
-
 void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter)
 {
     d->process = waiter;
-    enqueue(ds, d);
+    stvm__delay_enqueue(ds, d);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
 }
 
-void stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d)
+int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err)
 {
     stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
     stvm__wait_guard_pop(vm, &d->guard);
-    d->process->wait_label = NULL;
+    vm->active->wait_label = NULL;   /* d's waiter, without reading d->process's line */
+    return err;
 }
 
 /* ---- hooks and start ------------------------------------------------------------- */

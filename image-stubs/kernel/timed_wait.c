@@ -46,19 +46,27 @@ int stvm__check_duration(stvm_vm *vm, int64_t duration, bool from_ms)
     return STVM_OK;
 }
 
-static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
+/* The VM's Delay scheduler, started if need be (ENOMEM). */
+static int scheduler_started(stvm_vm *vm)
 {
     delay_sched *ds;
+    return stvm__delay_scheduler(vm, &ds);
+}
+
+static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
+{
     int err = !vm ? STVM_EINVAL : stvm__check_duration(vm, duration, from_ms);
-    if (err || (err = stvm__delay_scheduler(vm, &ds)))
+    if (err || (err = scheduler_started(vm)))
         return err;
-    delay d = {.duration = duration, .from_ms = from_ms};
+    /* Nothing but vm, &d and err lives across the waits, in registers: the scheduler is
+     * read from vm again (a hot line) rather than kept in this frame, whose lines are
+     * cold by the time the wait ends (with 100,000 sleepers, a cache miss per Delay). */
+    DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms};
     stvm__sem_init(vm, &d.own_sem);
-    stvm__delay_request(vm, ds, &d);
+    stvm__delay_request(vm, vm->delay.state, &d);
     vm->active->wait_label = "delay";
     err = stvm__sem_wait(vm, &d.own_sem);
-    stvm__delay_done(vm, ds, &d);
-    return err;
+    return stvm__delay_done(vm, vm->delay.state, &d, err);
 }
 
 int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms)
@@ -85,7 +93,7 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
         stvm__wait_uncommit(vm->active);
         return err;
     }
-    delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
+    DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
     vm->stats.timed_waits++;
     stvm__delay_request(vm, ds, &d);
     if (d.state == D_EXPIRED) {      /* expired before we could wait (0 ms, or held up) */
@@ -94,7 +102,7 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
         vm->active->wait_label = "timed wait";
         err = wait(vm, object);
     }
-    stvm__delay_done(vm, ds, &d);
+    stvm__delay_done(vm, ds, &d, err);
     stvm__wait_uncommit(vm->active);
     return err;
 }

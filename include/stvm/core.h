@@ -1178,8 +1178,8 @@ STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
 
 /* ---- Delay objects (Pharo's Delay) --------------------------------------------
  * A Delay made once and used many times, scheduled and unscheduled by any process,
- * through the same Delay scheduler as stvm_delay_wait_ms (its timing process, heap and
- * tickets; docs/delay-scheduling.md, "Delay objects"). Its semaphore (Pharo's
+ * through the same Delay scheduler as stvm_delay_wait_ms (its timing process and
+ * heap; docs/delay-scheduling.md, "Delay objects"). Its semaphore (Pharo's
  * delaySemaphore) is signalled once each time it expires; a Delay made by
  * stvm_delay_timeout_semaphore_ms signals the caller's semaphore instead. Pharo's rules:
  *  - scheduling a Delay that is scheduled (beingWaitedOn) is refused (STVM_ESTATE),
