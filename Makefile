@@ -106,7 +106,7 @@ $(B)/obj/tests/%.o: tests/%.c
 
 # stvm-bench --trace-html draws its trace with the lab's page: the lab's reader and page
 # are linked into it (bench/ and lab/ are one layer).
-LAB_VIEW_OBJ := $(patsubst %,$(B)/obj/lab/%.o,trace_read timeline html show png_trace) \
+LAB_VIEW_OBJ := $(patsubst %,$(B)/obj/lab/%.o,trace_read timeline html show png_trace png) \
     $(B)/obj/gen/lab/html_page.o
 BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC)) $(LAB_VIEW_OBJ)
 LAB_SRC := $(wildcard lab/*.c)

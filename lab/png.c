@@ -46,19 +46,61 @@ static int write_intervals(stvm_vm *vm, FILE *data, uint64_t *max_id, uint64_t *
     return n > 0 ? 0 : -1;
 }
 
-/* The rows' labels: each process's name. */
-static void name_rows(stvm_vm *vm, FILE *gp, uint64_t max_id)
+/* A row's name: the process's, as the VM's trace knows it. */
+static void vm_row_name(void *ctx, size_t row, char *name, size_t size)
 {
+    stvm_trace_process_name(ctx, row, name, size);
+}
+
+/* Replace what would end or escape a quoted gnuplot string. */
+static void gnuplot_safe(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\'' || *s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+            *s = '_';
+}
+
+int lab_png_draw(const char *path, const char *title, const char *data_path, size_t nrows,
+                 bool timed, const char *time_title, lab_png_row_name *row_name, void *ctx)
+{
+    FILE *gp = popen("gnuplot", "w");
+    if (!gp) {
+        unlink(data_path);
+        fprintf(stderr, "stvm-lab: cannot run gnuplot\n");
+        return 1;
+    }
+    int panels = timed ? 2 : 1, height = 160 + 28 * (int)nrows;
+    fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n", panels * height, path);
+    fprintf(gp, "set multiplot layout %d,1\nset yrange [%zu.5:0.5]\nset grid xtics\nunset key\n",
+            panels, nrows);
     fputs("set ytics (", gp);
-    for (uint64_t id = 1; id <= max_id; id++) {
+    for (size_t row = 1; row <= nrows; row++) {
         char name[64];
-        stvm_trace_process_name(vm, id, name, sizeof name);
-        for (char *c = name; *c; c++)
-            if (*c == '"' || *c == '\\')
-                *c = '\'';
-        fprintf(gp, "%s\"%s\" %llu", id > 1 ? ", " : "", name, (unsigned long long)id);
+        row_name(ctx, row, name, sizeof name);
+        gnuplot_safe(name);
+        fprintf(gp, "%s\"%s\" %zu", row > 1 ? ", " : "", name, row);
     }
     fputs(")\n", gp);
+    char safe[128];
+    snprintf(safe, sizeof safe, "%s", title);
+    gnuplot_safe(safe);
+    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
+                "set xlabel 'trace event number'\n"
+                "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n",
+            safe, data_path);
+    if (timed)
+        fprintf(gp, "set title '%s: who runs, %s' noenhanced\n"
+                    "set xlabel 'ms from the start'\n"
+                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14\n",
+                safe, time_title, data_path);
+    fputs("unset multiplot\n", gp);
+    int rc = pclose(gp);
+    unlink(data_path);
+    if (rc != 0) {
+        fprintf(stderr, "stvm-lab: gnuplot failed (%d)\n", rc);
+        return 1;
+    }
+    return 0;
 }
 
 int lab_png(stvm_vm *vm, const char *path, const char *title)
@@ -73,32 +115,11 @@ int lab_png(stvm_vm *vm, const char *path, const char *title)
     uint64_t max_id = 1, span_us = 0;
     int bad = write_intervals(vm, data, &max_id, &span_us);
     fclose(data);
-    FILE *gp = bad ? NULL : popen("gnuplot", "w");
-    if (!gp) {
+    if (bad) {
         unlink(data_path);
-        fprintf(stderr, "stvm-lab: %s\n", bad ? "the trace is empty" : "cannot run gnuplot");
+        fprintf(stderr, "stvm-lab: the trace is empty\n");
         return 1;
     }
-    int panels = span_us ? 2 : 1, height = 160 + 28 * (int)max_id;
-    fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n", panels * height, path);
-    fprintf(gp, "set multiplot layout %d,1\nset yrange [%llu.5:0.5]\nset grid xtics\nunset key\n",
-            panels, (unsigned long long)max_id);
-    name_rows(vm, gp, max_id);
-    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
-                "set xlabel 'trace event number'\n"
-                "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n",
-            title, data_path);
-    if (span_us)
-        fprintf(gp, "set title '%s: who runs, in simulated time' noenhanced\n"
-                    "set xlabel 'ms from the start'\n"
-                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14\n",
-                title, data_path);
-    fputs("unset multiplot\n", gp);
-    int rc = pclose(gp);
-    unlink(data_path);
-    if (rc != 0) {
-        fprintf(stderr, "stvm-lab: gnuplot failed (%d)\n", rc);
-        return 1;
-    }
-    return 0;
+    return lab_png_draw(path, title, data_path, (size_t)max_id, span_us != 0,
+                        "in simulated time", vm_row_name, vm);
 }

@@ -5,10 +5,18 @@
  * reads the spans of a JSON file, so both draw the same picture of the same run.
  */
 #include "png_trace.h"
+#include "png.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* A row's name: the track's, from the file. */
+static void track_name(void *ctx, size_t row, char *name, size_t size)
+{
+    const lab_trace *t = ctx;
+    snprintf(name, size, "%s", t->tracks[row - 1].name);
+}
 
 int lab_png_trace(const lab_trace *t, const char *path, const char *title)
 {
@@ -31,44 +39,11 @@ int lab_png_trace(const lab_trace *t, const char *path, const char *title)
         running++;
     }
     fclose(data);
-    FILE *gp = running ? popen("gnuplot", "w") : NULL;
-    if (!gp) {
+    if (!running) {
         unlink(data_path);
-        fprintf(stderr, "stvm-lab: %s\n", running ? "cannot run gnuplot" : "no process runs in this trace");
+        fprintf(stderr, "stvm-lab: no process runs in this trace\n");
         return 1;
     }
-    int panels = span_ns ? 2 : 1, height = 160 + 28 * (int)t->ntracks;
-    fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s'\n", panels * height, path);
-    fprintf(gp, "set multiplot layout %d,1\nset yrange [%zu.5:0.5]\nset grid xtics\nunset key\n",
-            panels, t->ntracks);
-    fputs("set ytics (", gp);
-    for (size_t k = 0; k < t->ntracks; k++) {
-        fputs(k ? ", \"" : "\"", gp);
-        for (const char *c = t->tracks[k].name; *c; c++)   /* names come from the file */
-            fputc(*c == '"' || *c == '\\' || (unsigned char)*c < 0x20 ? '\'' : *c, gp);
-        fprintf(gp, "\" %zu", k + 1);
-    }
-    fputs(")\n", gp);
-    char safe[128];
-    snprintf(safe, sizeof safe, "%s", title);
-    for (char *c = safe; *c; c++)
-        if (*c == '\'' || *c == '\\' || (unsigned char)*c < 0x20)
-            *c = '_';
-    fprintf(gp, "set title '%s: who runs, event after event' noenhanced\n"
-                "set xlabel 'trace event number'\n"
-                "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n",
-            safe, data_path);
-    if (span_ns)
-        fprintf(gp, "set title '%s: who runs, in time' noenhanced\n"
-                    "set xlabel 'ms from the start'\n"
-                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14\n",
-                safe, data_path);
-    fputs("unset multiplot\n", gp);
-    int rc = pclose(gp);
-    unlink(data_path);
-    if (rc != 0) {
-        fprintf(stderr, "stvm-lab: gnuplot failed (%d)\n", rc);
-        return 1;
-    }
-    return 0;
+    return lab_png_draw(path, title, data_path, t->ntracks, span_ns != 0, "in time",
+                        track_name, (void *)t);
 }
