@@ -221,8 +221,9 @@ static int row_at(const csv *c, const char *name, const char *n)
 #define SEED1 "delay --clock sim --sim-cost seed1 --concurrency 1000..10000:1000 --quiet"
 
 /* The simulated sweep, twice, with --no-context (no date, load or machine, and none of
- * the simulation's own CPU or wall time): the same bytes, in every format. */
-Test(delay_output, sim_cost_sweep_is_byte_identical_across_two_runs, .timeout = 120)
+ * the simulation's own CPU or wall time): the same bytes, in every format. Six sweeps:
+ * about 60 s on an idle 2-core machine, over 120 s at a load of 6, hence the margin. */
+Test(delay_output, sim_cost_sweep_is_byte_identical_across_two_runs, .timeout = 300)
 {
     static const char *const formats[] = {"json", "table", "csv-wide"};
     for (int f = 0; f < 3; f++) {
