@@ -60,6 +60,21 @@ static void gnuplot_safe(char *s)
             *s = '_';
 }
 
+FILE *lab_png_data(char *path)
+{
+    snprintf(path, LAB_PNG_DATA_PATH, "/tmp/stvm-lab-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *data = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!data) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+    }
+    return data;
+}
+
 int lab_png_draw(const char *path, const char *title, const char *data_path, size_t nrows,
                  bool timed, const char *time_title, lab_png_row_name *row_name, void *ctx)
 {
@@ -105,13 +120,10 @@ int lab_png_draw(const char *path, const char *title, const char *data_path, siz
 
 int lab_png(stvm_vm *vm, const char *path, const char *title)
 {
-    char data_path[] = "/tmp/stvm-lab-XXXXXX";
-    int fd = mkstemp(data_path);
-    FILE *data = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!data) {
-        fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+    char data_path[LAB_PNG_DATA_PATH];
+    FILE *data = lab_png_data(data_path);
+    if (!data)
         return 1;
-    }
     uint64_t max_id = 1, span_us = 0;
     int bad = write_intervals(vm, data, &max_id, &span_us);
     fclose(data);

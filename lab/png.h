@@ -4,12 +4,18 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <stvm.h>
 
 /* Write the ring of vm as a PNG at path. 0, or 1 with a message on stderr (gnuplot
  * missing or failing). */
 int lab_png(stvm_vm *vm, const char *path, const char *title);
+
+/* The data file of both pictures: a new temporary file, its name in path (at least
+ * LAB_PNG_DATA_PATH bytes), open for writing; NULL with a message on stderr. */
+#define LAB_PNG_DATA_PATH 32
+FILE *lab_png_data(char *path);
 
 /* The name of row `row` (1-based) into name[size], for lab_png_draw. */
 typedef void lab_png_row_name(void *ctx, size_t row, char *name, size_t size);

@@ -20,13 +20,10 @@ static void track_name(void *ctx, size_t row, char *name, size_t size)
 
 int lab_png_trace(const lab_trace *t, const char *path, const char *title)
 {
-    char data_path[] = "/tmp/stvm-lab-XXXXXX";
-    int fd = mkstemp(data_path);
-    FILE *data = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!data) {
-        fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+    char data_path[LAB_PNG_DATA_PATH];
+    FILE *data = lab_png_data(data_path);
+    if (!data)
         return 1;
-    }
     uint64_t span_ns = 0;
     size_t running = 0;
     for (size_t i = 0; i < t->nspans; i++) {
