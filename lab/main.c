@@ -196,13 +196,11 @@ static void tell_outcome(const lab_run *r)
  * that it is the page `stvm-lab show FILE --html` makes from that file. */
 static int run_html(stvm_vm *vm, const lab_scenario *s, const char *json, const char *html)
 {
-    char tmp[] = "/tmp/stvm-lab-XXXXXX.json";
+    char tmp[512];
     if (!json) {
-        int fd = mkstemps(tmp, 5);
-        if (fd < 0) {
-            fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+        int fd = lab_temp_file(tmp, sizeof tmp, ".json");
+        if (fd < 0)
             return 1;
-        }
         close(fd);
         lab_check(stvm_trace_write_json(vm, tmp), tmp);
     }

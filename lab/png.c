@@ -60,17 +60,25 @@ static void gnuplot_safe(char *s)
             *s = '_';
 }
 
+int lab_temp_file(char *path, size_t size, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    int n = snprintf(path, size, "%s/stvm-lab-XXXXXX%s", dir && *dir == '/' ? dir : "/tmp",
+                     suffix);
+    int fd = n > 0 && (size_t)n < size ? mkstemps(path, (int)strlen(suffix)) : -1;
+    if (fd < 0)
+        fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+    return fd;
+}
+
 FILE *lab_png_data(char *path)
 {
-    snprintf(path, LAB_PNG_DATA_PATH, "/tmp/stvm-lab-XXXXXX");
-    int fd = mkstemp(path);
+    int fd = lab_temp_file(path, LAB_PNG_DATA_PATH, "");
     FILE *data = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!data) {
-        if (fd >= 0) {
-            close(fd);
-            unlink(path);
-        }
-        fprintf(stderr, "stvm-lab: cannot make a temporary file\n");
+    if (fd >= 0 && !data) {
+        close(fd);
+        unlink(path);
+        fprintf(stderr, "stvm-lab: cannot write a temporary file\n");
     }
     return data;
 }

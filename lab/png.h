@@ -12,9 +12,13 @@
  * missing or failing). */
 int lab_png(stvm_vm *vm, const char *path, const char *title);
 
+/* A new temporary file of the lab's, in $TMPDIR (an absolute path) or /tmp, its name
+ * ending in suffix in path[size]: the open descriptor, or -1 with a message on stderr. */
+int lab_temp_file(char *path, size_t size, const char *suffix);
+
 /* The data file of both pictures: a new temporary file, its name in path (at least
  * LAB_PNG_DATA_PATH bytes), open for writing; NULL with a message on stderr. */
-#define LAB_PNG_DATA_PATH 32
+#define LAB_PNG_DATA_PATH 512
 FILE *lab_png_data(char *path);
 
 /* The name of row `row` (1-based) into name[size], for lab_png_draw. */

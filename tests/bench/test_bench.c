@@ -129,7 +129,8 @@ Test(bench, trace_events_out_of_range_are_refused)
 
 Test(bench, trace_html_draws_the_traced_cell_as_one_page_and_needs_trace, .timeout = 60)
 {
-    char dir[] = "/tmp/stvm-bench-html-XXXXXX", args[512], cmd[1024];
+    char dir[256], args[1024], cmd[1024];
+    temp_template(dir, sizeof dir, "stvm-bench-html", "");
     cr_assert_not_null(mkdtemp(dir));
     snprintf(args, sizeof args, "delay --repr us-smallint61 --concurrency 10 --clock sim "
              "--window-ms 50 --format csv --trace %s/t.json --trace-html %s/t.html", dir, dir);
