@@ -58,7 +58,7 @@ static int switch_why(stvm_vm *vm, const stvm_proc *from)
         return STVM_TRACE_WHY_SUSPENDED;
     if (from->my_list->kind != STVM_LIST_RUNQ)
         return STVM_TRACE_WHY_WAITED;
-    return vm->trace->yielding ? STVM_TRACE_WHY_YIELDED : STVM_TRACE_WHY_PREEMPTED;
+    return vm->trace && vm->trace->yielding ? STVM_TRACE_WHY_YIELDED : STVM_TRACE_WHY_PREEMPTED;
 }
 
 /* Out of line and cold: inlined, it made stvm__transfer_to too big to be inlined into
@@ -67,7 +67,8 @@ static __attribute__((noinline, cold)) void trace_switch(stvm_vm *vm, const stvm
                                                         const stvm_proc *to)
 {
     int why = switch_why(vm, from);
-    vm->trace->yielding = false;
+    if (vm->trace)
+        vm->trace->yielding = false;
     stvm__trace_emit(vm, STVM_TRACE_SWITCH, from ? from->id : 0, to ? to->id : 0, 0, 0, why);
 }
 
@@ -256,7 +257,7 @@ int stvm__yield(stvm_vm *vm)
     if (!vm->runq[a->priority - 1].first && stvm__runq_highest(vm) <= a->priority)
         return STVM_OK;
     stvm__runq_put(vm, a, true);
-    if (stvm__tracing(vm))
+    if (stvm__tracing(vm) && vm->trace)
         vm->trace->yielding = true;
     stvm__transfer_to(vm, stvm__runq_pop_highest(vm));
     return STVM_OK;

@@ -88,7 +88,8 @@
     X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set)                 \
     X(local_clear) X(local_during) X(external_register) X(external_unregister)           \
     X(external_signal) X(run_mode) X(backend_fd) X(backend_timeout_ms) X(stop)           \
-    X(vm_now_us) X(vm_millisecond_clock) X(sim_at) X(delay_wait_ms) X(delay_wait_us)     \
+    X(vm_now_us) X(vm_millisecond_clock) X(sim_at) X(sim_set_cost) X(sim_cost)           \
+    X(delay_wait_ms) X(delay_wait_us)                                                    \
     X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
     X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
     X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
@@ -744,6 +745,8 @@ static int call(fx *f, int fn, const args *a)
     case F_sim_at:
         return stvm_sim_at(vm, stvm_vm_now_us(vm) + (uint64_t)a->z, a->null_fail ? NULL : nothing_fn,
                            NULL);
+    case F_sim_set_cost: return stvm_sim_set_cost(vm, (int)a->n, (uint32_t)a->z);
+    case F_sim_cost: return stvm_sim_cost(vm, (int)a->n);
     case F_process_resume: return stvm_process_resume(vm, p);
     case F_process_suspend: return stvm_process_suspend(vm, p);
     case F_process_terminate: return stvm_process_terminate(vm, p);
@@ -980,6 +983,7 @@ typedef struct snap {
     struct { int rc; stvm_stream_stats st; } stream[N_WATCH_STREAM];
     int64_t rec[N_WATCH_RECORD][2];   /* a SocketHandle's status and error */
     struct { int rc; uint8_t *data; size_t size; } bytes[N_VM];
+    int64_t sim_cost[N_VM][STVM_SIM_COST_OPS];   /* stvm_sim_cost */
 } snap;
 
 /* A named SocketPlugin primitive's SmallInteger answer, or -1000 - its failure code. */
@@ -1001,6 +1005,8 @@ static void snap_take(fx *f, snap *s)
     for (int v = 0; v < N_VM; v++) {
         stvm_vm_get_stats(f->vm[v], &s->stats[v]);
         s->invariants[v] = stvm_vm_check_invariants(f->vm[v], NULL, 0);
+        for (int op = 0; op < STVM_SIM_COST_OPS; op++)
+            s->sim_cost[v][op] = stvm_sim_cost(f->vm[v], op);
     }
     for (int i = 0; i < f->nwsem; i++)
         s->excess[i] = stvm_semaphore_excess(f->vm[f->wsem[i].vm], f->wsem[i].s);
@@ -1084,6 +1090,12 @@ static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size
                      stvm_err_name(a->invariants[v]), stvm_err_name(b->invariants[v]));
             return;
         }
+        for (int op = 0; op < STVM_SIM_COST_OPS; op++)
+            if (a->sim_cost[v][op] != b->sim_cost[v][op]) {
+                snprintf(buf, size, "VM %s: modelled cost %d: %lld -> %lld us", vm_names[v], op,
+                         (long long)a->sim_cost[v][op], (long long)b->sim_cost[v][op]);
+                return;
+            }
     }
     for (int i = 0; i < f->nwsem; i++)
         if (a->excess[i] != b->excess[i]) {
@@ -1291,6 +1303,8 @@ static const fn_desc FN[N_FN] = {
     [F_checkpoint] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_work_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_sim_at] = {.null_vm = E_INVAL},
+    [F_sim_set_cost] = {.null_vm = E_INVAL},
+    [F_sim_cost] = {.null_vm = E_INVAL},
     [F_process_resume] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_suspend] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
     [F_process_terminate] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL},
@@ -1863,6 +1877,13 @@ static const row explicit_rows[] = {
     ROW(sim_at, "1 us before now", C_HOST, E_RANGE, .z = SIZE_MAX),
     ROW(sim_at, "1 us before now, from a process", C_GREEN, E_RANGE, .z = SIZE_MAX),
     ROW(sim_at, "past the clock's end (2^62 us)", C_HOST, E_RANGE, .vm = V_END, .z = 1000),
+    ROW(sim_set_cost, "op -1", C_HOST, E_INVAL, .n = -1, .z = 1),
+    ROW(sim_set_cost, "op STVM_SIM_COST_OPS", C_GREEN, E_INVAL, .n = STVM_SIM_COST_OPS, .z = 1),
+    ROW(sim_set_cost, "STVM_SIM_COST_MAX_US + 1 us", C_HOST, E_RANGE, .z = STVM_SIM_COST_MAX_US + 1),
+    ROW(sim_set_cost, "UINT32_MAX us, from a process", C_GREEN, E_RANGE, .n = STVM_SIM_COST_DELAY,
+        .z = UINT32_MAX),
+    ROW(sim_cost, "op -1", C_HOST, E_INVAL, .n = -1),
+    ROW(sim_cost, "op STVM_SIM_COST_OPS", C_HOST, E_INVAL, .n = STVM_SIM_COST_OPS),
     BAD_DURATIONS_MS(delay_wait_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(delay_wait_us, .h = H_DEFAULT),
     BAD_DURATIONS_MS(run_within_ms, .h = H_DEFAULT),

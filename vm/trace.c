@@ -11,6 +11,7 @@
 #include "abi.h"
 #include "clock.h"
 #include "integer.h"
+#include "sim_cost.h"
 
 static const char *const kind_names[STVM_TRACE_KINDS] = {
     "created",     "ready",         "resumed",        "suspended",     "terminated",
@@ -77,10 +78,10 @@ static stvm_trace_event unpack(const struct stvm_trace *t, const stvm_trace_rec 
     return ev;
 }
 
-void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
-                      int64_t detail, int64_t extra, int reason)
+/* Into the ring, and to the hook. */
+static void record(stvm_vm *vm, struct stvm_trace *t, int kind, uint64_t process,
+                   uint64_t object, int64_t detail, int64_t extra, int reason)
 {
-    struct stvm_trace *t = vm->trace;
     if (extra_slot[kind] == EXTRA_IN_OBJECT)
         object = (uint64_t)extra;
     else if (extra_slot[kind] == EXTRA_IN_REASON)
@@ -98,6 +99,19 @@ void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
         stvm_trace_event ev = unpack(t, r, seq);
         vm->trace_hook(vm, &ev, vm->trace_arg);
     }
+}
+
+void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
+                      int64_t detail, int64_t extra, int reason)
+{
+    if (vm->trace)
+        record(vm, vm->trace, kind, process, object, detail, extra, reason);
+    stvm__sim_charge(vm, kind, process, object);
+}
+
+void stvm__events_update(stvm_vm *vm)
+{
+    vm->events_on = vm->trace != NULL || stvm__sim_costs_set(vm);
 }
 
 size_t stvm__trace_kept(const struct stvm_trace *t)
@@ -142,7 +156,8 @@ const char *stvm__trace_name_of(const stvm_vm *vm, uint64_t id)
 
 void stvm__trace_created(stvm_vm *vm, uint64_t id, const char *name, int priority)
 {
-    stvm__trace_name(vm, id, name);
+    if (vm->trace)
+        stvm__trace_name(vm, id, name);
     stvm__trace_emit(vm, STVM_TRACE_CREATED, id, 0, priority, 0, 0);
 }
 
@@ -222,6 +237,7 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
     vm->trace_ring = t;
     name_living(vm);
     vm->trace = t;
+    stvm__events_update(vm);
     ready_snapshot(vm);
     return STVM_OK;
 }
@@ -233,6 +249,7 @@ int stvm_trace_stop(stvm_vm *vm)
     if (!vm->trace)
         return STVM_ESTATE;
     vm->trace = NULL;
+    stvm__events_update(vm);
     return STVM_OK;
 }
 
@@ -279,4 +296,5 @@ void stvm__trace_destroy(stvm_vm *vm)
 {
     ring_free(vm->trace_ring);
     vm->trace_ring = vm->trace = NULL;
+    stvm__events_update(vm);
 }

@@ -2,7 +2,8 @@
  * Tracing's core: the per-VM ring of events and the one emit function every event point
  * calls (the public side is stvm_trace_* in stvm.h; the writers, trace_text.c and
  * trace_json.c, sit beside it).
- * While nothing records, vm->trace is NULL and an event point is one predictable branch.
+ * While nothing records and no modelled cost is set, an event point is one predictable
+ * branch.
  */
 #ifndef STVM_VM_TRACE_H
 #define STVM_VM_TRACE_H
@@ -52,14 +53,22 @@ struct stvm_trace {
 #define STVM_TRACE_POINTS 1
 #endif
 
+/* True while an event point has work: a ring records, or the simulated clock charges a
+ * modelled cost at some events (sim_cost.c). One flag for both keeps an event point one
+ * predictable branch either way. */
 static inline bool stvm__tracing(const stvm_vm *vm)
 {
-    return STVM_TRACE_POINTS && __builtin_expect(vm->trace != NULL, 0);
+    return STVM_TRACE_POINTS && __builtin_expect(vm->events_on, 0);
 }
 
-/* Record one event (vm->trace is recording). Never allocates; calls the hook. Cold, so
- * that the event points' calls are laid out away from the paths they sit on. A kind
- * that carries `extra` needs its slot in trace.c's extra_slot table (else it is lost). */
+/* vm->events_on anew, after the ring or the costs changed. */
+void stvm__events_update(stvm_vm *vm);
+
+/* One event happened (stvm__tracing is true): recorded if a ring records (calling the
+ * hook), then its modelled cost charged if it has one, which moves the simulated clock
+ * and may run outside events. Never allocates itself. Cold, so that the event points'
+ * calls are laid out away from the paths they sit on. A kind that carries `extra` needs
+ * its slot in trace.c's extra_slot table (else it is lost). */
 __attribute__((cold)) void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process,
                                             uint64_t object, int64_t detail, int64_t extra,
                                             int reason);

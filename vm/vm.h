@@ -192,6 +192,10 @@ struct stvm_trace;
 struct stvm_vm {
     stvm_config cfg;
     int64_t si_min, si_max;
+    bool events_on;                 /* an event point has work: a ring records or a
+                                       modelled cost is set (stvm__tracing) */
+    bool sim_charging;              /* a modelled cost is being charged (sim_cost.c) */
+    uint16_t sim_cost_us[STVM_SIM_COST_OPS];   /* stvm_sim_set_cost; all 0: none */
     struct stvm_trace *trace;       /* the ring while it records, else NULL (vm/trace.h) */
     struct stvm_trace *trace_ring;  /* the ring, recording or kept for the writers */
     stvm_trace_hook trace_hook;     /* stvm_trace_set_hook */

@@ -1144,6 +1144,38 @@ STVM_API uint32_t stvm_vm_millisecond_clock(stvm_vm *vm);
 typedef void (*stvm_sim_fn)(stvm_vm *vm, void *arg);
 STVM_API int stvm_sim_at(stvm_vm *vm, uint64_t at_us, stvm_sim_fn fn, void *arg);
 
+/* The simulated clock's modelled cost of the scheduler's own work. On the simulated
+ * clock only stvm_work_us, the idle process's jumps and outside events take time, so a
+ * lesson's switches, signals and waits all fall at one instant; with a cost set, each
+ * such operation moves the clock on by it as it happens, and the events fall at
+ * distinct times in the order they happen. The operations (op):
+ *   STVM_SIM_COST_SWITCH  a switch from one process to another (not the embedding
+ *                         thread's entry into stvm_run or its return)
+ *   STVM_SIM_COST_SIGNAL  a semaphore's or monitor's signal, whether or not it wakes
+ *                         a waiter (a SharedQueue's put and take signal semaphores)
+ *   STVM_SIM_COST_WAIT    a wait on a semaphore, mutex or monitor that blocks, or that
+ *                         takes a semaphore's excess signal
+ *   STVM_SIM_COST_DELAY   the Delay scheduler taking a Delay in
+ * Each is charged right after the operation's trace event (which keeps the time it
+ * happened), with or without a trace recording. A deadline passed during a charge is
+ * seen at the next scheduling point, late by at most the charge, as on a real machine;
+ * an outside event (stvm_sim_at) due during it runs at its own time. us 0 (the default)
+ * charges nothing; a VM with every cost 0 runs exactly as before. Never allocates;
+ * never switches.
+ * Errors:
+ *   EINVAL    vm NULL, or op not a STVM_SIM_COST_*
+ *   ERANGE    us above STVM_SIM_COST_MAX_US
+ *   ESTATE    the VM's clock is not the simulated one, or the library was built without
+ *             its event points (-DSTVM_TRACE_POINTS=0), where nothing could be charged */
+enum {
+    STVM_SIM_COST_SWITCH, STVM_SIM_COST_SIGNAL, STVM_SIM_COST_WAIT, STVM_SIM_COST_DELAY,
+    STVM_SIM_COST_OPS
+};
+#define STVM_SIM_COST_MAX_US 1000
+STVM_API int stvm_sim_set_cost(stvm_vm *vm, int op, uint32_t us);
+/* The cost set for op (0: none), or EINVAL (vm NULL, op not a STVM_SIM_COST_*). */
+STVM_API int64_t stvm_sim_cost(const stvm_vm *vm, int op);
+
 /* Wait ms (or us) on a Delay handed to the VM's Delay scheduler (started on first
  * use). 0 returns at the next timing pass. The millisecond scheduler counts whole
  * ticks (it may end up to 1 ms early by the microsecond clock, as Pharo's did); the
