@@ -37,7 +37,7 @@ typedef struct lab_object {
 typedef enum lab_op {
     LAB_WAIT, LAB_SIGNAL, LAB_SIGNAL_ALL, LAB_ENTER, LAB_EXIT, LAB_PUT, LAB_TAKE,
     LAB_DELAY, LAB_WORK, LAB_CHECKPOINT, LAB_YIELD, LAB_SPAWN, LAB_SUSPEND, LAB_RESUME,
-    LAB_TERMINATE, LAB_PRIORITY, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT
+    LAB_TERMINATE, LAB_PRIORITY, LAB_INTERRUPT, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT
 } lab_op;
 
 /* What an outside-world event does. */
@@ -103,6 +103,7 @@ typedef struct lab_scenario {
     char file[256];             /* the path it was read from, for messages */
     char *title, *setup, *question, *rule, *answer;   /* NULL when absent */
     stvm_config cfg;            /* the simulated clock and the file's settings */
+    uint32_t cost_us[STVM_SIM_COST_OPS];   /* `cost` lines: stvm_sim_set_cost's */
     lab_object *objects;
     int nobjects;
     lab_process *processes;

@@ -412,6 +412,21 @@ static bool setting(parser *p, bool *matched)
         c->idle_relinquish_us = (uint32_t)us;
         return line_ends(p, 3);
     }
+    if (is(p, 0, "cost")) {
+        static const char *const ops[] = {"switch", "signal", "wait", "delay"};
+        for (int op = 0; op < STVM_SIM_COST_OPS; op++)   /* STVM_SIM_COST_SWITCH .. */
+            if (is(p, 1, ops[op])) {
+                int64_t amount, us;
+                if (!duration(p, 2, "the operation's modelled cost", &amount, &ms, &us))
+                    return false;
+                if (us > STVM_SIM_COST_MAX_US)
+                    return fail_at(p, p->tok[2].col, "a modelled cost is at most %d us",
+                                   STVM_SIM_COST_MAX_US);
+                p->sc->cost_us[op] = (uint32_t)us;
+                return line_ends(p, 4);
+            }
+        return expected(p, 1, "switch, signal, wait or delay");
+    }
     *matched = false;
     return true;
 }
@@ -512,7 +527,8 @@ static bool optional_timeout(parser *p, int i, lab_step *s)
 
 static const char steps_list[] =
     "a step: wait, signal, signal-all, enter, exit, put, take, delay, work, checkpoint, "
-    "yield, spawn, suspend, resume, terminate, priority, send, read, outside, repeat or end";
+    "yield, spawn, suspend, resume, terminate, priority, interrupt, send, read, outside, repeat or "
+    "end";
 
 static bool step(parser *p)
 {
@@ -590,7 +606,7 @@ static bool step(parser *p)
     } const on_processes[] = {
         {"spawn", LAB_SPAWN, false},        {"suspend", LAB_SUSPEND, true},
         {"resume", LAB_RESUME, false},      {"terminate", LAB_TERMINATE, true},
-        {"priority", LAB_PRIORITY, true},
+        {"priority", LAB_PRIORITY, true},   {"interrupt", LAB_INTERRUPT, true},
     };
     for (size_t k = 0; k < sizeof on_processes / sizeof on_processes[0]; k++) {
         if (!is(p, 0, on_processes[k].word))
@@ -831,7 +847,7 @@ static bool top_level(parser *p)
         return fail_at(p, p->tok[0].col, "'end' with no block open (process, repeat or expect)");
     return expected(p, 0, "a text (title:, setup:, question:, rule:, answer:), a setting "
                           "(smallint-bits, preemption-yields, delay-clock, ms-clock-start, "
-                          "idle-mode, idle-relinquish), a declaration (semaphore, external, "
+                          "idle-mode, idle-relinquish, cost), a declaration (semaphore, external, "
                           "mutex, monitor, queue, wire), process, outside or expect");
 }
 

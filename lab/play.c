@@ -257,7 +257,8 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_SUSPEND:
     case LAB_RESUME:
     case LAB_TERMINATE:
-    case LAB_PRIORITY: {
+    case LAB_PRIORITY:
+    case LAB_INTERRUPT: {
         stvm_process *p = process_of(pl, s);
         if (!p)
             return false;
@@ -267,6 +268,8 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
             return called(pl, s, "resume", stvm_process_resume(vm, p));
         if (s->op == LAB_TERMINATE)
             return called(pl, s, "terminate", stvm_process_terminate(vm, p));
+        if (s->op == LAB_INTERRUPT)   /* no handler: only the wait it is in ends (EINTR) */
+            return called(pl, s, "interrupt", stvm_process_interrupt(vm, p, NULL, NULL));
         return called(pl, s, "priority", stvm_process_set_priority(vm, p, (int)s->amount));
     }
     case LAB_SEND: {
@@ -464,6 +467,15 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         return false;
     }
     r->vm = pl.vm;
+    for (int op = 0; rc >= 0 && op < STVM_SIM_COST_OPS; op++)
+        if (s->cost_us[op])
+            rc = stvm_sim_set_cost(pl.vm, op, s->cost_us[op]);
+    if (rc < 0) {
+        snprintf(why, why_size, "%s: the modelled costs: %s", s->file, stvm_strerror(rc));
+        player_free(&pl);
+        lab_run_free(r);
+        return false;
+    }
     bool externals = false;
     for (int i = 0; i < s->nobjects; i++)
         externals |= s->objects[i].kind == LAB_EXTERNAL;

@@ -3,8 +3,8 @@
  * process (by id, downwards, named). The first panel runs across the event sequence
  * number: on the simulated clock most events share a time, and their order is what a
  * scenario teaches. When the run took simulated time, a second panel runs across time
- * (ms from the start), where sleeps and work show their length. gnuplot draws both from
- * a data file of intervals.
+ * (ms from the start), where sleeps and work show their length and a dot marks where
+ * each run begins. gnuplot draws both from a data file of intervals.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -111,10 +111,15 @@ int lab_png_draw(const char *path, const char *title, const char *data_path, siz
                 "set xlabel 'trace event number'\n"
                 "plot '%s' using 2:1:($3-$2):(0) with vectors nohead lw 14\n",
             safe, data_path);
+    /* Across time, a process that ran for no time (on the simulated clock, everything
+     * but work and sleep, unless the scenario sets costs) would have no bar at all: each
+     * run also gets a dot where it begins, so that every process that ran has a mark. */
     if (timed)
         fprintf(gp, "set title '%s: who runs, %s' noenhanced\n"
-                    "set xlabel 'ms from the start'\n"
-                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14\n",
+                    "set xlabel 'ms from the start'\nset autoscale xfix\n"
+                    "set offsets graph 0.02, graph 0.02, 0, 0\n"
+                    "plot '%s' using 4:1:($5-$4):(0) with vectors nohead lw 14, "
+                    "'' using 4:1 with points pt 7 ps 1.2\n",
                 safe, time_title, data_path);
     fputs("unset multiplot\n", gp);
     int rc = pclose(gp);

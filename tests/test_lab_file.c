@@ -8,6 +8,7 @@
  * another (STVM_LAB_SCENARIOS). Runs build/stvm-lab from the repository (make check does).
  */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,12 @@ Test(lab_file, every_built_in_scenario_states_an_expected_answer_that_holds, .ti
         cr_expect_not_null(strstr(o, "the expected answer holds"), "%s: %s", name, o);
         scenarios++;
     }
-    cr_assert_eq(scenarios, 12, "stvm-lab list named %d scenarios", scenarios);
+    glob_t files;
+    cr_assert_eq(glob("lab/scenarios/*.scenario", 0, NULL, &files), 0);
+    cr_assert_eq((size_t)scenarios, files.gl_pathc, "stvm-lab list named %d scenarios, lab/scenarios "
+                 "holds %zu", scenarios, files.gl_pathc);
+    cr_assert_geq(scenarios, 15, "the twelve, and the three that teach the concurrency kit");
+    globfree(&files);
 }
 
 /* lab/scenarios/examples/bounded_buffer.scenario was written from
@@ -124,7 +130,7 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
     } cases[] = {
         {"unknown_step", "4:5: expected a step: wait, signal, signal-all, enter, exit, put, take, "
                          "delay, work, checkpoint, yield, spawn, suspend, resume, terminate, priority, "
-                         "send, read, outside, repeat or end, found 'wiat'"},
+                         "interrupt, send, read, outside, repeat or end, found 'wiat'"},
         {"undeclared_semaphore", "3:12: no semaphore or monitor named 'wake' is declared"},
         {"priority_out_of_range", "2:23: a priority is 1 to 80, not 90"},
         {"repeat_without_end", "4:5: this repeat has no 'end' (the 'end' at line 6, indented as its "
@@ -134,6 +140,8 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
         {"bad_expect", "5:18: expected an event kind as the timeline names it (switch, sem-wait, "
                        "mutex-enter, finished, ...), found 'finishd'"},
         {"no_title", "1:1: no 'title:' (a one-line summary, which 'stvm-lab list' shows)"},
+        {"cost_too_high", "2:13: a modelled cost is at most 1000 us"},
+        {"cost_unknown_operation", "2:6: expected switch, signal, wait or delay, found 'jump'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[512], out[4096], err[4096], want[1024];
