@@ -36,8 +36,8 @@ typedef struct lab_object {
 /* A step of a process's script. */
 typedef enum lab_op {
     LAB_WAIT, LAB_SIGNAL, LAB_SIGNAL_ALL, LAB_ENTER, LAB_EXIT, LAB_PUT, LAB_TAKE,
-    LAB_DELAY, LAB_WORK, LAB_CHECKPOINT, LAB_YIELD, LAB_SPAWN, LAB_SUSPEND, LAB_RESUME,
-    LAB_TERMINATE, LAB_PRIORITY, LAB_INTERRUPT, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT
+    LAB_TRY_TAKE, LAB_PEEK, LAB_FLUSH, LAB_DELAY, LAB_WORK, LAB_CHECKPOINT, LAB_YIELD, LAB_SPAWN, LAB_SUSPEND, LAB_RESUME,
+    LAB_TERMINATE, LAB_PRIORITY, LAB_INTERRUPT, LAB_JOIN, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT
 } lab_op;
 
 /* What an outside-world event does. */
@@ -52,6 +52,7 @@ typedef struct lab_step {
     int64_t amount;             /* a duration as written, a repeat's count, a priority */
     bool in_ms;                 /* the duration was written in ms (else us) */
     int64_t timeout_ms;         /* -1: none */
+    int queue;                  /* a monitor's condition queue ("on N"); -1: the default */
     lab_outside_action action;  /* LAB_OUTSIDE */
     int end;                    /* LAB_REPEAT: the index past its body */
 } lab_step;

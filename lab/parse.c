@@ -506,7 +506,8 @@ static lab_step *new_step(parser *p, lab_op op)
     }
     pr->steps = grown;
     lab_step *s = &grown[pr->nsteps++];
-    *s = (lab_step){.op = op, .line = p->line, .col = p->tok[0].col, .target = -1, .timeout_ms = -1};
+    *s = (lab_step){.op = op, .line = p->line, .col = p->tok[0].col, .target = -1, .timeout_ms = -1,
+                    .queue = -1};
     return s;
 }
 
@@ -526,9 +527,22 @@ static bool optional_timeout(parser *p, int i, lab_step *s)
 }
 
 static const char steps_list[] =
-    "a step: wait, signal, signal-all, enter, exit, put, take, delay, work, checkpoint, "
-    "yield, spawn, suspend, resume, terminate, priority, interrupt, send, read, outside, repeat or "
-    "end";
+    "a step: wait, signal, signal-all, enter, exit, put, take, try-take, peek, flush, delay, "
+    "work, checkpoint, yield, spawn, suspend, resume, terminate, priority, interrupt, join, "
+    "send, read, outside, repeat or end";
+
+/* "on N" at i: a monitor's condition queue, 0 .. STVM_MONITOR_QUEUES-1. */
+static bool condition_queue(parser *p, int i, lab_step *s)
+{
+    int64_t q;
+    if (!number(p, i + 1, 1000, "a condition queue", &q))
+        return false;
+    if (q >= STVM_MONITOR_QUEUES)
+        return fail_at(p, p->tok[i + 1].col, "a monitor's condition queue is 0 to %d, not %lld",
+                       STVM_MONITOR_QUEUES - 1, (long long)q);
+    s->queue = (int)q;
+    return true;
+}
 
 static bool step(parser *p)
 {
@@ -566,18 +580,32 @@ static bool step(parser *p)
         {"exit", LAB_EXIT, 1u << LAB_MUTEX | 1u << LAB_MONITOR, "a mutex or monitor"},
         {"put", LAB_PUT, 1u << LAB_QUEUE, "a queue"},
         {"take", LAB_TAKE, 1u << LAB_QUEUE, "a queue"},
+        {"try-take", LAB_TRY_TAKE, 1u << LAB_QUEUE, "a queue"},
+        {"peek", LAB_PEEK, 1u << LAB_QUEUE, "a queue"},
+        {"flush", LAB_FLUSH, 1u << LAB_QUEUE, "a queue"},
         {"send", LAB_SEND, 1u << LAB_WIRE, "a wire"},
         {"read", LAB_READ, 1u << LAB_WIRE, "a wire"},
     };
     for (size_t k = 0; k < sizeof on_objects / sizeof on_objects[0]; k++) {
         if (!is(p, 0, on_objects[k].word))
             continue;
-        if (!(s = new_step(p, on_objects[k].op)) ||
-            !refer(p, 1, p->in_process, index, on_objects[k].kinds, on_objects[k].role))
+        lab_op op = on_objects[k].op;
+        /* "on N" names a monitor's condition queue, so the object must be a monitor. */
+        bool on = (op == LAB_WAIT || op == LAB_SIGNAL || op == LAB_SIGNAL_ALL) && is(p, 2, "on");
+        if (!(s = new_step(p, op)) ||
+            !refer(p, 1, p->in_process, index, on ? 1u << LAB_MONITOR : on_objects[k].kinds,
+                   on ? "a monitor (a condition queue is a monitor's)" : on_objects[k].role))
             return false;
-        if (s->op == LAB_SIGNAL_ALL || s->op == LAB_SIGNAL || s->op == LAB_EXIT || s->op == LAB_SEND)
-            return line_ends(p, 2);
-        if (!optional_timeout(p, 2, s))
+        int next = 2;
+        if (on) {
+            if (!condition_queue(p, 2, s))
+                return false;
+            next = 4;
+        }
+        if (op == LAB_SIGNAL_ALL || op == LAB_SIGNAL || op == LAB_EXIT || op == LAB_SEND ||
+            op == LAB_TRY_TAKE || op == LAB_PEEK || op == LAB_FLUSH)
+            return line_ends(p, next);
+        if (!optional_timeout(p, next, s))
             return false;
         if (s->op == LAB_READ && s->timeout_ms < 0)
             return fail_at(p, p->eol_col, "expected 'timeout N ms' after the wire (a read without "
@@ -607,6 +635,7 @@ static bool step(parser *p)
         {"spawn", LAB_SPAWN, false},        {"suspend", LAB_SUSPEND, true},
         {"resume", LAB_RESUME, false},      {"terminate", LAB_TERMINATE, true},
         {"priority", LAB_PRIORITY, true},   {"interrupt", LAB_INTERRUPT, true},
+        {"join", LAB_JOIN, false},
     };
     for (size_t k = 0; k < sizeof on_processes / sizeof on_processes[0]; k++) {
         if (!is(p, 0, on_processes[k].word))
@@ -617,6 +646,8 @@ static bool step(parser *p)
             s->target = LAB_SELF;
         else if (!refer(p, 1, p->in_process, index, 0, "a process's name"))
             return false;
+        if (s->op == LAB_JOIN)
+            return optional_timeout(p, 2, s);
         if (s->op != LAB_PRIORITY)
             return line_ends(p, 2);
         if (!number(p, 2, 1000, "a priority, 1 to 80", &s->amount))

@@ -56,7 +56,9 @@ struct player {
     wire *wires;
     actor *actors;
     stvm_process **latest;      /* per process: the last instance spawned */
-    stvm_process **held;        /* every instance, held until the VM goes, for the report */
+    stvm_process **held;        /* every instance, held until the VM goes, for the report
+                                   (NULL once joined: the join gave its handle back) */
+    bool *joined;               /* per process: its last instance was joined */
     int nheld;
     happening **happenings;     /* made during the run, freed after it */
     int nhappenings;
@@ -162,6 +164,7 @@ static bool spawn(player *pl, const lab_step *s, int index)
     if (rc < 0)
         return called(pl, s, "spawn", rc);
     pl->latest[index] = pl->held[pl->nheld++] = p;   /* the last instance is the one a name means */
+    pl->joined[index] = false;
     return true;
 }
 
@@ -172,7 +175,9 @@ static stvm_process *process_of(player *pl, const lab_step *s)
     stvm_process *p = pl->latest[s->target];
     if (!p) {
         char what[80];
-        snprintf(what, sizeof what, "%s was never spawned", pl->sc->processes[s->target].name);
+        snprintf(what, sizeof what, "%s %s", pl->sc->processes[s->target].name,
+                 pl->joined[s->target] ? "was joined (a join gives its handle back)"
+                                       : "was never spawned");
         fail(pl, s, what, 0);
     }
     return p;
@@ -210,24 +215,46 @@ static bool read_wire(player *pl, const lab_step *s, wire *w)
 
 static bool play(player *pl, const lab_process *pr, int from, int to);
 
+/* stvm_process_join: once it returns STVM_OK the handle is given back, so the lab
+ * forgets it (a later step naming the process fails, saying why). */
+static bool join(player *pl, const lab_step *s, stvm_process *p)
+{
+    int rc = stvm_process_join(pl->vm, p, s->timeout_ms);
+    if (rc == STVM_OK) {
+        for (int i = 0; i < pl->nheld; i++)
+            if (pl->held[i] == p)
+                pl->held[i] = NULL;
+        pl->latest[s->target] = NULL;
+        pl->joined[s->target] = true;
+    }
+    return waited(pl, s, "join", rc);
+}
+
 static bool step(player *pl, const lab_process *pr, const lab_step *s)
 {
     stvm_vm *vm = pl->vm;
-    void *o = s->target >= 0 && s->op <= LAB_TAKE ? pl->objects[s->target] : NULL;
-    lab_object_kind kind = s->target >= 0 && s->op <= LAB_TAKE ? pl->sc->objects[s->target].kind : LAB_SEMAPHORE;
-    bool monitor = kind == LAB_MONITOR, timed = s->timeout_ms >= 0;
+    void *o = s->target >= 0 && s->op <= LAB_FLUSH ? pl->objects[s->target] : NULL;
+    lab_object_kind kind = s->target >= 0 && s->op <= LAB_FLUSH ? pl->sc->objects[s->target].kind : LAB_SEMAPHORE;
+    bool monitor = kind == LAB_MONITOR, timed = s->timeout_ms >= 0, on = s->queue >= 0;
     void *item;
     switch (s->op) {
     case LAB_WAIT:
+        if (on)
+            return waited(pl, s, "wait", timed ? stvm_monitor_wait_on_timeout_ms(vm, o, s->queue,
+                                                                                 s->timeout_ms)
+                                               : stvm_monitor_wait_on(vm, o, s->queue));
         if (monitor)
             return waited(pl, s, "wait", timed ? stvm_monitor_wait_timeout_ms(vm, o, s->timeout_ms)
                                                : stvm_monitor_wait(vm, o));
         return waited(pl, s, "wait", timed ? stvm_semaphore_wait_timeout_ms(vm, o, s->timeout_ms)
                                            : stvm_semaphore_wait(vm, o));
     case LAB_SIGNAL:
+        if (on)
+            return called(pl, s, "signal", stvm_monitor_signal_on(vm, o, s->queue));
         return called(pl, s, "signal", monitor ? stvm_monitor_signal(vm, o) : stvm_semaphore_signal(vm, o));
     case LAB_SIGNAL_ALL:
-        return called(pl, s, "signal-all", stvm_monitor_signal_all(vm, o));
+        return called(pl, s, "signal-all", on ? stvm_monitor_signal_all_on(vm, o, s->queue)
+                                              : stvm_monitor_signal_all(vm, o));
     case LAB_ENTER:
         if (monitor)
             return waited(pl, s, "enter", timed ? stvm_monitor_enter_timeout_ms(vm, o, s->timeout_ms)
@@ -243,6 +270,15 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_TAKE:
         return waited(pl, s, "take", timed ? stvm_queue_take_timeout_ms(vm, o, s->timeout_ms, &item)
                                            : stvm_queue_take(vm, o, &item));
+    case LAB_TRY_TAKE:   /* an empty queue's ETIMEDOUT is an outcome, as a wait's */
+        return waited(pl, s, "try-take", stvm_queue_try_take(vm, o, &item));
+    case LAB_PEEK:
+        return waited(pl, s, "peek", stvm_queue_peek(vm, o, &item));
+    case LAB_FLUSH:
+    {
+        int64_t n = stvm_queue_flush(vm, o, NULL, NULL);   /* how many, or an error */
+        return called(pl, s, "flush", n < 0 ? (int)n : 0);
+    }
     case LAB_DELAY:
         return waited(pl, s, "delay", s->in_ms ? stvm_delay_wait_ms(vm, s->amount)
                                                : stvm_delay_wait_us(vm, s->amount));
@@ -258,7 +294,8 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_RESUME:
     case LAB_TERMINATE:
     case LAB_PRIORITY:
-    case LAB_INTERRUPT: {
+    case LAB_INTERRUPT:
+    case LAB_JOIN: {
         stvm_process *p = process_of(pl, s);
         if (!p)
             return false;
@@ -270,6 +307,8 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
             return called(pl, s, "terminate", stvm_process_terminate(vm, p));
         if (s->op == LAB_INTERRUPT)   /* no handler: only the wait it is in ends (EINTR) */
             return called(pl, s, "interrupt", stvm_process_interrupt(vm, p, NULL, NULL));
+        if (s->op == LAB_JOIN)
+            return join(pl, s, p);
         return called(pl, s, "priority", stvm_process_set_priority(vm, p, (int)s->amount));
     }
     case LAB_SEND: {
@@ -441,6 +480,7 @@ static void player_free(player *pl)
     free(pl->wires);
     free(pl->actors);
     free(pl->latest);
+    free(pl->joined);
     free(pl->held);
 }
 
@@ -455,11 +495,12 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
     pl.wires = calloc(n, sizeof *pl.wires);
     pl.actors = calloc(np, sizeof *pl.actors);
     pl.latest = calloc(np, sizeof *pl.latest);
+    pl.joined = calloc(np, sizeof *pl.joined);
     pl.held = calloc(np + (size_t)lim->max_spawns, sizeof *pl.held);
     for (size_t i = 0; pl.wires && i < n; i++)
         pl.wires[i] = (wire){-1, -1};
     int rc = STVM_ENOMEM;
-    if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.held)
+    if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.joined && pl.held)
         rc = stvm_vm_new(&pl.vm, &s->cfg);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));

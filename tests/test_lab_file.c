@@ -66,27 +66,43 @@ Test(lab_file, every_built_in_scenario_states_an_expected_answer_that_holds, .ti
     globfree(&files);
 }
 
-/* lab/scenarios/examples/bounded_buffer.scenario was written from
- * docs/scenario-format.md alone (it is the document's complete example). */
-Test(lab_file, the_example_written_from_the_format_alone_runs_as_expected, .timeout = 60)
+/* An example of lab/scenarios/examples: it prints and writes exactly its expected output
+ * (tests/lab/NAME.txt and .json), and its expected answer holds with `assertions`. */
+static void example_runs_as_expected(const char *name, int assertions)
 {
-    const char *file = "lab/scenarios/examples/bounded_buffer.scenario";
-    char json[512], args[2048], out[4096], err[4096];
+    char file[256], json[512], args[2048], out[4096], err[4096], golden[256], holds[512];
+    snprintf(file, sizeof file, "lab/scenarios/examples/%s.scenario", name);
     temp_template(json, sizeof json, "stvm-lab-file", ".json");
     close(mkstemps(json, 5));
     snprintf(args, sizeof args, "run %s --trace %s < /dev/null", file, json);
     tool_output r = tool_run("stvm-lab", args);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *want = file_slurp("tests/lab/bounded_buffer.txt");
-    cr_expect_str_eq(r.out, want, "the text differs from tests/lab/bounded_buffer.txt");
+    snprintf(golden, sizeof golden, "tests/lab/%s.txt", name);
+    char *want = file_slurp(golden);
+    cr_expect_str_eq(r.out, want, "the text differs from %s", golden);
     free(want);
     tool_output_free(&r);
-    cr_expect(same_file(json, "tests/lab/bounded_buffer.json"), "the JSON differs from tests/lab/bounded_buffer.json");
+    snprintf(golden, sizeof golden, "tests/lab/%s.json", name);
+    cr_expect(same_file(json, golden), "the JSON differs from %s", golden);
     unlink(json);
     snprintf(args, sizeof args, "check %s", file);
     cr_expect_eq(lab(args, out, err, sizeof out), 0, "%s%s", out, err);
-    cr_expect_str_eq(out, "lab/scenarios/examples/bounded_buffer.scenario: the expected answer holds "
-                          "(4 assertions)\n");
+    snprintf(holds, sizeof holds, "%s: the expected answer holds (%d assertions)\n", file, assertions);
+    cr_expect_str_eq(out, holds);
+}
+
+/* lab/scenarios/examples/bounded_buffer.scenario was written from
+ * docs/scenario-format.md alone (it is the document's complete example). */
+Test(lab_file, the_example_written_from_the_format_alone_runs_as_expected, .timeout = 60)
+{
+    example_runs_as_expected("bounded_buffer", 4);
+}
+
+/* The steps of the concurrency kit no built-in scenario uses: condition queues (wait,
+ * signal and signal-all on N), try-take, peek, flush, join. */
+Test(lab_file, the_condition_queue_peek_flush_and_join_example_runs_as_expected, .timeout = 60)
+{
+    example_runs_as_expected("monitor_queues_and_join", 6);
 }
 
 /* A file and the built-in name of the same scenario print the same bytes. */
@@ -129,8 +145,9 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
         const char *file, *message;
     } cases[] = {
         {"unknown_step", "4:5: expected a step: wait, signal, signal-all, enter, exit, put, take, "
-                         "delay, work, checkpoint, yield, spawn, suspend, resume, terminate, priority, "
-                         "interrupt, send, read, outside, repeat or end, found 'wiat'"},
+                         "try-take, peek, flush, delay, work, checkpoint, yield, spawn, suspend, resume, "
+                         "terminate, priority, interrupt, join, send, read, outside, repeat or end, "
+                         "found 'wiat'"},
         {"undeclared_semaphore", "3:12: no semaphore or monitor named 'wake' is declared"},
         {"priority_out_of_range", "2:23: a priority is 1 to 80, not 90"},
         {"repeat_without_end", "4:5: this repeat has no 'end' (the 'end' at line 6, indented as its "
@@ -142,6 +159,9 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
         {"no_title", "1:1: no 'title:' (a one-line summary, which 'stvm-lab list' shows)"},
         {"cost_too_high", "2:13: a modelled cost is at most 1000 us"},
         {"cost_unknown_operation", "2:6: expected switch, signal, wait or delay, found 'jump'"},
+        {"condition_queue_of_a_semaphore", "4:10: 's' is a semaphore (declared at line 2), expected a "
+                                           "monitor (a condition queue is a monitor's)"},
+        {"condition_queue_out_of_range", "4:15: a monitor's condition queue is 0 to 7, not 8"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[512], out[4096], err[4096], want[1024];
