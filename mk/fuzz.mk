@@ -6,7 +6,7 @@
 # libclang-rt-14-dev: scripts/install-deps.sh).
 #
 #   make fuzz-check            replay each target's checked-in corpus, then fuzz each
-#                              for FUZZ_CHECK_RUNS (15000) inputs from the fixed seed
+#                              for FUZZ_CHECK_RUNS (5000) inputs from the fixed seed
 #                              FUZZ_SEED (1; 0: a new one each time) in a scratch corpus;
 #                              any crash, sanitizer report or failed check fails (make
 #                              check). The fixed seed keeps check close to repeatable:
@@ -19,7 +19,7 @@
 
 CLANG ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_CHECK_RUNS ?= 15000
+FUZZ_CHECK_RUNS ?= 5000
 FUZZ_SEED ?= 1
 FUZZ_B := $(B)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
