@@ -19,7 +19,8 @@
  *    external semaphores (the table full, unused slots, bad indexes), cleanups
  *    (stvm_ensure), interrupts into any process (each wait may then answer EINTR),
  *    Semaphore>>critical: and runs with a time limit, NULL and foreign handles
- *    everywhere.
+ *    everywhere; modelled costs per scheduler operation (stvm_sim_set_cost), which the
+ *    later operations' events then charge.
  *
  * Every call that fails with an argument or state error must leave the VM as it was
  * (the snapshot of fuzz_common.h); the scheduler's invariants hold after every
@@ -2644,6 +2645,34 @@ static void op_monitor(fz_ctx *c)
         unchanged(c, s, what);
 }
 
+/* stvm_sim_set_cost with ops one below and one past the valid ones and costs at and past
+ * the limit: the documented answer, and a refused call leaves every cost as it was. The
+ * costs it sets are then charged by every later operation's events, which the other
+ * checks still hold to (a delay never ends early). */
+static void op_sim_cost(fz_ctx *c)
+{
+    static const uint32_t costs[] = {0, 1, 7, 50, STVM_SIM_COST_MAX_US, STVM_SIM_COST_MAX_US + 1,
+                                     UINT32_MAX};
+    unsigned k = fz_u8(IN());
+    int op = (int)(k % 6) - 1;
+    uint32_t us = costs[(k >> 3) % (sizeof costs / sizeof costs[0])];
+    int64_t before[STVM_SIM_COST_OPS];
+    for (int i = 0; i < STVM_SIM_COST_OPS; i++)
+        before[i] = stvm_sim_cost(c->vm, i);
+    int want = op < 0 || op >= STVM_SIM_COST_OPS ? STVM_EINVAL
+             : us > STVM_SIM_COST_MAX_US        ? STVM_ERANGE : STVM_OK;
+    fz_snap *s = snap(c);
+    int rc = stvm_sim_set_cost(c->vm, op, us);
+    FZ_CHECK(rc == want, "sim_set_cost(%d, %u) answered %s, expected %s", op, us,
+             stvm_err_name(rc), stvm_err_name(want));
+    if (rc)
+        unchanged(c, s, "sim_set_cost");
+    for (int i = 0; i < STVM_SIM_COST_OPS; i++)
+        FZ_CHECK(stvm_sim_cost(c->vm, i) == (i == op && !rc ? (int64_t)us : before[i]),
+                 "sim_set_cost(%d, %u): op %d's cost is %lld", op, us, i,
+                 (long long)stvm_sim_cost(c->vm, i));
+}
+
 static void exec_op(fz_ctx *c, unsigned op)
 {
     FZ_TRACE("[%s %p] op %u (%u bytes left)\n", in_proc(c) ? "proc" : "host",
@@ -2668,10 +2697,13 @@ static void exec_op(fz_ctx *c, unsigned op)
         /* op_misc's op bytes from 0x80 on (0x8F, 0x9F ... 0xEF): the queue, Delay object
          * and monitor (0xEF) operations, added after the corpus was grown, in a corner
          * of the byte space that leaves the other 15 operations and op_misc's own cases
-         * as they were (op_misc keeps 0x0F ... 0x7F; 0xFF ends a driver) */
+         * as they were (op_misc keeps 0x0F ... 0x7F; 0xFF ends a driver); the modelled
+         * costs (0xCF) came last, from the queue's op bytes too */
         if (op == 0xEF) {   /* monitors, taken from the queue's four op bytes */
             op_monitor(c);
             pending_preemption(c, "a monitor call");
+        } else if (op == 0xCF) {
+            op_sim_cost(c);
         } else if (op >= 0x80) {
             ((op >> 4) & 1 ? op_delay_obj : op_queue)(c);
             pending_preemption(c, (op >> 4) & 1 ? "a Delay object call" : "a queue call");
