@@ -18,7 +18,9 @@
  * the plain system call. Async-signal-safe and malloc-free: it runs in a child after
  * fork.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* syscall(2) */
+#endif
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,79 @@
+# aarch64: the library and a test binary cross-built for aarch64 and run under
+# qemu-user, on this x86-64 machine (docs/scheduler.md, "Back ends").
+#
+#   make check-aarch64   (part of make check) builds build/aarch64/libstvm.a (with
+#                        scheduler/switch_aarch64.S) and build/aarch64/stvm-tests with
+#                        $(AARCH64_CC), then runs the suites of AARCH64_SUITES under
+#                        $(QEMU_AARCH64) (scripts/check-aarch64.sh), and prints
+#                        "check-aarch64: N suites, T tests, all passed in S s".
+#
+# Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user and the arm64 builds of
+# libcriterion-dev, libffi-dev and libuv1-dev (Debian multiarch; scripts/install-deps.sh
+# adds the arm64 architecture and installs them). The arm64 libraries' own libc6:arm64
+# puts the aarch64 dynamic loader in /lib, so qemu needs no -L prefix. Criterion's
+# per-test execve of the test binary goes through qemu by tests/qemu/execve.c (the
+# machine has no binfmt_misc entry for aarch64, and the project does not make one).
+#
+# Budget: make check is near CI's 15 minutes on 2 cores, and this target gets about 90
+# s of it, build included. So the test binary holds the suites that exercise what
+# differs on aarch64 and nothing else: the switch, its first frame and the raw switch
+# measurement (vm, process), stacks (stack), overflow detection (stack_guard),
+# semaphores (semaphore, SemaphoreTest), mutexes (mutex), Delays (delay), timed waits
+# (timed_wait), external signals from other threads (external, threads, the threads
+# with 8 signalling threads against the VM), the FFI's callouts and callbacks, threaded
+# ones included (ffi, ffi_threads). Left out:
+#  - every other suite: they test the scheduler's and the image stubs' logic, which is
+#    the same C on both machines and runs on x86-64 in three builds (asm, ucontext,
+#    ASan+UBSan) and under ThreadSanitizer; under qemu each test costs about 10x;
+#  - threads/signals_from_eight_threads_wake_a_vm_asleep_in_its_idle_process: it waits
+#    until /proc/self/task/TID/syscall shows the VM's thread in epoll_pwait2 or ppoll,
+#    and under qemu-user that file shows qemu's own host (x86-64) system calls, never
+#    the guest's, so it waits out its timeout;
+#  - ffi_threads/vm_free_detaches_a_worker_still_in_a_call_after_five_seconds: its
+#    forked child starts a thread, and qemu 7.2 aborts on an assertion of its own
+#    (plugins/core.c, qemu_plugin_vcpu_init_hook) when a forked child of a threaded
+#    program creates a thread: a qemu fault, not the library's.
+
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+QEMU_AARCH64 ?= qemu-aarch64
+AARCH64_JOBS ?= 2
+A64_B := $(B)/aarch64
+AARCH64_SUITES := vm process stack stack_guard semaphore SemaphoreTest mutex delay \
+    timed_wait external threads ffi ffi_threads
+AARCH64_LEFT_OUT := threads/signals_from_eight_threads_wake_a_vm_asleep_in_its_idle_process \
+    ffi_threads/vm_free_detaches_a_worker_still_in_a_call_after_five_seconds
+A64_TEST_SRC := $(addprefix tests/,test_vm.c test_process.c test_stack.c test_stack_guard.c \
+    test_semaphore.c test_pharo_semaphore.c test_mutex.c test_delay.c test_timed_wait.c \
+    test_external.c test_threads.c test_ffi.c test_ffi_threads.c qemu/execve.c)
+A64_OBJ := $(patsubst %.c,$(A64_B)/obj/%.o,$(LIB_SRC)) $(A64_B)/obj/scheduler/switch_aarch64.o
+A64_TEST_OBJ := $(patsubst %.c,$(A64_B)/tobj/%.o,$(A64_TEST_SRC))
+
+$(A64_B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) $(CFLAGS_LIB) $(DEPFLAGS) -c $< -o $@
+$(A64_B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) $(CFLAGS_LIB) $(DEPFLAGS) -c $< -o $@
+$(A64_B)/tobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) $(TEST_CFLAGS) $(DEPFLAGS) -c $< -o $@
+-include $(A64_OBJ:.o=.d) $(A64_TEST_OBJ:.o=.d)
+$(A64_B)/libstvm.a: $(A64_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(A64_B)/stvm-tests: $(A64_TEST_OBJ) $(A64_B)/libstvm.a
+	$(AARCH64_CC) $(OPT) $^ -lcriterion $(LDLIBS) -o $@
+
+.PHONY: check-aarch64 aarch64-tools
+aarch64-tools:
+	@for t in $(AARCH64_CC) $(QEMU_AARCH64); do command -v $$t > /dev/null || { \
+	    echo "check-aarch64: $$t not found (make setup installs it: scripts/install-deps.sh)"; \
+	    exit 1; }; done
+
+check-aarch64: aarch64-tools
+	@echo "== tests: aarch64 back end under $(QEMU_AARCH64) (suites: $(AARCH64_SUITES))"
+	@start=$$(date +%s.%N) && \
+	    $(MAKE) --no-print-directory -s -j$(AARCH64_JOBS) $(A64_B)/stvm-tests && \
+	    sh scripts/check-aarch64.sh $(A64_B)/stvm-tests "$(QEMU_AARCH64)" $(AARCH64_JOBS) \
+	        "$(AARCH64_SUITES)" "$(AARCH64_LEFT_OUT)" $$start
+
+CHECK_EXTRA += check-aarch64
