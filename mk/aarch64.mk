@@ -77,3 +77,16 @@ check-aarch64: aarch64-tools
 	        "$(AARCH64_SUITES)" "$(AARCH64_LEFT_OUT)" $$start
 
 CHECK_EXTRA += check-aarch64
+
+# Instructions per semaphore hand-off and per raw switch on both back ends
+# (docs/scheduler.md, "Back ends"): tests/qemu/switch_count.c, linked statically so that
+# no dynamic loading is counted, and scripts/switch-count.sh, which counts each run
+# twice (N and 2N operations) and prints the difference over N. Not part of make check.
+$(A64_B)/switch-count: tests/qemu/switch_count.c $(A64_B)/libstvm.a
+	$(AARCH64_CC) $(TEST_CFLAGS) -static $^ $(LDLIBS) -o $@
+$(B)/switch-count: tests/qemu/switch_count.c $(B)/asm/libstvm.a
+	$(CC) $(TEST_CFLAGS) -static $^ $(LDLIBS) -o $@
+
+.PHONY: switch-count
+switch-count: aarch64-tools $(B)/switch-count $(A64_B)/switch-count
+	@sh scripts/switch-count.sh $(B)/switch-count $(A64_B)/switch-count
