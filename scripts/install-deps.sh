@@ -14,8 +14,12 @@
 # under man/ for scripts/man-check.sh), chromium (Debian's browser, run headless by
 # tests/lab_html_browser.py: the lab's HTML timeline in a real browser),
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user with the arm64 builds of
-# libcriterion-dev, libffi-dev and libuv1-dev (make check-aarch64, mk/aarch64.mk: the
-# aarch64 back end cross-built and run under qemu-aarch64). STVM_DEPS_EXTRA may name more.
+# libffi-dev, libuv1-dev and libgit2-1.5 (make check-aarch64, mk/aarch64.mk: the
+# aarch64 back end cross-built and run under qemu-aarch64; the arm64 Criterion itself
+# cannot be installed beside the amd64 one, so scripts/aarch64-criterion.sh unpacks it
+# into the build tree instead, and libgit2-1.5 is what it needs from here). Installing
+# an arm64 library upgrades its amd64 twin (a Multi-Arch: same package has one version
+# on both) when the amd64 one is older. STVM_DEPS_EXTRA may name more.
 #
 # The arm64 packages are Debian multiarch ones: dpkg must know arm64 as a foreign
 # architecture first. If it does not, this script adds it (dpkg --add-architecture
@@ -58,7 +62,7 @@ want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools pytho
 want="$want man-db groff-base chromium $peers ${STVM_DEPS_EXTRA:-}"
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
     want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
-    want="$want libcriterion-dev:arm64 libffi-dev:arm64 libuv1-dev:arm64"
+    want="$want libffi-dev:arm64 libuv1-dev:arm64 libgit2-1.5:arm64"
 else
     echo "$me: not an amd64 machine: the aarch64 cross-build packages are left out (make check-aarch64 needs them)"
 fi
