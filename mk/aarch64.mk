@@ -37,9 +37,11 @@
 #    and under qemu-user that file shows qemu's own host (x86-64) system calls, never
 #    the guest's, so it waits out its timeout;
 #  - ffi_threads/vm_free_detaches_a_worker_still_in_a_call_after_five_seconds: its
-#    forked child starts a thread, and qemu 7.2 aborts on an assertion of its own
-#    (plugins/core.c, qemu_plugin_vcpu_init_hook) when a forked child of a threaded
-#    program creates a thread: a qemu fault, not the library's.
+#    forked child starts a thread (the FFI worker), and qemu 7.2 aborts on assertions
+#    of its own (plugins/core.c qemu_plugin_vcpu_init_hook, accel/tcg/cpu-exec.c
+#    cpu_exec) when the child of a fork made while another thread was alive creates a
+#    thread: a ten-line program that does only that aborts the same way. A qemu
+#    fault, not the library's.
 
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64 ?= qemu-aarch64
