@@ -39,7 +39,11 @@ TEST_LIBS := -luv
 # The public headers: stvm.h and the one header per audience it includes (include/README.md).
 PUBLIC_H := include/stvm.h $(wildcard include/stvm/*.h)
 LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-stubs/*/*.c)
-LIB_ASM := scheduler/switch_x86_64.S
+# The context switch's assembly, chosen by the machine $(CC) builds for (so that
+# `make CC=aarch64-linux-gnu-gcc` builds the aarch64 one); none on any other machine,
+# where scheduler/context.h falls back to ucontext by itself.
+CC_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
+LIB_ASM := $(if $(filter x86_64-%,$(CC_MACHINE)),scheduler/switch_x86_64.S,$(if $(filter aarch64-%,$(CC_MACHINE)),scheduler/switch_aarch64.S))
 TEST_SRC := $(wildcard tests/test_*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
 TEST_BENCH_SRC := bench/nginx.c bench/wrk.c bench/child.c
@@ -69,7 +73,7 @@ DEPFLAGS := -MMD -MP
 # harness's, which the tests link: TEST_BENCH_SRC).
 define variant
 $(1)_DIR := $(B)/$(1)
-$(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$(B)/$(1)/obj/scheduler/switch_x86_64.o)
+$(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$$(patsubst %.S,$(B)/$(1)/obj/%.o,$(LIB_ASM)))
 $(1)_TEST_OBJ := $$(patsubst %.c,$(B)/$(1)/tobj/%.o,$(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(TEST_LAB_SRC))
 $(B)/$(1)/obj/%.o: %.c
 	@mkdir -p $$(dir $$@)

@@ -25,7 +25,7 @@ FUZZ_B := $(B)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(addprefix $(FUZZ_B)/,$(FUZZ_NAMES))
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC)) $(FUZZ_B)/obj/scheduler/switch_x86_64.o
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC)) $(patsubst %.S,$(FUZZ_B)/obj/%.o,$(LIB_ASM))
 
 $(FUZZ_B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

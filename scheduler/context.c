@@ -71,6 +71,7 @@ static int first_frame(stvm_proc *p, void (*entry)(void *), void *arg)
                 (unsigned)(a >> 32), (unsigned)a);
     p->uctx = uc;
 #else
+#if defined(__x86_64__)
     /* Popped by stvm__switch_asm: [mxcsr|fpucw,] r15, r14, r13, r12 = entry, rbx = arg,
      * rbp = 0, then the return address = the trampoline; rsp ends 16-byte aligned. */
     uint64_t *sp = (uint64_t *)((uintptr_t)p & ~(uintptr_t)15);   /* just below p */
@@ -83,6 +84,24 @@ static int first_frame(stvm_proc *p, void (*entry)(void *), void *arg)
     *--sp = 0;
 #ifdef STVM_SWITCH_SAVE_FPU
     *--sp = 0x037Full << 32 | 0x1F80;   /* x87 control word, MXCSR: the defaults */
+#endif
+#elif defined(__aarch64__)
+    /* Loaded by stvm__switch_asm (switch_aarch64.S has the block's layout): [fpcr, pad,]
+     * x19 = arg, x20 = entry, x21-x28 = 0, x29 = 0 (the end of the frame chain),
+     * x30 = the trampoline, d8-d15 = 0; 160 bytes, so sp ends 16-byte aligned just
+     * below p, as the AAPCS64 requires at every access through sp. */
+    uint64_t *sp = (uint64_t *)((uintptr_t)p & ~(uintptr_t)15) - 20;
+    memset(sp, 0, 20 * sizeof *sp);
+    sp[0] = (uint64_t)(uintptr_t)arg;
+    sp[1] = (uint64_t)(uintptr_t)entry;
+    sp[11] = (uint64_t)(uintptr_t)stvm__trampoline_asm;
+#ifdef STVM_SWITCH_SAVE_FPU
+    sp -= 2;
+    sp[0] = 0;   /* FPCR: Linux's default (round to nearest, no traps) */
+    sp[1] = 0;
+#endif
+#else
+#error "no assembly context switch for this machine: build with -DSTVM_CTX_UCONTEXT"
 #endif
     p->ctx_sp = sp;
 #endif
@@ -179,6 +198,8 @@ const char *stvm_context_backend(void)
 {
 #ifdef STVM_CTX_UCONTEXT
     return "ucontext";
+#elif defined(__aarch64__)
+    return "asm-aarch64";
 #else
     return "asm-x86_64";
 #endif

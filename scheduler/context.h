@@ -1,7 +1,8 @@
 /*
  * Process contexts and the switch between them. Two back ends chosen at build time: a
- * hand-written x86-64 switch (default there) and a portable ucontext one
- * (-DSTVM_CTX_UCONTEXT). The stacks themselves come from vm/stack.c.
+ * hand-written switch for x86-64 (switch_x86_64.S) and for aarch64 (switch_aarch64.S),
+ * the default on those machines, and a portable ucontext one (-DSTVM_CTX_UCONTEXT, and
+ * the only one on any other machine). The stacks themselves come from vm/stack.c.
  */
 #ifndef STVM_SCHEDULER_CONTEXT_H
 #define STVM_SCHEDULER_CONTEXT_H
@@ -9,7 +10,7 @@
 #include "../vm/sanitizers.h"
 #include "../vm/vm.h"
 
-#if !defined(STVM_CTX_UCONTEXT) && !defined(__x86_64__)
+#if !defined(STVM_CTX_UCONTEXT) && !defined(__x86_64__) && !defined(__aarch64__)
 #define STVM_CTX_UCONTEXT 1
 #endif
 

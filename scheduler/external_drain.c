@@ -130,7 +130,14 @@ void stvm__external_drain(stvm_vm *vm)
     if (atomic_exchange(&vm->stop_requested, 0))
         vm->stopping = true;
     for (int s = 0; s < t->nsummary; s++) {
-        if (!atomic_load_explicit(&t->summary[s], memory_order_relaxed))
+        /* seq_cst, not relaxed: with the store of pending above, the VM's half of a
+         * store-then-load pair against a requester's "summary |= bit, then pending = 1"
+         * (vm/external_requests.h). A relaxed load may be satisfied before the store
+         * of 0 is visible (aarch64: an ldr may pass an earlier stlr; x86-64 happens to
+         * order them, as its seq_cst store is an xchg): it would miss the bit, the
+         * store of 0 would then overwrite the requester's 1, and the request would wait
+         * for the next one, through an OS sleep. docs/reliability.md, "Memory order". */
+        if (!atomic_load(&t->summary[s]))
             continue;
         uint64_t words = atomic_exchange(&t->summary[s], 0);
         for (; words; words &= words - 1)

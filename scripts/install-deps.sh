@@ -12,8 +12,21 @@
 # compare.py, /usr/share/benchmark/compare.py, which make check runs on two stvm-bench
 # exports), man-db and groff-base (`man -l` and groff, which render the manual pages
 # under man/ for scripts/man-check.sh), chromium (Debian's browser, run headless by
-# tests/lab_html_browser.py: the lab's HTML timeline in a real browser). STVM_DEPS_EXTRA
-# may name more.
+# tests/lab_html_browser.py: the lab's HTML timeline in a real browser),
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user with the arm64 builds of
+# libffi-dev, libuv1-dev and libgit2-1.5 (make check-aarch64, mk/aarch64.mk: the
+# aarch64 back end cross-built and run under qemu-aarch64; the arm64 Criterion itself
+# cannot be installed beside the amd64 one, so scripts/aarch64-criterion.sh unpacks it
+# into the build tree instead, and libgit2-1.5 is what it needs from here). Installing
+# an arm64 library upgrades its amd64 twin (a Multi-Arch: same package has one version
+# on both) when the amd64 one is older. STVM_DEPS_EXTRA may name more.
+#
+# The arm64 packages are Debian multiarch ones: dpkg must know arm64 as a foreign
+# architecture first. If it does not, this script adds it (dpkg --add-architecture
+# arm64, before apt-get update) and says so; that is the one setting it changes, and only
+# when an arm64 package is missing. It installs only on amd64 (on any other machine the
+# :arm64 packages and the cross compiler would not be what mk/aarch64.mk expects, and
+# they are left out with a message).
 #
 # --peers adds the peer programs' group, which nothing else installs (make bench-peers
 # asks for it; make setup and make check do not): golang-go, erlang-nox and libuv1-dev,
@@ -47,6 +60,12 @@ done
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk curl"
 want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools python3-scipy"
 want="$want man-db groff-base chromium $peers ${STVM_DEPS_EXTRA:-}"
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+    want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+    want="$want libffi-dev:arm64 libuv1-dev:arm64 libgit2-1.5:arm64"
+else
+    echo "$me: not an amd64 machine: the aarch64 cross-build packages are left out (make check-aarch64 needs them)"
+fi
 missing=""
 for p in $want; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -109,6 +128,15 @@ else
 fi
 
 enabled_units > "$tmp/before"
+# The :arm64 packages need arm64 known to dpkg as a foreign architecture (multiarch).
+case $missing in
+*:arm64*)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        echo "$me: adding arm64 as a foreign dpkg architecture (dpkg --add-architecture arm64), for the :arm64 packages of make check-aarch64"
+        dpkg --add-architecture arm64
+    fi
+    ;;
+esac
 echo "$me: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -713,7 +713,8 @@ static int call(fx *f, int fn, const args *a)
     case F_version_string: return yes(strcmp(stvm_version_string(), STVM_VERSION_STRING) == 0);
     case F_context_backend: {
         const char *b = stvm_context_backend();
-        return yes(b && (!strcmp(b, "asm-x86_64") || !strcmp(b, "ucontext")));
+        return yes(b && (!strcmp(b, "asm-x86_64") || !strcmp(b, "asm-aarch64") ||
+                          !strcmp(b, "ucontext")));
     }
     case F_measure_raw_switch: return stvm_measure_raw_switch((uint64_t)a->n, o ? &o->d : NULL);
     case F_strerror: return text_ok(stvm_strerror((int)a->n));
@@ -3730,9 +3731,12 @@ static void wait_until_parked(fx *f)
         usleep(200);
     for (;;) {
         long sc = blocked_syscall(f->host_tid);
-        if (sc == SYS_ppoll || sc == SYS_epoll_pwait2 || sc == SYS_epoll_wait ||
-            sc == SYS_epoll_pwait)
+        if (sc == SYS_ppoll || sc == SYS_epoll_pwait2 || sc == SYS_epoll_pwait)
             return;
+#ifdef SYS_epoll_wait   /* x86-64; aarch64's libc makes epoll_wait an epoll_pwait */
+        if (sc == SYS_epoll_wait)
+            return;
+#endif
         if (sc == -2) {   /* no /proc/.../syscall here: give it ample time instead */
             usleep(100000);
             return;

@@ -281,6 +281,8 @@ Test(vm, context_backend_is_the_one_this_binary_was_built_with)
     cr_assert_not_null(b);
 #ifdef STVM_CTX_UCONTEXT
     cr_assert_str_eq(b, "ucontext");
+#elif defined(__aarch64__)
+    cr_assert_str_eq(b, "asm-aarch64");
 #else
     cr_assert_str_eq(b, "asm-x86_64");
 #endif

@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -100,6 +102,32 @@ static long mprotect_budget(void)
 
 /* ---- guards ----------------------------------------------------------------------- */
 
+/* Whether an installed MADV_GUARD_INSTALL region really faults: 1 yes, -1 no, 0 not yet
+ * known. A kernel that does not know the advice refuses it (EINVAL), but an emulator may
+ * accept it and do nothing: qemu-user (7.2, the aarch64 check's) answers 0 to any advice
+ * it does not pass on, and a stack "guarded" so would overflow into its neighbour
+ * unseen. So the first install in the process is tested: a write(2) from the region
+ * into a pipe must fail with EFAULT, as the kernel's copy from a guard region does.
+ * Process-wide: it is a property of the kernel (or emulator) under the program, and
+ * the test costs four system calls. */
+static _Atomic int guard_faults;
+
+static bool guard_really_faults(const unsigned char *region)
+{
+    int known = atomic_load_explicit(&guard_faults, memory_order_relaxed);
+    if (known)
+        return known > 0;
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC) != 0)
+        return true;   /* cannot tell: trust the kernel's answer, as before */
+    ssize_t n = write(fd[1], region, 1);
+    bool faults = n < 0 && errno == EFAULT;
+    close(fd[0]);
+    close(fd[1]);
+    atomic_store_explicit(&guard_faults, faults ? 1 : -1, memory_order_relaxed);
+    return faults;
+}
+
 static uint8_t install_guard(stvm_stackmem *m, unsigned char *slot)
 {
     if (!m->guard_size)
@@ -107,11 +135,14 @@ static uint8_t install_guard(stvm_stackmem *m, unsigned char *slot)
     if (m->method != STVM_GUARD_CANARY && m->method != STVM_GUARD_MPROTECT &&
         m->madvise_ok >= 0) {
         if (madvise(slot, m->guard_size, MADV_GUARD_INSTALL) == 0) {
-            m->madvise_ok = 1;
-            return STVM_GUARD_MADVISE;
-        }
-        if (errno == EINVAL)
+            if (m->madvise_ok || guard_really_faults(slot)) {
+                m->madvise_ok = 1;
+                return STVM_GUARD_MADVISE;
+            }
+            m->madvise_ok = -1;   /* accepted but not made (an emulator): as below */
+        } else if (errno == EINVAL) {
             m->madvise_ok = -1;   /* the kernel does not know it: never ask again */
+        }
     }
     if (m->method != STVM_GUARD_CANARY) {
         if (m->mprotect_budget < 0)

@@ -51,7 +51,8 @@ extern "C" {
 STVM_API unsigned stvm_version(void);
 STVM_API const char *stvm_version_string(void);
 
-/* "asm-x86_64" or "ucontext": the context-switch back end the library was built with. */
+/* "asm-x86_64", "asm-aarch64" or "ucontext": the context-switch back end the library was
+ * built with. */
 STVM_API const char *stvm_context_backend(void);
 
 /* ---- For benchmarks only -------------------------------------------------------

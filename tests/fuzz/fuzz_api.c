@@ -2168,6 +2168,7 @@ static void op_misc(fz_ctx *c)
                      strcmp(stvm_version_string(), STVM_VERSION_STRING) == 0,
                  "version");
         FZ_CHECK(strcmp(stvm_context_backend(), "asm-x86_64") == 0 ||
+                     strcmp(stvm_context_backend(), "asm-aarch64") == 0 ||
                      strcmp(stvm_context_backend(), "ucontext") == 0,
                  "backend");
         break;
