@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,21 +101,15 @@ static long mprotect_budget(void)
 
 /* ---- guards ----------------------------------------------------------------------- */
 
-/* Whether an installed MADV_GUARD_INSTALL region really faults: 1 yes, -1 no, 0 not yet
- * known. A kernel that does not know the advice refuses it (EINVAL), but an emulator may
- * accept it and do nothing: qemu-user (7.2, the aarch64 check's) answers 0 to any advice
- * it does not pass on, and a stack "guarded" so would overflow into its neighbour
- * unseen. So the first install in the process is tested: a write(2) from the region
- * into a pipe must fail with EFAULT, as the kernel's copy from a guard region does.
- * Process-wide: it is a property of the kernel (or emulator) under the program, and
- * the test costs four system calls. */
-static _Atomic int guard_faults;
-
+/* Does an installed MADV_GUARD_INSTALL region really fault? A kernel that does not know
+ * the advice refuses it (EINVAL), but an emulator may accept it and do nothing:
+ * qemu-user (7.2, the aarch64 check's) answers 0 to any advice it does not pass on, and a
+ * stack "guarded" so would overflow into its neighbour unseen. So the first install of
+ * each stack memory is tested (its answer kept in madvise_ok, with no state outside the
+ * VM): a write(2) from the region into a pipe must fail with EFAULT, as the kernel's copy
+ * from a guard region does. Four system calls, once per VM. */
 static bool guard_really_faults(const unsigned char *region)
 {
-    int known = atomic_load_explicit(&guard_faults, memory_order_relaxed);
-    if (known)
-        return known > 0;
     int fd[2];
     if (pipe2(fd, O_CLOEXEC) != 0)
         return true;   /* cannot tell: trust the kernel's answer, as before */
@@ -124,7 +117,6 @@ static bool guard_really_faults(const unsigned char *region)
     bool faults = n < 0 && errno == EFAULT;
     close(fd[0]);
     close(fd[1]);
-    atomic_store_explicit(&guard_faults, faults ? 1 : -1, memory_order_relaxed);
     return faults;
 }
 
