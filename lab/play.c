@@ -274,8 +274,7 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
         return waited(pl, s, "try-take", stvm_queue_try_take(vm, o, &item));
     case LAB_PEEK:
         return waited(pl, s, "peek", stvm_queue_peek(vm, o, &item));
-    case LAB_FLUSH:
-    {
+    case LAB_FLUSH: {
         int64_t n = stvm_queue_flush(vm, o, NULL, NULL);   /* how many, or an error */
         return called(pl, s, "flush", n < 0 ? (int)n : 0);
     }
