@@ -41,8 +41,10 @@ PUBLIC_H := include/stvm.h $(wildcard include/stvm/*.h)
 LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-stubs/*/*.c)
 # The context switch's assembly, chosen by the machine $(CC) builds for (so that
 # `make CC=aarch64-linux-gnu-gcc` builds the aarch64 one); none on any other machine,
-# where scheduler/context.h falls back to ucontext by itself.
-CC_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
+# where scheduler/context.h falls back to ucontext by itself. Before the install step
+# has put a compiler there (make demo and make check on a fresh machine read this file
+# first), the machine is this one's.
+CC_MACHINE := $(or $(shell $(CC) -dumpmachine 2>/dev/null),$(shell uname -m)-linux-gnu)
 LIB_ASM := $(if $(filter x86_64-%,$(CC_MACHINE)),scheduler/switch_x86_64.S,$(if $(filter aarch64-%,$(CC_MACHINE)),scheduler/switch_aarch64.S))
 TEST_SRC := $(wildcard tests/test_*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
