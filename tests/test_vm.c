@@ -187,10 +187,16 @@ Test(vm, every_error_code_has_a_distinct_name_and_text)
         {STVM_ECONNREFUSED, "STVM_ECONNREFUSED"}, {STVM_ESTOPPED, "STVM_ESTOPPED"},
         {STVM_EPROTO, "STVM_EPROTO"},   {STVM_EWAITING, "STVM_EWAITING"},
         {STVM_EINUSE, "STVM_EINUSE"},   {STVM_EINTR, "STVM_EINTR"},
-        {STVM_ESIZE, "STVM_ESIZE"},
+        {STVM_ESIZE, "STVM_ESIZE"},     {STVM_EEOF, "STVM_EEOF"},
+        {STVM_ECONNRESET, "STVM_ECONNRESET"}, {STVM_EPIPE, "STVM_EPIPE"},
+        {STVM_EADDRINUSE, "STVM_EADDRINUSE"}, {STVM_EADDRNOTAVAIL, "STVM_EADDRNOTAVAIL"},
+        {STVM_ENETUNREACH, "STVM_ENETUNREACH"}, {STVM_EHOSTUNREACH, "STVM_EHOSTUNREACH"},
+        {STVM_EMFILE, "STVM_EMFILE"},   {STVM_EACCES, "STVM_EACCES"},
+        {STVM_ENOENT, "STVM_ENOENT"},   {STVM_ENOTFOUND, "STVM_ENOTFOUND"},
+        {STVM_EAGAIN, "STVM_EAGAIN"},
     };
     enum { N = sizeof codes / sizeof codes[0] };
-    cr_assert_eq(N, 21);
+    cr_assert_eq(N, 33);
     const char *generic = stvm_strerror(-N);
     cr_assert_not_null(generic);
     cr_assert_gt(strlen(generic), 0);

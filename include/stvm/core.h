@@ -89,9 +89,10 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EBUSY, -9, "a VM is already running")     /* stvm_run: runs do not nest */       \
     XX(EFULL, -10, "full (the external semaphore table, or a bounded queue that cannot " \
                    "be waited on here)")                                                \
-    XX(ESYS, -11, "operating system call failed")                                       \
+    XX(ESYS, -11, "operating system call failed (errno says why)")                     \
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
-    XX(ECLOSED, -13, "the connection is closed") /* by the peer: reset, or shut */   \
+    XX(ECLOSED, -13, "closed on this side: the queue takes no more items, or the "      \
+                     "connection was shut for writing")                                 \
     XX(ECONNREFUSED, -14, "connection refused")                                         \
     XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
     XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
@@ -99,7 +100,20 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(EINUSE, -18, "still in use by a waiting process or a pending call")              \
     XX(EINTR, -19, "the wait was interrupted (nothing was taken)")                      \
     XX(ESIZE, -20, "struct size unknown to this library (from a newer stvm.h, or not "  \
-                   "a whole number of fields)")
+                   "a whole number of fields)")                                         \
+    XX(EEOF, -21, "end of data: the peer shut its side and all it sent was read, or "   \
+                  "the queue was closed and is empty")                                  \
+    XX(ECONNRESET, -22, "connection reset by the peer")                                 \
+    XX(EPIPE, -23, "broken pipe: the peer can no longer receive")                       \
+    XX(EADDRINUSE, -24, "address already in use")                                       \
+    XX(EADDRNOTAVAIL, -25, "address not available on this machine")                     \
+    XX(ENETUNREACH, -26, "network unreachable")                                         \
+    XX(EHOSTUNREACH, -27, "host unreachable")                                           \
+    XX(EMFILE, -28, "too many open files (this process's or the system's limit)")      \
+    XX(EACCES, -29, "permission denied")                                                \
+    XX(ENOENT, -30, "no such file or directory")  /* a Unix socket's path */           \
+    XX(ENOTFOUND, -31, "host name not found")                                           \
+    XX(EAGAIN, -32, "not available now (a try that does not wait found nothing)")
 
 typedef enum stvm_errno {
 #define STVM__ERRNO_ENUM(name, code, text) STVM_##name = (code),
