@@ -523,6 +523,21 @@ static int64_t pick_duration(fz_ctx *c)
     return (int64_t)fz_pick(IN(), edges64, NEDGES64);
 }
 
+/* The harness's own arithmetic on durations saturates: Delays of any length are made
+ * (as Pharo makes them), so a length near INT64_MAX / 1000 ms is valid input, and a
+ * product or sum that overflowed would be the harness's undefined behaviour, not the
+ * library's. b >= 0. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* d (ms if ms, else us) in us, INT64_MAX when it does not fit. d >= 0. */
+static int64_t us_of(int64_t d, bool ms)
+{
+    return !ms ? d : d > INT64_MAX / 1000 ? INT64_MAX : d * 1000;
+}
+
 /* What a wait of d (ms or us) must answer before it waits: ENOTPROC, EINVAL, ERANGE,
  * or 0 (it may wait). */
 static int duration_rule(fz_ctx *c, int64_t d, bool ms)
@@ -539,7 +554,7 @@ static int duration_rule(fz_ctx *c, int64_t d, bool ms)
     /* It must end before the clock does: exactly for the microsecond scheduler, with
      * the millisecond scheduler's rounding to whole ticks (1 ms more) for that one. */
     bool ms_sched = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
-    uint64_t us = ms_sched ? (uint64_t)dms * 1000 + 1000 : (uint64_t)(ms ? d * 1000 : d);
+    uint64_t us = ms_sched ? (uint64_t)dms * 1000 + 1000 : (uint64_t)us_of(d, ms);
     if (stvm_vm_now_us(c->vm) + us > FZ_CLOCK_END)
         return STVM_ERANGE;
     return 0;
@@ -554,8 +569,7 @@ static int duration_rule(fz_ctx *c, int64_t d, bool ms)
 
 static bool too_long(int64_t d, bool ms)
 {
-    int64_t us = ms ? (d > INT64_MAX / 1000 ? INT64_MAX : d * 1000) : d;
-    return us > FZ_LONG_US;
+    return us_of(d, ms) > FZ_LONG_US;
 }
 
 /* A wait of d that ended on time: not early (the us scheduler never; the ms one by at
@@ -563,7 +577,7 @@ static bool too_long(int64_t d, bool ms)
 static void not_early(fz_ctx *c, const char *what, uint64_t t0, int64_t d, bool ms)
 {
     uint64_t waited = stvm_vm_now_us(c->vm) - t0;
-    uint64_t want = ms ? (uint64_t)d * 1000 : (uint64_t)d;
+    uint64_t want = (uint64_t)us_of(d, ms);
     uint64_t slack = c->cfg.delay_clock == STVM_DELAY_CLOCK_MS ? 1000 : 0;
     FZ_CHECK(waited + slack >= want, "%s of %lld %s ended after %llu us", what, (long long)d,
              ms ? "ms" : "us", (unsigned long long)waited);
@@ -1969,14 +1983,14 @@ static void op_delay_obj(fz_ctx *c)
         want = !valid || null_out ? STVM_EINVAL : 0;
         FZ_CHECK(rc == rc2, "us_to_go and ms_to_go disagree");
         if (!rc) {
-            int64_t dur_us = r->ms ? r->dur * 1000 : r->dur;
+            int64_t dur_us = us_of(r->dur, r->ms);
             int64_t slack = 0;
             if (c->cfg.delay_clock == STVM_DELAY_CLOCK_MS) {   /* whole ticks, 1 more */
-                dur_us = (dur_us + 999) / 1000 * 1000;
+                dur_us = sat_add(dur_us, 999) / 1000 * 1000;
                 slack = 1000;
             }
             FZ_CHECK(sched || us == 0, "to_go %lld of a Delay not scheduled", (long long)us);
-            FZ_CHECK(us >= 0 && us <= dur_us + slack, "us_to_go %lld of a Delay of %lld us",
+            FZ_CHECK(us >= 0 && us <= sat_add(dur_us, slack), "us_to_go %lld of a Delay of %lld us",
                      (long long)us, (long long)dur_us);
             FZ_CHECK(msl == (us + 999) / 1000, "ms_to_go %lld, us_to_go %lld", (long long)msl,
                      (long long)us);
