@@ -150,7 +150,7 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo setup deps man man-check install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
+.PHONY: all lib tools examples check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
 
 # Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
 # ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
@@ -331,12 +331,31 @@ bench-micro: tools
 	$(B)/stvm-bench micro --cpu 0
 	$(B)/stvm-bench-ucontext micro --cpu 0
 
-# The manual pages: stvm-lab(1) and stvm(3) are written by hand under man/; stvm-bench(1)
-# is written by the tool from its commands' option tables (`stvm-bench --man`), so it
-# names every option the tool has. make check renders all three and checks what they
-# name (scripts/man-check.sh).
-MAN_SRC := man/stvm-lab.1 man/stvm.3
-man: $(B)/man/stvm-bench.1
+# The manual pages: stvm-lab(1) and stvm(3) are written by hand as man/*.in, and made
+# here with what has one home elsewhere: the release and the soname's number from
+# stvm/core.h (VERSION, ABI), stvm(3)'s ERRORS section from the error list
+# STVM_ERRNO_MAP (scripts/errors-table.c), so that no page can name another release,
+# soname or error text. stvm-bench(1) is written by the tool from its commands' option
+# tables (`stvm-bench --man`), so it names every option the tool has. make check renders
+# all three and checks what they name (scripts/man-check.sh), and compares the docs'
+# copies of the error table (scripts/docs-check.sh).
+MAN_PAGES := $(B)/man/stvm-lab.1 $(B)/man/stvm.3
+man: $(B)/man/stvm-bench.1 $(MAN_PAGES)
+$(B)/gen/errors-table: scripts/errors-table.c $(PUBLIC_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) $(NODEP) -Iinclude $< -o $@
+# docs/embedding.md's copy of the error table, rewritten from STVM_ERRNO_MAP.
+docs-errors: $(B)/gen/errors-table
+	@b='<!-- errors-table: made by `make docs-errors` from STVM_ERRNO_MAP; do not edit -->'; \
+	e='<!-- errors-table end -->'; $(B)/gen/errors-table markdown > $(B)/gen/errors.md && \
+	awk -v b="$$b" -v e="$$e" -v t=$(B)/gen/errors.md \
+	    '$$0 == e {on = 0} !on {print} $$0 == b {on = 1; while ((getline l < t) > 0) print l}' \
+	    docs/embedding.md > $(B)/gen/embedding.md && mv $(B)/gen/embedding.md docs/embedding.md
+$(B)/man/%: man/%.in $(B)/gen/errors-table include/stvm/core.h
+	@mkdir -p $(dir $@)
+	$(B)/gen/errors-table roff > $@.errors
+	sed -e 's/@VERSION@/$(VERSION)/g' -e 's/@ABI@/$(ABI)/g' -e '/^@ERRORS@$$/{r $@.errors' -e 'd;}' $< > $@.tmp
+	@rm -f $@.errors && mv $@.tmp $@
 $(B)/man/stvm-bench.1: $(B)/stvm-bench
 	@mkdir -p $(dir $@)
 	@if ! $(B)/stvm-bench --man > $@.tmp 2> $@.err || ! grep -q '^\.TH' $@.tmp; then \
@@ -345,8 +364,9 @@ $(B)/man/stvm-bench.1: $(B)/stvm-bench
 	    sed 's/^/    /' $@.err; rm -f $@.tmp $@.err; exit 1; fi
 	@mv $@.tmp $@ && rm -f $@.err && echo "man: $@ written by $(B)/stvm-bench --man"
 
-man-check: $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
+man-check: $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1 $(MAN_PAGES) $(B)/gen/errors-table
 	@sh scripts/man-check.sh $(B)/stvm-lab $(B)/stvm-bench $(B)/man/stvm-bench.1
+	@sh scripts/docs-check.sh $(B)/gen/errors-table $(VERSION) $(ABI)
 
 # install copies the headers, the libraries, stvm.pc, stvm-bench and stvm-lab and their
 # manual pages (into MANDIR/man1 and man3), stvm-bench's plot scripts (DATADIR/stvm/plots), stvm-lab's scenarios (DATADIR/stvm/scenarios), and records what it put there and which folders it created in $(DATADIR)/stvm/install-manifest;

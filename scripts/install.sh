@@ -5,11 +5,12 @@
 #
 # install copies the headers (stvm.h and include/stvm/*.h), both libraries (with the
 # .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
-# pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; stvm-bench's
-# is written by the tool into B/man), stvm-bench's gnuplot scripts bench/plots/*.gp
-# (DATADIR/stvm/plots: the installed tool's <exe>/../share/stvm/plots), stvm-lab's
-# built-in scenarios lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed
-# tool's <exe>/../share/stvm/scenarios), and writes a manifest, DATADIR/stvm/install-manifest:
+# pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; all three
+# made into B/man by make man: stvm-bench's by the tool, the other two from man/*.in),
+# stvm-bench's gnuplot scripts bench/plots/*.gp (DATADIR/stvm/plots: the installed
+# tool's <exe>/../share/stvm/plots), stvm-lab's built-in scenarios
+# lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed tool's
+# <exe>/../share/stvm/scenarios), and writes a manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -48,7 +49,8 @@ put() { # put MODE SRC DEST
 }
 
 do_install() {
-    for t in "$B/libstvm.a" "$B/libstvm.so" "$B/stvm-bench" "$B/stvm-lab" "$B/man/stvm-bench.1"; do
+    for t in "$B/libstvm.a" "$B/libstvm.so" "$B/stvm-bench" "$B/stvm-lab" "$B/man/stvm-bench.1" \
+             "$B/man/stvm-lab.1" "$B/man/stvm.3"; do
         [ -f "$t" ] || { echo "$me: $t is not built (make lib tools man)" >&2; exit 1; }
     done
     # Folders a previous install created stay on the list, so a reinstall followed by
@@ -74,8 +76,8 @@ do_install() {
     put 755 "$B/stvm-bench" "$BINDIR/stvm-bench"
     put 755 "$B/stvm-lab" "$BINDIR/stvm-lab"
     put 644 "$B/man/stvm-bench.1" "$MANDIR/man1/stvm-bench.1"
-    put 644 man/stvm-lab.1 "$MANDIR/man1/stvm-lab.1"
-    put 644 man/stvm.3 "$MANDIR/man3/stvm.3"
+    put 644 "$B/man/stvm-lab.1" "$MANDIR/man1/stvm-lab.1"
+    put 644 "$B/man/stvm.3" "$MANDIR/man3/stvm.3"
     for gp in bench/plots/*.gp; do
         put 644 "$gp" "$DATADIR/stvm/plots/${gp##*/}"
     done

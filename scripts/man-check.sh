@@ -1,8 +1,8 @@
 #!/bin/sh
 # The manual pages (make man-check, part of make check):
 #   man-check.sh STVM_LAB STVM_BENCH STVM_BENCH_PAGE
-# checks man/stvm-lab.1, man/stvm.3 and the page stvm-bench writes itself
-# (STVM_BENCH_PAGE, `stvm-bench --man`):
+# checks build/man/stvm-lab.1 and build/man/stvm.3 (made from man/*.in by the Makefile)
+# and the page stvm-bench writes itself (STVM_BENCH_PAGE, `stvm-bench --man`):
 #  1. each renders with `man -l` and groff without a single warning (groff -ww: all of
 #     them; man --warnings: its own and groff's macro warnings);
 #  2. each tool's page names every command and option the tool accepts: stvm-lab's
@@ -31,7 +31,7 @@ verdict() {
 }
 
 # 1. Rendering.
-for page in man/stvm-lab.1 man/stvm.3 "$bench_page"; do
+for page in build/man/stvm-lab.1 build/man/stvm.3 "$bench_page"; do
     if ! MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$page" > "$tmp/out" 2> "$tmp/err"; then
         problem "$page: man -l failed: $(head -n 3 "$tmp/err")"
     elif [ -s "$tmp/err" ]; then
@@ -57,16 +57,16 @@ options() { grep -oE '(^|[^A-Za-z0-9-])--?[A-Za-z][A-Za-z0-9-]*' "$1" | sed 's/^
 has() { grep -qE "(^|[^A-Za-z0-9_-])$2([^A-Za-z0-9_-]|\$)" "$1"; }
 
 # 2a. stvm-lab: every option and command of its help.
-words man/stvm-lab.1 > "$tmp/lab.words"
+words build/man/stvm-lab.1 > "$tmp/lab.words"
 "$lab" --help > "$tmp/lab.help"
 n=0
 # The commands: the words after "stvm-lab" in the usage's synopsis lines.
 lab_cmds=$(sed -n 's/^ *\(usage: \)\{0,1\}stvm-lab \([a-z][a-z]*\).*/\2/p' "$tmp/lab.help" | sort -u)
 for o in $(options "$tmp/lab.help") $lab_cmds help version; do
     n=$((n + 1))
-    has "$tmp/lab.words" "$o" || problem "man/stvm-lab.1 does not name '$o' (stvm-lab --help does)"
+    has "$tmp/lab.words" "$o" || problem "build/man/stvm-lab.1 does not name '$o' (stvm-lab --help does)"
 done
-verdict "man/stvm-lab.1 names every option and command of stvm-lab --help" "$n"
+verdict "build/man/stvm-lab.1 names every option and command of stvm-lab --help" "$n"
 
 # 2b. stvm-bench: every command of its help and every option of each command's help.
 words "$bench_page" > "$tmp/bench.words"
@@ -87,11 +87,11 @@ done
 verdict "$bench_page names every command, and every option of each stvm-bench CMD --help" "$n"
 
 # 3. stvm(3) against the header.
-words man/stvm.3 > "$tmp/lib.words"
+words build/man/stvm.3 > "$tmp/lib.words"
 codes=$(cat include/stvm.h include/stvm/*.h | sed -n 's/^ *XX(\(E[A-Z]*\),.*/STVM_\1/p')
 [ -n "$codes" ] || problem "no error codes found in include/stvm.h or include/stvm/*.h"
 for e in $codes; do
-    has "$tmp/lib.words" "$e" || problem "man/stvm.3 does not name the error $e"
+    has "$tmp/lib.words" "$e" || problem "build/man/stvm.3 does not name the error $e"
 done
 # Declared: an STVM_API function, or a macro of the API (stvm_vm_new(...) passes the
 # struct's size); the deprecated old names (stvm/deprecated.h) do not count.
@@ -103,9 +103,9 @@ done
 grep -oE 'stvm_[a-z0-9_]+' "$tmp/lib.words" | sort -u > "$tmp/named"
 for f in $(comm -23 "$tmp/named" "$tmp/declared"); do
     case $f in stvm_config) continue ;; esac   # the struct, not a call
-    problem "man/stvm.3 names $f, which include/ does not declare"
+    problem "build/man/stvm.3 names $f, which include/ does not declare"
 done
-verdict "man/stvm.3 names every error code of <stvm.h>, and only declared calls" \
+verdict "build/man/stvm.3 names every error code of <stvm.h>, and only declared calls" \
     "$(( $(echo "$codes" | wc -w) + $(wc -l < "$tmp/named") ))"
 
 [ "$fail" = 0 ] || exit 1
