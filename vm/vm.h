@@ -151,6 +151,7 @@ typedef struct stvm_aio {
     stvm_aio_fd *fds;               /* indexed by descriptor */
     int cap;
     int narmed;                     /* handlers armed, all descriptors together */
+    bool no_pwait2;                 /* epoll_pwait2 answered ENOSYS: epoll_wait from now on */
     uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
 } stvm_aio;
 
