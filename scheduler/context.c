@@ -9,6 +9,7 @@
 
 #include "../vm/clock.h"
 #include "../vm/stack.h"
+#include "../vm/valgrind.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -267,6 +268,7 @@ typedef struct raw_pair {
     stvm_vm vm;                 /* only the fields the switch uses */
     stvm_proc *a;
     uint64_t left;              /* switches still to make */
+    unsigned valgrind_id;       /* its stack's, under valgrind (vm/valgrind.h) */
 } raw_pair;
 
 #define RAW_STACK ((size_t)64 * 1024)
@@ -308,6 +310,8 @@ static int raw_prepare(raw_pair *r)
         stvm__ctx_vm_destroy(&r->vm);
     if (err)
         munmap(m, RAW_STACK);
+    else
+        r->valgrind_id = stvm__valgrind_stack_register(m, RAW_STACK);
 #ifdef STVM_TSAN
     if (!err)
         *tsan_fiber(r->a) = __tsan_create_fiber(0);
@@ -339,6 +343,7 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
 #ifdef STVM_TSAN
     __tsan_destroy_fiber(*tsan_fiber(r->a));
 #endif
+    stvm__valgrind_stack_deregister(r->valgrind_id);
     munmap(r->a->stack_lo, RAW_STACK);
     stvm__ctx_vm_destroy(&r->vm);
     free(r);
