@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -280,13 +281,65 @@ static void fire(stvm_vm *vm, int fd, uint32_t got)
         sync_epoll(a, fd, e);
 }
 
-static int epoll_wait_ns(int epfd, struct epoll_event *evs, int n, int64_t timeout_ns)
+/* ---- the wait ------------------------------------------------------------------------
+ * epoll_pwait2 (Linux 5.11) takes its timeout in nanoseconds, so a deadline 300 us away
+ * is slept for 300 us. Linux before 5.11 (Debian 11, Ubuntu 20.04, RHEL 8) answers
+ * ENOSYS, and so does valgrind 3.19 (Debian 12's), which does not know the call: a loop
+ * that only retried it would spin, its descriptors never looked at. So the first ENOSYS
+ * turns this VM to epoll_wait for good (no_pwait2), its timeout rounded up to the next
+ * millisecond: a wait may end up to 1 ms late, never before its deadline. glibc has had
+ * the wrapper since 2.35; an older one (or another libc) gets the system call itself.
+ * build/without-pwait2 (tests/oldkernel/) runs a program as on such a kernel: make
+ * check-old-kernel runs the IO suites so (docs/debugging.md, "Older kernels"). */
+#ifndef STVM_EPOLL_PWAIT2_WRAPPER
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#define STVM_EPOLL_PWAIT2_WRAPPER 1
+#else
+#define STVM_EPOLL_PWAIT2_WRAPPER 0
+#endif
+#endif
+#if !STVM_EPOLL_PWAIT2_WRAPPER && !defined(SYS_epoll_pwait2) && \
+    (defined(__x86_64__) || defined(__aarch64__))
+#define SYS_epoll_pwait2 441   /* <asm/unistd.h> of Linux 5.11, on both machines */
+#endif
+
+static int pwait2(int epfd, struct epoll_event *evs, int n, int64_t timeout_ns)
 {
-    if (timeout_ns < 0)
-        return epoll_pwait2(epfd, evs, n, NULL, NULL);
+#if STVM_EPOLL_PWAIT2_WRAPPER
     struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000),
                           .tv_nsec = (long)(timeout_ns % 1000000000)};
-    return epoll_pwait2(epfd, evs, n, &ts, NULL);
+    return epoll_pwait2(epfd, evs, n, timeout_ns < 0 ? NULL : &ts, NULL);
+#elif defined(SYS_epoll_pwait2)
+    /* The kernel's struct __kernel_timespec: two 64-bit fields on every machine. */
+    struct { int64_t tv_sec, tv_nsec; } ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+    return (int)syscall(SYS_epoll_pwait2, epfd, evs, n, timeout_ns < 0 ? NULL : &ts, NULL,
+                        (size_t)0);
+#else
+    (void)epfd, (void)evs, (void)n, (void)timeout_ns;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int stvm__aio_timeout_ms(int64_t timeout_ns)
+{
+    if (timeout_ns <= 0)
+        return timeout_ns < 0 ? -1 : 0;
+    int64_t ms = timeout_ns / 1000000 + (timeout_ns % 1000000 != 0);
+    /* Past 24 days the wait ends early, and the idle loop, which finds its deadline
+     * not reached, sleeps again. */
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int wait_once(stvm_aio *a, struct epoll_event *evs, int n, int64_t timeout_ns)
+{
+    if (!a->no_pwait2) {
+        int r = pwait2(a->epfd, evs, n, timeout_ns);
+        if (r >= 0 || errno != ENOSYS)
+            return r;
+        a->no_pwait2 = true;
+    }
+    return epoll_wait(a->epfd, evs, n, stvm__aio_timeout_ms(timeout_ns));
 }
 
 int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns)
@@ -294,7 +347,7 @@ int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns)
     struct epoll_event evs[EVENTS_PER_WAIT];
     int n;
     do
-        n = epoll_wait_ns(vm->aio.epfd, evs, EVENTS_PER_WAIT, timeout_ns);
+        n = wait_once(&vm->aio, evs, EVENTS_PER_WAIT, timeout_ns);
     while (n < 0 && errno == EINTR && timeout_ns != 0);
     int what = 0;
     for (int i = 0; i < n; i++) {

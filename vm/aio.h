@@ -59,7 +59,12 @@ enum { STVM_AIO_IO = 1, STVM_AIO_EXTERNAL = 2 };
 /* Wait up to timeout_ns (0: only look; -1: until something happens) for readiness or a
  * wake-up of the external table (stvm_external_signal, stvm_stop), firing the handlers
  * of what is ready. Answers STVM_AIO_* bits, 0 when the time ran out. Counts
- * fds_ready and io_signals_unwaited. */
+ * fds_ready and io_signals_unwaited. One epoll_pwait2, or where the kernel answered
+ * it ENOSYS once, one epoll_wait with the timeout rounded up to whole milliseconds. */
 int stvm__aio_wait(stvm_vm *vm, int64_t timeout_ns);
+/* The timeout in milliseconds that epoll_wait gets where epoll_pwait2 is missing (aio.c
+ * says when): rounded up, never shorter than timeout_ns; -1 stays -1 (no limit), 0 stays 0
+ * (only look), and anything past INT_MAX ms is INT_MAX. */
+int stvm__aio_timeout_ms(int64_t timeout_ns);
 
 #endif

@@ -14,6 +14,7 @@
  *  - CANARY: the region stays ordinary memory that no correct process touches; the
  *    scheduler checks the stack's lowest bytes and the stack pointer instead.
  * Free slots are reused newest first; past WARM_MAX their pages go back to the kernel.
+ * Under valgrind each stack is registered with it while a process has it (valgrind.h).
  */
 #include "stack.h"
 
@@ -27,6 +28,7 @@
 
 #include "config.h"
 #include "grow.h"
+#include "valgrind.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102   /* <linux/mman.h> of Linux 6.13 */
@@ -42,6 +44,7 @@ void stvm__stackmem_init(stvm_vm *vm)
     vm->stacks.guard_size = vm->cfg.stack_guard ? vm->cfg.stack_guard_size : 0;
     vm->stacks.method = vm->cfg.stack_guard_method;
     vm->stacks.mprotect_budget = -1;
+    vm->stacks.on_valgrind = stvm__on_valgrind();
 }
 
 void stvm__stackmem_destroy(stvm_vm *vm)
@@ -49,7 +52,10 @@ void stvm__stackmem_destroy(stvm_vm *vm)
     stvm_stackmem *m = &vm->stacks;
     for (size_t i = 0; i < m->narenas; i++) {
         stvm_stack_arena *a = m->arenas[i];
+        for (uint32_t k = 0; a->valgrind_ids && k < a->used; k++)
+            stvm__valgrind_stack_deregister(a->valgrind_ids[k]);   /* still in use */
         munmap(a->base, a->map_bytes);   /* whole arenas: nothing to split */
+        free(a->valgrind_ids);
         free(a);
     }
     for (stvm_stack_class *c = m->classes, *next; c; c = next) {
@@ -162,15 +168,18 @@ static stvm_stack_arena *arena_new(stvm_stackmem *m, size_t slot_size)
     }
     size_t n = ARENA_BYTES / slot_size ? ARENA_BYTES / slot_size : 1;
     stvm_stack_arena *a = calloc(1, sizeof *a);
-    void *base = a ? mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
-                   : MAP_FAILED;
+    unsigned *ids = m->on_valgrind ? calloc(n, sizeof *ids) : NULL;
+    void *base = a && (ids || !m->on_valgrind)
+                     ? mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
+                     : MAP_FAILED;
     if (base == MAP_FAILED) {
+        free(ids);
         free(a);
         return NULL;
     }
     *a = (stvm_stack_arena){.base = base, .map_bytes = n * slot_size, .slot_size = slot_size,
-                            .nslots = (uint32_t)n};
+                            .nslots = (uint32_t)n, .valgrind_ids = ids};
     size_t i = m->narenas++;   /* keep the array sorted by base */
     while (i > 0 && m->arenas[i - 1]->base > a->base) {
         m->arenas[i] = m->arenas[i - 1];
@@ -213,6 +222,12 @@ static stvm_stack_class *class_of(stvm_stackmem *m, size_t size)
 }
 
 /* ---- handing out and taking back ---------------------------------------------------- */
+
+/* valgrind's id of a slot's stack, kept with the slot from hand-out to give-back. */
+static unsigned *valgrind_id(const stvm_stack_arena *a, const unsigned char *slot)
+{
+    return &a->valgrind_ids[(size_t)(slot - a->base) / a->slot_size];
+}
 
 static void describe(const stvm_stackmem *m, unsigned char *slot, const stvm_stack_arena *a,
                      size_t size, stvm_stack *out)
@@ -259,14 +274,16 @@ int stvm__stack_alloc(stvm_vm *vm, size_t size, stvm_stack *out)
     if (!c)
         return STVM_ENOMEM;
     unsigned char *slot = c->nwarm ? c->warm[--c->nwarm] : c->ncold ? c->cold[--c->ncold] : NULL;
-    if (slot) {
-        describe(m, slot, arena_of(m, (uintptr_t)slot), size, out);
-        return STVM_OK;
+    const stvm_stack_arena *a = slot ? arena_of(m, (uintptr_t)slot) : NULL;
+    if (!slot) {
+        stvm_stack_arena *fresh;
+        if (!(slot = fresh_slot(m, c, &fresh)))
+            return STVM_ENOMEM;
+        a = fresh;
     }
-    stvm_stack_arena *a;
-    if (!(slot = fresh_slot(m, c, &a)))
-        return STVM_ENOMEM;
     describe(m, slot, a, size, out);
+    if (m->on_valgrind)
+        *valgrind_id(a, slot) = stvm__valgrind_stack_register(out->lo, out->size);
     return STVM_OK;
 }
 
@@ -275,6 +292,11 @@ void stvm__stack_free(stvm_vm *vm, const stvm_stack *s)
     stvm_stackmem *m = &vm->stacks;
     stvm_stack_class *c = class_of(m, s->size);   /* exists: s came from it */
     unsigned char *slot = s->lo - m->guard_size;
+    if (m->on_valgrind) {
+        unsigned *id = valgrind_id(arena_of(m, (uintptr_t)slot), slot);
+        stvm__valgrind_stack_deregister(*id);
+        *id = 0;
+    }
     if (c->nwarm < WARM_MAX && push(&c->warm, &c->nwarm, &c->cap_warm, slot))
         return;
     /* The pages go back; the slot, its guard and its address space stay ours. If even

@@ -104,6 +104,8 @@ typedef struct stvm_stack_arena {
     uint32_t nslots;                /* slots it hands out */
     uint32_t used;                  /* slots handed out at least once (from the bottom) */
     uint8_t guard;                  /* STVM_GUARD_* of every used slot, 0 = none */
+    unsigned *valgrind_ids;         /* per slot, its valgrind stack id + 1 (0: none);
+                                       NULL outside valgrind (vm/valgrind.h) */
 } stvm_stack_arena;
 
 typedef struct stvm_stack_class {
@@ -124,6 +126,7 @@ typedef struct stvm_stackmem {
     int method;                     /* STVM_GUARD_* asked for */
     int madvise_ok;                 /* guard install: 1 works, -1 the kernel lacks it */
     long mprotect_budget;           /* guards mprotect may still make, -1 = not known */
+    bool on_valgrind;               /* stacks are registered with valgrind */
 } stvm_stackmem;
 
 /* The one-shot timer (scheduler/timer.c is the only reader of these fields). */
@@ -151,6 +154,7 @@ typedef struct stvm_aio {
     stvm_aio_fd *fds;               /* indexed by descriptor */
     int cap;
     int narmed;                     /* handlers armed, all descriptors together */
+    bool no_pwait2;                 /* epoll_pwait2 answered ENOSYS: epoll_wait from now on */
     uint64_t next_busy_poll_us;     /* busy polling looks again at this VM time */
 } stvm_aio;
 

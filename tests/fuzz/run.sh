@@ -27,8 +27,10 @@ rm -f "$art"/"$t"-*   # what an earlier run left: the count below is this run's
 [ -x "$bin" ] || { echo "run.sh: $bin is not built (make fuzz-targets)"; exit 1; }
 [ -d "$seeds" ] || { echo "run.sh: no corpus $seeds"; exit 1; }
 
-# Leaks fail (libFuzzer checks after every input); UBSan stops at the first report.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+# Leaks fail (libFuzzer checks after every input); UBSan stops at the first report;
+# ASan keeps frames on fake stacks (detect_stack_use_after_return=1), as make check's
+# sanitizer build does (scripts/run-sanitized.sh).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:detect_stack_use_after_return=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 opts="-timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix=$art/$t-"
 
