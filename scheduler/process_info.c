@@ -129,6 +129,51 @@ static const char *kind_text(int kind)
     return kind >= 0 && kind < STVM_WAIT_ON_KINDS ? text[kind] : "?";
 }
 
+const char *stvm__list_object_text(const stvm_vm *vm, const stvm_list *l, char *buf,
+                                   size_t size)
+{
+    const void *h = NULL;
+    const char *what = "list", *of = "";
+    switch (l->kind) {
+    case STVM_LIST_SEMAPHORE: {
+        const stvm_semaphore *s = STVM_CONTAINER(l, stvm_semaphore, list);
+        h = s;
+        what = "semaphore";
+        if (s->role == STVM_SEM_QUEUE_ITEMS || s->role == STVM_SEM_QUEUE_ROOM) {
+            h = s->role == STVM_SEM_QUEUE_ITEMS ? (const void *)STVM_CONTAINER(s, stvm_queue, avail)
+                                                : (const void *)STVM_CONTAINER(s, stvm_queue, room);
+            of = s->role == STVM_SEM_QUEUE_ITEMS ? "the item semaphore of " : "the room semaphore of ";
+            what = "queue";
+        }
+        break;
+    }
+    case STVM_LIST_MUTEX:
+        h = STVM_CONTAINER(l, stvm_mutex, list);
+        what = "mutex";
+        break;
+    case STVM_LIST_MONITOR:
+        h = STVM_CONTAINER(l, stvm_monitor, lock.list);
+        what = "monitor";
+        break;
+    case STVM_LIST_MONITOR_QUEUE:
+        h = STVM_CONTAINER(l, stvm_monitor_queue, list)->monitor;
+        of = "a condition queue of ";
+        what = "monitor";
+        break;
+    case STVM_LIST_JOIN:
+        h = STVM_CONTAINER(l, stvm_process, joiners);
+        of = "the joiners of ";
+        what = "process";
+        break;
+    default:
+        break;
+    }
+    const char *name = h ? stvm__name_of(vm, h) : NULL;
+    snprintf(buf, size, "%s%s%s%s%s %p", of, what, name ? " '" : "", name ? name : "",
+             name ? "'" : "", h ? h : (const void *)l);
+    return buf;
+}
+
 static stvm_process_state state_of(stvm_vm *vm, const stvm_proc *p)
 {
     if (!p)

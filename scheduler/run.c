@@ -131,7 +131,16 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     if (vm->running || vm->active || stvm__thread_vm())
         return STVM_EBUSY;   /* this VM, or another on this thread, is running */
     vm->running = true;
-    vm->host_told = false;
+    if (vm->host_told) {
+        /* Take back what stvm__host_ready wrote: this run runs what was ready, and a run
+         * that ends with every process finished makes no last look that would take it
+         * (a host loop would be woken again for nothing). A signal or stop it covered
+         * too is still pending, and the run's first scheduling point sees it. */
+        uint64_t drained;
+        ssize_t n = read(vm->ext.wake_fd, &drained, sizeof drained);
+        (void)n;
+        vm->host_told = false;
+    }
     vm->point_clock_us = stvm__clock_now_us(vm);   /* fresh for the run's first waits */
     vm->run_mode = mode;
     vm->run_slept = false;

@@ -350,6 +350,12 @@ void stvm__handle_release_if_unused(stvm_vm *vm, stvm_process *h);
 void stvm__processes_destroy(stvm_vm *vm);
 /* What a process waits on, for info and the blocked report. */
 const char *stvm__waiting_on(const stvm_proc *p, const void **object);
+/* The object whose waiting list l is, as its program knows it, into buf: "semaphore
+ * 'name' 0x...", "the item semaphore of queue 'frames' 0x..." (a queue's handle), "a
+ * condition queue of monitor 'm' 0x...". For messages only (the invariant checker):
+ * it reads the object's name. Answers buf. */
+const char *stvm__list_object_text(const stvm_vm *vm, const stvm_list *l, char *buf,
+                                   size_t size);
 
 /* ---- run.c: the idle process and stvm_run ---- */
 /* The idle process's body (priority 10). */
