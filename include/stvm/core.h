@@ -556,7 +556,7 @@ typedef struct stvm_process_info {
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */
-    /* Appended in 0.3: what it waits on, for a listing (stvm_vm_processes). While it
+    /* Appended after 0.2.0: what it waits on, for a listing (stvm_vm_processes). While it
      * does not wait: STVM_WAIT_ON_NOTHING, wait_fd -1, NULL, NULL and 0. */
     int wait_kind;                 /* stvm_wait_kind */
     int wait_fd;                   /* STVM_WAIT_ON_FD: the descriptor; else -1 */
