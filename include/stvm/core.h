@@ -584,8 +584,9 @@ STVM_API int stvm_process_get_info_(stvm_vm *vm, const stvm_process *p,
 /* Every process that has not finished: up to cap handles into out, oldest (lowest id)
  * first, and how many there are in *count (which may be more than cap: call again with
  * room for them; cap 0 and out NULL only count). The VM's own processes are listed too
- * (the idle process, the Delay scheduler's timing process, the FFI's callback process,
- * a stvm_run_within watchdog): stvm_process_get_info marks them vm_own, and its
+ * (the idle process, the Delay scheduler's timing process, the FFI's callback
+ * process): stvm_process_get_info marks them vm_own (a stvm_run_within watchdog is a
+ * user process of its caller's, named "watchdog"), and its
  * wait_kind, wait_handle, wait_name and wait_since_us say what each one waits on. A
  * handle is valid as long as stvm_spawn's rule says: one nobody holds goes when its
  * process finishes, so use them before the caller's next scheduling point (from the
@@ -608,7 +609,8 @@ STVM_API int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
  * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
- * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
+ * STVM_OK or ESTATE, with a description of the first violation in buf if given (an
+ * object named as its program holds it: its name, a queue for a queue's semaphore). */
 STVM_API int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
 /* ---- Names ---------------------------------------------------------------------
