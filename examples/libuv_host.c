@@ -577,13 +577,12 @@ static int host_init(host *h, stvm_vm *vm, int mode)
     return 0;
 }
 
+/* Watch the backend descriptor, and nothing else: the processes spawned before this are
+ * ready, which makes it readable, so the loop's first turn runs the VM; from then on the
+ * VM's own answers (descriptor, timeout) decide when it runs. */
 static int host_start(host *h)
 {
-    if (uv_check(uv_poll_start(&h->poll, UV_READABLE, poll_cb), "uv_poll_start"))
-        return -1;
-    /* The first run gets the processes to their first waits; from then on the VM's own
-     * answers (descriptor, timeout) decide when it runs. */
-    return uv_check(uv_timer_start(&h->vm_timer, vm_timer_cb, 0, 0), "uv_timer_start");
+    return uv_check(uv_poll_start(&h->poll, UV_READABLE, poll_cb), "uv_poll_start");
 }
 
 /* Start the host and run its loop until every handle is closed; ok false (the set-up

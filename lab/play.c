@@ -397,9 +397,12 @@ static void report_blocked(player *pl, char *out, size_t size)
             snprintf(what, sizeof what, "is suspended");
         } else if (info.state == STVM_PROCESS_WAITING) {
             snprintf(what, sizeof what, "waits on a %s", info.waiting_on ? info.waiting_on : "?");
+            /* The object the program holds (a queue's, never its internal semaphore's), or
+             * for a wire the descriptor the wait is on. */
             for (int o = 0; o < pl->sc->nobjects; o++) {
-                const void *h = pl->objects[o];
-                if (pl->sc->objects[o].kind == LAB_QUEUE || pl->sc->objects[o].kind == LAB_WIRE || h != info.waiting_object)
+                bool wire_fd = pl->sc->objects[o].kind == LAB_WIRE;
+                if (wire_fd ? info.wait_kind != STVM_WAIT_ON_FD || info.wait_fd != pl->wires[o].client
+                            : !info.wait_handle || pl->objects[o] != info.wait_handle)
                     continue;
                 snprintf(what, sizeof what, "waits on %s %s", kinds[pl->sc->objects[o].kind],
                          pl->sc->objects[o].name);
@@ -409,6 +412,26 @@ static void report_blocked(player *pl, char *out, size_t size)
         }
         int k = snprintf(out + n, size - n, "  %s (%d) %s\n", info.name, info.priority, what);
         n += k > 0 ? (size_t)k : 0;
+    }
+}
+
+/* The object gets the name the file declares it with, so that the timeline, the trace
+ * and the blocked report say "bus" and "frames.items" rather than "mutex1" and "sem2". A
+ * wire is a pair of descriptors, not an object of the VM: it has none. */
+static int name_object(stvm_vm *vm, const lab_object *o, void *h)
+{
+    switch (o->kind) {
+    case LAB_SEMAPHORE:
+    case LAB_EXTERNAL:
+        return stvm_semaphore_set_name(vm, h, o->name);
+    case LAB_MUTEX:
+        return stvm_mutex_set_name(vm, h, o->name);
+    case LAB_MONITOR:
+        return stvm_monitor_set_name(vm, h, o->name);
+    case LAB_QUEUE:
+        return stvm_queue_set_name(vm, h, o->name);
+    default:
+        return STVM_OK;
     }
 }
 
@@ -452,6 +475,8 @@ static bool make_objects(player *pl, char *why, size_t why_size)
             break;
         }
         }
+        if (rc == STVM_OK)
+            rc = name_object(pl->vm, o, pl->objects[i]);
         if (rc < 0) {
             snprintf(why, why_size, "%s:%d:%d: %s: %s", sc->file, o->line, o->col, o->name,
                      stvm_strerror(rc));

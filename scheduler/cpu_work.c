@@ -19,6 +19,7 @@ static uint64_t work_real(stvm_vm *vm, uint64_t us, bool *cut)
         uint64_t now = stvm__clock_now_us(vm);
         spent += now - t;
         t = now;
+        vm->point_clock_us = now;   /* a reading the scheduling points may use too */
         int r = stvm_checkpoint(vm);
         if (r == STVM_EINTR) {
             *cut = true;

@@ -44,7 +44,10 @@ void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p)
      * (how it ended, its commitment) as it left it. */
     uint8_t wait_end = p->wait_end;
     stvm_list *pinned = p->pinned;
-    const char *label = p->wait_label;
+    uint8_t label = p->wait_label;
+    uint8_t on_kind = p->wait_on_kind;
+    p->wait_label = STVM_WL_NONE;   /* fn's own waits say what they wait on */
+    p->wait_on_kind = STVM_WAIT_ON_NOTHING;
     uint16_t eintr_next = p->flags & STVM_PF_EINTR_NEXT;
     p->pinned = NULL;
     p->flags &= (uint16_t)~STVM_PF_EINTR_NEXT;
@@ -63,6 +66,7 @@ void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p)
     p->wait_end = wait_end;
     p->pinned = pinned;
     p->wait_label = label;
+    p->wait_on_kind = on_kind;
     p->flags |= eintr_next;
 }
 

@@ -68,32 +68,35 @@ static int check_run_queues(stvm_vm *vm, size_t limit, size_t *members, char *bu
     return STVM_OK;
 }
 
-/* What must hold of the object whose waiting list p heads. */
-static int check_waited_object(const stvm_list *l, char *buf, size_t size)
+/* What must hold of the object whose waiting list p heads. A message names the object
+ * as its program does (its name, a queue for a queue's semaphore): OBJ, made only when
+ * a check fails. */
+#define OBJ stvm__list_object_text(vm, l, obj, sizeof obj)
+static int check_waited_object(const stvm_vm *vm, const stvm_list *l, char *buf, size_t size)
 {
+    char obj[2 * STVM_NAME_MAX + 64];
     if (l->kind == STVM_LIST_SEMAPHORE &&
         STVM_CONTAINER(l, stvm_semaphore, list)->excess_signals > 0)
-        FAIL("a semaphore has both waiters and excess signals");
+        FAIL("%s has both waiters and excess signals", OBJ);
     if (l->kind == STVM_LIST_MUTEX || l->kind == STVM_LIST_MONITOR) {
         const stvm_mutex *m = STVM_CONTAINER(l, stvm_mutex, list);
         if (!m->owner || (m->owner->flags & STVM_PF_TERMINATED))
-            FAIL("a %s has waiters but no live owner",
-                 l->kind == STVM_LIST_MUTEX ? "mutex" : "monitor");
+            FAIL("%s has waiters but no live owner", OBJ);
         for (const stvm_proc *p = l->first; p; p = p->next_link)
             if (p == m->owner)
-                FAIL("process '%s' waits to enter a %s it owns", p->handle->name,
-                     l->kind == STVM_LIST_MUTEX ? "mutex" : "monitor");
+                FAIL("process '%s' waits to enter %s, which it owns", p->handle->name, OBJ);
     }
     if (l->kind == STVM_LIST_MONITOR_QUEUE) {
         const stvm_monitor *m = STVM_CONTAINER(l, stvm_monitor_queue, list)->monitor;
         for (const stvm_proc *p = l->first; p; p = p->next_link)
             if (p == m->lock.owner)
-                FAIL("process '%s' waits on a condition of a monitor it owns", p->handle->name);
+                FAIL("process '%s' waits on %s, a monitor it owns", p->handle->name, OBJ);
     }
     if (l->kind == STVM_LIST_MONITOR_WAKE)
         FAIL("a process waits on a monitor's signal-all list");
     return STVM_OK;
 }
+#undef OBJ
 
 /* Every process: counted, not both active and listed, its mutexes its own; every
  * waiting list walked once, from the process at its head. */
@@ -109,7 +112,7 @@ static int check_processes(stvm_vm *vm, size_t limit, size_t *members, size_t *l
         stvm_list *l = p->my_list;
         *listed += l != NULL;
         if (l && l->kind != STVM_LIST_RUNQ && l->first == p &&
-            (check_list(l, limit, members, buf, size) || check_waited_object(l, buf, size)))
+            (check_list(l, limit, members, buf, size) || check_waited_object(vm, l, buf, size)))
             return STVM_ESTATE;
         for (stvm_mutex *m = p->owned; m; m = m->next_owned) {
             if (m->owner != p)

@@ -8,6 +8,7 @@
 #include "../vm/aio.h"
 #include "../vm/config.h"
 #include "../vm/integer.h"
+#include "../vm/names.h"
 #include "../vm/objmem.h"
 #include "../vm/sim_world.h"
 #include "../vm/stack.h"
@@ -78,6 +79,7 @@ void stvm_vm_free(stvm_vm *vm)
     stvm__aio_destroy(vm);
     stvm__external_destroy(vm);
     stvm__objmem_destroy(vm);
+    stvm__names_destroy(vm);   /* after every object went: a free forgets a name */
     stvm__ctx_vm_destroy(vm);
     stvm__trace_destroy(vm);
     stvm__sim_destroy(vm);

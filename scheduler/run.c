@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "../vm/aio.h"
 #include "../vm/sim_world.h"
@@ -99,6 +100,30 @@ void stvm__idle_main(stvm_vm *vm, void *arg)
     }
 }
 
+/* Something other than the idle process can run now. */
+static bool runnable(const stvm_vm *vm)
+{
+    const stvm_list *idle_q = &vm->runq[STVM_PRIORITY_IDLE - 1];
+    int h = stvm__runq_highest(vm);
+    return h > STVM_PRIORITY_IDLE || (h && h < STVM_PRIORITY_IDLE) ||
+           (h == STVM_PRIORITY_IDLE && (idle_q->first != vm->idle || idle_q->last != vm->idle));
+}
+
+/* Between runs, a ready process is work for a host loop that watches only
+ * stvm_backend_fd (docs/io.md, "Running inside another event loop"): the first spawn
+ * of a fresh VM, a signal or a put from the embedding thread, work a stopped run left.
+ * One write of the wake descriptor until the next run begins, which takes it (its
+ * epoll looks consume the eventfd), however many processes become ready meanwhile. */
+void stvm__host_ready(stvm_vm *vm)
+{
+    if (vm->host_told || vm->running || !vm->idle || !runnable(vm))
+        return;   /* the idle process's own spawn, or already told */
+    vm->host_told = true;
+    uint64_t one = 1;
+    ssize_t n = write(vm->ext.wake_fd, &one, sizeof one);
+    (void)n;   /* EAGAIN: the counter is already non-zero, which is all it needs */
+}
+
 int stvm_run_mode(stvm_vm *vm, int mode)
 {
     if (!vm || mode < STVM_RUN_DEFAULT || mode > STVM_RUN_NOWAIT)
@@ -106,6 +131,17 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     if (vm->running || vm->active || stvm__thread_vm())
         return STVM_EBUSY;   /* this VM, or another on this thread, is running */
     vm->running = true;
+    if (vm->host_told) {
+        /* Take back what stvm__host_ready wrote: this run runs what was ready, and a run
+         * that ends with every process finished makes no last look that would take it
+         * (a host loop would be woken again for nothing). A signal or stop it covered
+         * too is still pending, and the run's first scheduling point sees it. */
+        uint64_t drained;
+        ssize_t n = read(vm->ext.wake_fd, &drained, sizeof drained);
+        (void)n;
+        vm->host_told = false;
+    }
+    vm->point_clock_us = stvm__clock_now_us(vm);   /* fresh for the run's first waits */
     vm->run_mode = mode;
     vm->run_slept = false;
     /* While it runs, the VM's own waits decide when the wake descriptor is written. */
@@ -130,6 +166,7 @@ int stvm_run_mode(stvm_vm *vm, int mode)
     if (atomic_load(&vm->ext.pending))
         stvm__external_wake_if_sleeping(vm);
     vm->running = false;
+    stvm__host_ready(vm);   /* a stopped run may leave processes ready to go on */
     return vm->run_result;
 }
 
@@ -150,15 +187,6 @@ void stvm_stop(stvm_vm *vm)
 int stvm_backend_fd(stvm_vm *vm)
 {
     return vm ? vm->aio.epfd : STVM_EINVAL;
-}
-
-/* Something other than the idle process can run now. */
-static bool runnable(const stvm_vm *vm)
-{
-    const stvm_list *idle_q = &vm->runq[STVM_PRIORITY_IDLE - 1];
-    int h = stvm__runq_highest(vm);
-    return h > STVM_PRIORITY_IDLE || (h && h < STVM_PRIORITY_IDLE) ||
-           (h == STVM_PRIORITY_IDLE && (idle_q->first != vm->idle || idle_q->last != vm->idle));
 }
 
 int stvm_backend_timeout_ms(stvm_vm *vm)

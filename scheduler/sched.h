@@ -103,10 +103,15 @@ static inline stvm_proc *stvm__runq_pop_highest(stvm_vm *vm)
 }
 /* Take p off whatever list it is on (run queue included); no-op if on none. */
 void stvm__unlink(stvm_vm *vm, stvm_proc *p);
+/* A process became ready outside stvm_run (run.c): make stvm_backend_fd readable, so
+ * that a host loop watching it runs the VM. Cold: never reached inside a run. */
+__attribute__((cold)) void stvm__host_ready(stvm_vm *vm);
 /* Make p runnable at the back of its queue, never switching. */
 static inline void stvm__make_ready(stvm_vm *vm, stvm_proc *p)
 {
     stvm__runq_put(vm, p, true);
+    if (__builtin_expect(!vm->active, 0))
+        stvm__host_ready(vm);
 }
 
 /* Make next the active process (transferTo:). The caller decides where the old
@@ -131,7 +136,12 @@ bool stvm__resume_preempting(stvm_vm *vm, stvm_proc *p);
 static inline bool stvm__resume(stvm_vm *vm, stvm_proc *p)
 {
     stvm_proc *a = vm->active;
-    if (!a || p->priority <= a->priority) {
+    if (__builtin_expect(!a, 0)) {   /* the embedding thread, outside stvm_run */
+        stvm__runq_put(vm, p, true);
+        stvm__host_ready(vm);
+        return false;
+    }
+    if (p->priority <= a->priority) {
         stvm__runq_put(vm, p, true);
         return false;
     }
@@ -195,6 +205,7 @@ static inline int stvm__wait_blocking(stvm_vm *vm, stvm_list *l)
 {
     stvm_proc *a = vm->active;
     a->wait_end = STVM_WAIT_SIGNALLED;
+    a->wait_since_us = vm->point_clock_us;   /* the listing's "since": no clock read */
     stvm__list_append(l, a);
     stvm__switch_to_next(vm);
     if (a->handed_from) {   /* it has run: what it was handed is its own */
@@ -339,6 +350,12 @@ void stvm__handle_release_if_unused(stvm_vm *vm, stvm_process *h);
 void stvm__processes_destroy(stvm_vm *vm);
 /* What a process waits on, for info and the blocked report. */
 const char *stvm__waiting_on(const stvm_proc *p, const void **object);
+/* The object whose waiting list l is, as its program knows it, into buf: "semaphore
+ * 'name' 0x...", "the item semaphore of queue 'frames' 0x..." (a queue's handle), "a
+ * condition queue of monitor 'm' 0x...". For messages only (the invariant checker):
+ * it reads the object's name. Answers buf. */
+const char *stvm__list_object_text(const stvm_vm *vm, const stvm_list *l, char *buf,
+                                   size_t size);
 
 /* ---- run.c: the idle process and stvm_run ---- */
 /* The idle process's body (priority 10). */

@@ -155,9 +155,9 @@ static int labelled_wait(stvm_vm *vm, stvm_semaphore *s)
 {
     if (stvm__sem_try(vm, s))
         return STVM__QUEUE_EXCESS;
-    vm->active->wait_label = "queue";
+    vm->active->wait_label = STVM_WL_QUEUE;
     int err = stvm__sem_wait(vm, s);
-    vm->active->wait_label = NULL;
+    vm->active->wait_label = STVM_WL_NONE;
     return err;
 }
 
@@ -189,6 +189,14 @@ void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
 
 /* ---- the public calls ------------------------------------------------------------------ */
 
+/* For the trace: a queue's semaphores go by the queue's name ("frames.items"). */
+static void trace_members(stvm_vm *vm, const void *obj)
+{
+    const stvm_queue *q = obj;
+    stvm__trace_member(vm, &q->avail, q, STVM_TRACE_LABEL_QUEUE, "items");
+    stvm__trace_member(vm, &q->room, q, STVM_TRACE_LABEL_QUEUE, "room");
+}
+
 int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out)
 {
     if (!vm || !out || capacity > (size_t)INT64_MAX)
@@ -199,6 +207,11 @@ int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out)
     q->vm = vm;
     stvm__sem_init(vm, &q->avail);
     stvm__sem_init(vm, &q->room);
+    q->avail.role = STVM_SEM_QUEUE_ITEMS;
+    q->room.role = STVM_SEM_QUEUE_ROOM;
+    vm->trace_members[STVM_CLASS_QUEUE] = trace_members;
+    if (vm->trace)
+        trace_members(vm, q);
     q->capacity = capacity;
     atomic_init(&q->free_slots, capacity);
     q->next = vm->queues;

@@ -76,7 +76,8 @@ typedef struct old_process_info {
     bool vm_own;
     bool terminating;
     bool held;
-    /* stack_guard is newer */
+    const char *stack_guard;
+    /* wait_kind, wait_fd, wait_handle, wait_name and wait_since_us are newer */
 } old_process_info;
 
 typedef struct old_stream_stats {
@@ -117,7 +118,7 @@ typedef struct old_ffi_stats {
                        sizeof(old) <= offsetof(full, newest),                         \
                    #old " is " #full " without " #newest)
 SAME_END(old_config, stvm_config, ffi_workers, ffi_callback_priority);
-SAME_END(old_process_info, stvm_process_info, held, stack_guard);
+SAME_END(old_process_info, stvm_process_info, stack_guard, wait_kind);
 SAME_END(old_stream_stats, stvm_stream_stats, bytes_out, buffer_bytes);
 SAME_END(old_trace_event, stvm_trace_event, detail, extra);
 SAME_END(old_stats, stvm_stats, timed_waits, socket_reads_blocked);
@@ -298,11 +299,15 @@ Test(abi, old_size_process_info_is_written_as_its_prefix_only)
     cr_assert_eq(w.s.state, STVM_PROCESS_READY);
     cr_assert_eq(w.s.id, full.id);
     cr_assert(w.s.held);
+    cr_assert_str_eq(w.s.stack_guard, full.stack_guard);
 
     memset(&full, PATTERN, sizeof full);
     cr_assert_eq(stvm_process_get_info_(vm, p, &full, sizeof full + 8), STVM_ESIZE);
     cr_assert_eq(stvm_process_get_info_(vm, p, &full, offsetof(stvm_process_info, id) + 4),
                  STVM_ESIZE, "half of id");
+    cr_assert_eq(stvm_process_get_info_(vm, p, &full,
+                                        offsetof(stvm_process_info, wait_since_us) + 4),
+                 STVM_ESIZE, "half of wait_since_us");
     cr_assert(untouched(&full, sizeof full));
     run_ok(vm);
     cr_assert_eq(stvm_process_release(vm, p), STVM_OK);

@@ -71,20 +71,24 @@
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
     X(checkpoint) X(work_us) X(process_resume) X(process_suspend) X(process_terminate)   \
     X(process_interrupt) X(process_release) X(process_join) X(ensure) X(ensure_pop)      \
-    X(process_set_priority) X(process_get_info) X(vm_blocked_report)                     \
+    X(process_set_priority) X(process_get_info) X(vm_processes) X(vm_blocked_report)     \
     X(vm_check_invariants) X(semaphore_new) X(semaphore_free) X(semaphore_signal)        \
     X(semaphore_wait) X(semaphore_critical) X(semaphore_try_wait) X(semaphore_excess)    \
+    X(semaphore_set_name) X(semaphore_get_name)                                          \
     X(mutex_new) X(mutex_free) X(mutex_enter) X(mutex_enter_timeout_ms) X(mutex_exit)    \
-    X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(queue_new) X(queue_free)       \
+    X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(mutex_set_name)               \
+    X(mutex_get_name) X(queue_new) X(queue_free)                                         \
     X(queue_put) X(queue_put_timeout_ms) X(queue_take) X(queue_take_timeout_ms)          \
     X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush)                         \
-    X(queue_open_external) X(queue_put_external) X(monitor_new) X(monitor_free)          \
+    X(queue_open_external) X(queue_put_external) X(queue_set_name) X(queue_get_name)     \
+    X(monitor_new) X(monitor_free)                                                       \
     X(monitor_enter) X(monitor_enter_timeout_ms) X(monitor_try_enter) X(monitor_exit)    \
     X(monitor_critical) X(monitor_owner) X(monitor_depth) X(monitor_wait)                \
     X(monitor_wait_timeout_ms) X(monitor_wait_on) X(monitor_wait_on_timeout_ms)          \
     X(monitor_wait_while) X(monitor_wait_until) X(monitor_wait_while_on)                 \
     X(monitor_wait_until_on) X(monitor_signal) X(monitor_signal_all)                     \
     X(monitor_signal_on) X(monitor_signal_all_on) X(monitor_signal_really_all)           \
+    X(monitor_set_name) X(monitor_get_name)                                              \
     X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set)                 \
     X(local_clear) X(local_during) X(external_register) X(external_unregister)           \
     X(external_signal) X(run_mode) X(backend_fd) X(backend_timeout_ms) X(stop)           \
@@ -93,11 +97,13 @@
     X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
     X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
     X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
-    X(delay_timeout_semaphore_ms) X(semaphore_wait_timeout_ms)                           \
+    X(delay_timeout_semaphore_ms) X(delay_set_name) X(delay_get_name)                    \
+    X(semaphore_wait_timeout_ms)                                                         \
     X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(fd_wait)            \
     X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)             \
     X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
-    X(socket_read_semaphore) X(stream_open) X(stream_read) X(stream_read_line)           \
+    X(socket_read_semaphore) X(socket_set_name) X(socket_get_name) X(stream_open)        \
+    X(stream_read) X(stream_read_line)                                                   \
     X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close)                  \
     TRACE_FUNCTIONS(X) X(smallint_max) X(smallint_min) X(oop_is_smallint)                \
     X(oop_is_integer) X(int_from_i64) X(int_from_u64) X(int_to_i64) X(int_to_u64)        \
@@ -665,6 +671,7 @@ static int yes(bool b) { return b ? R_TRUE : R_FALSE; }
 static void local_destroy(void *value) { (void)value; }
 static void *local_inherit(void *value, stvm_process *child) { return value; }
 static int null_or_not(const void *p) { return p ? R_NONNULL : R_NULL; }
+static int count_or(int rc) { return rc < 0 ? rc : R_COUNT; }
 static int text_ok(const char *s) { return yes(s && s[0]); }
 
 static int call_ffi(fx *f, int fn, const args *a);
@@ -701,6 +708,11 @@ static int call(fx *f, int fn, const args *a)
         argv[i] = oop_of(f, a->o[i + 1]);
     void *buf = a->null_ptr ? NULL : f->out.buf;   /* what a transfer reads or writes */
     const char *host = a->s == NULL_STR ? NULL : a->s ? a->s : "127.0.0.1";
+    /* The name calls: the name (a->s; NULL_STR: NULL), and the getter's buffer (null_ptr:
+     * NULL) of z bytes (0: the whole of f->text). */
+    const char *name = a->s == NULL_STR ? NULL : a->s ? a->s : "row";
+    char *nbuf = a->null_ptr ? NULL : f->text;
+    size_t nsize = a->z ? (size_t)a->z : a->null_ptr ? 0 : sizeof f->text;
     int port = a->n == PORT_LISTENING ? f->net[V_NET].port : (int)a->n;
     int64_t r;
     stvm_config cfg;
@@ -759,6 +771,15 @@ static int call(fx *f, int fn, const args *a)
     case F_process_set_priority: return stvm_process_set_priority(vm, p, (int)a->n);
     case F_process_get_info:
         return stvm_process_get_info_(vm, p, o ? &o->info : NULL, SSIZE(stvm_process_info));
+    case F_vm_processes: {
+        /* z: the room in the list (at most 64); null_out: no count (a success writes
+         * only these locals, so that a failure that writes is still seen) */
+        stvm_process *list[64];
+        size_t n = 0;
+        int rc = stvm_vm_processes(vm, a->null_ptr ? NULL : list, a->z > 64 ? 64 : (size_t)a->z,
+                                   a->null_out ? NULL : &n);
+        return rc < 0 ? rc : R_COUNT;
+    }
     case F_vm_blocked_report: {
         int rc = stvm_vm_blocked_report(vm, a->null_ptr ? NULL : f->text, (size_t)a->z);
         return rc < 0 ? rc : R_COUNT;
@@ -775,6 +796,18 @@ static int call(fx *f, int fn, const args *a)
         int64_t x = stvm_semaphore_excess(vm, sem);
         return x < 0 ? (int)x : R_COUNT;
     }
+    case F_semaphore_set_name: return stvm_semaphore_set_name(vm, sem, name);
+    case F_semaphore_get_name: return count_or(stvm_semaphore_get_name(vm, sem, nbuf, nsize));
+    case F_mutex_set_name: return stvm_mutex_set_name(vm, m, name);
+    case F_mutex_get_name: return count_or(stvm_mutex_get_name(vm, m, nbuf, nsize));
+    case F_queue_set_name: return stvm_queue_set_name(vm, qu, name);
+    case F_queue_get_name: return count_or(stvm_queue_get_name(vm, qu, nbuf, nsize));
+    case F_monitor_set_name: return stvm_monitor_set_name(vm, mon, name);
+    case F_monitor_get_name: return count_or(stvm_monitor_get_name(vm, mon, nbuf, nsize));
+    case F_delay_set_name: return stvm_delay_set_name(vm, dl, name);
+    case F_delay_get_name: return count_or(stvm_delay_get_name(vm, dl, nbuf, nsize));
+    case F_socket_set_name: return stvm_socket_set_name(vm, sk, name);
+    case F_socket_get_name: return count_or(stvm_socket_get_name(vm, sk, nbuf, nsize));
     case F_mutex_new: return stvm_mutex_new(vm, o ? &o->m : NULL);
     case F_mutex_free: return stvm_mutex_free(vm, m);
     case F_mutex_enter: return stvm_mutex_enter(vm, m);
@@ -985,6 +1018,10 @@ typedef struct snap {
     int64_t rec[N_WATCH_RECORD][2];   /* a SocketHandle's status and error */
     struct { int rc; uint8_t *data; size_t size; } bytes[N_VM];
     int64_t sim_cost[N_VM][STVM_SIM_COST_OPS];   /* stvm_sim_cost */
+    /* the watched semaphores', mutexes', monitors' and sockets' names (get_name's answer
+     * and text: a refused set_name leaves them as they were) */
+    struct { int rc; char text[STVM_NAME_MAX + 1]; } name[N_WATCH_SEM + N_WATCH_MUTEX +
+                                                          N_WATCH_MONITOR + N_WATCH_SOCK];
 } snap;
 
 /* A named SocketPlugin primitive's SmallInteger answer, or -1000 - its failure code. */
@@ -1053,6 +1090,19 @@ static void snap_take(fx *f, snap *s)
         s->sock[i].port = stvm_socket_port(sk);
         s->sock[i].excess = stvm_semaphore_excess(vm, stvm_socket_read_semaphore(sk));
     }
+    int nn = 0;
+    for (int i = 0; i < f->nwsem; i++, nn++)
+        s->name[nn].rc = stvm_semaphore_get_name(f->vm[f->wsem[i].vm], f->wsem[i].s,
+                                                 s->name[nn].text, sizeof s->name[nn].text);
+    for (int i = 0; i < f->nwmutex; i++, nn++)
+        s->name[nn].rc = stvm_mutex_get_name(f->vm[f->wmutex[i].vm], f->wmutex[i].m,
+                                             s->name[nn].text, sizeof s->name[nn].text);
+    for (int i = 0; i < f->nwmonitor; i++, nn++)
+        s->name[nn].rc = stvm_monitor_get_name(f->vm[f->wmonitor[i].vm], f->wmonitor[i].m,
+                                               s->name[nn].text, sizeof s->name[nn].text);
+    for (int i = 0; i < f->nwsock; i++, nn++)
+        s->name[nn].rc = stvm_socket_get_name(f->vm[f->wsock[i].vm], f->wsock[i].s,
+                                              s->name[nn].text, sizeof s->name[nn].text);
     for (int i = 0; i < f->nwstream; i++)
         s->stream[i].rc = stvm_stream_get_stats(f->wstream[i].st, &s->stream[i].st);
     for (int i = 0; i < f->nwrec; i++) {
@@ -1098,6 +1148,12 @@ static void snap_diff(const fx *f, const snap *a, const snap *b, char *buf, size
                 return;
             }
     }
+    for (size_t i = 0; i < sizeof a->name / sizeof a->name[0]; i++)
+        if (memcmp(&a->name[i], &b->name[i], sizeof a->name[i]) != 0) {
+            snprintf(buf, size, "watched object %zu: name \"%s\" -> \"%s\"", i, a->name[i].text,
+                     b->name[i].text);
+            return;
+        }
     for (int i = 0; i < f->nwsem; i++)
         if (a->excess[i] != b->excess[i]) {
             snprintf(buf, size, "watched semaphore %d: excess %lld -> %lld", i,
@@ -1319,6 +1375,7 @@ static const fn_desc FN[N_FN] = {
                                 .ok = {.n = 40}},
     [F_process_get_info] = {.null_vm = E_INVAL, .kind = K_PROC, .bad_handle = E_INVAL,
                             .null_out = E_INVAL},
+    [F_vm_processes] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_vm_blocked_report] = {.null_vm = E_INVAL, .ok = {.z = 0, .null_ptr = true}},
     [F_vm_check_invariants] = {.null_vm = E_INVAL},
     [F_semaphore_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
@@ -1331,6 +1388,20 @@ static const fn_desc FN[N_FN] = {
     [F_semaphore_critical] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                               .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
     [F_semaphore_excess] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_semaphore_set_name] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_semaphore_get_name] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL},
+    [F_mutex_set_name] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL},
+    [F_mutex_get_name] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL},
+    [F_queue_set_name] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_get_name] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_monitor_set_name] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
+    [F_monitor_get_name] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
+    [F_delay_set_name] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL},
+    [F_delay_get_name] = {.null_vm = E_INVAL, .kind = K_DELAY, .bad_handle = E_INVAL},
+    [F_socket_set_name] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                           .ok = {.vm = V_NET}},
+    [F_socket_get_name] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                           .ok = {.vm = V_NET}},
     [F_mutex_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_mutex_free] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL},
     [F_mutex_enter] = {.null_vm = E_INVAL, .kind = K_MUTEX, .bad_handle = E_INVAL,
@@ -1626,6 +1697,32 @@ static const struct { int number, wants, ctx; } receiver_prims[] = {
 #define INAPPR STVM_PRIM_ERR_INAPPROPRIATE
 #define E_STATE STVM_ESTATE
 #define E_RANGE STVM_ERANGE
+
+/* The name calls of one kind (the wrong handles and a NULL vm are generated): names the
+ * setter refuses, leaving the name as it was (the snapshot has every watched object's
+ * name), the getter's buffer, and the VM running on another thread. */
+#define NAME_TOO_LONG "0123456789012345678901234567890123456789012345678901234567890123"
+_Static_assert(sizeof NAME_TOO_LONG == STVM_NAME_MAX + 2, "one byte too long");
+#define NAME_ROWS(kind, ...)                                                                    \
+    ROW(kind##_set_name, "a name of STVM_NAME_MAX + 1 bytes", C_HOST, E_RANGE,                  \
+        .s = NAME_TOO_LONG, __VA_ARGS__),                                                       \
+    ROW(kind##_set_name, "a name of STVM_NAME_MAX + 1 bytes", C_GREEN, E_RANGE,                 \
+        .s = NAME_TOO_LONG, __VA_ARGS__),                                                       \
+    ROW(kind##_set_name, "a name with a newline", C_HOST, E_INVAL, .s = "two\nlines",           \
+        __VA_ARGS__),                                                                           \
+    ROW(kind##_set_name, "a name with a tab", C_GREEN, E_INVAL, .s = "a\tb", __VA_ARGS__),      \
+    ROW(kind##_set_name, "a name with DEL", C_HOST, E_INVAL, .s = "a\x7f", __VA_ARGS__),        \
+    ROW(kind##_set_name, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC,             \
+        __VA_ARGS__),                                                                           \
+    ROW(kind##_set_name, "while the VM runs, from its thread outside stvm_run", C_BARE,         \
+        STVM_ENOTPROC, __VA_ARGS__),                                                            \
+    ROW(kind##_get_name, "NULL buf with a size", C_HOST, E_INVAL, .null_ptr = true, .z = 8,      \
+        __VA_ARGS__),                                                                           \
+    ROW(kind##_get_name, "NULL buf, size 0: the length", C_HOST, R_COUNT, .null_ptr = true,      \
+        __VA_ARGS__),                                                                           \
+    ROW(kind##_get_name, "a 1-byte buffer: the length", C_GREEN, R_COUNT, .z = 1, __VA_ARGS__),  \
+    ROW(kind##_get_name, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC,             \
+        __VA_ARGS__)
 
 /* Condition queue ids outside 0 .. STVM_MONITOR_QUEUES-1 (in .m). */
 #define MONITOR_BAD_QUEUES(fn, ...)                                                             \
@@ -1941,6 +2038,25 @@ static const row explicit_rows[] = {
     ROW(queue_put_external, "timeout INT64_MIN", C_HOST, E_INVAL, .h = H_QUEUE_OPEN,
         .n = INT64_MIN),
     BAD_DURATIONS_MS(queue_put_timeout_ms, .h = H_DEFAULT),
+    /* ---- names (stvm/core.h, "Names") ---- */
+    NAME_ROWS(semaphore, .h = H_DEFAULT),
+    NAME_ROWS(mutex, .h = H_DEFAULT),
+    NAME_ROWS(queue, .h = H_DEFAULT),
+    NAME_ROWS(monitor, .h = H_DEFAULT),
+    NAME_ROWS(delay, .h = H_DEFAULT),
+    NAME_ROWS(socket, .vm = V_NET),
+    ROW(semaphore_set_name, "a process's handle", C_HOST, E_INVAL, .h = H_PROC),
+    ROW(queue_set_name, "a semaphore's handle", C_HOST, E_INVAL, .h = H_SEM),
+    ROW(semaphore_get_name, "a Delay's semaphore: its own name, none", C_HOST, R_COUNT,
+        .h = H_DELAY_SEM),
+    /* ---- the process listing ---- */
+    ROW(vm_processes, "NULL out with room for 4", C_HOST, E_INVAL, .null_ptr = true, .z = 4),
+    ROW(vm_processes, "NULL out, room 0: the count", C_GREEN, R_COUNT, .null_ptr = true),
+    ROW(vm_processes, "room for 1 of many: the count", C_HOST, R_COUNT, .z = 1),
+    ROW(vm_processes, "room for 64", C_GREEN, R_COUNT, .z = 64),
+    ROW(vm_processes, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC, .z = 4),
+    ROW(vm_processes, "while the VM runs, from its thread outside stvm_run", C_BARE,
+        STVM_ENOTPROC, .z = 4),
     /* ---- process-local variables (the wrong handles and contexts are generated) ---- */
     ROW(local_new, "an unknown flag", C_HOST, E_INVAL, .n = 4),
     ROW(local_new, "every bit set in flags", C_HOST, E_INVAL, .n = -1),

@@ -12,6 +12,7 @@
  * what the behaviour it rules out would show (20 ms busy polls, 1,000 wake-ups a
  * second, a host at 100% CPU).
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -511,4 +512,147 @@ Test(host_loop, a_stop_asked_from_the_host_loop_ends_the_next_run_and_a_later_on
     uv_close((uv_handle_t *)&stopper, NULL);
     host_close(&h);
     idler_close(&w);
+}
+
+/* ---- a fresh VM: the backend descriptor alone gets it going (docs/io.md's recipe) ---- */
+
+/* Is the backend descriptor readable now? */
+static bool backend_readable(stvm_vm *vm)
+{
+    struct pollfd p = {.fd = stvm_backend_fd(vm), .events = POLLIN};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static void counts(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    (*(int *)arg)++;
+}
+
+Test(host_loop, backend_fd_readable_after_first_spawn)
+{
+    stvm_vm *vm = vm_make(NULL);
+    cr_assert_not(backend_readable(vm), "a fresh VM has nothing to do");
+    int ran = 0;
+    cr_assert_eq(stvm_spawn(vm, 40, "first", counts, &ran, NULL), STVM_OK);
+    cr_assert(backend_readable(vm), "a process is ready: the host must run the VM");
+    cr_assert_eq(stvm_spawn(vm, 40, "second", counts, &ran, NULL), STVM_OK);
+    cr_assert(backend_readable(vm));
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), 0);
+    cr_assert_eq(ran, 2);
+    cr_assert_not(backend_readable(vm), "the run took what made it readable: the host sleeps");
+    vm_done(vm);
+}
+
+typedef struct ping {
+    stvm_semaphore *sem;
+    int fds[2];
+    int got;
+} ping;
+
+/* Waits on a pipe (so that a run leaves it waiting, not deadlocked), then on sem. */
+static void waits_twice(stvm_vm *vm, void *arg)
+{
+    ping *p = arg;
+    if (stvm_fd_wait(vm, p->fds[0], STVM_IO_READ, -1) == STVM_IO_READ)
+        p->got++;
+    if (stvm_semaphore_wait(vm, p->sem) == STVM_OK)
+        p->got++;
+}
+
+static void waits_on(stvm_vm *vm, void *arg)
+{
+    stvm_semaphore_wait(vm, arg);
+}
+
+Test(host_loop, backend_fd_readable_when_the_host_readies_a_process_between_runs)
+{
+    stvm_vm *vm = vm_make(NULL);
+    ping p = {.sem = sem_make(vm)};
+    cr_assert_eq(pipe(p.fds), 0);
+    stvm_semaphore *other = sem_make(vm);
+    cr_assert_eq(stvm_spawn(vm, 40, "waiter", waits_twice, &p, NULL), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "sleeper", waits_on, other, NULL), STVM_OK);
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), 1);
+    cr_assert_not(backend_readable(vm));
+    cr_assert_eq(stvm_semaphore_signal(vm, other), STVM_OK);   /* the host wakes the sleeper */
+    cr_assert(backend_readable(vm), "a signal from the host made a process ready");
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), 1);
+    cr_assert_not(backend_readable(vm));
+    cr_assert_eq(write(p.fds[1], "x", 1), 1);
+    /* now it waits on p.sem, which only the host can signal */
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), STVM_EDEADLOCK);
+    cr_assert_eq(p.got, 1);
+    cr_assert_eq(stvm_semaphore_signal(vm, p.sem), STVM_OK);
+    cr_assert(backend_readable(vm));
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), 0);
+    cr_assert_eq(p.got, 2);
+    close(p.fds[0]);
+    close(p.fds[1]);
+    cr_assert_eq(stvm_semaphore_free(vm, p.sem), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(vm, other), STVM_OK);
+    vm_done(vm);
+}
+
+/* Stops the run it is in and yields: the run ends with this process still ready. */
+static void stops_itself(stvm_vm *vm, void *arg)
+{
+    stvm_stop(vm);
+    stvm_yield(vm);
+    (*(int *)arg)++;
+}
+
+Test(host_loop, backend_fd_readable_after_a_stopped_run_leaves_work)
+{
+    stvm_vm *vm = vm_make(NULL);
+    int done = 0;
+    cr_assert_eq(stvm_spawn(vm, 40, "stopper", stops_itself, &done, NULL), STVM_OK);
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), STVM_ESTOPPED);
+    cr_assert_eq(done, 0);
+    cr_assert(backend_readable(vm), "the stopped run left a process ready");
+    cr_assert_eq(stvm_run_mode(vm, STVM_RUN_NOWAIT), 0);
+    cr_assert_eq(done, 1);
+    vm_done(vm);
+}
+
+/* A libuv loop that watches only the backend descriptor, as docs/io.md's recipe says,
+ * with no run of its own before uv_run; a guard timer fails the test instead of letting
+ * a sleeping loop hang it. */
+static void give_up(uv_timer_t *t)
+{
+    *(bool *)t->data = true;
+    uv_stop(t->loop);
+}
+
+Test(host_loop, a_libuv_loop_runs_a_fresh_vm_to_completion_without_a_first_run)
+{
+    stvm_vm *vm = vm_make(NULL);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    reader r = {.fd = fds[0]};
+    cr_assert_eq(stvm_spawn(vm, 40, "reader", reads_bytes, &r, NULL), STVM_OK);
+    char bytes[PIPE_BYTES];
+    memset(bytes, 'x', sizeof bytes);
+    cr_assert_eq(write(fds[1], bytes, sizeof bytes), PIPE_BYTES);   /* all there already */
+    host h = {.vm = vm, .mode = STVM_RUN_NOWAIT, .rc = 1};
+    cr_assert_eq(uv_loop_init(&h.loop), 0);
+    cr_assert_eq(uv_poll_init(&h.loop, &h.poll, stvm_backend_fd(vm)), 0);
+    cr_assert_eq(uv_timer_init(&h.loop, &h.timer), 0);
+    h.poll.data = h.timer.data = &h;
+    cr_assert_eq(uv_poll_start(&h.poll, UV_READABLE, on_poll), 0);
+    bool gave_up = false;
+    uv_timer_t guard;
+    cr_assert_eq(uv_timer_init(&h.loop, &guard), 0);
+    guard.data = &gave_up;
+    cr_assert_eq(uv_timer_start(&guard, give_up, 5000, 0), 0);
+    uv_unref((uv_handle_t *)&guard);   /* the loop ends when the VM is done, not the guard */
+    uv_run(&h.loop, UV_RUN_DEFAULT);
+    cr_assert_not(gave_up, "the loop slept: nothing told it the VM had a process to run");
+    cr_assert_eq(h.rc, 0, "every process finished (rc %d)", h.rc);
+    cr_assert_eq(r.got, PIPE_BYTES);
+    uv_close((uv_handle_t *)&guard, NULL);
+    host_close(&h);
+    close(fds[0]);
+    close(fds[1]);
+    vm_done(vm);
 }

@@ -6,6 +6,8 @@
  */
 #include "helpers.h"
 
+#include "../scheduler/shared_queue.h"   /* white-box: a queue broken on purpose */
+
 /* The margin is wide: linear checks take milliseconds in all, under ASan too. */
 TestSuite(invariants, .timeout = 60);
 
@@ -120,5 +122,35 @@ Test(invariants, a_monitor_with_20000_waiters_on_a_condition_then_its_entry_is_c
     cr_assert_null(stvm_monitor_owner(vm, m));
     cr_assert_eq(stvm_monitor_free(vm, m), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, step), STVM_OK);
+    vm_done(vm);
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+static void takes(stvm_vm *vm, void *arg)
+{
+    void *item;
+    stvm_queue_take(vm, arg, &item);
+}
+
+/* White-box: the queue's item semaphore is given an excess signal while a reader waits
+ * on it, which no call can do. The message names what the program holds: the queue, by
+ * its name and handle, not a semaphore inside it. */
+Test(invariants, a_broken_queue_is_named_by_the_queue_not_its_internal_semaphore)
+{
+    stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    stvm_queue *q;
+    cr_assert_eq(stvm_queue_new(vm, 0, &q), STVM_OK);
+    cr_assert_eq(stvm_queue_set_name(vm, q, "frames"), STVM_OK);
+    cr_assert_eq(stvm_spawn(vm, 40, "reader", takes, q, NULL), STVM_OK);
+    cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
+    q->avail.excess_signals = 1;
+    char why[256], want[128];
+    cr_assert_eq(stvm_vm_check_invariants(vm, why, sizeof why), STVM_ESTATE);
+    snprintf(want, sizeof want,
+             "the item semaphore of queue 'frames' %p has both waiters and excess signals",
+             (void *)q);
+    cr_assert_str_eq(why, want);
+    q->avail.excess_signals = 0;
     vm_done(vm);
 }

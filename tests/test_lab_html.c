@@ -385,7 +385,7 @@ Test(lab_show, show_prints_the_timeline_of_a_golden_json_and_writes_its_page, .t
     tool_output r = tool_run("stvm-lab", args);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strncmp(r.out, "# stvm trace JSON: 6 processes", 30) == 0, "%s", r.out);
-    cr_expect_not_null(strstr(r.out, "first#3              mutex-handoff   mutex1, detail 2"));
+    cr_expect_not_null(strstr(r.out, "first#3              mutex-handoff   m, detail 2"));
     char *page = file_slurp(html);
     cr_expect_not_null(strstr(page, "\"tracks\":[[0,\"host\"],[1,\"Idle Process#1\"]"));
     free(page);

@@ -114,6 +114,7 @@ static const char *const op_kind_name[OP_KINDS] = {
     [OP_MEXIT] = "monitor_exit", [OP_MWAIT] = "monitor_wait", [OP_MWAIT_TIMEOUT] = "monitor_wait_timeout",
     [OP_MSIGNAL] = "monitor_signal", [OP_MSIGNAL_ALL] = "monitor_signal_all",
     [OP_MENTER_TIMEOUT] = "monitor_enter_timeout", [OP_RENEW_MON] = "renew_monitor",
+    [OP_NAME] = "set_name",
 };
 
 static void print_coverage(const tally *t)

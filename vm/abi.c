@@ -37,8 +37,11 @@ static const field process_info_fields[] = {
     F(stvm_process_info, waiting_object), F(stvm_process_info, id),
     F(stvm_process_info, vm_own),     F(stvm_process_info, terminating),
     F(stvm_process_info, held),       F(stvm_process_info, stack_guard),
+    F(stvm_process_info, wait_kind),  F(stvm_process_info, wait_fd),
+    F(stvm_process_info, wait_handle), F(stvm_process_info, wait_name),
+    F(stvm_process_info, wait_since_us),
 };
-#define LAST_PROCESS_INFO stack_guard
+#define LAST_PROCESS_INFO wait_since_us
 
 static const field stream_stats_fields[] = {
     F(stvm_stream_stats, fills),     F(stvm_stream_stats, reads_blocked),

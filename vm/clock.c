@@ -131,6 +131,7 @@ int stvm__clock_init(stvm_vm *vm)
         utc = vm->cfg.sim_start_us;
     vm->clock.start_us = utc;
     vm->clock.sim_now_us = utc;
+    vm->point_clock_us = utc;
     return STVM_OK;
 }
 

@@ -33,6 +33,7 @@ enum {
     STVM_CLASS_QUEUE = 13,           /* Pharo's SharedQueue (scheduler/shared_queue.h) */
     STVM_CLASS_DELAY = 14,           /* a Delay object (image-stubs/kernel/delay_object.c) */
     STVM_CLASS_LOCAL = 15,           /* a process-local variable (scheduler/process_local.h) */
+    STVM_CLASS_COUNT = 16
 };
 
 /* Header of every object: class and the byte size of what follows the header. */
@@ -129,10 +130,20 @@ struct stvm_semaphore {
     int64_t excess_signals;          /* Pharo's excessSignals, >= 0 */
     stvm_vm *vm;
     int external_index;              /* 1-based slot in the external table, or 0 */
+    uint8_t role;                    /* STVM_SEM_*: what it is to the object it is part of
+                                        (for the process listing: a queue's wait shows
+                                        the queue); in the padding, so free */
     /* A queue's item count (stvm_queue_open_external): the slot's requests only say
      * "look"; the signals are the items other threads put, counted here, so that a
      * stray stvm_external_signal can never announce an item that is not there. */
     _Atomic uint64_t *signal_budget;
+};
+
+/* stvm_semaphore.role. */
+enum {
+    STVM_SEM_OWN = 0,                /* a semaphore of its own (stvm_semaphore_new, ...) */
+    STVM_SEM_QUEUE_ITEMS = 1,        /* a SharedQueue's avail: its readers wait here */
+    STVM_SEM_QUEUE_ROOM = 2,         /* a bounded SharedQueue's room: its writers wait */
 };
 
 struct stvm_mutex {
@@ -169,6 +180,17 @@ enum {
     STVM_WAIT_TIMED_OUT = 1,
     STVM_WAIT_ABORTED = 2,        /* suspended off the list: ESTATE when resumed */
     STVM_WAIT_INTERRUPTED = 3,    /* an interrupt or a terminate ended it: EINTR */
+};
+
+/* Why a process on a semaphore's list waits, where the list alone does not say
+ * (stvm_proc.wait_label; what stvm_process_info.waiting_on says). One byte, in the
+ * record's first cache line: a Delay's waiter writes it twice per Delay. */
+enum {
+    STVM_WL_NONE = 0,
+    STVM_WL_DELAY = 1,               /* a Delay's semaphore (stvm_delay_wait_ms, a Delay
+                                        object's wait) */
+    STVM_WL_QUEUE = 2,               /* a SharedQueue's semaphore (its role says which) */
+    STVM_WL_TIMED = 3,               /* a wait bounded by a Delay (DelayWaitTimeout) */
 };
 
 /* A process is two records.
@@ -231,6 +253,11 @@ struct stvm_proc {
     int priority;                    /* Pharo's priority, 1..80 */
     uint16_t flags;                  /* STVM_PF_* below 1 << 8 */
     uint8_t wait_end;                /* STVM_WAIT_*: how the last wait ended */
+    /* STVM_WL_*, while in a wait the list does not explain: written twice per Delay (as
+     * it waits, and as it returns). Here, in the first line with the rest a Delay's
+     * waiter touches: in the colder lines, with 100,000 sleepers, it was a cache miss
+     * per Delay. */
+    uint8_t wait_label;
     void *ctx_sp;                    /* saved stack pointer (assembly back end) */
     stvm_wait_guard *guards;         /* what its current wait registered, newest first */
     /* Set by whoever ends a wait by handing the waiter what it waited for (a signal or a
@@ -238,10 +265,10 @@ struct stvm_proc {
      * then, a terminate or an interrupt gives it back (scheduler/wait.c). In the first
      * line because every hand-off writes it and every woken waiter reads it. */
     stvm_list *handed_from;
-    /* "delay" / "timed wait" while in one: written twice per Delay (as it waits, and as
-     * it returns). Here, these two put a Delay's waiter in one line of its record: in
-     * the colder lines, with 100,000 sleepers, each was a cache miss per Delay. */
-    const char *wait_label;
+    /* The VM clock when it last began to wait (stvm__wait_blocking stores the value the
+     * scheduling points last read, vm->point_clock_us: no clock read of its own), for
+     * the process listing. In this line, which the wait writes anyway. */
+    uint64_t wait_since_us;
     /* colder */
     stvm_vm *vm;
     stvm_process *handle;
@@ -264,6 +291,13 @@ struct stvm_proc {
     uint16_t by_hand;                /* cleanups stvm_ensure_pop is running now, nested */
     uint64_t id;                     /* its handle's id, readable after the handle is gone
                                         (a trace names a finished process by it) */
+    /* What a wait whose semaphore is only a means waits on, for the process listing:
+     * set and cleared by the waits that take a system call or more anyway (a socket,
+     * a descriptor, a Delay object, a threaded callout); 0 (STVM_WAIT_ON_NOTHING) for
+     * every other wait, which the list it is on describes. */
+    uint8_t wait_on_kind;            /* STVM_WAIT_ON_* */
+    int32_t wait_fd;                 /* STVM_WAIT_ON_FD: the descriptor */
+    const void *wait_on;             /* the socket, Delay or FFI function */
 };
 
 /* The top of every stack mapping: the running state, the handle (when nobody holds

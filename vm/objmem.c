@@ -5,7 +5,9 @@
  */
 #include "objmem.h"
 
+#include "names.h"
 #include "stack.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +150,23 @@ void stvm__objmem_free(stvm_vm *vm, void *obj)
         m->recent[recent_slot((uintptr_t)obj)] = 0;
     m->set_tombs++;
     stvm_object *o = obj;
+    if (vm->names.used || vm->trace) {   /* one test while nothing is named or traced */
+        bool named = stvm__name_forget(vm, obj);
+        if (vm->trace && (named || (o->class_index < STVM_CLASS_COUNT &&
+                                    vm->trace_members[o->class_index])))
+            stvm__trace_object_gone(vm, obj);
+    }
     count_free(vm, o->byte_size + sizeof(stvm_object));
     o->class_index = STVM_CLASS_FREE;
     free(obj);
+}
+
+void stvm__objmem_each(stvm_vm *vm, void (*fn)(stvm_vm *vm, void *obj, void *arg), void *arg)
+{
+    stvm_objmem *m = &vm->mem;
+    for (size_t i = 0; i < m->set_cap; i++)
+        if (m->set[i] != SET_EMPTY && m->set[i] != SET_TOMB)
+            fn(vm, (void *)m->set[i], arg);
 }
 
 void *stvm__objmem_alloc_cell(stvm_vm *vm, uint32_t class_index)

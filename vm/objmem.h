@@ -11,8 +11,14 @@ void stvm__objmem_destroy(stvm_vm *vm);
 /* A zeroed object of `size` bytes (header included) with the given class, registered
  * for stvm__objmem_is_object. NULL when out of memory. */
 void *stvm__objmem_alloc(stvm_vm *vm, uint32_t class_index, size_t size);
-/* Unregister and free an object made by stvm__objmem_alloc. */
+/* Unregister and free an object made by stvm__objmem_alloc. Its name goes with it
+ * (vm/names.h), and a trace that records learns that it is gone if it was named or an
+ * owner of internal semaphores (vm->trace_members). */
 void stvm__objmem_free(stvm_vm *vm, void *obj);
+
+/* Call fn for every object made by stvm__objmem_alloc that is not yet freed (not the
+ * cells), in no particular order; fn must not allocate or free objects. */
+void stvm__objmem_each(stvm_vm *vm, void (*fn)(stvm_vm *vm, void *obj, void *arg), void *arg);
 
 /* Undoing a failed call completely: a call that allocates and then fails frees what it
  * made and, with these, takes it out of stats.objects_allocated / bytes_allocated too,

@@ -11,6 +11,8 @@
 #include "abi.h"
 #include "clock.h"
 #include "integer.h"
+#include "names.h"
+#include "objmem.h"
 #include "sim_cost.h"
 
 static const char *const kind_names[STVM_TRACE_KINDS] = {
@@ -154,6 +156,72 @@ const char *stvm__trace_name_of(const stvm_vm *vm, uint64_t id)
     return NULL;
 }
 
+/* ---- what the ring knows of objects ------------------------------------------------- */
+
+static stvm_trace_object *object_entry(stvm_vm *vm, const void *obj, int what)
+{
+    struct stvm_trace *t = vm->trace;
+    if (!t || !obj)
+        return NULL;
+    if (t->nobjects == t->cap_objects) {
+        size_t cap = t->cap_objects ? 2 * t->cap_objects : 16;
+        stvm_trace_object *n = realloc(t->objects, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        t->objects = n;
+        t->cap_objects = cap;
+    }
+    stvm_trace_object *e = &t->objects[t->nobjects++];
+    *e = (stvm_trace_object){.seq = t->seq, .object = (uint64_t)(uintptr_t)obj,
+                             .what = (uint8_t)what};
+    return e;
+}
+
+void stvm__trace_object_named(stvm_vm *vm, const void *obj, const char *name)
+{
+    stvm_trace_object *e = object_entry(vm, obj, STVM_TRACE_OBJ_NAME);
+    if (e)
+        snprintf(e->name, sizeof e->name, "%s", name ? name : "");
+}
+
+void stvm__trace_member(stvm_vm *vm, const void *member, const void *owner, int owner_kind,
+                        const char *role)
+{
+    stvm_trace_object *e = object_entry(vm, member, STVM_TRACE_OBJ_MEMBER);
+    if (e) {
+        e->owner = (uint64_t)(uintptr_t)owner;
+        e->owner_kind = (uint8_t)owner_kind;
+        e->role = role;
+    }
+}
+
+void stvm__trace_object_gone(stvm_vm *vm, const void *obj)
+{
+    object_entry(vm, obj, STVM_TRACE_OBJ_GONE);
+}
+
+static void name_one(stvm_vm *vm, const void *obj, const char *name, void *arg)
+{
+    (void)arg;
+    stvm__trace_object_named(vm, obj, name);
+}
+
+static void members_of(stvm_vm *vm, void *obj, void *arg)
+{
+    (void)arg;
+    uint32_t c = ((const stvm_object *)obj)->class_index;
+    if (c < STVM_CLASS_COUNT && vm->trace_members[c])
+        vm->trace_members[c](vm, obj);
+}
+
+/* Objects that exist when recording starts: the owners' internal semaphores, then the
+ * names (a name set on an internal semaphore itself wins over its owner's). */
+static void objects_living(stvm_vm *vm)
+{
+    stvm__objmem_each(vm, members_of, NULL);
+    stvm__names_each(vm, name_one, NULL);
+}
+
 void stvm__trace_created(stvm_vm *vm, uint64_t id, const char *name, int priority)
 {
     if (vm->trace)
@@ -214,6 +282,7 @@ static void ring_free(struct stvm_trace *t)
         return;
     free(t->events);
     free(t->names);
+    free(t->objects);
     free(t);
 }
 
@@ -237,6 +306,7 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
     vm->trace_ring = t;
     name_living(vm);
     vm->trace = t;
+    objects_living(vm);
     stvm__events_update(vm);
     ready_snapshot(vm);
     return STVM_OK;

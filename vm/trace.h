@@ -31,6 +31,30 @@ typedef struct stvm_trace_rec {
     uint64_t packed;
 } stvm_trace_rec;
 
+/* What the ring knows of an object from one event on, for the writers' labels: its name
+ * (stvm_*_set_name: a name set or taken away), that it is an owner's internal semaphore
+ * ("frames.items", never an anonymous "sem2"), or that it was freed (its address may
+ * come back as another object). Recorded when recording starts, for every object named
+ * or owned then, and while recording, as it happens; the writers apply the entries in
+ * the order of the events. Nothing here is looked at on a scheduling path. */
+enum { STVM_TRACE_OBJ_NAME, STVM_TRACE_OBJ_MEMBER, STVM_TRACE_OBJ_GONE };
+/* The kinds of object the writers number ("sem1", "queue2": trace_write.h), also an
+ * owner's kind in a MEMBER entry. */
+enum {
+    STVM_TRACE_LABEL_SEM, STVM_TRACE_LABEL_MUTEX, STVM_TRACE_LABEL_DELAY, STVM_TRACE_LABEL_FN,
+    STVM_TRACE_LABEL_QUEUE, STVM_TRACE_LABEL_MONITOR, STVM_TRACE_LABEL_SOCKET,
+    STVM_TRACE_LABEL_KINDS
+};
+typedef struct stvm_trace_object {
+    uint64_t seq;                   /* applies from the event with this seq on */
+    uint64_t object;                /* its address */
+    uint64_t owner;                 /* MEMBER: its owner's address */
+    const char *role;               /* MEMBER: its role in the owner ("items"), static */
+    uint8_t what;                   /* STVM_TRACE_OBJ_* */
+    uint8_t owner_kind;             /* MEMBER: the owner's label kind (trace_write.h) */
+    char name[STVM_NAME_MAX + 1];   /* NAME: "" when the name was taken away */
+} stvm_trace_object;
+
 /* The ring: events[] holds the newest min(seq, cap) events, the oldest at head when
  * full. seq counts every event recorded since the start, so seq - kept were dropped. */
 struct stvm_trace {
@@ -43,6 +67,8 @@ struct stvm_trace {
     bool yielding;                  /* the next switch is a yield (set by stvm__yield) */
     stvm_trace_name *names;         /* ids in order of creation */
     size_t nnames, cap_names;
+    stvm_trace_object *objects;     /* in the order they happened */
+    size_t nobjects, cap_objects;
 };
 
 /* Every event point asks stvm__tracing(vm) and nothing else. Building the library with
@@ -105,6 +131,15 @@ __attribute__((cold)) void stvm__trace_delay(stvm_vm *vm, int kind, uint64_t pro
 void stvm__trace_name(stvm_vm *vm, uint64_t id, const char *name);
 /* The name remembered for id, or NULL. */
 const char *stvm__trace_name_of(const stvm_vm *vm, uint64_t id);
+/* While a ring records (cold; nothing otherwise): obj was given name (NULL or "": its
+ * name was taken away); member, an internal semaphore of owner (an object of label kind
+ * owner_kind, STVM_TRACE_LABEL_*), plays role ("items", "read", ...); obj
+ * (named, or an owner) was freed. An entry that cannot be kept (no memory) is left out:
+ * the writers then print the stable label. */
+void stvm__trace_object_named(stvm_vm *vm, const void *obj, const char *name);
+void stvm__trace_member(stvm_vm *vm, const void *member, const void *owner, int owner_kind,
+                        const char *role);
+void stvm__trace_object_gone(stvm_vm *vm, const void *obj);
 /* The kept ring (recording or stopped), or NULL. */
 static inline const struct stvm_trace *stvm__trace_ring(const stvm_vm *vm)
 {

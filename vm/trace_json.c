@@ -53,6 +53,18 @@ typedef struct writer {
     char now[32];               /* the same as the entries' "ts": "us.nnn" */
 } writer;
 
+/* Text that may be the embedder's (a process's or an object's name), inside a JSON
+ * string: quotes and backslashes escaped, control characters as '?'. */
+static void json_text(FILE *out, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        const char *fmt = (*c == '"' || *c == '\\') ? "\\%c"
+                          : (unsigned char)*c < 0x20  ? "?"
+                                                      : "%c";
+        fprintf(out, fmt, *c);
+    }
+}
+
 static void entry_start(writer *w)
 {
     fputs(w->first ? "\n" : ",\n", w->out);
@@ -118,8 +130,9 @@ static void instant(writer *w, const stvm_trace_event *ev, const char *ts, const
                 (unsigned long long)ev->process);
     else
         fprintf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"pid\":1,");
-    fprintf(w->out, "\"ts\":%s,\"name\":\"%s %s\",\"args\":{\"seq\":%llu,\"detail\":%lld}}", ts,
-            stvm_trace_kind_name(ev->kind), obj, (unsigned long long)ev->seq,
+    fprintf(w->out, "\"ts\":%s,\"name\":\"%s ", ts, stvm_trace_kind_name(ev->kind));
+    json_text(w->out, obj);
+    fprintf(w->out, "\",\"args\":{\"seq\":%llu,\"detail\":%lld}}", (unsigned long long)ev->seq,
             (long long)ev->detail);
     if (ev->process)
         w->tracks[ev->process].last_ns = w->now_ns;
@@ -187,9 +200,9 @@ static void ffi_event(writer *w, const stvm_trace_event *ev, const char *ts, con
     int runner = (int)(call ? ev->detail : ev->extra);
     if (call && t->calls++ == 0) {
         if (runner == STVM_TRACE_FFI_SAME_THREAD)
-            snprintf(t->call, sizeof t->call, "callout %s", obj);
+            snprintf(t->call, sizeof t->call, "callout %.40s", obj);   /* "fn1": numbered only */
         else
-            snprintf(t->call, sizeof t->call, "callout %s (%s)", obj, stvm__trace_runner(runner));
+            snprintf(t->call, sizeof t->call, "callout %.40s (%s)", obj, stvm__trace_runner(runner));
         if (runner != STVM_TRACE_FFI_SAME_THREAD)
             snprintf(t->on, sizeof t->on, "%s", t->call);
         t->before_call = t->state;
@@ -304,12 +317,7 @@ static void names(writer *w)
         entry_start(w);
         fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"thread_name\",\"tid\":", w->out);
         fprintf(w->out, "%zu,\"args\":{\"name\":\"", id);
-        for (const char *c = label; *c; c++) {   /* names are the embedder's: escape them */
-            const char *fmt = (*c == '"' || *c == '\\') ? "\\%c"
-                              : (unsigned char)*c < 0x20  ? "?"
-                                                          : "%c";
-            fprintf(w->out, fmt, *c);
-        }
+        json_text(w->out, label);
         fputs("\"}}", w->out);
     }
 }
@@ -320,7 +328,7 @@ static int write_all(writer *w, const struct stvm_trace *t, size_t kept)
 {
     fputs("{\"traceEvents\":[", w->out);
     names(w);
-    char obj[32];
+    char obj[STVM_TRACE_LABEL_MAX];
     uint64_t last_seq = 0;
     format_ns(0, w->now);
     for (size_t i = 0; i < kept; i++) {
@@ -349,6 +357,7 @@ int stvm_trace_write_json(stvm_vm *vm, const char *path)
         return err;
     size_t kept = stvm__trace_kept(t);
     writer w = {.vm = vm, .first = true};
+    stvm__trace_labels_init(&w.labels, t);
     err = make_tracks(&w, t, kept);
     if (!err && (w.out = fopen(path, "w")) == NULL)
         err = STVM_ESYS;

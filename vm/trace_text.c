@@ -146,7 +146,7 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
 
 static int line(const stvm_vm *vm, trace_labels *l, const stvm_trace_event *ev, FILE *out)
 {
-    char obj[32], who[24], at[32], text[160];
+    char obj[STVM_TRACE_LABEL_MAX], who[24], at[32], text[2 * STVM_TRACE_LABEL_MAX];
     int err = stvm__trace_object_label(l, ev, obj, sizeof obj);
     if (err)
         return err;
@@ -176,7 +176,8 @@ int stvm_trace_write_text(stvm_vm *vm, FILE *out)
                      "#   seq    time (ms)  process              event           detail\n",
                 kept, (long long)stvm_trace_dropped(vm)) < 0)
         return STVM_ESYS;
-    trace_labels l = {0};
+    trace_labels l;
+    stvm__trace_labels_init(&l, t);
     for (size_t i = 0; i < kept && !err; i++) {
         stvm_trace_event ev = stvm__trace_at(t, i);
         err = line(vm, &l, &ev, out);

@@ -9,24 +9,43 @@
 
 #include "trace.h"
 
-/* Object numbers by address, per kind of object (open addressing). */
+/* The longest label: a name, or an owner's name, a dot and a role. */
+#define STVM_TRACE_LABEL_MAX (2 * STVM_NAME_MAX + 16)
+
+/* What the writer knows of an address at the event it writes (the ring's object entries
+ * applied so far): the entry of its name, and of its being an owner's member. */
+typedef struct trace_known {
+    uint64_t addr;              /* 0 = empty */
+    size_t name, member;        /* indices into the ring's objects, or SIZE_MAX */
+} trace_known;
+
+/* Object labels: the name an object had at each event (the ring's object entries), or
+ * else a number by address, per kind of object (open addressing). */
 typedef struct trace_labels {
     uint64_t *keys;             /* address, 0 = empty */
     uint32_t *numbers;
     size_t cap, used;
-    /* Next number per kind: sem, mutex, delay, FFI function, queue. Kinds go into the low
-     * bits of 8-aligned addresses, so there may be up to 8. */
-    uint32_t next[6];
+    /* Next number per kind (STVM_TRACE_LABEL_*). Kinds go into the low bits of 8-aligned
+     * addresses, so there may be up to 8. */
+    uint32_t next[STVM_TRACE_LABEL_KINDS];
+    const struct stvm_trace *ring;
+    size_t applied;             /* the ring's object entries applied so far */
+    trace_known *known;         /* open addressing, no tombstones (rebuilt on removal) */
+    size_t known_cap, known_used;
 } trace_labels;
 
 /* What both writers check first: EINVAL (vm or where NULL), ESTATE (no ring); else the
  * ring in *out. */
 int stvm__trace_writer_ring(const stvm_vm *vm, const void *where,
                             const struct stvm_trace **out);
-/* The kind of object an event names (0 sem, 1 mutex, 2 delay, 3 FFI function "fn1"),
- * or -1: not an object. */
+/* The kind of object an event names (STVM_TRACE_LABEL_*: "sem1", "mutex2", "delay3",
+ * "fn1", "queue1", "monitor1"), or -1: not an object. */
 int stvm__trace_object_kind(int event_kind);
-/* Write ev's object label ("sem1") into buf. Allocates (the map); ENOMEM. */
+/* Labels for the events of ring t, which must be asked for in the order of the events. */
+void stvm__trace_labels_init(trace_labels *l, const struct stvm_trace *t);
+/* Write ev's object label into buf: its name at that event ("frames"), an internal
+ * semaphore's owner and role ("frames.items", "queue1.items"), or its number ("sem1").
+ * Allocates (the maps); ENOMEM. */
 int stvm__trace_object_label(trace_labels *l, const stvm_trace_event *ev, char *buf, size_t size);
 void stvm__trace_labels_free(trace_labels *l);
 /* "name#id" of a process id (0: "host"), truncated to size. */

@@ -193,6 +193,13 @@ typedef struct stvm_ffi_hooks {
 } stvm_ffi_hooks;
 struct stvm_trace;
 
+/* Object names (vm/names.h): address -> malloc'd name, open addressing. */
+typedef struct stvm_names {
+    uintptr_t *keys;                /* 0 empty, 1 tombstone */
+    char **values;
+    size_t cap, used, tombs;
+} stvm_names;
+
 struct stvm_vm {
     stvm_config cfg;
     int64_t si_min, si_max;
@@ -246,6 +253,15 @@ struct stvm_vm {
     struct stvm_queue *queues;
     /* Process-local variables not yet freed (scheduler/process_local.c). */
     struct stvm_local *locals;
+    /* Names given with stvm_*_set_name (vm/names.h). */
+    stvm_names names;
+    /* Per object class: record in the trace which internal semaphores an object of that
+     * class owns (stvm__trace_member), set by the layer that makes such objects when it
+     * makes the first: a queue's, a socket's, a Delay object's. */
+    void (*trace_members[STVM_CLASS_COUNT])(stvm_vm *vm, const void *obj);
+    /* Between runs: the backend descriptor was made readable for a process that became
+     * ready outside stvm_run, and no run has begun since (scheduler/run.c). */
+    bool host_told;
 };
 
 #endif

@@ -24,15 +24,19 @@ static void abandon(stvm_vm *vm, stvm_wait_guard *g)
 
 /* Wait for the worker's signal; a wait cut short by a suspend is resumed. STVM_OK, or
  * STVM_EINTR with the job left to its worker. */
-static int wait_for_worker(stvm_vm *vm, ffi_job *job)
+static int wait_for_worker(stvm_vm *vm, ffi_job *job, const stvm_ffi_function *fn)
 {
     threaded_wait w = {.guard.undo = abandon, .job = job};
     stvm__wait_guard_push(vm, &w.guard);
     int64_t since = stvm__ffi_spin(vm);
+    stvm_proc *me = vm->active;
+    me->wait_on_kind = STVM_WAIT_ON_CALLOUT;   /* for the process listing */
+    me->wait_on = fn;
     int err;
     while ((err = stvm__sem_wait(vm, job->sem)) != STVM_EINTR &&
            (err != STVM_OK || !stvm__ffi_job_done(job))) {
     }
+    me->wait_on_kind = STVM_WAIT_ON_NOTHING;
     stvm__ffi_spin_woke(vm, since);
     stvm__wait_guard_pop(vm, &w.guard);
     if (err == STVM_EINTR)
@@ -63,7 +67,7 @@ int stvm_ffi_call_on(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function *fn,
     }
     int runner = w ? STVM_TRACE_FFI_WORKER : STVM_TRACE_FFI_THREADED;
     stvm__ffi_trace(vm, STVM_TRACE_FFI_CALL, fn, runner, nargs);
-    if ((err = wait_for_worker(vm, job)) != STVM_OK) {
+    if ((err = wait_for_worker(vm, job, fn)) != STVM_OK) {
         stvm__ffi_trace(vm, STVM_TRACE_FFI_RETURN, fn, err, runner);
         return err;
     }

@@ -30,6 +30,14 @@ static bool scheduled(const stvm_delay *o)
     return o->d.state == D_REQUESTED || o->d.state == D_SCHEDULED;
 }
 
+/* For the trace: a Delay's own semaphore goes by the Delay's name ("tick.semaphore"). */
+static void trace_members(stvm_vm *vm, const void *obj)
+{
+    const stvm_delay *o = obj;
+    if (o->own_sem)
+        stvm__trace_member(vm, o->sem, o, STVM_TRACE_LABEL_DELAY, "semaphore");
+}
+
 /* The semaphore is pinned while the Delay exists, so stvm_semaphore_free refuses it. */
 static int make(stvm_vm *vm, int64_t duration, bool from_ms, stvm_semaphore *given,
                 stvm_delay **out)
@@ -53,6 +61,9 @@ static int make(stvm_vm *vm, int64_t duration, bool from_ms, stvm_semaphore *giv
     o->d.from_ms = from_ms;
     o->d.sem = o->sem;
     o->d.state = D_IDLE;
+    vm->trace_members[STVM_CLASS_DELAY] = trace_members;
+    if (vm->trace)
+        trace_members(vm, o);
     *out = o;
     return STVM_OK;
 }
@@ -115,7 +126,8 @@ static void unschedule_own(stvm_vm *vm, stvm_delay *o, stvm_proc *p)
 static void user_abandon(stvm_vm *vm, stvm_wait_guard *g)
 {
     user *u = STVM_CONTAINER(g, user, guard);
-    u->p->wait_label = NULL;
+    u->p->wait_label = STVM_WL_NONE;
+    u->p->wait_on_kind = STVM_WAIT_ON_NOTHING;
     unschedule_own(vm, u->o, u->p);
     u->o->users--;
 }
@@ -188,9 +200,12 @@ int stvm_delay_wait(stvm_vm *vm, stvm_delay *o)
     int err = prepare(vm, o, &ds);
     if (!err) {
         stvm__delay_request_by(vm, ds, &o->d, me);
-        me->wait_label = "delay";
+        me->wait_label = STVM_WL_DELAY;
+        me->wait_on_kind = STVM_WAIT_ON_DELAY;   /* the listing shows the Delay itself */
+        me->wait_on = o;
         err = stvm__sem_wait(vm, o->sem);
-        me->wait_label = NULL;
+        me->wait_label = STVM_WL_NONE;
+        me->wait_on_kind = STVM_WAIT_ON_NOTHING;
         if (err)
             unschedule_own(vm, o, me);
     }

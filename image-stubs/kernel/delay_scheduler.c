@@ -273,7 +273,7 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
 void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g)
 {
     delay *d = STVM_CONTAINER(g, delay, guard);
-    d->process->wait_label = NULL;
+    d->process->wait_label = STVM_WL_NONE;
     stvm__delay_unschedule(vm, vm->delay.state, d);
 }
 
@@ -288,7 +288,7 @@ int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err)
 {
     stvm__delay_unschedule(vm, ds, d);   /* no-op when it expired, as on the normal path */
     stvm__wait_guard_pop(vm, &d->guard);
-    vm->active->wait_label = NULL;   /* d's waiter, without reading d->process's line */
+    vm->active->wait_label = STVM_WL_NONE;   /* d's waiter, without reading d->process's line */
     return err;
 }
 

@@ -64,7 +64,7 @@ static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
     DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms};
     stvm__sem_init(vm, &d.own_sem);
     stvm__delay_request(vm, vm->delay.state, &d);
-    vm->active->wait_label = "delay";
+    vm->active->wait_label = STVM_WL_DELAY;
     err = stvm__sem_wait(vm, &d.own_sem);
     return stvm__delay_done(vm, vm->delay.state, &d, err);
 }
@@ -99,7 +99,7 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
     if (d.state == D_EXPIRED) {      /* expired before we could wait (0 ms, or held up) */
         err = STVM_ETIMEDOUT;
     } else {
-        vm->active->wait_label = "timed wait";
+        vm->active->wait_label = STVM_WL_TIMED;
         err = wait(vm, object);
     }
     stvm__delay_done(vm, ds, &d, err);

@@ -113,8 +113,12 @@ int stvm_fd_wait(stvm_vm *vm, int fd, int events, int64_t timeout_ms)
         return err;
     w.guard.undo = undo;
     stvm__wait_guard_push(vm, &w.guard);
+    stvm_proc *me = vm->active;
+    me->wait_on_kind = STVM_WAIT_ON_FD;   /* for the process listing */
+    me->wait_fd = fd;
     err = timeout_ms < 0 ? stvm__sem_wait(vm, w.sem)
                          : stvm__timed_wait(vm, &w.sem->list, sem_wait, w.sem, timeout_ms, true);
+    me->wait_on_kind = STVM_WAIT_ON_NOTHING;
     stvm__wait_guard_pop(vm, &w.guard);
     int fired = stvm__aio_take_fired(vm, fd, events);
     release(vm, &w);

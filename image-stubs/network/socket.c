@@ -117,6 +117,15 @@ int64_t stvm__socket_send_some(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size
 
 /* ---- creation and destruction -------------------------------------------------------- */
 
+/* For the trace: a socket's semaphores go by the socket's name ("conn.read"). */
+static void trace_members(stvm_vm *vm, const void *obj)
+{
+    const stvm_socket *s = obj;
+    stvm__trace_member(vm, s->semaphore, s, STVM_TRACE_LABEL_SOCKET, "connection");
+    stvm__trace_member(vm, s->read_semaphore, s, STVM_TRACE_LABEL_SOCKET, "read");
+    stvm__trace_member(vm, s->write_semaphore, s, STVM_TRACE_LABEL_SOCKET, "write");
+}
+
 /* The object, its three semaphores registered in the external table. */
 static int make(stvm_vm *vm, stvm_socket **out)
 {
@@ -135,6 +144,9 @@ static int make(stvm_vm *vm, stvm_socket **out)
         stvm__socket_free(vm, s);
         return err;
     }
+    vm->trace_members[STVM_CLASS_SOCKET] = trace_members;
+    if (vm->trace)
+        trace_members(vm, s);
     *out = s;
     return STVM_OK;
 }
@@ -332,6 +344,13 @@ static int enter(stvm_vm *vm, socket_waiter *w, stvm_socket *s, int role, int ev
     *w = (socket_waiter){.guard.undo = undo, .s = s, .role = role, .event = event};
     s->waiting[role] = vm->active;
     stvm__wait_guard_push(vm, &w->guard);
+    /* For the process listing: this wait is on the socket, whichever of its semaphores
+     * it blocks on (a connecting socket is not yet the program's: no handle). */
+    vm->active->wait_on_kind = role == SOCKET_READER   ? STVM_WAIT_ON_SOCKET_READ
+                               : role == SOCKET_WRITER ? STVM_WAIT_ON_SOCKET_WRITE
+                               : s->listener           ? STVM_WAIT_ON_SOCKET_ACCEPT
+                                                       : STVM_WAIT_ON_SOCKET_CONNECT;
+    vm->active->wait_on = role == SOCKET_CONNECTOR && !s->listener ? NULL : s;
     return STVM_OK;
 }
 
@@ -343,6 +362,7 @@ static void leave(stvm_vm *vm, socket_waiter *w, int result)
         trace_socket(vm, w, STVM_TRACE_SOCKET_DONE, result, w->role);
     stvm__wait_guard_pop(vm, &w->guard);
     w->s->waiting[w->role] = NULL;
+    vm->active->wait_on_kind = STVM_WAIT_ON_NOTHING;
     disarm(vm, w->s, w->event);
 }
 

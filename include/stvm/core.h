@@ -515,6 +515,31 @@ typedef enum stvm_process_state {
     STVM_PROCESS_TERMINATED   /* finished */
 } stvm_process_state;
 
+/* What a waiting process waits on (stvm_process_info.wait_kind), with the handle its
+ * program holds for it (wait_handle). A wait bounded by a time limit is the same kind as
+ * the wait it bounds. */
+typedef enum stvm_wait_kind {
+    STVM_WAIT_ON_NOTHING,          /* not waiting: running, ready, suspended, finished */
+    STVM_WAIT_ON_SEMAPHORE,        /* stvm_semaphore_wait, ...: the stvm_semaphore */
+    STVM_WAIT_ON_MUTEX,            /* stvm_mutex_enter: the stvm_mutex */
+    STVM_WAIT_ON_MONITOR,          /* to enter, or to take back after a condition wait:
+                                      the stvm_monitor */
+    STVM_WAIT_ON_MONITOR_CONDITION,/* on one of its condition queues: the stvm_monitor */
+    STVM_WAIT_ON_QUEUE_ITEM,       /* a take from an empty queue: the stvm_queue */
+    STVM_WAIT_ON_QUEUE_ROOM,       /* a put into a full bounded queue: the stvm_queue */
+    STVM_WAIT_ON_DELAY,            /* stvm_delay_wait: the stvm_delay; stvm_delay_wait_ms
+                                      and _us: NULL (their Delay is the library's) */
+    STVM_WAIT_ON_SOCKET_READ,      /* a receive or a stream read: the stvm_socket */
+    STVM_WAIT_ON_SOCKET_WRITE,     /* a send or a stream write (flush): the stvm_socket */
+    STVM_WAIT_ON_SOCKET_ACCEPT,    /* stvm_tcp_accept: the listening stvm_socket */
+    STVM_WAIT_ON_SOCKET_CONNECT,   /* stvm_tcp_connect: NULL (the socket is not yet the
+                                      program's) */
+    STVM_WAIT_ON_FD,               /* stvm_fd_wait: NULL; wait_fd is the descriptor */
+    STVM_WAIT_ON_JOIN,             /* stvm_process_join: the joined stvm_process */
+    STVM_WAIT_ON_CALLOUT,          /* stvm_ffi_call_threaded or _on: the stvm_ffi_function */
+    STVM_WAIT_ON_KINDS
+} stvm_wait_kind;
+
 typedef struct stvm_process_info {
     const char *name;              /* valid while the handle is */
     int priority;
@@ -531,6 +556,20 @@ typedef struct stvm_process_info {
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */
+    /* Appended after 0.2.0: what it waits on, for a listing (stvm_vm_processes). While it
+     * does not wait: STVM_WAIT_ON_NOTHING, wait_fd -1, NULL, NULL and 0. */
+    int wait_kind;                 /* stvm_wait_kind */
+    int wait_fd;                   /* STVM_WAIT_ON_FD: the descriptor; else -1 */
+    const void *wait_handle;       /* the object as the program holds it (the queue, not
+                                      its internal semaphore; see stvm_wait_kind) */
+    const char *wait_name;         /* that object's name (stvm_*_set_name), or NULL;
+                                      valid until it is named again or freed */
+    uint64_t wait_since_us;        /* the VM clock (stvm_vm_now_us) when it began this
+                                      wait, as the scheduler last read it: exact on the
+                                      simulated clock; on the real one read at least every
+                                      8 switches while a deadline or descriptor is
+                                      pending, and at every OS wait, otherwise the last
+                                      reading before (never later than the truth) */
 } stvm_process_info;
 
 /* Describe a process into the first out_size bytes of *out.
@@ -542,16 +581,63 @@ STVM_API int stvm_process_get_info_(stvm_vm *vm, const stvm_process *p,
 #define stvm_process_get_info(vm, p, out) \
     stvm_process_get_info_((vm), (p), (out), sizeof(stvm_process_info))
 
-/* Write one line per unfinished user process that is not runnable ("'name' (priority
- * P) waits on semaphore 0x..." or "... is suspended") into buf, NUL-terminated and
- * truncated to size. Returns the length the full report needs (like snprintf), or
- * EINVAL. buf may be NULL when size is 0. */
+/* Every process that has not finished: up to cap handles into out, oldest (lowest id)
+ * first, and how many there are in *count (which may be more than cap: call again with
+ * room for them; cap 0 and out NULL only count). The VM's own processes are listed too
+ * (the idle process, the Delay scheduler's timing process, the FFI's callback
+ * process): stvm_process_get_info marks them vm_own (a stvm_run_within watchdog is a
+ * user process of its caller's, named "watchdog"), and its
+ * wait_kind, wait_handle, wait_name and wait_since_us say what each one waits on. A
+ * handle is valid as long as stvm_spawn's rule says: one nobody holds goes when its
+ * process finishes, so use them before the caller's next scheduling point (from the
+ * embedding thread: before the next stvm_run). From a green process or the embedding
+ * thread outside stvm_run. Never allocates or switches.
+ * Errors:
+ *   EINVAL    vm or count NULL; out NULL with cap above 0
+ *   ENOTPROC  called from another thread while the VM runs */
+STVM_API int stvm_vm_processes(stvm_vm *vm, stvm_process **out, size_t cap, size_t *count);
+
+/* Write one line per unfinished user process that is not runnable into buf,
+ * NUL-terminated and truncated to size: "'name' (priority P) waits on KIND 'NAME'
+ * 0x...", KIND the wait's kind (semaphore, mutex, monitor, monitor condition, queue item,
+ * queue room, delay, socket read, socket write, socket accept, socket connect, fd N,
+ * join, callout: see stvm_wait_kind), 'NAME' the object's name when it has one and
+ * 0x... the handle the program holds for it (a queue's, not its internal semaphore's);
+ * or "'name' (priority P) is suspended". Returns the length the full report needs (like
+ * snprintf), or EINVAL. buf may be NULL when size is 0. */
 STVM_API int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
  * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
- * STVM_OK or ESTATE, with a description of the first violation in buf if given. */
+ * STVM_OK or ESTATE, with a description of the first violation in buf if given (an
+ * object named as its program holds it: its name, a queue for a queue's semaphore). */
 STVM_API int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size);
+
+/* ---- Names ---------------------------------------------------------------------
+ * Semaphores, mutexes, shared queues, monitors, Delays and sockets take a name, which
+ * the blocked report, the process listing (stvm_process_info.wait_name) and the trace's
+ * writers print instead of an address or a number ("frames" rather than "queue1"; a
+ * queue's internal semaphores as "frames.items" and "frames.room"). The VM copies the
+ * name: at most STVM_NAME_MAX bytes, no control character (the report and the text
+ * timeline are line-based); NULL or "" takes the name away. Names are looked at only
+ * when something prints them: no wait, signal or hand-off reads one. An object's name
+ * goes with the object. Each kind has a setter and a getter:
+ *
+ *   int stvm_KIND_set_name(stvm_vm *vm, stvm_KIND *x, const char *name)
+ *     Allocates (the copy); never switches.
+ *     Errors:
+ *       EINVAL    vm NULL; x NULL or not a KIND of this VM; a control character in name
+ *       ERANGE    name longer than STVM_NAME_MAX bytes: the old name stays
+ *       ENOMEM    no memory for the copy: the old name stays
+ *       ENOTPROC  called from another thread while the VM runs
+ *   int stvm_KIND_get_name(stvm_vm *vm, const stvm_KIND *x, char *buf, size_t size)
+ *     Writes x's name into buf, NUL-terminated and truncated to size (buf may be NULL
+ *     when size is 0), and answers its length (like snprintf): 0 for none. Never
+ *     allocates or switches.
+ *     Errors:
+ *       EINVAL    vm NULL; x NULL or not a KIND of this VM; buf NULL with size above 0
+ *       ENOTPROC  called from another thread while the VM runs */
+#define STVM_NAME_MAX 63
 
 /* ---- Semaphores (Pharo's Semaphore) --------------------------------------------- */
 
@@ -611,6 +697,11 @@ STVM_API int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Excess signals (>= 0), or EINVAL. */
 STVM_API int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *sem);
+
+/* Name sem, and read its name ("Names" above). */
+STVM_API int stvm_semaphore_set_name(stvm_vm *vm, stvm_semaphore *sem, const char *name);
+STVM_API int stvm_semaphore_get_name(stvm_vm *vm, const stvm_semaphore *sem, char *buf,
+                                     size_t size);
 
 /* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
 
@@ -680,6 +771,10 @@ STVM_API stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m);
  *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
  *             waited: nothing taken */
 STVM_API int stvm_mutex_critical(stvm_vm *vm, stvm_mutex *m, stvm_fn fn, void *arg);
+
+/* Name m, and read its name ("Names" above). */
+STVM_API int stvm_mutex_set_name(stvm_vm *vm, stvm_mutex *m, const char *name);
+STVM_API int stvm_mutex_get_name(stvm_vm *vm, const stvm_mutex *m, char *buf, size_t size);
 
 /* ---- Shared queues (Pharo's SharedQueue) -------------------------------------------
  * A FIFO of void * items between processes, built as Pharo's SharedQueue is, on a
@@ -801,6 +896,10 @@ STVM_API int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q);
  *   ETIMEDOUT no room came within timeout_ms
  *   ENOMEM    no memory for the item's place */
 STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms);
+/* Name q, and read its name ("Names" above); its internal semaphores go by it too
+ * ("frames.items", "frames.room"). */
+STVM_API int stvm_queue_set_name(stvm_vm *vm, stvm_queue *q, const char *name);
+STVM_API int stvm_queue_get_name(stvm_vm *vm, const stvm_queue *q, char *buf, size_t size);
 
 /* ---- Monitors (Pharo's Monitor) ----------------------------------------------------
  * A re-entrant lock with condition queues, built as Pharo's Monitor is: one owner at a
@@ -966,6 +1065,10 @@ STVM_API int stvm_monitor_signal_all_on(stvm_vm *vm, stvm_monitor *m, int queue)
 /* Pharo's signalReallyAll: wake every waiter of every queue, queue 0 first; answers how
  * many. Errors as stvm_monitor_signal. */
 STVM_API int stvm_monitor_signal_really_all(stvm_vm *vm, stvm_monitor *m);
+/* Name m, and read its name ("Names" above). */
+STVM_API int stvm_monitor_set_name(stvm_vm *vm, stvm_monitor *m, const char *name);
+STVM_API int stvm_monitor_get_name(stvm_vm *vm, const stvm_monitor *m, char *buf,
+                                   size_t size);
 /* ---- Process-local variables (Pharo's ProcessLocalVariable, DynamicVariable) --------
  * A variable with a value of its own in each process, as Pharo's process-specific
  * variables keep theirs in a process's env: a process that never set it answers the
@@ -1107,11 +1210,15 @@ STVM_API int stvm_external_signal(stvm_vm *vm, int index);
  *   EBUSY     as stvm_run: this VM is already running, or a VM runs on this thread */
 STVM_API int stvm_run_mode(stvm_vm *vm, int mode);
 
-/* A descriptor that becomes readable when the VM has something to do: a descriptor it
- * waits on is ready, or an external signal or stvm_stop arrived (the epoll descriptor of
- * the VM, libuv's uv_backend_fd). After a NOWAIT or ONCE run it is readable only for
- * what came after that run looked (so a host loop that watches it does not spin); a
- * signal or stop that came during the run, after its last look, leaves it readable.
+/* A descriptor that becomes readable when the VM has something to do: a process is
+ * ready to run (from the first stvm_spawn of a fresh VM on, whatever made it ready
+ * between runs: a spawn, a resume, a signal or put from the embedding thread, work a
+ * stopped run left), a descriptor it waits on is ready, or an external signal or
+ * stvm_stop arrived (the epoll descriptor of the VM, libuv's uv_backend_fd). So a host
+ * loop that watches only this descriptor runs the VM without a first run of its own.
+ * After a NOWAIT or ONCE run it is readable only for what came after that run looked
+ * (so a host loop that watches it does not spin); a signal or stop that came during the
+ * run, after its last look, leaves it readable.
  * Watch it for reading; never read it, close it or register it elsewhere as
  * edge-triggered. Valid until stvm_vm_free.
  * Errors:
@@ -1330,6 +1437,11 @@ STVM_API stvm_semaphore *stvm_delay_semaphore(stvm_delay *d);
  *   ENOMEM    no memory for the Delay or to start the Delay scheduler */
 STVM_API int stvm_delay_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms,
                                              stvm_delay **out);
+
+/* Name d, and read its name ("Names" above); its own semaphore goes by it too
+ * ("tick.semaphore"; a timeout's semaphore keeps its own). */
+STVM_API int stvm_delay_set_name(stvm_vm *vm, stvm_delay *d, const char *name);
+STVM_API int stvm_delay_get_name(stvm_vm *vm, const stvm_delay *d, char *buf, size_t size);
 
 /* Pharo's waitTimeoutMSecs:: wait on sem for at most ms. STVM_OK when signalled,
  * STVM_ETIMEDOUT when the time ran out (no signal consumed). The delay is unscheduled

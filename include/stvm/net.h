@@ -209,6 +209,11 @@ STVM_API int stvm_socket_status(stvm_vm *vm, stvm_socket *s);
  * stvm_socket_fd, it takes no vm, so it cannot tell another VM's socket). */
 STVM_API stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s);
 
+/* Name s, and read its name (stvm/core.h, "Names"): the name covers its stream and its
+ * three internal semaphores ("conn.read", "conn.write", "conn.connection"). */
+STVM_API int stvm_socket_set_name(stvm_vm *vm, stvm_socket *s, const char *name);
+STVM_API int stvm_socket_get_name(stvm_vm *vm, const stvm_socket *s, char *buf, size_t size);
+
 /* ---- Socket streams (Pharo's SocketStream, Zodiac's ZdcSocketStream) -------------
  * A stream over a connected socket with a 4 KiB read buffer and a 4 KiB write buffer.
  * A read takes what is buffered; an empty buffer is filled by a non-blocking receive

@@ -211,7 +211,11 @@ STVM_API int stvm_trace_process_name(const stvm_vm *vm, uint64_t id, char *buf, 
 STVM_API const char *stvm_trace_kind_name(int kind);
 /* Write the ring as a text timeline to out: a first line with the counts (dropped
  * included), then one aligned line per event, at most 100 columns, times relative to
- * the trace's start in ms with us. Allocates (temporarily).
+ * the trace's start in ms with us. An object is labelled by the name it had at that
+ * event (stvm_semaphore_set_name and its kin), a queue's, a socket's or a Delay
+ * object's internal semaphore by its owner and role ("frames.items", "queue1.room",
+ * "conn.read"), any other by its kind and the order the trace first mentions it
+ * ("sem1", "mutex2"). Allocates (temporarily).
  * Errors:
  *   EINVAL    vm or out NULL
  *   ESTATE    no ring: no trace was started on this VM
@@ -222,8 +226,10 @@ STVM_API int stvm_trace_write_text(stvm_vm *vm, FILE *out);
 /* Write the ring as Trace Event JSON (Perfetto, chrome://tracing) to the file at path:
  * one track per process named by a thread_name metadata event, slices for running,
  * ready, waiting, sleeping (on a Delay) and the OS sleep, every slice closed; instant
- * events for signals, timer fires, expiries, descriptors and external signals; a
- * "run queue" counter; args.seq on every entry made from an event; otherData.dropped.
+ * events for signals, timer fires, expiries, descriptors and external signals, named
+ * by the event's kind and its object's label as in the text timeline (quotes and
+ * backslashes of a name escaped); a "run queue" counter; args.seq on every entry made
+ * from an event; otherData.dropped.
  * Allocates (temporarily).
  * Errors:
  *   EINVAL    vm or path NULL

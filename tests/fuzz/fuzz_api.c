@@ -20,7 +20,9 @@
  *    (stvm_ensure), interrupts into any process (each wait may then answer EINTR),
  *    Semaphore>>critical: and runs with a time limit, NULL and foreign handles
  *    everywhere; modelled costs per scheduler operation (stvm_sim_set_cost), which the
- *    later operations' events then charge.
+ *    later operations' events then charge; names of every kind of object (any bytes,
+ *    control characters and over-long ones refused, the getter with buffers of every
+ *    size) and the process listing (its count, order and what each process waits on).
  *
  * Every call that fails with an argument or state error must leave the VM as it was
  * (the snapshot of fuzz_common.h); the scheduler's invariants hold after every
@@ -676,6 +678,179 @@ static void op_mutex_timed(fz_ctx *c)
 
 enum wkind { W_DRIVER, W_SEM_WAIT, W_MUTEX_HOLD, W_DELAY, W_JOIN, W_RETURN, W_ENSURE,
              W_SUSPEND_SELF, W_TIMED, NKINDS };
+
+/* ---- names and the process listing --------------------------------------------------- */
+
+enum { NK_SEM, NK_MUTEX, NK_QUEUE, NK_DELAY, NK_MONITOR, NK_KINDS };
+
+static int name_set(fz_ctx *c, int kind, void *h, const char *name)
+{
+    switch (kind) {
+    case NK_SEM: return stvm_semaphore_set_name(c->vm, h, name);
+    case NK_MUTEX: return stvm_mutex_set_name(c->vm, h, name);
+    case NK_QUEUE: return stvm_queue_set_name(c->vm, h, name);
+    case NK_DELAY: return stvm_delay_set_name(c->vm, h, name);
+    default: return stvm_monitor_set_name(c->vm, h, name);
+    }
+}
+
+static int name_get(fz_ctx *c, int kind, const void *h, char *buf, size_t size)
+{
+    switch (kind) {
+    case NK_SEM: return stvm_semaphore_get_name(c->vm, h, buf, size);
+    case NK_MUTEX: return stvm_mutex_get_name(c->vm, h, buf, size);
+    case NK_QUEUE: return stvm_queue_get_name(c->vm, h, buf, size);
+    case NK_DELAY: return stvm_delay_get_name(c->vm, h, buf, size);
+    default: return stvm_monitor_get_name(c->vm, h, buf, size);
+    }
+}
+
+/* A pool object of the kind, or NULL when the pool has none (freed ones are NULL). */
+static void *pool_object(fz_ctx *c, int kind, unsigned pick)
+{
+    switch (kind) {
+    case NK_SEM: return c->nsem ? (void *)c->sem[pick % (unsigned)c->nsem] : NULL;
+    case NK_MUTEX: return c->nmut ? (void *)c->mut[pick % (unsigned)c->nmut] : NULL;
+    case NK_QUEUE: return c->nqueue ? (void *)c->queue[pick % (unsigned)c->nqueue].q : NULL;
+    case NK_DELAY: return c->ndly ? (void *)c->dly[pick % (unsigned)c->ndly].d : NULL;
+    default: return c->nmon ? (void *)c->mon[pick % (unsigned)c->nmon] : NULL;
+    }
+}
+
+/* Another VM's object of the kind. */
+static void *foreign_object(int kind, unsigned pick)
+{
+    const fz_foreign *f = &fz_foreigners[pick & 1];
+    void *const objs[NK_KINDS] = {f->sem, f->mutex, f->queue, f->delay, f->monitor};
+    return objs[kind];
+}
+
+static char name_buf[STVM_NAME_MAX * 2 + 64];
+
+/* A setter with any bytes (control characters, not UTF-8, longer than the limit, NULL),
+ * on any handle; the getter with buffers of every size; the name must be what the last
+ * accepted setter gave, and a refused one changes nothing. */
+static void op_object_name(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN()), pick = fz_u8(IN()), len = fz_u8(IN()) % (STVM_NAME_MAX + 20);
+    int kind = (int)(k % NK_KINDS);
+    void *h = pool_object(c, kind, pick);
+    bool bad_handle = !h || (k & 0x38) == 0x08 || (k & 0x38) == 0x10;
+    if ((k & 0x38) == 0x08)
+        h = foreign_object(kind, pick);
+    else if ((k & 0x38) == 0x10)
+        h = (pick & 1) ? NULL : (void *)fz_stray;
+    /* the name: NULL, or len bytes of the input (a NUL ends it early: any C string) */
+    char *name = NULL;
+    if (!(k & 0x40)) {
+        for (unsigned i = 0; i < len; i++)
+            name_buf[i] = (char)fz_u8(IN());
+        name_buf[len] = 0;
+        name = name_buf;
+    }
+    bool control = false, too_long = false;
+    for (size_t i = 0; name && name[i]; i++) {
+        unsigned char b = (unsigned char)name[i];
+        control |= b < 0x20 || b == 0x7F;
+        too_long |= i == STVM_NAME_MAX;
+    }
+    char before[STVM_NAME_MAX + 1] = "", after[STVM_NAME_MAX + 1];
+    int before_len = bad_handle ? 0 : name_get(c, kind, h, before, sizeof before);
+    fz_snap *s = snap(c);
+    int rc = name_set(c, kind, h, name);
+    FZ_TRACE("  set_name(kind %d, %s, %zu bytes) -> %s\n", kind, bad_handle ? "bad" : "pool",
+             name ? strlen(name) : 0, stvm_err_name(rc));
+    if (bad_handle) {
+        FZ_CHECK(rc == STVM_EINVAL, "set_name of a bad handle answered %s", stvm_err_name(rc));
+        unchanged(c, s, "set_name of a bad handle");
+        return;
+    }
+    if (control || too_long) {
+        FZ_CHECK((control && rc == STVM_EINVAL) || (too_long && rc == STVM_ERANGE),
+                 "set_name(%s%s) answered %s", control ? "control character " : "",
+                 too_long ? "too long" : "", stvm_err_name(rc));
+        unchanged(c, s, "a refused set_name");
+        int n = name_get(c, kind, h, after, sizeof after);
+        FZ_CHECK(n == before_len && strcmp(before, after) == 0,
+                 "a refused set_name changed the name \"%s\" to \"%s\"", before, after);
+        return;
+    }
+    FZ_CHECK(rc == STVM_OK, "set_name answered %s", stvm_err_name(rc));
+    size_t want = name ? strlen(name) : 0;   /* name is name_buf: read before it is reused */
+    char expect[STVM_NAME_MAX + 1];
+    snprintf(expect, sizeof expect, "%s", name ? name : "");
+    /* the getter: every buffer size, nothing written past it */
+    static const size_t sizes[] = {0, 1, 2, 5, STVM_NAME_MAX, STVM_NAME_MAX + 1, sizeof name_buf};
+    size_t size = sizes[pick % (sizeof sizes / sizeof sizes[0])];
+    memset(name_buf, 'Z', sizeof name_buf);
+    int n = name_get(c, kind, h, size ? name_buf : NULL, size);
+    FZ_CHECK(n == (int)want, "get_name answered %d, the name has %zu bytes", n, want);
+    for (size_t i = size; i < sizeof name_buf; i++)
+        FZ_CHECK(name_buf[i] == 'Z', "get_name(size %zu) wrote at %zu", size, i);
+    if (size)
+        FZ_CHECK(strncmp(name_buf, expect, size - 1) == 0 && strnlen(name_buf, size) < size,
+                 "get_name(size %zu) gave \"%.*s\" for \"%s\"", size, (int)size, name_buf, expect);
+    FZ_CHECK(name_get(c, kind, h, NULL, 4) == STVM_EINVAL, "get_name(NULL buf, 4)");
+}
+
+/* The listing: as many as the VM's live processes, oldest first, none past cap; what
+ * each waits on agrees with itself (a name belongs to the handle shown). */
+static void op_listing(fz_ctx *c)
+{
+    unsigned k = fz_u8(IN());
+    static const size_t caps[] = {0, 1, 3, 16};
+    size_t cap = caps[k & 3];
+    stvm_process *list[17];
+    for (size_t i = 0; i < 17; i++)
+        list[i] = (stvm_process *)fz_stray;
+    size_t count = 12345;
+    if (k & 4) {   /* the refusals */
+        fz_snap *s = snap(c);
+        FZ_CHECK(stvm_vm_processes(c->vm, NULL, 2, &count) == STVM_EINVAL && count == 12345,
+                 "processes(NULL out, cap 2)");
+        FZ_CHECK(stvm_vm_processes(c->vm, list, cap, NULL) == STVM_EINVAL, "processes(NULL count)");
+        FZ_CHECK(stvm_vm_processes(NULL, list, cap, &count) == STVM_EINVAL, "processes(NULL vm)");
+        for (size_t i = 0; i < 17; i++)
+            FZ_CHECK(list[i] == (stvm_process *)fz_stray, "a refused listing wrote");
+        unchanged(c, s, "a refused listing");
+        return;
+    }
+    FZ_CHECK(stvm_vm_processes(c->vm, list, cap, &count) == STVM_OK, "processes");
+    stvm_stats st;
+    stvm_vm_get_stats(c->vm, &st);
+    FZ_CHECK(count == st.processes_live, "listed %zu of %llu live processes", count,
+             (unsigned long long)st.processes_live);
+    for (size_t i = cap; i < 17; i++)
+        FZ_CHECK(list[i] == (stvm_process *)fz_stray, "the listing wrote past cap %zu", cap);
+    uint64_t last = 0;
+    for (size_t i = 0; i < cap && i < count; i++) {
+        stvm_process_info info;
+        FZ_CHECK(stvm_process_get_info(c->vm, list[i], &info) == STVM_OK, "info of a listed one");
+        FZ_CHECK(info.id > last && info.state != STVM_PROCESS_TERMINATED,
+                 "listed out of order, or finished");
+        last = info.id;
+        bool waits = info.state == STVM_PROCESS_WAITING;
+        FZ_CHECK(info.wait_kind >= 0 && info.wait_kind < STVM_WAIT_ON_KINDS, "wait_kind %d",
+                 info.wait_kind);
+        FZ_CHECK(waits == (info.wait_kind != STVM_WAIT_ON_NOTHING), "a %s process, wait_kind %d",
+                 waits ? "waiting" : "not waiting", info.wait_kind);
+        FZ_CHECK(waits || (!info.wait_handle && !info.wait_name && info.wait_since_us == 0 &&
+                           info.wait_fd == -1),
+                 "wait fields set on a process that does not wait");
+        FZ_CHECK(!info.wait_name || info.wait_handle, "a name without a handle");
+        FZ_CHECK(!waits || info.wait_since_us <= stvm_vm_now_us(c->vm), "waits since the future");
+        int kinds[] = {[STVM_WAIT_ON_SEMAPHORE] = NK_SEM, [STVM_WAIT_ON_MUTEX] = NK_MUTEX,
+                       [STVM_WAIT_ON_MONITOR] = NK_MONITOR, [STVM_WAIT_ON_MONITOR_CONDITION] = NK_MONITOR,
+                       [STVM_WAIT_ON_QUEUE_ITEM] = NK_QUEUE, [STVM_WAIT_ON_QUEUE_ROOM] = NK_QUEUE,
+                       [STVM_WAIT_ON_DELAY] = NK_DELAY, [STVM_WAIT_ON_KINDS - 1] = 0};
+        if (info.wait_name && info.wait_kind <= STVM_WAIT_ON_DELAY) {
+            char got[STVM_NAME_MAX + 1];
+            name_get(c, kinds[info.wait_kind], info.wait_handle, got, sizeof got);
+            FZ_CHECK(strcmp(got, info.wait_name) == 0, "wait_name \"%s\", the object's \"%s\"",
+                     info.wait_name, got);
+        }
+    }
+}
 
 static void exec_op(fz_ctx *c, unsigned op);
 static void op_local(fz_ctx *c, unsigned op);
@@ -2717,6 +2892,8 @@ static void exec_op(fz_ctx *c, unsigned op)
         if (op == 0xEF) {   /* monitors, taken from the queue's four op bytes */
             op_monitor(c);
             pending_preemption(c, "a monitor call");
+        } else if (op == 0xAF) {   /* names and the listing, from the queue's too */
+            (fz_u8(IN()) & 1 ? op_listing : op_object_name)(c);
         } else if (op == 0xCF) {
             op_sim_cost(c);
         } else if (op >= 0x80) {

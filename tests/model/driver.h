@@ -222,6 +222,46 @@ static const void *expected_object(const drv *d, int i)
     }
 }
 
+/* The handle of the object at index k of the model's names (M_NAME_*). */
+static const void *named_handle(const drv *d, int k)
+{
+    if (k < M_NAME_MX)
+        return d->sem[k];
+    if (k < M_NAME_Q)
+        return d->mx[k - M_NAME_MX];
+    if (k < M_NAME_MON)
+        return d->q[k - M_NAME_Q];
+    if (k == M_NAME_MON)
+        return d->mon;
+    return d->dly[k - M_NAME_D];
+}
+
+/* stvm_*_get_name of the object at index k. */
+static int named_get(const drv *d, int k, char *buf, size_t size)
+{
+    if (k < M_NAME_MX)
+        return stvm_semaphore_get_name(d->vm, d->sem[k], buf, size);
+    if (k < M_NAME_Q)
+        return stvm_mutex_get_name(d->vm, d->mx[k - M_NAME_MX], buf, size);
+    if (k < M_NAME_MON)
+        return stvm_queue_get_name(d->vm, d->q[k - M_NAME_Q], buf, size);
+    if (k == M_NAME_MON)
+        return stvm_monitor_get_name(d->vm, d->mon, buf, size);
+    return stvm_delay_get_name(d->vm, d->dly[k - M_NAME_D], buf, size);
+}
+
+/* What process i waits on, as the listing shows it: the kind, the handle and its name. */
+static int expected_wait(const drv *d, int i, const void **handle, const char **name)
+{
+    int named;
+    int kind = m_wait_kind(&d->m, i, &named);
+    *handle = named >= 0 ? named_handle(d, named)
+              : kind == STVM_WAIT_ON_JOIN ? (const void *)d->h[d->m.p[i].on->index]
+                                          : NULL;
+    *name = named >= 0 ? m_name_text(d->m.name[named]) : NULL;
+    return kind;
+}
+
 static bool same_str(const char *a, const char *b)
 {
     return a == b || (a && b && strcmp(a, b) == 0);
@@ -267,6 +307,57 @@ static bool compare_state(drv *d)
                  (unsigned long long)info.id, state_name(st), prio, on ? on : "nothing",
                  terminating, p->held, (unsigned long long)p->id,
                  obj_ok ? "" : " (another waiting_object)");
+            return false;
+        }
+    }
+    for (int i = 0; i < M_SLOTS; i++) {
+        const mproc *p = &m->p[i];
+        if (!p->used || !p->known || !p->alive)
+            continue;
+        stvm_process_info info;
+        stvm_process_get_info(vm, d->h[i], &info);
+        const void *handle;
+        const char *name;
+        int kind = expected_wait(d, i, &handle, &name);
+        uint64_t since = kind == STVM_WAIT_ON_NOTHING ? 0 : p->since;
+        if (info.wait_kind != kind || info.wait_handle != handle || !same_str(info.wait_name, name) ||
+            info.wait_since_us != since || info.wait_fd != -1) {
+            fail(d, "listing",
+                 "s%d: the VM shows wait_kind %d, wait_handle %p, wait_name %s, wait_since_us %llu, "
+                 "wait_fd %d; the model: %d, %p, %s, %llu, -1",
+                 i, info.wait_kind, info.wait_handle, info.wait_name ? info.wait_name : "NULL",
+                 (unsigned long long)info.wait_since_us, info.wait_fd, kind, handle,
+                 name ? name : "NULL", (unsigned long long)since);
+            return false;
+        }
+    }
+    /* stvm_vm_processes: every unfinished process, the VM's own too, oldest first. */
+    uint64_t want_ids[M_PROCS];
+    size_t want_n = 0;
+    for (uint64_t id = 1; id <= m->next_pid; id++)
+        for (int i = 0; i < M_PROCS; i++)
+            if (m->p[i].used && m->p[i].alive && m->p[i].id == id)
+                want_ids[want_n++] = id;
+    stvm_process *listed[M_PROCS + 1];
+    size_t n = 0;
+    int lrc = stvm_vm_processes(vm, listed, M_PROCS + 1, &n);
+    bool same = lrc == STVM_OK && n == want_n;
+    for (size_t k = 0; same && k < n; k++) {
+        stvm_process_info info;
+        same = stvm_process_get_info(vm, listed[k], &info) == STVM_OK && info.id == want_ids[k];
+    }
+    if (!same) {
+        fail(d, "listing", "stvm_vm_processes answered %s with %zu processes; the model has %zu",
+             stvm_err_name(lrc), n, want_n);
+        return false;
+    }
+    for (int k = 0; k < M_NAMED; k++) {
+        char got[STVM_NAME_MAX + 1];
+        const char *want = m_name_text(m->name[k]);
+        int len = named_get(d, k, got, sizeof got);
+        if (len != (int)(want ? strlen(want) : 0) || strcmp(got, want ? want : "") != 0) {
+            fail(d, "names", "object %d is named \"%s\" (length %d); the model says \"%s\"", k, got,
+                 len, want ? want : "");
             return false;
         }
     }
@@ -414,18 +505,25 @@ static bool compare_blocked(drv *d)
         int st = m_state(m, best);
         if (st != STVM_PROCESS_WAITING && st != STVM_PROCESS_SUSPENDED)
             continue;
+        static const char *const kind_word[STVM_WAIT_ON_KINDS] = {
+            [STVM_WAIT_ON_SEMAPHORE] = "semaphore", [STVM_WAIT_ON_MUTEX] = "mutex",
+            [STVM_WAIT_ON_MONITOR] = "monitor", [STVM_WAIT_ON_MONITOR_CONDITION] = "monitor condition",
+            [STVM_WAIT_ON_QUEUE_ITEM] = "queue item", [STVM_WAIT_ON_QUEUE_ROOM] = "queue room",
+            [STVM_WAIT_ON_DELAY] = "delay", [STVM_WAIT_ON_JOIN] = "join"};
         int k;
+        const void *handle;
+        const char *name;
+        int kind = expected_wait(d, best, &handle, &name);
         if (st == STVM_PROCESS_SUSPENDED)
             k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) is suspended\n",
                          who_name(best), m->p[best].prio);
-        else if (m->p[best].on->kind == L_DELAY || m->p[best].on->kind == L_QAVAIL ||
-                 m->p[best].on->kind == L_QROOM)
-            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s *\n",
-                         who_name(best), m->p[best].prio, m_waiting_on(m, best));
+        else if (!handle)
+            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s\n",
+                         who_name(best), m->p[best].prio, kind_word[kind]);
         else
-            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s %p\n",
-                         who_name(best), m->p[best].prio, m_waiting_on(m, best),
-                         expected_object(d, best));
+            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s%s%s%s %p\n",
+                         who_name(best), m->p[best].prio, kind_word[kind], name ? " '" : "",
+                         name ? name : "", name ? "'" : "", handle);
         len += (size_t)k;
     }
     /* Compare line by line; '*' stands for any object. */
@@ -544,6 +642,7 @@ static const struct {
     {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
     {OP_MENTER, 6}, {OP_MTRY_ENTER, 2}, {OP_MEXIT, 6}, {OP_MWAIT, 4}, {OP_MWAIT_TIMEOUT, 3},
     {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3}, {OP_RENEW_MON, 2},
+    {OP_NAME, 2},
 };
 
 static op gen_green(drv *d)
@@ -580,6 +679,10 @@ static op gen_green(drv *d)
             break;
         case OP_RENEW_MUTEX:
             o.obj = (int8_t)rnd(&d->rng, M_MUTEXES);
+            break;
+        case OP_NAME:
+            o.obj = (int8_t)rnd(&d->rng, M_NAMED);
+            o.prio = (int8_t)rnd(&d->rng, M_NAME_TEXTS);
             break;
         case OP_WAIT_TIMEOUT:
             o.obj = (int8_t)rnd(&d->rng, M_SEMS);
@@ -704,6 +807,10 @@ static op gen_host(drv *d)
         } else if (r < 94) {
             o.kind = OP_RELEASE;
             o.obj = (int8_t)pick_target(d, -1);
+        } else if (r < 95) {
+            o.kind = OP_NAME;
+            o.obj = (int8_t)rnd(&d->rng, M_NAMED);
+            o.prio = (int8_t)rnd(&d->rng, M_NAME_TEXTS);
         } else if (r < 96) {
             uint32_t r3 = rnd(&d->rng, 3);
             o.kind = r3 == 0 ? OP_RENEW_SEM : r3 == 1 ? OP_RENEW_MUTEX : OP_RENEW_MON;
@@ -829,6 +936,19 @@ static int real_shared(drv *d, const op *o)
         if (rc == STVM_OK && stvm_monitor_new(vm, &d->mon) != STVM_OK)
             abort();
         return rc;
+    }
+    case OP_NAME: {
+        const char *t = m_name_text(o->prio);
+        int k = o->obj;
+        if (k < M_NAME_MX)
+            return stvm_semaphore_set_name(vm, d->sem[k], t);
+        if (k < M_NAME_Q)
+            return stvm_mutex_set_name(vm, d->mx[k - M_NAME_MX], t);
+        if (k < M_NAME_MON)
+            return stvm_queue_set_name(vm, d->q[k - M_NAME_Q], t);
+        if (k == M_NAME_MON)
+            return stvm_monitor_set_name(vm, d->mon, t);
+        return stvm_delay_set_name(vm, d->dly[k - M_NAME_D], t);
     }
     case OP_RENEW_MUTEX: {
         int rc = stvm_mutex_free(vm, d->mx[o->obj]);

@@ -43,6 +43,13 @@
 #define M_ITEM_RC 2000              /* a take that got item n answers M_ITEM_RC + n */
 #define M_PROCS (M_SLOTS + 2)
 #define M_DELAYS 2                  /* Delay objects: d0 of 2 ms, d1 of 700 us */
+/* The objects a name may be given to (OP_NAME's obj): sem0..2, mx0..1, q0..1, m0, d0..1. */
+#define M_NAME_MX M_SEMS
+#define M_NAME_Q (M_NAME_MX + M_MUTEXES)
+#define M_NAME_MON (M_NAME_Q + M_QUEUES)
+#define M_NAME_D (M_NAME_MON + 1)
+#define M_NAMED (M_NAME_D + M_DELAYS)
+#define M_NAME_TEXTS 6              /* OP_NAME's choice: m_name_text */
 #define M_DRECS (M_PROCS + M_DELAYS) /* Delay records: each process's own, then the objects */
 #define M_IDLE M_SLOTS              /* the idle process, priority 10 */
 #define M_TIMING (M_SLOTS + 1)      /* the Delay scheduler's timing process, priority 80 */
@@ -164,6 +171,7 @@ typedef struct mproc {
     mlist *on;
     int wait_end;
     const char *label; /* what a Delay wait shows as waiting_on: "delay", "timed wait" */
+    uint64_t since;    /* the clock when it last began to wait (stvm_process_info) */
     int cont, rc;
     /* the call in progress, for the multi-stage ones */
     int call_kind, call_obj, call_rc;
@@ -281,6 +289,7 @@ typedef struct model {
     mlist monq[M_MONQ];        /* m0's condition queues 0 and 1 */
     mlist mon_woken;           /* pins of signal-all wakes not yet taken */
     mqueue q[M_QUEUES];
+    int8_t name[M_NAMED];   /* each object's name: m_name_text's index, 0 none */
     /* the Delay scheduler */
     bool timing_started;
     msem timing_sem;
@@ -492,6 +501,7 @@ static void block_on(model *m, mlist *l, int then)
         p->wait_end = W_INTERRUPTED;
         return;
     }
+    p->since = m->now;
     p->wait_end = W_SIGNALLED;
     m_put(m, m->active, l, true);
     switch_to_next(m);
@@ -503,6 +513,7 @@ static void block_always(model *m, mlist *l, int then)
 {
     mproc *p = &m->p[m->active];
     p->cont = then;
+    p->since = m->now;
     p->wait_end = W_SIGNALLED;
     m_put(m, m->active, l, true);
     switch_to_next(m);
@@ -1551,6 +1562,59 @@ static stvm_process_state m_state(const model *m, int i)
     if (!p->on)
         return STVM_PROCESS_SUSPENDED;
     return p->on->kind == L_RUNQ ? STVM_PROCESS_READY : STVM_PROCESS_WAITING;
+}
+
+/* The names OP_NAME gives (index 0: none, NULL takes it away) and what each setter
+ * answers: STVM_OK, or ERANGE (longer than STVM_NAME_MAX) and EINVAL (a control
+ * character), which change nothing. */
+static const char *m_name_text(int k)
+{
+    static const char *const text[M_NAME_TEXTS] = {
+        NULL, "bus", "frames and \"quotes\\", "n3",
+        "0123456789012345678901234567890123456789012345678901234567890123", "a\nb"};
+    return k >= 0 && k < M_NAME_TEXTS ? text[k] : NULL;
+}
+
+static int m_name_rc(int k)
+{
+    return k == 4 ? STVM_ERANGE : k == 5 ? STVM_EINVAL : STVM_OK;
+}
+
+/* What process i waits on as stvm_process_info's wait_kind says it, and the object's
+ * place in m->name (-1: none of those: a plain Delay, a join, the timing semaphore). */
+static int m_wait_kind(const model *m, int i, int *named)
+{
+    const mproc *p = &m->p[i];
+    *named = -1;
+    if (!p->alive || !p->on || p->on->kind == L_RUNQ)
+        return STVM_WAIT_ON_NOTHING;
+    int x = p->on->index;
+    switch (p->on->kind) {
+    case L_SEM:
+        *named = x;
+        return STVM_WAIT_ON_SEMAPHORE;
+    case L_TIMING:
+        return STVM_WAIT_ON_SEMAPHORE;
+    case L_DELAY:
+        return STVM_WAIT_ON_DELAY;
+    case L_DOBJ:
+        *named = M_NAME_D + x;
+        return STVM_WAIT_ON_DELAY;
+    case L_MUTEX:
+        *named = x == M_MON_X ? M_NAME_MON : M_NAME_MX + x;
+        return x == M_MON_X ? STVM_WAIT_ON_MONITOR : STVM_WAIT_ON_MUTEX;
+    case L_MONQ:
+        *named = M_NAME_MON;
+        return STVM_WAIT_ON_MONITOR_CONDITION;
+    case L_JOIN:
+        return STVM_WAIT_ON_JOIN;
+    case L_QAVAIL:
+    case L_QROOM:
+        *named = M_NAME_Q + x;
+        return p->on->kind == L_QAVAIL ? STVM_WAIT_ON_QUEUE_ITEM : STVM_WAIT_ON_QUEUE_ROOM;
+    default:
+        return STVM_WAIT_ON_NOTHING;
+    }
 }
 
 static const char *m_waiting_on(const model *m, int i)

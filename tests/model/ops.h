@@ -32,6 +32,7 @@ enum {
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
     OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
     OP_RENEW_MON,
+    OP_NAME,   /* obj: the object (M_NAME_*); prio: the name (m_name_text) */
     /* host only */
     OP_RUN, OP_MISUSE,
     OP_KINDS
@@ -228,6 +229,7 @@ static int m_renew_sem(model *m, int s)
     if (m->sem[s].waiters.n || m->sem[s].waiters.pins)
         return STVM_ESTATE;
     m->sem[s].excess = 0;
+    m->name[s] = 0;   /* the name went with the object; the new one has none */
     return STVM_OK;
 }
 
@@ -236,6 +238,7 @@ static int m_renew_mutex(model *m, int x)
 {
     if (m->mx[x].owner >= 0 || m->mx[x].waiters.n || m->mx[x].waiters.pins)
         return STVM_ESTATE;
+    m->name[M_NAME_MX + x] = 0;
     return STVM_OK;
 }
 
@@ -252,7 +255,19 @@ static int m_renew_mon(model *m)
         m->cov[COV_MON_FREE_EINUSE]++;
         return STVM_EINUSE;
     }
-    return mx->owner >= 0 ? STVM_ESTATE : STVM_OK;
+    if (mx->owner >= 0)
+        return STVM_ESTATE;
+    m->name[M_NAME_MON] = 0;
+    return STVM_OK;
+}
+
+/* stvm_*_set_name: never switches; a refused name changes nothing. */
+static int m_name(model *m, const op *o)
+{
+    int rc = m_name_rc(o->prio);
+    if (rc == STVM_OK)
+        m->name[o->obj] = o->prio;
+    return rc;
 }
 
 /* stvm_process_interrupt with a function that counts its runs: on the caller at once;
@@ -345,6 +360,8 @@ static int m_shared(model *m, const op *o)
         return m_renew_mutex(m, o->obj);
     case OP_RENEW_MON:
         return m_renew_mon(m);
+    case OP_NAME:
+        return m_name(m, o);
     case OP_SIGNAL:
         answer(m, STVM_OK);
         sem_signal(m, &m->sem[o->obj], true);
@@ -826,6 +843,16 @@ static void op_text(const op *o, char *buf, size_t n)
         snprintf(buf, n, "stvm_mutex_free(mx%d), and if freed stvm_mutex_new", o->obj);
         break;
     case OP_RENEW_MON: snprintf(buf, n, "stvm_monitor_free(m0), and if freed stvm_monitor_new"); break;
+    case OP_NAME: {
+        static const char *const what[] = {"semaphore", "semaphore", "semaphore", "mutex", "mutex",
+                                           "queue", "queue", "monitor", "delay", "delay"};
+        static const char *const obj[] = {"sem0", "sem1", "sem2", "mx0", "mx1",
+                                          "q0", "q1", "m0", "d0", "d1"};
+        _Static_assert(sizeof what / sizeof what[0] == M_NAMED, "a word per named object");
+        if (o->obj >= 0 && o->obj < M_NAMED)
+            snprintf(buf, n, "stvm_%s_set_name(%s, name %d)", what[o->obj], obj[o->obj], o->prio);
+        break;
+    }
     case OP_RUN: snprintf(buf, n, "stvm_run()"); break;
     case OP_MISUSE: snprintf(buf, n, "%s", misuse_name[o->obj]); break;
     default: snprintf(buf, n, "op %d", o->kind); break;
