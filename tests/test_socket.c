@@ -52,7 +52,7 @@ static void echo_one(stvm_vm *vm, void *arg)
     int64_t r;
     while ((r = stvm_socket_recv(vm, c, buf, sizeof buf, LONG)) > 0)
         GCHECK(n, stvm_socket_send(vm, c, buf, (size_t)r, LONG) == r);
-    GCHECK(n, r == 0);
+    GCHECK(n, r == STVM_EEOF);
     GCHECK(n, stvm_socket_close(vm, c) == STVM_OK);
 }
 
@@ -61,7 +61,7 @@ static void echo_server(stvm_vm *vm, void *arg)
     net *n = arg;
     for (int i = 0; i < n->clients; i++) {
         stvm_socket *c = NULL;
-        GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+        GCHECK(n, stvm_socket_accept(vm, n->listener, LONG, &c) == STVM_OK);
         if (!c)
             return;
         void **pair = malloc(2 * sizeof *pair);
@@ -132,7 +132,7 @@ static void stream_server(stvm_vm *vm, void *arg)
 {
     net *n = arg;
     stvm_socket *c = NULL;
-    GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+    GCHECK(n, stvm_socket_accept(vm, n->listener, LONG, &c) == STVM_OK);
     if (!c)
         return;
     /* A request line, then an answer in pieces: two lines and a body of n->big bytes. */
@@ -187,9 +187,9 @@ static void stream_client(stvm_vm *vm, void *arg)
             n->sum_got += buf[j];
         total += (size_t)r;
     }
-    GCHECK(n, r == 0);
+    GCHECK(n, r == STVM_EEOF);
     GCHECK(n, total == n->big);
-    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == 0);
+    GCHECK(n, stvm_stream_read_line(vm, st, line, sizeof line) == STVM_EEOF);
     stvm_stream_stats ss;
     GCHECK(n, stvm_stream_get_stats(st, &ss) == STVM_OK);
     GCHECK(n, ss.bytes_in == n->big + 15 + 2 + 4 + 1 + 2);
@@ -253,7 +253,7 @@ static void lender(stvm_vm *vm, void *arg)
 {
     lent *l = arg;
     GCHECK(l, stvm_tcp_connect(vm, "127.0.0.1", l->port, LONG, &l->c) == STVM_OK);
-    GCHECK(l, stvm_tcp_accept(vm, l->listener, LONG, &l->sv) == STVM_OK);
+    GCHECK(l, stvm_socket_accept(vm, l->listener, LONG, &l->sv) == STVM_OK);
     GCHECK(l, stvm_stream_open(vm, l->c, LONG, &l->cs) == STVM_OK);
     GCHECK(l, stvm_stream_open(vm, l->sv, LONG, &l->ss) == STVM_OK);
     if (!l->cs || !l->ss)
@@ -321,7 +321,7 @@ static void many_streams(stvm_vm *vm, void *arg)
     pooled *p = arg;
     for (int i = 0; i < MANY_STREAMS; i++) {
         GCHECK(p, stvm_tcp_connect(vm, "127.0.0.1", p->port, LONG, &p->c[i]) == STVM_OK);
-        GCHECK(p, stvm_tcp_accept(vm, p->listener, LONG, &p->sv[i]) == STVM_OK);
+        GCHECK(p, stvm_socket_accept(vm, p->listener, LONG, &p->sv[i]) == STVM_OK);
     }
     p->live_before = live_bytes(vm);
     stvm_stream *st[MANY_STREAMS];
@@ -359,7 +359,7 @@ static void slow_reader(stvm_vm *vm, void *arg)
 {
     net *n = arg;
     stvm_socket *c = NULL;
-    GCHECK(n, stvm_tcp_accept(vm, n->listener, LONG, &c) == STVM_OK);
+    GCHECK(n, stvm_socket_accept(vm, n->listener, LONG, &c) == STVM_OK);
     if (!c)
         return;
     uint8_t buf[3000];
@@ -371,7 +371,7 @@ static void slow_reader(stvm_vm *vm, void *arg)
         total += (size_t)r;
         stvm_yield(vm);
     }
-    GCHECK(n, r == 0 && total == n->big);
+    GCHECK(n, r == STVM_EEOF && total == n->big);
     stvm_socket_close(vm, c);
 }
 
@@ -418,7 +418,7 @@ static void closing_server(stvm_vm *vm, void *arg)
 {
     ends *e = arg;
     stvm_socket *c = NULL;
-    GCHECK(e, stvm_tcp_accept(vm, e->listener, LONG, &c) == STVM_OK);
+    GCHECK(e, stvm_socket_accept(vm, e->listener, LONG, &c) == STVM_OK);
     if (!c)
         return;
     if (e->reset) {
@@ -459,13 +459,19 @@ static void peer_goes(bool reset, int64_t want)
     RUN_OK_GREEN(&e);
     cr_assert_eq(e.first, want, "first recv: %lld", (long long)e.first);
     cr_assert_eq(e.second, want, "second recv: %lld", (long long)e.second);
-    cr_assert_eq(e.send_rc, STVM_ECLOSED, "send to a peer that has gone: %lld",
-                 (long long)e.send_rc);
+    /* The peer has closed both directions: the first send may go out, then its reset
+     * comes back (EPIPE when it finds the connection half-closed, as Linux answers it,
+     * ECONNRESET when it finds it open). */
+    cr_assert(e.send_rc == STVM_EPIPE || e.send_rc == STVM_ECONNRESET,
+              "send to a peer that has gone: %s", stvm_err_name((int)e.send_rc));
     SCENARIO_DONE(&e);
 }
 
-Test(socket, recv_answers_0_when_the_peer_closes) { peer_goes(false, 0); }
-Test(socket, recv_answers_closed_when_the_peer_resets) { peer_goes(true, STVM_ECLOSED); }
+Test(socket, recv_answers_eof_every_time_when_the_peer_closes) { peer_goes(false, STVM_EEOF); }
+Test(socket, recv_answers_connreset_every_time_when_the_peer_resets)
+{
+    peer_goes(true, STVM_ECONNRESET);
+}
 
 /* ---- refusal and timeouts ---------------------------------------------------------------- */
 
@@ -483,7 +489,7 @@ static void timeouts(stvm_vm *vm, void *arg)
     times *t = arg;
     stvm_socket *c = NULL;
     t->refused = stvm_tcp_connect(vm, "127.0.0.1", t->dead_port, LONG, &c);
-    t->accept_rc = stvm_tcp_accept(vm, t->listener, 30, &c);
+    t->accept_rc = stvm_socket_accept(vm, t->listener, 30, &c);
     /* A connection nobody accepts: the kernel completes it (backlog), no data comes. */
     stvm_socket *d = NULL;
     GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &d) == STVM_OK);
@@ -555,13 +561,13 @@ static void misuser(stvm_vm *vm, void *arg)
     int foreign = 0;
     stvm_socket *bogus = (stvm_socket *)&foreign;
     char b[4];
-    GCHECK(m, stvm_tcp_connect(vm, "no.such.host", m->port, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_tcp_connect(vm, "no such host", m->port, LONG, &s) == STVM_EINVAL);
     GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", 0, LONG, &s) == STVM_EINVAL);
     GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", 70000, LONG, &s) == STVM_EINVAL);
     GCHECK(m, stvm_tcp_connect(vm, "127.0.0.1", m->port, -2, &s) == STVM_EINVAL);
     GCHECK(m, stvm_tcp_connect(vm, NULL, m->port, LONG, &s) == STVM_EINVAL);
-    GCHECK(m, stvm_tcp_accept(vm, m->conn, LONG, &s) == STVM_EINVAL);
-    GCHECK(m, stvm_tcp_accept(vm, bogus, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_accept(vm, m->conn, LONG, &s) == STVM_EINVAL);
+    GCHECK(m, stvm_socket_accept(vm, bogus, LONG, &s) == STVM_EINVAL);
     GCHECK(m, stvm_socket_recv(vm, m->listener, b, 1, LONG) == STVM_EINVAL);
     GCHECK(m, stvm_socket_recv(vm, bogus, b, 1, LONG) == STVM_EINVAL);
     GCHECK(m, stvm_socket_recv(vm, NULL, b, 1, LONG) == STVM_EINVAL);
@@ -586,7 +592,7 @@ static void feeder(stvm_vm *vm, void *arg)
 {
     misuse *m = arg;
     stvm_socket *c = NULL;
-    GCHECK(m, stvm_tcp_accept(vm, m->listener, LONG, &c) == STVM_OK);
+    GCHECK(m, stvm_socket_accept(vm, m->listener, LONG, &c) == STVM_OK);
     while (!m->busy_rc)
         stvm_yield(vm);
     GCHECK(m, stvm_socket_send(vm, c, "z", 1, LONG) == 1);
@@ -615,11 +621,11 @@ Test(socket, bad_input_gets_a_clear_error_and_changes_nothing)
     cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", 0, 4, &m.listener), STVM_OK);
     m.port = stvm_socket_port(m.listener);
     stvm_socket *taken;
-    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", m.port, 4, &taken), STVM_ESYS);
+    cr_assert_eq(stvm_tcp_listen(m.vm, "127.0.0.1", m.port, 4, &taken), STVM_EADDRINUSE);
     /* Outside a green process. */
     char b;
     cr_assert_eq(stvm_tcp_connect(m.vm, "127.0.0.1", m.port, LONG, &s), STVM_ENOTPROC);
-    cr_assert_eq(stvm_tcp_accept(m.vm, m.listener, LONG, &s), STVM_ENOTPROC);
+    cr_assert_eq(stvm_socket_accept(m.vm, m.listener, LONG, &s), STVM_ENOTPROC);
     cr_assert_eq(stvm_socket_fd(NULL), STVM_EINVAL);
     cr_assert_eq(stvm_socket_port(NULL), STVM_EINVAL);
     cr_assert_eq(stvm_socket_close(m.vm, NULL), STVM_EINVAL);
@@ -687,7 +693,7 @@ static void term_hang_up(stvm_vm *vm, term *t)
 static bool term_connect(stvm_vm *vm, term *t)
 {
     GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &t->client) == STVM_OK);
-    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    GCHECK(t, stvm_socket_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
     return t->client && t->server;
 }
 
@@ -703,7 +709,7 @@ static void stuck_acceptor(stvm_vm *vm, void *arg)
 {
     term *t = arg;
     stvm_socket *s;
-    stvm_tcp_accept(vm, t->listener, LONG, &s);
+    stvm_socket_accept(vm, t->listener, LONG, &s);
     GCHECK(t, false);
 }
 
@@ -732,7 +738,7 @@ static void terminator(stvm_vm *vm, void *arg)
     t->after_rc = stvm_socket_recv(vm, t->client, &t->got, 1, LONG);
     stvm_socket *c2 = NULL, *s2 = NULL;
     GCHECK(t, stvm_tcp_connect(vm, "127.0.0.1", t->port, LONG, &c2) == STVM_OK);
-    t->accept_after = stvm_tcp_accept(vm, t->listener, LONG, &s2);
+    t->accept_after = stvm_socket_accept(vm, t->listener, LONG, &s2);
     stvm_socket_close(vm, c2);
     stvm_socket_close(vm, s2);
     term_hang_up(vm, t);
@@ -852,7 +858,7 @@ static void gives_up_then_waits_for_ever(stvm_vm *vm, void *arg)
 {
     term *t = arg;
     stvm_socket *s = NULL;
-    t->try_rc = stvm_tcp_accept(vm, t->listener, 0, &s);
+    t->try_rc = stvm_socket_accept(vm, t->listener, 0, &s);
     GCHECK(t, stvm_socket_status(vm, t->listener) == STVM_SOCKET_WAITING_FOR_CONNECTION);
     stvm_semaphore *never = NULL;
     GCHECK(t, stvm_semaphore_new(vm, &never) == STVM_OK);
@@ -945,7 +951,7 @@ static bool connect_and_wait_for_a_byte(stvm_vm *vm, reuse *r, int *fd)
 {
     stvm_socket *c = NULL, *sv = NULL;
     GCHECK(r, stvm_tcp_connect(vm, "127.0.0.1", r->port, LONG, &c) == STVM_OK);
-    GCHECK(r, stvm_tcp_accept(vm, r->listener, LONG, &sv) == STVM_OK);
+    GCHECK(r, stvm_socket_accept(vm, r->listener, LONG, &sv) == STVM_OK);
     if (!c || !sv)
         return false;
     *fd = stvm_socket_fd(c);
@@ -1020,7 +1026,7 @@ static void leave_open(stvm_vm *vm, void *arg)
 {
     term *t = arg;
     GCHECK(t, stvm_tcp_connect(vm, "::1", t->port, LONG, &t->client) == STVM_OK);
-    GCHECK(t, stvm_tcp_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
+    GCHECK(t, stvm_socket_accept(vm, t->listener, LONG, &t->server) == STVM_OK);
     stvm_stream *st;
     GCHECK(t, stvm_stream_open(vm, t->client, LONG, &st) == STVM_OK);
     GCHECK(t, stvm_stream_write(vm, st, "unsent", 6) == STVM_OK);
