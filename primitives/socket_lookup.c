@@ -183,6 +183,8 @@ int stvm__lookup_set_fn(stvm_vm *vm, stvm_lookup_fn *fn)
 void stvm__lookup_count(stvm_vm *vm, int *jobs, int *free_jobs)
 {
     socket_plugin *p = vm->sockets.state;
+    if (p && p->abandoned_lookups)
+        reap(p);
     *jobs = *free_jobs = 0;
     for (socket_lookup *l = p ? p->lookups : NULL; l; l = l->next)
         ++*jobs;

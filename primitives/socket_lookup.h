@@ -62,8 +62,9 @@ void stvm__lookup_abandon(stvm_vm *vm, socket_lookup *l);
 void stvm__lookups_destroy(stvm_vm *vm);
 
 /* For tests (white-box): what the workers run instead of getaddrinfo (NULL: getaddrinfo
- * again), and the VM's jobs: made, and free (abandoned ones not yet taken back are
- * neither free nor in use). ENOMEM when the plugin's state cannot be made. */
+ * again), and the VM's jobs: made, and free once the abandoned ones whose answer came
+ * back and whose signal was taken are taken back (the others are neither free nor in
+ * use). ENOMEM when the plugin's state cannot be made. */
 int stvm__lookup_set_fn(stvm_vm *vm, stvm_lookup_fn *fn);
 void stvm__lookup_count(stvm_vm *vm, int *jobs, int *free_jobs);
 

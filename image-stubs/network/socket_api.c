@@ -98,7 +98,13 @@ int stvm_socket_shutdown(stvm_vm *vm, stvm_socket *sock, int how)
     if ((!rd || s->shut_rd) && (!wr || s->shut_wr))
         return STVM_OK;   /* shut already: nothing to ask the system */
     int e = stvm__socket_plugin_shutdown(vm, s->handle, how);
-    if (e)   /* ENOTCONN: the connection is gone; what ended it says more */
+    /* ENOTCONN: the connection has ended. In order (both FINs: the peer's was read, so
+     * the status says OtherEndClosed without an error), there is nothing left to shut,
+     * and the directions are shut here as asked; otherwise what ended it answers. */
+    if (e == ENOTCONN && stvm__socket_status(vm, s) == STVM_SOCKET_OTHER_END_CLOSED &&
+        stvm__socket_error(vm, s) == 0)
+        e = 0;
+    if (e)
         return e == ENOTCONN ? stvm__socket_failure(vm, s, stvm__error_from_errno(e))
                              : stvm__error_from_errno(e);
     s->shut_rd |= rd;

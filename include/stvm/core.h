@@ -435,7 +435,7 @@ STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Interrupt a process (Pharo's Process>>signalException:): fn(vm, arg) runs in p, in
  * p's own context, at p's next scheduling point, before p goes on. If p waits (on a
- * semaphore, mutex, Delay, descriptor, socket, join or threaded
+ * semaphore, mutex, Delay, descriptor, socket, host name lookup, join or threaded
  * callout) its wait ends now: p is made runnable (preempting the caller if strictly
  * higher), runs fn, and the call it waited in answers STVM_EINTR having taken nothing
  * (a signal or item it had been handed goes back; a threaded callout's C call goes on

@@ -266,7 +266,9 @@ STVM_API int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *s, void *buf, size_t
  * the peer reads to its end of the stream) or SHUT_RDWR (2: both); no other value is
  * taken. After SHUT_RD, recv and a stream's reads answer EEOF (a stream first gives the
  * bytes it has buffered); after SHUT_WR, send and a stream's writes and flushes answer
- * ECLOSED. Shutting a direction again is a no-op. Before shutting the sending direction
+ * ECLOSED. Shutting a direction again is a no-op, and so is shutting one of a
+ * connection that has ended in order (both sides' FINs; the system would answer
+ * ENOTCONN). Before shutting the sending direction
  * the bytes a stream on s holds for sending are flushed, within the stream's write
  * timeout, so that nothing written is lost: that flush switches, and needs a green
  * process (ENOTPROC otherwise); with nothing to flush the call never waits and works
