@@ -7,6 +7,9 @@
  *
  * Conventions used by every function of stvm's headers:
  *  - int results are STVM_OK (0) or a negative STVM_E* code; stvm_strerror() names it.
+ *  - An operating system error a program acts on has a code of its own (EADDRINUSE,
+ *    ECONNRESET, EMFILE, ...: the list below); STVM_ESYS is every other, and then errno
+ *    holds the system's code when the call returns.
  *  - A call that fails changes nothing (no half-done state), unless its comment says so.
  *  - "Switches" means the call may run other green processes before it returns
  *    (it is a scheduling point). "Allocates" means it may take memory from the VM.
