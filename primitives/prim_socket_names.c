@@ -1,16 +1,17 @@
 /*
  * The SocketPlugin's names for a socket and its errors: primitiveSocketError, LocalPort,
  * RemotePort, LocalAddress, RemoteAddress, the generalised LocalAddressSize/Result and
- * RemoteAddressSize/Result (whole socket addresses, Unix paths too), and the resolver (primitiveInitializeNetwork,
- * primitiveResolverStartNameLookup, NameLookupResult, Status, Error). Addresses travel
- * as ByteArrays: 4 bytes for IPv4 (as in Pharo) and, an stvm extension, 16 bytes for
- * IPv6 (where Pharo's old primitives answer 0.0.0.0 and its IPv6 ones use whole
- * sockaddr structures from getaddrinfo).
+ * RemoteAddressSize/Result (whole socket addresses, Unix paths too), and the resolver
+ * (primitiveInitializeNetwork, primitiveResolverStartNameLookup, NameLookupResult,
+ * Status, Error). Addresses travel as ByteArrays: 4 bytes for IPv4 (as in Pharo) and,
+ * an stvm extension, 16 bytes for IPv6 (where Pharo's old primitives answer 0.0.0.0);
+ * the generalised primitives' socket addresses are whole sockaddrs (sockaddr.h).
  *
  * The resolver is synchronous, as the Unix plugin's: a lookup is finished when
  * primitiveResolverStartNameLookup returns (it signals the resolver semaphore at once),
- * and it only knows numeric IPv4 and IPv6 addresses and "localhost" (127.0.0.1): stvm
- * never asks a name service.
+ * and it only knows numeric IPv4 and IPv6 addresses and "localhost" (127.0.0.1). Host
+ * names are looked up for stvm_tcp_connect on the VM's worker threads instead
+ * (socket_lookup.c), not through these primitives.
  */
 #include "sockaddr.h"
 #include "socket_plugin.h"

@@ -1299,7 +1299,7 @@ Test(socket, shutdown_refuses_a_bad_how_a_listener_and_directions_in_use)
 
 /* ---- the operating system's errors ------------------------------------------------------- */
 
-Test(socket, listen_on_a_taken_port_answers_eaddrinuse_and_on_another_machines_address_eaddrnotavail)
+Test(socket, listen_on_a_taken_port_is_eaddrinuse_and_on_another_machines_address_eaddrnotavail)
 {
     stvm_vm *vm = vm_make(NULL);
     stvm_socket *l, *s = NULL;

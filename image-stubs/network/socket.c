@@ -564,9 +564,10 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
 
 /* The two steps of a read. try_read: one non-blocking receive: the bytes (> 0), STVM_EEOF
  * at the orderly end, the error that broke the connection, STVM_ECLOSED (closed here);
- * or 0 with *would_block set (nothing there yet, the read handler armed). await_data: waitForDataFor: until deadline: STVM_OK when a receive may
- * find something (data, or the end), STVM_ETIMEDOUT, or the wait's error; the first wait
- * of a read counts in stats.socket_reads_blocked. */
+ * or 0 with *would_block set (nothing there yet, the read handler armed). await_data:
+ * waitForDataFor: until deadline: STVM_OK when a receive may find something (data, or
+ * the end), STVM_ETIMEDOUT, or the wait's error; the first wait of a read counts in
+ * stats.socket_reads_blocked. */
 typedef struct read_wait {
     bool blocked;                    /* this read has waited (and was counted) */
 } read_wait;

@@ -6,6 +6,7 @@
  * listenOn:backlogSize:interface:, bindTo: and listenWithBacklog: for a Unix path,
  * waitForAcceptFor:.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "../../primitives/sockaddr.h"
@@ -60,15 +61,18 @@ static int listen_on(stvm_vm *vm, stvm_alloc_mark mark, int net_type, stvm_oop a
 {
     stvm_socket *s = NULL;
     int err = stvm__socket_new(vm, net_type, &s);
+    int e = errno;   /* ESYS's: the system's code, whatever the cleanup does to errno */
     if (!err) {
         err = net_type == SOCKET_NET_LOCAL ? stvm__socket_bind_listen(vm, s, address, backlog)
                                            : stvm__socket_listen(vm, s, port, backlog, address);
+        e = errno;
         if (err)
             stvm__socket_free(vm, s);
     }
     stvm_oop_release(vm, address);
     if (err) {
         stvm__alloc_forget(vm, mark);
+        errno = e;
         return err;
     }
     *out = s;
@@ -151,11 +155,13 @@ static int attempt(stvm_vm *vm, const target *t, int64_t timeout_ms, stvm_alloc_
      * Unconnected): answered before any wait. */
     if (!err && stvm__socket_status(vm, c.s) == STVM_SOCKET_UNCONNECTED)
         err = stvm__socket_failure(vm, c.s, STVM_ECLOSED);
+    int e = errno;   /* ESYS's: the system's code, whatever the cleanup does to errno */
     if (err) {
         if (c.s)
             stvm__socket_free(vm, c.s);
         if (mark)
             stvm__alloc_forget(vm, *mark);
+        errno = e;
         return err;
     }
     stvm__wait_guard_push(vm, &c.guard);
@@ -164,7 +170,9 @@ static int attempt(stvm_vm *vm, const target *t, int64_t timeout_ms, stvm_alloc_
     if (err == STVM_ECLOSED)
         err = stvm__socket_failure(vm, c.s, STVM_ECLOSED);   /* refused, unreachable, ... */
     if (err) {
+        e = errno;
         stvm__socket_free(vm, c.s);
+        errno = e;
         return err;
     }
     *out = c.s;

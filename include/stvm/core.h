@@ -255,8 +255,9 @@ typedef struct stvm_config {
                                    neighbouring deadlines share one wake-up (the thread's
                                    timer slack); 0 = exact; default 50; 0 .. 1000 */
     int ffi_workers;            /* OS threads of the FFI worker pool that
-                                   stvm_ffi_call_threaded hands calls to, started on its
-                                   first call; default 2; 1 .. 64 */
+                                   stvm_ffi_call_threaded hands calls to (and
+                                   stvm_tcp_connect its host name lookups), started on
+                                   its first call; default 2; 1 .. 64 */
     int ffi_callback_priority;  /* priority of the process that runs FFI callbacks
                                    arriving from other threads (Pharo's callback queue
                                    process runs at highIOPriority); default 70; 1 .. 80 */

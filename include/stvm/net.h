@@ -132,7 +132,9 @@ STVM_API int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlo
  * bounds the lookup and the connects together. A process interrupted or terminated
  * while the name is looked up leaves the lookup to its worker thread, which frees what
  * it finds; the lookup's job (a semaphore in the external table) is kept for the VM's
- * next one. On error nothing is left open. Allocates; switches.
+ * next one. stvm_vm_free waits for a lookup still running as for a threaded FFI call
+ * (at most 5 s, then its thread is left to finish it alone). On error nothing is left
+ * open. Allocates; switches.
  * Errors:
  *   EINVAL    vm, host or out NULL; host neither an address nor a host name; port out
  *             of range; timeout_ms < -1
