@@ -71,13 +71,15 @@ static void fail(stvm_vm *vm, many *m, const char *who, const char *what, int64_
 }
 
 /* Read exactly len bytes: 0, 1 at the end of the stream before any when end_ok (else
- * STVM_ECLOSED), or an error. */
+ * STVM_EEOF), or an error. */
 static int64_t read_full(stvm_vm *vm, stvm_stream *st, uint8_t *buf, size_t len, bool end_ok)
 {
     for (size_t got = 0; got < len;) {
         int64_t n = stvm_stream_read(vm, st, buf + got, len - got);
-        if (n <= 0)
-            return n < 0 ? n : got == 0 && end_ok ? 1 : STVM_ECLOSED;
+        if (n == STVM_EEOF)
+            return got == 0 && end_ok ? 1 : STVM_EEOF;
+        if (n < 0)
+            return n;
         got += (size_t)n;
     }
     return 0;
@@ -128,12 +130,12 @@ static void acceptor(stvm_vm *vm, void *arg)
     many *m = arg;
     for (long i = 0; i < m->p->connections && !m->err; i++) {
         conn_end *e = &m->ends[i];
-        int err = stvm_tcp_accept(vm, m->listener, m->p->timeout_ms, &e->s);
+        int err = stvm_socket_accept(vm, m->listener, m->p->timeout_ms, &e->s);
         if (!err && (err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "handler", handler,
                                       e, NULL)))
             stvm_socket_close(vm, e->s);
         if (err) {
-            fail(vm, m, "acceptor", "stvm_tcp_accept or stvm_spawn", err);
+            fail(vm, m, "acceptor", "stvm_socket_accept or stvm_spawn", err);
             return;
         }
     }

@@ -94,6 +94,8 @@ static int64_t step(side *s, uint8_t *b, bool out, bool end_ok)
         s->what = out ? "stvm_socket_send" : "stvm_socket_recv";
         n = out ? stvm_socket_send(s->vm, s->s, b, 1, s->p->timeout_ms)
                 : stvm_socket_recv(s->vm, s->s, b, 1, s->p->timeout_ms);
+        if (n == STVM_EEOF)
+            n = 0;   /* the end of the stream, as a descriptor's recv answers it */
     } else {
         s->what = out ? "send" : "recv";
         do
@@ -101,7 +103,7 @@ static int64_t step(side *s, uint8_t *b, bool out, bool end_ok)
         while (n < 0 && errno == EINTR);
         n = n < 0 ? -errno : n;
     }
-    return n < 0 ? n : n == 1 ? 0 : end_ok ? 1 : s->vm ? STVM_ECLOSED : PEER_CLOSED;
+    return n < 0 ? n : n == 1 ? 0 : end_ok ? 1 : s->vm ? STVM_EEOF : PEER_CLOSED;
 }
 
 static int64_t round_trip(side *s, uint8_t seq)
@@ -151,8 +153,8 @@ static void side_run(side *s)
 {
     int64_t err = 0;
     if (s->vm) {
-        s->what = s->accept ? "stvm_tcp_accept" : "stvm_tcp_connect";
-        err = s->accept ? stvm_tcp_accept(s->vm, s->listener, s->p->timeout_ms, &s->s)
+        s->what = s->accept ? "stvm_socket_accept" : "stvm_tcp_connect";
+        err = s->accept ? stvm_socket_accept(s->vm, s->listener, s->p->timeout_ms, &s->s)
                         : stvm_tcp_connect(s->vm, "127.0.0.1", stvm_socket_port(s->listener),
                                            s->p->timeout_ms, &s->s);
     }

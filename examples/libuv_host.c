@@ -242,7 +242,7 @@ static bool send_all(stvm_vm *vm, conn *c, const char *data, size_t len)
     int64_t r = stvm_socket_send(vm, c->sock, data, len, -1);
     if (r == (int64_t)len)
         return true;
-    if (r == STVM_ECLOSED)
+    if (r == STVM_ECONNRESET || r == STVM_EPIPE)
         c->srv->resets++;
     else
         report(c->srv, "send", r < 0 ? r : STVM_EPROTO);
@@ -272,10 +272,10 @@ static void handle(stvm_vm *vm, void *arg)
             }
             int64_t n = stvm_socket_recv(vm, c->sock, c->buf + c->len, sizeof c->buf - c->len,
                                          -1);
-            if (n == 0)
+            if (n == STVM_EEOF)
                 break;                        /* the client closed: the usual end */
             if (n < 0) {
-                if (n == STVM_ECLOSED)
+                if (n == STVM_ECONNRESET)
                     srv->resets++;
                 else
                     report(srv, "recv", n);
@@ -309,7 +309,7 @@ static void accept_loop(stvm_vm *vm, void *arg)
     server *srv = arg;
     for (;;) {
         stvm_socket *s;
-        int err = stvm_tcp_accept(vm, srv->listener, -1, &s);
+        int err = stvm_socket_accept(vm, srv->listener, -1, &s);
         if (err) {
             /* Out of descriptors or memory: say so, let handlers finish, try again. */
             report(srv, "accept", err);

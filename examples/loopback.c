@@ -51,7 +51,7 @@ static void handler(stvm_vm *vm, void *arg)
     }
     char line[64];
     int64_t n;
-    while ((n = stvm_stream_read_line(vm, st, line, sizeof line)) > 0) {
+    while ((n = stvm_stream_read_line(vm, st, line, sizeof line)) >= 0) {
         long want = strncmp(line, "GET ", 4) == 0 ? atol(line + 4) : -1;
         if (want < 0 || want > 1000000) {
             fail("bad request", STVM_EINVAL);
@@ -71,7 +71,7 @@ static void handler(stvm_vm *vm, void *arg)
             fail("flush", err);
         w.served++;
     }
-    if (n < 0)
+    if (n < 0 && n != STVM_EEOF)   /* EEOF: the client closed, the usual end */
         fail("read_line", n);
     stvm_socket_close(vm, c);   /* its stream goes with it */
 }
@@ -80,7 +80,7 @@ static void server(stvm_vm *vm, void *arg)
 {
     for (int i = 0; i < CLIENTS; i++) {
         stvm_socket *c;
-        int err = stvm_tcp_accept(vm, w.listener, TIMEOUT, &c);
+        int err = stvm_socket_accept(vm, w.listener, TIMEOUT, &c);
         if (err) {
             fail("accept", err);
             return;

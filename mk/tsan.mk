@@ -11,12 +11,13 @@
 # TSAN_SUITES names the Criterion suites that run: threads (tests/test_threads.c),
 # external (signals from other threads and a handler) and vm (two VMs on two
 # threads), run_modes (stvm_stop and the backend descriptor from other threads) and
-# fd_wait (descriptors written by other threads), ffi_threads, and stop (a thousand
-# stops from another thread; its signal-handler half is left out here, see
-# tests/test_stop.c). A cross-thread test goes into one of them, or its suite is added
+# fd_wait (descriptors written by other threads), ffi_threads, socket_names (host
+# names looked up on the VM's worker threads), and stop (a thousand stops from another
+# thread; its signal-handler half is left out here, see tests/test_stop.c). A cross-thread test goes into one of them, or its suite is added
 # here.
 # The binary holds every suite: `build/tsan/stvm-tests --filter 'mutex/*'` runs others.
-TSAN_SUITES ?= threads external vm run_modes fd_wait ffi_threads stop queue_threads
+TSAN_SUITES ?= threads external vm run_modes fd_wait ffi_threads stop queue_threads \
+               socket_names
 
 # Criterion's per-test timeouts (SIGPROF) may never fire under TSan: TSan holds a
 # signal that lands outside a blocking call until the receiving fiber or thread next

@@ -191,6 +191,9 @@ int stvm__ffi_worker_result(stvm_vm *vm, ffi_job *job, stvm_oop *result);
 void stvm__ffi_job_abandon(stvm_vm *vm, ffi_job *job);
 /* Is w a named worker of vm? */
 bool stvm__ffi_worker_valid(stvm_vm *vm, stvm_ffi_worker *w);
+/* The VM's pool, started on first use, for other work that must leave the VM's thread:
+ * the SocketPlugin's name lookups (socket_lookup.c) share its threads. ENOMEM. */
+int stvm__ffi_pool(stvm_vm *vm, stvm_workers **out);
 /* Give a job that was never queued back. */
 void stvm__ffi_job_put(stvm_vm *vm, ffi_job *job);
 /* stvm_vm_free: stop the pool and the named workers (waiting up to deadline for calls

@@ -112,6 +112,15 @@ void stvm__ffi_job_abandon(stvm_vm *vm, ffi_job *job)
 
 /* ---- the primitives ------------------------------------------------------------------ */
 
+static int pool(stvm_vm *vm, ffi_state *st, stvm_workers **out);
+
+int stvm__ffi_pool(stvm_vm *vm, stvm_workers **out)
+{
+    ffi_state *st;
+    int err = stvm__ffi_state(vm, &st);
+    return err ? err : pool(vm, st, out);
+}
+
 static int pool(stvm_vm *vm, ffi_state *st, stvm_workers **out)
 {
     if (!st->pool) {

@@ -10,6 +10,7 @@
  * failure: as in Pharo, the status says so (Unconnected, with primitiveSocketError).
  */
 #include "sockaddr.h"
+#include "socket_lookup.h"
 #include "socket_plugin.h"
 
 #include <errno.h>
@@ -25,12 +26,14 @@
 /* ---- the module's state --------------------------------------------------------- */
 
 /* stvm_vm_free: every descriptor still open is closed (the records go with object
- * memory). */
+ * memory), and the name lookups' jobs are freed (the FFI's pool, which ran them, has
+ * stopped before: vm->ffi.destroy runs first). */
 static void plugin_destroy(stvm_vm *vm)
 {
     socket_plugin *p = vm->sockets.state;
     while (p->open)
         stvm__socket_close_fds(vm, p->open, false);
+    stvm__lookups_destroy(vm);
     free(p);
     vm->sockets.state = NULL;
     vm->sockets.destroy = NULL;
@@ -135,11 +138,24 @@ bool stvm__socket_int_arg(stvm_vm *vm, stvm_oop oop, int64_t *out)
 static int new_descriptor(int family)
 {
     int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
+    if (fd >= 0 && family != AF_UNIX) {
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     }
     return fd;
+}
+
+/* The Unix plugin's netType, the domain of the new descriptor (its socket family
+ * enumeration: 0 unspecified and 2 are IPv4, 1 the local domain, 3 IPv6); 0 for any
+ * other value. */
+static int domain_of(int64_t net_type)
+{
+    switch (net_type) {
+    case 0: case 2: return AF_INET;
+    case 1: return AF_UNIX;
+    case 3: return AF_INET6;
+    default: return 0;
+    }
 }
 
 /* A semaphore index argument: 0 (none) or a slot of the external table. */
@@ -184,8 +200,10 @@ static int creation_args(stvm_vm *vm, const stvm_oop *args, int first, int sema[
 }
 
 /* primitiveSocketCreate3Semaphores: netType type rcvBufSize sendBufSize semaIndex
- * readSemaIndex writeSemaIndex -> a socket record. TCP only (type 0): UDP (1) is not
- * modelled. */
+ * readSemaIndex writeSemaIndex -> a socket record. netType is the domain, as the Unix
+ * plugin's (domain_of: 1 makes a Unix domain socket, which the generalised address
+ * primitives bind, listen and connect); any other value fails. Stream sockets only
+ * (type 0): UDP (1) is not modelled. */
 int stvm__primitive_socket_create3_semaphores(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
                                                stvm_oop *result)
 {
@@ -195,17 +213,18 @@ int stvm__primitive_socket_create3_semaphores(stvm_vm *vm, stvm_oop rcvr, const 
             return STVM_PRIM_ERR_GENERIC;
     if (v[1] == 1)
         return STVM_PRIM_ERR_UNSUPPORTED;
-    if (v[1] != 0)
+    int family = domain_of(v[0]);
+    if (v[1] != 0 || !family)
         return STVM_PRIM_ERR_GENERIC;
     int sema[3];
     int code = creation_args(vm, args, 4, sema);
     socket_plugin *p = code ? NULL : stvm__socket_plugin(vm);
     if (code || !p)
         return code ? code : STVM_PRIM_ERR_NO_MEMORY;
-    int fd = new_descriptor(AF_INET);
+    int fd = new_descriptor(family);
     if (fd < 0)
         return STVM_PRIM_ERR_GENERIC;
-    code = make_handle(vm, p, fd, AF_INET, STVM_SOCKET_UNCONNECTED, sema, result);
+    code = make_handle(vm, p, fd, family, STVM_SOCKET_UNCONNECTED, sema, result);
     if (code)
         close(fd);
     return code;
@@ -232,6 +251,15 @@ int stvm__socket_plugin_adopt(stvm_vm *vm, int fd, const int sema[3], stvm_oop *
     return make_handle(vm, p, fd, peer.ss_family, STVM_SOCKET_CONNECTED, sema, result);
 }
 
+int stvm__socket_plugin_shutdown(stvm_vm *vm, stvm_oop handle, int how)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, handle, &fail);
+    if (!h || h->fd < 0 || h->listening)
+        return ENOTCONN;
+    return shutdown(h->fd, how) == 0 ? 0 : errno;
+}
+
 /* ---- connecting --------------------------------------------------------------------- */
 
 /* The descriptor of an unconnected socket takes the family of the address it is about
@@ -251,6 +279,31 @@ static bool take_family(stvm_vm *vm, stvm_socket_handle *h, int family)
     return true;
 }
 
+/* The connect of both connect primitives, on an unconnected socket h to sa. Only
+ * EINPROGRESS means the connection is under way: any other failure, EAGAIN among them
+ * (a Unix listener's backlog is full; no local port is left for TCP), ends the attempt,
+ * its errno kept for primitiveSocketError. */
+static int start_connect(stvm_vm *vm, stvm_socket_handle *h, const struct sockaddr_storage *sa,
+                         socklen_t len)
+{
+    if (h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening ||
+        !take_family(vm, h, sa->ss_family))
+        return STVM_PRIM_ERR_GENERIC;
+    h->error = 0;
+    if (connect(h->fd, (const struct sockaddr *)sa, len) == 0) {
+        h->state = STVM_SOCKET_CONNECTED;
+        stvm__socket_notify(vm, h->sema);
+    } else if (errno == EINPROGRESS) {
+        h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
+        h->connecting = true;
+        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema, true);
+    } else {
+        h->error = errno;   /* refused at once: the status says Unconnected */
+        stvm__socket_notify(vm, h->sema);
+    }
+    return PRIM_OK;
+}
+
 /* primitiveSocketConnectToPort: socketHandle hostAddress port. hostAddress is a 4-byte
  * (IPv4) or, as an stvm extension, a 16-byte (IPv6) ByteArray. The socket must be
  * unconnected (the image checks that first; here the primitive fails otherwise). */
@@ -265,25 +318,31 @@ int stvm__primitive_socket_connect_to_port(stvm_vm *vm, stvm_oop rcvr, const stv
     struct sockaddr_storage sa;
     socklen_t len;
     if (!stvm__socket_int_arg(vm, args[2], &port) ||
-        !stvm__socket_sockaddr(vm, args[1], port, &sa, &len) ||
-        h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening)
+        !stvm__socket_sockaddr(vm, args[1], port, &sa, &len))
         return STVM_PRIM_ERR_GENERIC;
-    if (!take_family(vm, h, sa.ss_family))
+    int code = start_connect(vm, h, &sa, len);
+    if (!code)
+        *result = rcvr;
+    return code;
+}
+
+/* primitiveSocketConnectTo: socketHandle socketAddress (a whole sockaddr, sockaddr.h:
+ * IPv4, IPv6 or a Unix path), as primitiveSocketConnectToPort otherwise. */
+int stvm__primitive_socket_connect_to(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                      stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    struct sockaddr_storage sa;
+    socklen_t len;
+    if (!stvm__socket_address_sockaddr(vm, args[1], &sa, &len))
         return STVM_PRIM_ERR_GENERIC;
-    h->error = 0;
-    if (connect(h->fd, (struct sockaddr *)&sa, len) == 0) {
-        h->state = STVM_SOCKET_CONNECTED;
-        stvm__socket_notify(vm, h->sema);
-    } else if (errno == EINPROGRESS || errno == EAGAIN) {
-        h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
-        h->connecting = true;
-        stvm__socket_arm(vm, h, STVM_IO_WRITE, h->sema, true);
-    } else {
-        h->error = errno;   /* refused at once: the status says Unconnected */
-        stvm__socket_notify(vm, h->sema);
-    }
-    *result = rcvr;
-    return PRIM_OK;
+    int code = start_connect(vm, h, &sa, len);
+    if (!code)
+        *result = rcvr;
+    return code;
 }
 
 static void update_connecting(stvm_vm *vm, stvm_socket_handle *h)
@@ -307,14 +366,17 @@ static void update_listening(stvm_vm *vm, stvm_socket_handle *h)
     int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
         h->accepted_fd = fd;
+        h->error = 0;
         h->state = STVM_SOCKET_CONNECTED;   /* as acceptHandler: a connection waits */
         stvm__aio_disarm(vm, h->fd, STVM_IO_READ);
     } else {
         /* EAGAIN: no connection waits. Otherwise (one aborted, EMFILE and the like:
-         * try again later) more may be waiting, and the kernel is asked again. */
-        if (errno != EAGAIN && errno != ECONNABORTED && errno != EINTR)
-            h->error = errno;
-        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, errno == EAGAIN);
+         * try again later) more may be waiting, and the kernel is asked again. A
+         * listener's error is its last accept's: kept for primitiveSocketError until an
+         * accept works or finds nothing waiting. */
+        int e = errno;
+        h->error = e == EAGAIN || e == ECONNABORTED || e == EINTR ? 0 : e;
+        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, e == EAGAIN);
     }
 }
 
@@ -371,7 +433,10 @@ static int listen_on(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, const stv
     if (h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || !take_family(vm, h, sa.ss_family))
         return STVM_PRIM_ERR_GENERIC;
     if (bind(h->fd, (struct sockaddr *)&sa, len) != 0 || listen(h->fd, (int)backlog) != 0) {
-        /* A socket that failed to bind is left as it was: a fresh descriptor. */
+        /* A socket that failed to bind is left as it was: a fresh descriptor; the
+         * system's reason (EADDRINUSE, EADDRNOTAVAIL, ...) is primitiveSocketError's, as
+         * the Unix plugin's bindTo: keeps it. */
+        h->error = errno;
         int fd = new_descriptor(h->family);
         if (fd >= 0) {
             stvm__aio_forget(vm, h->fd);
@@ -405,6 +470,56 @@ int stvm__primitive_socket_listen_on_port_backlog_interface(stvm_vm *vm, stvm_oo
                                                              stvm_oop *result)
 {
     return listen_on(vm, rcvr, args, &args[3], result);
+}
+
+/* primitiveSocketBindTo: socketHandle socketAddress (a whole sockaddr, sockaddr.h), on
+ * an unconnected socket whose descriptor takes the address's family. A bind that fails
+ * changes nothing but primitiveSocketError, which keeps the system's reason (EADDRINUSE
+ * for a Unix path that exists: nothing is ever unlinked here). */
+int stvm__primitive_socket_bind_to(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                   stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    struct sockaddr_storage sa;
+    socklen_t len;
+    if (!stvm__socket_address_sockaddr(vm, args[1], &sa, &len) ||
+        h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening ||
+        !take_family(vm, h, sa.ss_family))
+        return STVM_PRIM_ERR_GENERIC;
+    if (bind(h->fd, (struct sockaddr *)&sa, len) != 0) {
+        h->error = errno;
+        return STVM_PRIM_ERR_GENERIC;
+    }
+    *result = rcvr;
+    return PRIM_OK;
+}
+
+/* primitiveSocketListenWithBacklog: socketHandle backlogSize (1..65535), on a socket
+ * bound by primitiveSocketBindTo; connections are then taken with
+ * primitiveSocketAccept3Semaphores, as after primitiveSocketListenOnPortBacklog. */
+int stvm__primitive_socket_listen_with_backlog(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                               stvm_oop *result)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, args[0], &fail);
+    if (!h)
+        return fail;
+    int64_t backlog;
+    if (!stvm__socket_int_arg(vm, args[1], &backlog) || backlog < 1 || backlog > 65535 ||
+        h->state != STVM_SOCKET_UNCONNECTED || h->fd < 0 || h->listening)
+        return STVM_PRIM_ERR_GENERIC;
+    if (listen(h->fd, (int)backlog) != 0) {
+        h->error = errno;
+        return STVM_PRIM_ERR_GENERIC;
+    }
+    h->listening = true;
+    h->state = STVM_SOCKET_WAITING_FOR_CONNECTION;
+    stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, false);
+    *result = rcvr;
+    return PRIM_OK;
 }
 
 /* primitiveSocketAccept3Semaphores: listenerHandle rcvBufSize sendBufSize semaIndex

@@ -87,6 +87,8 @@ int stvm__primitive_socket_send_data_buf_count(stvm_vm *vm, stvm_oop rcvr, const
  * handler's firing); then true or the write handler armed. */
 static bool room_to_send(stvm_vm *vm, stvm_socket_handle *h)
 {
+    if (h->fd < 0)
+        return false;
     if (h->send_full && !stvm__aio_take_fired(vm, h->fd, STVM_IO_WRITE)) {
         struct pollfd pf = {.fd = h->fd, .events = POLLOUT};
         if (poll(&pf, 1, 0) <= 0) {
@@ -113,6 +115,13 @@ int stvm__primitive_socket_send_done(stvm_vm *vm, stvm_oop rcvr, const stvm_oop 
     bool done = h->state == STVM_SOCKET_CONNECTED && room_to_send(vm, h);
     *result = done ? STVM_TRUE : STVM_FALSE;
     return PRIM_OK;
+}
+
+bool stvm__socket_plugin_room(stvm_vm *vm, stvm_oop handle)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, handle, &fail);
+    return h && !h->listening && room_to_send(vm, h);
 }
 
 /* What the aio layer knows of h's read readiness without a system call: 1 (the read

@@ -1,15 +1,17 @@
 /*
  * The SocketPlugin's names for a socket and its errors: primitiveSocketError, LocalPort,
- * RemotePort, LocalAddress, RemoteAddress, and the resolver (primitiveInitializeNetwork,
- * primitiveResolverStartNameLookup, NameLookupResult, Status, Error). Addresses travel
- * as ByteArrays: 4 bytes for IPv4 (as in Pharo) and, an stvm extension, 16 bytes for
- * IPv6 (where Pharo's old primitives answer 0.0.0.0 and its IPv6 ones use whole
- * sockaddr structures from getaddrinfo).
+ * RemotePort, LocalAddress, RemoteAddress, the generalised LocalAddressSize/Result and
+ * RemoteAddressSize/Result (whole socket addresses, Unix paths too), and the resolver
+ * (primitiveInitializeNetwork, primitiveResolverStartNameLookup, NameLookupResult,
+ * Status, Error). Addresses travel as ByteArrays: 4 bytes for IPv4 (as in Pharo) and,
+ * an stvm extension, 16 bytes for IPv6 (where Pharo's old primitives answer 0.0.0.0);
+ * the generalised primitives' socket addresses are whole sockaddrs (sockaddr.h).
  *
  * The resolver is synchronous, as the Unix plugin's: a lookup is finished when
  * primitiveResolverStartNameLookup returns (it signals the resolver semaphore at once),
- * and it only knows numeric IPv4 and IPv6 addresses and "localhost" (127.0.0.1): stvm
- * never asks a name service.
+ * and it only knows numeric IPv4 and IPv6 addresses and "localhost" (127.0.0.1). Host
+ * names are looked up for stvm_tcp_connect on the VM's worker threads instead
+ * (socket_lookup.c), not through these primitives.
  */
 #include "sockaddr.h"
 #include "socket_plugin.h"
@@ -102,6 +104,88 @@ int stvm__primitive_socket_remote_address(stvm_vm *vm, stvm_oop rcvr, const stvm
                                           stvm_oop *result)
 {
     return address_of(vm, args, true, result);
+}
+
+/* ---- the generalised addresses -------------------------------------------------------- */
+
+/* The local or the peer's whole socket address of h (sockaddr.h's socket address: IPv4,
+ * IPv6 or a Unix path; an unnamed Unix socket's is its family alone); false when there is
+ * none (no descriptor, not connected). */
+static bool socket_address(stvm_vm *vm, stvm_oop handle, bool peer,
+                           struct sockaddr_storage *sa, socklen_t *len, int *fail)
+{
+    stvm_socket_handle *h = stvm__socket_handle(vm, handle, fail);
+    if (!h)
+        return false;
+    *len = sizeof *sa;
+    memset(sa, 0, sizeof *sa);
+    int r = h->fd < 0 ? -1
+            : peer    ? getpeername(h->fd, (struct sockaddr *)sa, len)
+                      : getsockname(h->fd, (struct sockaddr *)sa, len);
+    if (r != 0 || *len > sizeof *sa) {
+        *fail = STVM_PRIM_ERR_GENERIC;
+        return false;
+    }
+    return true;
+}
+
+static int address_size(stvm_vm *vm, const stvm_oop *args, bool peer, stvm_oop *result)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    int fail;
+    if (!socket_address(vm, args[0], peer, &sa, &len, &fail))
+        return fail;
+    *result = stvm__si_make(len);
+    return PRIM_OK;
+}
+
+/* Fill args[1], a ByteArray of exactly the address's size. */
+static int address_result(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, bool peer,
+                          stvm_oop *result)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    int fail;
+    if (!socket_address(vm, args[0], peer, &sa, &len, &fail))
+        return fail;
+    stvm_byte_array *b = stvm__bytes_of(vm, args[1]);
+    if (!b || b->hdr.byte_size != len)
+        return STVM_PRIM_ERR_BAD_ARGUMENT;
+    memcpy(b->bytes, &sa, len);
+    *result = rcvr;
+    return PRIM_OK;
+}
+
+/* primitiveSocketLocalAddressSize: socketHandle -> the size of its socket address (fails
+ * when it has none). */
+int stvm__primitive_socket_local_address_size(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                              stvm_oop *result)
+{
+    return address_size(vm, args, false, result);
+}
+
+/* primitiveSocketLocalAddressResult: socketHandle socketAddress (a ByteArray of that
+ * size, which it fills). */
+int stvm__primitive_socket_local_address_result(stvm_vm *vm, stvm_oop rcvr,
+                                                const stvm_oop *args, stvm_oop *result)
+{
+    return address_result(vm, rcvr, args, false, result);
+}
+
+/* primitiveSocketRemoteAddressSize: socketHandle -> the size of the peer's socket
+ * address (fails when not connected). */
+int stvm__primitive_socket_remote_address_size(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args,
+                                               stvm_oop *result)
+{
+    return address_size(vm, args, true, result);
+}
+
+/* primitiveSocketRemoteAddressResult: socketHandle socketAddress, as LocalAddressResult. */
+int stvm__primitive_socket_remote_address_result(stvm_vm *vm, stvm_oop rcvr,
+                                                 const stvm_oop *args, stvm_oop *result)
+{
+    return address_result(vm, rcvr, args, true, result);
 }
 
 /* ---- the resolver ------------------------------------------------------------------ */

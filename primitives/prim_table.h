@@ -92,6 +92,18 @@
     X("SocketPlugin", "primitiveSocketLocalAddress", 1, ANY_CALLER, socket_local_address)  \
     X("SocketPlugin", "primitiveSocketRemoteAddress", 1, ANY_CALLER,                       \
       socket_remote_address)                                                               \
+    X("SocketPlugin", "primitiveSocketBindTo", 2, ANY_CALLER, socket_bind_to)              \
+    X("SocketPlugin", "primitiveSocketListenWithBacklog", 2, ANY_CALLER,                   \
+      socket_listen_with_backlog)                                                          \
+    X("SocketPlugin", "primitiveSocketConnectTo", 2, ANY_CALLER, socket_connect_to)        \
+    X("SocketPlugin", "primitiveSocketLocalAddressSize", 1, ANY_CALLER,                    \
+      socket_local_address_size)                                                           \
+    X("SocketPlugin", "primitiveSocketLocalAddressResult", 2, ANY_CALLER,                  \
+      socket_local_address_result)                                                         \
+    X("SocketPlugin", "primitiveSocketRemoteAddressSize", 1, ANY_CALLER,                   \
+      socket_remote_address_size)                                                          \
+    X("SocketPlugin", "primitiveSocketRemoteAddressResult", 2, ANY_CALLER,                 \
+      socket_remote_address_result)                                                        \
     X("SocketPlugin", "primitiveResolverStartNameLookup", 1, ANY_CALLER,                   \
       resolver_start_name_lookup)                                                          \
     X("SocketPlugin", "primitiveResolverNameLookupResult", 0, ANY_CALLER,                  \
@@ -134,5 +146,17 @@ void *stvm__prim_object_of(stvm_vm *vm, stvm_oop oop, uint32_t class_index);
  * and *result, or STVM_PRIM_ERR_BAD_ARGUMENT (fd not a connected stream socket, or a
  * slot outside the table; fd is then not taken), _NO_MEMORY. In prim_socket.c. */
 int stvm__socket_plugin_adopt(stvm_vm *vm, int fd, const int sema[3], stvm_oop *result);
+
+/* Not primitives either: what the C API's sockets do that Pharo's Socket has no
+ * primitive for (image-stubs/network/socket.c). stvm__socket_plugin_shutdown half-closes
+ * the connection of socket record handle (how: SHUT_RD, SHUT_WR or SHUT_RDWR); 0, or the
+ * errno of shutdown(2) (ENOTCONN when the record has no connected descriptor). The
+ * record's status is left alone: Pharo's statuses know no half-closed connection.
+ * stvm__socket_plugin_room is primitiveSocketSendDone's look for room without its rule
+ * that only a Connected socket may send: true when a send would not block, else false
+ * with the write handler armed; for writing after the peer's FIN, when the status says
+ * OtherEndClosed. In prim_socket.c and prim_socket_io.c. */
+int stvm__socket_plugin_shutdown(stvm_vm *vm, stvm_oop handle, int how);
+bool stvm__socket_plugin_room(stvm_vm *vm, stvm_oop handle);
 
 #endif

@@ -1,14 +1,18 @@
 /*
  * Addresses between the image and the kernel: a ByteArray of 4 (IPv4) or 16 (IPv6)
  * bytes and a port as a sockaddr and back, and the resolver's parse of a host name.
- * No socket state: the SocketPlugin's primitives (prim_socket.c, prim_socket_names.c)
- * and the image's socket calls (image-stubs/network/) build on it, never the reverse.
+ * Also the generalised primitives' socket addresses (a whole sockaddr in a ByteArray,
+ * Unix paths among them). No socket state: the SocketPlugin's primitives (prim_socket.c,
+ * prim_socket_names.c) and the image's socket calls (image-stubs/network/) build on it,
+ * never the reverse.
  */
 #include "sockaddr.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/un.h>
 
 bool stvm__socket_sockaddr(stvm_vm *vm, stvm_oop address, int64_t port,
                            struct sockaddr_storage *sa, socklen_t *len)
@@ -75,4 +79,61 @@ bool stvm__socket_parse_host(const uint8_t *name, size_t len, uint8_t addr[16], 
         return true;
     }
     return false;
+}
+
+/* The size a socket address of family must have, or, for a Unix one, at most (0: not a
+ * family stvm models). */
+static size_t family_size(int family)
+{
+    switch (family) {
+    case AF_INET: return sizeof(struct sockaddr_in);
+    case AF_INET6: return sizeof(struct sockaddr_in6);
+    case AF_UNIX: return sizeof(struct sockaddr_un);
+    default: return 0;
+    }
+}
+
+bool stvm__socket_address_sockaddr(stvm_vm *vm, stvm_oop address, struct sockaddr_storage *sa,
+                                   socklen_t *len)
+{
+    stvm_byte_array *b = stvm__bytes_of(vm, address);
+    sa_family_t family;
+    if (!b || b->hdr.byte_size < sizeof family)
+        return false;
+    memcpy(&family, b->bytes, sizeof family);
+    size_t size = family_size(family), n = b->hdr.byte_size;
+    if (family == AF_UNIX) {
+        /* A path of at least one byte and its NUL, all inside sun_path. */
+        const size_t path = offsetof(struct sockaddr_un, sun_path);
+        if (n < path + 2 || n > size || b->bytes[path] == 0 ||
+            !memchr(b->bytes + path, 0, n - path))
+            return false;
+    } else if (size == 0 || n != size) {
+        return false;
+    }
+    memset(sa, 0, sizeof *sa);
+    memcpy(sa, b->bytes, n);
+    *len = (socklen_t)n;
+    return true;
+}
+
+stvm_oop stvm__socket_address_new(stvm_vm *vm, const struct sockaddr_storage *sa, socklen_t len)
+{
+    stvm_byte_array *b = stvm__bytes_alloc(vm, (size_t)len);
+    if (b)
+        memcpy(b->bytes, sa, (size_t)len);
+    return (stvm_oop)b;
+}
+
+bool stvm__socket_unix_sockaddr(const char *path, struct sockaddr_storage *sa, socklen_t *len)
+{
+    struct sockaddr_un *un = (struct sockaddr_un *)sa;
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof un->sun_path)
+        return false;
+    memset(sa, 0, sizeof *sa);
+    un->sun_family = AF_UNIX;
+    memcpy(un->sun_path, path, n + 1);
+    *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+    return true;
 }

@@ -26,4 +26,20 @@ bool stvm__socket_sockaddr(stvm_vm *vm, stvm_oop address, int64_t port,
 /* A new ByteArray holding a sockaddr's address (4 or 16 bytes), or NIL with *fail set. */
 stvm_oop stvm__socket_address_bytes(stvm_vm *vm, const struct sockaddr_storage *sa, int *fail);
 
+/* The generalised address primitives' socket address (Pharo's SocketAddress, which its
+ * getaddrinfo resolver makes): in stvm a ByteArray holding the sockaddr itself as the
+ * kernel takes it, a sockaddr_in, sockaddr_in6 or sockaddr_un, its first bytes the
+ * family (Pharo's puts a session header before it). False when the bytes are not one of
+ * these: a wrong size for the family, or a Unix path that is empty (Linux's abstract
+ * names are not modelled) or not NUL-terminated inside sun_path. */
+bool stvm__socket_address_sockaddr(stvm_vm *vm, stvm_oop address, struct sockaddr_storage *sa,
+                                   socklen_t *len);
+/* A new ByteArray holding len bytes of sa (a socket address as above), or NIL (no
+ * memory). */
+stvm_oop stvm__socket_address_new(stvm_vm *vm, const struct sockaddr_storage *sa, socklen_t len);
+
+/* A Unix socket's address for path: false when path is empty or does not fit sun_path
+ * with its NUL. */
+bool stvm__socket_unix_sockaddr(const char *path, struct sockaddr_storage *sa, socklen_t *len);
+
 #endif

@@ -13,6 +13,7 @@
 #ifndef STVM_PRIMITIVES_SOCKET_PLUGIN_H
 #define STVM_PRIMITIVES_SOCKET_PLUGIN_H
 
+#include <netdb.h>
 #include <sys/socket.h>
 
 #include "../vm/bytes.h"
@@ -35,6 +36,11 @@ typedef struct socket_plugin {
     int resolver_error;              /* 0, or 1 (host not found) */
     uint8_t last_addr[16];           /* the last name lookup's address */
     int last_addr_len;               /* 4 or 16 */
+    /* the lookups on the VM's worker threads (socket_lookup.c) */
+    struct socket_lookup *lookups;   /* every job */
+    struct socket_lookup *free_lookups, *abandoned_lookups;
+    int (*lookup_fn)(const char *, const char *, const struct addrinfo *,
+                     struct addrinfo **);   /* NULL: getaddrinfo */
 } socket_plugin;
 
 /* The plugin's state, made on first use (NULL when out of memory). */

@@ -372,7 +372,7 @@ static void stream_server(stvm_vm *vm, void *arg)
     char buf[8];
     if (stvm_spawn(vm, 40, "client", stream_client, c, NULL) != STVM_OK)
         return;
-    if (stvm_tcp_accept(vm, c->listener, 2000, &s) != STVM_OK)
+    if (stvm_socket_accept(vm, c->listener, 2000, &s) != STVM_OK)
         return;
     if (stvm_stream_open(vm, s, 2000, &st) != STVM_OK ||
         stvm_stream_read(vm, st, buf, 5) != 5) {

@@ -100,11 +100,13 @@
     X(delay_timeout_semaphore_ms) X(delay_set_name) X(delay_get_name)                    \
     X(semaphore_wait_timeout_ms)                                                         \
     X(semaphore_wait_timeout_us) X(vm_get_stats) X(vm_reset_stats) X(fd_wait)            \
-    X(tcp_listen) X(tcp_accept) X(tcp_connect) X(socket_send) X(socket_recv)             \
-    X(socket_close) X(socket_fd) X(socket_port) X(socket_status)                         \
-    X(socket_read_semaphore) X(socket_set_name) X(socket_get_name) X(stream_open)        \
-    X(stream_read) X(stream_read_line)                                                   \
-    X(stream_write) X(stream_flush) X(stream_get_stats) X(stream_close)                  \
+    X(tcp_listen) X(tcp_connect) X(unix_listen) X(unix_connect) X(socket_accept)         \
+    X(socket_send) X(socket_recv) X(socket_shutdown) X(socket_close) X(socket_fd)        \
+    X(socket_port) X(socket_peer_address) X(socket_local_address) X(socket_status)       \
+    X(socket_read_semaphore) X(socket_set_name) X(socket_get_name)                       \
+    X(stream_open) X(stream_set_read_timeout_ms)                                         \
+    X(stream_set_write_timeout_ms) X(stream_read) X(stream_read_line) X(stream_write)    \
+    X(stream_flush) X(stream_get_stats) X(stream_close)                                  \
     TRACE_FUNCTIONS(X) X(smallint_max) X(smallint_min) X(oop_is_smallint)                \
     X(oop_is_integer) X(int_from_i64) X(int_from_u64) X(int_to_i64) X(int_to_u64)        \
     X(int_add) X(int_sub) X(int_mul) X(int_compare) X(oop_release) X(bytes_new)          \
@@ -713,6 +715,8 @@ static int call(fx *f, int fn, const args *a)
     const char *name = a->s == NULL_STR ? NULL : a->s ? a->s : "row";
     char *nbuf = a->null_ptr ? NULL : f->text;
     size_t nsize = a->z ? (size_t)a->z : a->null_ptr ? 0 : sizeof f->text;
+    /* A Unix path: nothing is there unless a row names one. */
+    const char *path = a->s == NULL_STR ? NULL : a->s ? a->s : "/nonexistent/stvm-api-table";
     int port = a->n == PORT_LISTENING ? f->net[V_NET].port : (int)a->n;
     int64_t r;
     stvm_config cfg;
@@ -931,20 +935,30 @@ static int call(fx *f, int fn, const args *a)
     /* descriptors, sockets, streams */
     case F_fd_wait: return stvm_fd_wait(vm, fd_of(f, a->fd), (int)a->n, a->t);
     case F_tcp_listen: return stvm_tcp_listen(vm, host, port, (int)a->m, o ? &o->sock : NULL);
-    case F_tcp_accept: return stvm_tcp_accept(vm, sk, a->t, o ? &o->sock : NULL);
     case F_tcp_connect: return stvm_tcp_connect(vm, host, port, a->t, o ? &o->sock : NULL);
+    case F_unix_listen:
+        return stvm_unix_listen(vm, path, (int)a->m, o ? &o->sock : NULL);
+    case F_unix_connect: return stvm_unix_connect(vm, path, a->t, o ? &o->sock : NULL);
+    case F_socket_accept: return stvm_socket_accept(vm, sk, a->t, o ? &o->sock : NULL);
     case F_socket_send:
         r = stvm_socket_send(vm, sk, buf, (size_t)a->z, a->t);
         return r < 0 ? (int)r : R_COUNT;
     case F_socket_recv:
         r = stvm_socket_recv(vm, sk, buf, (size_t)a->z, a->t);
         return r < 0 ? (int)r : R_COUNT;
+    case F_socket_shutdown: return stvm_socket_shutdown(vm, sk, (int)a->n);
     case F_socket_close: return stvm_socket_close(vm, sk);
     case F_socket_fd: r = stvm_socket_fd(sk); return r < 0 ? (int)r : R_COUNT;
     case F_socket_port: r = stvm_socket_port(sk); return r < 0 ? (int)r : R_COUNT;
+    case F_socket_peer_address:
+        return stvm_socket_peer_address(vm, sk, buf, (size_t)a->z, o ? &o->i : NULL);
+    case F_socket_local_address:
+        return stvm_socket_local_address(vm, sk, buf, (size_t)a->z, o ? &o->i : NULL);
     case F_socket_status: r = stvm_socket_status(vm, sk); return r < 0 ? (int)r : R_COUNT;
     case F_socket_read_semaphore: return null_or_not(stvm_socket_read_semaphore(sk));
     case F_stream_open: return stvm_stream_open(vm, sk, a->t, o ? &o->st : NULL);
+    case F_stream_set_read_timeout_ms: return stvm_stream_set_read_timeout_ms(vm, st, a->t);
+    case F_stream_set_write_timeout_ms: return stvm_stream_set_write_timeout_ms(vm, st, a->t);
     case F_stream_read:
         r = stvm_stream_read(vm, st, buf, (size_t)a->z);
         return r < 0 ? (int)r : R_COUNT;
@@ -1538,29 +1552,42 @@ static const fn_desc FN[N_FN] = {
     [F_fd_wait] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                    .ok = {.vm = V_NET, .fd = FD_PIPE, .n = STVM_IO_READ, .t = 1}},
     [F_tcp_listen] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.vm = V_NET, .m = 4}},
-    [F_tcp_accept] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
-                      .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
-                      .ok = {.vm = V_NET, .h = H_LISTENER, .t = 1}},
     [F_tcp_connect] = {.null_vm = E_INVAL, .null_out = E_INVAL, .not_proc = STVM_ENOTPROC,
                        .ctx = C_GREEN, .ok = {.vm = V_NET, .n = PORT_LISTENING, .t = 1}},
+    [F_unix_listen] = {.null_vm = E_INVAL, .null_out = E_INVAL, .ok = {.vm = V_NET, .m = 4}},
+    [F_unix_connect] = {.null_vm = E_INVAL, .null_out = E_INVAL, .not_proc = STVM_ENOTPROC,
+                        .ctx = C_GREEN, .ok = {.vm = V_NET, .t = 1}},
+    [F_socket_accept] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                         .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+                         .ok = {.vm = V_NET, .h = H_LISTENER, .t = 1}},
     [F_socket_send] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                        .ok = {.vm = V_NET, .z = 1, .t = 1}},
     [F_socket_recv] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                        .ok = {.vm = V_NET, .z = 1, .t = 1}},
+    [F_socket_shutdown] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                           .ok = {.vm = V_NET, .n = 0}},
     [F_socket_close] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                         .ok = {.vm = V_NET}},
     [F_socket_fd] = {.kind = K_SOCKET, .bad_handle = E_INVAL, .ok = {.vm = V_NET},
                      .wrong = novm_socket_wrong},
     [F_socket_port] = {.kind = K_SOCKET, .bad_handle = E_INVAL, .ok = {.vm = V_NET},
                        .wrong = novm_socket_wrong},
+    [F_socket_peer_address] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                               .ok = {.vm = V_NET, .z = 64}},
+    [F_socket_local_address] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
+                                .ok = {.vm = V_NET, .z = 64}},
     [F_socket_status] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                          .ok = {.vm = V_NET}},
     [F_socket_read_semaphore] = {.kind = K_SOCKET, .bad_handle = R_NULL, .ok = {.vm = V_NET},
                                  .wrong = novm_socket_wrong},
     [F_stream_open] = {.null_vm = E_INVAL, .kind = K_SOCKET, .bad_handle = E_INVAL,
                        .null_out = E_INVAL, .ok = {.vm = V_NET, .t = -1}},
+    [F_stream_set_read_timeout_ms] = {.null_vm = E_INVAL, .kind = K_STREAM,
+                                      .bad_handle = E_INVAL, .ok = {.vm = V_NET, .t = 5}},
+    [F_stream_set_write_timeout_ms] = {.null_vm = E_INVAL, .kind = K_STREAM,
+                                       .bad_handle = E_INVAL, .ok = {.vm = V_NET, .t = 5}},
     [F_stream_read] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
                        .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.vm = V_NET, .z = 1}},
     [F_stream_read_line] = {.null_vm = E_INVAL, .kind = K_STREAM, .bad_handle = E_INVAL,
@@ -2385,8 +2412,10 @@ static const row explicit_rows[] = {
     LISTEN("host of 80 characters", E_INVAL,
            .s = "a123456789b123456789c123456789d123456789e123456789f123456789g123456789h123456789",
            .m = 4),
-    ROW(tcp_listen, "the port of a listener: taken", C_HOST, STVM_ESYS,
+    ROW(tcp_listen, "the port of a listener: taken", C_HOST, STVM_EADDRINUSE,
         .vm = V_NET, .n = PORT_LISTENING, .m = 4),
+    ROW(tcp_listen, "host \"192.0.2.1\": not this machine's", C_HOST, STVM_EADDRNOTAVAIL,
+        .vm = V_NET, .s = "192.0.2.1", .m = 4),
     ROW(tcp_listen, "a VM whose external table is full", C_HOST, STVM_EFULL,
         .m = 4),
     ROW(tcp_listen, "port 65536, from a green process", C_GREEN, E_INVAL, .vm = V_NET, .n = 65536,
@@ -2395,7 +2424,7 @@ static const row explicit_rows[] = {
         E_INVAL, .vm = V_NET, .s = "example.com", .m = 4),
 
     /* ---- sockets: accepting and connecting (green; the wrong contexts are generated) ---- */
-#define ACCEPT(what, want, ...) ROW(tcp_accept, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
+#define ACCEPT(what, want, ...) ROW(socket_accept, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
     ACCEPT("a connected socket, not a listener", E_INVAL, .h = H_SOCKET, .t = 1),
     ACCEPT("a socket with a stream, not a listener", E_INVAL, .h = H_STREAMED, .t = 1),
     ACCEPT("another VM's listener", E_INVAL, .h = H_FOREIGN_LISTENER, .t = 1),
@@ -2406,7 +2435,7 @@ static const row explicit_rows[] = {
     ACCEPT("a listener a process accepts on", STVM_EWAITING, .h = H_BUSY_LISTENER, .t = -1),
     ACCEPT("a listener a process accepts on, 0 ms", STVM_EWAITING, .h = H_BUSY_LISTENER, .t = 0),
     ACCEPT("0 ms, nothing pending: only tries", STVM_ETIMEDOUT, .h = H_LISTENER, .t = 0),
-    ROW(tcp_accept, "NULL out, from the host thread (the arguments first)", C_HOST, E_INVAL,
+    ROW(socket_accept, "NULL out, from the host thread (the arguments first)", C_HOST, E_INVAL,
         .vm = V_NET, .h = H_LISTENER, .t = 1, .null_out = true),
 #define CONNECT(what, want, ...) ROW(tcp_connect, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
     CONNECT("NULL host", E_INVAL, .s = NULL_STR, .n = PORT_LISTENING, .t = 1),
@@ -2420,9 +2449,21 @@ static const row explicit_rows[] = {
     CONNECT("timeout INT64_MAX", E_RANGE, .n = PORT_LISTENING, .t = INT64_MAX),
     ROW(tcp_connect, "host \"\"", C_GREEN, E_INVAL, .vm = V_NET, .s = "",
         .n = PORT_LISTENING, .t = 1),
-    ROW(tcp_connect, "host \"example.com\" (no name service)", C_GREEN,
-        E_INVAL, .vm = V_NET, .s = "example.com",
-            .n = PORT_LISTENING, .t = 1),
+    /* Host names are looked up (test_socket.c): these are not names. */
+    ROW(tcp_connect, "host \"exa mple.com\" (a space)", C_GREEN, E_INVAL, .vm = V_NET,
+        .s = "exa mple.com", .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "host \"-x.example\" (a label starting with '-')", C_GREEN, E_INVAL,
+        .vm = V_NET, .s = "-x.example", .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "host \"a..b\" (an empty label)", C_GREEN, E_INVAL, .vm = V_NET,
+        .s = "a..b", .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "host \".\"", C_GREEN, E_INVAL, .vm = V_NET, .s = ".",
+        .n = PORT_LISTENING, .t = 1),
+    ROW(tcp_connect, "a host of 64-character labels, 259 in all", C_GREEN, E_INVAL, .vm = V_NET,
+        .s = "a123456789b123456789c123456789d123456789e123456789f123456789g123."
+             "a123456789b123456789c123456789d123456789e123456789f123456789g123."
+             "a123456789b123456789c123456789d123456789e123456789f123456789g123."
+             "a123456789b123456789c123456789d123456789e123456789f123456789g123.com",
+        .n = PORT_LISTENING, .t = 1),
     ROW(tcp_connect, "host \"999.1.1.1\"", C_GREEN, E_INVAL, .vm = V_NET,
         .s = "999.1.1.1", .n = PORT_LISTENING, .t = 1),
     ROW(tcp_connect, "port 0, from the host thread (the arguments first)", C_HOST, E_INVAL,
@@ -2431,6 +2472,35 @@ static const row explicit_rows[] = {
         STVM_ENOTPROC, .vm = V_NET, .s = "example.com", .n = PORT_LISTENING, .t = 1),
     ROW(tcp_connect, "a VM whose external table is full", C_GREEN,
         STVM_EFULL, .n = PORT_LISTENING, .t = 1),
+
+    /* ---- Unix domain sockets ---- */
+#define ULISTEN(what, want, ...) ROW(unix_listen, what, C_HOST, want, .vm = V_NET, __VA_ARGS__)
+#define UCONNECT(what, want, ...) ROW(unix_connect, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
+#define PATH_108 "/tmp/a123456789b123456789c123456789d123456789e123456789f123456789" \
+                 "g123456789h123456789i123456789j123456789k12"
+    ULISTEN("NULL path", E_INVAL, .s = NULL_STR, .m = 4),
+    ULISTEN("path \"\"", E_INVAL, .s = "", .m = 4),
+    ULISTEN("a path of 108 bytes: too long for sun_path", E_INVAL, .s = PATH_108, .m = 4),
+    ULISTEN("backlog 0", E_INVAL, .m = 0),
+    ULISTEN("backlog 65536", E_INVAL, .m = 65536),
+    ULISTEN("backlog INT_MIN", E_INVAL, .m = INT_MIN),
+    ULISTEN("a path that exists (/tmp)", STVM_EADDRINUSE, .s = "/tmp", .m = 4),
+    ULISTEN("a path in a directory that does not exist", STVM_ENOENT, .m = 4),
+    ULISTEN("a path through a file (/etc/passwd/x): ENOTDIR", STVM_ESYS, .s = "/etc/passwd/x",
+            .m = 4),
+    ROW(unix_listen, "a VM whose external table is full", C_HOST, STVM_EFULL, .m = 4),
+    ROW(unix_listen, "path \"\", from a green process", C_GREEN, E_INVAL, .vm = V_NET, .s = "",
+        .m = 4),
+    UCONNECT("NULL path", E_INVAL, .s = NULL_STR, .t = 1),
+    UCONNECT("path \"\"", E_INVAL, .s = "", .t = 1),
+    UCONNECT("a path of 108 bytes", E_INVAL, .s = PATH_108, .t = 1),
+    UCONNECT("timeout -2", E_INVAL, .t = -2),
+    UCONNECT("timeout INT64_MAX", E_RANGE, .t = INT64_MAX),
+    UCONNECT("nothing at the path", STVM_ENOENT, .t = 1),
+    UCONNECT("a directory, not a socket (/tmp)", STVM_ECONNREFUSED, .s = "/tmp", .t = 1),
+    ROW(unix_connect, "path \"\", from the host thread (the caller first)", C_HOST, STVM_ENOTPROC,
+        .vm = V_NET, .s = "", .t = 1),
+    ROW(unix_connect, "a VM whose external table is full", C_GREEN, STVM_EFULL, .t = 1),
 
     /* ---- sockets: sending, receiving, closing ---- */
 #define SEND(what, want, ...) ROW(socket_send, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
@@ -2458,6 +2528,38 @@ static const row explicit_rows[] = {
          .t = 5),
     ROW(socket_recv, "length 0, from the host thread", C_HOST, E_INVAL, .vm = V_NET, .z = 0,
         .t = 1),
+#define SHUTDOWN(what, want, ...) ROW(socket_shutdown, what, C_HOST, want, .vm = V_NET, __VA_ARGS__)
+    SHUTDOWN("how -1", E_INVAL, .n = -1),
+    SHUTDOWN("how 3", E_INVAL, .n = 3),
+    SHUTDOWN("how INT_MAX", E_INVAL, .n = INT_MAX),
+    SHUTDOWN("how INT_MIN", E_INVAL, .n = INT_MIN),
+    SHUTDOWN("a listener", E_INVAL, .h = H_LISTENER, .n = 1),
+    SHUTDOWN("another VM's listener", E_INVAL, .h = H_FOREIGN_LISTENER, .n = 1),
+    SHUTDOWN("SHUT_RD of a socket a process waits to read from", STVM_EINUSE,
+             .h = H_READ_WAITED, .n = 0),
+    SHUTDOWN("SHUT_RDWR of a socket a process waits to read from", STVM_EINUSE,
+             .h = H_READ_WAITED, .n = 2),
+    ROW(socket_shutdown, "how 3, from a green process", C_GREEN, E_INVAL, .vm = V_NET, .n = 3),
+    ROW(socket_shutdown, "SHUT_RD of a socket a process waits to read from", C_GREEN,
+        STVM_EINUSE, .vm = V_NET, .h = H_READ_WAITED, .n = 0),
+#define ADDRESS(fn, what, want, ...) ROW(fn, what, C_HOST, want, .vm = V_NET, __VA_ARGS__)
+    ADDRESS(socket_peer_address, "NULL buf", E_INVAL, .null_ptr = true, .z = 64),
+    ADDRESS(socket_peer_address, "size 0", E_INVAL, .z = 0),
+    ADDRESS(socket_peer_address, "size 1: \"127.0.0.1\" does not fit", STVM_ERANGE, .z = 1),
+    ADDRESS(socket_peer_address, "size 9: \"127.0.0.1\" fits, its NUL does not", STVM_ERANGE,
+            .z = 9),
+    ADDRESS(socket_peer_address, "a listener: no peer", E_INVAL, .h = H_LISTENER, .z = 64),
+    ADDRESS(socket_peer_address, "another VM's listener", E_INVAL, .h = H_FOREIGN_LISTENER,
+            .z = 64),
+    ADDRESS(socket_local_address, "NULL buf", E_INVAL, .null_ptr = true, .z = 64),
+    ADDRESS(socket_local_address, "size 0", E_INVAL, .z = 0),
+    ADDRESS(socket_local_address, "size 9: \"127.0.0.1\" fits, its NUL does not", STVM_ERANGE,
+            .z = 9),
+    ADDRESS(socket_local_address, "a listener, size 1", STVM_ERANGE, .h = H_LISTENER, .z = 1),
+    ADDRESS(socket_local_address, "another VM's listener", E_INVAL, .h = H_FOREIGN_LISTENER,
+            .z = 64),
+    ROW(socket_peer_address, "size 1, from a green process", C_GREEN, STVM_ERANGE, .vm = V_NET,
+        .z = 1),
     ROW(socket_close, "a listener a process accepts on", C_HOST, STVM_EINUSE, .vm = V_NET,
         .h = H_BUSY_LISTENER),
     ROW(socket_close, "a socket a process waits to read from", C_HOST, STVM_EINUSE, .vm = V_NET,
@@ -2487,6 +2589,16 @@ static const row explicit_rows[] = {
         .h = H_FOREIGN_LISTENER, .t = -1),
     ROW(stream_open, "timeout -2", C_HOST, E_INVAL, .vm = V_NET, .t = -2),
     ROW(stream_open, "timeout INT64_MIN", C_HOST, E_INVAL, .vm = V_NET, .t = INT64_MIN),
+    ROW(stream_set_read_timeout_ms, "timeout -2", C_HOST, E_INVAL, .vm = V_NET, .t = -2),
+    ROW(stream_set_read_timeout_ms, "timeout INT64_MIN", C_HOST, E_INVAL, .vm = V_NET,
+        .t = INT64_MIN),
+    ROW(stream_set_read_timeout_ms, "timeout -2, from a green process", C_GREEN, E_INVAL,
+        .vm = V_NET, .t = -2),
+    ROW(stream_set_write_timeout_ms, "timeout -2", C_HOST, E_INVAL, .vm = V_NET, .t = -2),
+    ROW(stream_set_write_timeout_ms, "timeout INT64_MIN", C_HOST, E_INVAL, .vm = V_NET,
+        .t = INT64_MIN),
+    ROW(stream_set_write_timeout_ms, "timeout -2, from a green process", C_GREEN, E_INVAL,
+        .vm = V_NET, .t = -2),
 #define SREAD(fn, what, want, ...) ROW(fn, what, C_GREEN, want, .vm = V_NET, __VA_ARGS__)
     SREAD(stream_read, "NULL buf", E_INVAL, .null_ptr = true, .z = 1),
     SREAD(stream_read, "length 0", E_INVAL, .z = 0),
@@ -3491,7 +3603,7 @@ static void net_setup_fn(stvm_vm *vm, void *arg)
     n->port = stvm_socket_port(n->lst);
     GCHECK(f, n->port > 0);
     GCHECK(f, stvm_tcp_connect(vm, "127.0.0.1", n->port, -1, &n->cli) == STVM_OK);
-    GCHECK(f, stvm_tcp_accept(vm, n->lst, -1, &n->srv) == STVM_OK);
+    GCHECK(f, stvm_socket_accept(vm, n->lst, -1, &n->srv) == STVM_OK);
     GCHECK(f, stvm_stream_open(vm, n->srv, -1, &n->st) == STVM_OK);
     /* The public calls make their ByteArray on first use: made here, not by a row. */
     GCHECK(f, stvm_socket_recv(vm, n->cli, &b, 1, 0) == STVM_ETIMEDOUT);
@@ -3499,7 +3611,7 @@ static void net_setup_fn(stvm_vm *vm, void *arg)
         return;
     GCHECK(f, stvm_tcp_listen(vm, "127.0.0.1", 0, 4, &n->busy_lst) == STVM_OK);
     GCHECK(f, stvm_tcp_connect(vm, "127.0.0.1", n->port, -1, &n->cli2) == STVM_OK);
-    GCHECK(f, stvm_tcp_accept(vm, n->lst, -1, &n->srv2) == STVM_OK);
+    GCHECK(f, stvm_socket_accept(vm, n->lst, -1, &n->srv2) == STVM_OK);
     GCHECK(f, stvm_stream_open(vm, n->srv2, -1, &n->st2) == STVM_OK);
     GCHECK(f, stvm_socket_recv(vm, n->srv2, &b, 1, 0) == STVM_ETIMEDOUT);
     /* Data waiting for srv's stream: a read of it never waits (the rows that read it
@@ -3535,7 +3647,7 @@ static void acceptor_fn(stvm_vm *vm, void *arg)
 {
     fx *f = arg;
     stvm_socket *s = NULL;
-    stvm_tcp_accept(vm, f->net[V_NET].busy_lst, -1, &s);   /* nobody connects */
+    stvm_socket_accept(vm, f->net[V_NET].busy_lst, -1, &s);   /* nobody connects */
     GCHECK(f, false);
 }
 

@@ -43,6 +43,7 @@ static const struct {
     OLD_NEW(stvm_is_smallint, stvm_oop_is_smallint)
     OLD_NEW(stvm_is_integer, stvm_oop_is_integer)
     OLD_NEW(stvm_prim_error_name, stvm_primitive_error_name)
+    OLD_NEW(stvm_tcp_accept, stvm_socket_accept)
 };
 #define N_RENAMED (sizeof renamed / sizeof renamed[0])
 

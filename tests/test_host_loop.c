@@ -151,7 +151,7 @@ static void waits(stvm_vm *vm, void *arg)
             atomic_store(&w->stage, 2);
         break;
     case SRC_SOCKET:
-        w->rc = stvm_tcp_accept(vm, w->listener, 10000, &conn);
+        w->rc = stvm_socket_accept(vm, w->listener, 10000, &conn);
         if (w->rc != STVM_OK)
             break;
         atomic_store(&w->stage, 1);

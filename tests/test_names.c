@@ -242,7 +242,7 @@ static void accepts(stvm_vm *vm, void *arg)
 {
     acceptor *a = arg;
     stvm_socket *s = NULL;
-    a->rc = stvm_tcp_accept(vm, a->listener, -1, &s);
+    a->rc = stvm_socket_accept(vm, a->listener, -1, &s);
     if (s)
         stvm_socket_close(vm, s);
 }

@@ -2,13 +2,19 @@
  * The SocketPlugin's named primitives through stvm_primitive_call_named, called from
  * the embedding thread (none of them waits): the table, Pharo's connection-status
  * values and failure codes, a connection over loopback made and used with primitives
- * only, the resolver, and ByteArrays; and a connected descriptor made elsewhere adopted
- * as a socket (stvm__socket_adopt, what the simulated clock's peer uses).
+ * only, the resolver, and ByteArrays; a connected descriptor made elsewhere adopted
+ * as a socket (stvm__socket_adopt, what the simulated clock's peer uses); the local
+ * domain (netType 1) and the generalised address primitives, Unix paths among them.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -593,5 +599,142 @@ Test(socket_plugin, adopting_what_is_not_a_connected_stream_socket_is_einval_and
     close(p[0]);
     close(p[1]);
     close(lone);
+    vm_done(vm);
+}
+
+/* ---- the local domain and the generalised addresses ------------------------------------------ */
+
+/* A socket address (primitives/sockaddr.h: a whole sockaddr in a ByteArray) of a path. */
+static stvm_oop unix_address(stvm_vm *vm, const char *path)
+{
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    size_t n = strlen(path);
+    cr_assert_lt(n, sizeof un.sun_path);
+    memcpy(un.sun_path, path, n + 1);
+    return bytes_of(vm, &un, offsetof(struct sockaddr_un, sun_path) + n + 1);
+}
+
+static stvm_oop create_in(stvm_vm *vm, int net_type)
+{
+    stvm_oop idx[3];
+    semas(vm, idx);
+    stvm_oop args[7] = {SI(net_type), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    return ok(vm, "primitiveSocketCreate3Semaphores", args, 7);
+}
+
+/* The size and bytes of a socket's address by the generalised primitives. */
+static size_t address_of(stvm_vm *vm, stvm_oop h, bool peer, uint8_t *out)
+{
+    size_t n = (size_t)SI_VAL(ok(vm, peer ? "primitiveSocketRemoteAddressSize"
+                                          : "primitiveSocketLocalAddressSize", &h, 1));
+    stvm_oop b;
+    cr_assert_eq(stvm_bytes_new(vm, n, &b), STVM_OK);
+    stvm_oop args[2] = {h, b};
+    ok(vm, peer ? "primitiveSocketRemoteAddressResult" : "primitiveSocketLocalAddressResult",
+       args, 2);
+    uint8_t *p;
+    size_t size;
+    cr_assert_eq(stvm_bytes_data(vm, b, &p, &size), STVM_OK);
+    memcpy(out, p, n);
+    cr_assert_eq(stvm_oop_release(vm, b), STVM_OK);
+    return n;
+}
+
+Test(socket_plugin, the_local_domain_binds_listens_connects_and_accepts_by_socket_address)
+{
+    stvm_vm *vm = vm_make(NULL);
+    char dir[256], path[300];
+    temp_template(dir, sizeof dir, "stvm-plugin", "");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/sock", dir);
+    /* netType: the Unix plugin's domains; any other value fails. */
+    stvm_oop idx[3];
+    semas(vm, idx);
+    stvm_oop bad[7] = {SI(4), SI(0), SI(8000), SI(8000), idx[0], idx[1], idx[2]};
+    fails(vm, "primitiveSocketCreate3Semaphores", bad, 7, STVM_PRIM_ERR_GENERIC);
+    bad[0] = SI(-1);
+    fails(vm, "primitiveSocketCreate3Semaphores", bad, 7, STVM_PRIM_ERR_GENERIC);
+    stvm_oop l = create_in(vm, 1);
+    stvm_oop addr = unix_address(vm, path);
+    stvm_oop bind_args[2] = {l, addr};
+    ok(vm, "primitiveSocketBindTo", bind_args, 2);
+    stvm_oop listen_args[2] = {l, SI(0)};
+    fails(vm, "primitiveSocketListenWithBacklog", listen_args, 2, STVM_PRIM_ERR_GENERIC);
+    listen_args[1] = SI(4);
+    ok(vm, "primitiveSocketListenWithBacklog", listen_args, 2);
+    cr_assert_eq(status(vm, l), STVM_SOCKET_WAITING_FOR_CONNECTION);
+    uint8_t sa[128];
+    size_t n = address_of(vm, l, false, sa);
+    cr_assert_eq(((struct sockaddr_un *)sa)->sun_family, AF_UNIX);
+    cr_assert_str_eq(((struct sockaddr_un *)sa)->sun_path, path);
+    /* A second socket bound to the same path: EADDRINUSE is the socket's error. */
+    stvm_oop again = create_in(vm, 1);
+    bind_args[0] = again;
+    fails(vm, "primitiveSocketBindTo", bind_args, 2, STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketError", &again, 1)), EADDRINUSE);
+    /* Connect, accept, move a byte each way. */
+    stvm_oop c = create_in(vm, 1);
+    stvm_oop connect_args[2] = {c, addr};
+    ok(vm, "primitiveSocketConnectTo", connect_args, 2);
+    cr_assert_eq(status_after(vm, c, STVM_SOCKET_WAITING_FOR_CONNECTION), STVM_SOCKET_CONNECTED);
+    cr_assert_eq(status_after(vm, l, STVM_SOCKET_WAITING_FOR_CONNECTION), STVM_SOCKET_CONNECTED);
+    stvm_oop aidx[3];
+    semas(vm, aidx);
+    stvm_oop accept_args[6] = {l, SI(8000), SI(8000), aidx[0], aidx[1], aidx[2]};
+    stvm_oop s = ok(vm, "primitiveSocketAccept3Semaphores", accept_args, 6);
+    n = address_of(vm, c, true, sa);
+    cr_assert_str_eq(((struct sockaddr_un *)sa)->sun_path, path, "the client's peer");
+    n = address_of(vm, s, true, sa);
+    cr_assert_eq(n, sizeof(sa_family_t), "an unnamed peer: its family alone");
+    stvm_oop buf = bytes_of(vm, "u", 1);
+    stvm_oop send_args[4] = {c, buf, SI(1), SI(1)};
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketSendDataBufCount", send_args, 4)), 1);
+    stvm_oop rbuf = bytes_of(vm, "?", 1);
+    stvm_oop recv_args[4] = {s, rbuf, SI(1), SI(1)};
+    int64_t got = 0;
+    for (int i = 0; i < 2000 && !got; i++) {
+        got = SI_VAL(ok(vm, "primitiveSocketReceiveDataBufCount", recv_args, 4));
+        if (!got)
+            poll(NULL, 0, 1);
+    }
+    cr_assert_eq(got, 1);
+    /* A result ByteArray of the wrong size is refused. */
+    stvm_oop small;
+    cr_assert_eq(stvm_bytes_new(vm, 1, &small), STVM_OK);
+    stvm_oop result_args[2] = {s, small};
+    fails(vm, "primitiveSocketLocalAddressResult", result_args, 2, STVM_PRIM_ERR_BAD_ARGUMENT);
+    /* The remote address of an unconnected socket fails. */
+    stvm_oop u = create_in(vm, 1);
+    fails(vm, "primitiveSocketRemoteAddressSize", &u, 1, STVM_PRIM_ERR_GENERIC);
+    /* Socket addresses that are none: the wrong size, an empty path, no NUL. */
+    uint8_t junk[3] = {AF_UNIX, 0, 'x'};
+    stvm_oop j = bytes_of(vm, junk, 3);
+    stvm_oop junk_args[2] = {u, j};
+    fails(vm, "primitiveSocketConnectTo", junk_args, 2, STVM_PRIM_ERR_GENERIC);
+    struct sockaddr_in in4 = {.sin_family = AF_INET};
+    junk_args[1] = bytes_of(vm, &in4, sizeof in4 - 1);
+    fails(vm, "primitiveSocketBindTo", junk_args, 2, STVM_PRIM_ERR_GENERIC);
+    struct sockaddr_un unterminated = {.sun_family = AF_UNIX};
+    memset(unterminated.sun_path, 'x', sizeof unterminated.sun_path);
+    junk_args[1] = bytes_of(vm, &unterminated, sizeof unterminated);
+    fails(vm, "primitiveSocketConnectTo", junk_args, 2, STVM_PRIM_ERR_GENERIC);
+    stvm_oop handles[5] = {l, again, c, s, u};
+    for (int i = 0; i < 5; i++)
+        ok(vm, "primitiveSocketDestroy", &handles[i], 1);
+    cr_assert_eq(unlink(path), 0, "the plugin never removes the path");
+    cr_assert_eq(rmdir(dir), 0);
+    vm_done(vm);
+}
+
+Test(socket_plugin, a_listen_that_cannot_bind_keeps_the_systems_reason)
+{
+    stvm_vm *vm = vm_make(NULL);
+    stvm_oop h = create(vm);
+    stvm_oop addr = bytes_of(vm, (uint8_t[4]){192, 0, 2, 1}, 4);
+    stvm_oop args[4] = {h, SI(0), SI(4), addr};
+    fails(vm, "primitiveSocketListenOnPortBacklogInterface", args, 4, STVM_PRIM_ERR_GENERIC);
+    cr_assert_eq(SI_VAL(ok(vm, "primitiveSocketError", &h, 1)), EADDRNOTAVAIL);
+    cr_assert_eq(status(vm, h), STVM_SOCKET_UNCONNECTED, "left as it was");
+    ok(vm, "primitiveSocketDestroy", &h, 1);
     vm_done(vm);
 }

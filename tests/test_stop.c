@@ -74,7 +74,7 @@ static void echo_server(stvm_vm *vm, void *arg)
 {
     load *l = arg;
     stvm_socket *c;
-    if (stvm_tcp_accept(vm, l->listener, -1, &c) != STVM_OK)
+    if (stvm_socket_accept(vm, l->listener, -1, &c) != STVM_OK)
         return;
     char buf[64];
     for (int64_t n; (n = stvm_socket_recv(vm, c, buf, sizeof buf, -1)) > 0;)

@@ -360,7 +360,7 @@ static void sock_main(stvm_vm *vm, void *arg)
     sock_work *w = arg;
     stvm_process *r = NULL;
     if (stvm_tcp_connect(vm, "127.0.0.1", w->port, 10000, &w->c) != STVM_OK ||
-        stvm_tcp_accept(vm, w->listener, 10000, &w->sv) != STVM_OK)
+        stvm_socket_accept(vm, w->listener, 10000, &w->sv) != STVM_OK)
         return;
     w->sv_fd = stvm_socket_fd(w->sv);
     stvm_spawn(vm, 40, "reader", sock_reader, w, &r);

@@ -12,8 +12,12 @@
  */
 #include "socket.h"
 
+#include <errno.h>
+#include <string.h>
+
 #include "../../vm/aio.h"
 #include "../../vm/bytes.h"
+#include "../../vm/error.h"
 #include "../../vm/integer.h"
 #include "buffer_pool.h"
 
@@ -92,6 +96,38 @@ int stvm__socket_remote_port(stvm_vm *vm, stvm_socket *s)
                                                                 : STVM_ESYS;
 }
 
+int stvm__socket_failure(stvm_vm *vm, stvm_socket *s, int otherwise)
+{
+    int e = stvm__socket_error(vm, s);
+    return e ? stvm__error_from_errno(e) : otherwise;
+}
+
+int stvm__socket_address(stvm_vm *vm, stvm_socket *s, bool peer, struct sockaddr_storage *sa,
+                         socklen_t *len)
+{
+    stvm_oop size;
+    if (!prim1(vm, peer ? stvm__primitive_socket_remote_address_size
+                        : stvm__primitive_socket_local_address_size, s, &size)) {
+        /* Only a connection the system no longer has (reset) has no address. */
+        int err = stvm__socket_failure(vm, s, STVM_OK);
+        return err ? err : stvm__error_from_errno(ENOTCONN);
+    }
+    int64_t n = stvm__si_value(size);
+    stvm_byte_array *b = stvm__bytes_alloc(vm, (size_t)n);
+    if (!b)
+        return STVM_ENOMEM;
+    stvm_oop args[2] = {s->handle, (stvm_oop)b}, r;
+    int code = (peer ? stvm__primitive_socket_remote_address_result
+                     : stvm__primitive_socket_local_address_result)(vm, STVM_NIL, args, &r);
+    if (!code) {
+        memset(sa, 0, sizeof *sa);
+        memcpy(sa, b->bytes, (size_t)n);
+        *len = (socklen_t)n;
+    }
+    stvm_oop_release(vm, (stvm_oop)b);
+    return code ? stvm__error_from_errno(ENOTCONN) : STVM_OK;
+}
+
 static int64_t transfer(stvm_vm *vm, stvm__primitive_fn *fn, stvm_socket *s, stvm_oop bytes,
                         size_t start, size_t count)
 {
@@ -161,15 +197,15 @@ static int failure_error(int code)
     return code == STVM_PRIM_ERR_NO_MEMORY ? STVM_ENOMEM : STVM_ESYS;
 }
 
-int stvm__socket_new(stvm_vm *vm, stvm_socket **out)
+int stvm__socket_new(stvm_vm *vm, int net_type, stvm_socket **out)
 {
     stvm_socket *s;
     int err = make(vm, &s);
     if (err)
         return err;
-    /* primSocketCreateNetwork: 0 type: TCP receiveBufferSize: 8000 sendBufSize: 8000
+    /* primSocketCreateNetwork: netType type: TCP receiveBufferSize: 8000 sendBufSize: 8000
      * semaIndex: readSemaIndex: writeSemaIndex: */
-    stvm_oop args[7] = {stvm__si_make(0), stvm__si_make(0), stvm__si_make(8000),
+    stvm_oop args[7] = {stvm__si_make(net_type), stvm__si_make(0), stvm__si_make(8000),
                         stvm__si_make(8000), index_oop(s, 0), index_oop(s, 1), index_oop(s, 2)};
     int code = stvm__primitive_socket_create3_semaphores(vm, STVM_NIL, args, &s->handle);
     if (code) {
@@ -238,6 +274,14 @@ void stvm__socket_free(stvm_vm *vm, stvm_socket *s)
     stvm__objmem_free(vm, s);
 }
 
+bool stvm__socket_waited_on(const stvm_socket *s)
+{
+    for (int r = 0; r < SOCKET_ROLES; r++)
+        if (s->waiting[r])
+            return true;
+    return false;
+}
+
 int stvm__socket_connect_nonblocking(stvm_vm *vm, stvm_socket *s, stvm_oop address, int port)
 {
     if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
@@ -247,6 +291,28 @@ int stvm__socket_connect_nonblocking(stvm_vm *vm, stvm_socket *s, stvm_oop addre
     return stvm__primitive_socket_connect_to_port(vm, STVM_NIL, args, &r) ? STVM_EINVAL : STVM_OK;
 }
 
+int stvm__socket_connect_to(stvm_vm *vm, stvm_socket *s, stvm_oop socket_address)
+{
+    if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
+        return STVM_ESTATE;
+    stvm_oop args[2] = {s->handle, socket_address};
+    stvm_oop r;
+    return stvm__primitive_socket_connect_to(vm, STVM_NIL, args, &r) ? STVM_EINVAL : STVM_OK;
+}
+
+/* A listen primitive failed: the system's reason, when it gave one. */
+static int listen_failed(stvm_vm *vm, stvm_socket *s)
+{
+    return stvm__socket_failure(vm, s, STVM_ESYS);
+}
+
+static int listening(stvm_vm *vm, stvm_socket *s)
+{
+    s->listener = true;
+    settle_listener(vm, s);
+    return STVM_OK;
+}
+
 int stvm__socket_listen(stvm_vm *vm, stvm_socket *s, int port, int backlog, stvm_oop address)
 {
     if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
@@ -254,10 +320,21 @@ int stvm__socket_listen(stvm_vm *vm, stvm_socket *s, int port, int backlog, stvm
     stvm_oop args[4] = {s->handle, stvm__si_make(port), stvm__si_make(backlog), address};
     stvm_oop r;
     if (stvm__primitive_socket_listen_on_port_backlog_interface(vm, STVM_NIL, args, &r))
-        return STVM_ESYS;
-    s->listener = true;
-    settle_listener(vm, s);
-    return STVM_OK;
+        return listen_failed(vm, s);
+    return listening(vm, s);
+}
+
+int stvm__socket_bind_listen(stvm_vm *vm, stvm_socket *s, stvm_oop socket_address, int backlog)
+{
+    if (stvm__socket_status(vm, s) != STVM_SOCKET_UNCONNECTED)
+        return STVM_ESTATE;
+    stvm_oop bind[2] = {s->handle, socket_address};
+    stvm_oop listen[2] = {s->handle, stvm__si_make(backlog)};
+    stvm_oop r;
+    if (stvm__primitive_socket_bind_to(vm, STVM_NIL, bind, &r) ||
+        stvm__primitive_socket_listen_with_backlog(vm, STVM_NIL, listen, &r))
+        return listen_failed(vm, s);
+    return listening(vm, s);
 }
 
 /* ---- time ---------------------------------------------------------------------------- */
@@ -376,13 +453,57 @@ static int wait_on(stvm_vm *vm, stvm_semaphore *sem, int64_t ms)
     return stvm_semaphore_wait_timeout_ms(vm, sem, ms);
 }
 
-/* The loop of waitForDataFor: and waitForSendDoneFor:: ready? return; not connected?
- * closed; otherwise a timed wait on the role's semaphore for the time left, and look
- * again (a signal may be spurious, and the last look comes after the time ran out, as
- * Pharo's final check). */
-static int wait_until(stvm_vm *vm, stvm_socket *s, int role, int event,
-                      bool (*ready)(stvm_vm *vm, stvm_socket *s), stvm_semaphore *sem,
-                      int64_t timeout_ms, bool *waited)
+/* A look of a wait: 1 ready, 0 not yet (the primitive armed the handler that will
+ * signal the role's semaphore), or the error that ends the wait (< 0). */
+typedef int look_fn(stvm_vm *vm, stvm_socket *s);
+
+/* Pharo's looks: ready? return; not connected? closed. */
+static int data_look(stvm_vm *vm, stvm_socket *s)
+{
+    return stvm__socket_data_available(vm, s) ? 1
+           : stvm__socket_is_connected(vm, s) ? 0
+                                              : STVM_ECLOSED;
+}
+
+static int send_look(stvm_vm *vm, stvm_socket *s)
+{
+    return stvm__socket_send_done(vm, s) ? 1 : stvm__socket_is_connected(vm, s) ? 0 : STVM_ECLOSED;
+}
+
+/* Why writing cannot go on (STVM_OK: it can). Pharo's rule: not Connected is closed.
+ * The C API's: shut here for writing, ECLOSED (before any system call); after the peer's
+ * orderly close (OtherEndClosed without an error) sends still go out; a reset, or
+ * another error of the connection, ends writing with its code. */
+static int write_ended(stvm_vm *vm, stvm_socket *s, bool after_fin)
+{
+    if (!after_fin)
+        return stvm__socket_is_connected(vm, s) ? STVM_OK : STVM_ECLOSED;
+    if (s->shut_wr)
+        return STVM_ECLOSED;
+    int status = stvm__socket_status(vm, s);
+    if (status == STVM_SOCKET_CONNECTED)
+        return STVM_OK;
+    return status == STVM_SOCKET_OTHER_END_CLOSED ? stvm__socket_failure(vm, s, STVM_OK)
+                                                  : STVM_ECLOSED;
+}
+
+/* The C API's send look: room is looked for as sendDone looks for it, also once the
+ * status says OtherEndClosed (where sendDone answers false). */
+static int send_look_after_fin(stvm_vm *vm, stvm_socket *s)
+{
+    int err = write_ended(vm, s, true);
+    if (err)
+        return err;
+    bool room = stvm__socket_is_connected(vm, s) ? stvm__socket_send_done(vm, s)
+                                                 : stvm__socket_plugin_room(vm, s->handle);
+    return room ? 1 : 0;
+}
+
+/* The loop of waitForDataFor: and waitForSendDoneFor:: look; not ready, a timed wait on
+ * the role's semaphore for the time left, and look again (a signal may be spurious, and
+ * the last look comes after the time ran out, as Pharo's final check). */
+static int wait_until(stvm_vm *vm, stvm_socket *s, int role, int event, look_fn *look,
+                      stvm_semaphore *sem, int64_t timeout_ms, bool *waited)
 {
     socket_waiter w;
     int err = enter(vm, &w, s, role, event);
@@ -390,12 +511,9 @@ static int wait_until(stvm_vm *vm, stvm_socket *s, int role, int event,
         return err;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     for (;;) {
-        if (ready(vm, s)) {
-            err = STVM_OK;
-            break;
-        }
-        if (!stvm__socket_is_connected(vm, s)) {
-            err = STVM_ECLOSED;
+        int r = look(vm, s);
+        if (r != 0) {
+            err = r > 0 ? STVM_OK : r;
             break;
         }
         int64_t left = stvm__socket_remaining(vm, deadline);
@@ -418,15 +536,17 @@ int stvm__socket_wait_for_data(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, 
     bool dummy;
     bool *w = waited ? waited : &dummy;
     *w = false;
-    return wait_until(vm, s, SOCKET_READER, STVM_IO_READ, stvm__socket_data_available,
-                      s->read_semaphore, timeout_ms, w);
+    return wait_until(vm, s, SOCKET_READER, STVM_IO_READ, data_look, s->read_semaphore,
+                      timeout_ms, w);
 }
 
-int stvm__socket_wait_for_send_done(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)
+int stvm__socket_wait_for_send_done(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms,
+                                    bool after_fin)
 {
     bool waited = false;
-    return wait_until(vm, s, SOCKET_WRITER, STVM_IO_WRITE, stvm__socket_send_done,
-                      s->write_semaphore, timeout_ms, &waited);
+    return wait_until(vm, s, SOCKET_WRITER, STVM_IO_WRITE,
+                      after_fin ? send_look_after_fin : send_look, s->write_semaphore,
+                      timeout_ms, &waited);
 }
 
 int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms)
@@ -440,6 +560,9 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     int status;
     while ((status = stvm__socket_status(vm, s)) == STVM_SOCKET_WAITING_FOR_CONNECTION) {
+        /* A listener's last accept failed (EMFILE, ...): the accept answers it. */
+        if (s->listener && (err = stvm__socket_failure(vm, s, STVM_OK)))
+            break;
         int64_t left = stvm__socket_remaining(vm, deadline);
         if (left == 0)
             break;
@@ -459,11 +582,12 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
 
 /* ---- reading and writing ------------------------------------------------------------------ */
 
-/* The two steps of a read. try_read: one non-blocking receive: the bytes (> 0), 0 at
- * the orderly end, STVM_ECLOSED; or 0 with *would_block set (nothing there yet, the read
- * handler armed). await_data: waitForDataFor: until deadline: STVM_OK when a receive may
- * find something (data, or the end), STVM_ETIMEDOUT, or the wait's error; the first wait
- * of a read counts in stats.socket_reads_blocked. */
+/* The two steps of a read. try_read: one non-blocking receive: the bytes (> 0), STVM_EEOF
+ * at the orderly end, the error that broke the connection, STVM_ECLOSED (closed here);
+ * or 0 with *would_block set (nothing there yet, the read handler armed). await_data:
+ * waitForDataFor: until deadline: STVM_OK when a receive may find something (data, or
+ * the end), STVM_ETIMEDOUT, or the wait's error; the first wait of a read counts in
+ * stats.socket_reads_blocked. */
 typedef struct read_wait {
     bool blocked;                    /* this read has waited (and was counted) */
 } read_wait;
@@ -478,9 +602,8 @@ static int64_t try_read(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t star
     int status = stvm__socket_status(vm, s);
     if (status != STVM_SOCKET_CONNECTED) {
         /* The end of the stream: orderly when the peer closed without an error. */
-        return status == STVM_SOCKET_OTHER_END_CLOSED && stvm__socket_error(vm, s) == 0
-                   ? 0
-                   : STVM_ECLOSED;
+        return status == STVM_SOCKET_OTHER_END_CLOSED ? stvm__socket_failure(vm, s, STVM_EEOF)
+                                                      : STVM_ECLOSED;
     }
     *would_block = true;
     return 0;
@@ -509,6 +632,8 @@ static int64_t read_loop(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t sta
 {
     if (role_taken(vm, s, SOCKET_READER))
         return STVM_EWAITING;
+    if (s->shut_rd)
+        return STVM_EEOF;   /* shut here: no system call reads again */
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     read_wait rw = {0};
     for (;;) {
@@ -543,17 +668,20 @@ int64_t stvm__socket_read_lent(stvm_vm *vm, stvm_socket *s, size_t count, int64_
 }
 
 int stvm__socket_write(stvm_vm *vm, stvm_socket *s, stvm_oop bytes, size_t start, size_t count,
-                       int64_t timeout_ms, size_t *sent)
+                       int64_t timeout_ms, bool after_fin, size_t *sent)
 {
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
     *sent = 0;
     while (*sent < count) {
-        int err = stvm__socket_wait_for_send_done(vm, s, stvm__socket_remaining(vm, deadline));
+        int err = stvm__socket_wait_for_send_done(vm, s, stvm__socket_remaining(vm, deadline),
+                                                  after_fin);
         if (err)
             return err;
         int64_t n = stvm__socket_send_some(vm, s, bytes, start + *sent, count - *sent);
-        if (n == 0 && !stvm__socket_is_connected(vm, s))
-            return STVM_ECLOSED;
+        /* Nothing sent: no room after all (the next wait looks again), or the send found
+         * the connection broken (the look says how). */
+        if (n == 0 && (err = write_ended(vm, s, after_fin)))
+            return err;
         *sent += (size_t)n;
     }
     return STVM_OK;

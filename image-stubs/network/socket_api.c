@@ -1,151 +1,19 @@
 /*
- * The public socket and stream calls (stvm.h, "Sockets"), built on the image side's
- * Socket and SocketStream: each checks its arguments and its caller, then does what a
- * Pharo program would (NetNameResolver for the host, Socket>>connectTo:port:waitFor...,
- * listenOn:backlogSize:interface:, waitForAcceptFor:, sendData:, receiveDataInto:).
+ * The public calls on a socket (stvm/net.h, "Sockets"): sending and receiving
+ * (Socket>>sendData:, receiveDataInto:), half-closing, closing, and what a socket tells
+ * (descriptor, port, addresses, status). The calls that make sockets are socket_open.c's,
+ * the streams' stream_api.c's.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/un.h>
 
-#include "../../vm/abi.h"
-#include "../../vm/bytes.h"
-#include "../../vm/integer.h"
+#include "../../vm/error.h"
 #include "../../vm/objmem.h"
-#include "../../primitives/sockaddr.h"
-#include "../kernel/delay.h"
-#include "socket_stream.h"
-
-#define MAX_LEN ((size_t)INT64_MAX)
-
-static stvm_socket *socket_of(stvm_vm *vm, stvm_socket *s)
-{
-    return vm ? stvm__prim_object_of(vm, (stvm_oop)s, STVM_CLASS_SOCKET) : NULL;
-}
-
-static stvm_stream *stream_of(stvm_vm *vm, stvm_stream *st)
-{
-    return vm ? stvm__prim_object_of(vm, (stvm_oop)st, STVM_CLASS_SOCKET_STREAM) : NULL;
-}
-
-/* A wait's timeout: -1, 0 or a duration the Delay scheduler takes. */
-static int check_timeout(stvm_vm *vm, int64_t timeout_ms)
-{
-    if (timeout_ms < -1)
-        return STVM_EINVAL;
-    if (!stvm__in_process(vm))
-        return STVM_ENOTPROC;
-    return timeout_ms > 0 ? stvm__check_duration(vm, timeout_ms, true) : STVM_OK;
-}
-
-/* NetNameResolver addressForName: host -> a new 4- or 16-byte ByteArray. EINVAL,
- * ENOMEM. Pharo's answers a numeric address from addressFromString:, without the
- * resolver; the resolver stvm has knows nothing else but "localhost", which is parsed
- * here as well. So the resolver's status is never touched, and a host that is not an
- * address is refused before anything is allocated. */
-static int resolve(stvm_vm *vm, const char *host, stvm_oop *address)
-{
-    uint8_t addr[16];
-    int len;
-    if (!stvm__socket_parse_host((const uint8_t *)host, strlen(host), addr, &len))
-        return STVM_EINVAL;
-    stvm_byte_array *b = stvm__bytes_alloc(vm, (size_t)len);
-    if (!b)
-        return STVM_ENOMEM;
-    memcpy(b->bytes, addr, (size_t)len);
-    *address = (stvm_oop)b;
-    return STVM_OK;
-}
-
-/* ---- opening --------------------------------------------------------------------------- */
-
-/* A call that fails after allocating (a taken port, a full external table) frees what
- * it made and takes it out of the allocation counters: it changes nothing. */
-int stvm_tcp_listen(stvm_vm *vm, const char *host, int port, int backlog, stvm_socket **out)
-{
-    if (!vm || !host || !out || port < 0 || port > 65535 || backlog < 1 || backlog > 65535)
-        return STVM_EINVAL;
-    stvm_alloc_mark mark = stvm__alloc_mark(vm);
-    stvm_oop address = STVM_NIL;
-    stvm_socket *s = NULL;
-    int err = resolve(vm, host, &address);
-    if (!err && !(err = stvm__socket_new(vm, &s)) &&
-        (err = stvm__socket_listen(vm, s, port, backlog, address)))
-        stvm__socket_free(vm, s);
-    if (address != STVM_NIL)
-        stvm_oop_release(vm, address);
-    if (err) {
-        stvm__alloc_forget(vm, mark);
-        return err;
-    }
-    *out = s;
-    return STVM_OK;
-}
-
-int stvm_tcp_accept(stvm_vm *vm, stvm_socket *listener, int64_t timeout_ms, stvm_socket **out)
-{
-    stvm_socket *l = socket_of(vm, listener);
-    if (!l || !l->listener || !out)
-        return STVM_EINVAL;
-    int err = check_timeout(vm, timeout_ms);
-    if (err)
-        return err;
-    /* Socket>>waitForAcceptFor:: the listener's status turns Connected when a connection
-     * waits; then Socket>>accept. */
-    err = stvm__socket_wait_for_connection(vm, l, timeout_ms);
-    if (err == STVM_ECLOSED)
-        err = STVM_ESYS;
-    if (!err)
-        err = stvm__socket_accept_from(vm, l, out);
-    return err;
-}
-
-/* A connect in progress is undone if its process is terminated while it waits. */
-typedef struct connecting {
-    stvm_wait_guard guard;
-    stvm_socket *s;
-} connecting;
-
-static void connect_undo(stvm_vm *vm, stvm_wait_guard *g)
-{
-    stvm__socket_free(vm, STVM_CONTAINER(g, connecting, guard)->s);
-}
-
-int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms,
-                     stvm_socket **out)
-{
-    if (!vm || !host || !out || port < 1 || port > 65535)
-        return STVM_EINVAL;
-    int err = check_timeout(vm, timeout_ms);
-    stvm_oop address = STVM_NIL;
-    stvm_alloc_mark mark = stvm__alloc_mark(vm);
-    if (err || (err = resolve(vm, host, &address))) {
-        stvm__alloc_forget(vm, mark);
-        return err;
-    }
-    connecting c = {.guard.undo = connect_undo};
-    err = stvm__socket_new(vm, &c.s);
-    if (!err)
-        err = stvm__socket_connect_nonblocking(vm, c.s, address, port);
-    stvm_oop_release(vm, address);
-    if (err) {
-        /* Refused before the wait (which lets other processes allocate): undone. */
-        if (c.s)
-            stvm__socket_free(vm, c.s);
-        stvm__alloc_forget(vm, mark);
-        return err;
-    }
-    stvm__wait_guard_push(vm, &c.guard);
-    err = stvm__socket_wait_for_connection(vm, c.s, timeout_ms);
-    stvm__wait_guard_pop(vm, &c.guard);
-    if (err == STVM_ECLOSED)
-        err = stvm__socket_error(vm, c.s) == ECONNREFUSED ? STVM_ECONNREFUSED : STVM_ESYS;
-    if (err) {
-        stvm__socket_free(vm, c.s);
-        return err;
-    }
-    *out = c.s;
-    return STVM_OK;
-}
+#include "socket_api.h"
 
 /* ---- sending and receiving --------------------------------------------------------------- */
 
@@ -153,20 +21,23 @@ int stvm_tcp_connect(stvm_vm *vm, const char *host, int port, int64_t timeout_ms
 static int transfer_checks(stvm_vm *vm, stvm_socket *s, const void *buf, size_t len,
                            int64_t timeout_ms)
 {
-    if (!s || s->listener || (!buf && len > 0) || len > MAX_LEN)
+    if (!s || s->listener || (!buf && len > 0) || len > STVM_SOCKET_MAX_LEN)
         return STVM_EINVAL;
-    return check_timeout(vm, timeout_ms);
+    return stvm__socket_check_timeout(vm, timeout_ms);
 }
 
 /* Sent through a buffer of the pool (the plugin sends from a ByteArray), held while the
- * send lasts, STVM_BUFFER_SIZE bytes at a time. */
+ * send lasts, STVM_BUFFER_SIZE bytes at a time, by the C API's rule (socket.h): on after
+ * the peer's FIN. */
 int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *sock, const void *buf, size_t len,
                          int64_t timeout_ms)
 {
-    stvm_socket *s = socket_of(vm, sock);
+    stvm_socket *s = stvm__socket_of(vm, sock);
     int err = transfer_checks(vm, s, buf, len, timeout_ms);
     if (err)
         return err;
+    if (s->shut_wr)
+        return STVM_ECLOSED;
     stvm_byte_array *b = len ? stvm__buffer_take(vm) : NULL;
     if (len && !b)
         return STVM_ENOMEM;
@@ -175,7 +46,7 @@ int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *sock, const void *buf, size_t
         size_t chunk = len - done < STVM_BUFFER_SIZE ? len - done : STVM_BUFFER_SIZE;
         memcpy(b->bytes, (const uint8_t *)buf + done, chunk);
         err = stvm__socket_write(vm, s, (stvm_oop)b, 1, chunk,
-                                 stvm__socket_remaining(vm, deadline), &sent);
+                                 stvm__socket_remaining(vm, deadline), true, &sent);
     }
     stvm__buffer_give(vm, b);
     return err ? err : (int64_t)len;
@@ -185,7 +56,7 @@ int64_t stvm_socket_send(stvm_vm *vm, stvm_socket *sock, const void *buf, size_t
 int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *sock, void *buf, size_t len,
                          int64_t timeout_ms)
 {
-    stvm_socket *s = socket_of(vm, sock);
+    stvm_socket *s = stvm__socket_of(vm, sock);
     if (len == 0)
         return STVM_EINVAL;
     int err = transfer_checks(vm, s, buf, len, timeout_ms);
@@ -201,28 +72,60 @@ int64_t stvm_socket_recv(stvm_vm *vm, stvm_socket *sock, void *buf, size_t len,
     return n;
 }
 
-/* ---- the rest ------------------------------------------------------------------------------- */
+/* ---- half-closing and closing ------------------------------------------------------------- */
 
-static bool someone_waits(const stvm_socket *s)
+int stvm_socket_shutdown(stvm_vm *vm, stvm_socket *sock, int how)
 {
-    for (int r = 0; r < SOCKET_ROLES; r++)
-        if (s->waiting[r])
-            return true;
-    return false;
+    stvm_socket *s = stvm__socket_of(vm, sock);
+    if (!s || s->listener || (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR))
+        return STVM_EINVAL;
+    bool rd = how != SHUT_WR, wr = how != SHUT_RD;
+    if ((rd && s->waiting[SOCKET_READER]) || (wr && s->waiting[SOCKET_WRITER]))
+        return STVM_EINUSE;
+    /* Bytes a stream holds for sending go out first, within its write timeout: a
+     * shutdown never drops what was written (libuv's uv_shutdown waits for the writes
+     * queued before it). */
+    stvm_stream *st = s->stream;
+    if (wr && !s->shut_wr && st && st->out_len > 0) {
+        if (!stvm__in_process(vm))
+            return STVM_ENOTPROC;
+        int err = stvm__stream_flush(vm, st);
+        if (err)
+            return err;
+        if (rd && s->waiting[SOCKET_READER])
+            return STVM_EINUSE;   /* came while the flush waited */
+    }
+    if ((!rd || s->shut_rd) && (!wr || s->shut_wr))
+        return STVM_OK;   /* shut already: nothing to ask the system */
+    int e = stvm__socket_plugin_shutdown(vm, s->handle, how);
+    /* ENOTCONN: the connection has ended. In order (both FINs: the peer's was read, so
+     * the status says OtherEndClosed without an error), there is nothing left to shut,
+     * and the directions are shut here as asked; otherwise what ended it answers. */
+    if (e == ENOTCONN && stvm__socket_status(vm, s) == STVM_SOCKET_OTHER_END_CLOSED &&
+        stvm__socket_error(vm, s) == 0)
+        e = 0;
+    if (e)
+        return e == ENOTCONN ? stvm__socket_failure(vm, s, stvm__error_from_errno(e))
+                             : stvm__error_from_errno(e);
+    s->shut_rd |= rd;
+    s->shut_wr |= wr;
+    return STVM_OK;
 }
 
 int stvm_socket_close(stvm_vm *vm, stvm_socket *sock)
 {
-    stvm_socket *s = socket_of(vm, sock);
+    stvm_socket *s = stvm__socket_of(vm, sock);
     if (!s)
         return STVM_EINVAL;
-    if (someone_waits(s))
+    if (stvm__socket_waited_on(s))
         return STVM_EINUSE;
     if (s->stream)
         stvm__stream_close(vm, s->stream);
     stvm__socket_free(vm, s);
     return STVM_OK;
 }
+
+/* ---- what a socket tells ------------------------------------------------------------------ */
 
 static const stvm_socket_handle *record_of(const stvm_socket *s)
 {
@@ -245,93 +148,68 @@ int stvm_socket_port(const stvm_socket *s)
     return s->listener ? stvm__socket_local_port(s->vm, m) : stvm__socket_remote_port(s->vm, m);
 }
 
+/* An address as text: inet_ntop's for IPv4 and IPv6 (with the port), the path for a
+ * Unix socket ("" when it has none, as the client end of a connection has). */
+static int address_text(stvm_vm *vm, const stvm_socket *sock, bool peer, char *buf,
+                        size_t size, int *port)
+{
+    stvm_socket *s = stvm__socket_of(vm, sock);
+    if (!s || !buf || size == 0 || (peer && s->listener))
+        return STVM_EINVAL;
+    struct sockaddr_storage sa;
+    socklen_t len;
+    /* The ByteArray the primitives fill is the VM's for the call only. */
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
+    int err = stvm__socket_address(vm, s, peer, &sa, &len);
+    stvm__alloc_forget(vm, mark);
+    if (err)
+        return err;
+    char text[sizeof(((struct sockaddr_un *)0)->sun_path) + INET6_ADDRSTRLEN] = "";
+    int p = 0;
+    if (sa.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&sa;
+        inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+        p = ntohs(in->sin_port);
+    } else if (sa.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+        p = ntohs(in6->sin6_port);
+    } else if (sa.ss_family == AF_UNIX) {
+        const size_t at = offsetof(struct sockaddr_un, sun_path);
+        size_t n = (size_t)len > at ? strnlen(((const struct sockaddr_un *)&sa)->sun_path,
+                                             (size_t)len - at)
+                                    : 0;
+        memcpy(text, ((const struct sockaddr_un *)&sa)->sun_path, n);
+        text[n] = '\0';
+    }
+    size_t n = strlen(text);
+    if (n >= size)
+        return STVM_ERANGE;
+    memcpy(buf, text, n + 1);
+    if (port)
+        *port = p;
+    return STVM_OK;
+}
+
+int stvm_socket_peer_address(stvm_vm *vm, const stvm_socket *s, char *buf, size_t size,
+                             int *port)
+{
+    return address_text(vm, s, true, buf, size, port);
+}
+
+int stvm_socket_local_address(stvm_vm *vm, const stvm_socket *s, char *buf, size_t size,
+                              int *port)
+{
+    return address_text(vm, s, false, buf, size, port);
+}
+
 int stvm_socket_status(stvm_vm *vm, stvm_socket *sock)
 {
-    stvm_socket *s = socket_of(vm, sock);
+    stvm_socket *s = stvm__socket_of(vm, sock);
     return s ? stvm__socket_status(vm, s) : STVM_EINVAL;
 }
 
 stvm_semaphore *stvm_socket_read_semaphore(stvm_socket *s)
 {
     return s && s->hdr.class_index == STVM_CLASS_SOCKET ? s->read_semaphore : NULL;
-}
-
-/* ---- streams ---------------------------------------------------------------------------------- */
-
-int stvm_stream_open(stvm_vm *vm, stvm_socket *sock, int64_t timeout_ms, stvm_stream **out)
-{
-    stvm_socket *s = socket_of(vm, sock);
-    if (!s || s->listener || !out || timeout_ms < -1)
-        return STVM_EINVAL;
-    return stvm__stream_open(vm, s, timeout_ms, out);
-}
-
-/* The checks of every stream call that may wait: the caller must be a process of this
- * VM on its thread, as for every other call that may wait (a process of the VM running
- * on another thread is not the caller). */
-static int stream_checks(stvm_vm *vm, stvm_stream *st)
-{
-    if (!stream_of(vm, st))
-        return STVM_EINVAL;
-    return stvm__in_process(vm) ? STVM_OK : STVM_ENOTPROC;
-}
-
-int64_t stvm_stream_read(stvm_vm *vm, stvm_stream *st, void *buf, size_t len)
-{
-    int err = stream_checks(vm, st);
-    if (err)
-        return err;
-    if (!buf || len == 0 || len > MAX_LEN)
-        return STVM_EINVAL;
-    return stvm__stream_read(vm, st, buf, len);
-}
-
-int64_t stvm_stream_read_line(stvm_vm *vm, stvm_stream *st, char *buf, size_t cap)
-{
-    int err = stream_checks(vm, st);
-    if (err)
-        return err;
-    if (!buf || cap == 0 || cap > MAX_LEN)
-        return STVM_EINVAL;
-    return stvm__stream_read_line(vm, st, buf, cap);
-}
-
-int stvm_stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len)
-{
-    int err = stream_checks(vm, st);
-    if (err)
-        return err;
-    if ((!buf && len > 0) || len > MAX_LEN)
-        return STVM_EINVAL;
-    return stvm__stream_write(vm, st, buf, len);
-}
-
-int stvm_stream_flush(stvm_vm *vm, stvm_stream *st)
-{
-    int err = stream_checks(vm, st);
-    return err ? err : stvm__stream_flush(vm, st);
-}
-
-int stvm_stream_get_stats_(const stvm_stream *st, stvm_stream_stats *out, size_t out_size)
-{
-    if (!st || !out || st->hdr.class_index != STVM_CLASS_SOCKET_STREAM)
-        return STVM_EINVAL;
-    int err = stvm__struct_size_check(STVM__STRUCT_STREAM_STATS, out_size);
-    if (err)
-        return err;
-    stvm_stream_stats s = st->stats;
-    s.buffer_bytes = (uint64_t)((st->in != STVM_NIL) + (st->out != STVM_NIL)) *
-                     STVM_STREAM_BUFFER_SIZE;
-    memcpy(out, &s, out_size);
-    return STVM_OK;
-}
-
-int stvm_stream_close(stvm_vm *vm, stvm_stream *st)
-{
-    if (!stream_of(vm, st))
-        return STVM_EINVAL;
-    if (someone_waits(st->socket))
-        return STVM_EINUSE;
-    stvm__stream_close(vm, st);
-    return STVM_OK;
 }

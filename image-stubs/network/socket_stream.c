@@ -24,7 +24,8 @@ static void give_back(stvm_vm *vm, stvm_oop *slot)
     *slot = STVM_NIL;
 }
 
-int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stream **out)
+int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, bool after_fin,
+                      stvm_stream **out)
 {
     if (s->stream)
         return STVM_ESTATE;
@@ -34,7 +35,8 @@ int stvm__stream_open(stvm_vm *vm, stvm_socket *s, int64_t timeout_ms, stvm_stre
     st->vm = vm;
     st->socket = s;
     st->in = st->out = STVM_NIL;
-    st->timeout_ms = timeout_ms;
+    st->read_timeout_ms = st->write_timeout_ms = timeout_ms;
+    st->after_fin = after_fin;
     s->stream = st;
     *out = st;
     return STVM_OK;
@@ -48,11 +50,6 @@ void stvm__stream_close(stvm_vm *vm, stvm_stream *st)
     stvm__objmem_free(vm, st);
 }
 
-void stvm__stream_set_timeout(stvm_stream *st, int64_t timeout_ms)
-{
-    st->timeout_ms = timeout_ms;
-}
-
 /* ---- reading ---------------------------------------------------------------------- */
 
 int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st)
@@ -60,14 +57,14 @@ int64_t stvm__stream_fill(stvm_vm *vm, stvm_stream *st)
     if (st->in_pos < st->in_end)
         return (int64_t)(st->in_end - st->in_pos);
     if (st->at_end)
-        return 0;
+        return STVM_EEOF;
     st->in_pos = st->in_end = 0;
     bool blocked = false;
-    int64_t n = stvm__socket_read_lent(vm, st->socket, STVM_STREAM_BUFFER_SIZE, st->timeout_ms,
-                                       &blocked, &st->in);
+    int64_t n = stvm__socket_read_lent(vm, st->socket, STVM_STREAM_BUFFER_SIZE,
+                                       st->read_timeout_ms, &blocked, &st->in);
     if (blocked)
         st->stats.reads_blocked++;
-    if (n == 0)
+    if (n == STVM_EEOF)
         st->at_end = true;
     if (n <= 0)
         return n;
@@ -125,10 +122,10 @@ int64_t stvm__stream_read_up_to(stvm_vm *vm, stvm_stream *st, uint8_t delimiter,
     for (;;) {
         *taken = stored;
         int64_t n = stvm__stream_fill(vm, st);
+        if (n == STVM_EEOF && stored > 0)
+            return (int64_t)stored;   /* the last run, without its delimiter */
         if (n < 0)
             return n;
-        if (n == 0)
-            return (int64_t)stored;
         const uint8_t *from = bytes(st->in) + st->in_pos;
         const uint8_t *hit = memchr(from, delimiter, (size_t)n);
         size_t run = hit ? (size_t)(hit - from) : (size_t)n;
@@ -174,7 +171,8 @@ int stvm__stream_flush(stvm_vm *vm, stvm_stream *st)
     if (st->out_len == 0)
         return STVM_OK;
     size_t sent;
-    int err = stvm__socket_write(vm, st->socket, st->out, 1, st->out_len, st->timeout_ms, &sent);
+    int err = stvm__socket_write(vm, st->socket, st->out, 1, st->out_len, st->write_timeout_ms,
+                                 st->after_fin, &sent);
     st->stats.bytes_out += sent;
     /* What was not sent stays buffered, at the front. */
     memmove(bytes(st->out), bytes(st->out) + sent, st->out_len - sent);
@@ -188,6 +186,8 @@ int stvm__stream_flush(stvm_vm *vm, stvm_stream *st)
 
 int stvm__stream_write(stvm_vm *vm, stvm_stream *st, const void *buf, size_t len)
 {
+    if (st->after_fin && st->socket->shut_wr)
+        return STVM_ECLOSED;   /* nothing buffered that could never be sent */
     const uint8_t *p = buf;
     while (len > 0) {
         if (st->out_len == STVM_STREAM_BUFFER_SIZE) {

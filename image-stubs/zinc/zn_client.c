@@ -61,7 +61,8 @@ static int connect_(stvm_vm *vm, zn_client *c)
         c->socket = NULL;
         return fail(c, err, "connecting to %.100s", c->host);
     }
-    if ((err = stvm__stream_open(vm, c->socket, c->cfg.timeout_ms, &c->stream))) {
+    /* Pharo's rule for sending: a connection whose peer closed is closed. */
+    if ((err = stvm__stream_open(vm, c->socket, c->cfg.timeout_ms, false, &c->stream))) {
         stvm_socket_close(vm, c->socket);
         c->socket = NULL;
         return fail(c, err, "opening a stream to %.100s", c->host);
@@ -150,10 +151,10 @@ static int read_line(stvm_vm *vm, zn_client *c, char *buf, const char *what)
     int64_t n = stvm__stream_read_line(vm, c->stream, buf, LINE_MAX_BYTES);
     if (n == STVM_ERANGE)
         return fail(c, STVM_EPROTO, "a %.100s longer than 1024 bytes", what);
+    if (n == STVM_EEOF)
+        return fail(c, STVM_ECLOSED, "the connection ended before the %.100s", what);
     if (n < 0)
         return fail(c, (int)n, "reading the %.100s", what);
-    if (n == 0 && c->stream->at_end)
-        return fail(c, STVM_ECLOSED, "the connection ended before the %.100s", what);
     /* A line is returned without its LF when the stream ended first: a cut response. */
     if (c->stream->at_end)
         return fail(c, STVM_EPROTO, "the connection ended inside the %.100s", what);
@@ -245,10 +246,10 @@ static int read_body_bytes(stvm_vm *vm, zn_client *c, uint64_t n, uint8_t *body,
         uint8_t *to = keep ? body + r->body_bytes : c->scratch;
         size_t room = keep ? cap - r->body_bytes : sizeof c->scratch;
         int64_t got = stvm__stream_read(vm, c->stream, to, n < room ? (size_t)n : room);
+        if (got == STVM_EEOF)
+            return fail(c, STVM_EPROTO, "the connection ended inside the body%.100s", "");
         if (got < 0)
             return fail(c, (int)got, "reading the body%.100s", "");
-        if (got == 0)
-            return fail(c, STVM_EPROTO, "the connection ended inside the body%.100s", "");
         r->body_bytes += (size_t)got;
         n -= (uint64_t)got;
     }
@@ -290,10 +291,10 @@ static int read_to_end(stvm_vm *vm, zn_client *c, uint8_t *body, size_t cap, zn_
         bool keep = body && r->body_bytes < cap;
         int64_t got = stvm__stream_read(vm, c->stream, keep ? body + r->body_bytes : c->scratch,
                                         keep ? cap - r->body_bytes : sizeof c->scratch);
+        if (got == STVM_EEOF)
+            break;
         if (got < 0)
             return fail(c, (int)got, "reading the body%.100s", "");
-        if (got == 0)
-            break;
         r->body_bytes += (size_t)got;
     }
     r->close = true;
@@ -363,10 +364,10 @@ static int first_read(stvm_vm *vm, exchange *x)
     if (c->stream->stats.reads_blocked != blocked)
         c->stats.first_reads_blocked++;
     c->stats.reads_blocked += c->stream->stats.reads_blocked - blocked;
+    if (n == STVM_EEOF)
+        return fail(c, STVM_ECLOSED, "the connection ended before the response%.100s", "");
     if (n < 0)
         return fail(c, (int)n, "waiting for the response%.100s", "");
-    if (n == 0)
-        return fail(c, STVM_ECLOSED, "the connection ended before the response%.100s", "");
     x->any_response = true;
     at(vm, c, ZN_AT_READ);
     return STVM_OK;
@@ -446,8 +447,10 @@ int stvm__zn_client_get(stvm_vm *vm, zn_client *c, const char *path, uint8_t *bo
     bool reused = c->requests_on_connection > 0;
     if (!err)
         err = exchange_once(vm, &x, body, cap, r);
-    /* ZnClient retries once on a new connection when a reused one turns out dead. */
-    if (err == STVM_ECLOSED && reused && !x.any_response) {
+    /* ZnClient retries once on a new connection when a reused one turns out dead
+     * (Pharo's ConnectionClosed: the peer closed it, or reset it). */
+    if ((err == STVM_ECLOSED || err == STVM_ECONNRESET || err == STVM_EPIPE) && reused &&
+        !x.any_response) {
         disconnect(vm, c);
         c->stats.retries++;
         exchange_start(vm, &x, c, path);

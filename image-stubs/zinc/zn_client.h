@@ -97,7 +97,8 @@ int stvm__zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **ou
 /* GET path (at most 1024 bytes, sent as it is), as ZnClient>>get: does. The body goes
  * into body (up to cap bytes; the rest is counted and dropped) when body is not NULL.
  * STVM_OK and *r, or: EINVAL, ENOTPROC, ECONNREFUSED, ETIMEDOUT, ECLOSED (the peer went
- * away: on a new connection, or again after the one retry), EPROTO (a malformed
+ * away: on a new connection, or again after the one retry), ECONNRESET or EPIPE (the
+ * peer reset the connection, likewise), EPROTO (a malformed
  * response: why() tells what), ESTATE, ENOMEM; after an error the connection is closed
  * and the next request opens a new one. Needs an active process; switches (socket
  * waits, log subscribers, the work knobs' checkpoints). */

@@ -7,6 +7,9 @@
  *
  * Conventions used by every function of stvm's headers:
  *  - int results are STVM_OK (0) or a negative STVM_E* code; stvm_strerror() names it.
+ *  - An operating system error a program acts on has a code of its own (EADDRINUSE,
+ *    ECONNRESET, EMFILE, ...: the list below); STVM_ESYS is every other, and then errno
+ *    holds the system's code when the call returns.
  *  - A call that fails changes nothing (no half-done state), unless its comment says so.
  *  - "Switches" means the call may run other green processes before it returns
  *    (it is a scheduling point). "Allocates" means it may take memory from the VM.
@@ -252,8 +255,9 @@ typedef struct stvm_config {
                                    neighbouring deadlines share one wake-up (the thread's
                                    timer slack); 0 = exact; default 50; 0 .. 1000 */
     int ffi_workers;            /* OS threads of the FFI worker pool that
-                                   stvm_ffi_call_threaded hands calls to, started on its
-                                   first call; default 2; 1 .. 64 */
+                                   stvm_ffi_call_threaded hands calls to (and
+                                   stvm_tcp_connect its host name lookups), started on
+                                   its first call; default 2; 1 .. 64 */
     int ffi_callback_priority;  /* priority of the process that runs FFI callbacks
                                    arriving from other threads (Pharo's callback queue
                                    process runs at highIOPriority); default 70; 1 .. 80 */
@@ -435,7 +439,7 @@ STVM_API int stvm_process_terminate(stvm_vm *vm, stvm_process *p);
 
 /* Interrupt a process (Pharo's Process>>signalException:): fn(vm, arg) runs in p, in
  * p's own context, at p's next scheduling point, before p goes on. If p waits (on a
- * semaphore, mutex, Delay, descriptor, socket, join or threaded
+ * semaphore, mutex, Delay, descriptor, socket, host name lookup, join or threaded
  * callout) its wait ends now: p is made runnable (preempting the caller if strictly
  * higher), runs fn, and the call it waited in answers STVM_EINTR having taken nothing
  * (a signal or item it had been handed goes back; a threaded callout's C call goes on
@@ -531,7 +535,7 @@ typedef enum stvm_wait_kind {
                                       and _us: NULL (their Delay is the library's) */
     STVM_WAIT_ON_SOCKET_READ,      /* a receive or a stream read: the stvm_socket */
     STVM_WAIT_ON_SOCKET_WRITE,     /* a send or a stream write (flush): the stvm_socket */
-    STVM_WAIT_ON_SOCKET_ACCEPT,    /* stvm_tcp_accept: the listening stvm_socket */
+    STVM_WAIT_ON_SOCKET_ACCEPT,    /* stvm_socket_accept: the listening stvm_socket */
     STVM_WAIT_ON_SOCKET_CONNECT,   /* stvm_tcp_connect: NULL (the socket is not yet the
                                       program's) */
     STVM_WAIT_ON_FD,               /* stvm_fd_wait: NULL; wait_fd is the descriptor */

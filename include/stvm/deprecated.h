@@ -27,6 +27,8 @@
 #define stvm_is_smallint stvm_oop_is_smallint
 #define stvm_is_integer stvm_oop_is_integer
 #define stvm_prim_error_name stvm_primitive_error_name
+/* After 0.2.0: one accept for TCP and Unix listeners. */
+#define stvm_tcp_accept stvm_socket_accept
 #endif
 
 #endif /* STVM_DEPRECATED_H */
