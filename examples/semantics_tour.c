@@ -67,7 +67,7 @@ static stvm_vm *make_vm(bool preemption_yields, int clock)
     cfg.preemption_yields = preemption_yields;
     cfg.clock = clock;
     stvm_vm *vm = NULL;
-    MUST(stvm_vm_new(&vm, &cfg));
+    MUST(stvm_vm_create(&cfg, &vm));
     return vm;
 }
 

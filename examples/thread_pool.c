@@ -118,7 +118,7 @@ int main(void)
     stvm_vm *vm;
     pool p = {0};
     worker_arg wa[WORKERS];
-    if (stvm_vm_new(&vm, NULL) || stvm_queue_new(vm, CAPACITY, &p.q) ||
+    if (stvm_vm_create(NULL, &vm) || stvm_queue_new(vm, CAPACITY, &p.q) ||
         stvm_queue_open_external(vm, p.q) || stvm_semaphore_new(vm, &p.all_done)) {
         fprintf(stderr, "setting up the VM failed\n");
         return 1;

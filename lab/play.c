@@ -500,7 +500,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         pl.wires[i] = (wire){-1, -1};
     int rc = STVM_ENOMEM;
     if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.joined && pl.held)
-        rc = stvm_vm_new(&pl.vm, &s->cfg);
+        rc = stvm_vm_create(&s->cfg, &pl.vm);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
         player_free(&pl);

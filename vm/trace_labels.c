@@ -28,7 +28,7 @@ int stvm__trace_object_kind(int event_kind)
         return 2;
     case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
         return 3;
-    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
+    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE: case STVM_TRACE_QUEUE_CLOSE:
         return 4;
     case STVM_TRACE_MONITOR_WAIT: case STVM_TRACE_MONITOR_SIGNAL:
         return 5;

@@ -8,7 +8,7 @@
  *    any int; stvm_primitive_numbers with any capacity (it must not write past it);
  *  - configuration: every field of stvm_config (edges and raw values) into
  *    stvm_config_check, with why buffers of every size (nothing written past the size),
- *    against a model of the documented ranges; stvm_vm_new must agree with the check,
+ *    against a model of the documented ranges; stvm_vm_create must agree with the check,
  *    and stvm_vm_config answer the normalised values;
  *  - a simulated-clock VM driven from the host thread and from green processes:
  *    durations into stvm_delay_wait_ms/us, semaphore and mutex timed waits and joins
@@ -406,19 +406,19 @@ static void op_config(fz_ctx *c)
     if (!(w & 0x10) || vm_news_left <= 0)
         return;
     vm_news_left--;
-    /* stvm_vm_new agrees with the check; on error *out is unchanged */
+    /* stvm_vm_create agrees with the check; on error *out is unchanged */
     if (g.clock == STVM_CLOCK_SIMULATED && !g.sim_start_us)
         g.sim_start_us = FZ_SIM_START;   /* 0 would be "now": not deterministic */
     if (g.stack_guard_method == STVM_GUARD_AUTO || g.stack_guard_method == STVM_GUARD_MADVISE)
         g.stack_guard_method = STVM_GUARD_CANARY;   /* AUTO/MADVISE depend on the kernel */
     stvm_vm *vm = (stvm_vm *)fz_stray;
-    rc = stvm_vm_new(&vm, &g);
+    rc = stvm_vm_create(&g, &vm);
     if (bad) {
         FZ_CHECK(rc == STVM_EINVAL && vm == (stvm_vm *)fz_stray,
-                 "vm_new with a bad %s answered %s", bad, stvm_err_name(rc));
+                 "vm_create with a bad %s answered %s", bad, stvm_err_name(rc));
         return;
     }
-    FZ_CHECK(rc == STVM_OK, "vm_new with a valid config answered %s", stvm_err_name(rc));
+    FZ_CHECK(rc == STVM_OK, "vm_create with a valid config answered %s", stvm_err_name(rc));
     stvm_config got;
     FZ_CHECK(stvm_vm_config(vm, &got) == STVM_OK, "vm_config");
     FZ_CHECK(stvm_vm_config(vm, NULL) == STVM_EINVAL && stvm_vm_config(NULL, &got) == STVM_EINVAL,
@@ -977,14 +977,14 @@ static void op_process(fz_ctx *c)
         break;
     }
     case 8: {
-        what = "run_within";
+        what = "call_within";
         int64_t d = (int64_t)(fz_u8(IN()) % 8) - 1;   /* -1 .. 6 ms */
         bool null_fn = k & 0x40;
         int rule = duration_rule(c, d, true);   /* ENOTPROC, EINVAL, ERANGE in that order */
         want = null_fn ? STVM_EINVAL : rule ? rule : d == 0 ? STVM_ETIMEDOUT : MAY_WAIT;
-        rc = stvm_run_within_ms(c->vm, d, null_fn ? NULL : timed_fn, c);
+        rc = stvm_call_within_ms(c->vm, null_fn ? NULL : timed_fn, c, d);
         if (want == MAY_WAIT) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "run_within answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "call_within answered %s",
                      stvm_err_name(rc));
             return;
         }
@@ -2334,8 +2334,8 @@ static void op_local(fz_ctx *c, unsigned op)
         }
         local_check_get(c, i == 0 ? w : NULL, rc, val, "local_get");
         void *of = (void *)SENTINEL;
-        int rc2 = stvm_local_get_of(c->vm, stvm_vm_active_process(c->vm), v, &of);
-        FZ_CHECK(rc2 == rc && of == val, "local_get_of(self) disagrees with local_get");
+        int rc2 = stvm_process_get_local(c->vm, stvm_vm_active_process(c->vm), v, &of);
+        FZ_CHECK(rc2 == rc && of == val, "process_get_local(self) disagrees with local_get");
         break;
     }
     case 2:
@@ -2392,8 +2392,8 @@ static void op_local(fz_ctx *c, unsigned op)
     default: {   /* free (refused while a during is in progress), or bad input */
         if (a & 0x40) {
             fz_snap *s = snap(c);
-            rc = stvm_local_get_of(c->vm, NULL, v, &val);
-            FZ_CHECK(rc == STVM_EINVAL, "local_get_of(NULL process)");
+            rc = stvm_process_get_local(c->vm, NULL, v, &val);
+            FZ_CHECK(rc == STVM_EINVAL, "process_get_local(NULL process)");
             rc = stvm_local_set(c->vm, (stvm_local *)c->sem[0], NULL);
             FZ_CHECK(c->sem[0] == NULL || rc == STVM_EINVAL, "local_set(a semaphore)");
             rc = stvm_local_free(c->vm, (stvm_local *)fz_stray);
@@ -2753,8 +2753,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cleanups_ran = 0;
     fz_config_from(&c->in, &c->cfg);
     c->cfg.external_table_size = (int)(fz_u8(&c->in) % 3) + 1;   /* EFULL is reachable */
-    int rc = stvm_vm_new(&c->vm, &c->cfg);
-    FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
+    int rc = stvm_vm_create(&c->cfg, &c->vm);
+    FZ_CHECK(rc == STVM_OK, "stvm_vm_create: %s", stvm_err_name(rc));
     /* the pool: a semaphore with an excess signal, one without, a mutex, a monitor, some
      * boxes, and the two external semaphores */
     for (int i = 0; i < 2; i++) {

@@ -230,7 +230,7 @@ static void fz_foreign_init(void)
         cfg.sim_start_us = FZ_SIM_START;
         cfg.smallint_bits = i ? 31 : 61;
         cfg.stack_guard_method = STVM_GUARD_CANARY;
-        if (stvm_vm_new(&f->vm, &cfg) || stvm_semaphore_new(f->vm, &f->sem) ||
+        if (stvm_vm_create(&cfg, &f->vm) || stvm_semaphore_new(f->vm, &f->sem) ||
             stvm_mutex_new(f->vm, &f->mutex) ||
             stvm_spawn_suspended(f->vm, 40, "foreign", fz_nothing, NULL, 0, &f->proc) ||
             stvm_int_from_u64(f->vm, UINT64_MAX - 7, &f->box) ||

@@ -982,8 +982,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->ops_left = 400;
     c->runs_left = 6;
     fz_config_from(&c->in, &c->cfg);
-    int rc = stvm_vm_new(&c->vm, &c->cfg);
-    FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
+    int rc = stvm_vm_create(&c->cfg, &c->vm);
+    FZ_CHECK(rc == STVM_OK, "stvm_vm_create: %s", stvm_err_name(rc));
     build_pool(c);
     fz_invariants(c, "building the pool");
     drive(c);   /* the host thread is a driver too; OP_RUN lets the green ones drive */

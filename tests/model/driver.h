@@ -1125,9 +1125,9 @@ static void drv_run(drv *d)
     cfg.delay_clock = rp->ms_delays ? STVM_DELAY_CLOCK_MS : STVM_DELAY_CLOCK_US;
     cfg.smallint_bits = rp->smallint_bits;
     cfg.stack_size = 256 * 1024;   /* the driver and the model run on green stacks too */
-    int err = stvm_vm_new(&d->vm, &cfg);
+    int err = stvm_vm_create(&cfg, &d->vm);
     if (err) {
-        fail(d, "setup", "stvm_vm_new: %s", stvm_err_name(err));
+        fail(d, "setup", "stvm_vm_create: %s", stvm_err_name(err));
         return;
     }
     for (int s = 0; s < M_SEMS; s++)
