@@ -77,8 +77,9 @@
     X(mutex_new) X(mutex_free) X(mutex_enter) X(mutex_enter_timeout_ms) X(mutex_exit)    \
     X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(queue_new) X(queue_free)       \
     X(queue_put) X(queue_put_timeout_ms) X(queue_take) X(queue_take_timeout_ms)          \
-    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush)                         \
-    X(queue_open_external) X(queue_put_external) X(monitor_new) X(monitor_free)          \
+    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush) X(queue_close)          \
+    X(queue_open_external) X(queue_put_external) X(queue_close_external) X(monitor_new)  \
+    X(monitor_free)                                                                      \
     X(monitor_enter) X(monitor_enter_timeout_ms) X(monitor_try_enter) X(monitor_exit)    \
     X(monitor_critical) X(monitor_owner) X(monitor_depth) X(monitor_wait)                \
     X(monitor_wait_timeout_ms) X(monitor_wait_on) X(monitor_wait_on_timeout_ms)          \
@@ -181,6 +182,8 @@ enum handle_id {
     H_DELAY_SEM,                       /* the row VM's plain Delay's semaphore */
     H_QUEUE_FULL,                      /* V_MAIN: a bounded queue of 1, holding an item */
     H_QUEUE_OPEN,                      /* V_OTHER: a queue open for other threads */
+    H_QUEUE_CLOSED,                    /* V_MAIN: an empty closed queue */
+    H_QUEUE_OPEN_CLOSED,               /* V_OTHER: a queue open for other threads, closed */
     H_LOCAL_DYN,                       /* V_MAIN: a dynamic process-local variable */
     H_MONITOR,                         /* the row VM's plain monitor, whatever is expected */
     H_MONITOR_OWNED,                   /* V_MAIN: a monitor P_OWNER owns (depth 2) */
@@ -427,7 +430,7 @@ typedef struct fx {
     stvm_semaphore *sem[N_VM];
     stvm_delay *delay[N_VM];      /* every VM: a Delay of 1 ms, not scheduled */
     stvm_queue *queue[N_VM];      /* every VM: an empty unbounded queue */
-    stvm_queue *queue_full, *queue_open;
+    stvm_queue *queue_full, *queue_open, *queue_closed, *queue_open_closed;
     stvm_local *local[N_VM];      /* every VM: a process-local variable nobody set */
     stvm_local *local_dyn;        /* V_MAIN: a dynamic one */
     stvm_monitor *monitor[N_VM];  /* every VM: a free monitor nobody waits on */
@@ -577,6 +580,8 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_DELAY_SEM: return stvm_delay_semaphore(f->delay[v]);
     case H_QUEUE_FULL: return f->queue_full;
     case H_QUEUE_OPEN: return f->queue_open;
+    case H_QUEUE_CLOSED: return f->queue_closed;
+    case H_QUEUE_OPEN_CLOSED: return f->queue_open_closed;
     case H_LOCAL_DYN: return f->local_dyn;
     case H_MONITOR: return plain(f, v, K_MONITOR);
     case H_MONITOR_OWNED: return f->monitor_owned;
@@ -805,8 +810,10 @@ static int call(fx *f, int fn, const args *a)
     case F_queue_peek: return stvm_queue_peek(vm, qu, o ? &o->item : NULL);
     case F_queue_size: return (int)stvm_queue_size(vm, qu);
     case F_queue_flush: return (int)stvm_queue_flush(vm, qu, NULL, NULL);
+    case F_queue_close: return stvm_queue_close(vm, qu);
     case F_queue_open_external: return stvm_queue_open_external(vm, qu);
     case F_queue_put_external: return stvm_queue_put_external(qu, f, a->n);
+    case F_queue_close_external: return stvm_queue_close_external(qu);
     case F_local_new: {
         /* z: bit 0 gives destroy_fn, bit 1 inherit_fn */
         int rc = stvm_local_new(vm, (unsigned)a->n, NULL, (a->z & 1) ? local_destroy : NULL,
@@ -825,10 +832,7 @@ static int call(fx *f, int fn, const args *a)
     case F_monitor_free: return stvm_monitor_free(vm, mon);
     case F_monitor_enter: return stvm_monitor_enter(vm, mon);
     case F_monitor_enter_timeout_ms: return stvm_monitor_enter_timeout_ms(vm, mon, a->n);
-    case F_monitor_try_enter: {
-        int rc = stvm_monitor_try_enter(vm, mon);
-        return rc == 0 ? R_ZERO : rc;
-    }
+    case F_monitor_try_enter: return stvm_monitor_try_enter(vm, mon);
     case F_monitor_exit: return stvm_monitor_exit(vm, mon);
     case F_monitor_critical: return stvm_monitor_critical(vm, mon, fnp, NULL);
     case F_monitor_owner: return null_or_not(stvm_monitor_owner(vm, mon));
@@ -1361,10 +1365,14 @@ static const fn_desc FN[N_FN] = {
                       .null_out = E_INVAL},
     [F_queue_size] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
     [F_queue_flush] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_close] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                       .ok = {.h = H_QUEUE_CLOSED}},
     [F_queue_open_external] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
                                .ok = {.vm = V_OTHER}},
     [F_queue_put_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
                               .ok = {.h = H_QUEUE_OPEN, .n = 0}},
+    [F_queue_close_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
+                                .ok = {.vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED}},
     [F_monitor_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_monitor_free] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
     [F_monitor_enter] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
@@ -1813,12 +1821,13 @@ static const row explicit_rows[] = {
     ROW(vm_check_invariants, "NULL buf with a size", C_HOST, STVM_OK, .null_ptr = true, .z = 16),
 
     /* ---- semaphores in states that refuse the call ---- */
-    ROW(semaphore_free, "processes wait on it", C_HOST, E_STATE, .h = H_PARK),
-    ROW(semaphore_free, "processes wait on it", C_GREEN, E_STATE, .h = H_PARK),
-    ROW(semaphore_free, "registered as external", C_HOST, E_STATE, .h = H_EXT),
-    ROW(semaphore_free, "the timer's semaphore (primitive 242)", C_HOST, E_STATE, .vm = V_OTHER,
-        .h = H_ARMED),
-    ROW(semaphore_try_wait, "no excess signal: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT),
+    ROW(semaphore_free, "processes wait on it", C_HOST, STVM_EINUSE, .h = H_PARK),
+    ROW(semaphore_free, "processes wait on it", C_GREEN, STVM_EINUSE, .h = H_PARK),
+    ROW(semaphore_free, "registered as external", C_HOST, STVM_EINUSE, .h = H_EXT),
+    ROW(semaphore_free, "the timer's semaphore (primitive 242)", C_HOST, STVM_EINUSE,
+        .vm = V_OTHER, .h = H_ARMED),
+    ROW(semaphore_try_wait, "no excess signal: EAGAIN (a try, no time limit)", C_GREEN,
+        STVM_EAGAIN),
     ROW(semaphore_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
         .h = H_SEM_EXCESS),
     ROW(semaphore_try_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
@@ -1827,13 +1836,13 @@ static const row explicit_rows[] = {
         STVM_ENOTPROC, .h = H_SEM_EXCESS),
 
     /* ---- mutexes in states that refuse the call ---- */
-    ROW(mutex_free, "owned, with a waiter", C_HOST, E_STATE, .h = H_BUSY),
-    ROW(mutex_free, "owned, no waiter", C_HOST, E_STATE, .h = H_BUSY2),
-    ROW(mutex_free, "owned by another process", C_GREEN, E_STATE, .h = H_BUSY2),
+    ROW(mutex_free, "owned, with a waiter", C_HOST, STVM_EINUSE, .h = H_BUSY),
+    ROW(mutex_free, "owned, no waiter", C_HOST, STVM_EINUSE, .h = H_BUSY2),
+    ROW(mutex_free, "owned by another process", C_GREEN, STVM_EINUSE, .h = H_BUSY2),
     ROW(mutex_exit, "a free mutex", C_GREEN, STVM_EPERM),
     ROW(mutex_exit, "owned by another process", C_GREEN, STVM_EPERM, .h = H_BUSY),
     ROW(mutex_exit, "owned by a process, from the host thread", C_HOST, STVM_EPERM, .h = H_BUSY),
-    ROW(mutex_try_enter, "owned by another process: 0", C_GREEN, 0, .h = H_BUSY),
+    ROW(mutex_try_enter, "owned by another process: EAGAIN", C_GREEN, STVM_EAGAIN, .h = H_BUSY),
     ROW(mutex_enter_timeout_ms, "owned by another, 0 ms: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT,
         .h = H_BUSY, .n = 0),
     ROW(mutex_critical, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
@@ -1916,17 +1925,39 @@ static const row explicit_rows[] = {
     ROW(delay_is_expired, "a Delay nobody scheduled", C_HOST, 0),
     ROW(delay_being_waited_on, "a Delay nobody scheduled", C_HOST, 0),
     ROW(delay_semaphore, "a Delay: its semaphore", C_HOST, R_NONNULL),
-    ROW(semaphore_free, "a Delay's semaphore", C_HOST, E_STATE, .h = H_DELAY_SEM),
+    ROW(semaphore_free, "a Delay's semaphore", C_HOST, STVM_EINUSE, .h = H_DELAY_SEM),
 
     /* ---- shared queues (the wrong handles and contexts are generated) ---- */
     ROW(queue_new, "capacity 2^64 - 1", C_HOST, E_INVAL, .n = -1),
-    ROW(queue_put, "a full bounded queue, from the host (it cannot wait)", C_HOST, STVM_EFULL,
-        .h = H_QUEUE_FULL),
+    ROW(queue_put, "a full bounded queue, from the host (it cannot wait: a try)", C_HOST,
+        STVM_EAGAIN, .h = H_QUEUE_FULL),
     ROW(queue_put_timeout_ms, "a full bounded queue, 0 ms", C_GREEN, STVM_ETIMEDOUT,
         .h = H_QUEUE_FULL, .n = 0),
-    ROW(queue_try_take, "an empty queue", C_GREEN, STVM_ETIMEDOUT),
+    ROW(queue_try_take, "an empty queue", C_GREEN, STVM_EAGAIN),
     ROW(queue_take_timeout_ms, "an empty queue, 0 ms", C_GREEN, STVM_ETIMEDOUT, .n = 0),
-    ROW(queue_peek, "an empty queue", C_HOST, STVM_ETIMEDOUT),
+    ROW(queue_peek, "an empty queue", C_HOST, STVM_EAGAIN),
+    ROW(queue_put, "a closed queue, from the host", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put, "a closed queue", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put_timeout_ms, "a closed queue", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED,
+        .n = 1),
+    ROW(queue_take, "a closed empty queue: the end", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_take_timeout_ms, "a closed empty queue", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED,
+        .n = 1),
+    ROW(queue_take_timeout_ms, "a closed empty queue, 0 ms", C_GREEN, STVM_EEOF,
+        .h = H_QUEUE_CLOSED, .n = 0),
+    ROW(queue_try_take, "a closed empty queue", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_peek, "a closed empty queue", C_HOST, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "a closed queue: closing twice", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "a closed queue: closing twice", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_open_external, "a closed queue", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put_external, "a closed queue", C_HOST, STVM_ECLOSED, .vm = V_OTHER,
+        .h = H_QUEUE_OPEN_CLOSED, .n = 0),
+    ROW(queue_put_external, "a closed queue, waiting for ever", C_HOST, STVM_ECLOSED,
+        .vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED, .n = -1),
+    ROW(queue_close_external, "a queue not open for other threads", C_HOST, E_INVAL),
+    ROW(queue_close_external, "a closed queue: closing twice", C_HOST, STVM_ECLOSED,
+        .vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED),
     ROW(queue_put, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
     ROW(queue_peek, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC, .h = H_QUEUE_FULL),
     ROW(queue_size, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
@@ -1961,11 +1992,11 @@ static const row explicit_rows[] = {
     ROW(monitor_exit, "a monitor the caller does not own (free)", C_GREEN, STVM_EPERM),
     ROW(monitor_exit, "a monitor another process owns", C_GREEN, STVM_EPERM,
         .h = H_MONITOR_OWNED),
-    ROW(monitor_try_enter, "a monitor another process owns", C_GREEN, R_ZERO,
+    ROW(monitor_try_enter, "a monitor another process owns", C_GREEN, STVM_EAGAIN,
         .h = H_MONITOR_OWNED),
     ROW(monitor_enter_timeout_ms, "a monitor another process owns, 0 ms", C_GREEN,
         STVM_ETIMEDOUT, .h = H_MONITOR_OWNED, .n = 0),
-    ROW(monitor_free, "owned by a process", C_HOST, E_STATE, .h = H_MONITOR_OWNED),
+    ROW(monitor_free, "owned by a process", C_HOST, STVM_EINUSE, .h = H_MONITOR_OWNED),
     ROW(monitor_free, "a process waits on its condition queue", C_HOST, STVM_EINUSE,
         .h = H_MONITOR_WAITED),
     ROW(monitor_critical, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
@@ -2440,7 +2471,7 @@ static const row explicit_rows[] = {
         .o = {OB(OB_RELEASED_BYTES)}),
     ROW(oop_class_name, "a forged SocketHandle", C_HOST, R_NULL, .vm = V_NET,
         .o = {OB(OB_G_FORGED_RECORD)}),
-    ROW(oop_release, "a SocketHandle not destroyed", C_HOST, E_STATE, .vm = V_NET,
+    ROW(oop_release, "a SocketHandle not destroyed", C_HOST, STVM_EINUSE, .vm = V_NET,
         .o = {OB(OB_RECORD)}),
     ROW(oop_release, "another VM's SocketHandle", C_HOST, E_INVAL, .vm = V_NET,
         .o = {OB(OB_FOREIGN_RECORD)}),
@@ -3489,6 +3520,11 @@ static void fx_setup(fx *f)
     cr_assert_eq(stvm_queue_put(vm, f->queue_full, f), STVM_OK);
     cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open), STVM_OK);
     cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open), STVM_OK);
+    cr_assert_eq(stvm_queue_new(vm, 0, &f->queue_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_close(vm, f->queue_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_close(f->vm[V_OTHER], f->queue_open_closed), STVM_OK);
     cr_assert_eq(stvm_local_new(vm, STVM_LOCAL_DYNAMIC, NULL, NULL, NULL, &f->local_dyn),
                  STVM_OK);
     f->park = sem_make(vm);
