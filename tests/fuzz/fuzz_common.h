@@ -297,6 +297,9 @@ typedef struct fz_queue {
     uint64_t serial;        /* which queue the slot holds (a new one may reuse q's address) */
     size_t capacity;
     bool external;
+    bool closed;            /* stvm_queue_close or _close_external answered OK: puts refused */
+    bool ended;             /* the VM's half of the close is done (a thread's close: when
+                               the VM looks; not known here, so only stvm_queue_close) */
     int inflight;
     bool lossy;             /* a process died inside a call on it: it may hold an item */
     bool unordered;         /* two puts may have put in another order than the model's */
