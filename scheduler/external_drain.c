@@ -124,7 +124,7 @@ static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
     if (!s->signal_budget)
         signal_times(vm, s, n);
     else if (stvm__external_budget_answer(vm, s))
-        stvm__queue_end(vm, STVM_CONTAINER(s, stvm_queue, avail));
+        stvm__queue_end(vm, STVM_CONTAINER(s, stvm_queue, avail), 0);   /* a thread's */
 }
 
 /* The slots marked in pending word w of the table. */

@@ -468,7 +468,7 @@ static void count_thread_items(stvm_vm *vm, stvm_queue *q)
         stvm__external_budget_answer(vm, &q->avail);
 }
 
-void stvm__queue_end(stvm_vm *vm, stvm_queue *q)
+void stvm__queue_end(stvm_vm *vm, stvm_queue *q, uint64_t by)
 {
     if (q->ended)
         return;
@@ -477,8 +477,7 @@ void stvm__queue_end(stvm_vm *vm, stvm_queue *q)
     queue_lock(q);
     size_t left = q->count + q->pending_count;
     queue_unlock(q);
-    stvm__trace(vm, STVM_TRACE_QUEUE_CLOSE, stvm__in_process(vm) ? vm->active->id : 0,
-                (uintptr_t)q, (int64_t)left);
+    stvm__trace(vm, STVM_TRACE_QUEUE_CLOSE, by, (uintptr_t)q, (int64_t)left);
     waiters_end(vm, &q->room.list);
     if (stvm__queue_dry(q))
         waiters_end(vm, &q->avail.list);
@@ -498,7 +497,7 @@ int stvm_queue_close(stvm_vm *vm, stvm_queue *q)
     queue_unlock(q);
     if (was)
         return STVM_ECLOSED;   /* a thread's close the VM has not seen yet ends at its next look */
-    stvm__queue_end(vm, q);
+    stvm__queue_end(vm, q, stvm__in_process(vm) ? vm->active->id : 0);
     if (stvm__in_process(vm))
         stvm__preempt_if_needed(vm);
     return STVM_OK;

@@ -65,9 +65,11 @@ static inline bool stvm__is_queue(const stvm_vm *vm, const stvm_queue *q)
 
 /* stvm_vm_free: release every queue left, dropping its items (stvm owns none). */
 void stvm__queues_destroy(stvm_vm *vm);
-/* The VM answers the slot of a queue a thread closed (external_drain.c): the VM's half
- * of the close. Never switches. */
-void stvm__queue_end(stvm_vm *vm, stvm_queue *q);
+/* The VM's half of a close (the header's comment above): stvm_queue_close's, or the
+ * VM answering the slot of a queue a thread closed (external_drain.c). by is the
+ * closing process's id for the trace (0: the embedding thread or another thread).
+ * Never switches. */
+void stvm__queue_end(stvm_vm *vm, stvm_queue *q, uint64_t by);
 /* Nothing is left for a reader of q, and nothing ever will be: closed, ended, no excess
  * signal of avail, no item promised to a woken reader. */
 static inline bool stvm__queue_dry(const stvm_queue *q)

@@ -328,6 +328,7 @@ Test(queue_threads, closed_external_queue_no_longer_keeps_run_alive)
     cr_assert_eq(stvm_queue_open_external(vm, s.q), STVM_OK);
     cr_assert_eq(stvm_spawn(vm, 40, "reader", takes_until_the_end, &s, NULL), STVM_OK);
     stvm_process *stuck = spawn(vm, 30, "stuck", waits_for_ever, &s);
+    cr_assert_eq(stvm_trace_start(vm, 4096), STVM_OK);
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, puts_three_then_closes, &s), 0);
     int rc = stvm_run(vm);
@@ -337,6 +338,17 @@ Test(queue_threads, closed_external_queue_no_longer_keeps_run_alive)
     cr_assert_eq((intptr_t)close_rc, STVM_OK);
     cr_assert_eq(s.taken, 3);
     cr_assert_eq(s.end_rc, STVM_EEOF, "%s", stvm_err_name(s.end_rc));
+    /* The trace tells the VM's half of the thread's close, by nobody of the VM's. */
+    int closes = 0;
+    stvm_trace_event ev;
+    for (size_t i = 0; stvm_trace_get(vm, i, &ev) == STVM_OK; i++)
+        if (ev.kind == STVM_TRACE_QUEUE_CLOSE) {
+            closes++;
+            cr_assert_eq(ev.process, 0, "a thread's close");
+            cr_assert_eq(ev.object, (uintptr_t)s.q);
+        }
+    cr_assert_eq(closes, 1);
+    stvm_trace_stop(vm);
     char report[256];
     cr_assert_gt(stvm_vm_blocked_report(vm, report, sizeof report), 0);
     cr_assert(strstr(report, "stuck") && !strstr(report, "reader"), "%s", report);
