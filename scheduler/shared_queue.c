@@ -495,8 +495,8 @@ int stvm_queue_close(stvm_vm *vm, stvm_queue *q)
     if (q->external && !was)
         pthread_cond_broadcast(&q->has_room);   /* threads waiting for room: refused */
     queue_unlock(q);
-    if (was)
-        return STVM_ECLOSED;   /* a thread's close the VM has not seen yet ends at its next look */
+    if (was)   /* closed before; by a thread, the VM ends it when it next looks */
+        return STVM_ECLOSED;
     stvm__queue_end(vm, q, stvm__in_process(vm) ? vm->active->id : 0);
     if (stvm__in_process(vm))
         stvm__preempt_if_needed(vm);
