@@ -829,7 +829,7 @@ static void exec_op(fz_ctx *c, unsigned op)
         if (rc == STVM_OK)
             c->sem[i] = NULL;   /* its oop stays in the pool */
         else {
-            FZ_CHECK(rc == STVM_ESTATE, "semaphore_free answered %s", stvm_err_name(rc));
+            FZ_CHECK(rc == STVM_EINUSE, "semaphore_free answered %s", stvm_err_name(rc));
             fz_snap_same(c, before, "semaphore_free");
         }
         break;
@@ -855,7 +855,7 @@ static void exec_op(fz_ctx *c, unsigned op)
         if (rc == STVM_OK)
             c->mut[i] = NULL;
         else {
-            FZ_CHECK(rc == STVM_ESTATE, "mutex_free answered %s", stvm_err_name(rc));
+            FZ_CHECK(rc == STVM_EINUSE, "mutex_free answered %s", stvm_err_name(rc));
             fz_snap_same(c, before, "mutex_free");
         }
         break;
