@@ -87,10 +87,12 @@ static void fail(player *pl, const lab_step *s, const char *what, int err)
     stvm_stop(pl->vm);
 }
 
-/* A wait that ended without what it waited for goes on; anything else stops the run. */
+/* A wait that ended without what it waited for, or a try that found nothing, goes on;
+ * anything else stops the run. */
 static bool waited(player *pl, const lab_step *s, const char *what, int rc)
 {
-    if (rc >= 0 || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE)
+    if (rc >= 0 || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE ||
+        rc == STVM_EAGAIN)
         return true;
     fail(pl, s, what, rc);
     return false;
@@ -270,7 +272,7 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_TAKE:
         return waited(pl, s, "take", timed ? stvm_queue_take_timeout_ms(vm, o, s->timeout_ms, &item)
                                            : stvm_queue_take(vm, o, &item));
-    case LAB_TRY_TAKE:   /* an empty queue's ETIMEDOUT is an outcome, as a wait's */
+    case LAB_TRY_TAKE:   /* an empty queue's EAGAIN is an outcome, as a wait's timeout */
         return waited(pl, s, "try-take", stvm_queue_try_take(vm, o, &item));
     case LAB_PEEK:
         return waited(pl, s, "peek", stvm_queue_peek(vm, o, &item));
@@ -525,7 +527,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         pl.wires[i] = (wire){-1, -1};
     int rc = STVM_ENOMEM;
     if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.joined && pl.held)
-        rc = stvm_vm_new(&pl.vm, &s->cfg);
+        rc = stvm_vm_create(&s->cfg, &pl.vm);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
         player_free(&pl);

@@ -1,4 +1,4 @@
-/* A VM's lifetime: stvm_vm_new (with its idle process), stvm_vm_free, its counters. */
+/* A VM's lifetime: stvm_vm_create (with its idle process), stvm_vm_free, its counters. */
 #include "sched.h"
 
 #include <stdlib.h>
@@ -26,7 +26,7 @@ static int start_idle(stvm_vm *vm)
     return err;
 }
 
-int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size)
+int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
 {
     if (!out)
         return STVM_EINVAL;

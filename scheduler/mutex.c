@@ -161,7 +161,7 @@ int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m)
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
     if (m->owner || !stvm__list_idle(&m->list))
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     stvm__objmem_free(vm, m);
     return STVM_OK;
 }
@@ -196,7 +196,8 @@ int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
-    return stvm__mutex_try(vm, m);
+    int got = stvm__mutex_try(vm, m);
+    return got == 1 ? STVM_OK : got == 0 ? STVM_EAGAIN : got;
 }
 
 stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m)

@@ -193,9 +193,9 @@ static inline bool stvm__in_process(const stvm_vm *vm)
  * process put at the end of a waiting list, switched away, and told on return how the
  * wait ended: STVM_OK (signalled: whoever ended it took it off the list and, when it
  * handed the waiter something, said so with stvm__wait_handed), STVM_ETIMEDOUT (its
- * timed wait ran out), STVM_ESTATE (cut short: suspended off the list) or STVM_EINTR
+ * timed wait ran out), STVM_ESTATE (cut short: suspended off the list), STVM_EINTR
  * (an interrupt, or a terminate of a process already running its cleanups, ended it;
- * nothing was taken). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
+ * nothing was taken) or STVM_ECLOSED (the queue it waited on was closed). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
  * wait: EINTR at once. A process terminated while waiting never returns from here. */
 int stvm__wait_cancelled(stvm_vm *vm);
 /* The wait itself, for stvm__wait and for the one wait that blocks even when the
@@ -216,6 +216,7 @@ static inline int stvm__wait_blocking(stvm_vm *vm, stvm_list *l)
     return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
            : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
            : a->wait_end == STVM_WAIT_ABORTED   ? STVM_ESTATE
+           : a->wait_end == STVM_WAIT_CLOSED    ? STVM_ECLOSED
                                                 : STVM_EINTR;
 }
 static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
@@ -240,8 +241,8 @@ static inline void stvm__wait_handed(stvm_proc *p, stvm_list *l)
  * object's next waiter may get it (made ready, never switching). No-op when p holds
  * nothing on paper. */
 void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p);
-/* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT also makes
- * it ready (never switching), ABORTED leaves it suspended. */
+/* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT and CLOSED
+ * also make it ready (never switching), ABORTED leaves it suspended. */
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);
 /* The active process commits to wait on l before it joins it (a timed wait hands its
  * Delay to the timing process first) and to touch l's object after it left it: l's
@@ -372,6 +373,10 @@ int stvm__external_init(stvm_vm *vm);     /* ENOMEM, ESYS */
 void stvm__external_destroy(stvm_vm *vm);
 /* Turn every pending request into a signal (no switch); notice stvm_stop. */
 void stvm__external_drain(stvm_vm *vm);
+/* A queue's slot (s->signal_budget set): signal s once per item its budget counts, and
+ * take the budget whole. True when the budget also said that a thread closed the queue.
+ * No switch. */
+bool stvm__external_budget_answer(stvm_vm *vm, stvm_semaphore *s);
 /* Write the wake descriptor if the VM thread sleeps (or is outside stvm_run), after
  * the caller set pending. Async-signal-safe. */
 void stvm__external_wake_if_sleeping(stvm_vm *vm);

@@ -119,7 +119,7 @@ int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *s)
     if (!vm || !stvm__is_sem(vm, s))
         return STVM_EINVAL;
     if (!stvm__list_idle(&s->list) || s->external_index || stvm__timer_uses(vm, s))
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     stvm__objmem_free(vm, s);
     return STVM_OK;
 }
@@ -147,7 +147,7 @@ int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *s)
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
-    return stvm__sem_try(vm, s) ? STVM_OK : STVM_ETIMEDOUT;
+    return stvm__sem_try(vm, s) ? STVM_OK : STVM_EAGAIN;
 }
 
 int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *s)

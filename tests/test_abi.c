@@ -151,8 +151,8 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(stvm_config_check_((const stvm_config *)&w.s, why, sizeof why, sizeof w.s),
                  STVM_OK, "%s", why);
     stvm_vm *vm = NULL;
-    cr_assert_eq(stvm_vm_new_(&vm, (const stvm_config *)&w.s, sizeof w.s), STVM_OK);
-    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_vm_new wrote into the canary");
+    cr_assert_eq(stvm_vm_create_((const stvm_config *)&w.s, &vm, sizeof w.s), STVM_OK);
+    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_vm_create wrote into the canary");
     stvm_config now;
     cr_assert_eq(stvm_vm_config(vm, &now), STVM_OK);
     cr_assert_eq(now.timer_slack_us, 7, "a field of the prefix is the caller's");
@@ -197,12 +197,12 @@ Test(abi, a_config_size_the_library_does_not_know_is_refused_and_nothing_changes
         cr_assert_not_null(strstr(why, "cfg_size"), "why names the size: %s", why);
 
         stvm_vm *vm = (stvm_vm *)&w;
-        cr_assert_eq(stvm_vm_new_(&vm, &defaults, size), STVM_ESIZE, "size %zu", size);
+        cr_assert_eq(stvm_vm_create_(&defaults, &vm, size), STVM_ESIZE, "size %zu", size);
         cr_assert_eq(vm, (stvm_vm *)&w, "*out unchanged");
     }
     /* With no config there is nothing to read: the size does not matter. */
     stvm_vm *vm = NULL;
-    cr_assert_eq(stvm_vm_new_(&vm, NULL, 0), STVM_OK);
+    cr_assert_eq(stvm_vm_create_(NULL, &vm, 0), STVM_OK);
     stvm_config w[2];
     memset(w, PATTERN, sizeof w);
     cr_assert_eq(stvm_vm_config_(vm, w, sizeof(stvm_config) + 8), STVM_ESIZE);

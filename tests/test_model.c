@@ -91,7 +91,7 @@ static uint64_t default_base(void)
 typedef struct tally {
     uint64_t ops, seeds, violations;
     uint64_t cov[COV_N];
-    uint64_t cov_rc[OP_KINDS][16];
+    uint64_t cov_rc[OP_KINDS][RC_BUCKETS];
     uint64_t ms_wraps;
 } tally;
 
@@ -115,6 +115,7 @@ static const char *const op_kind_name[OP_KINDS] = {
     [OP_MSIGNAL] = "monitor_signal", [OP_MSIGNAL_ALL] = "monitor_signal_all",
     [OP_MENTER_TIMEOUT] = "monitor_enter_timeout", [OP_RENEW_MON] = "renew_monitor",
     [OP_NAME] = "set_name",
+    [OP_QCLOSE] = "queue_close", [OP_RENEW_QUEUE] = "renew_queue",
 };
 
 static void print_coverage(const tally *t)
@@ -126,14 +127,14 @@ static void print_coverage(const tally *t)
             (unsigned long long)t->ms_wraps);
     for (int k = 0; k < OP_KINDS; k++) {
         fprintf(stderr, "  %-18s", op_kind_name[k] ? op_kind_name[k] : "(unnamed: name it)");
-        for (int b = 0; b < 16; b++) {
+        for (int b = 0; b < RC_BUCKETS; b++) {
             if (!t->cov_rc[k][b])
                 continue;
             int rc = b <= 1 ? b : -(b - 1);
-            bool number = k == OP_TRY_ENTER || k == OP_CHECKPOINT || k == OP_QFLUSH ||
-                          k == OP_MTRY_ENTER || k == OP_MSIGNAL || k == OP_MSIGNAL_ALL;   /* counts */
+            bool number = k == OP_CHECKPOINT || k == OP_QFLUSH || k == OP_MSIGNAL ||
+                          k == OP_MSIGNAL_ALL;   /* counts */
             fprintf(stderr, " %s %llu",
-                    b == 15 ? (number ? "more" : "other") : b <= 1 && number ? (b ? "1" : "0") : stvm_err_name(rc),
+                    b == RC_BUCKETS - 1 ? (number ? "more" : "other") : b <= 1 && number ? (b ? "1" : "0") : stvm_err_name(rc),
                     (unsigned long long)t->cov_rc[k][b]);
         }
         fputc('\n', stderr);
@@ -156,7 +157,7 @@ static void run_seed(uint64_t seed, size_t max_ops, bool trace, tally *t)
     for (int c = 0; c < COV_N; c++)
         t->cov[c] += d->m.cov[c];
     for (int k = 0; k < OP_KINDS; k++)
-        for (int b = 0; b < 16; b++)
+        for (int b = 0; b < RC_BUCKETS; b++)
             t->cov_rc[k][b] += d->cov_rc[k][b];
     /* Did the millisecond clock wrap during the run? */
     uint64_t ms_end = (d->m.now - rp.sim_start_us) / 1000 + rp.ms_clock_start;

@@ -307,7 +307,7 @@ static void *vm_box_main(void *arg)
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.smallint_bits = b->n % 2 ? 31 : 61;
-    if ((b->setup_err = stvm_vm_new(&vm, &cfg)))
+    if ((b->setup_err = stvm_vm_create(&cfg, &vm)))
         return NULL;
     atomic_int go;
     atomic_init(&go, 0);

@@ -1,6 +1,6 @@
 /*
  * The configuration: defaults, limits and the check, in one place so that the header,
- * stvm_vm_new and stvm_config_check can never disagree about what is allowed.
+ * stvm_vm_create and stvm_config_check can never disagree about what is allowed.
  */
 #include "config.h"
 
