@@ -206,13 +206,14 @@ $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
 
-# The one example that lives in a libuv loop (docs/io.md, "Running inside another event
-# loop") is, with the tests (TEST_LIBS), the only thing built with libuv: an explicit
-# rule, so the pattern rule above never links it without -luv.
+# The examples that can live in a libuv loop (docs/io.md, "Running inside another event
+# loop") are, with the tests (TEST_LIBS), the only things built with libuv: explicit
+# rules, so the pattern rule above never links them without -luv.
 UV_CFLAGS = $(shell pkg-config --cflags libuv)
 UV_LIBS = $(shell pkg-config --libs libuv)
-$(B)/obj/examples/libuv_host.o: EXAMPLE_CFLAGS += $(UV_CFLAGS)
-$(B)/examples/libuv_host: $(B)/obj/examples/libuv_host.o $(B)/libstvm.a
+UV_EXAMPLES := libuv_host chat
+$(UV_EXAMPLES:%=$(B)/obj/examples/%.o): EXAMPLE_CFLAGS += $(UV_CFLAGS)
+$(UV_EXAMPLES:%=$(B)/examples/%): $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(UV_LIBS) $(LDLIBS) -o $@
 
@@ -262,6 +263,8 @@ check: setup
 	@for e in $(EXAMPLES); do echo "== example $$e"; $$e > /dev/null || exit 1; done
 	@echo "== libuv host: the uv driver in both run modes and plain stvm_run, under curl and wrk" && \
 	    sh scripts/libuv-host-check.sh $(B)/examples/libuv_host
+	@echo "== chat example: plain and in a libuv loop, against Python's socket module (half-close, 20 clients, idle)" && \
+	    sh scripts/chat-check.sh $(B)/examples/chat
 	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
 	@echo "check: all passed"
 

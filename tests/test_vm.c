@@ -277,8 +277,8 @@ Test(vm, estates_text_fits_a_wait_cut_short_by_a_suspend_as_well_as_an_object_in
 Test(vm, library_version_matches_the_header)
 {
     cr_assert_eq(stvm_version(), STVM_VERSION_HEX);
-    cr_assert_eq(stvm_version(), 0x000200u);
-    cr_assert_eq(STVM_ABI_VERSION, 1, "the soname is libstvm.so.1");
+    cr_assert_eq(stvm_version(), 0x000300u);
+    cr_assert_eq(STVM_ABI_VERSION, 2, "the soname is libstvm.so.2");
     cr_assert_str_eq(stvm_version_string(), STVM_VERSION_STRING);
 }
 

@@ -36,16 +36,16 @@ extern "C" {
 
 /* ---- Version ------------------------------------------------------------------- */
 #define STVM_VERSION_MAJOR 0
-#define STVM_VERSION_MINOR 2
+#define STVM_VERSION_MINOR 3
 #define STVM_VERSION_PATCH 0
-#define STVM_VERSION_STRING "0.2.0"
+#define STVM_VERSION_STRING "0.3.0"
 /* The shared library's soname is libstvm.so.STVM_ABI_VERSION. It changes only when a
  * binary built against an earlier header of the same number could break: a function or
  * field removed, retyped or reordered, a code or constant given another meaning
  * (include/README.md, "When the soname changes"). Appending a field to a public struct
  * does not change it (see "Structs that grow" below). The version macros live here
  * only. */
-#define STVM_ABI_VERSION 1
+#define STVM_ABI_VERSION 2
 /* 0xMMmmpp: compare with stvm_version() to catch a header/library mismatch. */
 #define STVM_VERSION_HEX \
     ((STVM_VERSION_MAJOR << 16) | (STVM_VERSION_MINOR << 8) | STVM_VERSION_PATCH)
