@@ -158,14 +158,20 @@ static int labelled_wait(stvm_vm *vm, stvm_semaphore *s)
     return err;
 }
 
-int stvm__queue_take_wait(stvm_vm *vm, void *qv)
+/* Static, so that stvm_queue_take, the hand-off's path, has it inline; the timed forms
+ * call it through stvm__queue_take_wait. */
+static int take_wait(stvm_vm *vm, stvm_queue *q)
 {
-    stvm_queue *q = qv;
     if (stvm__sem_try(vm, &q->avail))
         return STVM__QUEUE_EXCESS;
     if (stvm__queue_dry(q))
         return STVM_ECLOSED;   /* the end of the queue: no wait could ever be answered */
     return labelled_wait(vm, &q->avail);
+}
+
+int stvm__queue_take_wait(stvm_vm *vm, void *q)
+{
+    return take_wait(vm, q);
 }
 
 int stvm__queue_put_wait(stvm_vm *vm, void *qv)
@@ -348,7 +354,7 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
         return err;
     if (!item)
         return STVM_EINVAL;
-    if ((err = stvm__queue_take_wait(vm, q)) < 0)
+    if ((err = take_wait(vm, q)) < 0)
         return err == STVM_ECLOSED ? STVM_EEOF : err;
     *item = stvm__queue_take_reserved(q, err == STVM_OK);
     return STVM_OK;
