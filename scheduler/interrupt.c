@@ -90,6 +90,11 @@ void stvm__cancel_for_good(stvm_proc *p)
     p->flags |= STVM_PF_CANCELLED;
 }
 
+bool stvm__cancelled_for_good(const stvm_proc *p)
+{
+    return (p->cancel_depth & CANCEL_FOR_GOOD) != 0;
+}
+
 void stvm__uncancel(stvm_proc *p)
 {
     if ((p->cancel_depth & ~CANCEL_FOR_GOOD) && --p->cancel_depth == 0)

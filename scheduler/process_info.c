@@ -70,7 +70,7 @@ int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info
     info.state = state_of(vm, p);
     info.terminating = !p;   /* a finished process stays terminating, as in Pharo */
     if (p) {
-        info.terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
+        info.terminating = (p->flags & STVM_PF_TERMINATING) != 0;
         info.stack_guard = guard_names[p->guard];
         info.waiting_on = stvm__waiting_on(p, &info.waiting_object);
     }

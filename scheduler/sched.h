@@ -320,6 +320,8 @@ void stvm__cancel(stvm_proc *p);
 void stvm__uncancel(stvm_proc *p);
 /* Cancel p's waits for the rest of its life (terminated while it runs its cleanups). */
 void stvm__cancel_for_good(stvm_proc *p);
+/* Were p's waits cancelled for good? (A suspension of itself answers EINTR then.) */
+bool stvm__cancelled_for_good(const stvm_proc *p);
 
 /* ---- process.c, process_info.c ---- */
 /* The running state of a handle handed in by a caller: EINVAL for something that is

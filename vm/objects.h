@@ -145,8 +145,8 @@ struct stvm_mutex {
 };
 
 /* Process flags. The running state keeps those below 1 << 8 (finished, VM's own,
- * terminate, exiting, canary); the handle keeps finished, VM's own and those from
- * 1 << 8 up. */
+ * terminate, exiting, canary) and STVM_PF_TERMINATING; the handle keeps finished, VM's
+ * own and the others from 1 << 8 up. */
 enum {
     STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
@@ -161,6 +161,10 @@ enum {
     STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
     STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
     STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
+    STVM_PF_TERMINATING = 1u << 11,  /* running state: Pharo's isTerminating, set on every
+                                        way into termination before a cleanup runs (the
+                                        exit, a terminate with cleanups, a terminate in a
+                                        cleanup run by hand, stvm_vm_free) */
 };
 
 /* How a wait ended (stvm_proc.wait_end). */

@@ -402,10 +402,15 @@ STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
 /* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
- * stvm_semaphore_wait returns STVM_ESTATE. Switches.
+ * stvm_semaphore_wait returns STVM_ESTATE. A process that suspends itself inside a
+ * cleanup and is terminated meanwhile is brought back by the terminate, not by a
+ * resume, and this answers EINTR. Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
- *   ESTATE    p already suspended or finished; p one of the VM's own processes */
+ *   ESTATE    p already suspended or finished; p one of the VM's own processes
+ *   EINTR     p is the caller, and it was terminated in a cleanup (before the call: it
+ *             is not suspended, for it waits no more; or while suspended: the terminate
+ *             ended the suspension), see stvm_process_terminate */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Its C code is not resumed (no unwinding of C frames), but its
@@ -420,7 +425,10 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * A process terminated again while its cleanups run, or terminated while it runs one by
  * hand in stvm_ensure_pop (Pharo 10's rule) completes the cleanup it is in, then runs
  * the rest, but waits no more: the wait it is in, and
- * every later one, answers STVM_EINTR at once (as do stvm_checkpoint and stvm_work_us).
+ * every later one, answers STVM_EINTR at once (as do stvm_checkpoint, stvm_work_us and
+ * a stvm_process_suspend of itself, and a suspension of itself it is in ends with
+ * EINTR). From the terminate on the process reads terminating (stvm_process_info), a
+ * cleanup in progress included, as Pharo's isTerminating is set before the unwinding.
  * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
  * Whether the cleanups have ended when this returns depends on them: one that waits, or
  * wakes a process of higher priority than the caller, lets this return first (the
@@ -526,8 +534,10 @@ typedef struct stvm_process_info {
                                       joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
-    bool terminating;              /* Pharo's isTerminating: terminated and still running
-                                      its cleanups, or finished (either way) */
+    bool terminating;              /* Pharo's isTerminating: terminated (from the
+                                      terminate on, in a cleanup run by hand too),
+                                      running its cleanups on its way out (also those
+                                      stvm_vm_free runs), or finished (either way) */
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */

@@ -250,7 +250,8 @@ static bool compare_state(drv *d)
         int st = m_state(m, i);
         const char *on = m_waiting_on(m, i);
         const void *obj = expected_object(d, i);
-        bool terminating = !p->alive || p->terminate || p->exiting;   /* finished: stays so */
+        /* finished: stays so; terminated in a cleanup run by hand: marked at once */
+        bool terminating = !p->alive || p->terminate || p->exiting || p->exit_after;
         /* a Delay's semaphore and a queue's are inside other objects: not compared */
         bool obj_ok = (p->on && (p->on->kind == L_DELAY || p->on->kind == L_QAVAIL ||
                                  p->on->kind == L_QROOM)) ||
