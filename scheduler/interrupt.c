@@ -28,6 +28,12 @@ bool stvm__wait_interrupt(stvm_vm *vm, stvm_proc *p)
     }
     if (!l && p->wait_end == STVM_WAIT_ABORTED)
         return false;                /* suspended in a wait: it answers ESTATE when resumed */
+    if (p->flags & STVM_PF_BACKED_UP) {   /* backed up (568, 578): that wait ends instead */
+        p->flags = (uint16_t)(p->flags & ~STVM_PF_BACKED_UP);
+        stvm__wait_uncommit(p);
+        p->wait_end = STVM_WAIT_INTERRUPTED;
+        return false;
+    }
     if (p->pinned)
         p->flags |= STVM_PF_EINTR_NEXT;
     return false;

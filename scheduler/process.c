@@ -301,12 +301,55 @@ void stvm__processes_destroy(stvm_vm *vm)
 
 /* ---- the process primitives' rules -------------------------------------------------- */
 
+/* A process backed up by 568 or 578 and resumed waits again where it waited: it takes
+ * an excess signal or a free mutex as a wait would (then it runs by the preemption
+ * rule, holding what it took on paper until it does), or joins the waiting list. */
+static void wait_again(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_list *l = p->pinned;
+    p->flags = (uint16_t)(p->flags & ~STVM_PF_BACKED_UP);
+    stvm__wait_uncommit(p);
+    p->wait_end = STVM_WAIT_SIGNALLED;
+    bool got = l->kind == STVM_LIST_SEMAPHORE
+                   ? stvm__sem_wait_for(vm, STVM_CONTAINER(l, stvm_semaphore, list), p)
+                   : stvm__mutex_enter_for(vm, STVM_CONTAINER(l, stvm_mutex, list), p);
+    if (got)
+        stvm__resume(vm, p);
+}
+
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED || p == vm->active || p->my_list)
         return STVM_ESTATE;
     stvm__trace(vm, STVM_TRACE_RESUMED, p->id, 0, 0);
-    stvm__resume(vm, p);
+    if (p->flags & STVM_PF_BACKED_UP)
+        wait_again(vm, p);
+    else
+        stvm__resume(vm, p);
+    return STVM_OK;
+}
+
+bool stvm__process_backs_up(const stvm_proc *p)
+{
+    const stvm_list *l = p->my_list;
+    /* Plain waits only: a Delay's, a timed wait's, a queue's or a monitor's has its
+     * own bookkeeping around the list (a label, a guard, a commitment), which a wait
+     * made again on the process's behalf would skip. */
+    return l && (l->kind == STVM_LIST_SEMAPHORE || l->kind == STVM_LIST_MUTEX) &&
+           !p->wait_label && !p->guards && !p->pinned;
+}
+
+int stvm__process_suspend_backing_up(stvm_vm *vm, stvm_proc *p)
+{
+    if (p->flags & STVM_PF_TERMINATED || p == vm->active || !stvm__process_backs_up(p))
+        return stvm__process_suspend(vm, p);
+    stvm_list *l = p->my_list;
+    stvm__trace(vm, STVM_TRACE_SUSPENDED, p->id, 0, 0);
+    stvm__unlink(vm, p);
+    /* Committed to l: its object may not be freed before p waits there again. */
+    p->pinned = l;
+    l->pins++;
+    p->flags |= STVM_PF_BACKED_UP;
     return STVM_OK;
 }
 

@@ -213,3 +213,249 @@ Test(upstream, a_cleanup_run_by_stvm_vm_free_sees_its_process_terminating)
     cr_assert_eq(f.info_rc, STVM_OK);
     cr_assert(f.terminating, "a cleanup run by stvm_vm_free saw its process not terminating");
 }
+
+/* ---- pharo #10669: a waiter suspended and resumed --------------------------------- */
+
+/* The issue's script through the primitives: proc (below the test) waits on sema2
+ * (primitive 86) and then signals sema1; the test suspends it with primitive NUMBER
+ * and resumes it (87), then waits on sema1 itself. Nobody ever signals sema2. */
+typedef struct p10669 {
+    stvm_vm *vm;
+    stvm_semaphore *sema1, *sema2;
+    stvm_process *proc;
+    int suspend_number;
+    stvm_oop suspend_answer;
+    int suspend_rc, resume_rc;
+    bool proc_went_on;   /* proc got past its wait */
+    bool test_went_on;   /* the test's wait on sema1 ended */
+    int bad_line;
+} p10669;
+
+static void proc_10669(stvm_vm *vm, void *arg)
+{
+    p10669 *t = arg;
+    stvm_oop res;
+    GCHECK(t, stvm_primitive_call(vm, 86, stvm_semaphore_oop(t->sema2), NULL, 0, &res, NULL) == STVM_OK);
+    t->proc_went_on = true;
+    GCHECK(t, stvm_primitive_call(vm, 85, stvm_semaphore_oop(t->sema1), NULL, 0, &res, NULL) == STVM_OK);
+}
+
+static void test_10669(stvm_vm *vm, void *arg)
+{
+    p10669 *t = arg;
+    stvm_oop res;
+    t->proc = NULL;
+    GCHECK(t, stvm_spawn(vm, 39, "proc", proc_10669, t, &t->proc) == STVM_OK);
+    GCHECK(t, stvm_delay_wait_ms(vm, 1000) == STVM_OK);   /* `1 seconds wait` */
+    t->suspend_rc = stvm_primitive_call(vm, t->suspend_number, stvm_process_oop(t->proc), NULL, 0,
+                                        &t->suspend_answer, NULL);
+    t->resume_rc = stvm_primitive_call(vm, 87, stvm_process_oop(t->proc), NULL, 0, &res, NULL);
+    GCHECK(t, stvm_primitive_call(vm, 86, stvm_semaphore_oop(t->sema1), NULL, 0, &res, NULL) == STVM_OK);
+    t->test_went_on = true;
+}
+
+static int run_10669(p10669 *t, int number)
+{
+    t->vm = vm_make_sim_at(61, STVM_DELAY_CLOCK_US, SIM_START, 0);
+    t->suspend_number = number;
+    t->sema1 = sem_make(t->vm);
+    t->sema2 = sem_make(t->vm);
+    spawn(t->vm, 40, "test", test_10669, t);
+    int rc = stvm_run(t->vm);
+    ASSERT_GREEN_OK(t);
+    cr_assert_eq(t->suspend_rc, STVM_OK, "primitive %d: %s", number, stvm_err_name(t->suspend_rc));
+    cr_assert_eq(t->resume_rc, STVM_OK);
+    return rc;
+}
+
+/* Classic Pharo, and stvm's primitive 88: resumed, proc goes on as if its wait had
+ * ended, signals sema1, and the test's wait ends after 1 s instead of hanging. */
+Test(upstream, pharo10669_primitive_88_lets_a_resumed_waiter_go_on_as_if_signalled)
+{
+    p10669 t = {0};
+    cr_assert_eq(run_10669(&t, 88), STVM_OK);
+    cr_assert_eq(t.suspend_answer, stvm_semaphore_oop(t.sema2), "88 answers the list it was on");
+    cr_assert(t.proc_went_on, "proc did not go past its wait");
+    cr_assert(t.test_went_on);
+    cr_assert_eq(stvm_vm_now_us(t.vm), SIM_START + 1000000, "the test went on after its 1 s Delay");
+    vm_done(t.vm);
+}
+
+/* OpenSmalltalk's 568 (and 578): resumed, proc waits on sema2 again, so nobody signals
+ * sema1 and the run ends in a deadlock: the "hangs forever" the issue expects. 568
+ * answers the list as 88 does; 578 answers nil for a blocked process. */
+static void backs_up(int number)
+{
+    p10669 t = {0};
+    cr_assert_eq(run_10669(&t, number), STVM_EDEADLOCK);
+    cr_assert_eq(t.suspend_answer, number == 568 ? stvm_semaphore_oop(t.sema2) : STVM_NIL);
+    cr_assert_not(t.proc_went_on, "proc went past a wait nobody signalled");
+    cr_assert_not(t.test_went_on);
+    stvm_process_info info;
+    cr_assert_eq(stvm_process_get_info(t.vm, t.proc, &info), STVM_OK);
+    cr_assert_eq(info.state, STVM_PROCESS_WAITING);
+    cr_assert_eq(info.waiting_object, t.sema2, "proc waits on sema2 again");
+    cr_assert_eq(stvm_semaphore_excess(t.vm, t.sema2), 0);
+    stvm_semaphore_signal(t.vm, t.sema2);   /* now it goes on, and so does the test */
+    cr_assert_eq(stvm_run(t.vm), STVM_OK);
+    cr_assert(t.proc_went_on);
+    cr_assert(t.test_went_on);
+    vm_done(t.vm);
+}
+
+Test(upstream, pharo10669_primitive_568_backs_a_resumed_waiter_up_to_wait_again)
+{
+    backs_up(568);
+}
+
+Test(upstream, pharo10669_primitive_578_backs_a_resumed_waiter_up_and_answers_nil)
+{
+    backs_up(578);
+}
+
+/* The C wait under 568: backed up, it never answers ESTATE; a signal sent while it was
+ * suspended is an excess signal that its wait takes when resumed (none lost, none
+ * taken twice); a mutex taken meanwhile makes it wait behind the new owner. */
+typedef struct backup {
+    stvm_vm *vm;
+    stvm_semaphore *sem;
+    stvm_mutex *mx;
+    stvm_process *waiter;
+    int wait_rc, enter_rc;
+    int bad_line;
+} backup;
+
+static void backup_sem_waiter(stvm_vm *vm, void *arg)
+{
+    backup *b = arg;
+    b->wait_rc = stvm_semaphore_wait(vm, b->sem);
+}
+
+static void backup_mx_waiter(stvm_vm *vm, void *arg)
+{
+    backup *b = arg;
+    b->enter_rc = stvm_mutex_enter(vm, b->mx);
+    if (b->enter_rc == STVM_OK)
+        GCHECK(b, stvm_mutex_exit(vm, b->mx) == STVM_OK);
+}
+
+static int prim(stvm_vm *vm, int number, stvm_process *p)
+{
+    stvm_oop res;
+    return stvm_primitive_call(vm, number, stvm_process_oop(p), NULL, 0, &res, NULL);
+}
+
+Test(upstream, pharo10669_a_backed_up_wait_takes_a_signal_sent_while_it_was_suspended)
+{
+    backup b = {0};
+    b.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    b.sem = sem_make(b.vm);
+    b.waiter = spawn(b.vm, 40, "waiter", backup_sem_waiter, &b);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);
+    cr_assert_eq(prim(b.vm, 568, b.waiter), STVM_OK);
+    cr_assert_eq(state_of(b.vm, b.waiter), STVM_PROCESS_SUSPENDED);
+    cr_assert_eq(stvm_semaphore_free(b.vm, b.sem), STVM_ESTATE, "freed under a backed-up waiter");
+    cr_assert_eq(stvm_semaphore_signal(b.vm, b.sem), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(b.vm, b.sem), 1, "nobody waits: an excess signal");
+    cr_assert_eq(stvm_process_resume(b.vm, b.waiter), STVM_OK);
+    cr_assert_eq(stvm_semaphore_excess(b.vm, b.sem), 0, "the wait made again took it");
+    cr_assert_eq(stvm_run(b.vm), STVM_OK);
+    cr_assert_eq(b.wait_rc, STVM_OK);
+    vm_done(b.vm);
+}
+
+static void backup_mx_holder(stvm_vm *vm, void *arg)
+{
+    backup *b = arg;
+    GCHECK(b, stvm_mutex_enter(vm, b->mx) == STVM_OK);
+    GCHECK(b, stvm_semaphore_wait(vm, b->sem) == STVM_OK);
+    GCHECK(b, stvm_mutex_exit(vm, b->mx) == STVM_OK);
+}
+
+Test(upstream, pharo10669_a_backed_up_mutex_enter_waits_behind_an_owner_who_came_meanwhile)
+{
+    backup b = {0};
+    b.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    b.sem = sem_make(b.vm);
+    cr_assert_eq(stvm_mutex_new(b.vm, &b.mx), STVM_OK);
+    spawn(b.vm, 40, "first owner", backup_mx_holder, &b);
+    b.waiter = spawn(b.vm, 40, "waiter", backup_mx_waiter, &b);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);
+    cr_assert_eq(prim(b.vm, 568, b.waiter), STVM_OK);
+    stvm_process *second = spawn(b.vm, 40, "second owner", backup_mx_holder, &b);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);           /* second waits behind first */
+    cr_assert_eq(stvm_semaphore_signal(b.vm, b.sem), STVM_OK);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);           /* first left: second owns it */
+    cr_assert_eq(stvm_mutex_owner(b.vm, b.mx), second);
+    cr_assert_eq(stvm_process_resume(b.vm, b.waiter), STVM_OK);
+    stvm_process_info info;
+    cr_assert_eq(stvm_process_get_info(b.vm, b.waiter, &info), STVM_OK);
+    cr_assert_eq(info.state, STVM_PROCESS_WAITING, "the enter made again waits behind the owner");
+    cr_assert_eq(info.waiting_object, b.mx);
+    cr_assert_eq(stvm_semaphore_signal(b.vm, b.sem), STVM_OK);
+    cr_assert_eq(stvm_run(b.vm), STVM_OK);
+    cr_assert_eq(b.enter_rc, STVM_OK);
+    ASSERT_GREEN_OK(&b);
+    vm_done(b.vm);
+}
+
+/* An interrupt or a terminate of a backed-up process ends the wait it would make again:
+ * resumed, it answers EINTR having taken nothing; terminated, it drops its commitment
+ * and the semaphore can be freed. */
+Test(upstream, pharo10669_a_backed_up_waiter_interrupted_answers_eintr_when_resumed)
+{
+    backup b = {0};
+    b.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    b.sem = sem_make(b.vm);
+    b.waiter = spawn(b.vm, 40, "waiter", backup_sem_waiter, &b);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);
+    cr_assert_eq(prim(b.vm, 578, b.waiter), STVM_OK);
+    cr_assert_eq(stvm_process_interrupt(b.vm, b.waiter, NULL, NULL), STVM_OK);
+    cr_assert_eq(state_of(b.vm, b.waiter), STVM_PROCESS_SUSPENDED);
+    cr_assert_eq(stvm_semaphore_signal(b.vm, b.sem), STVM_OK);
+    cr_assert_eq(stvm_process_resume(b.vm, b.waiter), STVM_OK);
+    cr_assert_eq(stvm_run(b.vm), STVM_OK);
+    cr_assert_eq(b.wait_rc, STVM_EINTR);
+    cr_assert_eq(stvm_semaphore_excess(b.vm, b.sem), 1, "the interrupted wait took the signal");
+    vm_done(b.vm);
+}
+
+Test(upstream, pharo10669_a_backed_up_waiter_terminated_lets_its_semaphore_go)
+{
+    backup b = {0};
+    b.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    b.sem = sem_make(b.vm);
+    b.waiter = spawn(b.vm, 40, "waiter", backup_sem_waiter, &b);
+    cr_assert_eq(stvm_run(b.vm), STVM_EDEADLOCK);
+    cr_assert_eq(prim(b.vm, 568, b.waiter), STVM_OK);
+    cr_assert_eq(stvm_process_terminate(b.vm, b.waiter), STVM_OK);
+    cr_assert_eq(stvm_semaphore_free(b.vm, b.sem), STVM_OK);
+    vm_done(b.vm);
+}
+
+/* A Delay's wait is not a plain one: 568 suspends it as 88 does, and it answers ESTATE
+ * when resumed (docs/upstream.md says which waits back up). */
+static void delay_waiter(stvm_vm *vm, void *arg)
+{
+    backup *b = arg;
+    b->wait_rc = stvm_delay_wait_ms(vm, 10);
+}
+
+static void delay_suspender(stvm_vm *vm, void *arg)
+{
+    backup *b = arg;
+    GCHECK(b, stvm_delay_wait_ms(vm, 1) == STVM_OK);
+    GCHECK(b, prim(vm, 568, b->waiter) == STVM_OK);
+    GCHECK(b, prim(vm, 87, b->waiter) == STVM_OK);
+}
+
+Test(upstream, pharo10669_primitive_568_suspends_a_delay_wait_as_88_does)
+{
+    backup b = {0};
+    b.vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    b.waiter = spawn(b.vm, 40, "waiter", delay_waiter, &b);
+    spawn(b.vm, 50, "suspender", delay_suspender, &b);
+    RUN_OK_GREEN(&b);
+    cr_assert_eq(b.wait_rc, STVM_ESTATE);
+    vm_done(b.vm);
+}

@@ -145,8 +145,8 @@ struct stvm_mutex {
 };
 
 /* Process flags. The running state keeps those below 1 << 8 (finished, VM's own,
- * terminate, exiting, canary) and STVM_PF_TERMINATING; the handle keeps finished, VM's
- * own and the others from 1 << 8 up. */
+ * terminate, exiting, canary), STVM_PF_TERMINATING and STVM_PF_BACKED_UP; the handle
+ * keeps finished, VM's own and the others from 1 << 8 up. */
 enum {
     STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
@@ -165,6 +165,9 @@ enum {
                                         way into termination before a cleanup runs (the
                                         exit, a terminate with cleanups, a terminate in a
                                         cleanup run by hand, stvm_vm_free) */
+    STVM_PF_BACKED_UP = 1u << 12,    /* running state: suspended out of a semaphore wait or
+                                        mutex enter by primitive 568 or 578, it waits there
+                                        again when resumed (the list is its commitment) */
 };
 
 /* How a wait ended (stvm_proc.wait_end). */
