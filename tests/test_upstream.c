@@ -9,12 +9,19 @@
  *   pharo18104: Pharo's Monitor lets a second process in when a waiting one is
  *     terminated; Pharo's own MutexTest terminate tests applied to stvm's Monitor and to
  *     a transcription of Pharo's (lab/pharo_monitor.h).
+ *   pharovm1018 (#939, #828): a socket reset by its peer while nobody reads leaves the
+ *     VM idle (the real kernel, so the real clock, for one second).
  *   pharo19243, pharo19251: terminating a process whose cleanup fails (suspends itself,
  *     as an unhandled error under the debugger does) or waits on a semaphore; and the
  *     defect re-expressing #19243 found: a cleanup run by hand and terminated did not
  *     read terminating, and a self-suspension in it could not tell the terminate from
  *     a resume.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+
 #include "helpers.h"
 
 #include "../lab/pharo_monitor.h"
@@ -709,4 +716,93 @@ Test(upstream, pharo18104_mutex_tests_a_signalled_entrant_terminated_before_it_r
             cr_assert_null(stvm_monitor_owner(c.vm, c.mon));
         m_done(&c);
     }
+}
+
+/* ---- pharo-vm #1018 (#939, #828): a reset socket nobody reads ------------------------- */
+
+/* Pharo's epoll-based aio spun at 100% CPU once the peer of a socket reset it while no
+ * handler was armed: its one-shot handlers left the descriptor in the set with an empty
+ * mask, and epoll reports an error or hang-up whatever the mask. stvm's own sockets are
+ * in the set edge-triggered: a reset is one edge, reported once, and ignored when no
+ * handler is armed. The real kernel is the subject, so this runs on the real clock: the
+ * VM reads one byte (a handler armed and delivered), the peer resets the connection,
+ * and the VM then idles for 1 s with the socket unread. Bounds: at most 3 OS sleeps and
+ * 3 ready descriptors, and 50 ms of the VM thread's CPU, in that second (a spinning VM
+ * makes thousands and spends most of the second). */
+#define RESET_IDLE_MS 1000
+
+typedef struct reset_case {
+    stvm_vm *vm;
+    stvm_socket *listener;
+    int port, peer;
+    stvm_stats before, after;
+    int64_t cpu_ns;
+    int64_t late_recv;       /* a recv after the idle second: the reset it sees */
+    int bad_line;
+} reset_case;
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void reset_peer_writes(stvm_vm *vm, void *arg)
+{
+    reset_case *r = arg;
+    GCHECK(r, stvm_delay_wait_ms(vm, 10) == STVM_OK);   /* the server waits in recv */
+    GCHECK(r, write(r->peer, "x", 1) == 1);
+}
+
+static void reset_server(stvm_vm *vm, void *arg)
+{
+    reset_case *r = arg;
+    stvm_socket *s = NULL;
+    GCHECK(r, stvm_tcp_accept(vm, r->listener, 5000, &s) == STVM_OK);
+    if (!s)
+        return;
+    char b;
+    GCHECK(r, stvm_socket_recv(vm, s, &b, 1, 5000) == 1);   /* armed, then delivered */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};       /* the peer resets */
+    GCHECK(r, setsockopt(r->peer, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0);
+    GCHECK(r, close(r->peer) == 0);
+    r->peer = -1;
+    stvm_vm_get_stats(vm, &r->before);
+    int64_t t0 = thread_cpu_ns();
+    GCHECK(r, stvm_delay_wait_ms(vm, RESET_IDLE_MS) == STVM_OK);   /* nobody reads */
+    r->cpu_ns = thread_cpu_ns() - t0;
+    stvm_vm_get_stats(vm, &r->after);
+    r->late_recv = stvm_socket_recv(vm, s, &b, 1, 0);
+    stvm_socket_close(vm, s);
+}
+
+Test(upstream, pharovm1018_a_socket_reset_while_nobody_reads_leaves_the_vm_idle, .timeout = 30)
+{
+    reset_case r = {.vm = vm_make(NULL), .peer = -1};
+    cr_assert_eq(stvm_tcp_listen(r.vm, "127.0.0.1", 0, 4, &r.listener), STVM_OK);
+    r.port = stvm_socket_port(r.listener);
+    r.peer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r.port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(r.peer, (struct sockaddr *)&a, sizeof a), 0);   /* the backlog takes it */
+    spawn(r.vm, 40, "server", reset_server, &r);
+    spawn(r.vm, 40, "peer", reset_peer_writes, &r);
+    RUN_OK_GREEN(&r);
+    uint64_t sleeps = r.after.os_sleeps - r.before.os_sleeps;
+    uint64_t ready = r.after.fds_ready - r.before.fds_ready;
+    uint64_t polls = r.after.io_polls_busy - r.before.io_polls_busy;
+    uint64_t woken_io = r.after.wakeups_io - r.before.wakeups_io;
+    fprintf(stderr, "upstream: pharovm1018: %d ms after the reset: %llu OS sleeps (%llu ended by "
+                    "a descriptor), %llu ready descriptors, %llu busy polls, %.3f ms of the VM "
+                    "thread's CPU\n",
+            RESET_IDLE_MS, (unsigned long long)sleeps, (unsigned long long)woken_io,
+            (unsigned long long)ready, (unsigned long long)polls, (double)r.cpu_ns / 1e6);
+    cr_assert_eq(r.late_recv, STVM_ECLOSED, "the peer's reset did not reach the socket (%lld)",
+                 (long long)r.late_recv);
+    cr_assert_leq(sleeps, 3, "%llu OS sleeps in an idle second", (unsigned long long)sleeps);
+    cr_assert_leq(ready, 3, "%llu ready descriptors in an idle second", (unsigned long long)ready);
+    cr_assert_lt(r.cpu_ns, 50 * 1000000, "%.3f ms of CPU in an idle second", (double)r.cpu_ns / 1e6);
+    stvm_socket_close(r.vm, r.listener);
+    vm_done(r.vm);
 }
