@@ -20,7 +20,7 @@ mkdir -p "$tmp/old"
 cut_fields() {
     awk '
     function starts(line) {
-        return line ~ /^    int ffi_callback_priority;/ || line ~ /^    uint32_t ffi_spin_us;/ ||
+        return line ~ /^    uint32_t osvm764_fixes;/ || line ~ /^    uint32_t osvm764_idle_beat_us;/ ||
                line ~ /^    const char \*stack_guard;/ || line ~ /^    uint64_t buffer_bytes;/ ||
                line ~ /^    int64_t extra;/ || line ~ /^    uint64_t socket_reads_blocked;/ ||
                line ~ /^    uint64_t callbacks_refused;/

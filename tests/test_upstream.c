@@ -806,3 +806,142 @@ Test(upstream, pharovm1018_a_socket_reset_while_nobody_reads_leaves_the_vm_idle,
     stvm_socket_close(r.vm, r.listener);
     vm_done(r.vm);
 }
+
+/* ---- opensmalltalk-vm #764 and #785: the heartbeat and a Delay from an idle VM --------- */
+
+/* Delays of ms waited back to back by the only process of a VM in the idle mode
+ * STVM_IDLE_OSVM764 (or stvm's default), on the simulated clock: their lateness, sorted.
+ * experiments/osvm785 prints the table; these pin its figures. */
+#define OSVM_DELAYS 20
+
+typedef struct osvm_run {
+    int ms;
+    int64_t late[OSVM_DELAYS];
+    int err;
+} osvm_run;
+
+static void osvm_waiter(stvm_vm *vm, void *arg)
+{
+    osvm_run *r = arg;
+    for (int i = 0; i < OSVM_DELAYS && !r->err; i++) {
+        uint64_t t0 = stvm_vm_now_us(vm);
+        r->err = stvm_delay_wait_ms(vm, r->ms);
+        r->late[i] = (int64_t)(stvm_vm_now_us(vm) - t0) - r->ms * 1000;
+    }
+}
+
+static int cmp_late(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* min, median (the upper middle one) and max of the lateness, in us */
+typedef struct lateness {
+    int64_t min, median, max;
+} lateness;
+
+static lateness osvm_lateness(int idle_mode, uint32_t fixes, uint32_t idle_beat_us, int ms)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    cfg.clock = STVM_CLOCK_SIMULATED;
+    cfg.sim_start_us = SIM_START;
+    cfg.idle_mode = idle_mode;
+    cfg.osvm764_fixes = fixes;
+    cfg.osvm764_idle_beat_us = idle_beat_us;
+    stvm_vm *vm = vm_make(&cfg);
+    osvm_run r = {.ms = ms};
+    spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "waiter", osvm_waiter, &r);
+    run_ok(vm);
+    cr_assert_eq(r.err, STVM_OK);
+    vm_done(vm);
+    qsort(r.late, OSVM_DELAYS, sizeof r.late[0], cmp_late);
+    return (lateness){r.late[0], r.late[OSVM_DELAYS / 2], r.late[OSVM_DELAYS - 1]};
+}
+
+#define FIX_A STVM_OSVM764_FIX_CLOCK
+#define FIX_B STVM_OSVM764_FIX_IDLE_FLAG
+
+/* #764 as merged: the VM sleeps until the deadline as its cached clock sees it, flagged
+ * idle, so the heartbeat beats every 50 ms, and the cached clock stays where that beat
+ * left it: the VM sleeps the same short time again and again until the next beat lets
+ * the timer fire. A 1 ms Delay ends about one idle beat late. */
+Test(upstream, osvm785_pr764_makes_a_delay_from_an_idle_vm_wait_for_the_idle_heartbeat)
+{
+    lateness one = osvm_lateness(STVM_IDLE_OSVM764, 0, 0, 1);
+    cr_assert_eq(one.min, 1000, "the first, before the heartbeat backed off: %lld", (long long)one.min);
+    cr_assert_eq(one.median, 49000, "%lld", (long long)one.median);
+    cr_assert_eq(one.max, 49000);
+    lateness sixteen = osvm_lateness(STVM_IDLE_OSVM764, 0, 0, 16);
+    cr_assert_eq(sixteen.min, 24000, "%lld", (long long)sixteen.min);
+    cr_assert_eq(sixteen.median, 44000, "%lld", (long long)sixteen.median);
+    cr_assert_eq(sixteen.max, 48000, "%lld", (long long)sixteen.max);
+}
+
+/* #785's fixes. A alone (the cached clock updated after the sleep): the VM knows the
+ * Delay is due and stops sleeping, but the timer still waits for a beat; a 16 ms sleep
+ * flagged idle lets a 50 ms beat begin. B alone (no idle flag while a Delay is
+ * pending): the heartbeat keeps beating every 2 ms. Both: the Delay's length plus at
+ * most one 2 ms beat. */
+Test(upstream, osvm785_each_fix_alone_helps_in_part_and_both_leave_at_most_one_beat)
+{
+    lateness a1 = osvm_lateness(STVM_IDLE_OSVM764, FIX_A, 0, 1);
+    lateness a16 = osvm_lateness(STVM_IDLE_OSVM764, FIX_A, 0, 16);
+    cr_assert_eq(a1.median, 1000, "%lld", (long long)a1.median);
+    cr_assert_eq(a16.median, 36000, "%lld", (long long)a16.median);
+    lateness b1 = osvm_lateness(STVM_IDLE_OSVM764, FIX_B, 0, 1);
+    lateness b16 = osvm_lateness(STVM_IDLE_OSVM764, FIX_B, 0, 16);
+    cr_assert_eq(b1.max, 1000, "%lld", (long long)b1.max);
+    cr_assert_eq(b16.max, 0, "%lld", (long long)b16.max);
+    for (int ms = 1; ms <= 16; ms += 15) {
+        lateness both = osvm_lateness(STVM_IDLE_OSVM764, FIX_A | FIX_B, 0, ms);
+        cr_assert_leq(both.max, 2000, "%d ms: %lld us late", ms, (long long)both.max);
+    }
+}
+
+/* stvm's own idle process sleeps until the deadline and its scheduling points read the
+ * clock itself: on the simulated clock a Delay ends on time. */
+Test(upstream, osvm785_stvm_default_ends_a_delay_from_an_idle_vm_on_time)
+{
+    for (int ms = 1; ms <= 16; ms += 15) {
+        lateness d = osvm_lateness(STVM_IDLE_POLL, 0, 0, ms);
+        cr_assert_eq(d.max, 0, "%d ms: %lld us late", ms, (long long)d.max);
+    }
+}
+
+/* #785's figure, about 500 ms, comes out of the model only when the idle heartbeat is as
+ * slow as #764's longest sleep: with 500 ms idle beats a 1 ms Delay ends 499 ms late. */
+Test(upstream, osvm785_a_500ms_idle_heartbeat_gives_the_reported_500ms_delay)
+{
+    lateness one = osvm_lateness(STVM_IDLE_OSVM764, 0, 500000, 1);
+    cr_assert_eq(one.median, 499000, "%lld", (long long)one.median);
+}
+
+Test(upstream, osvm785_the_heartbeat_settings_are_checked)
+{
+    stvm_config cfg;
+    stvm_config_init(&cfg);
+    char why[160];
+    cfg.osvm764_fixes = FIX_A;   /* without the idle mode */
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+    cr_assert(strstr(why, "osvm764_fixes"), "%s", why);
+    cfg.idle_mode = STVM_IDLE_OSVM764;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_OK, "%s", why);
+    cfg.osvm764_fixes = 4;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+    cfg.osvm764_fixes = FIX_A | FIX_B;
+    cfg.osvm764_idle_beat_us = 1999;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+    cr_assert(strstr(why, "osvm764_idle_beat_us"), "%s", why);
+    cfg.osvm764_idle_beat_us = 1000001;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+    cfg.osvm764_idle_beat_us = 1000000;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_OK, "%s", why);
+    cfg.idle_mode = STVM_IDLE_POLL;   /* an idle beat without the idle mode */
+    cfg.osvm764_fixes = 0;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+    cfg.osvm764_idle_beat_us = 0;
+    cfg.idle_mode = 4;
+    cr_assert_eq(stvm_config_check(&cfg, why, sizeof why), STVM_EINVAL);
+}

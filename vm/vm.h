@@ -242,6 +242,9 @@ struct stvm_vm {
     struct stvm_queue *queues;
     /* Process-local variables not yet freed (scheduler/process_local.c). */
     struct stvm_local *locals;
+    /* The OpenSmalltalk heartbeat's model (vm/heartbeat.h): only with the idle mode
+     * STVM_IDLE_OSVM764, NULL otherwise. */
+    struct stvm_heartbeat *heartbeat;
 };
 
 #endif

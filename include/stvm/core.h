@@ -191,7 +191,8 @@ typedef uintptr_t stvm_oop;
 #define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
 #define STVM_GUARD_CANARY 3
 
-/* What the idle process does when nothing can run (docs/io.md). */
+/* What the idle process does when nothing can run (docs/io.md; the OpenSmalltalk
+ * heartbeat's model, docs/upstream.md). */
 #define STVM_IDLE_POLL 0    /* wait in epoll for the earliest of the relinquish time, the
                                next deadline, IO readiness and an external signal (the
                                VM since 2017) */
@@ -199,6 +200,21 @@ typedef uintptr_t stvm_oop;
                                whole time without looking at IO (an external signal still
                                ends it, as SIGIO did), poll again (the VM before 2017) */
 #define STVM_IDLE_SPIN 2    /* never sleep in the OS: poll IO and return at once */
+#define STVM_IDLE_OSVM764 3 /* the OpenSmalltalk VM after its PR #764 (2026), for
+                               opensmalltalk-vm #785 (docs/upstream.md): a model of its
+                               heartbeat (a cached clock that a thread advances every
+                               2 ms, every osvm764_idle_beat_us while the VM is flagged
+                               idle, each beat checking the timer against it) and of
+                               #764's idle sleep (the requested time ignored: until the
+                               deadline as the cached clock sees it, at most 500 ms, the
+                               VM flagged idle meanwhile); osvm764_fixes picks #785's
+                               fixes. On the real clock the heartbeat is a thread */
+
+/* #785's two fixes to STVM_IDLE_OSVM764, for stvm_config.osvm764_fixes. */
+#define STVM_OSVM764_FIX_CLOCK 1       /* A: the idle sleep updates the cached clock after
+                                          it sleeps */
+#define STVM_OSVM764_FIX_IDLE_FLAG 2   /* B: the VM is not flagged idle while a Delay is
+                                          pending (the heartbeat keeps its 2 ms beat) */
 
 /* Idle quanta for stvm_config.idle_relinquish_us. */
 #define STVM_RELINQUISH_UNTIL_DUE 0      /* sleep until something is due (the default) */
@@ -263,6 +279,11 @@ typedef struct stvm_config {
                                    in the OS (on a machine where the VM's thread may use
                                    one CPU only, never); 0 = never; default 50;
                                    0 .. 10000 */
+    uint32_t osvm764_fixes;     /* STVM_OSVM764_FIX_* or'd, with STVM_IDLE_OSVM764 only;
+                                   default 0 (#764 as merged); 0 .. 3 */
+    uint32_t osvm764_idle_beat_us; /* STVM_IDLE_OSVM764: the heartbeat's period while
+                                   the VM is flagged idle; 0 = 50,000 (#764's IDLE_BEAT_MS);
+                                   0 or 2,000 .. 1,000,000 */
 } stvm_config;
 
 /* Fill cfg with the defaults above (cfg_size bytes of it: the macro passes the caller's
