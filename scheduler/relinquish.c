@@ -208,8 +208,9 @@ static void osvm764_relinquish(stvm_vm *vm)
         } else if (outside && outside < now + us) {
             jump(vm, us, outside - now, STVM_TRACE_END_OUTSIDE);
         } else {
-            jump(vm, us, us, next && now + us >= next ? STVM_TRACE_END_TIMER
-                                                      : STVM_TRACE_END_TIMEOUT);
+            /* "timer" when it reaches the deadline, not after it (then it only ran out) */
+            jump(vm, us, us, next > now && now + us >= next ? STVM_TRACE_END_TIMER
+                                                           : STVM_TRACE_END_TIMEOUT);
         }
     }
     stvm__heartbeat_set_idle(vm, false);
