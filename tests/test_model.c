@@ -303,10 +303,11 @@ Test(model, pharo6363_a_suspend_resume_storm_loses_no_process)
         for (int b = 0; b < 16; b++)
             n[k] += t.cov_rc[k][b];
     fprintf(stderr,
-            "model: pharo #6363 storm on %s: %llu operations (%llu suspends, %llu resumes, %llu "
+            "model: pharo #6363 storm on %s%s: %llu operations (%llu suspends, %llu resumes, %llu "
             "priority changes, %llu signals, %llu waits), %llu processes spawned (at most %d "
             "at once), %llu seeds, %llu violations, %.1f s\n",
-            stvm_context_backend(), (unsigned long long)t.ops, (unsigned long long)n[OP_SUSPEND],
+            stvm_context_backend(), MODEL_ASAN ? " (ASan+UBSan)" : "", (unsigned long long)t.ops,
+            (unsigned long long)n[OP_SUSPEND],
             (unsigned long long)n[OP_RESUME], (unsigned long long)n[OP_SET_PRIORITY],
             (unsigned long long)n[OP_SIGNAL], (unsigned long long)n[OP_WAIT],
             (unsigned long long)t.cov_rc[OP_SPAWN][0], M_SLOTS, (unsigned long long)t.seeds,
