@@ -208,7 +208,9 @@ typedef uintptr_t stvm_oop;
                                #764's idle sleep (the requested time ignored: until the
                                deadline as the cached clock sees it, at most 500 ms, the
                                VM flagged idle meanwhile); osvm764_fixes picks #785's
-                               fixes. On the real clock the heartbeat is a thread */
+                               fixes. On the real clock the heartbeat is a thread. For
+                               experiments: a due timer waits for a beat, and the VM
+                               spins meanwhile, as that VM does */
 
 /* #785's two fixes to STVM_IDLE_OSVM764, for stvm_config.osvm764_fixes. */
 #define STVM_OSVM764_FIX_CLOCK 1       /* A: the idle sleep updates the cached clock after
