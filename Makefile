@@ -150,7 +150,7 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
+.PHONY: all lib tools examples experiments check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
 
 # Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
 # ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
@@ -160,7 +160,7 @@ SOAK_EXTRA :=
 FUZZ_EXTRA :=
 include $(wildcard mk/*.mk)
 
-all: lib tools examples
+all: lib tools examples experiments
 
 lib: $(B)/libstvm.a $(B)/libstvm.so
 
@@ -203,6 +203,18 @@ examples: $(EXAMPLES)
 # Reached through the pattern below only, so make would delete them after each link.
 .SECONDARY: $(EXAMPLE_OBJ)
 $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
+
+# Experiments: experiments/NAME/ holds a program (<stvm.h> only) and its README.md;
+# build/experiments/NAME is the program.
+EXPERIMENTS := $(B)/experiments/osvm785
+experiments: $(EXPERIMENTS)
+.SECONDARY: $(B)/obj/experiments/osvm785/osvm785.o
+$(B)/obj/experiments/%.o: experiments/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/experiments/osvm785: $(B)/obj/experiments/osvm785/osvm785.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
 

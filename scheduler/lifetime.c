@@ -7,6 +7,7 @@
 #include "../vm/abi.h"
 #include "../vm/aio.h"
 #include "../vm/config.h"
+#include "../vm/heartbeat.h"
 #include "../vm/integer.h"
 #include "../vm/names.h"
 #include "../vm/objmem.h"
@@ -51,7 +52,8 @@ int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
     stvm__stackmem_init(vm);
     if ((err = stvm__objmem_init(vm)) || (err = stvm__clock_init(vm)) ||
         (err = stvm__external_init(vm)) || (err = stvm__aio_init(vm)) ||
-        (err = stvm__ctx_vm_init(vm)) || (err = start_idle(vm))) {
+        (err = stvm__ctx_vm_init(vm)) || (err = start_idle(vm)) ||
+        (vm->cfg.idle_mode == STVM_IDLE_OSVM764 && (err = stvm__heartbeat_start(vm)))) {
         stvm_vm_free(vm);
         return err;
     }
@@ -63,6 +65,7 @@ void stvm_vm_free(stvm_vm *vm)
 {
     if (!vm || vm->running)
         return;
+    stvm__heartbeat_stop(vm);
     stvm__processes_destroy(vm);
     /* Before the external table and object memory go: its workers still signal. */
     if (vm->ffi.destroy)

@@ -99,6 +99,19 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m)
     return wait_for(vm, m);   /* OK: handed to us by the exit */
 }
 
+bool stvm__mutex_enter_for(stvm_vm *vm, stvm_mutex *m, stvm_proc *p)
+{
+    if (m->owner) {
+        trace_event(vm, STVM_TRACE_MUTEX_WAIT, p->id, m, (int64_t)m->owner->id);
+        stvm__list_append(&m->list, p);
+        return false;
+    }
+    stvm__wait_handed(p, &m->list);   /* as a hand-off: given back if p never runs */
+    add_owned(p, m);
+    m->depth = 1;
+    return true;
+}
+
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
 {
     stvm_proc *a = vm->active;

@@ -206,7 +206,7 @@ int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info
     info.wait_kind = STVM_WAIT_ON_NOTHING;
     info.wait_fd = -1;
     if (p) {
-        info.terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
+        info.terminating = (p->flags & STVM_PF_TERMINATING) != 0;
         info.stack_guard = guard_names[p->guard];
         info.waiting_on = stvm__waiting_on(p, &info.waiting_object);
         wait_info w = wait_of(p);

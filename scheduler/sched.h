@@ -291,6 +291,10 @@ void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s);
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s);
 /* Take an excess signal if there is one (true, counting a wait). */
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s);
+/* The wait of p, not running (a process backed up by primitive 568 or 578, resumed):
+ * true when it took an excess signal (handed to it: the caller makes it runnable), false
+ * when it joined the waiting list. Never switches. */
+bool stvm__sem_wait_for(stvm_vm *vm, stvm_semaphore *s, stvm_proc *p);
 /* A signal handed to a waiter that never took it goes to the next waiter or becomes an
  * excess signal again (no switch). */
 void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s);
@@ -305,6 +309,9 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m);
 /* Take m if it is free (1), re-enter it if the caller owns it (1, counting depth;
  * ERANGE past 2^32-1), or 0 when another process owns it. */
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m);
+/* The enter of p, not running (backed up, resumed): true when m was free and is now
+ * p's (handed: the caller makes p runnable), false when p joined the waiters. */
+bool stvm__mutex_enter_for(stvm_vm *vm, stvm_mutex *m, stvm_proc *p);
 /* Release every mutex p owns, handing each to its first waiter without switching. */
 void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
 /* p was handed m but is interrupted before it runs: m goes to its next waiter (no
@@ -332,6 +339,8 @@ void stvm__cancel(stvm_proc *p);
 void stvm__uncancel(stvm_proc *p);
 /* Cancel p's waits for the rest of its life (terminated while it runs its cleanups). */
 void stvm__cancel_for_good(stvm_proc *p);
+/* Were p's waits cancelled for good? (A suspension of itself answers EINTR then.) */
+bool stvm__cancelled_for_good(const stvm_proc *p);
 
 /* ---- process.c, process_info.c ---- */
 /* The running state of a handle handed in by a caller: EINVAL for something that is
@@ -342,6 +351,11 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
                 size_t stack_size, bool start, uint32_t flags, stvm_process **out);
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p);    /* prim 87 rules */
 int stvm__process_suspend(stvm_vm *vm, stvm_proc *p);   /* prim 88 rules */
+/* Primitives 568 and 578 (OpenSmalltalk's suspend that backs up): as 88, but a process
+ * in a plain semaphore wait or mutex enter is backed up: resumed, it waits again. */
+int stvm__process_suspend_backing_up(stvm_vm *vm, stvm_proc *p);
+/* Is p in a wait that 568 and 578 back up? */
+bool stvm__process_backs_up(const stvm_proc *p);
 /* The active process runs its cleanups and finishes. */
 _Noreturn void stvm__process_exit(stvm_vm *vm);
 /* Give back a finished process's handle when nobody holds or joins it any more. */

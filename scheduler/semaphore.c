@@ -72,6 +72,21 @@ void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s)
     stvm__sem_signal_noswitch(vm, s);
 }
 
+bool stvm__sem_wait_for(stvm_vm *vm, stvm_semaphore *s, stvm_proc *p)
+{
+    bool took = s->excess_signals > 0;
+    vm->stats.semaphore_waits++;
+    if (stvm__tracing(vm))
+        stvm__trace_emit(vm, STVM_TRACE_SEM_WAIT, p->id, (uintptr_t)s, !took, 0, 0);
+    if (!took) {
+        stvm__list_append(&s->list, p);
+        return false;
+    }
+    s->excess_signals--;
+    stvm__wait_handed(p, &s->list);   /* its own once it runs; given back if it never does */
+    return true;
+}
+
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
 {
     if (s->excess_signals <= 0)

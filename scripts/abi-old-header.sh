@@ -20,7 +20,7 @@ mkdir -p "$tmp/old"
 cut_fields() {
     awk '
     function starts(line) {
-        return line ~ /^    int ffi_callback_priority;/ || line ~ /^    uint32_t ffi_spin_us;/ ||
+        return line ~ /^    uint32_t osvm764_fixes;/ || line ~ /^    uint32_t osvm764_idle_beat_us;/ ||
                line ~ /^    int wait_kind;/ || line ~ /^    int wait_fd;/ ||
                line ~ /^    const void \*wait_handle;/ || line ~ /^    const char \*wait_name;/ ||
                line ~ /^    uint64_t wait_since_us;/ || line ~ /^    uint64_t buffer_bytes;/ ||

@@ -61,7 +61,9 @@ typedef struct old_config {
     uint32_t wake_inject_us;
     uint32_t timer_slack_us;
     int ffi_workers;
-    /* ffi_callback_priority and ffi_spin_us are newer: the two came in one release, as
+    int ffi_callback_priority;
+    uint32_t ffi_spin_us;
+    /* osvm764_fixes and osvm764_idle_beat_us are newer: the two came in one release, as
      * the rule requires here (one 4-byte field alone would have ended the struct in
      * tail padding, and the next field would have had to start after it) */
 } old_config;
@@ -117,7 +119,7 @@ typedef struct old_ffi_stats {
                            offsetof(full, newest) &&                                  \
                        sizeof(old) <= offsetof(full, newest),                         \
                    #old " is " #full " without " #newest)
-SAME_END(old_config, stvm_config, ffi_workers, ffi_callback_priority);
+SAME_END(old_config, stvm_config, ffi_spin_us, osvm764_fixes);
 SAME_END(old_process_info, stvm_process_info, stack_guard, wait_kind);
 SAME_END(old_stream_stats, stvm_stream_stats, bytes_out, buffer_bytes);
 SAME_END(old_trace_event, stvm_trace_event, detail, extra);
@@ -147,6 +149,7 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(stvm_config_init_((stvm_config *)&w.s, sizeof w.s), STVM_OK);
     w.s.timer_slack_us = 7;
     w.s.ffi_workers = 3;
+    w.s.idle_mode = STVM_IDLE_OSVM764;
     char why[160] = "";
     cr_assert_eq(stvm_config_check_((const stvm_config *)&w.s, why, sizeof why, sizeof w.s),
                  STVM_OK, "%s", why);
@@ -157,9 +160,9 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(stvm_vm_config(vm, &now), STVM_OK);
     cr_assert_eq(now.timer_slack_us, 7, "a field of the prefix is the caller's");
     cr_assert_eq(now.ffi_workers, 3);
-    cr_assert_eq(now.ffi_callback_priority, STVM_PRIORITY_HIGH_IO,
-                 "the fields the old config lacks are at their defaults");
-    cr_assert_eq(now.ffi_spin_us, 50);
+    cr_assert_eq(now.idle_mode, STVM_IDLE_OSVM764);
+    cr_assert_eq(now.osvm764_fixes, 0, "the fields the old config lacks are at their defaults");
+    cr_assert_eq(now.osvm764_idle_beat_us, 0);
 
     /* Reading the configuration back into the old struct: its prefix only. */
     WITH_CANARY(old_config) back;

@@ -27,9 +27,10 @@ static const field config_fields[] = {
     F(stvm_config, idle_mode),           F(stvm_config, busy_poll_ms),
     F(stvm_config, wake_inject_us),      F(stvm_config, timer_slack_us),
     F(stvm_config, ffi_workers),         F(stvm_config, ffi_callback_priority),
-    F(stvm_config, ffi_spin_us),
+    F(stvm_config, ffi_spin_us),         F(stvm_config, osvm764_fixes),
+    F(stvm_config, osvm764_idle_beat_us),
 };
-#define LAST_CONFIG ffi_spin_us
+#define LAST_CONFIG osvm764_idle_beat_us
 
 static const field process_info_fields[] = {
     F(stvm_process_info, name),       F(stvm_process_info, priority),

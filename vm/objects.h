@@ -159,8 +159,8 @@ struct stvm_mutex {
 };
 
 /* Process flags. The running state keeps those below 1 << 8 (finished, VM's own,
- * terminate, exiting, canary); the handle keeps finished, VM's own and those from
- * 1 << 8 up. */
+ * terminate, exiting, canary), STVM_PF_TERMINATING and STVM_PF_BACKED_UP; the handle
+ * keeps finished, VM's own and the others from 1 << 8 up. */
 enum {
     STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
@@ -175,6 +175,13 @@ enum {
     STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
     STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
     STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
+    STVM_PF_TERMINATING = 1u << 11,  /* running state: Pharo's isTerminating, set on every
+                                        way into termination before a cleanup runs (the
+                                        exit, a terminate with cleanups, a terminate in a
+                                        cleanup run by hand, stvm_vm_free) */
+    STVM_PF_BACKED_UP = 1u << 12,    /* running state: suspended out of a semaphore wait or
+                                        mutex enter by primitive 568 or 578, it waits there
+                                        again when resumed (the list is its commitment) */
 };
 
 /* How a wait ended (stvm_proc.wait_end). */

@@ -262,6 +262,9 @@ struct stvm_vm {
     /* Between runs: the backend descriptor was made readable for a process that became
      * ready outside stvm_run, and no run has begun since (scheduler/run.c). */
     bool host_told;
+    /* The OpenSmalltalk heartbeat's model (vm/heartbeat.h): only with the idle mode
+     * STVM_IDLE_OSVM764, NULL otherwise. */
+    struct stvm_heartbeat *heartbeat;
 };
 
 #endif

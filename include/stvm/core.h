@@ -194,7 +194,8 @@ typedef uintptr_t stvm_oop;
 #define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
 #define STVM_GUARD_CANARY 3
 
-/* What the idle process does when nothing can run (docs/io.md). */
+/* What the idle process does when nothing can run (docs/io.md; the OpenSmalltalk
+ * heartbeat's model, docs/upstream.md). */
 #define STVM_IDLE_POLL 0    /* wait in epoll for the earliest of the relinquish time, the
                                next deadline, IO readiness and an external signal (the
                                VM since 2017) */
@@ -202,6 +203,23 @@ typedef uintptr_t stvm_oop;
                                whole time without looking at IO (an external signal still
                                ends it, as SIGIO did), poll again (the VM before 2017) */
 #define STVM_IDLE_SPIN 2    /* never sleep in the OS: poll IO and return at once */
+#define STVM_IDLE_OSVM764 3 /* the OpenSmalltalk VM after its PR #764 (2026), for
+                               opensmalltalk-vm #785 (docs/upstream.md): a model of its
+                               heartbeat (a cached clock that a thread advances every
+                               2 ms, every osvm764_idle_beat_us while the VM is flagged
+                               idle, each beat checking the timer against it) and of
+                               #764's idle sleep (the requested time ignored: until the
+                               deadline as the cached clock sees it, at most 500 ms, the
+                               VM flagged idle meanwhile); osvm764_fixes picks #785's
+                               fixes. On the real clock the heartbeat is a thread. For
+                               experiments: a due timer waits for a beat, and the VM
+                               spins meanwhile, as that VM does */
+
+/* #785's two fixes to STVM_IDLE_OSVM764, for stvm_config.osvm764_fixes. */
+#define STVM_OSVM764_FIX_CLOCK 1       /* A: the idle sleep updates the cached clock after
+                                          it sleeps */
+#define STVM_OSVM764_FIX_IDLE_FLAG 2   /* B: the VM is not flagged idle while a Delay is
+                                          pending (the heartbeat keeps its 2 ms beat) */
 
 /* Idle quanta for stvm_config.idle_relinquish_us. */
 #define STVM_RELINQUISH_UNTIL_DUE 0      /* sleep until something is due (the default) */
@@ -267,6 +285,11 @@ typedef struct stvm_config {
                                    in the OS (on a machine where the VM's thread may use
                                    one CPU only, never); 0 = never; default 50;
                                    0 .. 10000 */
+    uint32_t osvm764_fixes;     /* STVM_OSVM764_FIX_* or'd, with STVM_IDLE_OSVM764 only;
+                                   default 0 (#764 as merged); 0 .. 3 */
+    uint32_t osvm764_idle_beat_us; /* STVM_IDLE_OSVM764: the heartbeat's period while
+                                   the VM is flagged idle; 0 = 50,000 (#764's IDLE_BEAT_MS);
+                                   0 or 2,000 .. 1,000,000 */
 } stvm_config;
 
 /* Fill cfg with the defaults above (cfg_size bytes of it: the macro passes the caller's
@@ -407,10 +430,15 @@ STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
 /* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
- * stvm_semaphore_wait returns STVM_ESTATE. Switches.
+ * stvm_semaphore_wait returns STVM_ESTATE. A process that suspends itself inside a
+ * cleanup and is terminated meanwhile is brought back by the terminate, not by a
+ * resume, and this answers EINTR. Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
- *   ESTATE    p already suspended or finished; p one of the VM's own processes */
+ *   ESTATE    p already suspended or finished; p one of the VM's own processes
+ *   EINTR     p is the caller, and it was terminated in a cleanup (before the call: it
+ *             is not suspended, for it waits no more; or while suspended: the terminate
+ *             ended the suspension), see stvm_process_terminate */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Its C code is not resumed (no unwinding of C frames), but its
@@ -425,7 +453,10 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * A process terminated again while its cleanups run, or terminated while it runs one by
  * hand in stvm_ensure_pop (Pharo 10's rule) completes the cleanup it is in, then runs
  * the rest, but waits no more: the wait it is in, and
- * every later one, answers STVM_EINTR at once (as do stvm_checkpoint and stvm_work_us).
+ * every later one, answers STVM_EINTR at once (as do stvm_checkpoint, stvm_work_us and
+ * a stvm_process_suspend of itself, and a suspension of itself it is in ends with
+ * EINTR). From the terminate on the process reads terminating (stvm_process_info), a
+ * cleanup in progress included, as Pharo's isTerminating is set before the unwinding.
  * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
  * Whether the cleanups have ended when this returns depends on them: one that waits, or
  * wakes a process of higher priority than the caller, lets this return first (the
@@ -556,8 +587,10 @@ typedef struct stvm_process_info {
                                       joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
-    bool terminating;              /* Pharo's isTerminating: terminated and still running
-                                      its cleanups, or finished (either way) */
+    bool terminating;              /* Pharo's isTerminating: terminated (from the
+                                      terminate on, in a cleanup run by hand too),
+                                      running its cleanups on its way out (also those
+                                      stvm_vm_free runs), or finished (either way) */
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */

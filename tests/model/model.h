@@ -134,6 +134,8 @@ enum {
     K_CLEANUP,      /* visible: starts the cleanup on top of its frames */
     K_WOKEN,        /* a semaphore wait or mutex enter ended: answer by wait_end */
     K_CHECKPOINTED, /* back from a checkpoint: rc (1 or 0), or EINTR if cancelled meanwhile */
+    K_SUSPENDED_SELF, /* back from suspending itself: OK (resumed), or EINTR (terminated in
+                       a cleanup meanwhile: it waits no more) */
     K_Q_TAKE_WOKEN, K_Q_PUT_WOKEN,   /* a queue's take or put waited: take or put now */
     K_EXIT,         /* exit: run the cleanups, then finish */
     K_RUN_ENSURES,
@@ -215,7 +217,8 @@ enum {
     COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
     COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
     COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
-    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT,
+    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT, COV_CANCELLED_SUSPEND,
+    COV_SUSPENSION_TERMINATED,
     COV_Q_TAKE_HANDED, COV_Q_TAKE_EXCESS, COV_Q_SKIP_PROMISED, COV_Q_ITEM_GIVEN_BACK,
     COV_Q_WRITER_WAITS, COV_Q_ROOM_HANDED, COV_Q_EFULL, COV_Q_EINTR, COV_Q_TIMED_OUT,
     COV_INTR_SELF, COV_INTR_WAIT_ENDED, COV_INTR_GIVEN_BACK, COV_INTR_RUN_LATER,
@@ -245,6 +248,8 @@ static const char *const cov_name[COV_N] = {
     "timing passes on the 1 s re-arm with a Delay still ahead",
     "hand-offs given back by a process terminated before it ran",
     "waits answering EINTR at once (terminated while exiting)",
+    "self-suspensions answering EINTR at once (terminated in a cleanup)",
+    "self-suspensions ended by a terminate (EINTR)",
     "queue takes of a handed item (the front)", "queue takes of an excess signal",
     "excess takes skipping items promised to handed readers",
     "queue items given back by a reader terminated or interrupted before it ran",
@@ -1267,6 +1272,11 @@ static bool step(model *m)
         break;
     case K_CHECKPOINTED:   /* a terminate while it was switched out in it counts */
         answer(m, p->cancelled ? STVM_EINTR : p->rc);
+        break;
+    case K_SUSPENDED_SELF:
+        if (p->cancelled)
+            m->cov[COV_SUSPENSION_TERMINATED]++;
+        answer(m, p->cancelled ? STVM_EINTR : STVM_OK);
         break;
     case K_Q_TAKE_WOKEN:
     case K_Q_PUT_WOKEN:

@@ -125,14 +125,21 @@ static int m_spawn(model *m, const op *o)
 }
 
 /* Primitive 88: off whatever list it is on; a waiter taken off its list answers ESTATE
- * when resumed (no signal consumed); the active process switches away. */
+ * when resumed (no signal consumed); the active process switches away, unless its waits
+ * are cancelled (terminated in a cleanup): then EINTR at once, and a terminate that
+ * ends its suspension makes it answer EINTR too. */
 static int m_suspend(model *m, int t)
 {
     mproc *p = &m->p[t];
     if (!p->alive)
         return STVM_ESTATE;
     if (t == m->active) {
-        answer(m, STVM_OK);
+        if (p->cancelled) {
+            m->cov[COV_CANCELLED_SUSPEND]++;
+            answer(m, STVM_EINTR);
+            return STVM_EINTR;
+        }
+        p->cont = K_SUSPENDED_SELF;
         switch_to_next(m);
         return STVM_OK;
     }
