@@ -63,7 +63,8 @@ typedef struct old_config {
     int ffi_workers;
     /* ffi_callback_priority and ffi_spin_us are newer: the two came in one release, as
      * the rule requires here (one 4-byte field alone would have ended the struct in
-     * tail padding, and the next field would have had to start after it) */
+     * tail padding, and the next field would have had to start after it); so are
+     * cpu_time and unused_1, the bytes that fill the struct out after it */
 } old_config;
 
 typedef struct old_process_info {
@@ -77,7 +78,7 @@ typedef struct old_process_info {
     bool terminating;
     bool held;
     const char *stack_guard;
-    /* wait_kind, wait_fd, wait_handle, wait_name and wait_since_us are newer */
+    /* wait_kind, wait_fd, wait_handle, wait_name, wait_since_us and cpu_ns are newer */
 } old_process_info;
 
 typedef struct old_stream_stats {
@@ -160,6 +161,7 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(now.ffi_callback_priority, STVM_PRIORITY_HIGH_IO,
                  "the fields the old config lacks are at their defaults");
     cr_assert_eq(now.ffi_spin_us, 50);
+    cr_assert(!now.cpu_time, "CPU time is not accounted unless asked for");
 
     /* Reading the configuration back into the old struct: its prefix only. */
     WITH_CANARY(old_config) back;
