@@ -100,6 +100,15 @@ def _duration(us):
     return "%d us" % us
 
 
+def _is_core():
+    """Is gdb looking at a core file (not a live process)?"""
+    try:
+        conn = gdb.selected_inferior().connection
+        return conn is not None and conn.type == "core"
+    except AttributeError:   # gdb before 11
+        return "core file" in gdb.execute("info target", to_string=True)
+
+
 def _symbol(addr):
     """The function at addr, by name ('meteo'), or its address."""
     addr = _u(addr)
@@ -157,14 +166,28 @@ class VM:
         self._names = None
 
     def processes(self):
-        """Every unfinished process, oldest first (vm->all holds the newest first)."""
+        """Every unfinished process, oldest first (vm->all holds the newest first). A record
+        lives in the top of its process's stack: one that does not read back as this VM's
+        (zeros, where a core lacks the stacks) ends the walk, with a warning."""
         out, p, n = [], self.v["all"], 0
-        while int(p) and n < 10000000:
-            out.append(p)
-            p = p["all_next"]
-            n += 1
+        try:
+            while int(p) and n < 10000000:
+                if _u(p["vm"]) != _u(self.ptr):
+                    self.warn("the record at 0x%x does not read as a process of this VM" % _u(p))
+                    break
+                out.append(p)
+                p = p["all_next"]
+                n += 1
+        except gdb.MemoryError:
+            self.warn("the record at 0x%x cannot be read" % _u(p))
         out.reverse()
         return out
+
+    def warn(self, what):
+        print("stvm: VM 0x%x: %s: the processes' records live in their stacks, and this %s "
+              "lacks them (a core from gdb's generate-core-file, behind madvise guard regions: "
+              "write one with stvm-gcore, or use the kernel's; docs/debugging.md)"
+              % (_u(self.ptr), what, "core" if _is_core() else "program"))
 
     def name_of(self, addr):
         """The name given with stvm_*_set_name (vm/names.c), or None."""
@@ -509,7 +532,8 @@ they were. The running process's stack is its thread's: see `bt`."""
                 return
             found = _find(vm_list, what)
             if not found:
-                raise StvmError("stvm: no process '%s' (info stvm-processes lists them)" % what)
+                raise StvmError("stvm: no process %s (info stvm-processes lists them)" %
+                                ("to show" if what == "all" else "'%s'" % what))
             for pr in found:
                 waits = pr.waits_on()
                 head = "process %d '%s' (priority %d, %s%s)" % (
@@ -694,7 +718,7 @@ own core (a crash with `ulimit -c unlimited`) needs none of this."""
         super().__init__("stvm-gcore", gdb.COMMAND_FILES)
 
     def invoke(self, arg, from_tty):
-        if not gdb.selected_inferior().pid:
+        if not gdb.selected_inferior().pid or _is_core():
             raise StvmError("stvm-gcore: no live process (a core file is one already)")
         arenas = []
         for vm in vms():
