@@ -16,15 +16,15 @@
 # (DATADIR/gdb/auto-load/LIBDIR/libstvm.so.VERSION-gdb.py); with the static library,
 # `source` it (`source /usr/local/share/stvm/gdb/stvm-gdb.py`, or scripts/gdb/stvm-gdb.py
 # in the source tree). It reads the library's own structures through its debug info, so
-# it works the same on a live process and on a core file, and never writes to the
-# program: a backtrace of a process is made by a frame unwinder that, while the command
+# it works the same on a live process and on a core file, and (but for stvm-gcore,
+# which must lift guard regions) never writes to the program: a backtrace of a process is made by a frame unwinder that, while the command
 # runs, answers the thread's top frame's caller with the registers the process's switch
 # saved (the registers and the selected frame are never touched).
 #
 # It mirrors private structures of vm/vm.h, vm/objects.h and scheduler/ (the constants
 # below name their homes); vm/debugger.h's STVM_DEBUG_VERSION says which layout this file
-# reads, and make check's gdb-check (tests/gdb/) runs every command on a deadlocked
-# example and its core file, on both back ends.
+# reads, and make check's gdb-check (mk/gdb.mk, scripts/gdb-check.sh) runs the commands
+# on a deadlocked example, live and on its core file, on both back ends.
 
 import datetime
 import re
@@ -349,7 +349,8 @@ class InfoProcesses(gdb.Command):
 Usage: info stvm-processes
 One line per unfinished process, oldest first: its id, priority, state (running, ready,
 waiting, suspended), name, entry function, CPU time on its VM's thread (when the VM
-accounts it: stvm_config.cpu_time) and what it waits on: the kind of wait, the object's
+accounts it: stvm_config.cpu_time; the running process's without the slice it is in)
+and what it waits on: the kind of wait, the object's
 name and the handle the program holds, the owner of a mutex or monitor, and for how long
 (up to the VM's last clock reading). '*' marks the running process."""
 
