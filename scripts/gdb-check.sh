@@ -7,7 +7,8 @@
 #  2. gdb in batch mode on the live program, stopped in stvm_vm_blocked_report: the
 #     listing names each process and what it waits on (the owner of a mutex or monitor),
 #     stvm-bt of a blocked process shows its entry function, and the selected frame and
-#     the registers are as they were after it (also after an error); stvm-vm;
+#     the registers are as they were after it (also after an error); stvm-vm; and,
+#     stopped before the first run, a process that has not run yet is said so;
 #  3. the same listing and backtrace on the kernel's core file of `deadlock --abort` (with
 #     `ulimit -c unlimited`); when the machine's core_pattern sends cores elsewhere (a
 #     pipe to a handler, another folder), on a core written by the extension's
@@ -99,6 +100,11 @@ for variant in asm uctx; do
     expect "$live" "^  timing process: 'Delay Scheduling Process' \(#6\)" "$variant, live: stvm-vm's timing process"
     expect "$live" "^process 5 'shutdown'" "$variant, live: stvm-bt all"
     expect "$live" "no host context \(stvm_run is not active\)" "$variant, live: stvm-bt host between runs"
+
+    # a process that has not run yet has no caller frames: it is said so
+    gdb_run "$live.fresh" -ex "break stvm_run" -ex run -ex "stvm-bt meteo" "$bin"
+    expect "$live.fresh" "^  has not run yet: its first turn calls meteo$" \
+        "$variant, live: stvm-bt of a process that has not run"
 
     # 3. the kernel's core file, or stvm-gcore's when the kernel's goes elsewhere
     mkdir "$tmp/$variant.core"

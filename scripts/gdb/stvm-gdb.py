@@ -452,6 +452,22 @@ def _saved_regs(vm, ctx_sp, uctx):
     return regs
 
 
+# Where a process that never ran would resume: its first frame calls its entry from
+# there (scheduler/context.c, first_frame), and no caller frame lies above it.
+FIRST_FRAMES = ("stvm__trampoline_asm", "uc_trampoline")
+
+
+def _never_ran(regs):
+    pc = regs.get("rip", regs.get("pc", 0))
+    for name in FIRST_FRAMES:
+        try:
+            if _u(gdb.parse_and_eval("&%s" % name)) == pc:
+                return True
+        except gdb.error:
+            pass
+    return False
+
+
 def _backtrace_from(regs, bt_args):
     """gdb's backtrace of a stack whose top registers are regs, numbered from 0."""
     arch = _arch()
@@ -545,7 +561,11 @@ they were. The running process's stack is its thread's: see `bt`."""
                 if pr.is_active():
                     print("  running on its VM's thread: its stack is that thread's (bt)")
                     continue
-                print(_backtrace_from(_saved_regs(pr.vm, pr.p["ctx_sp"], pr.p["uctx"]), bt_args))
+                regs = _saved_regs(pr.vm, pr.p["ctx_sp"], pr.p["uctx"])
+                if _never_ran(regs):
+                    print("  has not run yet: its first turn calls %s" % _symbol(pr.p["fn"]))
+                    continue
+                print(_backtrace_from(regs, bt_args))
         finally:
             try:
                 selected.select()
