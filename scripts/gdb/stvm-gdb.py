@@ -489,12 +489,16 @@ def _backtrace_from(regs, bt_args):
     finally:
         _unwinder.regs = None
         gdb.invalidate_cached_frames()
-    out, keep = [], False
+    out, keep, entered = [], False, False
     for line in text.splitlines():
         m = re.match(r"#(\d+)(\s+)(.*)", line)
         if m:
             n = int(m.group(1))
-            keep = n >= skip
+            # below stvm__process_entry only the first frame's own code (the trampoline;
+            # with ucontext glibc's __start_context, nameless in a stripped libc): the
+            # nameless frames are left out
+            keep = n >= skip and not (entered and " ?? (" in line)
+            entered = entered or (keep and " stvm__process_entry (" in line)
             if keep:
                 num = "#%d" % (n - skip)
                 out.append(num + " " * max(1, len(m.group(1)) + len(m.group(2)) + 1 - len(num)) + m.group(3))
