@@ -150,7 +150,7 @@ $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
 $(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
 
-.PHONY: all lib tools examples check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
+.PHONY: all lib tools examples experiments check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
 
 # Further test kinds live in mk/*.mk, one file each (model-based testing, fuzzing,
 # ThreadSanitizer, ...). Each adds the target make check runs to CHECK_EXTRA and may
@@ -163,7 +163,7 @@ FUZZ_EXTRA :=
 EXAMPLES_OWN_CHECK :=
 include $(wildcard mk/*.mk)
 
-all: lib tools examples
+all: lib tools examples experiments
 
 lib: $(B)/libstvm.a $(B)/libstvm.so
 
@@ -209,13 +209,26 @@ $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
 
-# The one example that lives in a libuv loop (docs/io.md, "Running inside another event
-# loop") is, with the tests (TEST_LIBS), the only thing built with libuv: an explicit
-# rule, so the pattern rule above never links it without -luv.
+# Experiments: experiments/NAME/ holds a program (<stvm.h> only) and its README.md;
+# build/experiments/NAME is the program.
+EXPERIMENTS := $(B)/experiments/osvm785
+experiments: $(EXPERIMENTS)
+.SECONDARY: $(B)/obj/experiments/osvm785/osvm785.o
+$(B)/obj/experiments/%.o: experiments/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/experiments/osvm785: $(B)/obj/experiments/osvm785/osvm785.o $(B)/libstvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
+
+# The examples that can live in a libuv loop (docs/io.md, "Running inside another event
+# loop") are, with the tests (TEST_LIBS), the only things built with libuv: explicit
+# rules, so the pattern rule above never links them without -luv.
 UV_CFLAGS = $(shell pkg-config --cflags libuv)
 UV_LIBS = $(shell pkg-config --libs libuv)
-$(B)/obj/examples/libuv_host.o: EXAMPLE_CFLAGS += $(UV_CFLAGS)
-$(B)/examples/libuv_host: $(B)/obj/examples/libuv_host.o $(B)/libstvm.a
+UV_EXAMPLES := libuv_host chat
+$(UV_EXAMPLES:%=$(B)/obj/examples/%.o): EXAMPLE_CFLAGS += $(UV_CFLAGS)
+$(UV_EXAMPLES:%=$(B)/examples/%): $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(UV_LIBS) $(LDLIBS) -o $@
 
@@ -265,6 +278,8 @@ check: setup
 	@for e in $(filter-out $(EXAMPLES_OWN_CHECK),$(EXAMPLES)); do echo "== example $$e"; $$e > /dev/null || exit 1; done
 	@echo "== libuv host: the uv driver in both run modes and plain stvm_run, under curl and wrk" && \
 	    sh scripts/libuv-host-check.sh $(B)/examples/libuv_host
+	@echo "== chat example: plain and in a libuv loop, against Python's socket module (half-close, 20 clients, idle)" && \
+	    sh scripts/chat-check.sh $(B)/examples/chat
 	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
 	@echo "check: all passed"
 

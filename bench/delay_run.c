@@ -238,9 +238,9 @@ int delay_run_one(const delay_run_params *p, double out[DELAY_NFIGURES], char *w
     cfg.timer_slack_us = (uint32_t)p->repr->timer_slack_us;
     stvm_vm *vm = NULL;
     delay_run *r = calloc(1, sizeof *r);
-    int err = r ? stvm_vm_new(&vm, &cfg) : STVM_ENOMEM;
+    int err = r ? stvm_vm_create(&cfg, &vm) : STVM_ENOMEM;
     if (err) {
-        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        snprintf(why, whysize, "stvm_vm_create: %s", stvm_err_name(err));
         free(r);
         return err;
     }

@@ -102,9 +102,9 @@ static int vm_new(run *r, int bits, int spin_us, void *fn, const char *sig, bool
         cfg.ffi_spin_us = (uint32_t)spin_us;
     stvm_ffi_callback *cb;
     void *code = NULL;
-    int err = stvm_vm_new(&r->vm, &cfg);
+    int err = stvm_vm_create(&cfg, &r->vm);
     if (err) {
-        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        snprintf(why, whysize, "stvm_vm_create: %s", stvm_err_name(err));
         return err;
     }
     if (!(err = stvm_ffi_function_at(r->vm, fn, sig, &r->fn)) && echo_cb)

@@ -56,9 +56,9 @@ int io_vm_start(const io_params *p, const bench_trace *trace, int backlog, stvm_
     /* The VM before 2017 slept its image's 1 ms quantum, not until something was due. */
     if (p->idle_mode == STVM_IDLE_LEGACY)
         cfg.idle_relinquish_us = STVM_RELINQUISH_PHARO5_US;
-    int err = stvm_vm_new(vm, &cfg);
+    int err = stvm_vm_create(&cfg, vm);
     if (err) {
-        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        snprintf(why, whysize, "stvm_vm_create: %s", stvm_err_name(err));
         return err;
     }
     if (listener && (err = stvm_tcp_listen(*vm, "127.0.0.1", 0, backlog, listener)))

@@ -45,7 +45,7 @@ int micro_memory_run(long n, micro_memory *m)
     *m = (micro_memory){.asked = n};
     blocked_run b = {.m = m};
     stvm_vm *vm = NULL;
-    int err = stvm_vm_new(&vm, NULL);
+    int err = stvm_vm_create(NULL, &vm);
     if (!err && !(err = stvm_semaphore_new(vm, &b.sem)) &&
         !(err = stvm_spawn(vm, STVM_PRIORITY_USER_BACKGROUND, "memory coordinator",
                            blocked_coordinator, &b, NULL)))

@@ -150,9 +150,9 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
                    .rounds = alone ? handoffs : handoffs / 2 > 0 ? handoffs / 2 : 1};
     stvm_vm *vm;
     stvm_stats st;
-    int err = stvm_vm_new(&vm, NULL);
+    int err = stvm_vm_create(NULL, &vm);
     if (err) {
-        snprintf(why, whysize, "stvm_vm_new: %s", stvm_err_name(err));
+        snprintf(why, whysize, "stvm_vm_create: %s", stvm_err_name(err));
         return err;
     }
     if ((err = make_channels(vm, &pp)) ||

@@ -226,7 +226,7 @@ int zn_measure(const zn_params *p, zn_counts *c, char *why, size_t whysize)
         cfg.sim_start_us = ZN_SIM_START_US;
     }
     stvm_vm *vm = NULL;
-    int err = b.body ? stvm_vm_new(&vm, &cfg) : STVM_ENOMEM;
+    int err = b.body ? stvm_vm_create(&cfg, &vm) : STVM_ENOMEM;
     if (err)
         snprintf(b.why, sizeof b.why, "creating the VM: %s", stvm_err_name(err));
     else if ((err = bench_trace_begin(p->trace, vm, b.why, sizeof b.why)))

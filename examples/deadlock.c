@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     stvm_config_init(&cfg);
     cfg.cpu_time = true;   /* the process listing (and gdb's) then says who used the CPU */
     stvm_vm *vm;
-    check(stvm_vm_new(&vm, &cfg), "stvm_vm_new");
+    check(stvm_vm_create(&cfg, &vm), "stvm_vm_create");
 
     check(stvm_mutex_new(vm, &bus), "stvm_mutex_new");
     check(stvm_mutex_set_name(vm, bus, "bus"), "name the bus");

@@ -63,9 +63,9 @@ int main(void)
     cfg.clock = STVM_CLOCK_SIMULATED;
     cfg.sim_start_us = 3603398400000000ull;   /* 2015-03-10 00:00 UTC, in us since 1901 */
     stvm_vm *vm;
-    int err = stvm_vm_new(&vm, &cfg);
+    int err = stvm_vm_create(&cfg, &vm);
     if (err != STVM_OK) {
-        fprintf(stderr, "stvm_vm_new: %s\n", stvm_strerror(err));
+        fprintf(stderr, "stvm_vm_create: %s\n", stvm_strerror(err));
         return 1;
     }
     t_start = stvm_vm_now_us(vm);

@@ -117,7 +117,7 @@ static void ticker(stvm_vm *vm, void *arg)
 int main(void)
 {
     stvm_vm *vm;
-    if (stvm_vm_new(&vm, NULL) != STVM_OK)
+    if (stvm_vm_create(NULL, &vm) != STVM_OK)
         return 1;
     demo d = {0};
     stvm_ffi_callback *cb;

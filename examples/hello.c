@@ -25,9 +25,9 @@ static void consumer(stvm_vm *vm, void *arg)
 int main(void)
 {
     stvm_vm *vm;
-    int err = stvm_vm_new(&vm, NULL);    /* NULL: default configuration */
+    int err = stvm_vm_create(NULL, &vm); /* NULL: default configuration */
     if (err != STVM_OK) {
-        fprintf(stderr, "stvm_vm_new: %s\n", stvm_strerror(err));
+        fprintf(stderr, "stvm_vm_create: %s\n", stvm_strerror(err));
         return 1;
     }
     stvm_semaphore_new(vm, &ready);

@@ -751,9 +751,9 @@ static void print_summary(const char *driver, int mode, const server *srv, const
 static int serve(const options *o)
 {
     stvm_vm *vm;
-    int err = stvm_vm_new(&vm, NULL);
+    int err = stvm_vm_create(NULL, &vm);
     if (err) {
-        fprintf(stderr, "libuv_host: stvm_vm_new: %s\n", stvm_strerror(err));
+        fprintf(stderr, "libuv_host: stvm_vm_create: %s\n", stvm_strerror(err));
         return 1;
     }
     static server srv;
@@ -960,9 +960,9 @@ static int pipe_row(int n, bool uv, int mode, bool thread_writer)
     fcntl(pb.rfd, F_SETFL, fcntl(pb.rfd, F_GETFL) | O_NONBLOCK);
 
     stvm_vm *vm;
-    int err = stvm_vm_new(&vm, NULL), rc = 0;
+    int err = stvm_vm_create(NULL, &vm), rc = 0;
     if (err) {
-        fprintf(stderr, "libuv_host: stvm_vm_new: %s\n", stvm_strerror(err));
+        fprintf(stderr, "libuv_host: stvm_vm_create: %s\n", stvm_strerror(err));
         return 1;
     }
     if ((err = stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, "reader", pipe_reader, &pb, NULL))) {

@@ -155,9 +155,9 @@ static void ticker(stvm_vm *vm, void *arg)
 int main(void)
 {
     stvm_vm *vm;
-    int err = stvm_vm_new(&vm, NULL);
+    int err = stvm_vm_create(NULL, &vm);
     if (err) {
-        printf("FAIL: vm_new: %s\n", stvm_strerror(err));
+        printf("FAIL: vm_create: %s\n", stvm_strerror(err));
         return 1;
     }
     if ((err = stvm_tcp_listen(vm, "127.0.0.1", 0, 16, &w.listener))) {

@@ -67,7 +67,7 @@ static stvm_vm *make_vm(bool preemption_yields, int clock)
     cfg.preemption_yields = preemption_yields;
     cfg.clock = clock;
     stvm_vm *vm = NULL;
-    MUST(stvm_vm_new(&vm, &cfg));
+    MUST(stvm_vm_create(&cfg, &vm));
     return vm;
 }
 
@@ -245,7 +245,7 @@ static void mutex_owner(stvm_vm *vm, void *m)
     stvm_process *self = stvm_vm_active_process(vm), *w[3];
     MUST(stvm_mutex_enter(vm, m));
     MUST(stvm_mutex_enter(vm, m));                 /* re-entry by the owner */
-    CHECK(stvm_mutex_try_enter(vm, m) == 1, "the owner's try_enter did not re-enter");
+    CHECK(stvm_mutex_try_enter(vm, m) == STVM_OK, "the owner's try_enter did not re-enter");
     CHECK(stvm_mutex_owner(vm, m) == self, "owner is not the process that entered");
 
     static const char *const names[] = {"W1", "W2", "W3"};
@@ -264,7 +264,7 @@ static void mutex_owner(stvm_vm *vm, void *m)
     CHECK(stvm_mutex_owner(vm, m) == self, "released before the third exit");
     MUST(stvm_mutex_exit(vm, m));                  /* depth 0: hand to the first waiter */
     CHECK(stvm_mutex_owner(vm, m) == w[0], "not handed to W1 on the last exit");
-    CHECK(stvm_mutex_try_enter(vm, m) == 0, "the old owner barged back in");
+    CHECK(stvm_mutex_try_enter(vm, m) == STVM_EAGAIN, "the old owner barged back in");
     CHECK(stvm_mutex_exit(vm, m) == STVM_EPERM, "exit by a non-owner was accepted");
     note("O");
 }

@@ -1,24 +1,24 @@
 /*
  * thread_pool.c -- a pool of OS threads feeding green workers through a bounded
- * SharedQueue, and the workers stopped with an interrupt (docs/embedding.md,
- * "Producer/consumer with a thread pool").
+ * SharedQueue, ended by closing the queue (docs/embedding.md, "Producer/consumer with a
+ * thread pool").
  *
  * Four OS threads each make 500 jobs and put them into a queue of 16 places with
  * stvm_queue_put_external: when the queue is full a thread waits for room on the
  * queue's condition variable, not in the VM (backpressure). Two green workers take the
- * jobs, check each thread's jobs arrive in order, and add them up. A supervisor process
- * waits until every job is done, then interrupts each worker. The interrupt function
- * runs inside the worker and sets its stop flag; a worker waiting on the empty queue
- * also has its take answer STVM_EINTR with nothing taken. The flag is what stops it: a
- * worker that was not waiting (the one that did the last job was only preempted) runs
- * the function at its next scheduling point and would otherwise wait in its next take
- * for ever. stvm_run waits for the threads meanwhile (the queue is open for them), so an
- * empty queue is not a deadlock.
+ * jobs, check each thread's jobs arrive in order, and add them up under a Monitor. The
+ * producers count themselves down, and the last one to finish closes the queue
+ * (stvm_queue_close_external): no poison-pill job marks the end. The workers take what
+ * is left, then their takes answer STVM_EEOF, the end of the queue, and they return.
+ * stvm_run waits for the threads while the queue is open (an empty queue is not a
+ * deadlock), and returns STVM_OK once the workers have finished: a closed queue keeps
+ * nobody waiting.
  *
  * The output is the same on every run; how the jobs split between the workers and how
  * often a thread found the queue full vary, and are not printed. Exits 1 on a mismatch.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stvm.h>
@@ -32,12 +32,12 @@ typedef struct job {
 
 typedef struct pool {
     stvm_queue *q;
-    stvm_semaphore *all_done;     /* signalled once, by the worker that does the last job */
-    stvm_process *workers[WORKERS];
+    stvm_monitor *totals;         /* guards sum and done (the workers share them) */
+    atomic_int producers_left;    /* the last producer to finish closes the queue */
+    atomic_int put_errors, closes;
     int next_seq[WORKERS][THREADS];   /* per worker: each thread's jobs only go up */
     long sum;
-    int done, out_of_order, put_errors;
-    int stopped_by_interrupt, interrupts_run;
+    int done, out_of_order, ended_by_eof;
 } pool;
 
 typedef struct feeder {
@@ -48,78 +48,66 @@ typedef struct feeder {
 static void *produce(void *arg)
 {
     feeder *f = arg;
+    pool *p = f->p;
     for (int n = 0; n < JOBS_PER_THREAD; n++) {
         job *j = malloc(sizeof *j);
         if (!j) {
-            f->p->put_errors++;
-            return NULL;
+            atomic_fetch_add(&p->put_errors, 1);
+            break;
         }
         *j = (job){.thread = f->id, .seq = n, .value = (long)f->id * 1000 + n};
-        /* -1: wait for room as long as it takes. */
-        if (stvm_queue_put_external(f->p->q, j, -1) != STVM_OK) {
+        /* -1: wait for room as long as it takes. Refused (ECLOSED, say), the job is
+         * still ours. */
+        if (stvm_queue_put_external(p->q, j, -1) != STVM_OK) {
             free(j);
-            f->p->put_errors++;
+            atomic_fetch_add(&p->put_errors, 1);
         }
     }
+    /* Several producers close the queue once between them: the last one does. */
+    if (atomic_fetch_sub(&p->producers_left, 1) == 1 && stvm_queue_close_external(p->q) == STVM_OK)
+        atomic_fetch_add(&p->closes, 1);
     return NULL;
 }
 
 typedef struct worker_arg {
     pool *p;
     int index;
-    bool stop;                    /* set by the interrupt function, in the worker */
 } worker_arg;
 
 static void worker(stvm_vm *vm, void *arg)
 {
     worker_arg *w = arg;
     pool *p = w->p;
-    while (!w->stop) {
-        void *item;
-        int err = stvm_queue_take(vm, p->q, &item);
-        if (err == STVM_EINTR)     /* interrupted while waiting: nothing was taken */
-            continue;
-        if (err) {
-            printf("FAIL: take answered %s\n", stvm_err_name(err));
-            return;
-        }
+    void *item;
+    int err;
+    while ((err = stvm_queue_take(vm, p->q, &item)) == STVM_OK) {
         job *j = item;
         if (j->seq < p->next_seq[w->index][j->thread])
             p->out_of_order++;
         p->next_seq[w->index][j->thread] = j->seq + 1;
+        stvm_monitor_enter(vm, p->totals);
         p->sum += j->value;
+        p->done++;
+        stvm_monitor_exit(vm, p->totals);
         free(j);
-        if (++p->done == THREADS * JOBS_PER_THREAD)
-            stvm_semaphore_signal(vm, p->all_done);
     }
-    p->stopped_by_interrupt++;
-}
-
-/* What an interrupted worker runs, in its own context, before its wait answers EINTR. */
-static void stop_worker(stvm_vm *vm, void *arg)
-{
-    (void)vm;
-    worker_arg *w = arg;
-    w->stop = true;
-    w->p->interrupts_run++;
-}
-
-static void supervisor(stvm_vm *vm, void *arg)
-{
-    worker_arg *wa = arg;
-    pool *p = wa[0].p;
-    stvm_semaphore_wait(vm, p->all_done);
-    for (int i = 0; i < WORKERS; i++)
-        stvm_process_interrupt(vm, p->workers[i], stop_worker, &wa[i]);
+    if (err != STVM_EEOF) {
+        printf("FAIL: take answered %s\n", stvm_err_name(err));
+        return;
+    }
+    p->ended_by_eof++;   /* closed and empty: nothing more will come */
 }
 
 int main(void)
 {
     stvm_vm *vm;
     pool p = {0};
+    atomic_init(&p.producers_left, THREADS);
+    atomic_init(&p.put_errors, 0);
+    atomic_init(&p.closes, 0);
     worker_arg wa[WORKERS];
-    if (stvm_vm_new(&vm, NULL) || stvm_queue_new(vm, CAPACITY, &p.q) ||
-        stvm_queue_open_external(vm, p.q) || stvm_semaphore_new(vm, &p.all_done)) {
+    if (stvm_vm_create(NULL, &vm) || stvm_queue_new(vm, CAPACITY, &p.q) ||
+        stvm_queue_open_external(vm, p.q) || stvm_monitor_new(vm, &p.totals)) {
         fprintf(stderr, "setting up the VM failed\n");
         return 1;
     }
@@ -127,9 +115,8 @@ int main(void)
         wa[i] = (worker_arg){.p = &p, .index = i};
         char name[16];
         snprintf(name, sizeof name, "worker %d", i + 1);
-        stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, name, worker, &wa[i], &p.workers[i]);
+        stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING, name, worker, &wa[i], NULL);
     }
-    stvm_spawn(vm, STVM_PRIORITY_USER_SCHEDULING + 1, "supervisor", supervisor, wa, NULL);
 
     pthread_t th[THREADS];
     feeder f[THREADS];
@@ -145,19 +132,19 @@ int main(void)
     for (int t = 0; t < THREADS; t++)
         for (int n = 0; n < JOBS_PER_THREAD; n++)
             want += (long)t * 1000 + n;
+    void *left;
     printf("%d threads put %d jobs into a queue of %d places; %d green workers took them\n",
            THREADS, THREADS * JOBS_PER_THREAD, CAPACITY, WORKERS);
     printf("jobs done: %d, sum %ld (expected %ld), out of order: %d\n", p.done, p.sum, want,
            p.out_of_order);
-    printf("workers stopped by an interrupt: %d (interrupt functions run: %d)\n",
-           p.stopped_by_interrupt, p.interrupts_run);
-    printf("queue size at the end: %lld; stvm_run: %s\n", (long long)stvm_queue_size(vm, p.q),
-           stvm_err_name(err));
+    printf("closed by the last producer: %d time(s); workers ended by the end of the queue: "
+           "%d\n", atomic_load(&p.closes), p.ended_by_eof);
+    int peek = stvm_queue_peek(vm, p.q, &left);
+    printf("a look at the queue now: %s; stvm_run: %s\n", stvm_err_name(peek), stvm_err_name(err));
     bool ok = err == STVM_OK && p.done == THREADS * JOBS_PER_THREAD && p.sum == want &&
-              !p.out_of_order && !p.put_errors && p.stopped_by_interrupt == WORKERS &&
-              p.interrupts_run == WORKERS && stvm_queue_size(vm, p.q) == 0;
-    for (int i = 0; i < WORKERS; i++)
-        stvm_process_release(vm, p.workers[i]);
+              !p.out_of_order && !atomic_load(&p.put_errors) && atomic_load(&p.closes) == 1 &&
+              p.ended_by_eof == WORKERS && peek == STVM_EEOF;
+    stvm_monitor_free(vm, p.totals);
     stvm_queue_free(vm, p.q, NULL, NULL);
     stvm_vm_free(vm);
     if (!ok) {

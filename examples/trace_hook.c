@@ -44,7 +44,7 @@ int main(void)
     cfg.clock = STVM_CLOCK_SIMULATED;
     stvm_vm *vm;
     stvm_semaphore *sem;
-    if (stvm_vm_new(&vm, &cfg) != STVM_OK || stvm_semaphore_new(vm, &sem) != STVM_OK)
+    if (stvm_vm_create(&cfg, &vm) != STVM_OK || stvm_semaphore_new(vm, &sem) != STVM_OK)
         return 1;
     tally t = {.start_us = stvm_vm_now_us(vm)};
     int err = stvm_trace_set_hook(vm, on_event, &t);

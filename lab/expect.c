@@ -96,6 +96,7 @@ static void describe(const lab_scenario *s, const lab_run *r, const stvm_trace_e
     case STVM_TRACE_TIMER_DISARMED:
     case STVM_TRACE_QUEUE_PUT:
     case STVM_TRACE_QUEUE_TAKE:
+    case STVM_TRACE_QUEUE_CLOSE:
     case STVM_TRACE_MONITOR_WAIT:
         add_object(e, s, r, ev->object, false);
         break;

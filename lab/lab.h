@@ -30,6 +30,7 @@ typedef struct lab_object {
     char name[LAB_NAME_MAX];
     lab_object_kind kind;
     int64_t capacity;           /* a queue's; 0 unbounded */
+    bool pharo;                 /* a monitor: Pharo's, transcribed (pharo_monitor.h) */
     int line, col;
 } lab_object;
 
@@ -37,7 +38,8 @@ typedef struct lab_object {
 typedef enum lab_op {
     LAB_WAIT, LAB_SIGNAL, LAB_SIGNAL_ALL, LAB_ENTER, LAB_EXIT, LAB_PUT, LAB_TAKE,
     LAB_TRY_TAKE, LAB_PEEK, LAB_FLUSH, LAB_DELAY, LAB_WORK, LAB_CHECKPOINT, LAB_YIELD, LAB_SPAWN, LAB_SUSPEND, LAB_RESUME,
-    LAB_TERMINATE, LAB_PRIORITY, LAB_INTERRUPT, LAB_JOIN, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT
+    LAB_TERMINATE, LAB_PRIORITY, LAB_INTERRUPT, LAB_JOIN, LAB_SEND, LAB_READ, LAB_OUTSIDE, LAB_REPEAT,
+    LAB_ENSURE
 } lab_op;
 
 /* What an outside-world event does. */
@@ -49,12 +51,13 @@ typedef struct lab_step {
     lab_op op;
     int line, col;
     int target;                 /* an object's or process's index, or LAB_SELF */
-    int64_t amount;             /* a duration as written, a repeat's count, a priority */
+    int64_t amount;             /* a duration as written, a repeat's count, a priority, a
+                                   suspend's primitive (0: the C call) */
     bool in_ms;                 /* the duration was written in ms (else us) */
     int64_t timeout_ms;         /* -1: none */
     int queue;                  /* a monitor's condition queue ("on N"); -1: the default */
     lab_outside_action action;  /* LAB_OUTSIDE */
-    int end;                    /* LAB_REPEAT: the index past its body */
+    int end;                    /* LAB_REPEAT, LAB_ENSURE: the index past its body */
 } lab_step;
 
 typedef struct lab_process {
@@ -144,6 +147,9 @@ typedef struct lab_run {
     char blocked[1024];         /* LAB_DEADLOCK, LAB_STOPPED: who waits on what */
     const void **handles;       /* per object of the scenario: its handle, to name it */
     int *fds;                   /* per object: a wire's client descriptor, else -1 */
+    void **owned;               /* per object: a record the run frees after the VM (a
+                                   Pharo monitor's, whose exit a cleanup may still run) */
+    size_t nowned;
 } lab_run;
 
 /* Run s on a fresh VM (simulated clock from LAB_SIM_START_US, a trace ring of

@@ -52,6 +52,7 @@ typedef struct parser {
      * ends inside the process, the repeat's own end is the one missing. */
     int suspect_line, suspect_col, suspect_end;
     bool in_expect;
+    int osvm_line;              /* an osvm764- setting's, which needs idle-mode osvm764 */
     int block_line, block_col;
     char **text_field;          /* the text field a continuation line extends, or NULL */
     /* names used before they could be resolved: checked at the end */
@@ -393,13 +394,33 @@ static bool setting(parser *p, bool *matched)
         return line_ends(p, 2);
     }
     if (is(p, 0, "idle-mode")) {
-        static const char *const modes[] = {"poll", "legacy", "spin"};
-        for (int m = 0; m < 3; m++)
+        static const char *const modes[] = {"poll", "legacy", "spin", "osvm764"};
+        for (int m = 0; m < 4; m++)
             if (is(p, 1, modes[m])) {
-                c->idle_mode = m;   /* STVM_IDLE_POLL, _LEGACY, _SPIN */
+                c->idle_mode = m;   /* STVM_IDLE_POLL, _LEGACY, _SPIN, _OSVM764 */
                 return line_ends(p, 2);
             }
-        return expected(p, 1, "poll, legacy or spin");
+        return expected(p, 1, "poll, legacy, spin or osvm764");
+    }
+    if (is(p, 0, "osvm764-fix")) {   /* opensmalltalk-vm #785's fixes to #764 */
+        if (is(p, 1, "clock"))
+            c->osvm764_fixes |= STVM_OSVM764_FIX_CLOCK;
+        else if (is(p, 1, "idle-flag"))
+            c->osvm764_fixes |= STVM_OSVM764_FIX_IDLE_FLAG;
+        else
+            return expected(p, 1, "clock or idle-flag");
+        p->osvm_line = p->line;
+        return line_ends(p, 2);
+    }
+    if (is(p, 0, "osvm764-idle-beat")) {
+        int64_t amount, us;
+        if (!duration(p, 1, "the heartbeat's idle period", &amount, &ms, &us))
+            return false;
+        if (us < 2000 || us > 1000000)
+            return fail_at(p, p->tok[1].col, "the heartbeat's idle period is 2 ms to 1 s");
+        c->osvm764_idle_beat_us = (uint32_t)us;
+        p->osvm_line = p->line;
+        return line_ends(p, 3);
     }
     if (is(p, 0, "idle-relinquish")) {
         int64_t amount, us;
@@ -449,6 +470,10 @@ static bool declaration(parser *p, bool *matched)
             if (!number(p, 3, 1000000, "the queue's capacity", &o.capacity))
                 return false;
             next = 4;
+        }
+        if (k == LAB_MONITOR && is(p, 2, "pharo")) {   /* Pharo's Monitor, transcribed */
+            o.pharo = true;
+            next = 3;
         }
         if (!line_ends(p, next))
             return false;
@@ -529,7 +554,7 @@ static bool optional_timeout(parser *p, int i, lab_step *s)
 static const char steps_list[] =
     "a step: wait, signal, signal-all, enter, exit, put, take, try-take, peek, flush, delay, "
     "work, checkpoint, yield, spawn, suspend, resume, terminate, priority, interrupt, join, "
-    "send, read, outside, repeat or end";
+    "send, read, outside, repeat, ensure or end";
 
 /* "on N" at i: a monitor's condition queue, 0 .. STVM_MONITOR_QUEUES-1. */
 static bool condition_queue(parser *p, int i, lab_step *s)
@@ -648,6 +673,14 @@ static bool step(parser *p)
             return false;
         if (s->op == LAB_JOIN)
             return optional_timeout(p, 2, s);
+        if (s->op == LAB_SUSPEND && is(p, 2, "primitive")) {
+            if (!number(p, 3, 1000, "a suspend primitive, 88, 568 or 578", &s->amount))
+                return false;
+            if (s->amount != 88 && s->amount != 568 && s->amount != 578)
+                return fail_at(p, p->tok[3].col, "a suspend primitive is 88, 568 or 578, not %lld",
+                               (long long)s->amount);
+            return line_ends(p, 4);
+        }
         if (s->op != LAB_PRIORITY)
             return line_ends(p, 2);
         if (!number(p, 2, 1000, "a priority, 1 to 80", &s->amount))
@@ -667,14 +700,16 @@ static bool step(parser *p)
         s->amount = us;
         return true;
     }
-    if (is(p, 0, "repeat")) {
+    if (is(p, 0, "repeat") || is(p, 0, "ensure")) {
+        bool repeat = is(p, 0, "repeat");
         if (p->depth == MAX_DEPTH)
-            return fail_at(p, p->tok[0].col, "repeats nested more than %d deep", MAX_DEPTH);
-        if (!(s = new_step(p, LAB_REPEAT)) || !number(p, 1, MAX_REPEAT, "a repeat's count", &s->amount))
+            return fail_at(p, p->tok[0].col, "repeats and ensures nested more than %d deep", MAX_DEPTH);
+        if (!(s = new_step(p, repeat ? LAB_REPEAT : LAB_ENSURE)) ||
+            (repeat && !number(p, 1, MAX_REPEAT, "a repeat's count", &s->amount)))
             return false;
         p->open_indent[p->depth] = p->indent;
         p->open[p->depth++] = index;
-        return line_ends(p, 2);
+        return line_ends(p, repeat ? 2 : 1);
     }
     return expected(p, 0, steps_list);
 }
@@ -878,8 +913,9 @@ static bool top_level(parser *p)
         return fail_at(p, p->tok[0].col, "'end' with no block open (process, repeat or expect)");
     return expected(p, 0, "a text (title:, setup:, question:, rule:, answer:), a setting "
                           "(smallint-bits, preemption-yields, delay-clock, ms-clock-start, "
-                          "idle-mode, idle-relinquish, cost), a declaration (semaphore, external, "
-                          "mutex, monitor, queue, wire), process, outside or expect");
+                          "idle-mode, idle-relinquish, osvm764-fix, osvm764-idle-beat, cost), a "
+                          "declaration (semaphore, external, mutex, monitor, queue, wire), "
+                          "process, outside or expect");
 }
 
 static bool resolve(parser *p)
@@ -904,6 +940,12 @@ static bool resolve(parser *p)
         if (!(u->kinds & 1u << k))
             return fail_at(p, u->col, "'%s' is a %s (declared at line %d), expected %s", u->name,
                            kind_words[k], p->sc->objects[*target].line, u->role);
+        const lab_step *st = u->process >= 0 ? &p->sc->processes[u->process].steps[u->step] : NULL;
+        if (p->sc->objects[*target].pharo && st &&
+            ((st->op != LAB_ENTER && st->op != LAB_EXIT) || st->timeout_ms >= 0))
+            return fail_at(p, u->col, "'%s' is Pharo's Monitor (declared at line %d): its steps "
+                           "are enter and exit, without a timeout (its critical:)", u->name,
+                           p->sc->objects[*target].line);
     }
     return true;
 }
@@ -1012,7 +1054,11 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
             ok = top_level(&p);
     }
     if (ok && (p.in_process >= 0 || p.in_expect)) {
-        const char *what = p.in_expect ? "expect" : p.depth ? "repeat" : "process";
+        const char *what = p.in_expect ? "expect"
+                           : !p.depth  ? "process"
+                           : out->processes[p.in_process].steps[p.open[p.depth - 1]].op == LAB_ENSURE
+                               ? "ensure"
+                               : "repeat";
         int open_line = p.block_line, open_col = p.block_col;
         if (p.depth) {
             lab_step *r = &out->processes[p.in_process].steps[p.open[p.depth - 1]];
@@ -1027,7 +1073,7 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
                          p.suspect_end);
         } else {
             ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it: every "
-                         "process, repeat and expect ends with its own end)", what);
+                         "process, repeat, ensure and expect ends with its own end)", what);
         }
     }
     if (ok && out->nprocesses == 0) {
@@ -1046,6 +1092,10 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
     }
     if (ok)
         ok = resolve(&p);
+    if (ok && p.osvm_line && out->cfg.idle_mode != STVM_IDLE_OSVM764) {
+        p.line = p.osvm_line;
+        ok = fail_at(&p, 1, "an osvm764- setting needs 'idle-mode osvm764'");
+    }
     if (ok && !out->title) {
         p.line = 1;
         ok = fail_at(&p, 1, "no 'title:' (a one-line summary, which 'stvm-lab list' shows)");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lab.h"
+#include "pharo_monitor.h"
 
 #define WIRE_FIRST_FD 100   /* a wire's client end: this descriptor or the next free one,
                                so that the timeline does not depend on what descriptors
@@ -87,10 +88,12 @@ static void fail(player *pl, const lab_step *s, const char *what, int err)
     stvm_stop(pl->vm);
 }
 
-/* A wait that ended without what it waited for goes on; anything else stops the run. */
+/* A wait that ended without what it waited for, or a try that found nothing, goes on;
+ * anything else stops the run. */
 static bool waited(player *pl, const lab_step *s, const char *what, int rc)
 {
-    if (rc >= 0 || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE)
+    if (rc >= 0 || rc == STVM_ETIMEDOUT || rc == STVM_EINTR || rc == STVM_ESTATE ||
+        rc == STVM_EAGAIN)
         return true;
     fail(pl, s, what, rc);
     return false;
@@ -230,12 +233,47 @@ static bool join(player *pl, const lab_step *s, stvm_process *p)
     return waited(pl, s, "join", rc);
 }
 
+/* An ensure block's steps: `[] ensure: [STEPS]`, a cleanup registered and run at once
+ * by hand (stvm_ensure, stvm_ensure_pop), so that a terminate while it runs finds a
+ * cleanup in progress. */
+typedef struct cleanup_steps {
+    player *pl;
+    const lab_process *pr;
+    int from, to;
+    bool ok;
+} cleanup_steps;
+
+static void run_cleanup_steps(stvm_vm *vm, void *arg)
+{
+    (void)vm;
+    cleanup_steps *c = arg;
+    c->ok = play(c->pl, c->pr, c->from, c->to);
+}
+
+/* A suspend through primitive 88, 568 or 578 (pharo #10669): a failure of the
+ * primitive stops the run with Pharo's failure code. */
+static bool suspend_primitive(player *pl, const lab_step *s, stvm_process *p)
+{
+    stvm_oop res;
+    int code = 0;
+    int rc = stvm_primitive_call(pl->vm, (int)s->amount, stvm_process_oop(p), NULL, 0, &res, &code);
+    if (rc == STVM_EPRIM) {
+        char what[96];
+        snprintf(what, sizeof what, "suspend (primitive %lld failed: %s)", (long long)s->amount,
+                 stvm_primitive_error_name(code));
+        fail(pl, s, what, 0);
+        return false;
+    }
+    return called(pl, s, "suspend", rc);
+}
+
 static bool step(player *pl, const lab_process *pr, const lab_step *s)
 {
     stvm_vm *vm = pl->vm;
     void *o = s->target >= 0 && s->op <= LAB_FLUSH ? pl->objects[s->target] : NULL;
     lab_object_kind kind = s->target >= 0 && s->op <= LAB_FLUSH ? pl->sc->objects[s->target].kind : LAB_SEMAPHORE;
     bool monitor = kind == LAB_MONITOR, timed = s->timeout_ms >= 0, on = s->queue >= 0;
+    bool pharo = monitor && pl->sc->objects[s->target].pharo;
     void *item;
     switch (s->op) {
     case LAB_WAIT:
@@ -256,12 +294,16 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
         return called(pl, s, "signal-all", on ? stvm_monitor_signal_all_on(vm, o, s->queue)
                                               : stvm_monitor_signal_all(vm, o));
     case LAB_ENTER:
+        if (pharo)   /* the start of its critical: (parse.c allows only enter and exit) */
+            return called(pl, s, "enter", pharo_monitor_critical_begin(vm, o));
         if (monitor)
             return waited(pl, s, "enter", timed ? stvm_monitor_enter_timeout_ms(vm, o, s->timeout_ms)
                                                 : stvm_monitor_enter(vm, o));
         return waited(pl, s, "enter", timed ? stvm_mutex_enter_timeout_ms(vm, o, s->timeout_ms)
                                             : stvm_mutex_enter(vm, o));
     case LAB_EXIT:
+        if (pharo)   /* the end of its critical: on the normal path: the ensure: block */
+            return called(pl, s, "exit", pharo_monitor_critical_end(vm));
         return called(pl, s, "exit", monitor ? stvm_monitor_exit(vm, o) : stvm_mutex_exit(vm, o));
     case LAB_PUT:
         item = (void *)(intptr_t)(pl->steps);   /* the queue never looks at it */
@@ -270,7 +312,7 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
     case LAB_TAKE:
         return waited(pl, s, "take", timed ? stvm_queue_take_timeout_ms(vm, o, s->timeout_ms, &item)
                                            : stvm_queue_take(vm, o, &item));
-    case LAB_TRY_TAKE:   /* an empty queue's ETIMEDOUT is an outcome, as a wait's */
+    case LAB_TRY_TAKE:   /* an empty queue's EAGAIN is an outcome, as a wait's timeout */
         return waited(pl, s, "try-take", stvm_queue_try_take(vm, o, &item));
     case LAB_PEEK:
         return waited(pl, s, "peek", stvm_queue_peek(vm, o, &item));
@@ -298,8 +340,14 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
         stvm_process *p = process_of(pl, s);
         if (!p)
             return false;
-        if (s->op == LAB_SUSPEND)
-            return called(pl, s, "suspend", stvm_process_suspend(vm, p));
+        if (s->op == LAB_SUSPEND && s->amount)
+            return suspend_primitive(pl, s, p);
+        if (s->op == LAB_SUSPEND) {
+            /* EINTR: the process suspended itself in a cleanup and was terminated (or
+             * waits no more): an outcome, as a wait's */
+            int rc = stvm_process_suspend(vm, p);
+            return rc == STVM_EINTR || called(pl, s, "suspend", rc);
+        }
         if (s->op == LAB_RESUME)
             return called(pl, s, "resume", stvm_process_resume(vm, p));
         if (s->op == LAB_TERMINATE)
@@ -330,6 +378,13 @@ static bool step(player *pl, const lab_process *pr, const lab_step *s)
             if (!play(pl, pr, (int)(s - pr->steps) + 1, s->end))
                 return false;
         return true;
+    case LAB_ENSURE: {
+        cleanup_steps c = {pl, pr, (int)(s - pr->steps) + 1, s->end, true};
+        if (!called(pl, s, "ensure", stvm_ensure(vm, run_cleanup_steps, &c)))
+            return false;
+        stvm_ensure_pop(vm, true);   /* terminated inside: does not return */
+        return c.ok;
+    }
     }
     return true;
 }
@@ -353,7 +408,7 @@ static bool play(player *pl, const lab_process *pr, int from, int to)
         }
         if (!step(pl, pr, &pr->steps[i]))
             return false;
-        if (pr->steps[i].op == LAB_REPEAT)
+        if (pr->steps[i].op == LAB_REPEAT || pr->steps[i].op == LAB_ENSURE)
             i = pr->steps[i].end - 1;
     }
     return true;
@@ -426,8 +481,9 @@ static int name_object(stvm_vm *vm, const lab_object *o, void *h)
         return stvm_semaphore_set_name(vm, h, o->name);
     case LAB_MUTEX:
         return stvm_mutex_set_name(vm, h, o->name);
-    case LAB_MONITOR:
-        return stvm_monitor_set_name(vm, h, o->name);
+    case LAB_MONITOR:   /* Pharo's (a transcription): its semaphore goes by its name */
+        return o->pharo ? stvm_semaphore_set_name(vm, ((pharo_monitor *)h)->mutex, o->name)
+                        : stvm_monitor_set_name(vm, h, o->name);
     case LAB_QUEUE:
         return stvm_queue_set_name(vm, h, o->name);
     default:
@@ -454,7 +510,10 @@ static bool make_objects(player *pl, char *why, size_t why_size)
             rc = stvm_mutex_new(pl->vm, (stvm_mutex **)&pl->objects[i]);
             break;
         case LAB_MONITOR:
-            rc = stvm_monitor_new(pl->vm, (stvm_monitor **)&pl->objects[i]);
+            if (o->pharo)
+                rc = pharo_monitor_new(pl->vm, (pharo_monitor **)&pl->objects[i]);
+            else
+                rc = stvm_monitor_new(pl->vm, (stvm_monitor **)&pl->objects[i]);
             break;
         case LAB_QUEUE:
             rc = stvm_queue_new(pl->vm, (size_t)o->capacity, (stvm_queue **)&pl->objects[i]);
@@ -488,6 +547,10 @@ static bool make_objects(player *pl, char *why, size_t why_size)
 
 static void player_free(player *pl)
 {
+    /* Pharo monitors the run did not take over (a run that never started) */
+    for (int i = 0; pl->objects && i < pl->sc->nobjects; i++)
+        if (pl->sc->objects[i].pharo)
+            pharo_monitor_free(pl->objects[i]);
     for (int i = 0; pl->wires && i < pl->sc->nobjects; i++) {
         if (pl->sc->objects[i].kind != LAB_WIRE)
             continue;
@@ -525,7 +588,7 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         pl.wires[i] = (wire){-1, -1};
     int rc = STVM_ENOMEM;
     if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.joined && pl.held)
-        rc = stvm_vm_new(&pl.vm, &s->cfg);
+        rc = stvm_vm_create(&s->cfg, &pl.vm);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
         player_free(&pl);
@@ -587,9 +650,16 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         report_blocked(&pl, r->blocked, sizeof r->blocked);
     r->handles = calloc(n, sizeof *r->handles);
     r->fds = calloc(n, sizeof *r->fds);
-    for (int i = 0; r->handles && r->fds && i < s->nobjects; i++) {
+    r->owned = calloc(n, sizeof *r->owned);
+    r->nowned = r->owned ? n : 0;
+    for (int i = 0; r->handles && r->fds && r->owned && i < s->nobjects; i++) {
         bool is_wire = s->objects[i].kind == LAB_WIRE;
         r->handles[i] = is_wire ? NULL : pl.objects[i];
+        if (s->objects[i].pharo && pl.objects[i]) {   /* the trace names its semaphore */
+            r->handles[i] = ((pharo_monitor *)pl.objects[i])->mutex;
+            r->owned[i] = pl.objects[i];
+            pl.objects[i] = NULL;
+        }
         r->fds[i] = is_wire ? pl.wires[i].client : -1;
     }
     player_free(&pl);
@@ -598,10 +668,14 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
 
 void lab_run_free(lab_run *r)
 {
-    stvm_vm_free(r->vm);
+    stvm_vm_free(r->vm);   /* a cleanup it runs may still use what the run owns */
+    for (size_t i = 0; r->owned && i < r->nowned; i++)
+        free(r->owned[i]);
     free(r->handles);
     free(r->fds);
+    free(r->owned);
     r->vm = NULL;
     r->handles = NULL;
     r->fds = NULL;
+    r->owned = NULL;
 }

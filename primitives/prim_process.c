@@ -1,7 +1,7 @@
 /*
  * The process primitives: Semaphore signal and wait (85, 86), Process resume and
- * suspend (87, 88), yield (167), the Mutex critical sections (185-187) and relinquish
- * (230). stvm_primitive_call has checked the argument count and, for the rows marked
+ * suspend (87, 88, and OpenSmalltalk's suspends that back a waiter up, 568 and 578),
+ * yield (167), the Mutex critical sections (185-187) and relinquish (230). stvm_primitive_call has checked the argument count and, for the rows marked
  * PROCESS_ONLY, that there is an active process; receivers are checked here.
  */
 #include <stddef.h>
@@ -50,14 +50,16 @@ int stvm__primitive_resume(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop 
     return stvm__process_resume(vm, p) ? STVM_PRIM_ERR_BAD_RECEIVER : PRIM_OK;
 }
 
-int stvm__primitive_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
+/* Primitives 88, 568 and 578: the same checks and answers, but for what a blocked
+ * process does when resumed (88: its wait is over, as classic Pharo's; 568 and 578: it
+ * waits again, as OpenSmalltalk's since 2022) and what 578 answers for it. The answer
+ * is the list it was on (Pharo answers the old myList); run queues are not objects
+ * here, so a ready process answers nil, and so does the active one. */
+static int suspend_prim(stvm_vm *vm, stvm_oop r, stvm_oop *res, int number)
 {
-    (void)a;
     stvm_proc *p = running_state(vm, r);
     if (!p || (p->flags & STVM_PF_VM_OWN))
         return STVM_PRIM_ERR_BAD_RECEIVER;
-    /* Answer the list it was on (Pharo answers the old myList); run queues are not
-     * objects here, so a ready process answers nil. */
     stvm_oop old = STVM_NIL;
     if (p->my_list && p->my_list->kind == STVM_LIST_SEMAPHORE)
         old = (stvm_oop)((char *)p->my_list - offsetof(stvm_semaphore, list));
@@ -65,8 +67,33 @@ int stvm__primitive_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop
         old = (stvm_oop)((char *)p->my_list - offsetof(stvm_mutex, list));
     if (p != vm->active && !p->my_list)
         return STVM_PRIM_ERR_BAD_RECEIVER;
+    if (number == 578 && stvm__process_backs_up(p))
+        old = STVM_NIL;   /* V2: nil for a blocked process, which it backs up */
     *res = old;
-    return stvm__process_suspend(vm, p) ? STVM_PRIM_ERR_BAD_RECEIVER : PRIM_OK;
+    int err = number == 88 ? stvm__process_suspend(vm, p) : stvm__process_suspend_backing_up(vm, p);
+    /* EINTR: the caller suspended itself and a terminate, not a resume, brought it back
+     * (or it waits no more): the primitive has done its work, and answers nil. */
+    return err == STVM_ESTATE ? STVM_PRIM_ERR_BAD_RECEIVER : PRIM_OK;
+}
+
+int stvm__primitive_suspend(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)
+{
+    (void)a;
+    return suspend_prim(vm, r, res, 88);
+}
+
+int stvm__primitive_suspend_backing_up_v1(stvm_vm *vm, stvm_oop r, const stvm_oop *a,
+                                          stvm_oop *res)
+{
+    (void)a;
+    return suspend_prim(vm, r, res, 568);
+}
+
+int stvm__primitive_suspend_backing_up_v2(stvm_vm *vm, stvm_oop r, const stvm_oop *a,
+                                          stvm_oop *res)
+{
+    (void)a;
+    return suspend_prim(vm, r, res, 578);
 }
 
 int stvm__primitive_yield(stvm_vm *vm, stvm_oop r, const stvm_oop *a, stvm_oop *res)

@@ -53,7 +53,9 @@
     X(230, 1, PROCESS_ONLY, "primitiveRelinquishProcessor", relinquish_processor)          \
     X(240, 0, ANY_CALLER,   "primitiveUTCMicrosecondClock", utc_microsecond_clock)         \
     X(242, 2, ANY_CALLER,   "primitiveSignalAtUTCMicroseconds",                            \
-                            signal_at_utc_microseconds)
+                            signal_at_utc_microseconds)                                   \
+    X(568, 0, ANY_CALLER,   "primitiveSuspendBackingUpV1", suspend_backing_up_v1)          \
+    X(578, 0, ANY_CALLER,   "primitiveSuspendBackingUpV2", suspend_backing_up_v2)
 
 /* The named primitives (<primitive: 'name' module: 'module'>), one list as the
  * numbered ones: X(module, Pharo name, argument count, caller, C function). The

@@ -7,6 +7,7 @@
  */
 #include "sched.h"
 
+#include "../vm/heartbeat.h"
 #include "../vm/sim_world.h"
 #include "timer.h"
 
@@ -44,10 +45,13 @@ static uint64_t work_simulated(stvm_vm *vm, uint64_t us, bool *cut)
             return us;
         uint64_t now = vm->clock.sim_now_us, step = left;
         uint64_t deadline = stvm__timer_deadline(vm), outside = stvm__sim_next(vm);
+        uint64_t beat = stvm__heartbeat_next(vm);   /* where a due timer is checked */
         if (deadline > now && deadline - now < step)
             step = deadline - now;
         if (outside > now && outside - now < step)
             step = outside - now;
+        if (beat > now && beat - now < step)
+            step = beat - now;
         stvm__sim_advance(vm, now + step);
         left -= step;
     }

@@ -10,6 +10,7 @@
  * scheduling point runs.
  */
 #include "sched.h"
+#include "shared_queue.h"
 
 #include "../vm/external_requests.h"
 
@@ -92,8 +93,26 @@ void stvm__external_wake_if_sleeping(stvm_vm *vm)
     errno = saved;
 }
 
+/* n external signals of s (no switch). */
+static void signal_times(stvm_vm *vm, stvm_semaphore *s, uint64_t n)
+{
+    for (; n; n--) {
+        vm->stats.external_signals++;
+        stvm__trace(vm, STVM_TRACE_EXTERNAL, stvm__trace_active(vm), (uintptr_t)s, 0);
+        stvm__sem_signal_noswitch(vm, s);
+    }
+}
+
+bool stvm__external_budget_answer(stvm_vm *vm, stvm_semaphore *s)
+{
+    uint64_t b = atomic_exchange(s->signal_budget, 0);
+    signal_times(vm, s, b & ~STVM_BUDGET_CLOSED);
+    return (b & STVM_BUDGET_CLOSED) != 0;
+}
+
 /* Answer every request of slot j of chunk c: one signal per request, or for a queue's
- * slot one per item its budget counts (taken whole: a later request finds it empty). */
+ * slot one per item its budget counts (taken whole: a later request finds it empty),
+ * and the VM's half of a close a thread made. */
 static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
 {
     uint32_t r = atomic_load(&c->requests[j]);
@@ -102,13 +121,10 @@ static void answer(stvm_vm *vm, stvm_ext_chunk *c, int j)
     stvm_semaphore *s = c->sems[j];
     if (!s)
         return;
-    if (s->signal_budget)
-        n = atomic_exchange(s->signal_budget, 0);
-    for (; n; n--) {
-        vm->stats.external_signals++;
-        stvm__trace(vm, STVM_TRACE_EXTERNAL, stvm__trace_active(vm), (uintptr_t)s, 0);
-        stvm__sem_signal_noswitch(vm, s);
-    }
+    if (!s->signal_budget)
+        signal_times(vm, s, n);
+    else if (stvm__external_budget_answer(vm, s))
+        stvm__queue_end(vm, STVM_CONTAINER(s, stvm_queue, avail), 0);   /* a thread's */
 }
 
 /* The slots marked in pending word w of the table. */
@@ -206,7 +222,7 @@ int stvm_external_unregister(stvm_vm *vm, int index)
     if (!s)
         return STVM_EINVAL;
     if (s->signal_budget)
-        return STVM_ESTATE;   /* a queue's: stvm_queue_free releases it */
+        return STVM_EINUSE;   /* a queue's: stvm_queue_free releases it */
     s->external_index = 0;
     stvm__external_chunk(vm, index - 1)->sems[(index - 1) % STVM_EXT_CHUNK_SLOTS] = NULL;
     if (index - 1 < vm->ext.first_free)

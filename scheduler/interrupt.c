@@ -28,6 +28,12 @@ bool stvm__wait_interrupt(stvm_vm *vm, stvm_proc *p)
     }
     if (!l && p->wait_end == STVM_WAIT_ABORTED)
         return false;                /* suspended in a wait: it answers ESTATE when resumed */
+    if (p->flags & STVM_PF_BACKED_UP) {   /* backed up (568, 578): that wait ends instead */
+        p->flags = (uint16_t)(p->flags & ~STVM_PF_BACKED_UP);
+        stvm__wait_uncommit(p);
+        p->wait_end = STVM_WAIT_INTERRUPTED;
+        return false;
+    }
     if (p->pinned)
         p->flags |= STVM_PF_EINTR_NEXT;
     return false;
@@ -92,6 +98,11 @@ void stvm__cancel_for_good(stvm_proc *p)
 {
     p->cancel_depth |= CANCEL_FOR_GOOD;
     p->flags |= STVM_PF_CANCELLED;
+}
+
+bool stvm__cancelled_for_good(const stvm_proc *p)
+{
+    return (p->cancel_depth & CANCEL_FOR_GOOD) != 0;
 }
 
 void stvm__uncancel(stvm_proc *p)

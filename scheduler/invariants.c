@@ -14,12 +14,15 @@
  *  - the counts of unfinished processes agree with the list of them;
  *  - each process-local value belongs to its variable and to a process handle of this
  *    VM, has a value unless a binding pins it, and a variable's bindings in progress
- *    are the pins of its values.
- * Linear in the number of processes and values: each list is walked once, from its
- * head.
+ *    are the pins of its values;
+ *  - a SharedQueue the VM ended (closed) keeps no writer waiting for room, and no
+ *    reader waiting once nothing is left for it: nothing could ever wake them.
+ * Linear in the number of processes, values and queues: each list is walked once, from
+ * its head.
  */
 #include "monitor.h"
 #include "process_local.h"
+#include "shared_queue.h"
 
 #include <stdio.h>
 
@@ -178,6 +181,21 @@ static int check_locals(stvm_vm *vm, char *buf, size_t size)
     return STVM_OK;
 }
 
+static int check_queues(stvm_vm *vm, char *buf, size_t size)
+{
+    for (stvm_queue *q = vm->queues; q; q = q->next) {
+        if (q->ended && !stvm__queue_closed(q))
+            FAIL("a queue was ended without being closed");
+        if (q->ended && q->room.list.first)
+            FAIL("process '%s' waits for room in a closed queue",
+                 q->room.list.first->handle->name);
+        if (stvm__queue_dry(q) && q->avail.list.first)
+            FAIL("process '%s' waits on a closed queue with nothing left",
+                 q->avail.list.first->handle->name);
+    }
+    return STVM_OK;
+}
+
 int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size)
 {
     if (!vm)
@@ -190,7 +208,7 @@ int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size)
      * on two lists, or on a list it does not name, makes these differ. */
     if (members != listed)
         FAIL("%zu processes say they are on a list, the lists hold %zu", listed, members);
-    if (check_locals(vm, buf, size))
+    if (check_locals(vm, buf, size) || check_queues(vm, buf, size))
         return STVM_ESTATE;
     if (vm->idle && (vm->idle->flags & STVM_PF_TERMINATED))
         FAIL("the idle process has finished");

@@ -1,4 +1,4 @@
-/* A VM's lifetime: stvm_vm_new (with its idle process), stvm_vm_free, its counters. */
+/* A VM's lifetime: stvm_vm_create (with its idle process), stvm_vm_free, its counters. */
 #include "sched.h"
 
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "../vm/aio.h"
 #include "../vm/config.h"
 #include "../vm/debugger.h"
+#include "../vm/heartbeat.h"
 #include "../vm/integer.h"
 #include "../vm/names.h"
 #include "../vm/objmem.h"
@@ -27,7 +28,7 @@ static int start_idle(stvm_vm *vm)
     return err;
 }
 
-int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size)
+int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
 {
     if (!out)
         return STVM_EINVAL;
@@ -53,7 +54,8 @@ int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size)
     stvm__stackmem_init(vm);
     if ((err = stvm__objmem_init(vm)) || (err = stvm__clock_init(vm)) ||
         (err = stvm__external_init(vm)) || (err = stvm__aio_init(vm)) ||
-        (err = stvm__ctx_vm_init(vm)) || (err = start_idle(vm))) {
+        (err = stvm__ctx_vm_init(vm)) || (err = start_idle(vm)) ||
+        (vm->cfg.idle_mode == STVM_IDLE_OSVM764 && (err = stvm__heartbeat_start(vm)))) {
         stvm_vm_free(vm);
         return err;
     }
@@ -67,6 +69,7 @@ void stvm_vm_free(stvm_vm *vm)
     if (!vm || vm->running)
         return;
     stvm__debug_unregister(vm);
+    stvm__heartbeat_stop(vm);
     stvm__processes_destroy(vm);
     /* Before the external table and object memory go: its workers still signal. */
     if (vm->ffi.destroy)

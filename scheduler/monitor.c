@@ -175,10 +175,8 @@ int stvm_monitor_free(stvm_vm *vm, stvm_monitor *m)
     bool idle = stvm__list_idle(&m->lock.list) && stvm__list_idle(&m->woken);
     for (int i = 0; idle && i < STVM_MONITOR_QUEUES; i++)
         idle = stvm__list_idle(&m->queues[i].list);
-    if (!idle)
+    if (!idle || m->lock.owner)
         return STVM_EINUSE;
-    if (m->lock.owner)
-        return STVM_ESTATE;
     stvm__objmem_free(vm, m);
     return STVM_OK;
 }
@@ -192,7 +190,10 @@ int stvm_monitor_enter(stvm_vm *vm, stvm_monitor *m)
 int stvm_monitor_try_enter(stvm_vm *vm, stvm_monitor *m)
 {
     int err = check_enter(vm, m);
-    return err ? err : stvm__mutex_try(vm, &m->lock);
+    if (err)
+        return err;
+    int got = stvm__mutex_try(vm, &m->lock);
+    return got == 1 ? STVM_OK : got == 0 ? STVM_EAGAIN : got;
 }
 
 int stvm_monitor_exit(stvm_vm *vm, stvm_monitor *m)

@@ -99,6 +99,19 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m)
     return wait_for(vm, m);   /* OK: handed to us by the exit */
 }
 
+bool stvm__mutex_enter_for(stvm_vm *vm, stvm_mutex *m, stvm_proc *p)
+{
+    if (m->owner) {
+        trace_event(vm, STVM_TRACE_MUTEX_WAIT, p->id, m, (int64_t)m->owner->id);
+        stvm__list_append(&m->list, p);
+        return false;
+    }
+    stvm__wait_handed(p, &m->list);   /* as a hand-off: given back if p never runs */
+    add_owned(p, m);
+    m->depth = 1;
+    return true;
+}
+
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m)
 {
     stvm_proc *a = vm->active;
@@ -161,7 +174,7 @@ int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m)
     if (!vm || !stvm__is_mutex(vm, m))
         return STVM_EINVAL;
     if (m->owner || !stvm__list_idle(&m->list))
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     stvm__objmem_free(vm, m);
     return STVM_OK;
 }
@@ -196,7 +209,8 @@ int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m)
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
-    return stvm__mutex_try(vm, m);
+    int got = stvm__mutex_try(vm, m);
+    return got == 1 ? STVM_OK : got == 0 ? STVM_EAGAIN : got;
 }
 
 stvm_process *stvm_mutex_owner(stvm_vm *vm, const stvm_mutex *m)

@@ -218,7 +218,7 @@ static void finish(stvm_vm *vm, stvm_proc *p)
 _Noreturn void stvm__process_exit(stvm_vm *vm)
 {
     stvm_proc *p = vm->active;
-    p->flags = (uint16_t)((p->flags & ~STVM_PF_TERMINATE) | STVM_PF_EXITING);
+    p->flags = (uint16_t)((p->flags & ~STVM_PF_TERMINATE) | STVM_PF_EXITING | STVM_PF_TERMINATING);
     /* Exiting now: a cleanup of the exit that runs another by hand must not start the
      * exit again when that one ends (it would abandon the rest of its own cleanup). */
     p->exit_after_cleanup = false;
@@ -260,16 +260,19 @@ static void terminate_with_cleanups(stvm_vm *vm, stvm_proc *p)
     stvm__unlink(vm, p);
     abandon_commitment(vm, p);
     stvm__wait_guards_undo(vm, p);
-    p->flags |= STVM_PF_TERMINATE;
+    p->flags |= STVM_PF_TERMINATE | STVM_PF_TERMINATING;
     run_terminated_now(vm, p);
 }
 
 /* Terminate p, which already runs a cleanup (on its way out, or by hand through
  * stvm_ensure_pop: Pharo 10's rule, an unwind block in progress is completed): the
  * cleanup it is in runs to its end and the rest follow, but none of them waits any more
- * (each wait answers EINTR at once, the one p is in included). */
+ * (each wait answers EINTR at once, the one p is in included, and so does a suspension
+ * of itself). p is terminating from here on, as Pharo marks a process before it
+ * unwinds: the by-hand path reaches here without the exit, which marks the others. */
 static void terminate_exiting(stvm_vm *vm, stvm_proc *p)
 {
+    p->flags |= STVM_PF_TERMINATING;
     stvm__cancel_for_good(p);
     if (p == vm->active)
         return;
@@ -284,6 +287,7 @@ void stvm__processes_destroy(stvm_vm *vm)
     for (stvm_proc *p; (p = vm->all) != NULL;) {
         unlink_all(vm, p);
         stvm__interrupts_drop(p);
+        p->flags |= STVM_PF_TERMINATING;   /* as its cleanups see it */
         run_ensures(vm, p);
         stvm_process *h = p->handle;
         h->core = NULL;
@@ -298,12 +302,55 @@ void stvm__processes_destroy(stvm_vm *vm)
 
 /* ---- the process primitives' rules -------------------------------------------------- */
 
+/* A process backed up by 568 or 578 and resumed waits again where it waited: it takes
+ * an excess signal or a free mutex as a wait would (then it runs by the preemption
+ * rule, holding what it took on paper until it does), or joins the waiting list. */
+static void wait_again(stvm_vm *vm, stvm_proc *p)
+{
+    stvm_list *l = p->pinned;
+    p->flags = (uint16_t)(p->flags & ~STVM_PF_BACKED_UP);
+    stvm__wait_uncommit(p);
+    p->wait_end = STVM_WAIT_SIGNALLED;
+    bool got = l->kind == STVM_LIST_SEMAPHORE
+                   ? stvm__sem_wait_for(vm, STVM_CONTAINER(l, stvm_semaphore, list), p)
+                   : stvm__mutex_enter_for(vm, STVM_CONTAINER(l, stvm_mutex, list), p);
+    if (got)
+        stvm__resume(vm, p);
+}
+
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED || p == vm->active || p->my_list)
         return STVM_ESTATE;
     stvm__trace(vm, STVM_TRACE_RESUMED, p->id, 0, 0);
-    stvm__resume(vm, p);
+    if (p->flags & STVM_PF_BACKED_UP)
+        wait_again(vm, p);
+    else
+        stvm__resume(vm, p);
+    return STVM_OK;
+}
+
+bool stvm__process_backs_up(const stvm_proc *p)
+{
+    const stvm_list *l = p->my_list;
+    /* Plain waits only: a Delay's, a timed wait's, a queue's or a monitor's has its
+     * own bookkeeping around the list (a label, a guard, a commitment), which a wait
+     * made again on the process's behalf would skip. */
+    return l && (l->kind == STVM_LIST_SEMAPHORE || l->kind == STVM_LIST_MUTEX) &&
+           !p->wait_label && !p->guards && !p->pinned;
+}
+
+int stvm__process_suspend_backing_up(stvm_vm *vm, stvm_proc *p)
+{
+    if (p->flags & STVM_PF_TERMINATED || p == vm->active || !stvm__process_backs_up(p))
+        return stvm__process_suspend(vm, p);
+    stvm_list *l = p->my_list;
+    stvm__trace(vm, STVM_TRACE_SUSPENDED, p->id, 0, 0);
+    stvm__unlink(vm, p);
+    /* Committed to l: its object may not be freed before p waits there again. */
+    p->pinned = l;
+    l->pins++;
+    p->flags |= STVM_PF_BACKED_UP;
     return STVM_OK;
 }
 
@@ -311,11 +358,15 @@ int stvm__process_suspend(stvm_vm *vm, stvm_proc *p)
 {
     if (p->flags & STVM_PF_TERMINATED)
         return STVM_ESTATE;
+    /* A process terminated in a cleanup waits no more: suspending itself is a wait for
+     * a resume, so it answers EINTR at once, as its waits do. */
+    if (p == vm->active && stvm__cancelled_for_good(p))
+        return STVM_EINTR;
     if (p == vm->active || p->my_list)
         stvm__trace(vm, STVM_TRACE_SUSPENDED, p->id, 0, 0);
     if (p == vm->active) {
-        stvm__switch_to_next(vm);   /* on no list: only a resume brings it back */
-        return STVM_OK;
+        stvm__switch_to_next(vm);   /* on no list: a resume or a terminate brings it back */
+        return stvm__cancelled_for_good(p) ? STVM_EINTR : STVM_OK;
     }
     stvm_list *l = p->my_list;
     if (!l)
@@ -394,7 +445,7 @@ int stvm_process_terminate(stvm_vm *vm, stvm_process *h)
         return STVM_OK;
     }
     if (p->by_hand) {   /* the cleanup in progress completes first, waiting no more */
-        p->exit_after_cleanup = true;
+        p->exit_after_cleanup = true;   /* terminate_exiting marks it terminating */
         terminate_exiting(vm, p);
         return STVM_OK;
     }

@@ -208,7 +208,7 @@ int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info
     info.wait_fd = -1;
     info.cpu_ns = p ? stvm__cpu_of(vm, p) : h->cpu_ns;
     if (p) {
-        info.terminating = (p->flags & (STVM_PF_TERMINATE | STVM_PF_EXITING)) != 0;
+        info.terminating = (p->flags & STVM_PF_TERMINATING) != 0;
         info.stack_guard = guard_names[p->guard];
         info.waiting_on = stvm__waiting_on(p, &info.waiting_object);
         wait_info w = wait_of(p);

@@ -207,7 +207,8 @@ int stvm_local_get(stvm_vm *vm, const stvm_local *v, void **value)
     return value_of(vm->active->handle, v, value);
 }
 
-int stvm_local_get_of(stvm_vm *vm, const stvm_process *p, const stvm_local *v, void **value)
+int stvm_process_get_local(stvm_vm *vm, const stvm_process *p, const stvm_local *v,
+                           void **value)
 {
     if (!vm || !value || !stvm__is_proc(vm, p) || !stvm__is_local(vm, v))
         return STVM_EINVAL;

@@ -9,7 +9,9 @@
  *  - LEGACY (before): for waits under 1/60 s, look at descriptors without waiting,
  *    sleep the whole time without looking at them (an external signal still ends the
  *    sleep, as SIGIO did on the VM thread), and look again; longer waits as POLL;
- *  - SPIN: never sleep; look at descriptors and return.
+ *  - SPIN: never sleep; look at descriptors and return;
+ *  - OSVM764: the OpenSmalltalk VM after its PR #764, with its heartbeat's model
+ *    (vm/heartbeat.h): below, osvm764_relinquish.
  * The simulated clock never sleeps for a deadline: it jumps to it once nothing else
  * can happen.
  */
@@ -22,6 +24,7 @@
 
 #include "../vm/aio.h"
 #include "../vm/config.h"
+#include "../vm/heartbeat.h"
 #include "../vm/sim_world.h"
 #include "timer.h"
 
@@ -167,8 +170,67 @@ static void relinquish_simulated(stvm_vm *vm, uint64_t us)
     jump(vm, deadline - now, deadline - now, STVM_TRACE_END_TIMER);
 }
 
+/* ---- OSVM764: the OpenSmalltalk VM after PR #764 (opensmalltalk-vm #785) -------------
+ *
+ * #764 made the Linux VM ignore the time the image asks to sleep: it sleeps until the
+ * next Delay's wake-up as its cached clock (the heartbeat's) sees it, at most 500 ms,
+ * and not at all when that wake-up has passed; and it flags the VM thread idle while it
+ * sleeps, so that a heartbeat beginning meanwhile lasts 50 ms instead of 2. The timer
+ * itself is checked only at a beat, against the time that beat saw (timer.c). #785
+ * found a Delay of a few ms waited from an idle VM ending about 500 ms late, and two
+ * causes, fixed here by osvm764_fixes: the sleep did not update the cached clock after
+ * it (fix A), and the idle flag was set while a Delay was pending (fix B). Nothing
+ * wakes the VM thread at a beat: a sleep runs its length, ended early only by a
+ * descriptor or an external signal (the simulated clock: an outside event). */
+static void osvm764_relinquish(stvm_vm *vm)
+{
+    bool sim = vm->clock.kind == STVM_CLOCK_SIMULATED;
+    if (sim && vm->active != vm->idle)
+        return;
+    uint64_t next = stvm__timer_deadline(vm), cached = stvm__heartbeat_clock(vm);
+    if (next && next <= cached) {
+        /* Overdue as the VM sees it: no sleep. The real VM spins through its idle loop
+         * until a beat checks the timer; the simulated clock goes to that beat. */
+        if (sim)
+            stvm__sim_advance(vm, stvm__heartbeat_next(vm));
+        else if (stvm__aio_any_armed(vm))
+            stvm__aio_wait(vm, 0);
+        return;
+    }
+    uint64_t us = next ? next - cached : STVM_OSVM_RELINQUISH_CAP_US;
+    if (us > STVM_OSVM_RELINQUISH_CAP_US)
+        us = STVM_OSVM_RELINQUISH_CAP_US;
+    bool pending = stvm__timer_is_work(vm);   /* a Delay, not the scheduler's 1 s re-arm */
+    bool flag = !(pending && (vm->cfg.osvm764_fixes & STVM_OSVM764_FIX_IDLE_FLAG));
+    stvm__heartbeat_set_idle(vm, flag);
+    if (!sim) {
+        os_sleep(vm, us, false);
+    } else {
+        uint64_t now = vm->clock.sim_now_us, outside = stvm__sim_next(vm);
+        bool io = stvm__aio_any_armed(vm);
+        if (io && stvm__aio_wait(vm, 0)) {
+            /* a descriptor was ready: no sleep */
+        } else if (!pending && !outside) {
+            os_sleep(vm, UINT64_MAX, false);   /* only a descriptor or a signal can help */
+        } else if (outside && outside < now + us) {
+            jump(vm, us, outside - now, STVM_TRACE_END_OUTSIDE);
+        } else {
+            /* "timer" when it reaches the deadline, not after it (then it only ran out) */
+            jump(vm, us, us, next > now && now + us >= next ? STVM_TRACE_END_TIMER
+                                                           : STVM_TRACE_END_TIMEOUT);
+        }
+    }
+    stvm__heartbeat_set_idle(vm, false);
+    if (vm->cfg.osvm764_fixes & STVM_OSVM764_FIX_CLOCK)
+        stvm__heartbeat_set_clock(vm, stvm__clock_now_us(vm));
+}
+
 void stvm__relinquish(stvm_vm *vm, uint64_t us)
 {
+    if (vm->heartbeat) {   /* the idle mode STVM_IDLE_OSVM764: the requested time is ignored */
+        osvm764_relinquish(vm);
+        return;
+    }
     if (vm->clock.kind == STVM_CLOCK_SIMULATED) {
         relinquish_simulated(vm, us);
         return;

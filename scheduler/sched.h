@@ -193,9 +193,9 @@ static inline bool stvm__in_process(const stvm_vm *vm)
  * process put at the end of a waiting list, switched away, and told on return how the
  * wait ended: STVM_OK (signalled: whoever ended it took it off the list and, when it
  * handed the waiter something, said so with stvm__wait_handed), STVM_ETIMEDOUT (its
- * timed wait ran out), STVM_ESTATE (cut short: suspended off the list) or STVM_EINTR
+ * timed wait ran out), STVM_ESTATE (cut short: suspended off the list), STVM_EINTR
  * (an interrupt, or a terminate of a process already running its cleanups, ended it;
- * nothing was taken). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
+ * nothing was taken) or STVM_ECLOSED (the queue it waited on was closed). A process whose waits are cancelled (STVM_PF_CANCELLED) does not
  * wait: EINTR at once. A process terminated while waiting never returns from here. */
 int stvm__wait_cancelled(stvm_vm *vm);
 /* The wait itself, for stvm__wait and for the one wait that blocks even when the
@@ -216,6 +216,7 @@ static inline int stvm__wait_blocking(stvm_vm *vm, stvm_list *l)
     return a->wait_end == STVM_WAIT_SIGNALLED   ? STVM_OK
            : a->wait_end == STVM_WAIT_TIMED_OUT ? STVM_ETIMEDOUT
            : a->wait_end == STVM_WAIT_ABORTED   ? STVM_ESTATE
+           : a->wait_end == STVM_WAIT_CLOSED    ? STVM_ECLOSED
                                                 : STVM_EINTR;
 }
 static inline int stvm__wait(stvm_vm *vm, stvm_list *l)
@@ -240,8 +241,8 @@ static inline void stvm__wait_handed(stvm_proc *p, stvm_list *l)
  * object's next waiter may get it (made ready, never switching). No-op when p holds
  * nothing on paper. */
 void stvm__wait_give_back(stvm_vm *vm, stvm_proc *p);
-/* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT also makes
- * it ready (never switching), ABORTED leaves it suspended. */
+/* End p's wait with `how` (STVM_WAIT_*): take it off its list; TIMED_OUT and CLOSED
+ * also make it ready (never switching), ABORTED leaves it suspended. */
 void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how);
 /* The active process commits to wait on l before it joins it (a timed wait hands its
  * Delay to the timing process first) and to touch l's object after it left it: l's
@@ -290,6 +291,10 @@ void stvm__sem_signal_noswitch(stvm_vm *vm, stvm_semaphore *s);
 int stvm__sem_wait(stvm_vm *vm, stvm_semaphore *s);
 /* Take an excess signal if there is one (true, counting a wait). */
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s);
+/* The wait of p, not running (a process backed up by primitive 568 or 578, resumed):
+ * true when it took an excess signal (handed to it: the caller makes it runnable), false
+ * when it joined the waiting list. Never switches. */
+bool stvm__sem_wait_for(stvm_vm *vm, stvm_semaphore *s, stvm_proc *p);
 /* A signal handed to a waiter that never took it goes to the next waiter or becomes an
  * excess signal again (no switch). */
 void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s);
@@ -304,6 +309,9 @@ int stvm__mutex_enter(stvm_vm *vm, stvm_mutex *m);
 /* Take m if it is free (1), re-enter it if the caller owns it (1, counting depth;
  * ERANGE past 2^32-1), or 0 when another process owns it. */
 int stvm__mutex_try(stvm_vm *vm, stvm_mutex *m);
+/* The enter of p, not running (backed up, resumed): true when m was free and is now
+ * p's (handed: the caller makes p runnable), false when p joined the waiters. */
+bool stvm__mutex_enter_for(stvm_vm *vm, stvm_mutex *m, stvm_proc *p);
 /* Release every mutex p owns, handing each to its first waiter without switching. */
 void stvm__mutex_release_all(stvm_vm *vm, stvm_proc *p);
 /* p was handed m but is interrupted before it runs: m goes to its next waiter (no
@@ -331,6 +339,8 @@ void stvm__cancel(stvm_proc *p);
 void stvm__uncancel(stvm_proc *p);
 /* Cancel p's waits for the rest of its life (terminated while it runs its cleanups). */
 void stvm__cancel_for_good(stvm_proc *p);
+/* Were p's waits cancelled for good? (A suspension of itself answers EINTR then.) */
+bool stvm__cancelled_for_good(const stvm_proc *p);
 
 /* ---- process.c, process_info.c ---- */
 /* The running state of a handle handed in by a caller: EINVAL for something that is
@@ -341,6 +351,11 @@ int stvm__spawn(stvm_vm *vm, int priority, const char *name, stvm_fn fn, void *a
                 size_t stack_size, bool start, uint32_t flags, stvm_process **out);
 int stvm__process_resume(stvm_vm *vm, stvm_proc *p);    /* prim 87 rules */
 int stvm__process_suspend(stvm_vm *vm, stvm_proc *p);   /* prim 88 rules */
+/* Primitives 568 and 578 (OpenSmalltalk's suspend that backs up): as 88, but a process
+ * in a plain semaphore wait or mutex enter is backed up: resumed, it waits again. */
+int stvm__process_suspend_backing_up(stvm_vm *vm, stvm_proc *p);
+/* Is p in a wait that 568 and 578 back up? */
+bool stvm__process_backs_up(const stvm_proc *p);
 /* The active process runs its cleanups and finishes. */
 _Noreturn void stvm__process_exit(stvm_vm *vm);
 /* Give back a finished process's handle when nobody holds or joins it any more. */
@@ -388,6 +403,10 @@ int stvm__external_init(stvm_vm *vm);     /* ENOMEM, ESYS */
 void stvm__external_destroy(stvm_vm *vm);
 /* Turn every pending request into a signal (no switch); notice stvm_stop. */
 void stvm__external_drain(stvm_vm *vm);
+/* A queue's slot (s->signal_budget set): signal s once per item its budget counts, and
+ * take the budget whole. True when the budget also said that a thread closed the queue.
+ * No switch. */
+bool stvm__external_budget_answer(stvm_vm *vm, stvm_semaphore *s);
 /* Write the wake descriptor if the VM thread sleeps (or is outside stvm_run), after
  * the caller set pending. Async-signal-safe. */
 void stvm__external_wake_if_sleeping(stvm_vm *vm);

@@ -72,6 +72,21 @@ void stvm__sem_give_back(stvm_vm *vm, stvm_semaphore *s)
     stvm__sem_signal_noswitch(vm, s);
 }
 
+bool stvm__sem_wait_for(stvm_vm *vm, stvm_semaphore *s, stvm_proc *p)
+{
+    bool took = s->excess_signals > 0;
+    vm->stats.semaphore_waits++;
+    if (stvm__tracing(vm))
+        stvm__trace_emit(vm, STVM_TRACE_SEM_WAIT, p->id, (uintptr_t)s, !took, 0, 0);
+    if (!took) {
+        stvm__list_append(&s->list, p);
+        return false;
+    }
+    s->excess_signals--;
+    stvm__wait_handed(p, &s->list);   /* its own once it runs; given back if it never does */
+    return true;
+}
+
 bool stvm__sem_try(stvm_vm *vm, stvm_semaphore *s)
 {
     if (s->excess_signals <= 0)
@@ -119,7 +134,7 @@ int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *s)
     if (!vm || !stvm__is_sem(vm, s))
         return STVM_EINVAL;
     if (!stvm__list_idle(&s->list) || s->external_index || stvm__timer_uses(vm, s))
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     stvm__objmem_free(vm, s);
     return STVM_OK;
 }
@@ -147,7 +162,7 @@ int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *s)
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
-    return stvm__sem_try(vm, s) ? STVM_OK : STVM_ETIMEDOUT;
+    return stvm__sem_try(vm, s) ? STVM_OK : STVM_EAGAIN;
 }
 
 int64_t stvm_semaphore_excess(stvm_vm *vm, const stvm_semaphore *s)

@@ -148,31 +148,52 @@ void stvm__queue_slot_back(stvm_queue *q)
 
 /* ---- waits ----------------------------------------------------------------------------- */
 
-/* STVM__QUEUE_EXCESS when an excess signal was there to take (nothing was handed), else
- * as stvm__sem_wait: the try first, so that a wait that answers STVM_OK was handed its
- * signal. */
+/* The wait of a queue call whose try found nothing: as stvm__sem_wait, so that a wait
+ * that answers STVM_OK was handed its signal. */
 static int labelled_wait(stvm_vm *vm, stvm_semaphore *s)
 {
-    if (stvm__sem_try(vm, s))
-        return STVM__QUEUE_EXCESS;
     vm->active->wait_label = STVM_WL_QUEUE;
     int err = stvm__sem_wait(vm, s);
     vm->active->wait_label = STVM_WL_NONE;
     return err;
 }
 
-int stvm__queue_take_wait(stvm_vm *vm, void *q)
+/* Static, so that stvm_queue_take, the hand-off's path, has it inline; the timed forms
+ * call it through stvm__queue_take_wait. */
+static int take_wait(stvm_vm *vm, stvm_queue *q)
 {
-    return labelled_wait(vm, &((stvm_queue *)q)->avail);
+    if (stvm__sem_try(vm, &q->avail))
+        return STVM__QUEUE_EXCESS;
+    if (stvm__queue_dry(q))
+        return STVM_ECLOSED;   /* the end of the queue: no wait could ever be answered */
+    return labelled_wait(vm, &q->avail);
 }
 
-int stvm__queue_put_wait(stvm_vm *vm, void *q)
+int stvm__queue_take_wait(stvm_vm *vm, void *q)
 {
-    return labelled_wait(vm, &((stvm_queue *)q)->room);
+    return take_wait(vm, q);
+}
+
+int stvm__queue_put_wait(stvm_vm *vm, void *qv)
+{
+    stvm_queue *q = qv;
+    if (stvm__queue_closed(q))
+        return STVM_ECLOSED;
+    if (stvm__sem_try(vm, &q->room))
+        return STVM__QUEUE_EXCESS;
+    return labelled_wait(vm, &q->room);
+}
+
+/* Every process waiting on l is released, answering ECLOSED (made ready, no switch). */
+static void waiters_end(stvm_vm *vm, stvm_list *l)
+{
+    for (stvm_proc *p; (p = l->first) != NULL;)
+        stvm__wait_end(vm, p, STVM_WAIT_CLOSED);
 }
 
 void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
 {
+    stvm_vm *vm = q->vm;
     queue_lock(q);
     /* A handed reader takes the front item: the front ones are those promised to woken
      * readers (who take them in the order they run). A taker of an excess signal takes
@@ -181,8 +202,18 @@ void *stvm__queue_take_reserved(stvm_queue *q, bool handed)
     void *item = handed ? pop_front(q) : remove_at(q, q->avail.list.handed);
     size_t left = q->count + q->pending_count;
     queue_unlock(q);
-    stvm__trace(q->vm, STVM_TRACE_QUEUE_TAKE, q->vm->active ? q->vm->active->id : 0,
-                (uintptr_t)q, (int64_t)left);
+    stvm__trace(vm, STVM_TRACE_QUEUE_TAKE, vm->active ? vm->active->id : 0, (uintptr_t)q,
+                (int64_t)left);
+    if (stvm__queue_dry(q) && q->avail.list.first) {
+        /* The last item left in a closed queue: the readers waiting behind it get the end
+         * of the queue, and by the rule of the calls a higher one of them runs first.
+         * (An ended queue has no writer waiting: the room goes nowhere.) */
+        waiters_end(vm, &q->avail.list);
+        slot_release(q, false);
+        if (stvm__in_process(vm))
+            stvm__preempt_if_needed(vm);
+        return item;
+    }
     slot_release(q, true);
     return item;
 }
@@ -214,6 +245,7 @@ int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out)
         trace_members(vm, q);
     q->capacity = capacity;
     atomic_init(&q->free_slots, capacity);
+    atomic_init(&q->closed, false);
     q->next = vm->queues;
     if (q->next)
         q->next->prev = q;
@@ -281,9 +313,11 @@ int stvm_queue_put(stvm_vm *vm, stvm_queue *q, void *item)
     bool green = stvm__in_process(vm);
     if (!green && vm->active)
         return STVM_ENOTPROC;   /* the VM runs on another thread */
+    if (stvm__queue_closed(q))
+        return STVM_ECLOSED;
     if (!stvm__queue_slot_try(vm, q)) {
         if (!green)
-            return STVM_EFULL;   /* the embedding thread cannot wait */
+            return STVM_EAGAIN;   /* the embedding thread cannot wait: a try that found no room */
         int err = stvm__queue_put_wait(vm, q);
         if (err < 0)
             return err;
@@ -294,7 +328,9 @@ int stvm_queue_put(stvm_vm *vm, stvm_queue *q, void *item)
 int stvm__queue_put_held(stvm_vm *vm, stvm_queue *q, void *item)
 {
     queue_lock(q);
-    int err = stvm__queue_push(q, item);
+    /* Closed while the caller waited for room it was then handed, or (external) by a
+     * thread just now: refused, as every put after the close is. */
+    int err = stvm__queue_closed(q) ? STVM_ECLOSED : stvm__queue_push(q, item);
     size_t now = q->count + q->pending_count;
     queue_unlock(q);
     if (err) {
@@ -318,8 +354,8 @@ int stvm_queue_take(stvm_vm *vm, stvm_queue *q, void **item)
         return err;
     if (!item)
         return STVM_EINVAL;
-    if ((err = stvm__queue_take_wait(vm, q)) < 0)
-        return err;
+    if ((err = take_wait(vm, q)) < 0)
+        return err == STVM_ECLOSED ? STVM_EEOF : err;
     *item = stvm__queue_take_reserved(q, err == STVM_OK);
     return STVM_OK;
 }
@@ -371,7 +407,7 @@ int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item)
     if (!item)
         return STVM_EINVAL;
     if (!stvm__queue_take_try(vm, q))
-        return STVM_ETIMEDOUT;
+        return stvm__queue_dry(q) ? STVM_EEOF : STVM_EAGAIN;
     *item = stvm__queue_take_reserved(q, false);
     return STVM_OK;
 }
@@ -394,7 +430,7 @@ int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item)
     if (err || (err = item ? STVM_OK : STVM_EINVAL))
         return err;
     if (q->avail.excess_signals <= 0)
-        return STVM_ETIMEDOUT;
+        return stvm__queue_dry(q) ? STVM_EEOF : STVM_EAGAIN;
     queue_lock(q);
     /* Items promised to woken readers come first; the next taker gets the one after. */
     *item = item_at(q, q->avail.list.handed);
@@ -441,6 +477,51 @@ int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
     return n;
 }
 
+/* ---- closing --------------------------------------------------------------------------- */
+
+/* Signal avail once per item other threads put that the VM has not counted yet: after a
+ * close nothing more comes, so what is left is exactly what a take can get. */
+static void count_thread_items(stvm_vm *vm, stvm_queue *q)
+{
+    if (q->external)
+        stvm__external_budget_answer(vm, &q->avail);
+}
+
+void stvm__queue_end(stvm_vm *vm, stvm_queue *q, uint64_t by)
+{
+    if (q->ended)
+        return;
+    q->ended = true;
+    count_thread_items(vm, q);
+    queue_lock(q);
+    size_t left = q->count + q->pending_count;
+    queue_unlock(q);
+    stvm__trace(vm, STVM_TRACE_QUEUE_CLOSE, by, (uintptr_t)q, (int64_t)left);
+    waiters_end(vm, &q->room.list);
+    if (stvm__queue_dry(q))
+        waiters_end(vm, &q->avail.list);
+}
+
+int stvm_queue_close(stvm_vm *vm, stvm_queue *q)
+{
+    if (!vm || !stvm__is_queue(vm, q))
+        return STVM_EINVAL;
+    if (vm->active && !stvm__in_process(vm))
+        return STVM_ENOTPROC;
+    queue_lock(q);
+    bool was = stvm__queue_closed(q);
+    atomic_store_explicit(&q->closed, true, memory_order_release);
+    if (q->external && !was)
+        pthread_cond_broadcast(&q->has_room);   /* threads waiting for room: refused */
+    queue_unlock(q);
+    if (was)   /* closed before; by a thread, the VM ends it when it next looks */
+        return STVM_ECLOSED;
+    stvm__queue_end(vm, q, stvm__in_process(vm) ? vm->active->id : 0);
+    if (stvm__in_process(vm))
+        stvm__preempt_if_needed(vm);
+    return STVM_OK;
+}
+
 /* ---- other OS threads ------------------------------------------------------------------ */
 
 int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q)
@@ -451,6 +532,8 @@ int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q)
         return STVM_ENOTPROC;
     if (q->external)
         return STVM_ESTATE;
+    if (stvm__queue_closed(q))
+        return STVM_ECLOSED;
     if (pthread_mutex_init(&q->lock, NULL))
         return STVM_ESYS;
     if (pthread_cond_init(&q->has_room, NULL)) {
@@ -482,24 +565,31 @@ static struct timespec deadline_of(int64_t timeout_ms)
     return t;
 }
 
-/* A thread waits for a free slot (the caller holds q->lock). */
+/* A thread waits for a free slot (the caller holds q->lock), until the queue is closed
+ * (a close wakes every thread waiting here). */
 static int thread_slot_wait(stvm_queue *q, int64_t timeout_ms)
 {
     if (timeout_ms == 0)
-        return STVM_EFULL;
+        return STVM_ETIMEDOUT;   /* a time limit of 0 passed */
     struct timespec until = timeout_ms > 0 ? deadline_of(timeout_ms) : (struct timespec){0};
     int err = STVM_OK;
     q->thread_waiters++;
-    while (!free_slot_take(q)) {
+    for (;;) {
+        if (stvm__queue_closed(q)) {
+            err = STVM_ECLOSED;
+            break;
+        }
+        if (free_slot_take(q))
+            break;
         int rc = timeout_ms < 0 ? pthread_cond_wait(&q->has_room, &q->lock)
                                 : pthread_cond_clockwait(&q->has_room, &q->lock,
                                                          CLOCK_MONOTONIC, &until);
-        if (rc == ETIMEDOUT && !free_slot_take(q)) {
-            err = STVM_ETIMEDOUT;
+        if (rc == ETIMEDOUT) {   /* a last look: closed, or room after all */
+            err = stvm__queue_closed(q) ? STVM_ECLOSED
+                  : free_slot_take(q)   ? STVM_OK
+                                        : STVM_ETIMEDOUT;
             break;
         }
-        if (rc == ETIMEDOUT)
-            break;   /* took the slot after all */
     }
     q->thread_waiters--;
     return err;
@@ -510,8 +600,11 @@ int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
     if (!q || q->hdr.class_index != STVM_CLASS_QUEUE || !q->external || timeout_ms < -1)
         return STVM_EINVAL;
     pthread_mutex_lock(&q->lock);
-    int err = STVM_OK;
-    if (q->capacity && !free_slot_take(q))
+    /* Read under the lock: after it, the VM may free q as soon as no thread waits. */
+    stvm_vm *vm = q->vm;
+    int index = q->ext_index;
+    int err = stvm__queue_closed(q) ? STVM_ECLOSED : STVM_OK;
+    if (!err && q->capacity && !free_slot_take(q))
         err = thread_slot_wait(q, timeout_ms);
     if (!err && q->pending_head + q->pending_count == q->pending_alloc) {
         if (q->pending_head) {   /* room at the front: move the items down */
@@ -538,6 +631,28 @@ int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
     }
     pthread_mutex_unlock(&q->lock);
     if (!err)
-        stvm_external_signal(q->vm, q->ext_index);
+        stvm_external_signal(vm, index);
     return err;
+}
+
+int stvm_queue_close_external(stvm_queue *q)
+{
+    if (!q || q->hdr.class_index != STVM_CLASS_QUEUE || !q->external)
+        return STVM_EINVAL;
+    pthread_mutex_lock(&q->lock);
+    stvm_vm *vm = q->vm;
+    int index = q->ext_index;
+    bool was = stvm__queue_closed(q);
+    if (!was) {
+        atomic_store_explicit(&q->closed, true, memory_order_release);
+        /* The VM ends the queue when it answers the slot's request below: the bit goes
+         * with the items not yet counted, so it sees both at once. */
+        atomic_fetch_or(&q->unsignalled, STVM_BUDGET_CLOSED);
+        pthread_cond_broadcast(&q->has_room);
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (was)
+        return STVM_ECLOSED;
+    stvm_external_signal(vm, index);
+    return STVM_OK;
 }

@@ -11,6 +11,17 @@
  * Items put from other OS threads go to `pending` under `lock` and signal `avail`
  * through the external semaphore table, the one path by which other threads wake the
  * VM; readers take from the buffer first and then from `pending`.
+ *
+ * Closing (stvm_queue_close, or stvm_queue_close_external from another thread) is two
+ * steps. `closed` is set at once, under `lock` for an external queue, and from then on
+ * every put is refused. The VM's half (`ended`) runs on the VM's thread: at once for
+ * stvm_queue_close, when the VM answers the queue's slot for a thread's close (the
+ * budget's STVM_BUDGET_CLOSED bit). It counts what other threads put before the close,
+ * releases the writers waiting for room (through wait.c: ECLOSED), and the readers
+ * still waiting once nothing is left for them: no excess signal of `avail` and no item
+ * promised to a woken reader (`avail.list.handed`). From then on that state is final
+ * (nothing can be put; a promised item given back goes to a waiting reader or becomes
+ * an excess signal), so a take that finds it answers STVM_EEOF, every time.
  */
 #ifndef STVM_SCHEDULER_SHARED_QUEUE_H
 #define STVM_SCHEDULER_SHARED_QUEUE_H
@@ -42,6 +53,9 @@ struct stvm_queue {
     void **pending;              /* items put by other threads, oldest at pending_head */
     size_t pending_head, pending_count, pending_alloc;
     unsigned thread_waiters;     /* threads blocked in stvm_queue_put_external */
+    /* ---- closing ---- */
+    _Atomic bool closed;         /* puts are refused (set under lock when external) */
+    bool ended;                  /* the VM's half of the close is done (VM thread only) */
 };
 
 static inline bool stvm__is_queue(const stvm_vm *vm, const stvm_queue *q)
@@ -51,10 +65,23 @@ static inline bool stvm__is_queue(const stvm_vm *vm, const stvm_queue *q)
 
 /* stvm_vm_free: release every queue left, dropping its items (stvm owns none). */
 void stvm__queues_destroy(stvm_vm *vm);
+/* The VM's half of a close (the header's comment above): stvm_queue_close's, or the
+ * VM answering the slot of a queue a thread closed (external_drain.c). by is the
+ * closing process's id for the trace (0: the embedding thread or another thread).
+ * Never switches. */
+void stvm__queue_end(stvm_vm *vm, stvm_queue *q, uint64_t by);
+/* Nothing is left for a reader of q, and nothing ever will be: closed, ended, no excess
+ * signal of avail, no item promised to a woken reader. */
+static inline bool stvm__queue_dry(const stvm_queue *q)
+{
+    return q->ended && q->avail.excess_signals <= 0 && !q->avail.list.handed;
+}
 
 /* The untimed waits the timed forms bound (stvm__timed_wait's wait functions):
  * STVM_OK when the caller was handed what it waited for, STVM__QUEUE_EXCESS when it
- * was there to take at once, or an error (< 0) as stvm__wait's. */
+ * was there to take at once, or an error (< 0) as stvm__wait's: STVM_ECLOSED when q was
+ * closed (a take: when nothing is left, at once or at the close; a put: at once or at
+ * the close). */
 enum { STVM__QUEUE_EXCESS = 1 };
 int stvm__queue_take_wait(stvm_vm *vm, void *q);
 int stvm__queue_put_wait(stvm_vm *vm, void *q);
@@ -65,12 +92,18 @@ void *stvm__queue_take_reserved(stvm_queue *q, bool handed);
  * (nothing changed; the slot is the caller's to give back). */
 int stvm__queue_push(stvm_queue *q, void *item);
 /* The rest of a put once the caller holds a slot: push, trace, signal a reader.
- * STVM_OK or ENOMEM (the slot given back). Switches (a higher reader runs at once). */
+ * STVM_OK, ENOMEM or ECLOSED (q was closed meanwhile; either way the slot is given
+ * back and the item not put). Switches (a higher reader runs at once). */
 int stvm__queue_put_held(stvm_vm *vm, stvm_queue *q, void *item);
 /* Give back a slot a put could not use (ENOMEM, or a wait that did not end well). */
 void stvm__queue_slot_back(stvm_queue *q);
 /* Validate a green call on q: EINVAL, ENOTPROC or OK. */
 int stvm__queue_check(stvm_vm *vm, const stvm_queue *q);
+/* Puts are refused (ECLOSED). Any thread. */
+static inline bool stvm__queue_closed(stvm_queue *q)
+{
+    return atomic_load_explicit(&q->closed, memory_order_acquire);
+}
 /* Reserve an item without waiting (seeing other threads' puts first), true if the
  * caller holds one. */
 bool stvm__queue_take_try(stvm_vm *vm, stvm_queue *q);

@@ -1,6 +1,8 @@
 /* The one-shot timer (see timer.h). */
 #include "timer.h"
 
+#include "../vm/heartbeat.h"
+
 static inline void arm(stvm_vm *vm, stvm_semaphore *sem, uint64_t deadline_us)
 {
     bool armed = sem && deadline_us;
@@ -56,6 +58,10 @@ bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem)
 
 void stvm__timer_fire(stvm_vm *vm)
 {
+    /* The OpenSmalltalk heartbeat's model: the timer is checked at a beat's interrupt
+     * check, against the clock as that beat saw it (vm/heartbeat.h). */
+    if (vm->heartbeat && !stvm__heartbeat_saw(vm, vm->timer.deadline_us))
+        return;
     stvm_semaphore *s = vm->timer.sem;
     stvm__trace(vm, STVM_TRACE_TIMER_FIRED, stvm__trace_active(vm), (uintptr_t)s,
                 (int64_t)vm->timer.deadline_us);

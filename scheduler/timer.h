@@ -22,7 +22,8 @@ uint64_t stvm__timer_deadline(const stvm_vm *vm);
 bool stvm__timer_is_work(const stvm_vm *vm);
 /* Is sem the armed timer's semaphore? (it may not be freed then) */
 bool stvm__timer_uses(const stvm_vm *vm, const stvm_semaphore *sem);
-/* Signal the semaphore (no switch) and disarm. */
+/* Signal the semaphore (no switch) and disarm. With the OpenSmalltalk heartbeat's
+ * model, only once a beat has seen the deadline: until then nothing happens. */
 void stvm__timer_fire(stvm_vm *vm);
 
 /* Fire the timer if its deadline is at or before now (the clock as the scheduling

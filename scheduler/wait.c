@@ -11,6 +11,9 @@
  *  - interrupted (stvm_process_interrupt, or a terminate of a process already running
  *    its cleanups): taken off the list and made ready; it answers STVM_EINTR and has
  *    taken nothing;
+ *  - closed: the SharedQueue it waited on was closed (stvm_queue_close): taken off the
+ *    list and made ready with nothing taken or put; it answers STVM_ECLOSED, which a
+ *    reader's call turns into STVM_EEOF;
  *  - terminated: it never returns here; it exits at the switch (runq.c), and what its
  *    wait registered (wait guards) is undone for it.
  * And one rule for all of them: a process handed what it waited for (a signal or a
@@ -24,7 +27,7 @@ void stvm__wait_end(stvm_vm *vm, stvm_proc *p, int how)
 {
     stvm__unlink(vm, p);
     p->wait_end = (uint8_t)how;
-    if (how == STVM_WAIT_TIMED_OUT)
+    if (how == STVM_WAIT_TIMED_OUT || how == STVM_WAIT_CLOSED)
         stvm__make_ready(vm, p);
 }
 

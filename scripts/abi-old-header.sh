@@ -3,9 +3,9 @@
 # against an older stvm.h keeps working with the library built from this tree.
 #
 # The older header is made from this tree's: each public struct's newest fields are cut
-# off (what the header said before they were appended, in 0.2.0; the config loses
-# ffi_callback_priority and ffi_spin_us, a pair that keeps it free of tail padding, and
-# cpu_time with the unused bytes that fill it out). tests/abi/old_client.c is compiled
+# off (what the header said before they were appended; the config loses osvm764_fixes
+# and osvm764_idle_beat_us, a pair that keeps it free of tail padding, and cpu_time
+# with the unused bytes that fill it out). tests/abi/old_client.c is compiled
 # against that copy, linked with the shared library (build/libstvm.so), and run; then
 # once more against the real header, as the baseline. Usage: abi-old-header.sh [BUILD]
 set -eu
@@ -21,7 +21,7 @@ mkdir -p "$tmp/old"
 cut_fields() {
     awk '
     function starts(line) {
-        return line ~ /^    int ffi_callback_priority;/ || line ~ /^    uint32_t ffi_spin_us;/ ||
+        return line ~ /^    uint32_t osvm764_fixes;/ || line ~ /^    uint32_t osvm764_idle_beat_us;/ ||
                line ~ /^    int wait_kind;/ || line ~ /^    int wait_fd;/ ||
                line ~ /^    const void \*wait_handle;/ || line ~ /^    const char \*wait_name;/ ||
                line ~ /^    uint64_t wait_since_us;/ || line ~ /^    uint64_t buffer_bytes;/ ||

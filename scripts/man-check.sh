@@ -93,7 +93,7 @@ codes=$(cat include/stvm.h include/stvm/*.h | sed -n 's/^ *XX(\(E[A-Z]*\),.*/STV
 for e in $codes; do
     has "$tmp/lib.words" "$e" || problem "build/man/stvm.3 does not name the error $e"
 done
-# Declared: an STVM_API function, or a macro of the API (stvm_vm_new(...) passes the
+# Declared: an STVM_API function, or a macro of the API (stvm_vm_create(...) passes the
 # struct's size); the deprecated old names (stvm/deprecated.h) do not count.
 {
     grep -rh 'STVM_API' include/ | grep -oE 'stvm_[a-z0-9_]+ *\(' | tr -d ' ('

@@ -38,8 +38,8 @@
 static inline stvm_vm *vm_make(const stvm_config *cfg)
 {
     stvm_vm *vm = NULL;
-    int err = stvm_vm_new(&vm, cfg);
-    cr_assert_eq(err, STVM_OK, "stvm_vm_new: %s", stvm_strerror(err));
+    int err = stvm_vm_create(cfg, &vm);
+    cr_assert_eq(err, STVM_OK, "stvm_vm_create: %s", stvm_strerror(err));
     return vm;
 }
 
@@ -368,6 +368,36 @@ static inline int run_in_child(void (*body)(void *arg), void *arg, char *err, si
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     return status;
+}
+
+/* ---- the public headers ------------------------------------------------------------ */
+
+/* include/<name> ("stvm.h", "stvm/core.h", ...), found from the repository, next to the
+ * test binary (build/<variant>/stvm-tests) or under $STVM_INCLUDE; NULL if none. */
+static inline FILE *open_public_header(const char *name)
+{
+    char path[4096];
+    const char *env = getenv("STVM_INCLUDE");
+    if (env) {
+        snprintf(path, sizeof path, "%s/%s", env, name);
+        return fopen(path, "r");
+    }
+    static const char *const rel[] = {"include", "../include", "../../include"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", rel[i], name);
+        FILE *fp = fopen(path, "r");
+        if (fp)
+            return fp;
+    }
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 256);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return NULL;
+    snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/%s", name);
+    return fopen(path, "r");
 }
 
 /* ---- the tools --------------------------------------------------------------------- */

@@ -61,7 +61,9 @@ typedef struct old_config {
     uint32_t wake_inject_us;
     uint32_t timer_slack_us;
     int ffi_workers;
-    /* ffi_callback_priority and ffi_spin_us are newer: the two came in one release, as
+    int ffi_callback_priority;
+    uint32_t ffi_spin_us;
+    /* osvm764_fixes and osvm764_idle_beat_us are newer: the two came in one release, as
      * the rule requires here (one 4-byte field alone would have ended the struct in
      * tail padding, and the next field would have had to start after it); so are
      * cpu_time and unused_1, the bytes that fill the struct out after it */
@@ -118,7 +120,7 @@ typedef struct old_ffi_stats {
                            offsetof(full, newest) &&                                  \
                        sizeof(old) <= offsetof(full, newest),                         \
                    #old " is " #full " without " #newest)
-SAME_END(old_config, stvm_config, ffi_workers, ffi_callback_priority);
+SAME_END(old_config, stvm_config, ffi_spin_us, osvm764_fixes);
 SAME_END(old_process_info, stvm_process_info, stack_guard, wait_kind);
 SAME_END(old_stream_stats, stvm_stream_stats, bytes_out, buffer_bytes);
 SAME_END(old_trace_event, stvm_trace_event, detail, extra);
@@ -148,19 +150,20 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(stvm_config_init_((stvm_config *)&w.s, sizeof w.s), STVM_OK);
     w.s.timer_slack_us = 7;
     w.s.ffi_workers = 3;
+    w.s.idle_mode = STVM_IDLE_OSVM764;
     char why[160] = "";
     cr_assert_eq(stvm_config_check_((const stvm_config *)&w.s, why, sizeof why, sizeof w.s),
                  STVM_OK, "%s", why);
     stvm_vm *vm = NULL;
-    cr_assert_eq(stvm_vm_new_(&vm, (const stvm_config *)&w.s, sizeof w.s), STVM_OK);
-    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_vm_new wrote into the canary");
+    cr_assert_eq(stvm_vm_create_((const stvm_config *)&w.s, &vm, sizeof w.s), STVM_OK);
+    cr_assert(canary_intact(w.canary, sizeof w.canary), "stvm_vm_create wrote into the canary");
     stvm_config now;
     cr_assert_eq(stvm_vm_config(vm, &now), STVM_OK);
     cr_assert_eq(now.timer_slack_us, 7, "a field of the prefix is the caller's");
     cr_assert_eq(now.ffi_workers, 3);
-    cr_assert_eq(now.ffi_callback_priority, STVM_PRIORITY_HIGH_IO,
-                 "the fields the old config lacks are at their defaults");
-    cr_assert_eq(now.ffi_spin_us, 50);
+    cr_assert_eq(now.idle_mode, STVM_IDLE_OSVM764);
+    cr_assert_eq(now.osvm764_fixes, 0, "the fields the old config lacks are at their defaults");
+    cr_assert_eq(now.osvm764_idle_beat_us, 0);
     cr_assert(!now.cpu_time, "CPU time is not accounted unless asked for");
 
     /* Reading the configuration back into the old struct: its prefix only. */
@@ -199,12 +202,12 @@ Test(abi, a_config_size_the_library_does_not_know_is_refused_and_nothing_changes
         cr_assert_not_null(strstr(why, "cfg_size"), "why names the size: %s", why);
 
         stvm_vm *vm = (stvm_vm *)&w;
-        cr_assert_eq(stvm_vm_new_(&vm, &defaults, size), STVM_ESIZE, "size %zu", size);
+        cr_assert_eq(stvm_vm_create_(&defaults, &vm, size), STVM_ESIZE, "size %zu", size);
         cr_assert_eq(vm, (stvm_vm *)&w, "*out unchanged");
     }
     /* With no config there is nothing to read: the size does not matter. */
     stvm_vm *vm = NULL;
-    cr_assert_eq(stvm_vm_new_(&vm, NULL, 0), STVM_OK);
+    cr_assert_eq(stvm_vm_create_(NULL, &vm, 0), STVM_OK);
     stvm_config w[2];
     memset(w, PATTERN, sizeof w);
     cr_assert_eq(stvm_vm_config_(vm, w, sizeof(stvm_config) + 8), STVM_ESIZE);

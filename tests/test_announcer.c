@@ -607,7 +607,7 @@ Test(announcer, terminating_a_process_in_a_subscriber_ends_its_delivery_and_free
     spawn(vm, 50, "killer", stop_victim, &k);
     run_ok(vm);
     cr_assert_eq(k.rc, STVM_OK);
-    cr_assert_eq(k.rc_free, STVM_ESTATE);
+    cr_assert_eq(k.rc_free, STVM_EINUSE);
     cr_assert_eq(k.during.in_flight, 1u);
     cr_assert_eq(s.rc[0], -999, "the terminated shouter never returns");
     cr_assert_eq(log.n, 1, "only the first subscriber was reached");
@@ -693,7 +693,7 @@ Test(announcer, bad_arguments_and_misuse_are_refused_and_change_nothing)
                  STVM_OK);
     spawn(vm, 40, "bad", bad_calls, &b);
     RUN_OK_GREEN(&b);
-    cr_assert_eq(b.rc[0], STVM_ESTATE, "freed in flight: %s", stvm_err_name(b.rc[0]));
+    cr_assert_eq(b.rc[0], STVM_EINUSE, "freed in flight: %s", stvm_err_name(b.rc[0]));
     cr_assert_eq(b.rc[1], STVM_EINVAL);
     cr_assert_eq(b.rc[2], STVM_EINVAL);
     cr_assert_eq(b.rc[3], STVM_EINVAL);

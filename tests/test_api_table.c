@@ -67,7 +67,7 @@
  * headers themselves. */
 #define API_FUNCTIONS(X)                                                                 \
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
-    X(err_name) X(config_init) X(config_check) X(vm_new) X(vm_free) X(vm_config)         \
+    X(err_name) X(config_init) X(config_check) X(vm_create) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
     X(checkpoint) X(work_us) X(process_resume) X(process_suspend) X(process_terminate)   \
     X(process_interrupt) X(process_release) X(process_join) X(ensure) X(ensure_pop)      \
@@ -79,9 +79,9 @@
     X(mutex_try_enter) X(mutex_owner) X(mutex_critical) X(mutex_set_name)               \
     X(mutex_get_name) X(queue_new) X(queue_free)                                         \
     X(queue_put) X(queue_put_timeout_ms) X(queue_take) X(queue_take_timeout_ms)          \
-    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush)                         \
-    X(queue_open_external) X(queue_put_external) X(queue_set_name) X(queue_get_name)     \
-    X(monitor_new) X(monitor_free)                                                       \
+    X(queue_try_take) X(queue_peek) X(queue_size) X(queue_flush) X(queue_close)          \
+    X(queue_open_external) X(queue_put_external) X(queue_close_external)                 \
+    X(queue_set_name) X(queue_get_name) X(monitor_new) X(monitor_free)                   \
     X(monitor_enter) X(monitor_enter_timeout_ms) X(monitor_try_enter) X(monitor_exit)    \
     X(monitor_critical) X(monitor_owner) X(monitor_depth) X(monitor_wait)                \
     X(monitor_wait_timeout_ms) X(monitor_wait_on) X(monitor_wait_on_timeout_ms)          \
@@ -89,12 +89,12 @@
     X(monitor_wait_until_on) X(monitor_signal) X(monitor_signal_all)                     \
     X(monitor_signal_on) X(monitor_signal_all_on) X(monitor_signal_really_all)           \
     X(monitor_set_name) X(monitor_get_name)                                              \
-    X(local_new) X(local_free) X(local_get) X(local_get_of) X(local_set)                 \
+    X(local_new) X(local_free) X(local_get) X(process_get_local) X(local_set)            \
     X(local_clear) X(local_during) X(external_register) X(external_unregister)           \
     X(external_signal) X(run_mode) X(backend_fd) X(backend_timeout_ms) X(stop)           \
     X(vm_now_us) X(vm_millisecond_clock) X(sim_at) X(sim_set_cost) X(sim_cost)           \
     X(delay_wait_ms) X(delay_wait_us)                                                    \
-    X(run_within_ms) X(run_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
+    X(call_within_ms) X(call_within_us) X(delay_new_ms) X(delay_new_us) X(delay_free)      \
     X(delay_wait) X(delay_schedule) X(delay_unschedule) X(delay_is_expired)              \
     X(delay_being_waited_on) X(delay_ms_to_go) X(delay_us_to_go) X(delay_semaphore)      \
     X(delay_timeout_semaphore_ms) X(delay_set_name) X(delay_get_name)                    \
@@ -189,6 +189,8 @@ enum handle_id {
     H_DELAY_SEM,                       /* the row VM's plain Delay's semaphore */
     H_QUEUE_FULL,                      /* V_MAIN: a bounded queue of 1, holding an item */
     H_QUEUE_OPEN,                      /* V_OTHER: a queue open for other threads */
+    H_QUEUE_CLOSED,                    /* V_MAIN: an empty closed queue */
+    H_QUEUE_OPEN_CLOSED,               /* V_OTHER: a queue open for other threads, closed */
     H_LOCAL_DYN,                       /* V_MAIN: a dynamic process-local variable */
     H_MONITOR,                         /* the row VM's plain monitor, whatever is expected */
     H_MONITOR_OWNED,                   /* V_MAIN: a monitor P_OWNER owns (depth 2) */
@@ -235,7 +237,7 @@ enum object_id {
     OB_G_FORGED_RECORD,/* a forged SocketHandle header */
 };
 
-/* stvm_config_check / stvm_vm_new: one field broken per row. */
+/* stvm_config_check / stvm_vm_create: one field broken per row. */
 enum cfg_fault {
     CFG_OK, CFG_BITS_0, CFG_BITS_32, CFG_BITS_64, CFG_STACK_4K, CFG_STACK_BIG, CFG_STACK_MAX,
     CFG_GUARD_1, CFG_GUARD_BIG, CFG_METHOD_NEG, CFG_METHOD_4, CFG_DCLOCK_2, CFG_DCLOCK_NEG,
@@ -435,7 +437,7 @@ typedef struct fx {
     stvm_semaphore *sem[N_VM];
     stvm_delay *delay[N_VM];      /* every VM: a Delay of 1 ms, not scheduled */
     stvm_queue *queue[N_VM];      /* every VM: an empty unbounded queue */
-    stvm_queue *queue_full, *queue_open;
+    stvm_queue *queue_full, *queue_open, *queue_closed, *queue_open_closed;
     stvm_local *local[N_VM];      /* every VM: a process-local variable nobody set */
     stvm_local *local_dyn;        /* V_MAIN: a dynamic one */
     stvm_monitor *monitor[N_VM];  /* every VM: a free monitor nobody waits on */
@@ -585,6 +587,8 @@ static void *handle_of(fx *f, const args *a, int kind)
     case H_DELAY_SEM: return stvm_delay_semaphore(f->delay[v]);
     case H_QUEUE_FULL: return f->queue_full;
     case H_QUEUE_OPEN: return f->queue_open;
+    case H_QUEUE_CLOSED: return f->queue_closed;
+    case H_QUEUE_OPEN_CLOSED: return f->queue_open_closed;
     case H_LOCAL_DYN: return f->local_dyn;
     case H_MONITOR: return plain(f, v, K_MONITOR);
     case H_MONITOR_OWNED: return f->monitor_owned;
@@ -697,7 +701,7 @@ static int call(fx *f, int fn, const args *a)
     stvm_delay *dl = handle_of(f, a, K_DELAY);
     stvm_queue *qu = handle_of(f, a, K_QUEUE);
     stvm_local *lv = handle_of(f, a, K_LOCAL);
-    /* stvm_local_get_of's process: the plain one, or the handle m names. */
+    /* stvm_process_get_local's process: the plain one, or the handle m names. */
     stvm_process *lp = a->m ? handle_of(f, &(args){.vm = a->vm, .h = (int)a->m}, K_PROC)
                             : plain(f, home_of(&(row){.a = *a}), K_PROC);
     stvm_monitor *mon = handle_of(f, a, K_MONITOR);
@@ -740,8 +744,8 @@ static int call(fx *f, int fn, const args *a)
     case F_config_check:
         return stvm_config_check_(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
                                   a->z ? a->z : sizeof f->text, SSIZE(stvm_config));
-    case F_vm_new: {
-        int rc = stvm_vm_new_(o ? &o->vm : NULL, a->null_ptr ? NULL : &cfg, SSIZE(stvm_config));
+    case F_vm_create: {
+        int rc = stvm_vm_create_(a->null_ptr ? NULL : &cfg, o ? &o->vm : NULL, SSIZE(stvm_config));
         if (rc == STVM_OK && o)
             stvm_vm_free(o->vm);   /* an unexpected success must not leak */
         return rc;
@@ -827,8 +831,8 @@ static int call(fx *f, int fn, const args *a)
     case F_vm_millisecond_clock: return stvm_vm_millisecond_clock(vm) ? R_NONZERO : R_ZERO;
     case F_delay_wait_ms: return stvm_delay_wait_ms(vm, a->n);
     case F_delay_wait_us: return stvm_delay_wait_us(vm, a->n);
-    case F_run_within_ms: return stvm_run_within_ms(vm, a->n, fnp, NULL);
-    case F_run_within_us: return stvm_run_within_us(vm, a->n, fnp, NULL);
+    case F_call_within_ms: return stvm_call_within_ms(vm, fnp, NULL, a->n);
+    case F_call_within_us: return stvm_call_within_us(vm, fnp, NULL, a->n);
     case F_semaphore_wait_timeout_ms: return stvm_semaphore_wait_timeout_ms(vm, sem, a->n);
     case F_semaphore_wait_timeout_us: return stvm_semaphore_wait_timeout_us(vm, sem, a->n);
     case F_queue_new: return stvm_queue_new(vm, (size_t)a->n, o ? &o->qu : NULL);
@@ -842,8 +846,10 @@ static int call(fx *f, int fn, const args *a)
     case F_queue_peek: return stvm_queue_peek(vm, qu, o ? &o->item : NULL);
     case F_queue_size: return (int)stvm_queue_size(vm, qu);
     case F_queue_flush: return (int)stvm_queue_flush(vm, qu, NULL, NULL);
+    case F_queue_close: return stvm_queue_close(vm, qu);
     case F_queue_open_external: return stvm_queue_open_external(vm, qu);
     case F_queue_put_external: return stvm_queue_put_external(qu, f, a->n);
+    case F_queue_close_external: return stvm_queue_close_external(qu);
     case F_local_new: {
         /* z: bit 0 gives destroy_fn, bit 1 inherit_fn */
         int rc = stvm_local_new(vm, (unsigned)a->n, NULL, (a->z & 1) ? local_destroy : NULL,
@@ -854,7 +860,7 @@ static int call(fx *f, int fn, const args *a)
     }
     case F_local_free: return stvm_local_free(vm, lv);
     case F_local_get: return stvm_local_get(vm, lv, o ? &o->item : NULL);
-    case F_local_get_of: return stvm_local_get_of(vm, lp, lv, o ? &o->item : NULL);
+    case F_process_get_local: return stvm_process_get_local(vm, lp, lv, o ? &o->item : NULL);
     case F_local_set: return stvm_local_set(vm, lv, f);
     case F_local_clear: return stvm_local_clear(vm, lv);
     case F_local_during: return stvm_local_during(vm, lv, f, fnp, NULL);
@@ -862,10 +868,7 @@ static int call(fx *f, int fn, const args *a)
     case F_monitor_free: return stvm_monitor_free(vm, mon);
     case F_monitor_enter: return stvm_monitor_enter(vm, mon);
     case F_monitor_enter_timeout_ms: return stvm_monitor_enter_timeout_ms(vm, mon, a->n);
-    case F_monitor_try_enter: {
-        int rc = stvm_monitor_try_enter(vm, mon);
-        return rc == 0 ? R_ZERO : rc;
-    }
+    case F_monitor_try_enter: return stvm_monitor_try_enter(vm, mon);
     case F_monitor_exit: return stvm_monitor_exit(vm, mon);
     case F_monitor_critical: return stvm_monitor_critical(vm, mon, fnp, NULL);
     case F_monitor_owner: return null_or_not(stvm_monitor_owner(vm, mon));
@@ -1017,7 +1020,7 @@ typedef struct snap {
         int rc, state, priority;
         bool held;
         const void *on;
-        int lrc[2];          /* stvm_local_get_of: its VM's plain variable, V_MAIN's dynamic */
+        int lrc[2];          /* stvm_process_get_local: its VM's plain variable, V_MAIN's dynamic */
         void *lval[2];
     } proc[N_WATCH_PROC];
     /* the green process making the call: its values of each VM's plain variable and of
@@ -1077,15 +1080,15 @@ static void snap_take(fx *f, snap *s)
         s->proc[i].held = info.held;
         s->proc[i].on = info.waiting_object;
         stvm_vm *pv = f->vm[f->wproc[i].vm];
-        s->proc[i].lrc[0] = stvm_local_get_of(pv, f->wproc[i].p, f->local[f->wproc[i].vm],
+        s->proc[i].lrc[0] = stvm_process_get_local(pv, f->wproc[i].p, f->local[f->wproc[i].vm],
                                               &s->proc[i].lval[0]);
-        s->proc[i].lrc[1] = stvm_local_get_of(pv, f->wproc[i].p, f->local_dyn,
+        s->proc[i].lrc[1] = stvm_process_get_local(pv, f->wproc[i].p, f->local_dyn,
                                               &s->proc[i].lval[1]);
     }
     for (int v = 0; v <= N_VM; v++) {
         stvm_vm *sv = f->vm[v < N_VM ? v : V_MAIN];
         stvm_local *lv = v < N_VM ? f->local[v] : f->local_dyn;
-        s->self_local[v].rc = stvm_local_get_of(sv, f->self, lv, &s->self_local[v].v);
+        s->self_local[v].rc = stvm_process_get_local(sv, f->self, lv, &s->self_local[v].v);
     }
     for (int v = 0; v < N_VM; v++) {
         s->resolver[v][0] = plugin_int(f->vm[v], "primitiveResolverStatus", STVM_NIL, 0);
@@ -1362,7 +1365,7 @@ static const int novm_queue_wrong[] = {H_NULL, H_SEM, H_MUTEX, H_PROC, H_SOCKET,
 #define E_INVAL STVM_EINVAL
 static const fn_desc FN[N_FN] = {
     [F_measure_raw_switch] = {.null_out = E_INVAL, .ok = {.n = 1000}},
-    [F_vm_new] = {.null_out = E_INVAL},
+    [F_vm_create] = {.null_out = E_INVAL},
     [F_vm_free] = {.null_vm = R_VOID},
     [F_vm_config] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_spawn] = {.null_vm = E_INVAL, .ok = {.n = 40}},
@@ -1446,10 +1449,14 @@ static const fn_desc FN[N_FN] = {
                       .null_out = E_INVAL},
     [F_queue_size] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
     [F_queue_flush] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL},
+    [F_queue_close] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
+                       .ok = {.h = H_QUEUE_CLOSED}},
     [F_queue_open_external] = {.null_vm = E_INVAL, .kind = K_QUEUE, .bad_handle = E_INVAL,
                                .ok = {.vm = V_OTHER}},
     [F_queue_put_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
                               .ok = {.h = H_QUEUE_OPEN, .n = 0}},
+    [F_queue_close_external] = {.kind = K_QUEUE, .bad_handle = E_INVAL, .wrong = novm_queue_wrong,
+                                .ok = {.vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED}},
     [F_monitor_new] = {.null_vm = E_INVAL, .null_out = E_INVAL},
     [F_monitor_free] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL},
     [F_monitor_enter] = {.null_vm = E_INVAL, .kind = K_MONITOR, .bad_handle = E_INVAL,
@@ -1504,9 +1511,9 @@ static const fn_desc FN[N_FN] = {
                          .ok = {.n = 1}},
     [F_delay_wait_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
-    [F_run_within_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+    [F_call_within_ms] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
-    [F_run_within_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
+    [F_call_within_us] = {.null_vm = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN,
                          .ok = {.n = 1}},
     [F_semaphore_wait_timeout_ms] = {.null_vm = E_INVAL, .kind = K_SEM, .bad_handle = E_INVAL,
                                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN, .ok = {.n = 1}},
@@ -1614,7 +1621,7 @@ static const fn_desc FN[N_FN] = {
     [F_local_free] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL},
     [F_local_get] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
                      .null_out = E_INVAL, .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
-    [F_local_get_of] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
+    [F_process_get_local] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
                         .null_out = E_INVAL},
     [F_local_set] = {.null_vm = E_INVAL, .kind = K_LOCAL, .bad_handle = E_INVAL,
                      .not_proc = STVM_ENOTPROC, .ctx = C_GREEN},
@@ -1811,7 +1818,7 @@ static const row explicit_rows[] = {
     ROW(measure_raw_switch, "0 iterations", C_HOST, E_INVAL, .n = 0),
     ROW(measure_raw_switch, "inside stvm_run", C_GREEN, STVM_EBUSY, .n = 1000),
 
-    /* ---- config_check and vm_new (the broken fields are generated) ---- */
+    /* ---- config_check and vm_create (the broken fields are generated) ---- */
     ROW(config_check, "NULL cfg", C_HOST, E_INVAL, .null_ptr = true),
     /* A struct size the library cannot know (include/README.md, "Structs that grow"):
      * from a newer header, holding no field, or cutting one. */
@@ -1820,9 +1827,9 @@ static const row explicit_rows[] = {
     ROW(config_init, "struct size cutting a field", C_HOST, STVM_ESIZE, .ssize = 2),
     ROW(config_check, "struct size from a newer header", C_HOST, STVM_ESIZE,
         .ssize = sizeof(stvm_config) + 8),
-    ROW(vm_new, "struct size from a newer header", C_HOST, STVM_ESIZE,
+    ROW(vm_create, "struct size from a newer header", C_HOST, STVM_ESIZE,
         .ssize = sizeof(stvm_config) + 8),
-    ROW(vm_new, "struct size holding no field", C_HOST, STVM_ESIZE, .ssize = 1),
+    ROW(vm_create, "struct size holding no field", C_HOST, STVM_ESIZE, .ssize = 1),
     ROW(vm_config, "struct size from a newer header", C_HOST, STVM_ESIZE,
         .ssize = sizeof(stvm_config) + 4),
     ROW(vm_config, "struct size cutting stack_size", C_HOST, STVM_ESIZE,
@@ -1937,12 +1944,13 @@ static const row explicit_rows[] = {
     ROW(vm_check_invariants, "NULL buf with a size", C_HOST, STVM_OK, .null_ptr = true, .z = 16),
 
     /* ---- semaphores in states that refuse the call ---- */
-    ROW(semaphore_free, "processes wait on it", C_HOST, E_STATE, .h = H_PARK),
-    ROW(semaphore_free, "processes wait on it", C_GREEN, E_STATE, .h = H_PARK),
-    ROW(semaphore_free, "registered as external", C_HOST, E_STATE, .h = H_EXT),
-    ROW(semaphore_free, "the timer's semaphore (primitive 242)", C_HOST, E_STATE, .vm = V_OTHER,
-        .h = H_ARMED),
-    ROW(semaphore_try_wait, "no excess signal: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT),
+    ROW(semaphore_free, "processes wait on it", C_HOST, STVM_EINUSE, .h = H_PARK),
+    ROW(semaphore_free, "processes wait on it", C_GREEN, STVM_EINUSE, .h = H_PARK),
+    ROW(semaphore_free, "registered as external", C_HOST, STVM_EINUSE, .h = H_EXT),
+    ROW(semaphore_free, "the timer's semaphore (primitive 242)", C_HOST, STVM_EINUSE,
+        .vm = V_OTHER, .h = H_ARMED),
+    ROW(semaphore_try_wait, "no excess signal: EAGAIN (a try, no time limit)", C_GREEN,
+        STVM_EAGAIN),
     ROW(semaphore_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
         .h = H_SEM_EXCESS),
     ROW(semaphore_try_wait, "an excess signal, from the host thread: kept", C_HOST, STVM_ENOTPROC,
@@ -1951,13 +1959,13 @@ static const row explicit_rows[] = {
         STVM_ENOTPROC, .h = H_SEM_EXCESS),
 
     /* ---- mutexes in states that refuse the call ---- */
-    ROW(mutex_free, "owned, with a waiter", C_HOST, E_STATE, .h = H_BUSY),
-    ROW(mutex_free, "owned, no waiter", C_HOST, E_STATE, .h = H_BUSY2),
-    ROW(mutex_free, "owned by another process", C_GREEN, E_STATE, .h = H_BUSY2),
+    ROW(mutex_free, "owned, with a waiter", C_HOST, STVM_EINUSE, .h = H_BUSY),
+    ROW(mutex_free, "owned, no waiter", C_HOST, STVM_EINUSE, .h = H_BUSY2),
+    ROW(mutex_free, "owned by another process", C_GREEN, STVM_EINUSE, .h = H_BUSY2),
     ROW(mutex_exit, "a free mutex", C_GREEN, STVM_EPERM),
     ROW(mutex_exit, "owned by another process", C_GREEN, STVM_EPERM, .h = H_BUSY),
     ROW(mutex_exit, "owned by a process, from the host thread", C_HOST, STVM_EPERM, .h = H_BUSY),
-    ROW(mutex_try_enter, "owned by another process: 0", C_GREEN, 0, .h = H_BUSY),
+    ROW(mutex_try_enter, "owned by another process: EAGAIN", C_GREEN, STVM_EAGAIN, .h = H_BUSY),
     ROW(mutex_enter_timeout_ms, "owned by another, 0 ms: ETIMEDOUT", C_GREEN, STVM_ETIMEDOUT,
         .h = H_BUSY, .n = 0),
     ROW(mutex_critical, "NULL function", C_GREEN, E_INVAL, .null_ptr = true),
@@ -2021,11 +2029,11 @@ static const row explicit_rows[] = {
     ROW(sim_cost, "op STVM_SIM_COST_OPS", C_HOST, E_INVAL, .n = STVM_SIM_COST_OPS),
     BAD_DURATIONS_MS(delay_wait_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(delay_wait_us, .h = H_DEFAULT),
-    BAD_DURATIONS_MS(run_within_ms, .h = H_DEFAULT),
-    BAD_DURATIONS_US(run_within_us, .h = H_DEFAULT),
-    ROW(run_within_ms, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
-    ROW(run_within_us, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
-    ROW(run_within_ms, "0 ms: the timeout at once, fn not called", C_GREEN, STVM_ETIMEDOUT,
+    BAD_DURATIONS_MS(call_within_ms, .h = H_DEFAULT),
+    BAD_DURATIONS_US(call_within_us, .h = H_DEFAULT),
+    ROW(call_within_ms, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
+    ROW(call_within_us, "NULL function", C_GREEN, E_INVAL, .null_ptr = true, .n = 1),
+    ROW(call_within_ms, "0 ms: the timeout at once, fn not called", C_GREEN, STVM_ETIMEDOUT,
         .n = 0),
     BAD_DURATIONS_MS(semaphore_wait_timeout_ms, .h = H_DEFAULT),
     BAD_DURATIONS_US(semaphore_wait_timeout_us, .h = H_DEFAULT),
@@ -2040,17 +2048,39 @@ static const row explicit_rows[] = {
     ROW(delay_is_expired, "a Delay nobody scheduled", C_HOST, 0),
     ROW(delay_being_waited_on, "a Delay nobody scheduled", C_HOST, 0),
     ROW(delay_semaphore, "a Delay: its semaphore", C_HOST, R_NONNULL),
-    ROW(semaphore_free, "a Delay's semaphore", C_HOST, E_STATE, .h = H_DELAY_SEM),
+    ROW(semaphore_free, "a Delay's semaphore", C_HOST, STVM_EINUSE, .h = H_DELAY_SEM),
 
     /* ---- shared queues (the wrong handles and contexts are generated) ---- */
     ROW(queue_new, "capacity 2^64 - 1", C_HOST, E_INVAL, .n = -1),
-    ROW(queue_put, "a full bounded queue, from the host (it cannot wait)", C_HOST, STVM_EFULL,
-        .h = H_QUEUE_FULL),
+    ROW(queue_put, "a full bounded queue, from the host (it cannot wait: a try)", C_HOST,
+        STVM_EAGAIN, .h = H_QUEUE_FULL),
     ROW(queue_put_timeout_ms, "a full bounded queue, 0 ms", C_GREEN, STVM_ETIMEDOUT,
         .h = H_QUEUE_FULL, .n = 0),
-    ROW(queue_try_take, "an empty queue", C_GREEN, STVM_ETIMEDOUT),
+    ROW(queue_try_take, "an empty queue", C_GREEN, STVM_EAGAIN),
     ROW(queue_take_timeout_ms, "an empty queue, 0 ms", C_GREEN, STVM_ETIMEDOUT, .n = 0),
-    ROW(queue_peek, "an empty queue", C_HOST, STVM_ETIMEDOUT),
+    ROW(queue_peek, "an empty queue", C_HOST, STVM_EAGAIN),
+    ROW(queue_put, "a closed queue, from the host", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put, "a closed queue", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put_timeout_ms, "a closed queue", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED,
+        .n = 1),
+    ROW(queue_take, "a closed empty queue: the end", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_take_timeout_ms, "a closed empty queue", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED,
+        .n = 1),
+    ROW(queue_take_timeout_ms, "a closed empty queue, 0 ms", C_GREEN, STVM_EEOF,
+        .h = H_QUEUE_CLOSED, .n = 0),
+    ROW(queue_try_take, "a closed empty queue", C_GREEN, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_peek, "a closed empty queue", C_HOST, STVM_EEOF, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "a closed queue: closing twice", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "a closed queue: closing twice", C_GREEN, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_close, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
+    ROW(queue_open_external, "a closed queue", C_HOST, STVM_ECLOSED, .h = H_QUEUE_CLOSED),
+    ROW(queue_put_external, "a closed queue", C_HOST, STVM_ECLOSED, .vm = V_OTHER,
+        .h = H_QUEUE_OPEN_CLOSED, .n = 0),
+    ROW(queue_put_external, "a closed queue, waiting for ever", C_HOST, STVM_ECLOSED,
+        .vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED, .n = -1),
+    ROW(queue_close_external, "a queue not open for other threads", C_HOST, E_INVAL),
+    ROW(queue_close_external, "a closed queue: closing twice", C_HOST, STVM_ECLOSED,
+        .vm = V_OTHER, .h = H_QUEUE_OPEN_CLOSED),
     ROW(queue_put, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
     ROW(queue_peek, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC, .h = H_QUEUE_FULL),
     ROW(queue_size, "while the VM runs elsewhere", C_ELSEWHERE, STVM_ENOTPROC),
@@ -2090,10 +2120,10 @@ static const row explicit_rows[] = {
     ROW(local_new, "inherit_fn without STVM_LOCAL_INHERITABLE", C_HOST, E_INVAL, .z = 2),
     ROW(local_new, "inheritable, destroy_fn without inherit_fn", C_HOST, E_INVAL,
         .n = STVM_LOCAL_INHERITABLE, .z = 1),
-    ROW(local_get_of, "a NULL process", C_HOST, E_INVAL, .m = H_NULL),
-    ROW(local_get_of, "another VM's process", C_HOST, E_INVAL, .m = H_FOREIGN),
-    ROW(local_get_of, "a semaphore as the process", C_HOST, E_INVAL, .m = H_SEM),
-    ROW(local_get_of, "forged memory as the process", C_HOST, E_INVAL, .m = H_G_FORGED),
+    ROW(process_get_local, "a NULL process", C_HOST, E_INVAL, .m = H_NULL),
+    ROW(process_get_local, "another VM's process", C_HOST, E_INVAL, .m = H_FOREIGN),
+    ROW(process_get_local, "a semaphore as the process", C_HOST, E_INVAL, .m = H_SEM),
+    ROW(process_get_local, "forged memory as the process", C_HOST, E_INVAL, .m = H_G_FORGED),
     ROW(local_set, "a dynamic variable", C_GREEN, E_INVAL, .h = H_LOCAL_DYN),
     ROW(local_clear, "a dynamic variable", C_GREEN, E_INVAL, .h = H_LOCAL_DYN),
     ROW(local_during, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
@@ -2104,11 +2134,11 @@ static const row explicit_rows[] = {
     ROW(monitor_exit, "a monitor the caller does not own (free)", C_GREEN, STVM_EPERM),
     ROW(monitor_exit, "a monitor another process owns", C_GREEN, STVM_EPERM,
         .h = H_MONITOR_OWNED),
-    ROW(monitor_try_enter, "a monitor another process owns", C_GREEN, R_ZERO,
+    ROW(monitor_try_enter, "a monitor another process owns", C_GREEN, STVM_EAGAIN,
         .h = H_MONITOR_OWNED),
     ROW(monitor_enter_timeout_ms, "a monitor another process owns, 0 ms", C_GREEN,
         STVM_ETIMEDOUT, .h = H_MONITOR_OWNED, .n = 0),
-    ROW(monitor_free, "owned by a process", C_HOST, E_STATE, .h = H_MONITOR_OWNED),
+    ROW(monitor_free, "owned by a process", C_HOST, STVM_EINUSE, .h = H_MONITOR_OWNED),
     ROW(monitor_free, "a process waits on its condition queue", C_HOST, STVM_EINUSE,
         .h = H_MONITOR_WAITED),
     ROW(monitor_critical, "fn NULL", C_GREEN, E_INVAL, .null_ptr = true),
@@ -2668,7 +2698,7 @@ static const row explicit_rows[] = {
         .o = {OB(OB_RELEASED_BYTES)}),
     ROW(oop_class_name, "a forged SocketHandle", C_HOST, R_NULL, .vm = V_NET,
         .o = {OB(OB_G_FORGED_RECORD)}),
-    ROW(oop_release, "a SocketHandle not destroyed", C_HOST, E_STATE, .vm = V_NET,
+    ROW(oop_release, "a SocketHandle not destroyed", C_HOST, STVM_EINUSE, .vm = V_NET,
         .o = {OB(OB_RECORD)}),
     ROW(oop_release, "another VM's SocketHandle", C_HOST, E_INVAL, .vm = V_NET,
         .o = {OB(OB_FOREIGN_RECORD)}),
@@ -3351,13 +3381,13 @@ static void gen_wrong_context(table *t, int fn)
     }
 }
 
-/* Each broken configuration field, to stvm_config_check and to stvm_vm_new. */
+/* Each broken configuration field, to stvm_config_check and to stvm_vm_create. */
 static void gen_configs(table *t)
 {
     for (int c = CFG_OK + 1; c < N_CFG; c++) {
         add(t, (row){.fn = F_config_check, .what = cfg_faults[c].field, .ctx = C_HOST,
                      .a = {.cfg = c}, .want = E_INVAL, .text = cfg_faults[c].field});
-        add(t, (row){.fn = F_vm_new, .what = cfg_faults[c].field, .ctx = C_HOST, .a = {.cfg = c},
+        add(t, (row){.fn = F_vm_create, .what = cfg_faults[c].field, .ctx = C_HOST, .a = {.cfg = c},
                      .want = E_INVAL});
     }
 }
@@ -3717,6 +3747,11 @@ static void fx_setup(fx *f)
     cr_assert_eq(stvm_queue_put(vm, f->queue_full, f), STVM_OK);
     cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open), STVM_OK);
     cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open), STVM_OK);
+    cr_assert_eq(stvm_queue_new(vm, 0, &f->queue_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_close(vm, f->queue_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_new(f->vm[V_OTHER], 0, &f->queue_open_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_open_external(f->vm[V_OTHER], f->queue_open_closed), STVM_OK);
+    cr_assert_eq(stvm_queue_close(f->vm[V_OTHER], f->queue_open_closed), STVM_OK);
     cr_assert_eq(stvm_local_new(vm, STVM_LOCAL_DYNAMIC, NULL, NULL, NULL, &f->local_dyn),
                  STVM_OK);
     f->park = sem_make(vm);
@@ -3918,7 +3953,7 @@ static void run_green_rows(fx *f)
 static void run_rows_in_a_vm_here(fx *f, int ctx)
 {
     stvm_vm *x = NULL;
-    if (stvm_vm_new(&x, NULL) != STVM_OK) {
+    if (stvm_vm_create(NULL, &x) != STVM_OK) {
         f->bad_line = __LINE__;
         return;
     }
@@ -4118,34 +4153,6 @@ static void run_table(int ctx, bool defects)
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
-/* The public headers are found from the repository, next to the test binary
- * (build/<variant>/stvm-tests) or under $STVM_INCLUDE. Opens include/<name>. */
-static FILE *open_public_header(const char *name)
-{
-    char path[4096];
-    const char *env = getenv("STVM_INCLUDE");
-    if (env) {
-        snprintf(path, sizeof path, "%s/%s", env, name);
-        return fopen(path, "r");
-    }
-    static const char *const rel[] = {"include", "../include", "../../include"};
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", rel[i], name);
-        FILE *fp = fopen(path, "r");
-        if (fp)
-            return fp;
-    }
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 256);
-    if (n <= 0)
-        return NULL;
-    path[n] = 0;
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return NULL;
-    snprintf(slash, sizeof path - (size_t)(slash - path), "/../../include/%s", name);
-    return fopen(path, "r");
-}
-
 /* Append the functions of one header's text: the lines starting with STVM_API, the
  * identifier before the first '(' (without the trailing '_' of a function that takes a
  * struct's size: callers use the macro of the plain name). */
@@ -4273,7 +4280,7 @@ static void fd_wait_far(void *arg)
     alarm(10);
     stvm_vm *vm = NULL;
     int rc = 1;
-    if (stvm_vm_new(&vm, NULL) != STVM_OK ||
+    if (stvm_vm_create(NULL, &vm) != STVM_OK ||
         stvm_spawn(vm, 40, "far", fd_wait_far_fn, &rc, NULL) != STVM_OK || stvm_run(vm) != STVM_OK)
         _exit(2);
     stvm_vm_free(vm);

@@ -159,7 +159,7 @@ Test(clock, ms_clock_is_masked_to_29_bits_wraps_to_zero_and_cannot_start_beyond_
     cfg.clock = STVM_CLOCK_SIMULATED;
     cfg.ms_clock_start = MS_MASK + 1;
     stvm_vm *none = (stvm_vm *)0x1;
-    cr_assert_eq(stvm_vm_new(&none, &cfg), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_create(&cfg, &none), STVM_EINVAL);
     cr_assert_eq(none, (stvm_vm *)0x1, "*out must be left unchanged on error");
 }
 
@@ -199,7 +199,7 @@ Test(clock, sim_start_us_sets_the_simulated_clock_which_stands_still_without_wor
     cfg.clock = STVM_CLOCK_SIMULATED;
     cfg.sim_start_us = (1ull << 62) + 1;
     stvm_vm *none = (stvm_vm *)0x1;
-    cr_assert_eq(stvm_vm_new(&none, &cfg), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_create(&cfg, &none), STVM_EINVAL);
     cr_assert_eq(none, (stvm_vm *)0x1);
     /* the C readers of a NULL VM answer 0 */
     cr_assert_eq(stvm_vm_now_us(NULL), 0u);

@@ -1,6 +1,6 @@
 /*
  * The configuration check: stvm_config_check names the first bad field and its
- * range, and stvm_vm_new refuses exactly what it refuses.
+ * range, and stvm_vm_create refuses exactly what it refuses.
  */
 #include "helpers.h"
 
@@ -44,7 +44,7 @@ Test(config, the_defaults_pass_and_why_is_emptied)
     cr_assert_eq(stvm_config_check(&c, NULL, 0), STVM_OK);
 }
 
-Test(config, each_bad_field_is_named_with_its_allowed_range_and_refused_by_vm_new)
+Test(config, each_bad_field_is_named_with_its_allowed_range_and_refused_by_vm_create)
 {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         stvm_config c;
@@ -56,7 +56,7 @@ Test(config, each_bad_field_is_named_with_its_allowed_range_and_refused_by_vm_ne
                      "why names '%s': %s", BAD[i].field, why);
         cr_assert_not_null(strstr(why, "allowed"), "why gives the range: %s", why);
         stvm_vm *vm = (stvm_vm *)0x1;
-        cr_assert_eq(stvm_vm_new(&vm, &c), STVM_EINVAL, "%s", BAD[i].field);
+        cr_assert_eq(stvm_vm_create(&c, &vm), STVM_EINVAL, "%s", BAD[i].field);
         cr_assert_eq(vm, (stvm_vm *)0x1, "out untouched on error");
     }
 }

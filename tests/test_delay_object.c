@@ -568,7 +568,7 @@ Test(delay_object, timeout_semaphore_can_be_unscheduled)
         s.victim = spawn(s.vm, STVM_PRIORITY_HIGH_IO, "waiter", timeout_waiter, &s);
         spawn(s.vm, 40, "canceller", timeout_canceller, &s);
         RUN_OK_GREEN(&s);
-        cr_assert_eq(s.stage[0], STVM_ESTATE);
+        cr_assert_eq(s.stage[0], STVM_EINUSE);
         cr_assert_eq(s.stage[1], STVM_PROCESS_WAITING);
         cr_assert_eq(s.rc, STVM_OK);
         cr_assert_eq(s.t1 - s.t0, 2000000u, "woken by the signal, not at 1000 ms");
@@ -604,7 +604,7 @@ Test(delay_object, free_is_refused_while_in_use)
     spawn(s.vm, 40, "waiter", wait_on_its_semaphore, &s);
     spawn(s.vm, 30, "freer", free_refusals, &s);
     RUN_OK_GREEN(&s);
-    cr_assert_eq(s.stage[0], STVM_ESTATE);
+    cr_assert_eq(s.stage[0], STVM_EINUSE);
     cr_assert_eq(s.stage[1], STVM_EINUSE);
     cr_assert_eq(s.stage[2], STVM_EINUSE);
     cr_assert_eq(s.stage[3], STVM_EINUSE);

@@ -129,7 +129,7 @@ Test(external, a_registered_semaphore_cannot_be_freed_until_unregistered)
     stvm_vm *vm = vm_make(NULL);
     stvm_semaphore *a = sem_make(vm);
     int idx = reg(vm, a);
-    cr_assert_eq(stvm_semaphore_free(vm, a), STVM_ESTATE);
+    cr_assert_eq(stvm_semaphore_free(vm, a), STVM_EINUSE);
     cr_assert_eq(stvm_external_unregister(vm, idx), STVM_OK);
     cr_assert_eq(stvm_semaphore_free(vm, a), STVM_OK);
     vm_done(vm);

@@ -546,7 +546,7 @@ static void overflow_in_child(void *arg)
 {
     (void)arg;
     stvm_vm *vm = NULL;
-    if (stvm_vm_new(&vm, NULL) != STVM_OK)
+    if (stvm_vm_create(NULL, &vm) != STVM_OK)
         _exit(3);
     static in_process s;
     s.vm = vm;

@@ -538,7 +538,7 @@ static void detach_in_child(void *arg)
     (void)arg;
     threaded t = {0};
     stvm_vm *vm = NULL;
-    if (pipe(t.fds) || stvm_vm_new(&vm, NULL) ||
+    if (pipe(t.fds) || stvm_vm_create(NULL, &vm) ||
         stvm_ffi_function_at(vm, (void *)block_on, "i64(i64,i64)", &t.block_fn) ||
         stvm_spawn(vm, 40, "caller", call_block, &t, NULL))
         _exit(3);

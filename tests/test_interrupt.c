@@ -1,7 +1,7 @@
 /*
  * Interrupts (stvm_process_interrupt), the give-back rule of the one blocking routine,
  * Semaphore>>critical: (stvm_semaphore_critical), runs with a time limit
- * (stvm_run_within_ms/us) and the terminate that completes a cleanup in progress. All on
+ * (stvm_call_within_ms/us) and the terminate that completes a cleanup in progress. All on
  * the simulated clock.
  */
 #include <stdio.h>
@@ -269,7 +269,7 @@ Test(interrupt, a_ready_process_runs_the_function_when_it_next_runs_and_goes_on)
     RUN_OK_GREEN(&t);
     trace_expect(&t.log, (int[]){10, 100, 1}, 3);
     cr_assert_eq(t.ran_in_victim, 1);
-    cr_assert_eq(t.rc[0], STVM_ETIMEDOUT, "its next call is not interrupted");
+    cr_assert_eq(t.rc[0], STVM_EAGAIN, "its next call is not interrupted");
     stvm_process_release(t.vm, t.victim);
     SCENARIO_DONE(&t);
 }
@@ -500,11 +500,11 @@ static void sleeps_then_waits(stvm_vm *vm, void *arg)
 static void runs_within(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    note(t, stvm_run_within_ms(vm, 30, sleeps_then_waits, t));
+    note(t, stvm_call_within_ms(vm, sleeps_then_waits, t, 30));
     note(t, stvm_delay_wait_ms(vm, 1));   /* after the run: waits again */
 }
 
-Test(interrupt, run_within_cuts_the_run_short_at_its_time)
+Test(interrupt, call_within_cuts_the_run_short_at_its_time)
 {
     intr t = {.vm = sim()};
     t.sem = sem_make(t.vm);
@@ -530,11 +530,11 @@ static void quick(stvm_vm *vm, void *arg)
 static void runs_quick_within(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    note(t, stvm_run_within_us(vm, 50000, quick, t));
+    note(t, stvm_call_within_us(vm, quick, t, 50000));
     note(t, stvm_delay_wait_ms(vm, 100));   /* the watchdog must not fire in here */
 }
 
-Test(interrupt, run_within_answers_ok_when_the_function_returns_in_time)
+Test(interrupt, call_within_answers_ok_when_the_function_returns_in_time)
 {
     intr t = {.vm = sim()};
     spawn(t.vm, 30, "runner", runs_quick_within, &t);
@@ -549,14 +549,14 @@ Test(interrupt, run_within_answers_ok_when_the_function_returns_in_time)
 static void inner_long(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    note(t, stvm_run_within_ms(vm, 1000, quick, t));     /* 5 ms, in time */
+    note(t, stvm_call_within_ms(vm, quick, t, 1000));     /* 5 ms, in time */
     note(t, stvm_delay_wait_ms(vm, 100));                 /* cut by the outer 20 ms */
 }
 
 static void runs_nested(stvm_vm *vm, void *arg)
 {
     intr *t = arg;
-    note(t, stvm_run_within_ms(vm, 20, inner_long, t));
+    note(t, stvm_call_within_ms(vm, inner_long, t, 20));
 }
 
 Test(interrupt, nested_runs_keep_their_own_limits)

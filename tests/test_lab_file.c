@@ -62,7 +62,8 @@ Test(lab_file, every_built_in_scenario_states_an_expected_answer_that_holds, .ti
     cr_assert_eq(glob("lab/scenarios/*.scenario", 0, NULL, &files), 0);
     cr_assert_eq((size_t)scenarios, files.gl_pathc, "stvm-lab list named %d scenarios, lab/scenarios "
                  "holds %zu", scenarios, files.gl_pathc);
-    cr_assert_geq(scenarios, 15, "the twelve, and the three that teach the concurrency kit");
+    cr_assert_geq(scenarios, 24, "the twelve, the three that teach the concurrency kit, and the "
+                  "nine that reproduce upstream reports (docs/upstream.md)");
     globfree(&files);
 }
 
@@ -146,8 +147,8 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
     } cases[] = {
         {"unknown_step", "4:5: expected a step: wait, signal, signal-all, enter, exit, put, take, "
                          "try-take, peek, flush, delay, work, checkpoint, yield, spawn, suspend, resume, "
-                         "terminate, priority, interrupt, join, send, read, outside, repeat or end, "
-                         "found 'wiat'"},
+                         "terminate, priority, interrupt, join, send, read, outside, repeat, ensure "
+                         "or end, found 'wiat'"},
         {"undeclared_semaphore", "3:12: no semaphore or monitor named 'wake' is declared"},
         {"priority_out_of_range", "2:23: a priority is 1 to 80, not 90"},
         {"repeat_without_end", "4:5: this repeat has no 'end' (the 'end' at line 6, indented as its "
@@ -162,6 +163,10 @@ Test(lab_file, each_broken_file_is_refused_with_its_line_column_and_what_was_exp
         {"condition_queue_of_a_semaphore", "4:10: 's' is a semaphore (declared at line 2), expected a "
                                            "monitor (a condition queue is a monitor's)"},
         {"condition_queue_out_of_range", "4:15: a monitor's condition queue is 0 to 7, not 8"},
+        {"pharo_monitor_wait", "5:10: 'm' is Pharo's Monitor (declared at line 2): its steps are "
+                               "enter and exit, without a timeout (its critical:)"},
+        {"osvm764_fix_without_its_mode", "2:1: an osvm764- setting needs 'idle-mode osvm764'"},
+        {"suspend_primitive_unknown", "3:28: a suspend primitive is 88, 568 or 578, not 89"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[512], out[4096], err[4096], want[1024];

@@ -180,9 +180,9 @@ Test(locals, each_process_sees_only_its_own_value)
     cr_assert_eq(s.seen[2], &s.pl);
     /* Held handles of finished processes still answer their values. */
     void *v = NULL;
-    cr_assert_eq(stvm_local_get_of(s.vm, s.p[0], s.v, &v), 1);
+    cr_assert_eq(stvm_process_get_local(s.vm, s.p[0], s.v, &v), 1);
     cr_assert_eq(v, s.a);
-    cr_assert_eq(stvm_local_get_of(s.vm, s.p[2], s.v, &v), 0);
+    cr_assert_eq(stvm_process_get_local(s.vm, s.p[2], s.v, &v), 0);
     cr_assert_eq(v, &s.pl);
     cr_assert_eq(s.a->destroyed, 0);
     cr_assert_eq(stvm_process_release(s.vm, s.p[0]), STVM_OK);
@@ -287,7 +287,7 @@ Test(locals, without_inherit_fn_the_child_shares_the_pointer_the_parent_had_at_s
     cr_assert_eq(s.own[1], 1);
     cr_assert_eq(s.seen[1], s.a);
     void *v = NULL;
-    cr_assert_eq(stvm_local_get_of(s.vm, s.p[1], s.v, &v), 1);
+    cr_assert_eq(stvm_process_get_local(s.vm, s.p[1], s.v, &v), 1);
     cr_assert_eq(v, s.b);
     cr_assert_eq(stvm_process_release(s.vm, s.p[1]), STVM_OK);
     SCENARIO_DONE(&s);
@@ -459,9 +459,9 @@ static void terminates_it(stvm_vm *vm, void *arg)
     stvm_local *v = s->v;
     GCHECK(s, stvm_local_free(vm, v) == STVM_EINUSE);   /* bound in the waiter */
     void *val = NULL;
-    GCHECK(s, stvm_local_get_of(vm, s->p[0], v, &val) == 1 && val == s->b);
+    GCHECK(s, stvm_process_get_local(vm, s->p[0], v, &val) == 1 && val == s->b);
     GCHECK(s, stvm_process_terminate(vm, s->p[0]) == STVM_OK);
-    s->own[1] = stvm_local_get_of(vm, s->p[0], v, &s->seen[1]);
+    s->own[1] = stvm_process_get_local(vm, s->p[0], v, &s->seen[1]);
     GCHECK(s, stvm_local_free(vm, v) == STVM_OK);   /* nothing bound any more */
 }
 
@@ -539,7 +539,7 @@ Test(locals, freeing_a_variable_drops_each_process_value_once_and_they_answer_no
     cr_assert_eq(s.b->destroyed, 1);
     /* The other variable and the processes are untouched; the processes end normally. */
     void *v = NULL;
-    cr_assert_eq(stvm_local_get_of(s.vm, s.p[0], keep, &v), 0);
+    cr_assert_eq(stvm_process_get_local(s.vm, s.p[0], keep, &v), 0);
     s.v = keep;
     cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
     cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK);
@@ -647,7 +647,7 @@ Test(locals, malloced_values_are_freed_on_every_way_out)
     cr_assert_eq(stvm_semaphore_signal(vm, h.sem), STVM_OK);   /* one of them ends */
     cr_assert_eq(stvm_run(vm), STVM_EDEADLOCK);
     void *v = NULL;
-    cr_assert_eq(stvm_local_get_of(vm, held, h.v, &v), 1);
+    cr_assert_eq(stvm_process_get_local(vm, held, h.v, &v), 1);
     cr_assert_eq(*(int *)v, 7);
     ASSERT_GREEN_OK(&h);
     vm_check(vm);
@@ -693,14 +693,14 @@ Test(locals, bad_input_is_refused_and_changes_nothing)
     cr_assert_eq(stvm_local_get(vm, v, &val), STVM_ENOTPROC);
     cr_assert_eq(val, (void *)1, "a refused get leaves *value alone");
 
-    cr_assert_eq(stvm_local_get_of(NULL, p, v, &val), STVM_EINVAL);
-    cr_assert_eq(stvm_local_get_of(vm, NULL, v, &val), STVM_EINVAL);
-    cr_assert_eq(stvm_local_get_of(vm, op, v, &val), STVM_EINVAL);
-    cr_assert_eq(stvm_local_get_of(vm, (stvm_process *)(void *)sem, v, &val), STVM_EINVAL);
-    cr_assert_eq(stvm_local_get_of(vm, p, foreign, &val), STVM_EINVAL);
-    cr_assert_eq(stvm_local_get_of(vm, p, v, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(NULL, p, v, &val), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(vm, NULL, v, &val), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(vm, op, v, &val), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(vm, (stvm_process *)(void *)sem, v, &val), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(vm, p, foreign, &val), STVM_EINVAL);
+    cr_assert_eq(stvm_process_get_local(vm, p, v, NULL), STVM_EINVAL);
     cr_assert_eq(val, (void *)1);
-    cr_assert_eq(stvm_local_get_of(vm, p, v, &val), 0);
+    cr_assert_eq(stvm_process_get_local(vm, p, v, &val), 0);
     cr_assert_null(val);
 
     cr_assert_eq(stvm_local_set(NULL, v, &val), STVM_EINVAL);

@@ -81,7 +81,7 @@ static void enters_three_times(stvm_vm *vm, void *arg)
         GCHECK(s, stvm_monitor_enter(vm, s->m) == STVM_OK);
         GCHECK(s, owns(s) && stvm_monitor_depth(vm, s->m) == i);
     }
-    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == 1 && stvm_monitor_depth(vm, s->m) == 4);
+    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == STVM_OK && stvm_monitor_depth(vm, s->m) == 4);
     for (int i = 3; i >= 0; i--) {
         GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);
         GCHECK(s, stvm_monitor_depth(vm, s->m) == i);
@@ -116,7 +116,7 @@ static void meddles(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_monitor_signal_all(vm, s->m) == STVM_EPERM);
     GCHECK(s, stvm_monitor_wait(vm, s->m) == STVM_EPERM);
     GCHECK(s, stvm_monitor_wait_timeout_ms(vm, s->m, 5) == STVM_EPERM);
-    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == 0);
+    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == STVM_EAGAIN);
     GCHECK(s, stvm_monitor_depth(vm, s->m) == 2 && stvm_monitor_owner(vm, s->m) == s->victim);
     stvm_semaphore_signal(vm, s->sem);
 }
@@ -152,7 +152,7 @@ static void holds_then_lets_three_in(stvm_vm *vm, void *arg)
     stvm_delay_wait_ms(vm, 5);   /* all three wait to enter meanwhile */
     GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);
     /* Handed to the first entrant: no barging back in, though it has not run yet. */
-    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == 0);
+    GCHECK(s, stvm_monitor_try_enter(vm, s->m) == STVM_EAGAIN);
     trace_add(&s->log, 0);
 }
 
@@ -963,7 +963,7 @@ static void waits_within(stvm_vm *vm, void *arg)
 static void runs_within_10_ms(stvm_vm *vm, void *arg)
 {
     ms *s = arg;
-    note(s, stvm_run_within_ms(vm, 10, waits_within, s));
+    note(s, stvm_call_within_ms(vm, waits_within, s, 10));
 }
 
 Test(monitor, a_waiter_whose_waits_are_cancelled_still_waits_to_take_the_monitor_again)
@@ -984,7 +984,7 @@ static void frees_in_every_state(stvm_vm *vm, void *arg)
 {
     ms *s = arg;
     GCHECK(s, stvm_monitor_enter(vm, s->m) == STVM_OK);
-    GCHECK(s, stvm_monitor_free(vm, s->m) == STVM_ESTATE);   /* owned by the caller */
+    GCHECK(s, stvm_monitor_free(vm, s->m) == STVM_EINUSE);   /* owned by the caller */
     stvm_delay_wait_ms(vm, 1);   /* meanwhile the waiter and the critical one wait to enter */
     GCHECK(s, stvm_monitor_free(vm, s->m) == STVM_EINUSE);
     GCHECK(s, stvm_monitor_exit(vm, s->m) == STVM_OK);

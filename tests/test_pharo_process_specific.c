@@ -27,7 +27,7 @@
  *
  *   testDynamicVariable                          expressed
  *   testDynamicVariableAccessFromDifferentProcess  expressed: evaluate:onBehalfOf:
- *                                                around value is stvm_local_get_of
+ *                                                around value is stvm_process_get_local
  *   testDynamicVariableBlockReturnValue          expressed: the block's value comes
  *                                                back through fn's arg
  *   testDynamicVariableRemovedAfterUse           expressed: psValueAt: answering nil is
@@ -182,7 +182,7 @@ static void test_access_from_different_process(stvm_vm *vm, void *arg)
     ps *s = arg;
     GCHECK(s, stvm_spawn(vm, TEST_PRIORITY, "process", binds_123, s, &s->process) == STVM_OK);
     stvm_yield(vm);
-    s->own = stvm_local_get_of(vm, s->process, s->var, &s->result);
+    s->own = stvm_process_get_local(vm, s->process, s->var, &s->result);
     stvm_semaphore_signal(vm, s->sem);
 }
 

@@ -48,6 +48,8 @@ static const struct {
     {230, 1, "primitiveRelinquishProcessor"},
     {240, 0, "primitiveUTCMicrosecondClock"},
     {242, 2, "primitiveSignalAtUTCMicroseconds"},
+    {568, 0, "primitiveSuspendBackingUpV1"},
+    {578, 0, "primitiveSuspendBackingUpV2"},
 };
 enum { NEXPECTED = sizeof expected_table / sizeof expected_table[0] };
 
@@ -190,6 +192,11 @@ static const bad_call bad_calls[] = {
     /* suspend: not a process, or one on no list */
     RCV_BAD(88, K_SEM), RCV_BAD(88, K_SI), RCV_BAD(88, K_GARBAGE), RCV_BAD(88, K_MUTEX),
     RCV_BAD(88, K_NIL), RCV_BAD(88, K_PROC), RCV_BAD(88, K_DONE), RCV_BAD(88, K_BOX),
+    /* the suspends that back a waiter up (pharo #10669): the same */
+    RCV_BAD(568, K_SEM), RCV_BAD(568, K_SI), RCV_BAD(568, K_GARBAGE), RCV_BAD(568, K_MUTEX),
+    RCV_BAD(568, K_NIL), RCV_BAD(568, K_PROC), RCV_BAD(568, K_DONE), RCV_BAD(568, K_BOX),
+    RCV_BAD(578, K_SEM), RCV_BAD(578, K_SI), RCV_BAD(578, K_GARBAGE), RCV_BAD(578, K_MUTEX),
+    RCV_BAD(578, K_NIL), RCV_BAD(578, K_PROC), RCV_BAD(578, K_DONE), RCV_BAD(578, K_BOX),
     RCV_BAD(185, K_SEM), RCV_BAD(185, K_SI), RCV_BAD(185, K_GARBAGE), RCV_BAD(185, K_PROC),
     RCV_BAD(185, K_NIL), {185, K_MUTEX, K_NONE, K_NONE, 0, IN} /* not the owner */,
     RCV_BAD(186, K_SEM), RCV_BAD(186, K_SI), RCV_BAD(186, K_GARBAGE), RCV_BAD(186, K_PROC),

@@ -333,14 +333,17 @@ Test(semaphore, ping_pong_alternates_exactly_and_counts_signals_and_waits)
 
 /* ---- freeing and bad arguments ------------------------------------------------------ */
 
-Test(semaphore, free_with_waiters_is_estate_and_free_without_is_ok)
+/* Freeing an object a process waits on answers EINUSE, for every kind (include/README.md,
+ * "One situation, one code"); it was ESTATE for semaphores before 0.3.0. */
+Test(semaphore, free_while_waited_on_answers_einuse)
 {
     one_wait s = {.vm = vm_make(NULL)};
     s.sem = sem_make(s.vm);
     stvm_semaphore *other = sem_make(s.vm);
     spawn(s.vm, 40, "waiter", wait_once, &s);
     cr_assert_eq(stvm_run(s.vm), STVM_EDEADLOCK);
-    cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_ESTATE);
+    int rc = stvm_semaphore_free(s.vm, s.sem);
+    cr_assert_eq(rc, STVM_EINUSE, "%s", stvm_err_name(rc));
     cr_assert_eq(stvm_semaphore_signal(s.vm, s.sem), STVM_OK, "still a live semaphore");
     run_ok(s.vm);
     cr_assert_eq(s.wait_rc, STVM_OK);
@@ -384,7 +387,7 @@ static void enters_critical(stvm_vm *vm, void *arg)
     s->critical_rc = stvm_semaphore_critical(vm, s->sem, yields_inside, s);
 }
 
-Test(semaphore, free_while_a_process_is_inside_critical_is_estate)
+Test(semaphore, free_while_a_process_is_inside_critical_answers_einuse)
 {
     inside_critical s = {.vm = vm_make(NULL), .free_rc = 77};
     s.sem = sem_make(s.vm);
@@ -392,7 +395,7 @@ Test(semaphore, free_while_a_process_is_inside_critical_is_estate)
     spawn(s.vm, 40, "critical", enters_critical, &s);
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.critical_rc, STVM_OK);
-    cr_assert_eq(s.free_rc, STVM_ESTATE);
+    cr_assert_eq(s.free_rc, STVM_EINUSE);
     cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 1, "the exit signal came back");
     cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK);
     SCENARIO_DONE(&s);
@@ -437,6 +440,36 @@ Test(semaphore, a_cleanup_left_registered_inside_critical_runs_when_the_process_
     cr_assert_eq(stvm_semaphore_excess(s.vm, s.sem), 1);
     cr_assert_eq(stvm_semaphore_free(s.vm, s.sem), STVM_OK);
     SCENARIO_DONE(&s);
+}
+
+/* A try finds nothing: EAGAIN, no time limit passed. A time limit of 0 that passes is
+ * ETIMEDOUT: the two situations keep their own codes. */
+typedef struct tries {
+    stvm_semaphore *sem;
+    int try_rc, zero_rc, try_after_signal_rc;
+} tries;
+
+static void try_then_zero(stvm_vm *vm, void *arg)
+{
+    tries *t = arg;
+    t->try_rc = stvm_semaphore_try_wait(vm, t->sem);
+    t->zero_rc = stvm_semaphore_wait_timeout_ms(vm, t->sem, 0);
+    stvm_semaphore_signal(vm, t->sem);
+    t->try_after_signal_rc = stvm_semaphore_try_wait(vm, t->sem);
+}
+
+Test(semaphore, try_wait_with_nothing_answers_eagain)
+{
+    stvm_vm *vm = vm_make_sim(61, STVM_DELAY_CLOCK_US);
+    tries t = {.sem = sem_make(vm)};
+    spawn(vm, 40, "trier", try_then_zero, &t);
+    run_ok(vm);
+    cr_expect_eq(t.try_rc, STVM_EAGAIN, "%s", stvm_err_name(t.try_rc));
+    cr_expect_eq(t.zero_rc, STVM_ETIMEDOUT, "%s", stvm_err_name(t.zero_rc));
+    cr_expect_eq(t.try_after_signal_rc, STVM_OK);
+    cr_expect_eq(stvm_semaphore_excess(vm, t.sem), 0);
+    cr_expect_eq(stvm_semaphore_free(vm, t.sem), STVM_OK);
+    vm_done(vm);
 }
 
 Test(semaphore, free_with_excess_signals_is_allowed)

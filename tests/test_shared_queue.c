@@ -72,7 +72,7 @@ static void takes_five(stvm_vm *vm, void *arg)
         trace_add(&s->log, NUM(item));
     }
     GCHECK(s, stvm_queue_size(vm, s->q) == 0);
-    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_ETIMEDOUT);
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_EAGAIN);
 }
 
 Test(shared_queue, items_come_out_in_the_order_they_were_put)
@@ -120,8 +120,8 @@ static void puts_then_looks(stvm_vm *vm, void *arg)
     GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the others wait first */
     void *item = NULL;
     GCHECK(s, stvm_queue_put(vm, s->q, ITEM(7)) == STVM_OK);
-    GCHECK(s, stvm_queue_try_take(vm, s->q, &item) == STVM_ETIMEDOUT);
-    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_ETIMEDOUT);
+    GCHECK(s, stvm_queue_try_take(vm, s->q, &item) == STVM_EAGAIN);
+    GCHECK(s, stvm_queue_peek(vm, s->q, &item) == STVM_EAGAIN);
     GCHECK(s, stvm_queue_size(vm, s->q) == 0);
     GCHECK(s, stvm_queue_free(vm, s->q, NULL, NULL) == STVM_EINUSE);
     GCHECK(s, stvm_queue_put(vm, s->q, ITEM(8)) == STVM_OK);
@@ -269,13 +269,15 @@ static void timed_zero(stvm_vm *vm, void *arg)
     GCHECK(s, switches(vm) == before);
 }
 
+/* Both only try; a time limit of 0 that passes is ETIMEDOUT, a try that finds nothing
+ * EAGAIN (include/README.md, "One situation, one code"). */
 Test(shared_queue, a_zero_timeout_and_next_or_nil_only_try_and_never_wait)
 {
     qs s = make(0);
     go(s.vm, 40, timed_zero, &s);
     RUN_OK_GREEN(&s);
     cr_assert_eq(s.rc[0], STVM_ETIMEDOUT);
-    cr_assert_eq(s.rc[1], STVM_ETIMEDOUT);
+    cr_assert_eq(s.rc[1], STVM_EAGAIN, "%s", stvm_err_name(s.rc[1]));
     cr_assert_eq(s.rc[2], STVM_OK);
     done_with(&s);
 }
@@ -388,11 +390,11 @@ Test(shared_queue, a_put_with_a_timeout_on_a_full_queue_times_out_and_puts_nothi
     done_with(&s);
 }
 
-Test(shared_queue, the_host_cannot_wait_for_room_so_a_full_queue_answers_efull)
+Test(shared_queue, the_host_cannot_wait_for_room_so_a_full_queue_answers_eagain)
 {
     qs s = make(1);
     cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
-    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(2)), STVM_EFULL);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(2)), STVM_EAGAIN);
     cr_assert_eq(stvm_queue_size(s.vm, s.q), 1);
     done_with(&s);
 }
@@ -631,8 +633,8 @@ Test(shared_queue, a_queues_external_slot_takes_no_stray_signal_and_cannot_be_un
     for (int i = 1; i <= 8; i++) {
         cr_assert_eq(stvm_external_signal(s.vm, i), STVM_OK);
         int rc = stvm_external_unregister(s.vm, i);
-        cr_assert(rc == STVM_EINVAL || rc == STVM_ESTATE, "slot %d: %s", i, stvm_err_name(rc));
-        owned += rc == STVM_ESTATE;
+        cr_assert(rc == STVM_EINVAL || rc == STVM_EINUSE, "slot %d: %s", i, stvm_err_name(rc));
+        owned += rc == STVM_EINUSE;
     }
     cr_assert_eq(owned, 1, "the queue's slot, and only it, is refused");
     cr_assert_eq(stvm_queue_put_external(s.q, ITEM(5), 0), STVM_OK);
@@ -733,6 +735,336 @@ Test(shared_queue, bad_input_is_refused_and_changes_nothing)
     go(s.vm, 40, bad_calls, &s);
     RUN_OK_GREEN(&s);
     cr_assert_eq(stvm_queue_size(s.vm, s.q), 0);
+    cr_assert_eq(stvm_semaphore_free(s.vm, sem), STVM_OK);
+    done_with(&s);
+}
+
+/* ---- closing (stvm_queue_close) ------------------------------------------------------ */
+
+/* Every put after the close is refused, from a process (plain and timed) and from the
+ * host; the item stays the caller's: nothing is added to the queue. */
+static void puts_after_close(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    note(s, stvm_queue_close(vm, s->q));
+    note(s, stvm_queue_put(vm, s->q, ITEM(2)));
+    note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(3), 5));
+    note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(4), 0));
+    GCHECK(s, stvm_queue_size(vm, s->q) == 1);
+}
+
+Test(shared_queue, put_after_close_is_refused_and_item_kept)
+{
+    qs s = make(0);
+    go(s.vm, 40, puts_after_close, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_OK, "the close");
+    for (int i = 1; i <= 3; i++)
+        cr_assert_eq(s.rc[i], STVM_ECLOSED, "put %d: %s", i, stvm_err_name(s.rc[i]));
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(5)), STVM_ECLOSED, "from the host");
+    cr_assert_eq(stvm_queue_open_external(s.vm, s.q), STVM_ECLOSED, "nothing more to put");
+    the_flushed.n = 0;
+    cr_assert_eq(stvm_queue_flush(s.vm, s.q, collect, &the_flushed), 1);
+    cr_assert_eq(the_flushed.n, 1);
+    cr_assert_eq(the_flushed.items[0], 1, "only the item put before the close");
+    done_with(&s);
+}
+
+/* What was put before the close is taken in order; then every take answers the end of
+ * the queue, EEOF, in each form, and keeps answering it. */
+static void drains_a_closed_queue(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = ITEM(99);
+    for (int i = 0; i < 3; i++) {
+        GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK);
+        trace_add(&s->log, NUM(item));
+    }
+    item = ITEM(99);
+    note(s, stvm_queue_take(vm, s->q, &item));
+    note(s, stvm_queue_try_take(vm, s->q, &item));
+    note(s, stvm_queue_peek(vm, s->q, &item));
+    note(s, stvm_queue_take_timeout_ms(vm, s->q, 5, &item));
+    note(s, stvm_queue_take_timeout_ms(vm, s->q, 0, &item));
+    note(s, stvm_queue_take(vm, s->q, &item));
+    GCHECK(s, NUM(item) == 99);   /* untouched by every refusal */
+    GCHECK(s, stvm_queue_size(vm, s->q) == 0);
+    s->at_us[0] = stvm_vm_now_us(vm) - SIM_START;
+}
+
+Test(shared_queue, take_after_close_drains_then_answers_eof)
+{
+    qs s = make(0);
+    for (int i = 1; i <= 3; i++)
+        cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(i)), STVM_OK);
+    cr_assert_eq(stvm_queue_close(s.vm, s.q), STVM_OK, "from the host");
+    go(s.vm, 40, drains_a_closed_queue, &s);
+    RUN_OK_GREEN(&s);
+    trace_expect(&s.log, (int[]){1, 2, 3}, 3);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(s.rc[i], STVM_EEOF, "take %d: %s", i, stvm_err_name(s.rc[i]));
+    cr_assert_eq(s.at_us[0], 0, "no take waited, not even the timed one");
+    void *item = NULL;
+    cr_assert_eq(stvm_queue_peek(s.vm, s.q, &item), STVM_EEOF, "peek from the host");
+    done_with(&s);
+}
+
+/* Readers waiting on the empty queue when it closes are released with EEOF; by the
+ * rule of the calls the one of higher priority than the closer runs before the close
+ * returns, the lower one after. */
+static void takes_and_logs(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    int rc = stvm_queue_take(vm, s->q, &item);
+    trace_add(&s->log, rc == STVM_EEOF ? stvm_vm_active_process(vm) == s->victim ? 50 : 30 : -1);
+}
+
+static void closes_after_a_while(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* both readers wait */
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);
+    trace_add(&s->log, 40);
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_ECLOSED);   /* twice: changes nothing */
+}
+
+Test(shared_queue, readers_waiting_at_close_get_eof_and_a_higher_one_runs_first)
+{
+    qs s = make(0);
+    s.victim = spawn(s.vm, 50, "high reader", takes_and_logs, &s);
+    go(s.vm, 30, takes_and_logs, &s);
+    go(s.vm, 40, closes_after_a_while, &s);
+    RUN_OK_GREEN(&s);
+    trace_expect(&s.log, (int[]){50, 40, 30}, 3);
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+/* Writers waiting for room in a full bounded queue are released with ECLOSED, plain
+ * and timed, with nothing put; the items that were in stay to be taken. */
+static void writes_and_notes(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    note(s, stvm_queue_put(vm, s->q, ITEM(8)));
+}
+
+static void writes_timed_and_notes(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    note(s, stvm_queue_put_timeout_ms(vm, s->q, ITEM(9), 50));
+}
+
+static void fills_closes_then_drains(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(2)) == STVM_OK);
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* both writers wait for room */
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);
+    s->at_us[0] = stvm_vm_now_us(vm) - SIM_START;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* they answer */
+    while (stvm_queue_take(vm, s->q, &item) == STVM_OK)
+        trace_add(&s->log, NUM(item));
+}
+
+Test(shared_queue, writers_waiting_for_room_at_close_are_released_with_eclosed)
+{
+    qs s = make(2);
+    go(s.vm, 40, fills_closes_then_drains, &s);
+    go(s.vm, 30, writes_and_notes, &s);
+    go(s.vm, 30, writes_timed_and_notes, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.nrc, 2);
+    cr_assert_eq(s.rc[0], STVM_ECLOSED, "%s", stvm_err_name(s.rc[0]));
+    cr_assert_eq(s.rc[1], STVM_ECLOSED, "the timed one too: %s", stvm_err_name(s.rc[1]));
+    trace_expect(&s.log, (int[]){1, 2}, 2);
+    cr_assert_eq(s.at_us[0], 1000, "the close came before the timed put's 50 ms");
+    done_with(&s);
+}
+
+/* A writer handed the room a take freed, but not yet run to use it when the queue
+ * closes, is refused too (its put comes after the close): the end stays final. */
+static void takes_one_then_closes(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the writer waits for room */
+    GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK && NUM(item) == 1);
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);   /* the writer has not run yet */
+    note(s, stvm_queue_take(vm, s->q, &item));
+}
+
+Test(shared_queue, a_writer_handed_room_before_the_close_is_refused_when_it_runs)
+{
+    qs s = make(1);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    go(s.vm, 40, takes_one_then_closes, &s);
+    go(s.vm, 30, writes_and_notes, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_EEOF, "nothing came after the close: %s", stvm_err_name(s.rc[0]));
+    cr_assert_eq(s.rc[1], STVM_ECLOSED, "the writer: %s", stvm_err_name(s.rc[1]));
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 0);
+    done_with(&s);
+}
+
+/* An item promised to a woken reader is that reader's: a later reader of the closed
+ * queue is not told the end while the item may still come back (a try says EAGAIN, a
+ * take waits), and learns it when the woken reader takes it. The readers are below the
+ * closer, so the woken one (priority 20) has not run when the later one (40) looks. */
+static void low_reader(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    int rc = stvm_queue_take(vm, s->q, &item);
+    trace_add(&s->log, rc == STVM_OK ? NUM(item) : -1);
+}
+
+static void mid_reader(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    note(s, stvm_queue_try_take(vm, s->q, &item));
+    note(s, stvm_queue_take(vm, s->q, &item));
+    trace_add(&s->log, 100);
+}
+
+static void puts_one_closes_and_starts_a_reader(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);   /* the low reader waits */
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(6)) == STVM_OK);   /* promised to it */
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);
+    go(vm, 40, mid_reader, s);
+}
+
+Test(shared_queue, an_item_promised_to_a_woken_reader_keeps_a_later_reader_waiting_until_taken)
+{
+    qs s = make(0);
+    go(s.vm, 20, low_reader, &s);
+    go(s.vm, 50, puts_one_closes_and_starts_a_reader, &s);
+    RUN_OK_GREEN(&s);
+    cr_assert_eq(s.rc[0], STVM_EAGAIN, "the item may still come back: %s", stvm_err_name(s.rc[0]));
+    cr_assert_eq(s.rc[1], STVM_EEOF, "%s", stvm_err_name(s.rc[1]));
+    /* the low reader's take of the last item releases the mid one, which runs first */
+    trace_expect(&s.log, (int[]){100, 6}, 2);
+    done_with(&s);
+}
+
+/* The woken reader terminated before it ran gives its item back: the waiting reader
+ * gets it, and only then the end. */
+static void mid_reader_twice(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    int rc = stvm_queue_take(vm, s->q, &item);
+    trace_add(&s->log, rc == STVM_OK ? NUM(item) : -1);
+    note(s, stvm_queue_take(vm, s->q, &item));
+}
+
+static void terminates_the_low_reader(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_process_terminate(vm, s->victim) == STVM_OK);
+}
+
+static void puts_one_closes_and_starts_two(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    GCHECK(s, stvm_delay_wait_ms(vm, 1) == STVM_OK);
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(6)) == STVM_OK);
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);
+    go(vm, 40, mid_reader_twice, s);         /* waits: the item is promised */
+    go(vm, 30, terminates_the_low_reader, s);   /* then, before the low reader runs */
+}
+
+Test(shared_queue, a_promised_item_given_back_after_the_close_goes_to_a_waiting_reader)
+{
+    qs s = make(0);
+    s.victim = spawn(s.vm, 20, "low reader", low_reader, &s);
+    go(s.vm, 50, puts_one_closes_and_starts_two, &s);
+    RUN_OK_GREEN(&s);
+    trace_expect(&s.log, (int[]){6}, 1);
+    cr_assert_eq(s.rc[0], STVM_EEOF, "%s", stvm_err_name(s.rc[0]));
+    stvm_process_release(s.vm, s.victim);
+    done_with(&s);
+}
+
+/* A closed queue is freed as an open one: the items left go to the item function. */
+Test(shared_queue, free_of_a_closed_queue_hands_its_items_over)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(2)), STVM_OK);
+    cr_assert_eq(stvm_queue_close(s.vm, s.q), STVM_OK);
+    cr_assert_eq(stvm_queue_close(s.vm, s.q), STVM_ECLOSED, "closing twice");
+    cr_assert_eq(stvm_queue_size(s.vm, s.q), 2, "the second close changed nothing");
+    the_flushed.n = 0;
+    cr_assert_eq(stvm_queue_free(s.vm, s.q, collect, &the_flushed), STVM_OK);
+    cr_assert_eq(the_flushed.n, 2);
+    cr_assert_eq(the_flushed.items[0], 1);
+    cr_assert_eq(the_flushed.items[1], 2);
+    SCENARIO_DONE(&s);
+}
+
+/* The trace records the close (queue-close, with the items left) in text and JSON. */
+static void puts_closes_takes(stvm_vm *vm, void *arg)
+{
+    qs *s = arg;
+    void *item = NULL;
+    GCHECK(s, stvm_queue_put(vm, s->q, ITEM(1)) == STVM_OK);
+    GCHECK(s, stvm_queue_close(vm, s->q) == STVM_OK);
+    GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_OK);
+    GCHECK(s, stvm_queue_take(vm, s->q, &item) == STVM_EEOF);
+}
+
+Test(shared_queue, the_trace_shows_the_close_with_the_items_left)
+{
+    qs s = make(0);
+    cr_assert_eq(stvm_trace_start(s.vm, 1024), STVM_OK);
+    go(s.vm, 40, puts_closes_takes, &s);
+    RUN_OK_GREEN(&s);
+    stvm_trace_stop(s.vm);
+    int closes = 0;
+    stvm_trace_event ev;
+    for (size_t i = 0; stvm_trace_get(s.vm, i, &ev) == STVM_OK; i++) {
+        if (ev.kind != STVM_TRACE_QUEUE_CLOSE)
+            continue;
+        closes++;
+        cr_assert_eq(ev.object, (uintptr_t)s.q);
+        cr_assert_eq(ev.detail, 1, "one item left at the close");
+        cr_assert_neq(ev.process, 0, "closed by the process");
+    }
+    cr_assert_eq(closes, 1);
+    cr_assert_str_eq(stvm_trace_kind_name(STVM_TRACE_QUEUE_CLOSE), "queue-close");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(stvm_trace_write_text(s.vm, f), STVM_OK);
+    fclose(f);
+    cr_assert(strstr(text, "queue-close") && strstr(text, "queue1, 1 left"), "%s", text);
+    free(text);
+    check_json_of(s.vm);
+    done_with(&s);
+}
+
+/* Closing needs a queue of this VM. */
+Test(shared_queue, close_refuses_bad_input_and_changes_nothing)
+{
+    qs s = make(0);
+    stvm_semaphore *sem = sem_make(s.vm);
+    cr_assert_eq(stvm_queue_close(NULL, s.q), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_close(s.vm, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_close(s.vm, (stvm_queue *)(void *)sem), STVM_EINVAL);
+    stvm_vm *other = vm_make(NULL);
+    cr_assert_eq(stvm_queue_close(other, s.q), STVM_EINVAL, "another VM's queue");
+    vm_done(other);
+    cr_assert_eq(stvm_queue_close_external(NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_close_external(s.q), STVM_EINVAL, "not open for other threads");
+    cr_assert_eq(stvm_queue_close_external((stvm_queue *)(void *)sem), STVM_EINVAL);
+    cr_assert_eq(stvm_queue_put(s.vm, s.q, ITEM(1)), STVM_OK, "still open");
     cr_assert_eq(stvm_semaphore_free(s.vm, sem), STVM_OK);
     done_with(&s);
 }

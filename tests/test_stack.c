@@ -104,7 +104,7 @@ static void run_overflowing_vm(void *arg)
 {
     (void)arg;
     stvm_vm *vm = NULL;
-    if (stvm_vm_new(&vm, NULL) != STVM_OK)
+    if (stvm_vm_create(NULL, &vm) != STVM_OK)
         _exit(3);
     static deep d = {.depth = 100000};   /* ~30 MiB of frames */
     if (stvm_spawn_sized(vm, 40, "deep", deep_body, &d, 16 * 1024, NULL) != STVM_OK)

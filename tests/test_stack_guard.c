@@ -114,7 +114,7 @@ static void dive_in_child(void *arg)
     stvm_config_init(&cfg);
     cfg.stack_guard_method = c->method;
     stvm_vm *vm = NULL;
-    if (stvm_vm_new(&vm, &cfg) != STVM_OK)
+    if (stvm_vm_create(&cfg, &vm) != STVM_OK)
         _exit(3);
     c->d.vm = vm;
     if (stvm_spawn(vm, 40, "diver", diver, &c->d, NULL) != STVM_OK)

@@ -131,7 +131,7 @@ Test(vm, vm_new_rejects_bad_configs_and_leaves_out_unchanged)
         bad[i].f(&cfg);
         stvm_vm *sentinel = (stvm_vm *)(uintptr_t)0x5EED0;
         stvm_vm *out = sentinel;
-        int err = stvm_vm_new(&out, &cfg);
+        int err = stvm_vm_create(&cfg, &out);
         cr_assert_eq(err, STVM_EINVAL, "%s: got %s", bad[i].what, stvm_err_name(err));
         cr_assert_eq(out, sentinel, "%s: *out was written", bad[i].what);
     }
@@ -160,8 +160,8 @@ Test(vm, vm_new_with_null_out_is_einval)
 {
     stvm_config cfg;
     stvm_config_init(&cfg);
-    cr_assert_eq(stvm_vm_new(NULL, &cfg), STVM_EINVAL);
-    cr_assert_eq(stvm_vm_new(NULL, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_create(&cfg, NULL), STVM_EINVAL);
+    cr_assert_eq(stvm_vm_create(NULL, NULL), STVM_EINVAL);
 }
 
 Test(vm, vm_free_of_null_is_ignored)
@@ -258,7 +258,8 @@ Test(vm, the_codes_split_from_ebusy_have_their_own_texts)
     cr_assert_str_eq(stvm_strerror(STVM_EBUSY), "a VM is already running");
     cr_assert_str_eq(stvm_strerror(STVM_EWAITING), "another process already waits on it");
     cr_assert_str_eq(stvm_strerror(STVM_EINUSE),
-                     "still in use by a waiting process or a pending call");
+                     "still in use: a waiting process, its owner, a pending call or another "
+                     "object holds it");
     cr_assert_str_eq(stvm_err_name(STVM_EWAITING), "STVM_EWAITING");
     cr_assert_str_eq(stvm_err_name(STVM_EINUSE), "STVM_EINUSE");
     cr_assert_str_eq(stvm_strerror(STVM_ENOTPROC), "not called from a green process of this VM");
@@ -276,8 +277,8 @@ Test(vm, estates_text_fits_a_wait_cut_short_by_a_suspend_as_well_as_an_object_in
 Test(vm, library_version_matches_the_header)
 {
     cr_assert_eq(stvm_version(), STVM_VERSION_HEX);
-    cr_assert_eq(stvm_version(), 0x000200u);
-    cr_assert_eq(STVM_ABI_VERSION, 1, "the soname is libstvm.so.1");
+    cr_assert_eq(stvm_version(), 0x000300u);
+    cr_assert_eq(STVM_ABI_VERSION, 2, "the soname is libstvm.so.2");
     cr_assert_str_eq(stvm_version_string(), STVM_VERSION_STRING);
 }
 
@@ -509,7 +510,7 @@ static void *pingpong_thread(void *arg)
     stvm_config cfg;
     stvm_config_init(&cfg);
     cfg.smallint_bits = pp->bits;
-    if ((pp->setup_err = stvm_vm_new(&pp->vm, &cfg)) != STVM_OK)
+    if ((pp->setup_err = stvm_vm_create(&cfg, &pp->vm)) != STVM_OK)
         return NULL;
     if ((pp->setup_err = stvm_semaphore_new(pp->vm, &pp->ping)) ||
         (pp->setup_err = stvm_semaphore_new(pp->vm, &pp->pong)) ||

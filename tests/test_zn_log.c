@@ -522,7 +522,7 @@ Test(zn_log, a_client_terminated_while_a_subscriber_waits_leaves_no_event_behind
     spawn(vm, 50, "killer", kill_after_2ms, &kl);
     run_ok(vm);
     cr_assert_eq(kl.rc, STVM_OK);
-    cr_assert_eq(kl.rc_free, STVM_ESTATE);
+    cr_assert_eq(kl.rc_free, STVM_EINUSE);
     cr_assert_eq(k.rc[0], -999, "the client never came back");
     cr_assert_eq(rw.n, 1);
     zn_log_stats st = zl_stats(log);

@@ -27,7 +27,8 @@ static const field config_fields[] = {
     F(stvm_config, idle_mode),           F(stvm_config, busy_poll_ms),
     F(stvm_config, wake_inject_us),      F(stvm_config, timer_slack_us),
     F(stvm_config, ffi_workers),         F(stvm_config, ffi_callback_priority),
-    F(stvm_config, ffi_spin_us),         F(stvm_config, cpu_time),
+    F(stvm_config, ffi_spin_us),         F(stvm_config, osvm764_fixes),
+    F(stvm_config, osvm764_idle_beat_us), F(stvm_config, cpu_time),
     F(stvm_config, unused_1),
 };
 #define LAST_CONFIG unused_1

@@ -11,7 +11,7 @@
  * a clock value and a duration can overflow. */
 #define STVM_CLOCK_MAX_US ((uint64_t)1 << 62)
 
-/* Anchor the clock (called once by stvm_vm_new). ESYS if the OS clock fails. */
+/* Anchor the clock (called once by stvm_vm_create). ESYS if the OS clock fails. */
 int stvm__clock_init(stvm_vm *vm);
 
 int64_t stvm__mono_ns(void);

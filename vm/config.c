@@ -1,6 +1,6 @@
 /*
  * The configuration: defaults, limits and the check, in one place so that the header,
- * stvm_vm_new and stvm_config_check can never disagree about what is allowed.
+ * stvm_vm_create and stvm_config_check can never disagree about what is allowed.
  */
 #include "config.h"
 
@@ -96,8 +96,8 @@ static int check(const stvm_config *c, char *why, size_t size)
          "0 (until something is due) .. 10000000");
     RULE(c->external_table_size >= 1 && c->external_table_size <= STVM_MAX_EXTERNAL_SLOTS,
          external_table_size, "1 .. 65536");
-    RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode <= STVM_IDLE_SPIN, idle_mode,
-         "STVM_IDLE_POLL, _LEGACY or _SPIN (0 .. 2)");
+    RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode <= STVM_IDLE_OSVM764, idle_mode,
+         "STVM_IDLE_POLL, _LEGACY, _SPIN or _OSVM764 (0 .. 3)");
     RULE(c->busy_poll_ms <= STVM_MAX_BUSY_POLL_MS, busy_poll_ms, "0 .. 1000");
     RULE(c->wake_inject_us <= STVM_MAX_WAKE_INJECT_US, wake_inject_us, "0 .. 1000000");
     RULE(c->timer_slack_us <= STVM_MAX_TIMER_SLACK_US, timer_slack_us, "0 .. 1000");
@@ -106,6 +106,14 @@ static int check(const stvm_config *c, char *why, size_t size)
              c->ffi_callback_priority <= STVM_PRIORITY_MAX,
          ffi_callback_priority, "1 .. 80");
     RULE(c->ffi_spin_us <= STVM_MAX_FFI_SPIN_US, ffi_spin_us, "0 .. 10000");
+    RULE(c->osvm764_fixes <= (STVM_OSVM764_FIX_CLOCK | STVM_OSVM764_FIX_IDLE_FLAG) &&
+             (!c->osvm764_fixes || c->idle_mode == STVM_IDLE_OSVM764),
+         osvm764_fixes, "0, or with idle_mode STVM_IDLE_OSVM764 STVM_OSVM764_FIX_* or'd (0 .. 3)");
+    RULE(c->osvm764_idle_beat_us == 0 ||
+             (c->osvm764_idle_beat_us >= STVM_MIN_OSVM_IDLE_BEAT_US &&
+              c->osvm764_idle_beat_us <= STVM_MAX_OSVM_IDLE_BEAT_US &&
+              c->idle_mode == STVM_IDLE_OSVM764),
+         osvm764_idle_beat_us, "0 (50000), or with idle_mode STVM_IDLE_OSVM764 2000 .. 1000000");
     return STVM_OK;
 }
 

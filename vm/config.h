@@ -24,6 +24,8 @@
 #define STVM_DEFAULT_FFI_CALLBACK_PRIORITY STVM_PRIORITY_HIGH_IO
 #define STVM_DEFAULT_FFI_SPIN_US 50u
 #define STVM_MAX_FFI_SPIN_US 10000u
+#define STVM_MIN_OSVM_IDLE_BEAT_US 2000u    /* the busy beat */
+#define STVM_MAX_OSVM_IDLE_BEAT_US 1000000u
 
 /* Round up to the page size (stacks and guards are mapped in pages). */
 size_t stvm__page_round(size_t bytes);

@@ -5,7 +5,7 @@
  * cannot be asked; so the library keeps every live VM on one list, stvm__debug_vms,
  * which the extension finds by its symbol. It is the library's one mutable global: it
  * says which VMs exist, nothing about any of them, and no code of the library reads it.
- * A VM joins when stvm_vm_new has made it whole and leaves first thing in stvm_vm_free,
+ * A VM joins when stvm_vm_create has made it whole and leaves first thing in stvm_vm_free,
  * under a mutex (VMs are made and freed on any threads); nothing else touches it, so
  * it costs nothing on any path but those two.
  */

@@ -206,7 +206,7 @@ int stvm_oop_release(stvm_vm *vm, stvm_oop oop)
     if (o->class_index == STVM_CLASS_SOCKET_HANDLE) {
         /* Only a destroyed socket's record: its descriptor is gone with it. */
         if (!((const stvm_socket_handle *)oop)->destroyed)
-            return STVM_ESTATE;
+            return STVM_EINUSE;   /* still a socket: primitiveSocketDestroy first */
         stvm__objmem_free(vm, (void *)oop);
         return STVM_OK;
     }

@@ -135,9 +135,12 @@ struct stvm_semaphore {
                                         the queue); in the padding, so free */
     /* A queue's item count (stvm_queue_open_external): the slot's requests only say
      * "look"; the signals are the items other threads put, counted here, so that a
-     * stray stvm_external_signal can never announce an item that is not there. */
+     * stray stvm_external_signal can never announce an item that is not there. Its top
+     * bit (STVM_BUDGET_CLOSED) says that a thread closed the queue
+     * (stvm_queue_close_external), which the VM completes when it answers the slot. */
     _Atomic uint64_t *signal_budget;
 };
+#define STVM_BUDGET_CLOSED ((uint64_t)1 << 63)
 
 /* stvm_semaphore.role. */
 enum {
@@ -156,8 +159,8 @@ struct stvm_mutex {
 };
 
 /* Process flags. The running state keeps those below 1 << 8 (finished, VM's own,
- * terminate, exiting, canary); the handle keeps finished, VM's own and those from
- * 1 << 8 up. */
+ * terminate, exiting, canary), STVM_PF_TERMINATING and STVM_PF_BACKED_UP; the handle
+ * keeps finished, VM's own and the others from 1 << 8 up. */
 enum {
     STVM_PF_TERMINATED = 1u << 0,    /* finished */
     STVM_PF_VM_OWN = 1u << 1,        /* idle or timing process */
@@ -172,6 +175,13 @@ enum {
     STVM_PF_HELD = 1u << 8,          /* handle: a caller holds it (stvm_spawn's out) */
     STVM_PF_IN_STACK = 1u << 9,      /* handle: lives in the stack's top, goes with it */
     STVM_PF_NAME_MALLOC = 1u << 10,  /* handle: name too long for its inline buffer */
+    STVM_PF_TERMINATING = 1u << 11,  /* running state: Pharo's isTerminating, set on every
+                                        way into termination before a cleanup runs (the
+                                        exit, a terminate with cleanups, a terminate in a
+                                        cleanup run by hand, stvm_vm_free) */
+    STVM_PF_BACKED_UP = 1u << 12,    /* running state: suspended out of a semaphore wait or
+                                        mutex enter by primitive 568 or 578, it waits there
+                                        again when resumed (the list is its commitment) */
 };
 
 /* How a wait ended (stvm_proc.wait_end). */
@@ -180,6 +190,8 @@ enum {
     STVM_WAIT_TIMED_OUT = 1,
     STVM_WAIT_ABORTED = 2,        /* suspended off the list: ESTATE when resumed */
     STVM_WAIT_INTERRUPTED = 3,    /* an interrupt or a terminate ended it: EINTR */
+    STVM_WAIT_CLOSED = 4,         /* the queue it waited on was closed: ECLOSED (a
+                                     reader's call answers EEOF) */
 };
 
 /* Why a process on a semaphore's list waits, where the list alone does not say
@@ -284,7 +296,7 @@ struct stvm_proc {
     uint8_t guard;                   /* STVM_GUARD_* that protects its stack, 0 = none */
     stvm_mutex *owned;               /* mutexes this process owns */
     struct stvm_interrupt *interrupts;   /* to run in it, oldest first */
-    uint32_t cancel_depth;           /* timed runs (stvm_run_within) whose time ran out */
+    uint32_t cancel_depth;           /* timed runs (stvm_call_within_ms) whose time ran out */
     bool in_interrupt;               /* running an interrupt: the next ones wait their turn */
     /* Terminated while a cleanup it runs by hand (stvm_ensure_pop) was in progress: it
      * exits once that cleanup returns (Pharo 10 completes an unwind block in progress). */

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "grow.h"
+#include "heartbeat.h"
 #include "trace.h"
 
 /* Events are few (one per request in flight): a sorted array, inserted into by a
@@ -40,6 +41,8 @@ void stvm__sim_advance(stvm_vm *vm, uint64_t to)
     stvm_sim_world *w = &vm->outside;
     while (w->n && w->events[0].at_us <= to) {
         stvm_sim_event ev = w->events[0];
+        if (vm->heartbeat)   /* the OpenSmalltalk heartbeat's beats, in time order too */
+            stvm__heartbeat_sim_until(vm, ev.at_us);
         memmove(&w->events[0], &w->events[1], (w->n - 1) * sizeof *w->events);
         w->n--;
         vm->clock.sim_now_us = vm->point_clock_us = ev.at_us;
@@ -48,6 +51,8 @@ void stvm__sim_advance(stvm_vm *vm, uint64_t to)
     }
     /* The scheduling points' reading follows: a wait's "since" (stvm_process_info) is
      * then exact on the simulated clock, at no cost to the wait. */
+    if (vm->heartbeat)
+        stvm__heartbeat_sim_until(vm, to);
     vm->clock.sim_now_us = vm->point_clock_us = to;
 }
 

@@ -1,7 +1,8 @@
 /*
  * The simulated clock's outside world (stvm_sim_at): events at simulated times that the
  * VM does not treat as deadlines, and the one routine that moves the simulated clock,
- * running them as it passes them.
+ * running them as it passes them (and the modelled OpenSmalltalk heartbeat's beats,
+ * vm/heartbeat.h, when there is one).
  */
 #ifndef STVM_VM_SIM_WORLD_H
 #define STVM_VM_SIM_WORLD_H

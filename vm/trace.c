@@ -22,7 +22,7 @@ static const char *const kind_names[STVM_TRACE_KINDS] = {
     "timer-disarmed", "timer-fired", "delay-scheduled", "delay-expired", "delay-cancelled",
     "idle-sleep",  "io-ready",      "external",       "outside",       "socket-wait",
     "socket-done", "ffi-call",      "ffi-return",     "interrupt",     "given-back",
-    "queue-put",   "queue-take",    "monitor-wait",   "monitor-signal",
+    "queue-put",   "queue-take",    "monitor-wait",   "monitor-signal", "queue-close",
 };
 
 const char *stvm_trace_kind_name(int kind)

@@ -262,7 +262,7 @@ static void event(writer *w, const stvm_trace_event *ev, const char *obj)
     case STVM_TRACE_IO_READY: case STVM_TRACE_EXTERNAL: case STVM_TRACE_MUTEX_HANDOFF:
     case STVM_TRACE_OUTSIDE: case STVM_TRACE_INTERRUPT: case STVM_TRACE_GIVEN_BACK:
     case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE: case STVM_TRACE_MONITOR_WAIT:
-    case STVM_TRACE_MONITOR_SIGNAL:
+    case STVM_TRACE_MONITOR_SIGNAL: case STVM_TRACE_QUEUE_CLOSE:
         instant(w, ev, ts, obj);
         break;
     default:

@@ -28,7 +28,7 @@ int stvm__trace_object_kind(int event_kind)
         return STVM_TRACE_LABEL_DELAY;
     case STVM_TRACE_FFI_CALL: case STVM_TRACE_FFI_RETURN:
         return STVM_TRACE_LABEL_FN;
-    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
+    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE: case STVM_TRACE_QUEUE_CLOSE:
         return STVM_TRACE_LABEL_QUEUE;
     case STVM_TRACE_MONITOR_WAIT: case STVM_TRACE_MONITOR_SIGNAL:
         return STVM_TRACE_LABEL_MONITOR;

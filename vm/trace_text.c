@@ -121,7 +121,7 @@ static void detail(const stvm_vm *vm, const stvm_trace_event *ev, const char *ob
     case STVM_TRACE_GIVEN_BACK:
         snprintf(buf, size, "gives back %s", stvm__trace_gave(ev->detail));
         return;
-    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE:
+    case STVM_TRACE_QUEUE_PUT: case STVM_TRACE_QUEUE_TAKE: case STVM_TRACE_QUEUE_CLOSE:
         snprintf(buf, size, "%s, %lld left", obj, (long long)ev->detail);
         return;
     case STVM_TRACE_MONITOR_WAIT:

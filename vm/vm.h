@@ -267,6 +267,9 @@ struct stvm_vm {
     /* Between runs: the backend descriptor was made readable for a process that became
      * ready outside stvm_run, and no run has begun since (scheduler/run.c). */
     bool host_told;
+    /* The OpenSmalltalk heartbeat's model (vm/heartbeat.h): only with the idle mode
+     * STVM_IDLE_OSVM764, NULL otherwise. */
+    struct stvm_heartbeat *heartbeat;
     /* The list of live VMs debuggers read (vm/debugger.h); nothing else touches it. */
     bool debug_listed;
     struct stvm_vm *debug_prev, *debug_next;

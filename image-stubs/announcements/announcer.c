@@ -121,8 +121,8 @@ int stvm__announcer_free(stvm_vm *vm, announcer *an)
     if (!vm || !an || an->vm != vm)
         return STVM_EINVAL;
     if (an->stats.in_flight)
-        return STVM_ESTATE;
-    int err = stvm_mutex_free(vm, an->mutex);   /* ESTATE while held or waited for */
+        return STVM_EINUSE;
+    int err = stvm_mutex_free(vm, an->mutex);   /* EINUSE while held or waited for */
     if (err)
         return err;
     free(an->subs);

@@ -92,7 +92,7 @@ typedef struct announcer_stats {
  * memory); never switches. The caller owns it and frees it before stvm_vm_free. */
 int stvm__announcer_new(stvm_vm *vm, announcer **out);
 
-/* Free an announcer and its subscriptions. Errors: EINVAL, ESTATE (an announcement is
+/* Free an announcer and its subscriptions. Errors: EINVAL, EINUSE (an announcement is
  * in flight, or a process holds, waits for or is committed to the registry's mutex:
  * nothing is freed). A process left blocked inside a delivery keeps it in flight until
  * it returns or is terminated (termination ends its delivery). Never switches. */

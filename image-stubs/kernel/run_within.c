@@ -66,12 +66,12 @@ static int run_within(stvm_vm *vm, int64_t duration, bool from_ms, stvm_fn fn, v
     return r.expired ? STVM_ETIMEDOUT : STVM_OK;
 }
 
-int stvm_run_within_ms(stvm_vm *vm, int64_t ms, stvm_fn fn, void *arg)
+int stvm_call_within_ms(stvm_vm *vm, stvm_fn fn, void *arg, int64_t ms)
 {
     return run_within(vm, ms, true, fn, arg);
 }
 
-int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg)
+int stvm_call_within_us(stvm_vm *vm, stvm_fn fn, void *arg, int64_t us)
 {
     return run_within(vm, us, false, fn, arg);
 }

@@ -169,11 +169,13 @@ int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, void **it
         return err;
     bool handed = false;
     if (!stvm__queue_take_try(vm, q)) {
+        if (stvm__queue_dry(q))
+            return STVM_EEOF;   /* the end of the queue: every take answers it */
         if (ms == 0)
             return STVM_ETIMEDOUT;
         err = stvm__timed_wait(vm, &q->avail.list, stvm__queue_take_wait, q, ms, true);
         if (err < 0)
-            return err;
+            return err == STVM_ECLOSED ? STVM_EEOF : err;
         handed = err == STVM_OK;
     }
     *item = stvm__queue_take_reserved(q, handed);
@@ -185,6 +187,8 @@ int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, int64_t ms
     int err = stvm__queue_check(vm, q);
     if (err || (err = stvm__check_duration(vm, ms, true)))
         return err;
+    if (stvm__queue_closed(q))
+        return STVM_ECLOSED;
     if (!stvm__queue_slot_try(vm, q)) {
         if (ms == 0)
             return STVM_ETIMEDOUT;

@@ -95,7 +95,7 @@ typedef struct zn_log_stats {
  * before stvm_vm_free. */
 int stvm__zn_log_new(stvm_vm *vm, zn_log **out);
 
-/* Free it with its announcer. Errors: EINVAL, ESTATE (see stvm__announcer_free:
+/* Free it with its announcer. Errors: EINVAL, EINUSE (see stvm__announcer_free:
  * nothing freed). Never switches. */
 int stvm__zn_log_free(stvm_vm *vm, zn_log *log);
 

@@ -36,16 +36,16 @@ extern "C" {
 
 /* ---- Version ------------------------------------------------------------------- */
 #define STVM_VERSION_MAJOR 0
-#define STVM_VERSION_MINOR 2
+#define STVM_VERSION_MINOR 3
 #define STVM_VERSION_PATCH 0
-#define STVM_VERSION_STRING "0.2.0"
+#define STVM_VERSION_STRING "0.3.0"
 /* The shared library's soname is libstvm.so.STVM_ABI_VERSION. It changes only when a
  * binary built against an earlier header of the same number could break: a function or
  * field removed, retyped or reordered, a code or constant given another meaning
  * (include/README.md, "When the soname changes"). Appending a field to a public struct
  * does not change it (see "Structs that grow" below). The version macros live here
  * only. */
-#define STVM_ABI_VERSION 1
+#define STVM_ABI_VERSION 2
 /* 0xMMmmpp: compare with stvm_version() to catch a header/library mismatch. */
 #define STVM_VERSION_HEX \
     ((STVM_VERSION_MAJOR << 16) | (STVM_VERSION_MINOR << 8) | STVM_VERSION_PATCH)
@@ -90,8 +90,7 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(ERANGE, -7, "value out of range")         /* a duration, an integer result */    \
     XX(ENOTPROC, -8, "not called from a green process of this VM")                      \
     XX(EBUSY, -9, "a VM is already running")     /* stvm_run: runs do not nest */       \
-    XX(EFULL, -10, "full (the external semaphore table, or a bounded queue that cannot " \
-                   "be waited on here)")                                                \
+    XX(EFULL, -10, "full: the external semaphore table has no free slot")               \
     XX(ESYS, -11, "operating system call failed (errno says why)")                     \
     XX(EPRIM, -12, "primitive failed")           /* see stvm_primitive_call */        \
     XX(ECLOSED, -13, "closed on this side: the queue takes no more items, or the "      \
@@ -100,7 +99,8 @@ STVM_API int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
     XX(ESTOPPED, -15, "stopped by stvm_stop")    /* stvm_run: run again to go on */   \
     XX(EPROTO, -16, "malformed message")         /* a peer broke its protocol */      \
     XX(EWAITING, -17, "another process already waits on it") /* one waiter per role */ \
-    XX(EINUSE, -18, "still in use by a waiting process or a pending call")              \
+    XX(EINUSE, -18, "still in use: a waiting process, its owner, a pending call or "    \
+                    "another object holds it")                                          \
     XX(EINTR, -19, "the wait was interrupted (nothing was taken)")                      \
     XX(ESIZE, -20, "struct size unknown to this library (from a newer stvm.h, or not "  \
                    "a whole number of fields)")                                         \
@@ -194,7 +194,8 @@ typedef uintptr_t stvm_oop;
 #define STVM_GUARD_MPROTECT 2   /* past the map budget, as CANARY */
 #define STVM_GUARD_CANARY 3
 
-/* What the idle process does when nothing can run (docs/io.md). */
+/* What the idle process does when nothing can run (docs/io.md; the OpenSmalltalk
+ * heartbeat's model, docs/upstream.md). */
 #define STVM_IDLE_POLL 0    /* wait in epoll for the earliest of the relinquish time, the
                                next deadline, IO readiness and an external signal (the
                                VM since 2017) */
@@ -202,6 +203,23 @@ typedef uintptr_t stvm_oop;
                                whole time without looking at IO (an external signal still
                                ends it, as SIGIO did), poll again (the VM before 2017) */
 #define STVM_IDLE_SPIN 2    /* never sleep in the OS: poll IO and return at once */
+#define STVM_IDLE_OSVM764 3 /* the OpenSmalltalk VM after its PR #764 (2026), for
+                               opensmalltalk-vm #785 (docs/upstream.md): a model of its
+                               heartbeat (a cached clock that a thread advances every
+                               2 ms, every osvm764_idle_beat_us while the VM is flagged
+                               idle, each beat checking the timer against it) and of
+                               #764's idle sleep (the requested time ignored: until the
+                               deadline as the cached clock sees it, at most 500 ms, the
+                               VM flagged idle meanwhile); osvm764_fixes picks #785's
+                               fixes. On the real clock the heartbeat is a thread. For
+                               experiments: a due timer waits for a beat, and the VM
+                               spins meanwhile, as that VM does */
+
+/* #785's two fixes to STVM_IDLE_OSVM764, for stvm_config.osvm764_fixes. */
+#define STVM_OSVM764_FIX_CLOCK 1       /* A: the idle sleep updates the cached clock after
+                                          it sleeps */
+#define STVM_OSVM764_FIX_IDLE_FLAG 2   /* B: the VM is not flagged idle while a Delay is
+                                          pending (the heartbeat keeps its 2 ms beat) */
 
 /* Idle quanta for stvm_config.idle_relinquish_us. */
 #define STVM_RELINQUISH_UNTIL_DUE 0      /* sleep until something is due (the default) */
@@ -267,6 +285,11 @@ typedef struct stvm_config {
                                    in the OS (on a machine where the VM's thread may use
                                    one CPU only, never); 0 = never; default 50;
                                    0 .. 10000 */
+    uint32_t osvm764_fixes;     /* STVM_OSVM764_FIX_* or'd, with STVM_IDLE_OSVM764 only;
+                                   default 0 (#764 as merged); 0 .. 3 */
+    uint32_t osvm764_idle_beat_us; /* STVM_IDLE_OSVM764: the heartbeat's period while
+                                   the VM is flagged idle; 0 = 50,000 (#764's IDLE_BEAT_MS);
+                                   0 or 2,000 .. 1,000,000 */
     bool cpu_time;              /* charge each process the time it holds the VM's thread
                                    (stvm_process_info.cpu_ns): the clock is read at every
                                    switch, which costs a hand-off a few ns (docs/
@@ -284,7 +307,7 @@ typedef struct stvm_config {
 STVM_API int stvm_config_init_(stvm_config *cfg, size_t cfg_size);
 #define stvm_config_init(cfg) stvm_config_init_((cfg), sizeof(stvm_config))
 
-/* Check a configuration as stvm_vm_new will: STVM_OK, or EINVAL with the first bad
+/* Check a configuration as stvm_vm_create will: STVM_OK, or EINVAL with the first bad
  * field, its value and its allowed range written into why (NUL-terminated, truncated
  * to size; why may be NULL when size is 0). A NULL cfg is EINVAL; a cfg_size this
  * library does not know is ESIZE (why says so). Fields past cfg_size are checked at
@@ -298,15 +321,16 @@ STVM_API int stvm_config_check_(const stvm_config *cfg, char *why, size_t size,
 
 /* Create a VM (with its idle process) and store it in *out. cfg NULL = defaults; a
  * cfg of an older, smaller stvm_config (cfg_size) gets the defaults of the fields it
- * lacks. Allocates. On error *out is left unchanged.
+ * lacks. Allocates. On error *out is left unchanged. (Before 0.3.0: stvm_vm_new(out,
+ * cfg), the output first; stvm/deprecated.h keeps that name for one release.)
  * Errors:
  *   EINVAL    out NULL; a config field out of range (stvm_config_check names it)
  *   ESIZE     cfg given and cfg_size not a size of stvm_config this library knows
  *   ENOMEM    no memory for the VM, its tables or the idle process's stack
  *   ESYS      an operating system call failed (epoll, the wake-up descriptor, the
  *             clock) */
-STVM_API int stvm_vm_new_(stvm_vm **out, const stvm_config *cfg, size_t cfg_size);
-#define stvm_vm_new(out, cfg) stvm_vm_new_((out), (cfg), sizeof(stvm_config))
+STVM_API int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size);
+#define stvm_vm_create(cfg, out) stvm_vm_create_((cfg), (out), sizeof(stvm_config))
 
 /* Release the VM and everything it allocated: processes (their stacks), semaphores,
  * mutexes, boxed integers, process-local variables (each value left handed to its
@@ -416,10 +440,15 @@ STVM_API int stvm_process_resume(stvm_vm *vm, stvm_process *p);
 /* Primitive 88: take a process off whatever list it is on (run queue, semaphore,
  * mutex) and leave it suspended; suspending the active process switches away.
  * A process taken off a semaphore does not consume a signal; resumed later, its
- * stvm_semaphore_wait returns STVM_ESTATE. Switches.
+ * stvm_semaphore_wait returns STVM_ESTATE. A process that suspends itself inside a
+ * cleanup and is terminated meanwhile is brought back by the terminate, not by a
+ * resume, and this answers EINTR. Switches.
  * Errors:
  *   EINVAL    vm or p NULL; p not a process of this VM
- *   ESTATE    p already suspended or finished; p one of the VM's own processes */
+ *   ESTATE    p already suspended or finished; p one of the VM's own processes
+ *   EINTR     p is the caller, and it was terminated in a cleanup (before the call: it
+ *             is not suspended, for it waits no more; or while suspended: the terminate
+ *             ended the suspension), see stvm_process_terminate */
 STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
 
 /* End a process. Its C code is not resumed (no unwinding of C frames), but its
@@ -434,7 +463,10 @@ STVM_API int stvm_process_suspend(stvm_vm *vm, stvm_process *p);
  * A process terminated again while its cleanups run, or terminated while it runs one by
  * hand in stvm_ensure_pop (Pharo 10's rule) completes the cleanup it is in, then runs
  * the rest, but waits no more: the wait it is in, and
- * every later one, answers STVM_EINTR at once (as do stvm_checkpoint and stvm_work_us).
+ * every later one, answers STVM_EINTR at once (as do stvm_checkpoint, stvm_work_us and
+ * a stvm_process_suspend of itself, and a suspension of itself it is in ends with
+ * EINTR). From the terminate on the process reads terminating (stvm_process_info), a
+ * cleanup in progress included, as Pharo's isTerminating is set before the unwinding.
  * Called by such a process on itself, this returns STVM_OK and the cleanup goes on.
  * Whether the cleanups have ended when this returns depends on them: one that waits, or
  * wakes a process of higher priority than the caller, lets this return first (the
@@ -565,8 +597,10 @@ typedef struct stvm_process_info {
                                       joined process, or NULL */
     uint64_t id;                   /* 1, 2, ... in creation order; idle is 1 */
     bool vm_own;                   /* the idle or timing process */
-    bool terminating;              /* Pharo's isTerminating: terminated and still running
-                                      its cleanups, or finished (either way) */
+    bool terminating;              /* Pharo's isTerminating: terminated (from the
+                                      terminate on, in a cleanup run by hand too),
+                                      running its cleanups on its way out (also those
+                                      stvm_vm_free runs), or finished (either way) */
     bool held;                     /* a caller holds the handle (stvm_process_release) */
     const char *stack_guard;       /* "madvise", "mprotect", "canary" or "none"; NULL
                                       once finished */
@@ -644,9 +678,10 @@ STVM_API int stvm_vm_processes(stvm_vm *vm, stvm_process **out, size_t cap, size
 STVM_API int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,
- * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners). Returns
- * STVM_OK or ESTATE, with a description of the first violation in buf if given (an
- * object named as its program holds it: its name, a queue for a queue's semaphore). */
+ * FIFO links, priority bitmap, semaphore excess/waiters, mutex and monitor owners, no
+ * process waiting on a closed queue that could never answer it). Returns STVM_OK or
+ * ESTATE, with a description of the first violation in buf if given (an object named as
+ * its program holds it: its name, a queue for a queue's semaphore). */
 STVM_API int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size);
 
 /* ---- Names ---------------------------------------------------------------------
@@ -683,16 +718,15 @@ STVM_API int stvm_vm_check_invariants(stvm_vm *vm, char *buf, size_t size);
  *   ENOMEM    no memory for the semaphore */
 STVM_API int stvm_semaphore_new(stvm_vm *vm, stvm_semaphore **out);
 
-/* Release a semaphore nobody waits on.
+/* Release a semaphore nobody waits on. Never switches.
  * Errors:
  *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
- *   ESTATE    a process waits on it or is committed to wait on it (inside a timed wait
+ *   EINUSE    a process waits on it or is committed to wait on it (inside a timed wait
  *             on it, even before it joined the list), or is inside
  *             stvm_semaphore_critical on it (which signals it on the way out); it is
- *             registered as an external
- *             semaphore, is the semaphore of an armed timer deadline, is the Delay
- *             scheduler's own, or is a Delay object's (stvm_delay_semaphore) while
- *             that Delay exists */
+ *             registered as an external semaphore, is the semaphore of an armed timer
+ *             deadline, is the Delay scheduler's own, or is a Delay object's
+ *             (stvm_delay_semaphore) while that Delay exists: nothing changes */
 STVM_API int stvm_semaphore_free(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Primitive 85: resume the first waiter (FIFO), preempting the caller if it is strictly
@@ -724,11 +758,13 @@ STVM_API int stvm_semaphore_wait(stvm_vm *vm, stvm_semaphore *sem);
  *   EINTR     the caller was interrupted while it waited to enter (fn not run) */
 STVM_API int stvm_semaphore_critical(stvm_vm *vm, stvm_semaphore *sem, stvm_fn fn, void *arg);
 
-/* Consume an excess signal if there is one (STVM_OK), else answer STVM_ETIMEDOUT at
- * once without waiting. Never switches.
+/* Consume an excess signal if there is one (STVM_OK), else answer STVM_EAGAIN at once
+ * without waiting (no time limit passed: stvm_semaphore_wait_timeout_ms with 0 answers
+ * ETIMEDOUT). Never switches.
  * Errors:
  *   EINVAL    vm or sem NULL; sem not a semaphore of this VM
- *   ENOTPROC  not called from a green process of vm on its thread */
+ *   ENOTPROC  not called from a green process of vm on its thread
+ *   EAGAIN    no excess signal: nothing taken */
 STVM_API int stvm_semaphore_try_wait(stvm_vm *vm, stvm_semaphore *sem);
 
 /* Excess signals (>= 0), or EINVAL. */
@@ -741,12 +777,16 @@ STVM_API int stvm_semaphore_get_name(stvm_vm *vm, const stvm_semaphore *sem, cha
 
 /* ---- Mutexes (owner, re-entrant, FIFO hand-off) --------------------------------- */
 
+/* A new free mutex. Allocates.
+ * Errors:
+ *   EINVAL    vm or out NULL
+ *   ENOMEM    no memory for the mutex */
 STVM_API int stvm_mutex_new(stvm_vm *vm, stvm_mutex **out);
-/* Free a mutex nobody owns or waits on.
+/* Free a mutex nobody owns or waits on. Never switches.
  * Errors:
  *   EINVAL    vm or m NULL; m not a mutex of this VM
- *   ESTATE    it is owned, has waiters, or a process is committed to wait on it in a
- *             timed enter */
+ *   EINUSE    it is owned, has waiters, or a process is committed to wait on it in a
+ *             timed enter: nothing changes */
 STVM_API int stvm_mutex_free(stvm_vm *vm, stvm_mutex *m);
 
 /* Take the mutex; re-entrant: the owner may enter again and must exit as many times.
@@ -784,11 +824,13 @@ STVM_API int stvm_mutex_enter_timeout_ms(stvm_vm *vm, stvm_mutex *m, int64_t ms)
  *   EPERM     the caller does not own the mutex */
 STVM_API int stvm_mutex_exit(stvm_vm *vm, stvm_mutex *m);
 
-/* Primitive 187: take the mutex if free (1), or if the caller owns it (re-entry, 1);
- * 0 when another process owns it. Never blocks.
+/* Take the mutex if it is free, or enter again if the caller owns it (STVM_OK), as
+ * primitive 187's test does; STVM_EAGAIN when another process owns it. Never waits,
+ * never switches.
  * Errors:
  *   EINVAL    vm or m NULL; m not a mutex of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
+ *   EAGAIN    another process owns it: nothing taken
  *   ERANGE    re-entry beyond 2^32-1 times */
 STVM_API int stvm_mutex_try_enter(stvm_vm *vm, stvm_mutex *m);
 
@@ -823,7 +865,20 @@ STVM_API int stvm_mutex_get_name(stvm_vm *vm, const stvm_mutex *m, char *buf, si
  * Called from a process, every queue call keeps Pharo's preemption rule: a process of
  * higher priority that the call makes runnable (a writer given the room a take or a
  * flush frees, a reader woken by items other threads put, which a call counts when it
- * looks) runs before the call returns. So even the calls that never wait may switch. */
+ * looks) runs before the call returns. So even the calls that never wait may switch.
+ *
+ * Closing (stvm_queue_close, or stvm_queue_close_external from another thread) is how a
+ * producer says that nothing more will come, instead of a poison-pill item: every put
+ * after it answers STVM_ECLOSED and takes nothing (the item stays the caller's), writers
+ * waiting for room (processes, and threads in stvm_queue_put_external) are released with
+ * STVM_ECLOSED, readers take what is left, and once nothing is left every take (timed,
+ * try and peek too) answers STVM_EEOF, as a stream does at its end, and so do the
+ * readers still waiting then. A closed queue keeps no process waiting, so it no longer
+ * keeps stvm_run waiting for other threads: a program whose producers all closed ends
+ * (STVM_OK) or reports what else is stuck (STVM_EDEADLOCK), never hangs. Several
+ * producers close once between them: count them (the last one to finish closes), or
+ * let a process close after joining them or after its own count of their items; a
+ * second close answers STVM_ECLOSED and changes nothing. */
 typedef struct stvm_queue stvm_queue;
 /* What stvm_queue_flush and stvm_queue_free hand each item they remove to. */
 typedef void (*stvm_item_fn)(void *item, void *arg);
@@ -833,9 +888,10 @@ typedef void (*stvm_item_fn)(void *item, void *arg);
  *   EINVAL    vm or out NULL; capacity above INT64_MAX
  *   ENOMEM    no memory for the queue */
 STVM_API int stvm_queue_new(stvm_vm *vm, size_t capacity, stvm_queue **out);
-/* Free q, handing each item still in it to fn(item, arg) first (fn may be NULL). Call
- * it only once no other thread will put to q any more. stvm_vm_free frees the queues
- * left, dropping their items without a call. Never switches.
+/* Free q, open or closed, handing each item still in it to fn(item, arg) first (fn may
+ * be NULL). Call it only once no other thread will put to q or close it any more.
+ * stvm_vm_free frees the queues left, dropping their items without a call. Never
+ * switches.
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
@@ -849,16 +905,20 @@ STVM_API int stvm_queue_free(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
- *   EFULL     from the embedding thread, and the bounded queue is full
+ *   EAGAIN    from the embedding thread (which cannot wait), and the bounded queue is
+ *             full: nothing put
+ *   ECLOSED   q is closed, or was closed while the caller waited for room: nothing put
  *   ENOMEM    no memory to grow the queue (nothing put)
  *   ESTATE    the caller was suspended while it waited for room, and resumed
  *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
  *             waited for room: nothing put */
 STVM_API int stvm_queue_put(stvm_vm *vm, stvm_queue *q, void *item);
-/* As stvm_queue_put, waiting at most ms for room (0: only try).
+/* As stvm_queue_put, waiting at most ms for room (0: only try). item is an input, so it
+ * comes before the time limit; stvm_queue_take_timeout_ms's item is an output, so it
+ * comes after (include/README.md, "Naming").
  * Errors: as stvm_queue_put, and
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ETIMEDOUT no room within ms: nothing put
+ *   ETIMEDOUT no room within ms (0: at once): nothing put
  *   EINVAL    ms negative
  *   ERANGE    ms longer than the Delay scheduler allows (see stvm_delay_wait_ms) */
 STVM_API int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, int64_t ms);
@@ -867,6 +927,8 @@ STVM_API int stvm_queue_put_timeout_ms(stvm_vm *vm, stvm_queue *q, void *item, i
  * Errors:
  *   EINVAL    vm or item NULL; q not a queue of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
+ *   EEOF      q is closed and nothing is left, now or when the close came while the
+ *             caller waited: *item untouched
  *   ESTATE    the caller was suspended while it waited, and resumed: nothing taken
  *   EINTR     interrupted (stvm_process_interrupt) or its waits cancelled while it
  *             waited: nothing taken */
@@ -883,7 +945,8 @@ STVM_API int stvm_queue_take_timeout_ms(stvm_vm *vm, stvm_queue *q, int64_t ms, 
  * Errors:
  *   EINVAL    vm or item NULL; q not a queue of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
- *   ETIMEDOUT the queue is empty (or all it holds is promised to woken readers) */
+ *   EAGAIN    the queue is empty (or all it holds is promised to woken readers)
+ *   EEOF      q is closed and nothing is left: nothing will ever come */
 STVM_API int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item);
 /* Pharo's peek: the item the next take would get, left in the queue. From a process or
  * the embedding thread outside stvm_run. Switches only by the rule above, before it
@@ -891,7 +954,8 @@ STVM_API int stvm_queue_try_take(stvm_vm *vm, stvm_queue *q, void **item);
  * Errors:
  *   EINVAL    vm or item NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
- *   ETIMEDOUT nothing a take could get now */
+ *   EAGAIN    nothing a take could get now
+ *   EEOF      q is closed and nothing is left */
 STVM_API int stvm_queue_peek(stvm_vm *vm, stvm_queue *q, void **item);
 /* Pharo's size (isEmpty is size 0): the items a take could get now, not counting those
  * promised to woken readers. Items other threads put are counted once the VM has seen
@@ -901,23 +965,35 @@ STVM_API int64_t stvm_queue_size(stvm_vm *vm, stvm_queue *q);
 /* Pharo's flush and removeAll: remove every item a take could get, handing each to
  * fn(item, arg) (fn may be NULL), oldest first; answers how many. Items promised to
  * woken readers stay theirs. Room freed wakes writers, and by the rule above a woken
- * writer of higher priority runs, but only once every item has been handed to fn.
- * Switches.
+ * writer of higher priority runs, but only once every item has been handed to fn. A
+ * closed queue flushed is at its end. Switches.
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
  *   ENOMEM    fn given and no memory to list the items: nothing removed */
 STVM_API int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg);
+/* Close q (the rules above): from now on puts answer STVM_ECLOSED; writers waiting for
+ * room (processes and threads) are released with STVM_ECLOSED; items other threads put
+ * before the close stay to be taken; once nothing is left, the readers waiting and every
+ * later take answer STVM_EEOF. From a process or the embedding thread outside stvm_run;
+ * another thread closes with stvm_queue_close_external. Switches (a released process of
+ * higher priority runs at once); never allocates.
+ * Errors:
+ *   EINVAL    vm NULL; q not a queue of this VM
+ *   ENOTPROC  called from another thread while the VM runs
+ *   ECLOSED   q is already closed: nothing changes */
+STVM_API int stvm_queue_close(stvm_vm *vm, stvm_queue *q);
 /* Let other OS threads put to q (stvm_queue_put_external). q's item count becomes an
  * external semaphore (one slot of the table): a process waiting on an empty queue then
  * keeps stvm_run waiting for the threads, as a wait on a registered external semaphore
- * does, instead of answering STVM_EDEADLOCK. Items a thread puts come after those
- * already in the queue; each thread's items keep their order. From a process or the
- * embedding thread outside stvm_run. Allocates.
+ * does, instead of answering STVM_EDEADLOCK, until the queue is closed. Items a thread
+ * puts come after those already in the queue; each thread's items keep their order.
+ * From a process or the embedding thread outside stvm_run. Allocates.
  * Errors:
  *   EINVAL    vm NULL; q not a queue of this VM
  *   ENOTPROC  called from another thread while the VM runs
  *   ESTATE    q is already open for other threads
+ *   ECLOSED   q is closed: nothing more can be put
  *   EFULL     the external semaphore table is full
  *   ENOMEM    no memory for the table's slot
  *   ESYS      the lock or condition variable could not be made */
@@ -928,10 +1004,21 @@ STVM_API int stvm_queue_open_external(stvm_vm *vm, stvm_queue *q);
  * variable, not in the VM: backpressure for a thread pool. Allocates.
  * Errors:
  *   EINVAL    q NULL, not a queue, or not open for other threads; timeout_ms below -1
- *   EFULL     timeout_ms 0 and the bounded queue is full
- *   ETIMEDOUT no room came within timeout_ms
+ *   ECLOSED   q is closed, or was closed while the thread waited for room: nothing put
+ *             (the item stays the caller's)
+ *   ETIMEDOUT no room came within timeout_ms (0: at once)
  *   ENOMEM    no memory for the item's place */
 STVM_API int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms);
+/* Any OS thread (not a signal handler), as stvm_queue_put_external: close q (see
+ * stvm_queue_close). Puts are refused from this moment and threads waiting for room are
+ * released at once; the VM releases its waiting processes when it next looks at its
+ * external signals (this call wakes it, as a put does). With several producer threads,
+ * only the last one to finish closes (count them, e.g. with an atomic counter), or
+ * none does and a process closes once they are done. Never allocates.
+ * Errors:
+ *   EINVAL    q NULL, not a queue, or not open for other threads
+ *   ECLOSED   q is already closed: nothing changes */
+STVM_API int stvm_queue_close_external(stvm_queue *q);
 /* Name q, and read its name ("Names" above); its internal semaphores go by it too
  * ("frames.items", "frames.room"). */
 STVM_API int stvm_queue_set_name(stvm_vm *vm, stvm_queue *q, const char *name);
@@ -976,10 +1063,9 @@ STVM_API int stvm_monitor_new(stvm_vm *vm, stvm_monitor **out);
 /* Release a monitor nobody owns or waits on. Never switches.
  * Errors:
  *   EINVAL    vm or m NULL; m not a monitor of this VM
- *   EINUSE    a process waits on it (to enter, or on a condition queue), was handed it or
- *             a signal of it and has not run yet, is inside a wait or
- *             stvm_monitor_critical on it: nothing changes
- *   ESTATE    a process owns it (the caller included) */
+ *   EINUSE    a process owns it (the caller included), waits on it (to enter, or on a
+ *             condition queue), was handed it or a signal of it and has not run yet, is
+ *             inside a wait or stvm_monitor_critical on it: nothing changes */
 STVM_API int stvm_monitor_free(stvm_vm *vm, stvm_monitor *m);
 
 /* Pharo's enter: take the monitor, waiting behind the entrants (FIFO), or enter again if
@@ -1000,11 +1086,12 @@ STVM_API int stvm_monitor_enter(stvm_vm *vm, stvm_monitor *m);
  *   ERANGE    ms too long (see stvm_delay_wait_ms)
  *   ENOMEM    no memory to start the Delay scheduler (the VM's first timed wait) */
 STVM_API int stvm_monitor_enter_timeout_ms(stvm_vm *vm, stvm_monitor *m, int64_t ms);
-/* Take the monitor if it is free, or enter again if the caller owns it (1); 0 when
- * another process owns it. Never switches.
+/* Take the monitor if it is free, or enter again if the caller owns it (STVM_OK);
+ * STVM_EAGAIN when another process owns it. Never waits, never switches.
  * Errors:
  *   EINVAL    vm or m NULL; m not a monitor of this VM
  *   ENOTPROC  not called from a green process of vm on its thread
+ *   EAGAIN    another process owns it: nothing taken
  *   ERANGE    the owner entered it 2^32-1 times */
 STVM_API int stvm_monitor_try_enter(stvm_vm *vm, stvm_monitor *m);
 /* Pharo's exit: leave once; the last exit hands the monitor to the first entrant, which
@@ -1159,11 +1246,12 @@ STVM_API int stvm_local_free(stvm_vm *vm, stvm_local *v);
 STVM_API int stvm_local_get(stvm_vm *vm, const stvm_local *v, void **value);
 /* The same for process p (Pharo's evaluate:onBehalfOf: around value), from a process or
  * the embedding thread. A finished process whose handle is held answers the values it
- * had when it finished. Never switches or allocates.
+ * had when it finished. Never switches or allocates. (Before 0.3.0:
+ * stvm_local_get_of, with the same arguments.)
  * Errors:
  *   EINVAL    vm, p or value NULL; p not a process of this VM; v not a variable of it */
-STVM_API int stvm_local_get_of(stvm_vm *vm, const stvm_process *p, const stvm_local *v,
-                               void **value);
+STVM_API int stvm_process_get_local(stvm_vm *vm, const stvm_process *p, const stvm_local *v,
+                                    void **value);
 /* Pharo's value:: make value the active process's own value of v (NULL: as
  * stvm_local_clear). The value it replaces is dropped (destroy_fn), unless it is the
  * same pointer, which changes nothing. Allocates (the process's first value of v);
@@ -1210,7 +1298,7 @@ STVM_API int stvm_external_register(stvm_vm *vm, stvm_semaphore *sem, int *index
 /* Free the slot; signals still pending for it are dropped.
  * Errors:
  *   EINVAL    vm NULL; index out of range or not in use
- *   ESTATE    the slot is a queue's (stvm_queue_open_external): stvm_queue_free frees it */
+ *   EINUSE    the slot is a queue's (stvm_queue_open_external): stvm_queue_free frees it */
 STVM_API int stvm_external_unregister(stvm_vm *vm, int index);
 
 /* Any thread, and async-signal-safe: signal the semaphore registered at index exactly
@@ -1349,22 +1437,23 @@ STVM_API int64_t stvm_sim_cost(const stvm_vm *vm, int op);
 STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
-/* Pharo's BlockClosure>>valueWithin:onTimeout:: run fn(vm, arg) in the caller with a
- * time limit. A watchdog process (priority 79, Pharo's timingPriority - 1) waits for
+/* Pharo's BlockClosure>>valueWithin:onTimeout:: call fn(vm, arg) in the caller with a
+ * time limit, ms (or us). A watchdog process (priority 79, Pharo's timingPriority - 1) waits for
  * the end with a timed wait; when the time runs out first it interrupts the caller
  * (stvm_process_interrupt), and from then until fn returns every wait of the caller
  * answers STVM_EINTR at once, as do stvm_checkpoint and stvm_work_us: C cannot be
  * unwound, so fn should return when its calls answer EINTR. Nested runs each keep their
  * own limit. A duration of 0 answers STVM_ETIMEDOUT without calling fn (Pharo's rule).
- * Allocates (the watchdog's stack); switches.
+ * Allocates (the watchdog's stack); switches. (Before 0.3.0: stvm_run_within_ms(vm, ms,
+ * fn, arg), the time limit before the inputs; stvm/deprecated.h keeps that form.)
  * Errors:
  *   EINVAL    vm or fn NULL; ms or us negative
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ERANGE    longer than the Delay scheduler allows (see stvm_delay_wait_ms)
  *   ETIMEDOUT the time ran out before fn returned (fn ran; its waits were cut short)
  *   ENOMEM    no memory for the watchdog (fn not called) */
-STVM_API int stvm_run_within_ms(stvm_vm *vm, int64_t ms, stvm_fn fn, void *arg);
-STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
+STVM_API int stvm_call_within_ms(stvm_vm *vm, stvm_fn fn, void *arg, int64_t ms);
+STVM_API int stvm_call_within_us(stvm_vm *vm, stvm_fn fn, void *arg, int64_t us);
 
 /* ---- Delay objects (Pharo's Delay) --------------------------------------------
  * A Delay made once and used many times, scheduled and unscheduled by any process,

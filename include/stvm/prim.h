@@ -55,7 +55,7 @@ STVM_API int stvm_int_compare(stvm_vm *vm, stvm_oop a, stvm_oop b, int *out);
  * collector: whoever made an object releases it). SmallIntegers and nil are ignored.
  * Errors:
  *   EINVAL    vm NULL; oop not one of these, or not an object of this VM
- *   ESTATE    a socket handle not yet destroyed */
+ *   EINUSE    a socket handle not yet destroyed: nothing changes */
 STVM_API int stvm_oop_release(stvm_vm *vm, stvm_oop oop);
 
 /* A ByteArray of size bytes, all zero (Pharo's ByteArray new:), for the socket

@@ -73,7 +73,11 @@ extern "C" {
  *                 waited); extra = the queue it was woken from, or
  *                 STVM_TRACE_MONITOR_ENTRY: the monitor itself was handed to it (a last
  *                 exit, a give-back, or an owner that finished). Entering and leaving
- *                 without waiting are not recorded */
+ *                 without waiting are not recorded
+ *   QUEUE_CLOSE   the VM's half of a queue's close (stvm_queue_close, or the VM seeing
+ *                 a thread's stvm_queue_close_external): object = the stvm_queue;
+ *                 detail = items left in it (process 0: the embedding thread, or a
+ *                 thread's close seen); the waiters it releases follow as READY */
 typedef enum stvm_trace_kind {
     STVM_TRACE_CREATED, STVM_TRACE_READY, STVM_TRACE_RESUMED, STVM_TRACE_SUSPENDED,
     STVM_TRACE_TERMINATED, STVM_TRACE_FINISHED, STVM_TRACE_SWITCH, STVM_TRACE_SEM_WAIT,
@@ -85,7 +89,7 @@ typedef enum stvm_trace_kind {
     STVM_TRACE_SOCKET_WAIT, STVM_TRACE_SOCKET_DONE, STVM_TRACE_FFI_CALL,
     STVM_TRACE_FFI_RETURN, STVM_TRACE_INTERRUPT, STVM_TRACE_GIVEN_BACK,
     STVM_TRACE_QUEUE_PUT, STVM_TRACE_QUEUE_TAKE, STVM_TRACE_MONITOR_WAIT,
-    STVM_TRACE_MONITOR_SIGNAL,
+    STVM_TRACE_MONITOR_SIGNAL, STVM_TRACE_QUEUE_CLOSE,
     STVM_TRACE_KINDS
 } stvm_trace_kind;
 

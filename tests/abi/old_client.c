@@ -55,7 +55,7 @@ int main(void)
     char why[160] = "";
     check(stvm_config_check(&cfg.s, why, sizeof why) == STVM_OK, "stvm_config_check");
     stvm_vm *vm = NULL;
-    check(stvm_vm_new(&vm, &cfg.s) == STVM_OK, "stvm_vm_new with the old config");
+    check(stvm_vm_create(&cfg.s, &vm) == STVM_OK, "stvm_vm_create with the old config");
     if (!vm)
         return 1;
     WITH_CANARY(stvm_config) back;

@@ -7,7 +7,7 @@
 int main(void)
 {
     stvm_vm *vm;
-    if (stvm_vm_new(&vm, NULL) != STVM_OK)
+    if (stvm_vm_create(NULL, &vm) != STVM_OK)
         return 2;
     return 0;   /* the VM is never freed */
 }

@@ -8,7 +8,7 @@
  *    any int; stvm_primitive_numbers with any capacity (it must not write past it);
  *  - configuration: every field of stvm_config (edges and raw values) into
  *    stvm_config_check, with why buffers of every size (nothing written past the size),
- *    against a model of the documented ranges; stvm_vm_new must agree with the check,
+ *    against a model of the documented ranges; stvm_vm_create must agree with the check,
  *    and stvm_vm_config answer the normalised values;
  *  - a simulated-clock VM driven from the host thread and from green processes:
  *    durations into stvm_delay_wait_ms/us, semaphore and mutex timed waits and joins
@@ -20,9 +20,12 @@
  *    (stvm_ensure), interrupts into any process (each wait may then answer EINTR),
  *    Semaphore>>critical: and runs with a time limit, NULL and foreign handles
  *    everywhere; modelled costs per scheduler operation (stvm_sim_set_cost), which the
- *    later operations' events then charge; names of every kind of object (any bytes,
- *    control characters and over-long ones refused, the getter with buffers of every
- *    size) and the process listing (its count, order and what each process waits on).
+ *    later operations' events then charge; shared queues (bounded, open to other
+ *    threads, closed from a process, the host or as another thread: puts refused with
+ *    ECLOSED, the end answered EEOF by every take, tries answering EAGAIN); names of
+ *    every kind of object (any bytes, control characters and over-long ones refused, the
+ *    getter with buffers of every size) and the process listing (its count, order and
+ *    what each process waits on).
  *
  * Every call that fails with an argument or state error must leave the VM as it was
  * (the snapshot of fuzz_common.h); the scheduler's invariants hold after every
@@ -408,19 +411,19 @@ static void op_config(fz_ctx *c)
     if (!(w & 0x10) || vm_news_left <= 0)
         return;
     vm_news_left--;
-    /* stvm_vm_new agrees with the check; on error *out is unchanged */
+    /* stvm_vm_create agrees with the check; on error *out is unchanged */
     if (g.clock == STVM_CLOCK_SIMULATED && !g.sim_start_us)
         g.sim_start_us = FZ_SIM_START;   /* 0 would be "now": not deterministic */
     if (g.stack_guard_method == STVM_GUARD_AUTO || g.stack_guard_method == STVM_GUARD_MADVISE)
         g.stack_guard_method = STVM_GUARD_CANARY;   /* AUTO/MADVISE depend on the kernel */
     stvm_vm *vm = (stvm_vm *)fz_stray;
-    rc = stvm_vm_new(&vm, &g);
+    rc = stvm_vm_create(&g, &vm);
     if (bad) {
         FZ_CHECK(rc == STVM_EINVAL && vm == (stvm_vm *)fz_stray,
-                 "vm_new with a bad %s answered %s", bad, stvm_err_name(rc));
+                 "vm_create with a bad %s answered %s", bad, stvm_err_name(rc));
         return;
     }
-    FZ_CHECK(rc == STVM_OK, "vm_new with a valid config answered %s", stvm_err_name(rc));
+    FZ_CHECK(rc == STVM_OK, "vm_create with a valid config answered %s", stvm_err_name(rc));
     stvm_config got;
     FZ_CHECK(stvm_vm_config(vm, &got) == STVM_OK, "vm_config");
     FZ_CHECK(stvm_vm_config(vm, NULL) == STVM_EINVAL && stvm_vm_config(NULL, &got) == STVM_EINVAL,
@@ -1152,14 +1155,14 @@ static void op_process(fz_ctx *c)
         break;
     }
     case 8: {
-        what = "run_within";
+        what = "call_within";
         int64_t d = (int64_t)(fz_u8(IN()) % 8) - 1;   /* -1 .. 6 ms */
         bool null_fn = k & 0x40;
         int rule = duration_rule(c, d, true);   /* ENOTPROC, EINVAL, ERANGE in that order */
         want = null_fn ? STVM_EINVAL : rule ? rule : d == 0 ? STVM_ETIMEDOUT : MAY_WAIT;
-        rc = stvm_run_within_ms(c->vm, d, null_fn ? NULL : timed_fn, c);
+        rc = stvm_call_within_ms(c->vm, null_fn ? NULL : timed_fn, c, d);
         if (want == MAY_WAIT) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "run_within answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "call_within answered %s",
                      stvm_err_name(rc));
             return;
         }
@@ -1221,9 +1224,9 @@ static void op_sem(fz_ctx *c)
     case 1: {
         what = "semaphore_free";
         rc = stvm_semaphore_free(c->vm, sem);
-        want = valid ? rc : STVM_EINVAL;   /* ESTATE when waited on: checked unchanged */
+        want = valid ? rc : STVM_EINVAL;   /* EINUSE when waited on: checked unchanged */
         if (valid)
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "semaphore_free answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EINUSE, "semaphore_free answered %s",
                      stvm_err_name(rc));
         if (rc == STVM_OK)
             for (int i = 0; i < c->nsem; i++)
@@ -1249,7 +1252,7 @@ static void op_sem(fz_ctx *c)
     case 4: {
         what = "semaphore_try_wait";
         int64_t e = valid ? stvm_semaphore_excess(c->vm, sem) : 0;
-        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : e > 0 ? 0 : STVM_ETIMEDOUT;
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : e > 0 ? 0 : STVM_EAGAIN;
         rc = stvm_semaphore_try_wait(c->vm, sem);
         if (rc == STVM_OK)
             FZ_CHECK(stvm_semaphore_excess(c->vm, sem) == e - 1, "try_wait took no signal");
@@ -1303,9 +1306,9 @@ static void op_mutex(fz_ctx *c)
     case 1:
         what = "mutex_free";
         rc = stvm_mutex_free(c->vm, m);
-        want = !valid ? STVM_EINVAL : owner ? STVM_ESTATE : rc;
+        want = !valid ? STVM_EINVAL : owner ? STVM_EINUSE : rc;
         if (valid)
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ESTATE, "mutex_free answered %s",
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EINUSE, "mutex_free answered %s",
                      stvm_err_name(rc));
         if (rc == STVM_OK)
             for (int i = 0; i < c->nmut; i++)
@@ -1331,12 +1334,14 @@ static void op_mutex(fz_ctx *c)
         break;
     case 4:
         what = "mutex_try_enter";
-        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : (!owner || owner == me) ? 1 : 0;
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC
+             : (!owner || owner == me) ? STVM_OK : STVM_EAGAIN;
         rc = stvm_mutex_try_enter(c->vm, m);
-        if (rc == 1)
-            FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "try_enter 1 but not the owner");
-        if (rc == 0) {
-            FZ_CHECK(want == 0, "mutex_try_enter answered 0, expected %d", want);
+        if (rc == STVM_OK)
+            FZ_CHECK(stvm_mutex_owner(c->vm, m) == me, "try_enter OK but not the owner");
+        if (rc == STVM_EAGAIN) {
+            FZ_CHECK(want == STVM_EAGAIN, "mutex_try_enter answered EAGAIN, expected %s",
+                     stvm_err_name(want));
             unchanged(c, s, "mutex_try_enter (owned by another)");
             return;
         }
@@ -1471,7 +1476,7 @@ static void op_external(fz_ctx *c)
             return;
         int64_t before = stvm_semaphore_excess(c->vm, ext_sem[e]);
         rc = stvm_semaphore_try_wait(c->vm, ext_sem[e]);
-        want = before > 0 ? 0 : STVM_ETIMEDOUT;
+        want = before > 0 ? 0 : STVM_EAGAIN;
         break;
     }
     default: {
@@ -1656,12 +1661,16 @@ static void op_queue(fz_ctx *c)
     bool full = valid && m->capacity && (size_t)m->n >= m->capacity;
     fz_snap *s = snap(c);
     uint64_t sw0 = switches(c);   /* for the calls that never switch */
-    FZ_TRACE("  queue case %u on %d: exact %d, model %d items (%d pending), size %lld\n", k % 12,
+    FZ_TRACE("  queue case %u on %d: exact %d, model %d items (%d pending), size %lld\n", k % 14,
              qi, exact, m ? m->n : 0, m ? m->npend : 0, (long long)size);
     int rc, want;
     const char *what;
     void *item = (void *)SENTINEL;
-    switch (k % 12) {
+    bool closed = valid && m->closed;
+    /* Nothing left, for good: a take answers EEOF. Exact only when the VM ended the
+     * close and no call is in flight (no item promised to a woken reader). */
+    bool at_end = closed && m->ended && exact && !m->n;
+    switch (k % 14) {
     case 0: {
         what = "queue_new";
         static const size_t caps[] = {0, 1, 2, 3, 0, 5, (size_t)INT64_MAX,
@@ -1716,7 +1725,7 @@ static void op_queue(fz_ctx *c)
     }
     case 2:
     case 3: {
-        bool timed = (k % 12) == 3;
+        bool timed = (k % 14) == 3;
         what = timed ? "queue_put_timeout_ms" : "queue_put";
         if (valid && m->n + m->ntent >= FZ_QITEMS - 1)
             return;
@@ -1726,16 +1735,18 @@ static void op_queue(fz_ctx *c)
             want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : duration_rule(c, ms, true);
         else
             want = !valid ? STVM_EINVAL : 0;
+        if (!want && closed)
+            want = STVM_ECLOSED;   /* every put after the close, the item not taken */
         bool may_wait = !want && proc && (!exact || full);
         if (!want && !proc && !exact)
-            may_wait = true;   /* the host: EFULL or not, it cannot tell */
+            may_wait = true;   /* the host: EAGAIN or not, it cannot tell */
         if (!want && !proc && exact && full)
-            want = STVM_EFULL;
+            want = STVM_EAGAIN;   /* the host cannot wait: a try */
         if (!want && timed && ms == 0 && exact && full)
             want = STVM_ETIMEDOUT;
         if (may_wait && timed && too_long(ms, true))
             return;
-        if (want == STVM_ETIMEDOUT || want == STVM_EFULL)
+        if (want == STVM_ETIMEDOUT || want == STVM_EAGAIN || want == STVM_ECLOSED)
             may_wait = false;
         uint64_t sw = switches(c);
         uint64_t puts = valid ? m->puts : 0;
@@ -1764,14 +1775,14 @@ static void op_queue(fz_ctx *c)
         }
         if (may_wait) {
             if (!proc)
-                FZ_CHECK(rc == STVM_OK || (rc == STVM_EFULL && m->capacity),
+                FZ_CHECK(rc == STVM_OK || (rc == STVM_EAGAIN && m->capacity),
                          "%s from the host answered %s", what, stvm_err_name(rc));
-            else
+            else   /* ECLOSED: a process closed the queue while this one waited for room */
                 FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT || rc == STVM_ESTATE ||
-                             rc == STVM_EINTR,
+                             rc == STVM_EINTR || (rc == STVM_ECLOSED && m->closed),
                          "%s answered %s", what, stvm_err_name(rc));
             FZ_CHECK(rc != STVM_ETIMEDOUT || timed, "%s (untimed) answered ETIMEDOUT", what);
-            if (rc == STVM_EFULL || (rc == STVM_ETIMEDOUT && ms == 0))
+            if (rc == STVM_EAGAIN || (rc == STVM_ETIMEDOUT && ms == 0))
                 unchanged(c, s, what);
             return;
         }
@@ -1779,17 +1790,21 @@ static void op_queue(fz_ctx *c)
     }
     case 4:
     case 5: {
-        bool timed = (k % 12) == 5;
+        bool timed = (k % 14) == 5;
         what = timed ? "queue_take_timeout_ms" : "queue_take";
         bool null_item = (k & 0xC0) == 0xC0;
         int64_t ms = timed ? pick_duration(c) : 0;
         want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : null_item ? STVM_EINVAL : 0;
         if (!want && timed)
             want = duration_rule(c, ms, true);
-        if (!want && !timed && m->external && size <= 0)
+        if (!want && !timed && m->external && size <= 0 && !at_end)
             return;   /* it would keep stvm_run waiting for other threads forever */
         bool may_wait = !want && size <= 0;
-        if (!want && timed && ms == 0 && size <= 0) {
+        if (!want && at_end) {
+            want = STVM_EEOF;   /* the end of the queue, timed or not, at once */
+            may_wait = false;
+        }
+        if (!want && timed && ms == 0 && size <= 0 && !closed) {
             want = STVM_ETIMEDOUT;   /* it only tries */
             may_wait = false;
         }
@@ -1813,10 +1828,13 @@ static void op_queue(fz_ctx *c)
             return;
         }
         FZ_CHECK(item == (void *)SENTINEL, "%s failed but wrote the item", what);
-        if (may_wait) {
-            FZ_CHECK(rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR,
+        if (may_wait) {   /* EEOF: the queue was closed before or while it waited */
+            FZ_CHECK(rc == STVM_ETIMEDOUT || rc == STVM_ESTATE || rc == STVM_EINTR ||
+                         (rc == STVM_EEOF && m->closed),
                      "%s answered %s", what, stvm_err_name(rc));
             FZ_CHECK(rc != STVM_ETIMEDOUT || timed, "%s (untimed) answered ETIMEDOUT", what);
+            if (rc == STVM_EEOF)
+                m->ended = true;
             return;
         }
         break;
@@ -1826,7 +1844,7 @@ static void op_queue(fz_ctx *c)
         bool null_item = (k & 0xC0) == 0xC0;
         want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : null_item ? STVM_EINVAL : 0;
         if (!want && exact)
-            want = m->n ? 0 : STVM_ETIMEDOUT;
+            want = m->n ? 0 : at_end ? STVM_EEOF : closed && !m->ended ? MAY_WAIT : STVM_EAGAIN;
         if (valid)
             m->inflight++;   /* a writer it gives room to may run (it was defect 4) */
         rc = stvm_queue_try_take(c->vm, q, null_item ? NULL : &item);
@@ -1834,9 +1852,9 @@ static void op_queue(fz_ctx *c)
             return;   /* freed by a process that ran while this call was switched out */
         if (valid)
             m->inflight--;
-        if (!want && !exact) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "%s answered %s", what,
-                     stvm_err_name(rc));
+        if ((!want && !exact) || want == MAY_WAIT) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EAGAIN || (rc == STVM_EEOF && closed),
+                     "%s answered %s", what, stvm_err_name(rc));
             want = rc;
         }
         if (rc == STVM_OK) {
@@ -1851,7 +1869,8 @@ static void op_queue(fz_ctx *c)
     case 7: {
         what = "queue_peek";
         bool null_item = (k & 0xC0) == 0xC0;
-        want = !valid || null_item ? STVM_EINVAL : size > 0 ? 0 : STVM_ETIMEDOUT;
+        want = !valid || null_item ? STVM_EINVAL : size > 0 ? 0 : at_end ? STVM_EEOF
+             : closed ? MAY_WAIT : STVM_EAGAIN;
         if (valid)
             m->inflight++;   /* it may switch (the drain of other threads' items) */
         rc = stvm_queue_peek(c->vm, q, null_item ? NULL : &item);
@@ -1864,6 +1883,11 @@ static void op_queue(fz_ctx *c)
             want = rc;
             exact = false;
             s = NULL;   /* the woken reader changed the VM, whatever peek answers */
+        }
+        if (want == MAY_WAIT) {   /* closed: the end, or items promised to woken readers */
+            FZ_CHECK(rc == STVM_EEOF || rc == STVM_EAGAIN, "%s answered %s", what,
+                     stvm_err_name(rc));
+            want = rc;
         }
         if (rc == STVM_OK) {
             if (exact)
@@ -1944,11 +1968,44 @@ static void op_queue(fz_ctx *c)
         if (valid && (m->inflight || m->lossy))
             return;   /* a reader waiting untimed would keep stvm_run waiting for threads */
         int used = (ext_index[0] > 0) + (ext_index[1] > 0) + open_queue_slots(c);
-        want = !valid ? STVM_EINVAL : m->external ? STVM_ESTATE
+        want = !valid ? STVM_EINVAL : m->external ? STVM_ESTATE : closed ? STVM_ECLOSED
              : used >= c->cfg.external_table_size ? STVM_EFULL : 0;
         rc = stvm_queue_open_external(c->vm, q);
         if (rc == STVM_OK)
             m->external = true;
+        break;
+    }
+    case 11: {
+        what = "queue_close";
+        bool null_vm = (k & 0x80) && !(k & 0x40);
+        want = !valid || null_vm ? STVM_EINVAL : closed ? STVM_ECLOSED : 0;
+        if (valid) {
+            m->inflight++;   /* a released process of higher priority runs at once */
+            if (!want)       /* and finds it closed */
+                m->closed = m->ended = true;
+        }
+        rc = stvm_queue_close(null_vm ? NULL : c->vm, q);
+        if (valid && m->serial != serial)
+            return;   /* freed by a process that ran while this call was switched out */
+        if (valid)
+            m->inflight--;
+        if (valid && !closed && rc != STVM_OK)
+            m->closed = m->ended = false;
+        if (rc == STVM_OK && switches(c) != sw0)
+            pending_preemption(c, what);
+        break;
+    }
+    case 12: {
+        what = "queue_close_external";
+        stvm_queue *target = (k & 0x80) && !(k & 0x40) ? NULL : q;
+        bool ok_target = target && valid && m->external;
+        want = !ok_target ? STVM_EINVAL : closed ? STVM_ECLOSED : 0;
+        rc = stvm_queue_close_external(target);
+        if (rc == STVM_OK) {
+            m->closed = true;   /* ended when the VM looks at its external signals */
+            ext_requests++;
+            s = NULL;   /* a request to the table: seen at the next scheduling point */
+        }
         break;
     }
     default: {
@@ -1964,10 +2021,12 @@ static void op_queue(fz_ctx *c)
         uintptr_t it = (uintptr_t)new_item(c, k);
         stvm_queue *target = (k & 0x80) && !(k & 0x40) ? NULL : q;
         bool ok_target = target && valid && m->external;
-        want = !ok_target || t < -1 ? STVM_EINVAL : exact && full ? STVM_EFULL : 0;
+        want = !ok_target || t < -1 ? STVM_EINVAL : closed ? STVM_ECLOSED
+             : exact && full ? STVM_ETIMEDOUT : 0;   /* a time limit of 0 passed */
         rc = stvm_queue_put_external(target, (void *)it, t);
-        if (ok_target && t >= -1 && !exact && m->capacity) {
-            FZ_CHECK(rc == STVM_OK || rc == STVM_EFULL, "%s answered %s", what, stvm_err_name(rc));
+        if (ok_target && t >= -1 && !closed && !exact && m->capacity) {
+            FZ_CHECK(rc == STVM_OK || rc == STVM_ETIMEDOUT, "%s answered %s", what,
+                     stvm_err_name(rc));
             want = rc;
         }
         if (rc == STVM_OK) {
@@ -1979,6 +2038,8 @@ static void op_queue(fz_ctx *c)
         break;
     }
     }
+    if (rc == STVM_EEOF && valid)
+        m->ended = true;   /* only a queue at its end answers it */
     FZ_TRACE("  %s (%s queue %d) -> %s\n", what, valid ? "pool" : "bad", qi, stvm_err_name(rc));
     FZ_CHECK(rc == want, "%s of a %s queue answered %s, expected %s", what,
              valid ? "pool" : "bad", stvm_err_name(rc), stvm_err_name(want));
@@ -2509,8 +2570,8 @@ static void op_local(fz_ctx *c, unsigned op)
         }
         local_check_get(c, i == 0 ? w : NULL, rc, val, "local_get");
         void *of = (void *)SENTINEL;
-        int rc2 = stvm_local_get_of(c->vm, stvm_vm_active_process(c->vm), v, &of);
-        FZ_CHECK(rc2 == rc && of == val, "local_get_of(self) disagrees with local_get");
+        int rc2 = stvm_process_get_local(c->vm, stvm_vm_active_process(c->vm), v, &of);
+        FZ_CHECK(rc2 == rc && of == val, "process_get_local(self) disagrees with local_get");
         break;
     }
     case 2:
@@ -2567,8 +2628,8 @@ static void op_local(fz_ctx *c, unsigned op)
     default: {   /* free (refused while a during is in progress), or bad input */
         if (a & 0x40) {
             fz_snap *s = snap(c);
-            rc = stvm_local_get_of(c->vm, NULL, v, &val);
-            FZ_CHECK(rc == STVM_EINVAL, "local_get_of(NULL process)");
+            rc = stvm_process_get_local(c->vm, NULL, v, &val);
+            FZ_CHECK(rc == STVM_EINVAL, "process_get_local(NULL process)");
             rc = stvm_local_set(c->vm, (stvm_local *)c->sem[0], NULL);
             FZ_CHECK(c->sem[0] == NULL || rc == STVM_EINVAL, "local_set(a semaphore)");
             rc = stvm_local_free(c->vm, (stvm_local *)fz_stray);
@@ -2692,12 +2753,10 @@ static void op_monitor(fz_ctx *c)
     case 1:
         what = "monitor_free";
         rc = stvm_monitor_free(c->vm, m);
-        want = !valid ? STVM_EINVAL : rc;
+        want = !valid ? STVM_EINVAL : owner ? STVM_EINUSE : rc;
         if (valid)
-            FZ_CHECK(rc == STVM_OK || rc == STVM_EINUSE || rc == STVM_ESTATE,
-                     "monitor_free answered %s", stvm_err_name(rc));
-        if (valid && rc == STVM_ESTATE)
-            FZ_CHECK(owner != NULL, "monitor_free: ESTATE for a free monitor");
+            FZ_CHECK(rc == STVM_OK || rc == STVM_EINUSE, "monitor_free answered %s",
+                     stvm_err_name(rc));
         if (rc == STVM_OK) {
             FZ_CHECK(owner == NULL, "monitor_free freed an owned monitor");
             c->mon[mi] = NULL;
@@ -2726,12 +2785,13 @@ static void op_monitor(fz_ctx *c)
     case 4:
         what = "monitor_try_enter";
         rc = stvm_monitor_try_enter(c->vm, m);
-        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : (mine || !owner) ? 1 : 0;
-        if (rc == 1)
+        want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC
+             : (mine || !owner) ? STVM_OK : STVM_EAGAIN;
+        if (rc == STVM_OK)
             FZ_CHECK(stvm_monitor_owner(c->vm, m) == me &&
                          stvm_monitor_depth(c->vm, m) == (mine ? d0 + 1 : 1),
                      "monitor_try_enter took it wrongly");
-        if (rc == 0)
+        if (rc == STVM_EAGAIN)
             unchanged(c, s, what);
         break;
     case 5:
@@ -2930,8 +2990,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cleanups_ran = 0;
     fz_config_from(&c->in, &c->cfg);
     c->cfg.external_table_size = (int)(fz_u8(&c->in) % 3) + 1;   /* EFULL is reachable */
-    int rc = stvm_vm_new(&c->vm, &c->cfg);
-    FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
+    int rc = stvm_vm_create(&c->cfg, &c->vm);
+    FZ_CHECK(rc == STVM_OK, "stvm_vm_create: %s", stvm_err_name(rc));
     /* the pool: a semaphore with an excess signal, one without, a mutex, a monitor, some
      * boxes, and the two external semaphores */
     for (int i = 0; i < 2; i++) {

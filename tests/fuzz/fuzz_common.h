@@ -230,7 +230,7 @@ static void fz_foreign_init(void)
         cfg.sim_start_us = FZ_SIM_START;
         cfg.smallint_bits = i ? 31 : 61;
         cfg.stack_guard_method = STVM_GUARD_CANARY;
-        if (stvm_vm_new(&f->vm, &cfg) || stvm_semaphore_new(f->vm, &f->sem) ||
+        if (stvm_vm_create(&cfg, &f->vm) || stvm_semaphore_new(f->vm, &f->sem) ||
             stvm_mutex_new(f->vm, &f->mutex) ||
             stvm_spawn_suspended(f->vm, 40, "foreign", fz_nothing, NULL, 0, &f->proc) ||
             stvm_int_from_u64(f->vm, UINT64_MAX - 7, &f->box) ||
@@ -297,6 +297,9 @@ typedef struct fz_queue {
     uint64_t serial;        /* which queue the slot holds (a new one may reuse q's address) */
     size_t capacity;
     bool external;
+    bool closed;            /* stvm_queue_close or _close_external answered OK: puts refused */
+    bool ended;             /* the VM's half of the close is done (a thread's close: when
+                               the VM looks; not known here, so only stvm_queue_close) */
     int inflight;
     bool lossy;             /* a process died inside a call on it: it may hold an item */
     bool unordered;         /* two puts may have put in another order than the model's */

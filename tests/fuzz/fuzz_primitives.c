@@ -829,7 +829,7 @@ static void exec_op(fz_ctx *c, unsigned op)
         if (rc == STVM_OK)
             c->sem[i] = NULL;   /* its oop stays in the pool */
         else {
-            FZ_CHECK(rc == STVM_ESTATE, "semaphore_free answered %s", stvm_err_name(rc));
+            FZ_CHECK(rc == STVM_EINUSE, "semaphore_free answered %s", stvm_err_name(rc));
             fz_snap_same(c, before, "semaphore_free");
         }
         break;
@@ -855,7 +855,7 @@ static void exec_op(fz_ctx *c, unsigned op)
         if (rc == STVM_OK)
             c->mut[i] = NULL;
         else {
-            FZ_CHECK(rc == STVM_ESTATE, "mutex_free answered %s", stvm_err_name(rc));
+            FZ_CHECK(rc == STVM_EINUSE, "mutex_free answered %s", stvm_err_name(rc));
             fz_snap_same(c, before, "mutex_free");
         }
         break;
@@ -982,8 +982,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->ops_left = 400;
     c->runs_left = 6;
     fz_config_from(&c->in, &c->cfg);
-    int rc = stvm_vm_new(&c->vm, &c->cfg);
-    FZ_CHECK(rc == STVM_OK, "stvm_vm_new: %s", stvm_err_name(rc));
+    int rc = stvm_vm_create(&c->cfg, &c->vm);
+    FZ_CHECK(rc == STVM_OK, "stvm_vm_create: %s", stvm_err_name(rc));
     build_pool(c);
     fz_invariants(c, "building the pool");
     drive(c);   /* the host thread is a driver too; OP_RUN lets the green ones drive */

@@ -54,6 +54,7 @@ typedef struct run_params {
     uint32_t ms_clock_start;
     size_t ops;           /* operations to generate */
     int mutation;         /* MUT_*: the self-test's deliberately wrong model */
+    bool storm;           /* the suspend/resume storm's mix (pharo #6363), not the full one */
 } run_params;
 
 static run_params params_of(uint64_t seed, size_t max_ops)
@@ -127,7 +128,7 @@ struct drv {
     size_t n_trace, cap_trace;
     long pending[M_SLOTS];   /* each slot's call whose answer is still to come */
     int8_t last_kind[M_SLOTS][M_MAX_FRAMES + 1];   /* per cleanup depth */
-    uint64_t cov_rc[OP_KINDS][16];   /* answers seen, per operation */
+    uint64_t cov_rc[OP_KINDS][35];   /* answers seen, per operation (RC_BUCKETS) */
     bool keep_trace;
     op last_op;              /* the latest operation, for messages */
     int last_who;
@@ -191,9 +192,13 @@ static void note_trace(drv *d, const op *o, int who, int frame, bool script)
         d->pending[who] = (long)d->n_trace - 1;
 }
 
+/* Answers per operation: 0 and 1, each error code down to STVM_EAGAIN (-32), the rest
+ * in the last bucket. */
+#define RC_BUCKETS 35
 static int rc_bucket(int rc)
 {
-    return rc >= 0 ? (rc > 1 ? 15 : rc) : -rc + 1 < 15 ? -rc + 1 : 15;
+    return rc >= 0 ? (rc > 1 ? RC_BUCKETS - 1 : rc)
+                   : -rc + 1 < RC_BUCKETS - 1 ? -rc + 1 : RC_BUCKETS - 1;
 }
 
 static void note_answer(drv *d, long at, int rc, int want)
@@ -290,7 +295,8 @@ static bool compare_state(drv *d)
         int st = m_state(m, i);
         const char *on = m_waiting_on(m, i);
         const void *obj = expected_object(d, i);
-        bool terminating = !p->alive || p->terminate || p->exiting;   /* finished: stays so */
+        /* finished: stays so; terminated in a cleanup run by hand: marked at once */
+        bool terminating = !p->alive || p->terminate || p->exiting || p->exit_after;
         /* a Delay's semaphore and a queue's are inside other objects: not compared */
         bool obj_ok = (p->on && (p->on->kind == L_DELAY || p->on->kind == L_QAVAIL ||
                                  p->on->kind == L_QROOM)) ||
@@ -379,7 +385,7 @@ static bool compare_state(drv *d)
         int64_t size = stvm_queue_size(vm, d->q[k]);
         void *it = NULL;
         int rc = stvm_queue_peek(vm, d->q[k], &it);
-        int want_rc = q->avail.excess > 0 ? STVM_OK : STVM_ETIMEDOUT;
+        int want_rc = q->avail.excess > 0 ? STVM_OK : q_dry(m, q) ? STVM_EEOF : STVM_EAGAIN;
         int want_item = want_rc == STVM_OK ? q->item[handed] : 0;
         if (size != q->avail.excess || rc != want_rc || (rc == STVM_OK && (intptr_t)it != want_item)) {
             fail(d, "queue", "q%d: size %lld, peek %s item %d; the model: size %lld, peek %s item %d", k,
@@ -718,20 +724,46 @@ static void gen_spawn(drv *d, op *o, int slot)
 }
 
 /* The operations a process may be given, with their weights. */
-static const struct {
+typedef struct mix_row {
     uint8_t kind, weight;
-} green_mix[] = {
+} mix_row;
+
+static const mix_row green_mix[] = {
     {OP_SIGNAL, 12}, {OP_WAIT, 8}, {OP_TRY_WAIT, 3}, {OP_WAIT_TIMEOUT, 6},
     {OP_ENTER, 7}, {OP_EXIT, 8}, {OP_TRY_ENTER, 3}, {OP_ENTER_TIMEOUT, 4},
     {OP_YIELD, 6}, {OP_CHECKPOINT, 3}, {OP_SPAWN, 4}, {OP_SUSPEND, 3}, {OP_RESUME, 6},
     {OP_TERMINATE, 2}, {OP_SET_PRIORITY, 3}, {OP_RELEASE, 2}, {OP_JOIN, 3}, {OP_DELAY, 5},
     {OP_ENSURE, 3}, {OP_ENSURE_POP, 2}, {OP_RETURN, 1}, {OP_RENEW_SEM, 1}, {OP_RENEW_MUTEX, 1},
     {OP_QPUT, 7}, {OP_QTAKE, 6}, {OP_QTRY_TAKE, 2}, {OP_QTAKE_TIMEOUT, 3}, {OP_QPUT_TIMEOUT, 2},
-    {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
+    {OP_INTERRUPT, 3}, {OP_QFLUSH, 1}, {OP_QCLOSE, 1}, {OP_RENEW_QUEUE, 2},
+    {OP_DWAIT, 4}, {OP_DSCHEDULE, 2}, {OP_DUNSCHEDULE, 2},
     {OP_MENTER, 6}, {OP_MTRY_ENTER, 2}, {OP_MEXIT, 6}, {OP_MWAIT, 4}, {OP_MWAIT_TIMEOUT, 3},
     {OP_MSIGNAL, 4}, {OP_MSIGNAL_ALL, 2}, {OP_MENTER_TIMEOUT, 3}, {OP_RENEW_MON, 2},
     {OP_NAME, 2},
 };
+
+/* A closed queue (the first), or -1. */
+static int closed_queue(const model *m)
+{
+    for (int k = 0; k < M_QUEUES; k++)
+        if (m->q[k].closed)
+            return k;
+    return -1;
+}
+
+/* The suspend/resume storm (pharo #6363: processes lost when many are suspended and
+ * resumed in quick succession): mostly suspends, resumes, priority changes, signals
+ * and waits, with spawns, yields, cleanups and a few terminates, so that a process that
+ * the VM lost would show as a disagreement (it never asks again, never runs its
+ * cleanups, or is missing from the final teardown). */
+static const mix_row storm_mix[] = {
+    {OP_SUSPEND, 14}, {OP_RESUME, 18}, {OP_SET_PRIORITY, 10}, {OP_SIGNAL, 10}, {OP_WAIT, 8},
+    {OP_SPAWN, 6}, {OP_YIELD, 6}, {OP_CHECKPOINT, 2}, {OP_ENSURE, 3}, {OP_ENSURE_POP, 2},
+    {OP_RETURN, 1}, {OP_TERMINATE, 1}, {OP_INTERRUPT, 1}, {OP_DELAY, 2},
+};
+
+_Static_assert(sizeof storm_mix / sizeof storm_mix[0] <= sizeof green_mix / sizeof green_mix[0],
+               "gen_green's weights are sized by the full mix");
 
 static op gen_green(drv *d)
 {
@@ -739,20 +771,27 @@ static op gen_green(drv *d)
     int a = m->active;
     mproc *p = &m->p[a];
     op o = {0};
+    const mix_row *mix = d->rp.storm ? storm_mix : green_mix;
+    size_t nmix = d->rp.storm ? sizeof storm_mix / sizeof storm_mix[0]
+                              : sizeof green_mix / sizeof green_mix[0];
     for (;;) {
         unsigned total = 0, w[sizeof green_mix / sizeof green_mix[0]];
-        for (size_t k = 0; k < sizeof green_mix / sizeof green_mix[0]; k++) {
-            w[k] = green_mix[k].weight;
-            if (green_mix[k].kind == OP_RETURN && p->n_fr)
+        for (size_t k = 0; k < nmix; k++) {
+            w[k] = mix[k].weight;
+            if (mix[k].kind == OP_RETURN && p->n_fr)
                 w[k] = 30;   /* cleanups stay short */
-            if (green_mix[k].kind == OP_ENSURE && p->n_ens >= 4)
+            if (mix[k].kind == OP_ENSURE && p->n_ens >= 4)
                 w[k] = 0;
-            if (green_mix[k].kind == OP_SPAWN && free_slot(d) < 0)
+            if (mix[k].kind == OP_SPAWN && free_slot(d) < 0)
                 w[k] = 0;
+            /* a closed queue is mostly made again soon, so that most operations meet
+             * open queues */
+            if (green_mix[k].kind == OP_RENEW_QUEUE && closed_queue(m) >= 0)
+                w[k] = 12;
             /* the monitor's waits, signals and exit mostly by its owner */
-            if ((green_mix[k].kind == OP_MWAIT || green_mix[k].kind == OP_MWAIT_TIMEOUT ||
-                 green_mix[k].kind == OP_MSIGNAL || green_mix[k].kind == OP_MSIGNAL_ALL ||
-                 green_mix[k].kind == OP_MEXIT) && m->mx[M_MON_X].owner != a)
+            if ((mix[k].kind == OP_MWAIT || mix[k].kind == OP_MWAIT_TIMEOUT ||
+                 mix[k].kind == OP_MSIGNAL || mix[k].kind == OP_MSIGNAL_ALL ||
+                 mix[k].kind == OP_MEXIT) && m->mx[M_MON_X].owner != a)
                 w[k] = 1;
             total += w[k];
         }
@@ -760,7 +799,7 @@ static op gen_green(drv *d)
         size_t k = 0;
         while (r >= w[k])
             r -= w[k++];
-        o = (op){.kind = green_mix[k].kind};
+        o = (op){.kind = mix[k].kind};
         switch (o.kind) {
         case OP_SIGNAL: case OP_WAIT: case OP_TRY_WAIT: case OP_RENEW_SEM:
             o.obj = (int8_t)rnd(&d->rng, M_SEMS);
@@ -831,7 +870,10 @@ static op gen_green(drv *d)
             o.item = ++d->next_item;
             /* fall through */
         case OP_QTAKE: case OP_QTRY_TAKE: case OP_QTAKE_TIMEOUT: case OP_QFLUSH:
+        case OP_QCLOSE: case OP_RENEW_QUEUE:
             o.obj = (int8_t)rnd(&d->rng, M_QUEUES);
+            if (o.kind == OP_RENEW_QUEUE && closed_queue(m) >= 0)
+                o.obj = (int8_t)closed_queue(m);
             if (o.kind == OP_QTAKE_TIMEOUT || o.kind == OP_QPUT_TIMEOUT)
                 o.dur = pick_ms(d);
             break;
@@ -862,10 +904,19 @@ static op gen_host(drv *d)
         return o;
     }
     for (;;) {
-        uint32_t r = rnd(&d->rng, 110);
+        uint32_t r = rnd(&d->rng, 113);
+        if (d->rp.storm && r >= 90)   /* the storm's host: runs, spawns, signals, resumes, */
+            r = 60 + r % 30;          /* terminates, suspends and priority changes only */
         o = (op){.host = true};
         if (r >= 100) {
-            o.kind = r < 105 ? OP_QPUT : r < 107 ? OP_QFLUSH : OP_INTERRUPT;
+            o.kind = r < 105 ? OP_QPUT : r < 107 ? OP_QFLUSH : r < 110 ? OP_INTERRUPT
+                     : r < 111 ? OP_QCLOSE : OP_RENEW_QUEUE;
+            if (o.kind == OP_RENEW_QUEUE && closed_queue(m) >= 0) {
+                o.obj = (int8_t)closed_queue(m);
+                if (m_applicable(m, &o))
+                    return o;
+                continue;
+            }
             o.obj = (int8_t)(o.kind == OP_INTERRUPT ? pick_target_in(d, -1, STVM_PROCESS_WAITING)
                                                     : (int)rnd(&d->rng, M_QUEUES));
             if (o.kind == OP_QPUT)
@@ -992,6 +1043,15 @@ static int real_shared(drv *d, const op *o)
         return stvm_queue_put(vm, d->q[o->obj], (void *)(intptr_t)o->item);
     case OP_QFLUSH:
         return (int)stvm_queue_flush(vm, d->q[o->obj], NULL, NULL);
+    case OP_QCLOSE:
+        return stvm_queue_close(vm, d->q[o->obj]);
+    case OP_RENEW_QUEUE: {
+        int rc = stvm_queue_free(vm, d->q[o->obj], NULL, NULL);
+        if (rc == STVM_OK &&
+            stvm_queue_new(vm, o->obj == 1 ? M_Q1_CAPACITY : 0, &d->q[o->obj]) != STVM_OK)
+            abort();
+        return rc;
+    }
     case OP_INTERRUPT:
         return stvm_process_interrupt(vm, d->h[o->obj], count_interrupt, &d->intr_count[o->obj]);
     case OP_SPAWN: {
@@ -1333,9 +1393,9 @@ static void drv_run(drv *d)
     cfg.delay_clock = rp->ms_delays ? STVM_DELAY_CLOCK_MS : STVM_DELAY_CLOCK_US;
     cfg.smallint_bits = rp->smallint_bits;
     cfg.stack_size = 256 * 1024;   /* the driver and the model run on green stacks too */
-    int err = stvm_vm_new(&d->vm, &cfg);
+    int err = stvm_vm_create(&cfg, &d->vm);
     if (err) {
-        fail(d, "setup", "stvm_vm_new: %s", stvm_err_name(err));
+        fail(d, "setup", "stvm_vm_create: %s", stvm_err_name(err));
         return;
     }
     for (int s = 0; s < M_SEMS; s++)

@@ -82,13 +82,16 @@ typedef struct msem {
 /* A SharedQueue: its items (script sequence numbers), the semaphore `avail` counting
  * them, and for a bounded one `room` (writers wait there) and the free slots nobody
  * waits for. Items promised to handed readers are the front ones: the number of readers
- * handed avail's signal and not yet run. */
+ * handed avail's signal and not yet run. A closed queue (stvm_queue_close) refuses every
+ * put; once nothing is left for a reader (no excess signal, nothing promised) it is at
+ * its end for good. */
 typedef struct mqueue {
     msem avail, room;
     int cap;
     int64_t free_slots;
     int n;
     int item[M_QMAX];
+    bool closed;
 } mqueue;
 
 typedef struct mmutex {
@@ -110,7 +113,7 @@ typedef struct mdelay {
 } mdelay;
 
 /* How a wait ended (what the waiter answers when it runs again). */
-enum { W_SIGNALLED, W_TIMED_OUT, W_ABORTED, W_INTERRUPTED };
+enum { W_SIGNALLED, W_TIMED_OUT, W_ABORTED, W_INTERRUPTED, W_CLOSED };
 
 /* Cleanups: a LOG cleanup only shows that it ran; a LOOP cleanup then asks the script
  * for operations until it gets OP_RETURN (so a cleanup may wait, signal, terminate...). */
@@ -131,6 +134,8 @@ enum {
     K_CLEANUP,      /* visible: starts the cleanup on top of its frames */
     K_WOKEN,        /* a semaphore wait or mutex enter ended: answer by wait_end */
     K_CHECKPOINTED, /* back from a checkpoint: rc (1 or 0), or EINTR if cancelled meanwhile */
+    K_SUSPENDED_SELF, /* back from suspending itself: OK (resumed), or EINTR (terminated in
+                       a cleanup meanwhile: it waits no more) */
     K_Q_TAKE_WOKEN, K_Q_PUT_WOKEN,   /* a queue's take or put waited: take or put now */
     K_EXIT,         /* exit: run the cleanups, then finish */
     K_RUN_ENSURES,
@@ -212,7 +217,8 @@ enum {
     COV_TIMING_START, COV_REQUEST_QUEUED, COV_EXPIRED_BEFORE_WAIT, COV_TIMED_OUT_WAITING,
     COV_ABORTED, COV_HANDOFF, COV_HANDOFF_AT_FINISH, COV_TERMINATE_CLEANUPS, COV_BOOST,
     COV_CLEANUP_ABANDONED, COV_CLEANUP_RUN, COV_JOINER_WOKEN, COV_HANDLE_GONE, COV_ERANGE,
-    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT,
+    COV_ONE_SECOND_STEP, COV_GIVEN_BACK, COV_CANCELLED_WAIT, COV_CANCELLED_SUSPEND,
+    COV_SUSPENSION_TERMINATED,
     COV_Q_TAKE_HANDED, COV_Q_TAKE_EXCESS, COV_Q_SKIP_PROMISED, COV_Q_ITEM_GIVEN_BACK,
     COV_Q_WRITER_WAITS, COV_Q_ROOM_HANDED, COV_Q_EFULL, COV_Q_EINTR, COV_Q_TIMED_OUT,
     COV_INTR_SELF, COV_INTR_WAIT_ENDED, COV_INTR_GIVEN_BACK, COV_INTR_RUN_LATER,
@@ -227,6 +233,9 @@ enum {
     COV_MON_RETAKE_GIVEN_BACK, COV_MON_TERM_IN_COND, COV_MON_TERM_IN_RETAKE,
     COV_MON_TERM_HANDED_SIGNAL, COV_MON_OWNER_FINISHED, COV_MON_CANCELLED_RETAKE_BLOCKS,
     COV_MON_ENTER_TIMED_WAITS, COV_MON_SIGALL_Q1_WOKE, COV_MON_FREE_EINUSE,
+    COV_Q_CLOSED, COV_Q_CLOSE_RELEASES_WRITER, COV_Q_CLOSE_RELEASES_READER,
+    COV_Q_EOF_AT_LAST_TAKE, COV_Q_EOF, COV_Q_PUT_REFUSED, COV_Q_HANDED_ROOM_REFUSED,
+    COV_Q_WAIT_BEHIND_PROMISE, COV_Q_RENEWED,
     COV_N
 };
 static const char *const cov_name[COV_N] = {
@@ -239,11 +248,13 @@ static const char *const cov_name[COV_N] = {
     "timing passes on the 1 s re-arm with a Delay still ahead",
     "hand-offs given back by a process terminated before it ran",
     "waits answering EINTR at once (terminated while exiting)",
+    "self-suspensions answering EINTR at once (terminated in a cleanup)",
+    "self-suspensions ended by a terminate (EINTR)",
     "queue takes of a handed item (the front)", "queue takes of an excess signal",
     "excess takes skipping items promised to handed readers",
     "queue items given back by a reader terminated or interrupted before it ran",
     "writers waiting for room in the bounded queue", "room handed to a waiting writer",
-    "host puts into the full bounded queue (EFULL)", "queue waits answering EINTR",
+    "host puts into the full bounded queue (EAGAIN)", "queue waits answering EINTR",
     "timed queue waits timing out",
     "interrupts of the caller itself", "interrupts ending a wait",
     "interrupts giving back a hand-off", "interrupt functions run at a later switch",
@@ -270,6 +281,11 @@ static const char *const cov_name[COV_N] = {
     "cancelled monitor waiters blocking in the retake",
     "timed monitor enters waiting", "monitor queue-1 waiters woken by signal_all_on or really_all",
     "monitor frees refused as in use",
+    "queues closed", "writers released by a close", "readers released by a close",
+    "readers released by the take of the last promised item", "takes answering EEOF",
+    "puts refused by a closed queue", "writers handed room refused by a close before they ran",
+    "takes of a closed queue waiting behind an item promised to another reader",
+    "queues freed and made again",
 };
 
 /* Deliberate mistakes for the self-test that proves the comparison is live. */
@@ -525,7 +541,7 @@ static void wait_end(model *m, int i, int how)
 {
     m_unlink(m, i);
     m->p[i].wait_end = how;
-    if (how == W_TIMED_OUT)
+    if (how == W_TIMED_OUT || how == W_CLOSED)
         runq_put(m, i, true);
 }
 
@@ -534,6 +550,7 @@ static int wait_rc(int how)
     return how == W_SIGNALLED   ? STVM_OK
            : how == W_TIMED_OUT ? STVM_ETIMEDOUT
            : how == W_ABORTED   ? STVM_ESTATE
+           : how == W_CLOSED    ? STVM_ECLOSED
                                 : STVM_EINTR;
 }
 
@@ -945,9 +962,27 @@ static bool q_slot_try(mqueue *q)
     return false;
 }
 
+/* Nothing is left for a reader of a closed queue, and nothing ever will be. */
+static bool q_dry(const model *m, const mqueue *q)
+{
+    return q->closed && q->avail.excess <= 0 && q_handed(m, q) == 0;
+}
+
+/* Every process waiting on l is released by the close (made ready, no switch). */
+static void q_release(model *m, mlist *l, int cov)
+{
+    int w;
+    while ((w = m_pop(m, l)) >= 0) {
+        m->cov[cov]++;
+        m->p[w].wait_end = W_CLOSED;
+        runq_put(m, w, true);
+    }
+}
+
 /* The active process takes its item: a handed reader the front one, a taker of an
  * excess signal the first nobody was promised; it answers the item, then the room it
- * frees goes to a writer (who may preempt it). */
+ * frees goes to a writer (who may preempt it). The last item a closed queue had to give
+ * releases the readers waiting behind it (EEOF); a higher one of them runs at once. */
 static void q_take(model *m, mqueue *q, bool handed)
 {
     int at = handed ? 0 : q_handed(m, q);
@@ -962,13 +997,26 @@ static void q_take(model *m, mqueue *q, bool handed)
     memmove(q->item + at, q->item + at + 1, sizeof q->item[0] * (size_t)(q->n - at - 1));
     q->n--;
     answer(m, M_ITEM_RC + v);
+    if (q_dry(m, q) && q->avail.waiters.n) {
+        q_release(m, &q->avail.waiters, COV_Q_EOF_AT_LAST_TAKE);
+        q_slot_release(m, q, false);   /* a closed queue has no writer waiting */
+        preempt_if_needed(m);
+        return;
+    }
     q_slot_release(m, q, true);
 }
 
 /* The room is had: append, answer OK, signal avail (a waiting reader is handed it and,
- * from a process, runs at once if higher). */
+ * from a process, runs at once if higher). A writer handed room that finds the queue
+ * closed when it runs gives the room back and answers ECLOSED. */
 static void q_put_held(model *m, mqueue *q, int item)
 {
+    if (q->closed) {
+        m->cov[COV_Q_HANDED_ROOM_REFUSED]++;
+        q_slot_release(m, q, false);
+        answer(m, STVM_ECLOSED);
+        return;
+    }
     if (q->n >= M_QMAX) {
         m->broken = "a queue holds more than M_QMAX items";
         return;
@@ -1225,10 +1273,18 @@ static bool step(model *m)
     case K_CHECKPOINTED:   /* a terminate while it was switched out in it counts */
         answer(m, p->cancelled ? STVM_EINTR : p->rc);
         break;
+    case K_SUSPENDED_SELF:
+        if (p->cancelled)
+            m->cov[COV_SUSPENSION_TERMINATED]++;
+        answer(m, p->cancelled ? STVM_EINTR : STVM_OK);
+        break;
     case K_Q_TAKE_WOKEN:
     case K_Q_PUT_WOKEN:
         p->label = NULL;
-        if (p->wait_end != W_SIGNALLED) {
+        if (p->wait_end == W_CLOSED && p->cont == K_Q_TAKE_WOKEN) {
+            m->cov[COV_Q_EOF]++;
+            answer(m, STVM_EEOF);   /* a reader's end of the queue */
+        } else if (p->wait_end != W_SIGNALLED) {
             if (p->wait_end == W_INTERRUPTED)
                 m->cov[COV_Q_EINTR]++;
             answer(m, wait_rc(p->wait_end));
@@ -1367,11 +1423,17 @@ static bool step(model *m)
             mqueue *q = &m->q[p->call_obj];
             msem *s = p->call_kind == TW_QTAKE ? &q->avail : &q->room;
             p->label = "queue";
-            p->call_excess = s->excess > 0;
-            if (s->excess > 0)
+            p->call_excess = false;
+            if (p->call_kind == TW_QPUT && q->closed) {   /* closed meanwhile */
+                p->call_rc = STVM_ECLOSED;
+            } else if (s->excess > 0) {
+                p->call_excess = true;
                 s->excess--;
-            else
+            } else if (p->call_kind == TW_QTAKE && q_dry(m, q)) {
+                p->call_rc = STVM_ECLOSED;
+            } else {
                 block_on(m, &s->waiters, K_TW_WOKEN);
+            }
         } else if (p->call_kind == TW_MONQ) {
             /* as the untimed wait: a wait that would answer at once keeps the monitor */
             if (p->cancelled || p->eintr_next)
@@ -1396,10 +1458,13 @@ static bool step(model *m)
         }
         if (p->call_kind == TW_JOIN)
             join_done(m, p->call_obj, p->call_rc);
-        if ((p->call_kind == TW_QTAKE || p->call_kind == TW_QPUT) && p->call_rc != STVM_OK)
+        if ((p->call_kind == TW_QTAKE || p->call_kind == TW_QPUT) && p->call_rc != STVM_OK &&
+            p->call_rc != STVM_ECLOSED)
             m->cov[p->call_rc == STVM_EINTR ? COV_Q_EINTR : COV_Q_TIMED_OUT]++;
         if (p->call_kind == TW_QTAKE && p->call_rc == STVM_OK)
             q_take(m, &m->q[p->call_obj], !p->call_excess);
+        else if (p->call_kind == TW_QTAKE && p->call_rc == STVM_ECLOSED)
+            answer(m, STVM_EEOF);
         else if (p->call_kind == TW_QPUT && p->call_rc == STVM_OK)
             q_put_held(m, &m->q[p->call_obj], p->call_item);
         else

@@ -28,10 +28,10 @@ enum {
     OP_MENTER, OP_MTRY_ENTER, OP_MEXIT, OP_MWAIT, OP_MWAIT_TIMEOUT, OP_MSIGNAL, OP_MSIGNAL_ALL,
     OP_MENTER_TIMEOUT,   /* signal_all's obj: 0 signal_all, 1 signal_all_on(1), 2 signal_really_all */
     /* green or host */
-    OP_QPUT, OP_QFLUSH, OP_INTERRUPT,
+    OP_QPUT, OP_QFLUSH, OP_QCLOSE, OP_INTERRUPT,
     OP_SIGNAL, OP_SPAWN, OP_SUSPEND, OP_RESUME, OP_TERMINATE, OP_SET_PRIORITY, OP_RELEASE,
     OP_RENEW_SEM, OP_RENEW_MUTEX,   /* free the object and make a fresh one in its place */
-    OP_RENEW_MON,
+    OP_RENEW_MON, OP_RENEW_QUEUE,
     OP_NAME,   /* obj: the object (M_NAME_*); prio: the name (m_name_text) */
     /* host only */
     OP_RUN, OP_MISUSE,
@@ -125,14 +125,21 @@ static int m_spawn(model *m, const op *o)
 }
 
 /* Primitive 88: off whatever list it is on; a waiter taken off its list answers ESTATE
- * when resumed (no signal consumed); the active process switches away. */
+ * when resumed (no signal consumed); the active process switches away, unless its waits
+ * are cancelled (terminated in a cleanup): then EINTR at once, and a terminate that
+ * ends its suspension makes it answer EINTR too. */
 static int m_suspend(model *m, int t)
 {
     mproc *p = &m->p[t];
     if (!p->alive)
         return STVM_ESTATE;
     if (t == m->active) {
-        answer(m, STVM_OK);
+        if (p->cancelled) {
+            m->cov[COV_CANCELLED_SUSPEND]++;
+            answer(m, STVM_EINTR);
+            return STVM_EINTR;
+        }
+        p->cont = K_SUSPENDED_SELF;
         switch_to_next(m);
         return STVM_OK;
     }
@@ -222,41 +229,41 @@ static int m_release(model *m, int t)
     return STVM_OK;
 }
 
-/* stvm_semaphore_free: refused while a process waits on it or is committed to (inside
- * a timed wait on it, even before it joined the list). A fresh one has no excess. */
+/* stvm_semaphore_free: refused (EINUSE) while a process waits on it or is committed to
+ * (inside a timed wait on it, even before it joined the list). A fresh one has no
+ * excess. */
 static int m_renew_sem(model *m, int s)
 {
     if (m->sem[s].waiters.n || m->sem[s].waiters.pins)
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     m->sem[s].excess = 0;
     m->name[s] = 0;   /* the name went with the object; the new one has none */
     return STVM_OK;
 }
 
-/* stvm_mutex_free: refused while owned, waited on, or a timed enter is committed. */
+/* stvm_mutex_free: refused (EINUSE) while owned, waited on, or a timed enter is
+ * committed. */
 static int m_renew_mutex(model *m, int x)
 {
     if (m->mx[x].owner >= 0 || m->mx[x].waiters.n || m->mx[x].waiters.pins)
-        return STVM_ESTATE;
+        return STVM_EINUSE;
     m->name[M_NAME_MX + x] = 0;
     return STVM_OK;
 }
 
-/* stvm_monitor_free: refused (EINUSE) while a process waits on it (to enter, on a
- * queue), holds a hand-off or signal of it not yet taken, or is inside a wait on it or a
- * timed enter (committed); then (ESTATE) while owned. A fresh one is free. */
+/* stvm_monitor_free: refused (EINUSE) while a process owns it, waits on it (to enter,
+ * on a queue), holds a hand-off or signal of it not yet taken, or is inside a wait on it
+ * or a timed enter (committed). A fresh one is free. */
 static int m_renew_mon(model *m)
 {
     const mmutex *mx = &m->mx[M_MON_X];
-    bool idle = !mx->waiters.n && !mx->waiters.pins && !m->mon_woken.pins;
+    bool idle = !mx->waiters.n && !mx->waiters.pins && !m->mon_woken.pins && mx->owner < 0;
     for (int q = 0; q < M_MONQ; q++)
         idle = idle && !m->monq[q].n && !m->monq[q].pins;
     if (!idle) {
         m->cov[COV_MON_FREE_EINUSE]++;
         return STVM_EINUSE;
     }
-    if (mx->owner >= 0)
-        return STVM_ESTATE;
     m->name[M_NAME_MON] = 0;
     return STVM_OK;
 }
@@ -268,6 +275,44 @@ static int m_name(model *m, const op *o)
     if (rc == STVM_OK)
         m->name[o->obj] = o->prio;
     return rc;
+}
+
+/* stvm_queue_free: refused (EINUSE) while a process waits on it (to take or for room),
+ * holds an item or room handed to it and not yet taken, or is committed to a timed take
+ * or put on it. A fresh one is empty and open. */
+static int m_renew_queue(model *m, int k)
+{
+    mqueue *q = &m->q[k];
+    if (q->avail.waiters.n || q->avail.waiters.pins || q->room.waiters.n || q->room.waiters.pins)
+        return STVM_EINUSE;
+    m->cov[COV_Q_RENEWED]++;
+    int cap = q->cap;
+    memset(q, 0, sizeof *q);
+    l_init(&q->avail.waiters, L_QAVAIL, (int8_t)k);
+    l_init(&q->room.waiters, L_QROOM, (int8_t)k);
+    q->cap = cap;
+    q->free_slots = cap;
+    m->name[M_NAME_Q + k] = 0;   /* the name went with the object */
+    return STVM_OK;
+}
+
+/* stvm_queue_close: every later put is refused; the writers waiting for room are
+ * released (ECLOSED), and the readers waiting too once nothing is left (EEOF), all made
+ * ready without switching; then a higher one of them runs (the rule of the calls).
+ * Closing twice answers ECLOSED and changes nothing. */
+static int m_qclose(model *m, int k)
+{
+    mqueue *q = &m->q[k];
+    if (q->closed)
+        return STVM_ECLOSED;
+    m->cov[COV_Q_CLOSED]++;
+    answer(m, STVM_OK);
+    q->closed = true;
+    q_release(m, &q->room.waiters, COV_Q_CLOSE_RELEASES_WRITER);
+    if (q_dry(m, q))
+        q_release(m, &q->avail.waiters, COV_Q_CLOSE_RELEASES_READER);
+    preempt_if_needed(m);
+    return STVM_OK;
 }
 
 /* stvm_process_interrupt with a function that counts its runs: on the caller at once;
@@ -305,14 +350,18 @@ static int m_interrupt(model *m, int t)
 }
 
 /* A put: room in hand (or, from a process, waited for); from the host a full bounded
- * queue answers EFULL. */
+ * queue answers EAGAIN (it cannot wait: a try); a closed queue refuses it (ECLOSED). */
 static int m_qput(model *m, const op *o)
 {
     mqueue *q = &m->q[o->obj];
+    if (q->closed) {
+        m->cov[COV_Q_PUT_REFUSED]++;
+        return STVM_ECLOSED;
+    }
     if (!q_slot_try(q)) {
         if (m->active == M_HOST) {
             m->cov[COV_Q_EFULL]++;
-            return STVM_EFULL;
+            return STVM_EAGAIN;
         }
         m->cov[COV_Q_WRITER_WAITS]++;
         mproc *p = &m->p[m->active];
@@ -352,6 +401,10 @@ static int m_shared(model *m, const op *o)
         return m_qput(m, o);
     case OP_QFLUSH:
         return m_qflush(m, o->obj);
+    case OP_QCLOSE:
+        return m_qclose(m, o->obj);
+    case OP_RENEW_QUEUE:
+        return m_renew_queue(m, o->obj);
     case OP_INTERRUPT:
         return m_interrupt(m, o->obj);
     case OP_RENEW_SEM:
@@ -440,8 +493,8 @@ static void m_green(model *m, const op *o)
             block_on(m, &s->waiters, K_WOKEN);
         }
         break;
-    case OP_TRY_WAIT:
-        rc = s->excess > 0 ? STVM_OK : STVM_ETIMEDOUT;
+    case OP_TRY_WAIT:   /* a try that finds nothing: EAGAIN (no time limit passed) */
+        rc = s->excess > 0 ? STVM_OK : STVM_EAGAIN;
         if (rc == STVM_OK)
             s->excess--;
         answer(m, rc);
@@ -479,7 +532,7 @@ static void m_green(model *m, const op *o)
         }
         break;
     case OP_TRY_ENTER:
-        answer(m, mutex_try(m, x));
+        answer(m, mutex_try(m, x) ? STVM_OK : STVM_EAGAIN);
         break;
     case OP_ENTER_TIMEOUT:   /* 0 ms only tries; no Delay when the try succeeds */
     case OP_MENTER_TIMEOUT:
@@ -542,11 +595,16 @@ static void m_green(model *m, const op *o)
             answer(m, STVM_OK);
         }
         break;
-    case OP_QTAKE:   /* an excess signal (the first unpromised item), or wait in line */
+    case OP_QTAKE:   /* an excess signal (the first unpromised item), the end, or wait */
         if (m->q[x2].avail.excess > 0) {
             m->q[x2].avail.excess--;
             q_take(m, &m->q[x2], false);
+        } else if (q_dry(m, &m->q[x2])) {
+            m->cov[COV_Q_EOF]++;
+            answer(m, STVM_EEOF);
         } else {
+            if (m->q[x2].closed)
+                m->cov[COV_Q_WAIT_BEHIND_PROMISE]++;
             p->call_obj = x2;
             p->label = "queue";
             block_on(m, &m->q[x2].avail.waiters, K_Q_TAKE_WOKEN);
@@ -576,12 +634,12 @@ static void m_green(model *m, const op *o)
         }
         answer(m, STVM_OK);
         break;
-    case OP_QTRY_TAKE:
+    case OP_QTRY_TAKE:   /* nothing now: EAGAIN, or EEOF when nothing ever will be */
         if (m->q[x2].avail.excess > 0) {
             m->q[x2].avail.excess--;
             q_take(m, &m->q[x2], false);
         } else {
-            answer(m, STVM_ETIMEDOUT);
+            answer(m, q_dry(m, &m->q[x2]) ? STVM_EEOF : STVM_EAGAIN);
         }
         break;
     case OP_QTAKE_TIMEOUT:   /* the duration checked first; no Delay when an item is there */
@@ -589,9 +647,15 @@ static void m_green(model *m, const op *o)
         rc = check_duration(m, o->dur, true, &us);
         if (rc != STVM_OK) {
             answer(m, rc);
+        } else if (o->kind == OP_QPUT_TIMEOUT && m->q[x2].closed) {
+            m->cov[COV_Q_PUT_REFUSED]++;
+            answer(m, STVM_ECLOSED);
         } else if (o->kind == OP_QTAKE_TIMEOUT && m->q[x2].avail.excess > 0) {
             m->q[x2].avail.excess--;
             q_take(m, &m->q[x2], false);
+        } else if (o->kind == OP_QTAKE_TIMEOUT && q_dry(m, &m->q[x2])) {
+            m->cov[COV_Q_EOF]++;
+            answer(m, STVM_EEOF);
         } else if (o->kind == OP_QPUT_TIMEOUT && q_slot_try(&m->q[x2])) {
             q_put_held(m, &m->q[x2], o->item);
         } else if (o->dur == 0) {
@@ -616,7 +680,7 @@ static void m_green(model *m, const op *o)
         }
         break;
     case OP_MTRY_ENTER:
-        answer(m, mutex_try(m, M_MON_X));
+        answer(m, mutex_try(m, M_MON_X) ? STVM_OK : STVM_EAGAIN);
         break;
     case OP_MEXIT:
         if (m->mx[M_MON_X].owner != a) {
@@ -740,11 +804,10 @@ static const char *rc_name(int rc)
     return buf[k];
 }
 
-/* What an operation answered: try_enter and checkpoint answer 1 or 0, not codes. */
+/* What an operation answered: checkpoint and signal answer 1 or 0, not codes. */
 static const char *answer_name(int kind, int rc)
 {
-    if ((kind == OP_TRY_ENTER || kind == OP_CHECKPOINT || kind == OP_MTRY_ENTER ||
-         kind == OP_MSIGNAL) && (rc == 0 || rc == 1))
+    if ((kind == OP_CHECKPOINT || kind == OP_MSIGNAL) && (rc == 0 || rc == 1))
         return rc ? "1" : "0";
     if (kind == OP_MSIGNAL_ALL && rc >= 0 && rc < M_ITEM_RC)   /* how many it woke */
         return rc == 0 ? "0" : rc_name(rc);
@@ -822,6 +885,10 @@ static void op_text(const op *o, char *buf, size_t n)
         break;
     case OP_QPUT: snprintf(buf, n, "stvm_queue_put(q%d, item %d)", o->obj, (int)o->item); break;
     case OP_QFLUSH: snprintf(buf, n, "stvm_queue_flush(q%d)", o->obj); break;
+    case OP_QCLOSE: snprintf(buf, n, "stvm_queue_close(q%d)", o->obj); break;
+    case OP_RENEW_QUEUE:
+        snprintf(buf, n, "stvm_queue_free(q%d), and if freed stvm_queue_new", o->obj);
+        break;
     case OP_INTERRUPT: snprintf(buf, n, "stvm_process_interrupt(s%d, count)", o->obj); break;
     case OP_SIGNAL: snprintf(buf, n, "stvm_semaphore_signal(sem%d)", o->obj); break;
     case OP_SPAWN:

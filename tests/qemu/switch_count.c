@@ -55,7 +55,7 @@ static int handoffs(long long n)
 {
     stvm_vm *vm = NULL;
     pair p = {.rounds = n / 2};
-    int err = stvm_vm_new(&vm, NULL);
+    int err = stvm_vm_create(NULL, &vm);
     if (!err)
         err = stvm_semaphore_new(vm, &p.s[0]);
     if (!err)
