@@ -8,6 +8,7 @@
 #include "sched.h"
 
 #include "../vm/clock.h"
+#include "../vm/debugger.h"
 #include "../vm/stack.h"
 #include "../vm/valgrind.h"
 
@@ -245,16 +246,42 @@ int stvm__ctx_vm_init(stvm_vm *vm)
     return STVM_OK;
 }
 
+#ifdef STVM_CTX_UCONTEXT
+#define BACKEND_NAME "ucontext"
+#elif defined(__aarch64__)
+#define BACKEND_NAME "asm-aarch64"
+#else
+#define BACKEND_NAME "asm-x86_64"
+#endif
+
 const char *stvm_context_backend(void)
 {
-#ifdef STVM_CTX_UCONTEXT
-    return "ucontext";
-#elif defined(__aarch64__)
-    return "asm-aarch64";
-#else
-    return "asm-x86_64";
-#endif
+    return BACKEND_NAME;
 }
+
+/* What a debugger needs to know of this build's switch to unwind a switched-out process
+ * (vm/debugger.h): on x86-64 the pushes below the return address (rbp, rbx, r12-r15,
+ * and the MXCSR/x87 word with STVM_SWITCH_SAVE_FPU); on aarch64 the words of the saved
+ * block (switch_aarch64.S, with FPCR's 16-byte slot below it). Kept whatever the
+ * optimiser sees: only a debugger reads it. */
+#ifdef STVM_SWITCH_SAVE_FPU
+#define FPU_WORDS_X86 1
+#define FPU_WORDS_A64 2
+#else
+#define FPU_WORDS_X86 0
+#define FPU_WORDS_A64 0
+#endif
+__attribute__((used)) const stvm_debug_info stvm__debug_info = {
+    .version = STVM_DEBUG_VERSION,
+#if defined(STVM_CTX_UCONTEXT)
+    .switch_words = 0,
+#elif defined(__x86_64__)
+    .switch_words = 6 + FPU_WORDS_X86,
+#else
+    .switch_words = 20 + FPU_WORDS_A64,
+#endif
+    .backend = BACKEND_NAME,
+};
 
 void stvm__ctx_vm_destroy(stvm_vm *vm)
 {

@@ -7,6 +7,7 @@
 #include "../vm/abi.h"
 #include "../vm/aio.h"
 #include "../vm/config.h"
+#include "../vm/debugger.h"
 #include "../vm/heartbeat.h"
 #include "../vm/integer.h"
 #include "../vm/names.h"
@@ -41,6 +42,7 @@ int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
     if (!vm)
         return STVM_ENOMEM;
     vm->cfg = c;
+    stvm__events_update(vm);   /* switch_watch: cfg.cpu_time */
     vm->ext.wake_fd = -1;
     vm->aio.epfd = -1;
     /* Until the first stvm_run, external signals write the wake descriptor (see
@@ -57,6 +59,7 @@ int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
         stvm_vm_free(vm);
         return err;
     }
+    stvm__debug_register(vm);   /* whole: a debugger may read it from now on */
     *out = vm;
     return STVM_OK;
 }
@@ -65,6 +68,7 @@ void stvm_vm_free(stvm_vm *vm)
 {
     if (!vm || vm->running)
         return;
+    stvm__debug_unregister(vm);
     stvm__heartbeat_stop(vm);
     stvm__processes_destroy(vm);
     /* Before the external table and object memory go: its workers still signal. */

@@ -207,6 +207,7 @@ static void finish(stvm_vm *vm, stvm_proc *p)
     unlink_all(vm, p);
     p->flags |= STVM_PF_TERMINATED;
     stvm_process *h = p->handle;   /* its priority: the last one set, not a cleanup's boost */
+    h->cpu_ns = stvm__cpu_of(vm, p);   /* the record goes with the stack: the handle keeps it */
     h->flags |= STVM_PF_TERMINATED;
     h->core = NULL;
     for (stvm_proc *j; (j = stvm__list_pop(&h->joiners)) != NULL;)

@@ -2,6 +2,7 @@
 #include "monitor.h"
 #include "shared_queue.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -205,6 +206,7 @@ int stvm_process_get_info_(stvm_vm *vm, const stvm_process *h, stvm_process_info
     info.terminating = !p;   /* a finished process stays terminating, as in Pharo */
     info.wait_kind = STVM_WAIT_ON_NOTHING;
     info.wait_fd = -1;
+    info.cpu_ns = p ? stvm__cpu_of(vm, p) : h->cpu_ns;
     if (p) {
         info.terminating = (p->flags & STVM_PF_TERMINATING) != 0;
         info.stack_guard = guard_names[p->guard];
@@ -240,42 +242,172 @@ int stvm_vm_processes(stvm_vm *vm, stvm_process **out, size_t cap, size_t *count
     return STVM_OK;
 }
 
-/* One line per unfinished user process that is not runnable, written straight into
- * buf so that a long name costs room, never a line. */
+/* The report, written straight into the caller's buffer: each piece is sized on its
+ * own, so that a long name costs room, never a line, and the length is what the whole
+ * report needs (like snprintf). */
+typedef struct report {
+    char *buf;
+    size_t size, len;
+} report;
+
+static __attribute__((format(printf, 2, 3))) void put(report *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(r->len < r->size ? r->buf + r->len : NULL,
+                      r->len < r->size ? r->size - r->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        r->len += (size_t)n;
+}
+
+static const char *name_of_proc(const stvm_proc *p)
+{
+    return p->handle->name;
+}
+
+/* "KIND 'NAME' 0x...": the object a wait is on, as the program holds it (a join's by
+ * the joined process's name). */
+static void put_object(report *r, stvm_vm *vm, const wait_info *w)
+{
+    put(r, "%s", kind_text(w->kind));
+    if (w->kind == STVM_WAIT_ON_FD)
+        put(r, " %d", w->fd);
+    if (!w->handle)
+        return;
+    const char *name = w->kind == STVM_WAIT_ON_JOIN
+                           ? ((const stvm_process *)w->handle)->name
+                           : stvm__name_of(vm, w->handle);
+    if (name)
+        put(r, " '%s'", name);
+    put(r, " %p", w->handle);
+}
+
+/* Who must act before a wait can end, when one process is that: a mutex's or a
+ * monitor's owner, the process a join waits for. */
+static const stvm_proc *holder_of(const wait_info *w)
+{
+    switch (w->kind) {
+    case STVM_WAIT_ON_MUTEX:
+    case STVM_WAIT_ON_MONITOR:
+        return ((const stvm_mutex *)w->handle)->owner;
+    case STVM_WAIT_ON_JOIN:
+        return ((const stvm_process *)w->handle)->core;
+    default:
+        return NULL;
+    }
+}
+
+/* Why a wait nobody holds cannot end, when nothing can run: what would have to signal,
+ * put or take is a process, and none can run, or a thread the object is not
+ * registered for. */
+static void put_dead_end(report *r, const wait_info *w, bool stuck)
+{
+    switch (w->kind) {
+    case STVM_WAIT_ON_SEMAPHORE: {
+        const stvm_semaphore *s = w->handle;
+        if (s->external_index)
+            put(r, ", registered as external slot %d (another thread may signal it)",
+                s->external_index);
+        else if (stuck)
+            put(r, ", which no process or registered thread can signal");
+        break;
+    }
+    case STVM_WAIT_ON_QUEUE_ITEM:
+        if (((const stvm_queue *)w->handle)->external)
+            put(r, ", open to other threads (one may put into it)");
+        else if (stuck)
+            put(r, ", into which no process or registered thread can put");
+        break;
+    case STVM_WAIT_ON_QUEUE_ROOM:
+        if (stuck)
+            put(r, ", from which no process can take");
+        break;
+    case STVM_WAIT_ON_MONITOR_CONDITION:
+        if (stuck)
+            put(r, ", which no process can signal");
+        break;
+    default:
+        break;
+    }
+}
+
+/* The longest chain of owners a line follows; a longer one ends in "...". Bounded, so
+ * that a report stays linear in the number of processes whatever their chains. */
+#define CHAIN_MAX 16
+
+/* After "'p' waits on OBJECT": the processes that hold what p waits for, one after the
+ * other ("owned by 'meteo', which waits on monitor 'log' 0x..., owned by 'busmgr', which
+ * ..."), to a process that can run, one that is suspended, a wait nobody holds, or a
+ * process already on the chain: a cycle, whose members are named in order. */
+static void put_chain(report *r, stvm_vm *vm, const stvm_proc *p, wait_info w, bool stuck)
+{
+    const stvm_proc *chain[CHAIN_MAX + 1];
+    int n = 0;
+    chain[n++] = p;
+    for (;;) {
+        const stvm_proc *o = holder_of(&w);
+        if (!o) {
+            put_dead_end(r, &w, stuck);
+            return;
+        }
+        if (w.kind != STVM_WAIT_ON_JOIN)
+            put(r, ", owned by '%s'", name_of_proc(o));
+        for (int i = 0; i < n; i++) {
+            if (chain[i] != o)
+                continue;
+            put(r, ": a deadlock cycle (");
+            for (int k = i; k < n; k++)
+                put(r, "'%s' -> ", name_of_proc(chain[k]));
+            put(r, "'%s')", name_of_proc(o));
+            return;
+        }
+        if (n > CHAIN_MAX) {
+            put(r, ", ...");
+            return;
+        }
+        chain[n++] = o;
+        stvm_process_state st = state_of(vm, o);
+        if (st == STVM_PROCESS_ACTIVE || st == STVM_PROCESS_READY) {
+            put(r, st == STVM_PROCESS_ACTIVE ? ", which is running" : ", which can run");
+            return;
+        }
+        w = wait_of(o);
+        if (w.kind == STVM_WAIT_ON_NOTHING) {
+            put(r, ", which is suspended");
+            return;
+        }
+        put(r, ", which waits on ");
+        put_object(r, vm, &w);
+    }
+}
+
+/* One line per unfinished user process that is not runnable, oldest first, as the
+ * listing (vm->all holds the newest first). */
 int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size)
 {
     if (!vm || (!buf && size))
         return STVM_EINVAL;
-    size_t len = 0;
+    report r = {buf, size, 0};
     if (size)
         buf[0] = 0;
-    for (stvm_proc *p = vm->all; p; p = p->all_next) {
+    bool stuck = stvm__nothing_can_run(vm);
+    stvm_proc *last = vm->all;
+    while (last && last->all_next)
+        last = last->all_next;
+    for (stvm_proc *p = last; p; p = p->all_prev) {
         stvm_process_state st = state_of(vm, p);
         if ((p->flags & STVM_PF_VM_OWN) || st == STVM_PROCESS_READY || st == STVM_PROCESS_ACTIVE)
             continue;
         wait_info w = wait_of(p);
-        const char *name = w.handle ? stvm__name_of(vm, w.handle) : NULL;
-        char fd[24] = "";
-        if (w.kind == STVM_WAIT_ON_FD)
-            snprintf(fd, sizeof fd, " %d", w.fd);
-        char *at = len < size ? buf + len : NULL;
-        size_t room = len < size ? size - len : 0;
-        int n = w.kind == STVM_WAIT_ON_NOTHING
-                    ? snprintf(at, room, "'%s' (priority %d) is suspended\n", p->handle->name,
-                               p->priority)
-                    : snprintf(at, room, "'%s' (priority %d) waits on %s%s", p->handle->name,
-                               p->priority, kind_text(w.kind), fd);
-        if (n > 0)
-            len += (size_t)n;
-        if (w.kind == STVM_WAIT_ON_NOTHING)
+        if (w.kind == STVM_WAIT_ON_NOTHING) {
+            put(&r, "'%s' (priority %d) is suspended\n", name_of_proc(p), p->priority);
             continue;
-        at = len < size ? buf + len : NULL;
-        room = len < size ? size - len : 0;
-        n = w.handle ? snprintf(at, room, "%s%s%s %p\n", name ? " '" : "", name ? name : "",
-                                name ? "'" : "", w.handle)
-                     : snprintf(at, room, "\n");
-        if (n > 0)
-            len += (size_t)n;
+        }
+        put(&r, "'%s' (priority %d) waits on ", name_of_proc(p), p->priority);
+        put_object(&r, vm, &w);
+        put_chain(&r, vm, p, w, stuck);
+        put(&r, "\n");
     }
-    return len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
+    return r.len > (size_t)INT32_MAX ? INT32_MAX : (int)r.len;
 }

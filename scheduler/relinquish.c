@@ -96,6 +96,7 @@ static void account(stvm_vm *vm, int what, uint64_t us, int64_t slept_ns)
  * the Dekker pair in external_drain.c). Answers STVM_AIO_* bits. */
 static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
 {
+    stvm__cpu_pause(vm);   /* a sleep is nobody's CPU time, the wake-up's included */
     atomic_store(&vm->ext.sleeping, 1);
     int what = STVM_AIO_EXTERNAL;
     int64_t t0 = stvm__mono_ns();
@@ -106,6 +107,7 @@ static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
     atomic_store(&vm->ext.sleeping, 0);
     account(vm, what, us, slept);
     inject_wake_latency(vm);
+    stvm__cpu_resume(vm);
     return what;
 }
 
@@ -115,6 +117,7 @@ static int os_sleep(stvm_vm *vm, uint64_t us, bool blind)
  * length includes: the trace's OS sleep of virtual time. */
 static void jump(stvm_vm *vm, uint64_t requested, uint64_t by, int end)
 {
+    stvm__cpu_pause(vm);
     stvm__sim_advance(vm, vm->clock.sim_now_us + by);
     const stvm_sim_world *w = &vm->outside;
     uint64_t wake = w->wake_fn ? w->wake_fn(vm, w->wake_arg, requested, by, end)
@@ -123,6 +126,7 @@ static void jump(stvm_vm *vm, uint64_t requested, uint64_t by, int end)
         wake = STVM_MAX_WAKE_INJECT_US;
     if (wake)
         stvm__sim_advance(vm, vm->clock.sim_now_us + wake);
+    stvm__cpu_resume(vm);
     stvm__trace_full(vm, STVM_TRACE_IDLE_SLEEP, vm->active->id, 0, (int64_t)requested,
                      (int64_t)(by + wake), end);
 }

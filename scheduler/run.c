@@ -109,6 +109,22 @@ static bool runnable(const stvm_vm *vm)
            (h == STVM_PRIORITY_IDLE && (idle_q->first != vm->idle || idle_q->last != vm->idle));
 }
 
+/* A process other than idle is on a run queue, whatever its priority (runnable() above
+ * leaves out one below the idle priority while idle waits on its queue ahead of it). */
+static bool any_ready_but_idle(const stvm_vm *vm)
+{
+    const stvm_list *idle_q = &vm->runq[STVM_PRIORITY_IDLE - 1];
+    uint64_t others = vm->ready_bits[0] & ~((uint64_t)1 << (STVM_PRIORITY_IDLE - 1));
+    return others || vm->ready_bits[1] ||
+           (idle_q->first && (idle_q->first != vm->idle || idle_q->last != vm->idle));
+}
+
+bool stvm__nothing_can_run(stvm_vm *vm)
+{
+    return (!vm->active || vm->active == vm->idle) && !any_ready_but_idle(vm) &&
+           !can_be_woken(vm);
+}
+
 /* Between runs, a ready process is work for a host loop that watches only
  * stvm_backend_fd (docs/io.md, "Running inside another event loop"): the first spawn
  * of a fresh VM, a signal or a put from the embedding thread, work a stopped run left.

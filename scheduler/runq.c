@@ -72,6 +72,18 @@ static __attribute__((noinline, cold)) void trace_switch(stvm_vm *vm, const stvm
     stvm__trace_emit(vm, STVM_TRACE_SWITCH, from ? from->id : 0, to ? to->id : 0, 0, 0, why);
 }
 
+/* What a switch does beyond switching while vm->switch_watch says there is something:
+ * charge the CPU time (cpu_time.c), record the switch. Out of line and cold, for the
+ * reason above: with both off, a hand-off pays the one test of switch_watch. */
+static __attribute__((noinline, cold)) void switch_watched(stvm_vm *vm, stvm_proc *from,
+                                                          const stvm_proc *to)
+{
+    if (vm->cfg.cpu_time)
+        stvm__cpu_switch(vm, from);
+    if (stvm__tracing(vm))
+        trace_switch(vm, from, to);
+}
+
 /* A canary-guarded process leaving the processor: check its stack from a frame below
  * the caller's (out of line, so the hand-off's frame needs no frame pointer). */
 static __attribute__((noinline, cold)) void check_canary(stvm_proc *from)
@@ -110,8 +122,8 @@ static inline __attribute__((always_inline)) void transfer(stvm_vm *vm, stvm_pro
     next->my_list = NULL;
     vm->active = next;
     if (from != next) {
-        if (stvm__tracing(vm))
-            trace_switch(vm, from, next);
+        if (__builtin_expect(vm->switch_watch, 0))
+            switch_watched(vm, from, next);
         switch_away(vm, from, next);
     }
 }
@@ -127,8 +139,8 @@ void stvm__transfer_from_host(stvm_vm *vm)
     next->my_list = NULL;
     vm->active = next;
     vm->stats.context_switches++;
-    if (stvm__tracing(vm))
-        trace_switch(vm, NULL, next);
+    if (__builtin_expect(vm->switch_watch, 0))
+        switch_watched(vm, NULL, next);
     stvm__ctx_switch(vm, NULL, next);
     stvm__after_switch(vm);
 }
@@ -137,8 +149,8 @@ void stvm__transfer_to_host(stvm_vm *vm)
 {
     stvm_proc *from = vm->active;
     vm->active = NULL;
-    if (stvm__tracing(vm))
-        trace_switch(vm, from, NULL);
+    if (__builtin_expect(vm->switch_watch, 0))
+        switch_watched(vm, from, NULL);
     switch_away(vm, from, NULL);
 }
 

@@ -375,6 +375,22 @@ const char *stvm__list_object_text(const stvm_vm *vm, const stvm_list *l, char *
 /* ---- run.c: the idle process and stvm_run ---- */
 /* The idle process's body (priority 10). */
 void stvm__idle_main(stvm_vm *vm, void *arg);
+/* Can nothing ever run again: no process runs, none but the idle process is runnable,
+ * and nothing can wake one (the condition in which stvm_run answers STVM_EDEADLOCK)? */
+bool stvm__nothing_can_run(stvm_vm *vm);
+
+/* ---- cpu_time.c: who used the CPU (stvm_config.cpu_time) ---- */
+/* Charge `from`, which leaves the processor now (NULL: the embedding thread, charged to
+ * nobody), the time since the last stamp, and stamp now. Called at every switch while
+ * cfg.cpu_time is set (runq.c, behind vm->switch_watch). */
+__attribute__((cold)) void stvm__cpu_switch(stvm_vm *vm, stvm_proc *from);
+/* Around an OS sleep or a jump of the simulated clock (relinquish.c): the active (idle)
+ * process is charged up to it, and the time it takes is charged to nobody. */
+void stvm__cpu_pause(stvm_vm *vm);
+void stvm__cpu_resume(stvm_vm *vm);
+/* p's time so far (its own, up to now when it is the active process); 0 when the VM
+ * does not account. */
+uint64_t stvm__cpu_of(stvm_vm *vm, const stvm_proc *p);
 
 /* ---- relinquish.c ---- */
 /* Wait in the OS for at most us (primitive 230): until then, the next deadline, a

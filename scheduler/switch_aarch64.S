@@ -73,17 +73,21 @@ stvm__switch_asm:
     .size stvm__switch_asm, .-stvm__switch_asm
 
 /* First return address of a new stack: call entry (x20) with its argument (x19). The
- * frame pointer is 0, so a backtrace ends here. entry never returns (a finished
- * process switches away for good); if it did, brk traps (SIGTRAP) rather than run on
- * into whatever follows. */
+ * frame pointer is 0 and the unwind entry says the return address is undefined, so a
+ * backtrace (a frame-pointer walk, or a debugger's: docs/debugging.md) ends here. entry
+ * never returns (a finished process switches away for good); if it did, brk traps
+ * (SIGTRAP) rather than run on into whatever follows. */
     .p2align 2
     .globl stvm__trampoline_asm
     .hidden stvm__trampoline_asm
     .type stvm__trampoline_asm, %function
 stvm__trampoline_asm:
+    .cfi_startproc
+    .cfi_undefined x30
     mov x0, x19
     blr x20
     brk #0x1
+    .cfi_endproc
     .size stvm__trampoline_asm, .-stvm__trampoline_asm
 
     .section .note.GNU-stack,"",%progbits

@@ -42,14 +42,19 @@ stvm__switch_asm:
     ret
     .size stvm__switch_asm, .-stvm__switch_asm
 
-/* First return address of a new stack: call entry (r12) with its argument (rbx). */
+/* First return address of a new stack: call entry (r12) with its argument (rbx). Its
+ * unwind entry says the return address is undefined: the outermost frame, where a
+ * debugger's backtrace of a process ends (docs/debugging.md), as at glibc's _start. */
     .globl stvm__trampoline_asm
     .hidden stvm__trampoline_asm
     .type stvm__trampoline_asm, @function
 stvm__trampoline_asm:
+    .cfi_startproc
+    .cfi_undefined rip
     movq %rbx, %rdi
     callq *%r12
     ud2
+    .cfi_endproc
     .size stvm__trampoline_asm, .-stvm__trampoline_asm
 
     .section .note.GNU-stack,"",@progbits

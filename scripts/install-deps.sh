@@ -15,7 +15,8 @@
 # tests/lab_html_browser.py: the lab's HTML timeline in a real browser), valgrind
 # (its <valgrind/valgrind.h>, with which the library registers each green stack, and
 # memcheck, which make valgrind-check runs over the examples; callgrind for make
-# switch-count),
+# switch-count), gdb (make gdb-check runs the library's gdb extension on a deadlocked
+# example and its core file; build-essential does not bring it),
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user with the arm64 builds of
 # libffi-dev, libuv1-dev and libgit2-1.5 (make check-aarch64, mk/aarch64.mk: the
 # aarch64 back end cross-built and run under qemu-aarch64; the arm64 Criterion itself
@@ -62,7 +63,7 @@ for arg in "$@"; do
 done
 want="build-essential libcriterion-dev libffi-dev gnuplot-nox pkg-config nginx wrk curl"
 want="$want python3 libuv1-dev clang libclang-rt-14-dev libbenchmark-tools python3-scipy"
-want="$want man-db groff-base chromium valgrind $peers ${STVM_DEPS_EXTRA:-}"
+want="$want man-db groff-base chromium valgrind gdb $peers ${STVM_DEPS_EXTRA:-}"
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
     want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
     want="$want libffi-dev:arm64 libuv1-dev:arm64 libgit2-1.5:arm64"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install into a scratch prefix with DESTDIR, then build an outside program that includes
 # only <stvm.h> (examples/semantics_tour.c) with `pkg-config --cflags --libs stvm`, and
-# run it against the installed shared library; run the installed tools (stvm-lab, which
+# run it against the installed shared library, and under gdb, which must auto-load the
+# installed extension for it; run the installed tools (stvm-lab, which
 # must find its installed scenarios, stvm-bench, whose --plot must find the installed
 # gnuplot scripts) and render the installed manual pages; then uninstall and check that the scratch tree is exactly as it was
 # before the install: the folders install created are gone, and a folder that existed
@@ -34,6 +35,32 @@ src=examples/semantics_tour.c
 cc -std=c11 -Wall -Wextra -Werror "$src" -o "$work/tour" $(pkg-config --cflags --libs stvm) -lpthread
 LD_LIBRARY_PATH="$dest$prefix/lib" "$work/tour" > "$work/out.txt"
 echo "$me: $src built with 'pkg-config --cflags --libs stvm' against an installed copy and ran ($(wc -l < "$work/out.txt") lines of output)"
+# gdb auto-loads the installed extension for the installed library: it looks under each
+# auto-load folder for the library's real path (every symlink followed) + "-gdb.py".
+# Staged under DESTDIR, that path holds DESTDIR too, so a scratch auto-load folder maps
+# it onto the installed file; then gdb, stopped in the tour's first stvm_run, lists its
+# processes with the extension's command.
+version=$(sed -n 's/#define STVM_VERSION_STRING "\(.*\)"/\1/p' include/stvm/core.h)
+script=$dest$prefix/share/gdb/auto-load$prefix/lib/libstvm.so.$version-gdb.py
+[ -f "$script" ] || { echo "$me: $prefix/share/gdb/auto-load$prefix/lib/libstvm.so.$version-gdb.py was not installed"; exit 1; }
+[ -f "$dest$prefix/share/stvm/gdb/stvm-gdb.py" ] || { echo "$me: $prefix/share/stvm/gdb/stvm-gdb.py was not installed"; exit 1; }
+if command -v gdb > /dev/null; then
+    real=$(readlink -f "$dest$prefix/lib/libstvm.so.$abi")
+    mkdir -p "$work/auto-load$(dirname "$real")"
+    ln -s "$script" "$work/auto-load$real-gdb.py"
+    gdb -nx -batch -iex "set auto-load safe-path /" -iex "set auto-load scripts-directory $work/auto-load" \
+        -ex "set environment LD_LIBRARY_PATH=$dest$prefix/lib" -ex "set breakpoint pending on" \
+        -ex "break stvm_run" -ex run -ex "info auto-load python-scripts" -ex "info stvm-processes" \
+        "$work/tour" > "$work/gdb.txt" 2>&1 || true
+    if ! grep -q "^Yes .*libstvm.so.$version-gdb.py" "$work/gdb.txt" || ! grep -q "Idle Process" "$work/gdb.txt"; then
+        echo "$me: gdb did not auto-load the installed extension for the installed library, or its listing failed:"
+        cat "$work/gdb.txt"
+        exit 1
+    fi
+    echo "$me: gdb auto-loaded $prefix/share/gdb/auto-load$prefix/lib/libstvm.so.$version-gdb.py for $(basename "$real") and listed the tour's processes"
+else
+    echo "$me: gdb is not installed; the extension is installed, gdb's auto-load is not tried"
+fi
 # Each audience's header on its own, as installed: it includes what it needs (stvm/core.h).
 for h in "$dest$prefix"/include/stvm/*.h; do
     name=stvm/${h##*/}

@@ -10,7 +10,13 @@
 # stvm-bench's gnuplot scripts bench/plots/*.gp (DATADIR/stvm/plots: the installed
 # tool's <exe>/../share/stvm/plots), stvm-lab's built-in scenarios
 # lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed tool's
-# <exe>/../share/stvm/scenarios), and writes a manifest, DATADIR/stvm/install-manifest:
+# <exe>/../share/stvm/scenarios), the gdb extension scripts/gdb/stvm-gdb.py twice: where
+# gdb auto-loads it for the installed shared library (DATADIR/gdb/auto-load/LIBDIR/
+# libstvm.so.VERSION-gdb.py: gdb looks for OBJFILE-gdb.py under its auto-load folders,
+# OBJFILE the library's real file name with every symlink followed, as libstdc++'s
+# printers are installed) and as DATADIR/stvm/gdb/stvm-gdb.py, to `source` for a
+# program linked with the static library (docs/debugging.md, "gdb"), and writes a
+# manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
@@ -59,7 +65,8 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$DATADIR/stvm/scenarios" "$MANDIR/man1" "$MANDIR/man3"
+    gdb_auto=$DATADIR/gdb/auto-load$LIBDIR
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$DATADIR/stvm/scenarios" "$DATADIR/stvm/gdb" "$gdb_auto" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -84,6 +91,8 @@ do_install() {
     for sc in lab/scenarios/*.scenario; do
         put 644 "$sc" "$DATADIR/stvm/scenarios/${sc##*/}"
     done
+    put 644 scripts/gdb/stvm-gdb.py "$gdb_auto/libstvm.so.$VERSION-gdb.py"
+    put 644 scripts/gdb/stvm-gdb.py "$DATADIR/stvm/gdb/stvm-gdb.py"
     {
         echo "# stvm $VERSION: installed by make install; make uninstall reads this"
         for f in $files $manifest; do echo "f $f"; done
@@ -99,7 +108,9 @@ do_uninstall() {
         rm -f "$DESTDIR$INCLUDEDIR/stvm.h" "$DESTDIR$LIBDIR/libstvm.a" "$DESTDIR$LIBDIR"/libstvm.so* \
               "$DESTDIR$LIBDIR/pkgconfig/stvm.pc" "$DESTDIR$BINDIR/stvm-bench" "$DESTDIR$BINDIR/stvm-lab" \
               "$DESTDIR$MANDIR/man1/stvm-bench.1" "$DESTDIR$MANDIR/man1/stvm-lab.1" "$DESTDIR$MANDIR/man3/stvm.3" \
-              "$DESTDIR$DATADIR"/stvm/plots/*.gp "$DESTDIR$DATADIR"/stvm/scenarios/*.scenario
+              "$DESTDIR$DATADIR"/stvm/plots/*.gp "$DESTDIR$DATADIR"/stvm/scenarios/*.scenario \
+              "$DESTDIR$DATADIR/gdb/auto-load$LIBDIR/libstvm.so.$VERSION-gdb.py" \
+              "$DESTDIR$DATADIR/stvm/gdb/stvm-gdb.py"
         return 0
     fi
     dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")

@@ -65,7 +65,8 @@ typedef struct old_config {
     uint32_t ffi_spin_us;
     /* osvm764_fixes and osvm764_idle_beat_us are newer: the two came in one release, as
      * the rule requires here (one 4-byte field alone would have ended the struct in
-     * tail padding, and the next field would have had to start after it) */
+     * tail padding, and the next field would have had to start after it); so are
+     * cpu_time and unused_1, the bytes that fill the struct out after it */
 } old_config;
 
 typedef struct old_process_info {
@@ -79,7 +80,7 @@ typedef struct old_process_info {
     bool terminating;
     bool held;
     const char *stack_guard;
-    /* wait_kind, wait_fd, wait_handle, wait_name and wait_since_us are newer */
+    /* wait_kind, wait_fd, wait_handle, wait_name, wait_since_us and cpu_ns are newer */
 } old_process_info;
 
 typedef struct old_stream_stats {
@@ -163,6 +164,7 @@ Test(abi, an_old_size_config_gets_the_defaults_of_the_fields_it_lacks)
     cr_assert_eq(now.idle_mode, STVM_IDLE_OSVM764);
     cr_assert_eq(now.osvm764_fixes, 0, "the fields the old config lacks are at their defaults");
     cr_assert_eq(now.osvm764_idle_beat_us, 0);
+    cr_assert(!now.cpu_time, "CPU time is not accounted unless asked for");
 
     /* Reading the configuration back into the old struct: its prefix only. */
     WITH_CANARY(old_config) back;

@@ -40,10 +40,12 @@ Test(names, blocked_report_names_queue_by_its_handle_and_name)
     char buf[512], want[160];
     int n = stvm_vm_blocked_report(vm, buf, sizeof buf);
     cr_assert_eq((size_t)n, strlen(buf));
-    snprintf(want, sizeof want, "'consumer' (priority 40) waits on queue item 'frames' %p\n",
-             (void *)frames);
+    snprintf(want, sizeof want,
+             "'consumer' (priority 40) waits on queue item 'frames' %p, into which no process "
+             "or registered thread can put\n", (void *)frames);
     cr_assert_not_null(strstr(buf, want), "report:\n%s", buf);
-    snprintf(want, sizeof want, "'producer' (priority 30) waits on queue room %p\n",
+    snprintf(want, sizeof want,
+             "'producer' (priority 30) waits on queue room %p, from which no process can take\n",
              (void *)bounded);
     cr_assert_not_null(strstr(buf, want), "report:\n%s", buf);
     /* not an internal semaphore inside the queue (0x20 past its handle) */

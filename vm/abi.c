@@ -28,9 +28,10 @@ static const field config_fields[] = {
     F(stvm_config, wake_inject_us),      F(stvm_config, timer_slack_us),
     F(stvm_config, ffi_workers),         F(stvm_config, ffi_callback_priority),
     F(stvm_config, ffi_spin_us),         F(stvm_config, osvm764_fixes),
-    F(stvm_config, osvm764_idle_beat_us),
+    F(stvm_config, osvm764_idle_beat_us), F(stvm_config, cpu_time),
+    F(stvm_config, unused_1),
 };
-#define LAST_CONFIG osvm764_idle_beat_us
+#define LAST_CONFIG unused_1
 
 static const field process_info_fields[] = {
     F(stvm_process_info, name),       F(stvm_process_info, priority),
@@ -40,9 +41,9 @@ static const field process_info_fields[] = {
     F(stvm_process_info, held),       F(stvm_process_info, stack_guard),
     F(stvm_process_info, wait_kind),  F(stvm_process_info, wait_fd),
     F(stvm_process_info, wait_handle), F(stvm_process_info, wait_name),
-    F(stvm_process_info, wait_since_us),
+    F(stvm_process_info, wait_since_us), F(stvm_process_info, cpu_ns),
 };
-#define LAST_PROCESS_INFO wait_since_us
+#define LAST_PROCESS_INFO cpu_ns
 
 static const field stream_stats_fields[] = {
     F(stvm_stream_stats, fills),     F(stvm_stream_stats, reads_blocked),

@@ -230,6 +230,7 @@ struct stvm_process {
     /* Its values of process-local variables (scheduler/process_local.h): they live with
      * the handle, so a held handle of a finished process still answers them. */
     struct stvm_local_value *locals;
+    uint64_t cpu_ns;                 /* its CPU time once finished (scheduler/cpu_time.c) */
 };
 
 /* Something a process registered for the wait it is in (its Delay, a descriptor's
@@ -310,6 +311,8 @@ struct stvm_proc {
     uint8_t wait_on_kind;            /* STVM_WAIT_ON_* */
     int32_t wait_fd;                 /* STVM_WAIT_ON_FD: the descriptor */
     const void *wait_on;             /* the socket, Delay or FFI function */
+    uint64_t cpu_ns;                 /* time it held the VM's thread, while the VM
+                                        accounts it (scheduler/cpu_time.c) */
 };
 
 /* The top of every stack mapping: the running state, the handle (when nobody holds

@@ -114,6 +114,7 @@ void stvm__trace_emit(stvm_vm *vm, int kind, uint64_t process, uint64_t object,
 void stvm__events_update(stvm_vm *vm)
 {
     vm->events_on = vm->trace != NULL || stvm__sim_costs_set(vm);
+    vm->switch_watch = (STVM_TRACE_POINTS && vm->events_on) || vm->cfg.cpu_time;
 }
 
 size_t stvm__trace_kept(const struct stvm_trace *t)

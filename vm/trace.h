@@ -87,7 +87,8 @@ static inline bool stvm__tracing(const stvm_vm *vm)
     return STVM_TRACE_POINTS && __builtin_expect(vm->events_on, 0);
 }
 
-/* vm->events_on anew, after the ring or the costs changed. */
+/* vm->events_on anew, after the ring or the costs changed, and with it vm->switch_watch
+ * (also asked once by stvm_vm_new, for cfg.cpu_time). */
 void stvm__events_update(stvm_vm *vm);
 
 /* One event happened (stvm__tracing is true): recorded if a ring records (calling the

@@ -205,6 +205,9 @@ struct stvm_vm {
     int64_t si_min, si_max;
     bool events_on;                 /* an event point has work: a ring records or a
                                        modelled cost is set (stvm__tracing) */
+    bool switch_watch;              /* a switch has work beyond the switch: events_on,
+                                       or cfg.cpu_time (scheduler/cpu_time.c): the one
+                                       test a hand-off makes for both */
     bool sim_charging;              /* a modelled cost is being charged (sim_cost.c) */
     uint16_t sim_cost_us[STVM_SIM_COST_OPS];   /* stvm_sim_set_cost; all 0: none */
     struct stvm_trace *trace;       /* the ring while it records, else NULL (vm/trace.h) */
@@ -232,6 +235,8 @@ struct stvm_vm {
     stvm_stackmem stacks;
     stvm_timer timer;               /* primitives 136 and 242 */
     uint64_t point_clock_us;        /* the clock as a scheduling point last read it */
+    uint64_t cpu_stamp_ns;          /* cfg.cpu_time: when the active process (or the
+                                       embedding thread) was last charged up to */
     int point_countdown;            /* switches left before the next clock read */
     int run_mode;                   /* STVM_RUN_* of the stvm_run_mode in progress */
     bool run_slept;                 /* STVM_RUN_ONCE: it has waited in the OS */
@@ -265,6 +270,9 @@ struct stvm_vm {
     /* The OpenSmalltalk heartbeat's model (vm/heartbeat.h): only with the idle mode
      * STVM_IDLE_OSVM764, NULL otherwise. */
     struct stvm_heartbeat *heartbeat;
+    /* The list of live VMs debuggers read (vm/debugger.h); nothing else touches it. */
+    bool debug_listed;
+    struct stvm_vm *debug_prev, *debug_next;
 };
 
 #endif

@@ -290,6 +290,13 @@ typedef struct stvm_config {
     uint32_t osvm764_idle_beat_us; /* STVM_IDLE_OSVM764: the heartbeat's period while
                                    the VM is flagged idle; 0 = 50,000 (#764's IDLE_BEAT_MS);
                                    0 or 2,000 .. 1,000,000 */
+    bool cpu_time;              /* charge each process the time it holds the VM's thread
+                                   (stvm_process_info.cpu_ns): the clock is read at every
+                                   switch, which costs a hand-off a few ns (docs/
+                                   debugging.md, "A slow process"); default false: a
+                                   switch then pays nothing for it */
+    uint8_t unused_1[7];        /* fills the struct to its alignment (include/README.md,
+                                   "Structs that grow"); never given a meaning */
 } stvm_config;
 
 /* Fill cfg with the defaults above (cfg_size bytes of it: the macro passes the caller's
@@ -377,9 +384,12 @@ STVM_API int stvm_spawn_suspended(stvm_vm *vm, int priority, const char *name,
 /* Run the VM's processes on the calling thread until every process other than the
  * VM's own (idle, timing) has finished: then STVM_OK. If nothing can ever run again
  * (no runnable process, no pending delay or timed wait, no waiter on a registered
- * external semaphore) it returns STVM_EDEADLOCK; stvm_vm_blocked_report() then tells who
- * waits on what, and the VM may be given more work and run again.
+ * external semaphore) it returns STVM_EDEADLOCK, and the VM may be given more work and
+ * run again.
  * Errors:
+ *   EDEADLOCK nothing can ever run again: print stvm_vm_blocked_report, which names
+ *             each blocked process, what it waits on and who holds that, to a cycle or
+ *             to a wait nothing can end (docs/debugging.md, "A deadlock")
  *   EBUSY     this VM is already running (on any thread), or any VM's stvm_run is
  *             active on the calling thread: runs do not nest; run another VM on
  *             another thread */
@@ -608,6 +618,18 @@ typedef struct stvm_process_info {
                                       8 switches while a deadline or descriptor is
                                       pending, and at every OS wait, otherwise the last
                                       reading before (never later than the truth) */
+    /* Appended after 0.2.0: who used the CPU. */
+    uint64_t cpu_ns;               /* the time it has held the VM's thread, in ns, while
+                                      the VM accounts it (stvm_config.cpu_time; else 0):
+                                      from each switch to it to the next switch away,
+                                      counted up to now for the process that asks about
+                                      itself. The VM's clock: on the real one
+                                      CLOCK_MONOTONIC through the TSC, to about 100 ns,
+                                      and including what the system gave other threads
+                                      meanwhile and the system calls the process made; on
+                                      the simulated one, its microseconds of stvm_work_us
+                                      and modelled costs. The idle process is not charged
+                                      its OS sleeps or the simulated clock's jumps */
 } stvm_process_info;
 
 /* Describe a process into the first out_size bytes of *out.
@@ -635,14 +657,24 @@ STVM_API int stvm_process_get_info_(stvm_vm *vm, const stvm_process *p,
  *   ENOTPROC  called from another thread while the VM runs */
 STVM_API int stvm_vm_processes(stvm_vm *vm, stvm_process **out, size_t cap, size_t *count);
 
-/* Write one line per unfinished user process that is not runnable into buf,
- * NUL-terminated and truncated to size: "'name' (priority P) waits on KIND 'NAME'
+/* Write one line per unfinished user process that is not runnable, oldest first, into
+ * buf, NUL-terminated and truncated to size: "'name' (priority P) waits on KIND 'NAME'
  * 0x...", KIND the wait's kind (semaphore, mutex, monitor, monitor condition, queue item,
  * queue room, delay, socket read, socket write, socket accept, socket connect, fd N,
- * join, callout: see stvm_wait_kind), 'NAME' the object's name when it has one and
- * 0x... the handle the program holds for it (a queue's, not its internal semaphore's);
- * or "'name' (priority P) is suspended". Returns the length the full report needs (like
- * snprintf), or EINVAL. buf may be NULL when size is 0. */
+ * join, callout: see stvm_wait_kind), 'NAME' the object's name when it has one (for a
+ * join, the joined process's) and 0x... the handle the program holds for it (a queue's,
+ * not its internal semaphore's); or "'name' (priority P) is suspended". The line then
+ * follows who must act first: a mutex's or monitor's owner (", owned by 'meteo'") and a
+ * joined process, and what each of them waits on (", which waits on ..."), until
+ * a process already named (": a deadlock cycle ('meteo' -> 'busmgr' -> 'meteo')", the
+ * cycle's members in order), one that can run (", which can run", ", which is
+ * running"), one that is suspended, or a wait nobody owns; when nothing can run (as
+ * after STVM_EDEADLOCK) such a wait says why it cannot end (", which no process or
+ * registered thread can signal", ", into which no process or registered thread can
+ * put", ", from which no process can take"), and a semaphore registered in the external
+ * table names its slot. A chain is followed for at most 16 processes (then ", ...").
+ * Returns the length the full report needs (like snprintf), or EINVAL. buf may be NULL
+ * when size is 0. Never allocates or switches. */
 STVM_API int stvm_vm_blocked_report(stvm_vm *vm, char *buf, size_t size);
 
 /* Check the scheduler's invariants (each process on at most one list, back-pointers,

@@ -485,25 +485,75 @@ static bool compare_state(drv *d)
 }
 
 /* stvm_vm_blocked_report, compared from the host: one line per unfinished user process that
- * is not runnable, newest first ("'s3' (priority 40) waits on semaphore 0x..." or "...
- * is suspended"). The object of a Delay's own semaphore (on its waiter's stack) is not
- * compared. */
+ * is not runnable, oldest first ("'s3' (priority 40) waits on semaphore 0x..." or "...
+ * is suspended"), each followed by its chain of holders as scheduler/process_info.c
+ * writes it: a mutex's or the monitor's owner, a joined process, what each waits on, to
+ * a cycle, a process that can run or is suspended, or a wait nobody holds (which, when
+ * nothing can run, says why it cannot end). */
+static const char *const blocked_kind_word[STVM_WAIT_ON_KINDS] = {
+    [STVM_WAIT_ON_SEMAPHORE] = "semaphore", [STVM_WAIT_ON_MUTEX] = "mutex",
+    [STVM_WAIT_ON_MONITOR] = "monitor", [STVM_WAIT_ON_MONITOR_CONDITION] = "monitor condition",
+    [STVM_WAIT_ON_QUEUE_ITEM] = "queue item", [STVM_WAIT_ON_QUEUE_ROOM] = "queue room",
+    [STVM_WAIT_ON_DELAY] = "delay", [STVM_WAIT_ON_JOIN] = "join"};
+
+static void blocked_put(char *want, size_t *len, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(want + *len, size - *len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *len = *len + (size_t)k < size ? *len + (size_t)k : size - 1;
+}
+
+/* The process that holds what i waits for (a mutex's or the monitor's owner, the joined
+ * process), or -1. */
+static int blocked_holder(const model *m, int i)
+{
+    const mproc *p = &m->p[i];
+    if (p->on->kind == L_MUTEX)
+        return m->mx[p->on->index].owner;
+    if (p->on->kind == L_JOIN)
+        return p->on->index;
+    return -1;
+}
+
+/* "KIND 'NAME' 0x..." of i's wait (a join's by the joined process's name). */
+static void blocked_object(const drv *d, int i, int kind, char *want, size_t *len, size_t size)
+{
+    const void *handle;
+    const char *name;
+    expected_wait(d, i, &handle, &name);
+    if (kind == STVM_WAIT_ON_JOIN)
+        name = who_name(d->m.p[i].on->index);
+    blocked_put(want, len, size, "%s", blocked_kind_word[kind]);
+    if (handle)
+        blocked_put(want, len, size, "%s%s%s %p", name ? " '" : "", name ? name : "",
+                    name ? "'" : "", handle);
+}
+
 static bool compare_blocked(drv *d)
 {
     model *m = &d->m;
-    char got[2048], want[2048];
+    char got[4096], want[4096];
     int n = stvm_vm_blocked_report(d->vm, got, sizeof got);
     if (n < 0 || (size_t)n >= sizeof got) {
         fail(d, "blocked report", "stvm_vm_blocked_report answered %d", n);
         return false;
     }
+    /* Nothing can run: no process runs, none but idle is ready, no deadline keeps the VM
+     * alive (the model has no descriptors and no external signals). */
+    bool stuck = m->active == M_HOST && !timer_is_work(m);
+    for (int i = 0; i < M_SLOTS + 2; i++)
+        if (i != M_IDLE && m->p[i].used && m->p[i].alive && m_state(m, i) == STVM_PROCESS_READY)
+            stuck = false;
     size_t len = 0;
     bool done[M_SLOTS] = {0};
     want[0] = 0;
-    for (;;) {   /* newest (highest id) first */
+    for (;;) {   /* oldest (lowest id) first */
         int best = -1;
         for (int i = 0; i < M_SLOTS; i++)
-            if (!done[i] && m->p[i].used && m->p[i].alive && (best < 0 || m->p[i].id > m->p[best].id))
+            if (!done[i] && m->p[i].used && m->p[i].alive && (best < 0 || m->p[i].id < m->p[best].id))
                 best = i;
         if (best < 0)
             break;
@@ -511,26 +561,64 @@ static bool compare_blocked(drv *d)
         int st = m_state(m, best);
         if (st != STVM_PROCESS_WAITING && st != STVM_PROCESS_SUSPENDED)
             continue;
-        static const char *const kind_word[STVM_WAIT_ON_KINDS] = {
-            [STVM_WAIT_ON_SEMAPHORE] = "semaphore", [STVM_WAIT_ON_MUTEX] = "mutex",
-            [STVM_WAIT_ON_MONITOR] = "monitor", [STVM_WAIT_ON_MONITOR_CONDITION] = "monitor condition",
-            [STVM_WAIT_ON_QUEUE_ITEM] = "queue item", [STVM_WAIT_ON_QUEUE_ROOM] = "queue room",
-            [STVM_WAIT_ON_DELAY] = "delay", [STVM_WAIT_ON_JOIN] = "join"};
-        int k;
+        if (st == STVM_PROCESS_SUSPENDED) {
+            blocked_put(want, &len, sizeof want, "'%s' (priority %d) is suspended\n",
+                        who_name(best), m->p[best].prio);
+            continue;
+        }
         const void *handle;
         const char *name;
         int kind = expected_wait(d, best, &handle, &name);
-        if (st == STVM_PROCESS_SUSPENDED)
-            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) is suspended\n",
-                         who_name(best), m->p[best].prio);
-        else if (!handle)
-            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s\n",
-                         who_name(best), m->p[best].prio, kind_word[kind]);
-        else
-            k = snprintf(want + len, sizeof want - len, "'%s' (priority %d) waits on %s%s%s%s %p\n",
-                         who_name(best), m->p[best].prio, kind_word[kind], name ? " '" : "",
-                         name ? name : "", name ? "'" : "", handle);
-        len += (size_t)k;
+        blocked_put(want, &len, sizeof want, "'%s' (priority %d) waits on ", who_name(best),
+                    m->p[best].prio);
+        blocked_object(d, best, kind, want, &len, sizeof want);
+        int chain[M_SLOTS + 1], nc = 0, at = best;
+        chain[nc++] = best;
+        for (;;) {
+            int o = blocked_holder(m, at);
+            if (o < 0) {
+                if (stuck && kind == STVM_WAIT_ON_SEMAPHORE)
+                    blocked_put(want, &len, sizeof want,
+                                ", which no process or registered thread can signal");
+                else if (stuck && kind == STVM_WAIT_ON_QUEUE_ITEM)
+                    blocked_put(want, &len, sizeof want,
+                                ", into which no process or registered thread can put");
+                else if (stuck && kind == STVM_WAIT_ON_QUEUE_ROOM)
+                    blocked_put(want, &len, sizeof want, ", from which no process can take");
+                else if (stuck && kind == STVM_WAIT_ON_MONITOR_CONDITION)
+                    blocked_put(want, &len, sizeof want, ", which no process can signal");
+                break;
+            }
+            if (kind != STVM_WAIT_ON_JOIN)
+                blocked_put(want, &len, sizeof want, ", owned by '%s'", who_name(o));
+            int seen = -1;
+            for (int k = 0; k < nc && seen < 0; k++)
+                if (chain[k] == o)
+                    seen = k;
+            if (seen >= 0) {
+                blocked_put(want, &len, sizeof want, ": a deadlock cycle (");
+                for (int k = seen; k < nc; k++)
+                    blocked_put(want, &len, sizeof want, "'%s' -> ", who_name(chain[k]));
+                blocked_put(want, &len, sizeof want, "'%s')", who_name(o));
+                break;
+            }
+            chain[nc++] = o;   /* at most M_SLOTS: within the report's 16 */
+            int ost = m_state(m, o);
+            if (ost == STVM_PROCESS_ACTIVE || ost == STVM_PROCESS_READY) {
+                blocked_put(want, &len, sizeof want,
+                            ost == STVM_PROCESS_ACTIVE ? ", which is running" : ", which can run");
+                break;
+            }
+            if (ost == STVM_PROCESS_SUSPENDED) {
+                blocked_put(want, &len, sizeof want, ", which is suspended");
+                break;
+            }
+            at = o;
+            kind = expected_wait(d, at, &handle, &name);
+            blocked_put(want, &len, sizeof want, ", which waits on ");
+            blocked_object(d, at, kind, want, &len, sizeof want);
+        }
+        blocked_put(want, &len, sizeof want, "\n");
     }
     /* Compare line by line; '*' stands for any object. */
     const char *g = got, *w = want;

@@ -1,0 +1,36 @@
+/* The list of live VMs that debuggers read (debugger.h). */
+#include "debugger.h"
+
+#include <pthread.h>
+
+stvm_vm *stvm__debug_vms;
+static pthread_mutex_t debug_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The links are written in an order that leaves the list walkable from its head at
+ * every instruction, for a debugger that stops the program between two of them. */
+void stvm__debug_register(stvm_vm *vm)
+{
+    pthread_mutex_lock(&debug_lock);
+    vm->debug_prev = NULL;
+    vm->debug_next = stvm__debug_vms;
+    if (stvm__debug_vms)
+        stvm__debug_vms->debug_prev = vm;
+    stvm__debug_vms = vm;
+    vm->debug_listed = true;
+    pthread_mutex_unlock(&debug_lock);
+}
+
+void stvm__debug_unregister(stvm_vm *vm)
+{
+    pthread_mutex_lock(&debug_lock);
+    if (vm->debug_listed) {
+        if (vm->debug_prev)
+            vm->debug_prev->debug_next = vm->debug_next;
+        else
+            stvm__debug_vms = vm->debug_next;
+        if (vm->debug_next)
+            vm->debug_next->debug_prev = vm->debug_prev;
+        vm->debug_listed = false;
+    }
+    pthread_mutex_unlock(&debug_lock);
+}
