@@ -7,15 +7,15 @@
 # .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
 # pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; all three
 # made into B/man by make man: stvm-bench's by the tool, the other two from man/*.in),
-# stvm-bench's gnuplot scripts bench/plots/*.gp (DATADIR/stvm/plots: the installed
-# tool's <exe>/../share/stvm/plots), stvm-lab's built-in scenarios
+# stvm-lab's built-in scenarios
 # lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed tool's
 # <exe>/../share/stvm/scenarios), and writes a manifest, DATADIR/stvm/install-manifest:
 # one line per file installed ("f PATH") and per folder it had to create ("d PATH"),
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
 # folders it names, deepest first and only when empty: a folder that was there before
-# the install (/usr/local/bin, say) is never named, so it stays.
+# the install (/usr/local/bin, say) is never named, so it stays. The experiments
+# (experiments/) are not installed: they run from the source tree.
 set -eu
 me=install
 : "${DESTDIR=}" "${PREFIX:?}" "${LIBDIR:?}" "${INCLUDEDIR:?}" "${BINDIR:?}" "${DATADIR:?}"
@@ -59,7 +59,7 @@ do_install() {
     if [ -f "$DESTDIR$manifest" ]; then
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$DATADIR/stvm/scenarios" "$MANDIR/man1" "$MANDIR/man3"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/scenarios" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -78,9 +78,6 @@ do_install() {
     put 644 "$B/man/stvm-bench.1" "$MANDIR/man1/stvm-bench.1"
     put 644 "$B/man/stvm-lab.1" "$MANDIR/man1/stvm-lab.1"
     put 644 "$B/man/stvm.3" "$MANDIR/man3/stvm.3"
-    for gp in bench/plots/*.gp; do
-        put 644 "$gp" "$DATADIR/stvm/plots/${gp##*/}"
-    done
     for sc in lab/scenarios/*.scenario; do
         put 644 "$sc" "$DATADIR/stvm/scenarios/${sc##*/}"
     done
