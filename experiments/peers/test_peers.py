@@ -81,6 +81,11 @@ class Peers(unittest.TestCase):
         again = run(["--from", out]).stdout
         self.assertEqual(first, again)
 
+    def test_help_names_the_options_and_the_peers(self):
+        text = run(["--help"]).stdout
+        for opt in ("--concurrency", "--peers-dir", "--peer", "--repr", "--handoffs", "--from"):
+            self.assertIn(opt, text)
+
     def test_bad_values_are_usage_errors(self):
         run(["--peer", "java"], status=2)
         run(["--repr", "ms-smallint62"], status=2)

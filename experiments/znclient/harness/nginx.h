@@ -1,12 +1,13 @@
-/* The HTTP harness: a real nginx (Debian's package) run as a child on a free loopback port from
- * a configuration in a scratch folder, ready once its port accepts a connection. No HTTP
- * client here (the tests use curl). Every exit path stops it: started servers are in a
- * registry (the harness's only mutable file-scope state); the first start installs an atexit
- * handler and async-signal-safe handlers for SIGINT, SIGTERM, SIGHUP and SIGPIPE (unless
- * ignored) that stop them (SIGTERM to the group, SIGKILL after a bounded wait), remove
- * their folders and re-raise the signal under its previous action. PR_SET_PDEATHSIG(SIGTERM),
- * tied to the calling thread, ends nginx when the tool is killed outright (the folder
- * stays). Start and stop from one thread. */
+/* The HTTP harness: a real nginx (Debian's package) run as a child on a free loopback
+ * port from a configuration in a scratch folder, ready once its port accepts a
+ * connection. No HTTP client here (the tests use curl). Every exit path stops it:
+ * started servers are in a registry (the harness's only mutable file-scope state); the
+ * first start installs an atexit handler and async-signal-safe handlers for SIGINT,
+ * SIGTERM, SIGHUP and SIGPIPE (unless ignored) that stop them (SIGTERM to the group,
+ * SIGKILL after a bounded wait), remove their folders and re-raise the signal under its
+ * previous action. PR_SET_PDEATHSIG(SIGTERM), tied to the calling thread, ends nginx
+ * when the program that started it is killed outright (the folder stays). Start and
+ * stop from one thread. */
 #ifndef STVM_HARNESS_NGINX_H
 #define STVM_HARNESS_NGINX_H
 
