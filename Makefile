@@ -8,7 +8,7 @@
 #                    layering, symbols, manual pages, install, examples
 #   make setup       installs the missing Debian packages (scripts/install-deps.sh; deps
 #                    is its old name); check and demo call it first
-#   make demo        the two experiments (DelayBenchmark, ZnClient)
+#   make demo        the two seed experiments (experiments/delay-benchmark, znclient)
 #   make man         build/man/stvm-bench.1 (written by stvm-bench --man)
 #   make install, make uninstall (PREFIX, DESTDIR, MANDIR, ...), make clean
 # Every object is compiled on its own with its header dependencies (-MMD -MP), so an
@@ -47,8 +47,11 @@ LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-
 CC_MACHINE := $(or $(shell $(CC) -dumpmachine 2>/dev/null),$(shell uname -m)-linux-gnu)
 LIB_ASM := $(if $(filter x86_64-%,$(CC_MACHINE)),scheduler/switch_x86_64.S,$(if $(filter aarch64-%,$(CC_MACHINE)),scheduler/switch_aarch64.S))
 TEST_SRC := $(wildcard tests/test_*.c)
-# The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
-TEST_BENCH_SRC := bench/nginx.c bench/wrk.c bench/child.c
+# The HTTP harness (experiments/znclient/harness/README.md: a real nginx, wrk) has one
+# home, the ZnClient experiment's, and is built per variant as a static library of its
+# own, libstvm-harness.a: the tests that need a real server (tests/test_zn_client.c)
+# and the experiment link it; neither the library nor stvm-bench contains it.
+HARNESS_SRC := $(addprefix experiments/znclient/harness/,nginx.c wrk.c child.c)
 # The lab's trace reader and HTML page are tested in the unit binaries (suite lab_html);
 # the page's template is a generated C file ($(LAB_PAGE_C), below).
 TEST_LAB_SRC = lab/trace_read.c lab/timeline.c lab/html.c $(LAB_PAGE_C)
@@ -71,12 +74,13 @@ DEPFLAGS := -MMD -MP
 # Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm);
 # mk/*.mk may add more. $(2): compiler flags, for the library's and the tests' objects
 # and the test binary's link; $(3): test sources linked into this variant's test binary
-# only. Under $(B)/$(1): obj/ holds the library's objects, tobj/ the tests' (and the HTTP
-# harness's, which the tests link: TEST_BENCH_SRC).
+# only. Under $(B)/$(1): obj/ holds the library's objects, tobj/ the tests' and the HTTP
+# harness's (libstvm-harness.a, HARNESS_SRC).
 define variant
 $(1)_DIR := $(B)/$(1)
 $(1)_OBJ := $$(patsubst %.c,$(B)/$(1)/obj/%.o,$(LIB_SRC)) $$(if $$(findstring -DSTVM_CTX_UCONTEXT,$(2)),,$$(patsubst %.S,$(B)/$(1)/obj/%.o,$(LIB_ASM)))
-$(1)_TEST_OBJ := $$(patsubst %.c,$(B)/$(1)/tobj/%.o,$(TEST_SRC) $(3) $(TEST_BENCH_SRC) $(TEST_LAB_SRC))
+$(1)_HARNESS_OBJ := $$(patsubst %.c,$(B)/$(1)/tobj/%.o,$(HARNESS_SRC))
+$(1)_TEST_OBJ := $$(patsubst %.c,$(B)/$(1)/tobj/%.o,$(TEST_SRC) $(3) $(TEST_LAB_SRC))
 $(B)/$(1)/obj/%.o: %.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_LIB) $(2) $$(DEPFLAGS) -c $$< -o $$@
@@ -86,10 +90,12 @@ $(B)/$(1)/obj/%.o: %.S
 $(B)/$(1)/tobj/%.o: %.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(TEST_CFLAGS) $(2) $$(DEPFLAGS) -c $$< -o $$@
--include $$($(1)_OBJ:.o=.d) $$($(1)_TEST_OBJ:.o=.d)
+-include $$($(1)_OBJ:.o=.d) $$($(1)_TEST_OBJ:.o=.d) $$($(1)_HARNESS_OBJ:.o=.d)
 $(B)/$(1)/libstvm.a: $$($(1)_OBJ)
 	rm -f $$@ && ar rcs $$@ $$^
-$(B)/$(1)/stvm-tests: $$($(1)_TEST_OBJ) $(B)/$(1)/libstvm.a
+$(B)/$(1)/libstvm-harness.a: $$($(1)_HARNESS_OBJ)
+	rm -f $$@ && ar rcs $$@ $$^
+$(B)/$(1)/stvm-tests: $$($(1)_TEST_OBJ) $(B)/$(1)/libstvm.a $(B)/$(1)/libstvm-harness.a
 	$$(CC) $(OPT) $(2) $$(filter %.o %.a,$$^) -lcriterion $(TEST_LIBS) $(LDLIBS) -o $$@
 endef
 
@@ -110,11 +116,9 @@ $(B)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# stvm-bench --trace-html draws its trace with the lab's page: the lab's reader and page
-# are linked into it (bench/ and lab/ are one layer).
-LAB_VIEW_OBJ := $(patsubst %,$(B)/obj/lab/%.o,trace_read timeline html show png_trace png) \
-    $(B)/obj/gen/lab/html_page.o
-BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC)) $(LAB_VIEW_OBJ)
+# stvm-bench is its own objects and the library: no lab object (a trace's page is
+# `stvm-lab show FILE --html PAGE` of the file --trace writes).
+BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC))
 LAB_SRC := $(wildcard lab/*.c)
 # The HTML page's template (lab/html_page.html, its CSS and script) stays an HTML file to
 # edit; the lab links it as the C string lab_html_page, made here.
@@ -130,11 +134,10 @@ $(B)/obj/gen/lab/html_page.o: $(LAB_PAGE_C)
 	$(CC) $(LAB_CFLAGS) -c $< -o $@
 EXAMPLE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard examples/*.c))
 
-# The benchmark tool's own tests (its --trace, its HTTP harness) are a binary of their
-# own: they test bench/, not the library, and run the tool built above. The harness's
-# objects are the tool's own.
+# The benchmark tool's own tests (its views, its options, --trace) are a binary of their
+# own: they test bench/, not the library, and run the tool built above.
 BENCH_TEST_SRC := $(wildcard tests/bench/test_*.c)
-BENCH_TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_TEST_SRC) $(TEST_BENCH_SRC))
+BENCH_TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_TEST_SRC))
 $(B)/bench/stvm-bench-tests: $(BENCH_TEST_OBJ) $(B)/asm/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) -lcriterion $(LDLIBS) -o $@
@@ -190,10 +193,12 @@ lab-golden: $(B)/stvm-lab
 	@sh scripts/lab-golden.sh $(B)/stvm-lab tests/lab
 
 # The README's picture, drawn by the lab (needs gnuplot); rerun when the lab changes.
-doc-images: $(B)/stvm-lab $(B)/stvm-bench
+doc-images: $(B)/stvm-lab $(B)/experiments/znclient
 	$(B)/stvm-lab run zn_first_read_legacy --png docs/images/zn_first_read_legacy.png > /dev/null
-	$(B)/stvm-bench zn --model --preset seed2-2017 --repeat 1 --quiet \
-	    --phase-plot $(B)/znclient-phase-model.png > /dev/null
+	$(B)/experiments/znclient --model --preset seed2-2017 --repeat 1 --quiet --phase \
+	    --out $(B)/znclient-phase-model.json
+	python3 experiments/znclient/report.py $(B)/znclient-phase-model.json \
+	    --phase-plot $(B)/znclient-phase-model.png
 	cp $(B)/znclient-phase-model.png docs/images/znclient-phase.png
 
 $(B)/stvm-bench: $(BENCH_OBJ) $(B)/asm/libstvm.a
@@ -209,17 +214,41 @@ $(B)/examples/%: $(B)/obj/examples/%.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
 
-# Experiments: experiments/NAME/ holds a program (<stvm.h> only) and its README.md;
-# build/experiments/NAME is the program.
-EXPERIMENTS := $(B)/experiments/osvm785
+# Experiments (experiments/README.md): one folder per question the project answers with
+# measurements, never installed. experiments/NAME/ holds its program(s) (<stvm.h> only;
+# znclient also experiments/znclient/internal.h, the one documented exception), the
+# script that makes its report from the program's JSON or CSV, and its README.md;
+# build/experiments/NAME is the program. make experiments-check runs their tests.
+EXPERIMENT_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
+EXPERIMENTS := $(B)/experiments/osvm785 $(B)/experiments/znclient
 experiments: $(EXPERIMENTS)
-.SECONDARY: $(B)/obj/experiments/osvm785/osvm785.o
 $(B)/obj/experiments/%.o: experiments/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(EXAMPLE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(EXPERIMENT_CFLAGS) $(DEPFLAGS) -c $< -o $@
+.SECONDARY: $(B)/obj/experiments/osvm785/osvm785.o
 $(B)/experiments/osvm785: $(B)/obj/experiments/osvm785/osvm785.o $(B)/libstvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
+# The ZnClient experiment's program: its own files, the HTTP harness, the library.
+ZNCLIENT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard experiments/znclient/zn*.c))
+$(B)/experiments/znclient: $(ZNCLIENT_OBJ) $(B)/asm/libstvm-harness.a $(B)/libstvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(filter %.o %.a,$^) $(LDLIBS) -o $@
+# The harness's own tests (a real nginx, wrk, curl; every exit path leaves nothing).
+$(B)/experiments/harness-tests: $(B)/obj/experiments/znclient/harness/test_harness.o \
+        $(B)/asm/libstvm-harness.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(filter %.o %.a,$^) -lcriterion -o $@
+-include $(ZNCLIENT_OBJ:.o=.d) $(B)/obj/experiments/osvm785/osvm785.d \
+    $(B)/obj/experiments/znclient/harness/test_harness.d
+
+# The experiments' tests: the harness's suite, then each experiment's checks of its
+# program and its report script (python3's unittest, which make setup installs).
+.PHONY: experiments-check
+experiments-check: all $(B)/experiments/harness-tests
+	@echo "== experiments: the HTTP harness (nginx, wrk)" && $(B)/experiments/harness-tests --jobs 1
+	@for t in experiments/*/test_*.py; do echo "== experiments: $$t"; \
+	    STVM_BUILD=$(abspath $(B)) python3 $$t || exit 1; done
 
 # The examples that can live in a libuv loop (docs/io.md, "Running inside another event
 # loop") are, with the tests (TEST_LIBS), the only things built with libuv: explicit
@@ -261,10 +290,11 @@ OTHER_MODEL_OPS ?= 1000000
 # then run one binary at a time.
 CHECK_JOBS ?= 2
 check: setup
-	$(MAKE) -j$(CHECK_JOBS) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary $(B)/bench/stvm-bench-tests
+	$(MAKE) -j$(CHECK_JOBS) all $(B)/asm/stvm-tests $(B)/uctx/stvm-tests $(B)/asan/stvm-tests $(B)/asan/leak-canary $(B)/bench/stvm-bench-tests $(B)/experiments/harness-tests
 	$(MAKE) layering symbols man-check
 	@echo "== tests: assembly back end" && $(call run_suites,$(B)/asm/stvm-tests)
-	@echo "== tests: the benchmark tool and its HTTP harness" && $(B)/bench/stvm-bench-tests --jobs 1
+	@echo "== tests: the benchmark tool" && $(B)/bench/stvm-bench-tests --jobs 1
+	$(MAKE) experiments-check
 	@echo "== compare.py reads two stvm-bench runs (gbench format)" && \
 	    sh scripts/gbench-compare-check.sh $(B)/stvm-bench > /dev/null
 	@echo "== tests: ucontext back end (left out: $(OTHER_BUILDS_SKIP))" && \
@@ -305,7 +335,9 @@ test: $(B)/asm/stvm-tests
 	@echo "== unit suites, assembly back end (left out: $(strip $(UNIT_SKIP) $(UNIT_SKIP_TESTS)); make check runs every test)"
 	@STVM_MODEL_OPS=$(UNIT_MODEL_OPS) $(B)/asm/stvm-tests --jobs 2 --filter '$(UNIT_FILTER)'
 
-# Includes point down only: vm < scheduler < primitives < image-stubs < bench/examples.
+# Includes point down only: vm < scheduler < primitives < image-stubs < the tools, and
+# the tools (bench/, lab/, examples/, experiments/) include <stvm.h> and their own
+# folder's headers only (scripts/check-layering.sh names the one exception).
 layering:
 	@sh scripts/check-layering.sh
 
@@ -319,31 +351,17 @@ symbols: $(B)/libstvm.so
 install-smoke: lib tools
 	@sh scripts/install-smoke.sh
 
-# The two seeds, about 4 minutes in all: the DelayBenchmark (the calibrated simulated
-# sweep beside the seed's table, then the real clock to saturation; the simulated one
-# run twice more and compared), then the ZnClient experiment against a real nginx (the
-# seed's fitted world, the sweep per idle mode beside wrk -t1 -c1, the fit, the
-# recording and its replay, the phase diagram; the replay run twice and compared).
+# The two seed experiments, about 4 minutes in all (experiments/README.md): the
+# DelayBenchmark (experiments/delay-benchmark/run.sh: the calibrated simulated sweep
+# beside the seed's table, then the real clock to saturation; the simulated one run twice
+# more and compared), then the ZnClient experiment against a real nginx
+# (experiments/znclient/run.sh: the seed's fitted world, the sweep per idle mode beside
+# wrk -t1 -c1, the fit, the recording and its replay, the phase diagram; the replay run
+# twice and compared). Each leaves its JSON, report and plots in $(B)/ (delay-benchmark.*,
+# znclient-*).
 demo: setup all
-	$(B)/stvm-bench delay --cpu 0 --clock sim,real --sim-cost seed1 \
-	    --concurrency 1000..10000:1000,20000,50000,100000,150000 \
-	    --plot $(B)/delay-benchmark.png --report $(B)/delay-benchmark.md
-	@# The calibrated simulated sweep run twice: the same bytes both times.
-	$(B)/stvm-bench delay --clock sim --sim-cost seed1 --quiet --no-context \
-	    --format csv-wide > $(B)/delay-sim.csv
-	$(B)/stvm-bench delay --clock sim --sim-cost seed1 --quiet --no-context \
-	    --format csv-wide | cmp - $(B)/delay-sim.csv && \
-	    echo "demo: the calibrated simulated DelayBenchmark, run twice, is byte-identical"
-	$(B)/stvm-bench zn --idle-mode poll,legacy,spin --subscriber-cost-us 0,10,20,40,60,120,240 \
-	    --requests 1000 --max-seconds 1 --repeat 5 --with-preset seed2-2017 --fit \
-	    --record $(B)/znclient-recording.txt --plot $(B)/znclient-experiment.png \
-	    --phase-plot $(B)/znclient-phase.png --report $(B)/znclient-experiment.md
-	@# The recording replayed twice on the simulated clock: the same bytes both times.
-	$(B)/stvm-bench zn --replay $(B)/znclient-recording.txt --quiet --no-context \
-	    --format csv-wide > $(B)/znclient-replay.csv
-	$(B)/stvm-bench zn --replay $(B)/znclient-recording.txt --quiet --no-context \
-	    --format csv-wide | cmp - $(B)/znclient-replay.csv && \
-	    echo "demo: the replay of $(B)/znclient-recording.txt, run twice, is byte-identical"
+	sh experiments/delay-benchmark/run.sh $(B)
+	sh experiments/znclient/run.sh $(B)
 
 bench-micro: tools
 	$(B)/stvm-bench micro --cpu 0

@@ -1,16 +1,53 @@
 /*
- * stvm-bench delay: Pharo's DelayBenchmark, the command: its options, the sweep (each run
- * in delay_run.c), a record per (representation, N) and the tables for people. The
- * views, the plot and the report come from the core.
+ * stvm-bench delay: Pharo's DelayBenchmark workload as a sweep: its options, the sweep
+ * (each run in delay_run.c) and a record per (clock, representation, N). The views come
+ * from the core; the seed's tables, its two questions and the plot are the DelayBenchmark
+ * experiment's (experiments/delay-benchmark/), made from this command's JSON.
  */
-#include "delay_cmd.h"
-
+#include "bench.h"
+#include "delay_cost.h"
+#include "delay_run.h"
 #include "random.h"
 #include "render.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define DEFAULT_SLACK_US 50   /* stvm_config's default timer slack */
+#define MAX_SLACKS 8
+#define NKNOWN 4              /* the representations this command knows */
+
+/* What the option table fills. */
+typedef struct delay_opts {
+    const char *repr;               /* a TEXT list: its order matters (the first is 100%) */
+    bench_ints concurrency;
+    unsigned clocks;                /* bit 0 real, bit 1 sim (CLOCK_BIT) */
+    long long repeat, window_ms;
+    bench_ints slacks;
+    bool no_stack_guard;
+    const char *sim_cost;
+} delay_opts;
+
+#define CLOCK_BIT(sim) (1u << (sim))
+
+typedef struct delay_sweep {
+    delay_repr reprs[NKNOWN * MAX_SLACKS];   /* each representation at each slack */
+    int nreprs;
+    int sims[2];                    /* the clocks run, in order (1 sim, 0 real): sim first */
+    int nclocks;
+    const delay_opts *o;
+    const bench_invocation *inv;
+    const int *table;
+    delay_cost cost;                /* --sim-cost */
+    bench_results r;                /* cell (ci, ni, ri) is record cell(s, ci, ni, ri) */
+} delay_sweep;
+
+/* The record of cell (clock ci, N ni, representation ri). */
+static int cell(const delay_sweep *s, int ci, int ni, int ri)
+{
+    return (ci * s->o->concurrency.n + ni) * s->nreprs + ri;
+}
 
 static const delay_repr known_reprs[] = {
     {"ms-smallint31", STVM_DELAY_CLOCK_MS, 31, DEFAULT_SLACK_US},
@@ -47,11 +84,6 @@ static const bench_opt delay_opts_table[] = {
                "delay (bench/delay_cost.h)."),
     BENCH_FLAG("no-stack-guard", delay_opts, no_stack_guard,
                "No guard region below each stack, no overflow check."),
-    BENCH_OUTPUT("plot", delay_opts, plot,
-                 "Draw delays/s against N on each clock run, with the seed's figures as "
-                 "marks, and the simulated clock's CPU us per delay, into this PNG "
-                 "(bench/plots/delay.gp; the data beside it as .csv)."),
-    BENCH_OUTPUT("report", delay_opts, report, "Write the Markdown report to FILE."),
 };
 
 const bench_command delay_command = {
@@ -64,11 +96,8 @@ const bench_command delay_command = {
     "fresh VM; representations are interleaved within each N and repetition.\n\nOne record "
     "per (clock, representation, N): delays per second, us and CPU us per delay, boxed "
     "allocations, LargeInteger operations and the scheduler's counters per delay, "
-    "lateness p50/p99/max. The tables for people come first: per representation the "
-    "seed's rows (Pharo 2015) beside stvm's at the same N, a seed-shaped summary, the "
-    "mechanics as the counters state them, the seed's two questions answered with the "
-    "figures, a per-N table and the seed's transcript lines; then the targets, each "
-    "miss with its reason.",
+    "lateness p50/p99/max. The seed's tables beside these (Pharo 2015) are the "
+    "DelayBenchmark experiment's report (experiments/delay-benchmark/README.md).",
     delay_opts_table, (int)(sizeof delay_opts_table / sizeof delay_opts_table[0]),
     "the run's VM (one --repr, one --concurrency value, one --timer-slack-us value and "
     "--repeat 1)"};
@@ -224,18 +253,12 @@ int delay_main(int argc, char **argv)
     bench_results_init(&s.r, "delay");
     add_records(&s);
     rc = sweep(&s) ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
-    delay_results(&s);
+    if (s.cost.on) {   /* the model's figures, for whoever reads the results */
+        char model[240];
+        delay_cost_describe(&s.cost, model, sizeof model);
+        bench_results_note(&s.r, "--sim-cost %s", model);
+    }
     if (bench_output(&s.r, &inv) != BENCH_EXIT_OK)
-        rc = BENCH_EXIT_FAIL;
-    /* The report is for people: the description, the tables and the targets, without
-     * the record tables of every figure. */
-    bench_results people = s.r;
-    char none[1] = "";
-    people.nrecords = 0;
-    people.note = none;
-    if (o.report && !bench_report(o.report, &people, &inv, delay_report_prose, &s))
-        rc = BENCH_EXIT_FAIL;
-    if (o.plot && !bench_plot(&s.r, &inv, "delay.gp", o.plot))
         rc = BENCH_EXIT_FAIL;
     bench_results_free(&s.r);
     return rc;

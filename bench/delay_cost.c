@@ -24,7 +24,7 @@ static const char *const op_keys[DELAY_COST_NOPS] = {
  * switches are the same per delay in every representation (1.005 and 3.01 at N = 5,000),
  * so their cost is inside `delay`. The scale is the one calibration: ms-smallint31 then
  * peaks at about 128,500 delays per simulated second, Pharo 2015's figure. The
- * measurement and the calibration are in docs/delay-scheduling.md. */
+ * measurement and the calibration are in experiments/delay-benchmark/README.md. */
 static const delay_cost seed1 = {
     .on = true, .name = "seed1",
     .ns = {[DELAY_COST_delay] = 508, [DELAY_COST_read] = 13.5, [DELAY_COST_box] = 22.2,

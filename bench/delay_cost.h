@@ -15,7 +15,7 @@
  * stvm_work_us; the fraction of a microsecond left over is carried to the next charge, in
  * integer picoseconds, so a run is deterministic (the same output byte for byte).
  *
- * The preset "seed1" (docs/delay-scheduling.md, "The simulated cost model") takes the
+ * The preset "seed1" (experiments/delay-benchmark/README.md, "The simulated cost model") takes the
  * relative costs from stvm's own measurements and one scale calibrated so that
  * ms-smallint31 peaks where Pharo 2015's did (about 128,500 delays per second, 7.8 µs per
  * delay, at N = 5,000).

@@ -19,8 +19,6 @@ static const command commands[] = {
     {&delay_command, delay_main},
     {&io_command, io_main},
     {&ffi_command, ffi_main},
-    {&zn_command, zn_main},
-    {&peers_command, peers_main},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -52,14 +52,17 @@ static const char *const case_names[NCASES] = {"handoff", "handoff-two-sites", "
                                                "monitor", "monitor-enter-exit",
                                                "raw-switch"};
 
-/* A timed case's record (time_ns, the gbench view's time); answers its index. */
+/* A timed case's record (time_ns, the gbench view's time; with cpu, cpu_ns, the
+ * process's CPU over the same rounds, the gbench view's CPU time); answers its index. */
 static int timed_record(bench_results *r, const char *name, const char *backend,
-                        long long iterations)
+                        long long iterations, bool cpu)
 {
     bench_record *rec = bench_record_add(r, name);
     bench_param_add(rec, "backend", "%s", backend);
     bench_param_add(rec, "iterations", "%lld", iterations);
     rec->gbench_real = bench_metric_add(rec, "time_ns", "ns", BENCH_BETTER_LOWER, 1, NULL, 0);
+    if (cpu)
+        rec->gbench_cpu = bench_metric_add(rec, "cpu_ns", "ns", BENCH_BETTER_LOWER, 1, NULL, 0);
     return r->nrecords - 1;
 }
 
@@ -67,16 +70,19 @@ static int timed_record(bench_results *r, const char *name, const char *backend,
 static int vm_repetition(const micro_opts *o, const bench_trace *trace, bench_results *r,
                          char *why, size_t whysize)
 {
-    double ns[NCASES];
+    double ns[NCASES], cpu[NCASES];
     int err = STVM_OK;
     for (int c = HANDOFF; !err && c < RAW_SWITCH; c++)
         err = micro_handoff((micro_channel)c, o->iterations, c == HANDOFF ? trace : NULL,
-                            &ns[c], why, whysize);
+                            &ns[c], &cpu[c], why, whysize);
     /* --iterations is at least 2, so there is at least one raw switch */
     if (!err && (err = stvm_measure_raw_switch((uint64_t)o->iterations / 2, &ns[RAW_SWITCH])))
         snprintf(why, whysize, "stvm_measure_raw_switch: %s", stvm_err_name(err));
-    for (int c = 0; !err && c < NCASES; c++)
+    for (int c = 0; !err && c < NCASES; c++) {
         bench_metric_push(&r->records[c].metrics[0], ns[c]);
+        if (c != RAW_SWITCH)
+            bench_metric_push(&r->records[c].metrics[1], cpu[c]);
+    }
     return err;
 }
 
@@ -162,8 +168,8 @@ int micro_main(int argc, char **argv)
     bench_progress_line(&inv, ++done, total, "memory: %ld of %ld processes blocked (%s)",
                         m.spawned, m.asked, backend);
     for (int c = 0; c < NCASES; c++)
-        timed_record(&r, case_names[c], backend, c == RAW_SWITCH ? o.iterations / 2
-                                                                 : o.iterations);
+        timed_record(&r, case_names[c], backend,
+                     c == RAW_SWITCH ? o.iterations / 2 : o.iterations, c != RAW_SWITCH);
     char why[200] = "";
     for (int k = 0; k < o.repeat && !*why; k++) {
         if (vm_repetition(&o, &inv.common.trace, &r, why, sizeof why))
@@ -174,7 +180,7 @@ int micro_main(int argc, char **argv)
     }
 
     int cpu = inv.common.cpu >= 0 ? inv.common.cpu : sched_getcpu() >= 0 ? sched_getcpu() : 0;
-    int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations);
+    int pt = timed_record(&r, "pthread-sem", "pthread", o.pthread_iterations, false);
     for (int k = 0; k < o.repeat; k++) {
         double ns;
         if (micro_sem_pingpong(1000, o.pthread_iterations / 2, cpu, NULL, &ns) != 0) {

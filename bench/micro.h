@@ -18,10 +18,11 @@ typedef enum micro_channel {
 } micro_channel;
 
 /* ns per hand-off (or enter + exit pair) by green processes of equal priority in a
- * fresh VM, traced as trace says (NULL: not): STVM_OK, or a negative stvm error and a
+ * fresh VM, and the process's CPU ns per hand-off over the same rounds (cpu_ns may be
+ * NULL), traced as trace says (NULL: not): STVM_OK, or a negative stvm error and a
  * sentence in why. Runs a VM. */
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
-                  double *ns, char *why, size_t whysize);
+                  double *ns, double *cpu_ns, char *why, size_t whysize);
 /* A sem_t ping-pong between two new OS threads pinned to cpu (-1: not pinned; ffi's
  * reference too): rounds round trips after warmup. *ns is ns per hand-off (half a
  * round trip); h, when not NULL, gets each round trip in ns. 0, or -1 if the threads

@@ -16,7 +16,7 @@ typedef struct pingpong {
     stvm_queue *q[2];
     stvm_monitor *m;
     long long warmup, rounds;   /* one round = two hand-offs (one enter + exit alone) */
-    int64_t t0, t1;
+    int64_t t0, t1, c0, c1;     /* the timed rounds' wall and CPU clocks */
     int err;
 } pingpong;
 
@@ -74,10 +74,12 @@ static int one_site_party(stvm_vm *vm, pingpong *pp, bool is_ping)
                                          : stvm_semaphore_signal(vm, pp->s[0]);
     if (!err)
         err = rounds(vm, pp, true, 0, pp->warmup);
+    pp->c0 = bench_cpu_ns();
     pp->t0 = bench_mono_ns();
     if (!err)
         err = rounds(vm, pp, true, pp->warmup, pp->rounds);
     pp->t1 = bench_mono_ns();
+    pp->c1 = bench_cpu_ns();
     return err;
 }
 
@@ -116,12 +118,16 @@ static void party(stvm_vm *vm, pingpong *pp, bool is_ping)
     bool held = pp->channel == MICRO_MONITOR;
     int err = held ? stvm_monitor_enter(vm, pp->m) : STVM_OK;
     for (long long i = 0; !err && i < pp->warmup + pp->rounds; i++) {
-        if (is_ping && i == pp->warmup)
+        if (is_ping && i == pp->warmup) {
+            pp->c0 = bench_cpu_ns();
             pp->t0 = bench_mono_ns();
+        }
         err = round_of(vm, pp, is_ping);
     }
-    if (is_ping)
+    if (is_ping) {
         pp->t1 = bench_mono_ns();
+        pp->c1 = bench_cpu_ns();
+    }
     int n = held && !err ? stvm_monitor_signal(vm, pp->m) : 0;
     err = err ? err : n < 0 ? n : held ? stvm_monitor_exit(vm, pp->m) : STVM_OK;
     if (err)
@@ -143,7 +149,7 @@ static int make_channels(stvm_vm *vm, pingpong *pp)
 }
 
 int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *trace,
-                  double *ns, char *why, size_t whysize)
+                  double *ns, double *cpu_ns, char *why, size_t whysize)
 {
     bool alone = channel == MICRO_ENTER_EXIT;   /* one process: a round is one pair */
     pingpong pp = {.channel = channel, .warmup = 10000,
@@ -180,7 +186,10 @@ int micro_handoff(micro_channel channel, long long handoffs, const bench_trace *
                  (unsigned long long)st.context_switches, (unsigned long long)want);
         return STVM_ESTATE;
     }
-    *ns = (double)(pp.t1 - pp.t0) / (double)((alone ? 1 : 2) * pp.rounds);
+    double n = (double)((alone ? 1 : 2) * pp.rounds);
+    *ns = (double)(pp.t1 - pp.t0) / n;
+    if (cpu_ns)
+        *cpu_ns = (double)(pp.c1 - pp.c0) / n;
     return STVM_OK;
 }
 

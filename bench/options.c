@@ -26,7 +26,7 @@ typedef struct common_raw {
     int format;
     const char *exports[BENCH_NFORMATS];
     bool quiet;
-    const char *trace, *trace_html;
+    const char *trace;
     long long events;
     bool no_context;
     bool help;
@@ -47,11 +47,8 @@ static const bench_opt common_opts[] = {
     EXPORT(BENCH_FMT_GBENCH, "gbench", "as Google Benchmark JSON (for compare.py)"),
     BENCH_FLAG("quiet", common_raw, quiet, "No progress lines on standard error."),
     BENCH_OUTPUT("trace", common_raw, trace,
-                 "Trace one cell as Trace Event JSON (Perfetto) in FILE."),
-    BENCH_OUTPUT("trace-html", common_raw, trace_html,
-                 "With --trace, also draw the trace as one self-contained HTML page in FILE "
-                 "(a lane per process, zoom, each event's detail; the page of stvm-lab "
-                 "show; the first 20000 states and events of a bigger trace)."),
+                 "Trace one cell as Trace Event JSON (Perfetto) in FILE; `stvm-lab show "
+                 "FILE --html PAGE` draws it as one HTML page."),
     BENCH_INT("trace-events", "N", "4194304", 1, (long long)STVM_TRACE_MAX_EVENTS,
               common_raw, events, "The trace ring's capacity; the newest events are kept."),
     BENCH_FLAG("no-context", common_raw, no_context,
@@ -306,15 +303,13 @@ int bench_parse(const bench_command *cmd, int argc, char **argv, void *opts,
         if (why)
             rc = bench_usage(cmd, "cannot write --%s '%s': %s ('%s')", o->name, path, why, dir);
     }
-    if (rc == BENCH_GO_ON && raw.trace_html && !raw.trace)
-        rc = bench_usage(cmd, "--trace-html draws the trace of --trace: give --trace FILE too");
     if (rc != BENCH_GO_ON)
         return rc;
     *inv = (bench_invocation){.command = cmd, .opts = opts, .argc = argc, .argv = argv,
                               .clock = "real"};
     inv->common = (bench_common){.cpu = (int)raw.cpu, .format = (bench_fmt)raw.format,
                                  .quiet = raw.quiet, .no_context = raw.no_context,
-                                 .trace = {raw.trace, (size_t)raw.events, raw.trace_html}};
+                                 .trace = {raw.trace, (size_t)raw.events}};
     memcpy(inv->common.exports, raw.exports, sizeof raw.exports);
     int err = raw.cpu >= 0 ? bench_pin_cpu((int)raw.cpu) : 0;
     if (err)
@@ -472,11 +467,6 @@ void bench_man(FILE *f, const bench_command *const *cmds, int ncmds)
          "0: ran (a missed target is reported, not an exit status). 1: a run failed or "
          "an output could not be written. 2: a usage error (unknown option, bad value, "
          "unwritable path), reported before anything runs.\n"},
-        {"FILES",
-         "A --plot FILE.png writes FILE.csv (the csv-wide export) beside it and runs "
-         "gnuplot on the command's script from bench/plots: $STVM_PLOTS_DIR, else "
-         "../bench/plots beside the executable (a build tree), else "
-         "../share/stvm/plots (installed by make install).\n"},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         fprintf(f, ".SH %s\n", sections[i][0]);

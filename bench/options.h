@@ -86,7 +86,6 @@ extern const char *const bench_format_names[];
 typedef struct bench_trace {
     const char *path;               /* NULL: no trace */
     size_t events;                  /* the ring's capacity */
-    const char *html;               /* --trace-html: the trace's page too (NULL: none) */
 } bench_trace;
 
 /* The options every command has. */

@@ -34,6 +34,7 @@ static void record(FILE *f, const bench_record *rec)
         text(f, k ? ",\n       {" : "\n       {", "name", m->name);
         text(f, ", ", "unit", m->unit);
         text(f, ", ", "better", bench_better_name(m->better));
+        fprintf(f, ", \"decimals\": %d", m->decimals);
         number(f, ", ", "median", m->median);
         number(f, ", ", "min", m->min);
         number(f, ", ", "max", m->max);

@@ -1,6 +1,6 @@
 /*
- * stvm-bench: what the tool needs from the operating system (clocks, pinning, /proc,
- * running gnuplot). Nothing here touches a VM.
+ * stvm-bench: what the tool needs from the operating system (clocks, pinning, /proc, a
+ * watchdog). Nothing here touches a VM.
  */
 #include "bench.h"
 
@@ -8,11 +8,9 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,7 +27,6 @@ int64_t bench_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 int64_t bench_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
-int64_t bench_real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 int bench_pin_cpu(int cpu)
 {
@@ -99,20 +96,6 @@ void bench_date_utc(char *buf, size_t size)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-int bench_run(char *const argv[])
-{
-    pid_t pid;
-    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-        return 127;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 static void watchdog_fired(int sig)

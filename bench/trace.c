@@ -1,12 +1,10 @@
 /*
- * --trace FILE, --trace-html FILE and --trace-events N, which every command has (options.c
- * parses them; --trace-html draws the written JSON with the lab's page, lab/html.c): the
- * one rule that a trace is of one cell, and the one sequence around the
- * traced cell's VM (start the ring before the cell runs, write the Trace Event JSON
- * after, say what was written or why not).
+ * --trace FILE and --trace-events N, which every command has (options.c parses them):
+ * the one rule that a trace is of one cell, and the one sequence around the traced
+ * cell's VM (start the ring before the cell runs, write the Trace Event JSON after, say
+ * what was written or why not). `stvm-lab show FILE --html PAGE` draws the file.
  */
 #include "bench.h"
-#include "../lab/show.h"
 
 #include <string.h>
 
@@ -35,14 +33,6 @@ int bench_trace_end(const bench_trace *t, stvm_vm *vm, char *why, size_t whysize
     fprintf(stderr, "stvm-bench: trace written to %s: %lld events recorded, %lld kept, "
                     "%lld dropped\n", t->path, (long long)(kept + dropped), (long long)kept,
             (long long)dropped);
-    if (t->html) {      /* from the JSON just written: the page stvm-lab show makes of it */
-        const char *slash = strrchr(t->path, '/');
-        if (lab_html_from_json(t->path, t->html, slash ? slash + 1 : t->path, NULL) != 0) {
-            snprintf(why, whysize, "drawing the trace's page %s (the message above)", t->html);
-            return STVM_ESYS;
-        }
-        fprintf(stderr, "stvm-bench: the trace's page written to %s\n", t->html);
-    }
     return STVM_OK;
 }
 

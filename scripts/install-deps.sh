@@ -4,9 +4,10 @@
 # enabled before. As root it installs them; otherwise it prints the exact command to run
 # and exits non-zero. Packages: build-essential, the Criterion test framework, libffi
 # (FFI), gnuplot (the plots), pkg-config (the install check), nginx and wrk (the HTTP
-# experiment: bench/nginx.c starts its own nginx as the current user, wrk is the
-# baseline), curl (a real HTTP client used by a check), python3 (tests/trace_check.py,
-# run by the trace, bench and lab tests), libuv1-dev (the libuv host-loop example),
+# harness, experiments/znclient/harness/: it starts its own nginx as the current user,
+# wrk is the baseline), curl (a real HTTP client used by a check), python3
+# (tests/trace_check.py, run by the trace, bench and lab tests, and the experiments'
+# report scripts), libuv1-dev (the libuv host-loop example),
 # clang and libclang-rt-14-dev (libFuzzer, libclang_rt.fuzzer-x86_64.a: the fuzz
 # targets, mk/fuzz.mk), libbenchmark-tools and python3-scipy (Google Benchmark's
 # compare.py, /usr/share/benchmark/compare.py, which make check runs on two stvm-bench
@@ -34,7 +35,7 @@
 #
 # --peers adds the peer programs' group, which nothing else installs (make bench-peers
 # asks for it; make setup and make check do not): golang-go, erlang-nox and libuv1-dev,
-# for bench/peers/ (Go, Erlang and libuv builds of the DelayBenchmark workload).
+# for experiments/peers/ (Go, Erlang and libuv builds of the DelayBenchmark workload).
 #
 # Every package is checked with dpkg-query, not by looking for a command on PATH: a
 # python3 from pyenv or a hand-built nginx on a developer's machine is not what a bare

@@ -2,11 +2,12 @@
 # Install into a scratch prefix with DESTDIR, then build an outside program that includes
 # only <stvm.h> (examples/semantics_tour.c) with `pkg-config --cflags --libs stvm`, and
 # run it against the installed shared library, and under gdb, which must auto-load the
-# installed extension for it; run the installed tools (stvm-lab, which
-# must find its installed scenarios, stvm-bench, whose --plot must find the installed
-# gnuplot scripts) and render the installed manual pages; then uninstall and check that the scratch tree is exactly as it was
-# before the install: the folders install created are gone, and a folder that existed
-# before (bin/ here, standing for /usr/local/bin) is kept with what else was in it.
+# installed extension for it; run the installed tools (stvm-lab, which must find its
+# installed scenarios, and stvm-bench) and render the installed manual pages; check that
+# nothing of experiments/ was installed; then uninstall and check that the scratch tree
+# is exactly as it was before the install: the folders install created are gone, and a
+# folder that existed before (bin/ here, standing for /usr/local/bin) is kept with what
+# else was in it.
 set -eu
 me=install-smoke
 tmp=$(mktemp -d)
@@ -94,25 +95,13 @@ for page in man1/stvm-bench.1 man1/stvm-lab.1 man3/stvm.3; do
     MANWIDTH=80 man -l "$f" > /dev/null || { echo "$me: the installed $page does not render"; exit 1; }
 done
 echo "$me: the three manual pages are installed under $prefix/share/man and render"
-# The installed tool finds its gnuplot scripts in <exe>/../share/stvm/plots (not in the
-# build tree, not through STVM_PLOTS_DIR).
-for gp in bench/plots/*.gp; do
-    [ -f "$dest$prefix/share/stvm/plots/${gp##*/}" ] ||
-        { echo "$me: $prefix/share/stvm/plots/${gp##*/} was not installed"; exit 1; }
-done
-if command -v gnuplot > /dev/null; then
-    (unset STVM_PLOTS_DIR; "$dest$prefix/bin/stvm-bench" delay --clock sim --concurrency 10 \
-        --window-ms 20 --repeat 1 --quiet --format csv-wide --plot "$work/delay.png" \
-        > /dev/null 2> "$work/plot.err") ||
-        { echo "$me: the installed stvm-bench delay --plot failed: $(cat "$work/plot.err")"; exit 1; }
-    if grep -q 'no gnuplot script' "$work/plot.err" || [ ! -s "$work/delay.png" ]; then
-        echo "$me: the installed stvm-bench did not find its plot script: $(cat "$work/plot.err")"
-        exit 1
-    fi
-    echo "$me: the installed stvm-bench found $prefix/share/stvm/plots/delay.gp and plotted"
-else
-    echo "$me: gnuplot is not installed; the plot scripts are installed, the plot is not tried"
+# The experiments run from the source tree: none of their programs, scripts or plots
+# is installed (the only Python installed is the gdb extension).
+if (cd "$dest" && find . | grep -v '/gdb/' | grep -E '/bin/(znclient|osvm785|harness)|experiments|/plots|\.gp$|\.py$'); then
+    echo "$me: something of experiments/ was installed (above)"
+    exit 1
 fi
+echo "$me: nothing of experiments/ is installed"
 
 make -s uninstall PREFIX=$prefix DESTDIR="$dest" >/dev/null
 (cd "$dest" && find . | sort) > "$work/after.txt"

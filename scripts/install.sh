@@ -7,8 +7,7 @@
 # .so.ABI and .so links), stvm.pc, the tools stvm-bench and stvm-lab and the manual
 # pages stvm-bench(1), stvm-lab(1) and stvm(3) (MANDIR/man1, MANDIR/man3; all three
 # made into B/man by make man: stvm-bench's by the tool, the other two from man/*.in),
-# stvm-bench's gnuplot scripts bench/plots/*.gp (DATADIR/stvm/plots: the installed
-# tool's <exe>/../share/stvm/plots), stvm-lab's built-in scenarios
+# stvm-lab's built-in scenarios
 # lab/scenarios/*.scenario (DATADIR/stvm/scenarios: the installed tool's
 # <exe>/../share/stvm/scenarios), the gdb extension scripts/gdb/stvm-gdb.py twice: where
 # gdb auto-loads it for the installed shared library (DATADIR/gdb/auto-load/LIBDIR/
@@ -21,7 +20,8 @@
 # paths without DESTDIR, so a staged install's manifest stays right once it is moved.
 # uninstall removes the files the manifest names, the manifest itself, and then the
 # folders it names, deepest first and only when empty: a folder that was there before
-# the install (/usr/local/bin, say) is never named, so it stays.
+# the install (/usr/local/bin, say) is never named, so it stays. The experiments
+# (experiments/) are not installed: they run from the source tree.
 set -eu
 me=install
 : "${DESTDIR=}" "${PREFIX:?}" "${LIBDIR:?}" "${INCLUDEDIR:?}" "${BINDIR:?}" "${DATADIR:?}"
@@ -66,7 +66,7 @@ do_install() {
         old_dirs=$(sed -n 's/^d //p' "$DESTDIR$manifest")
     fi
     gdb_auto=$DATADIR/gdb/auto-load$LIBDIR
-    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/plots" "$DATADIR/stvm/scenarios" "$DATADIR/stvm/gdb" "$gdb_auto" "$MANDIR/man1" "$MANDIR/man3"
+    mkdirs "$INCLUDEDIR" "$INCLUDEDIR/stvm" "$LIBDIR/pkgconfig" "$BINDIR" "$DATADIR/stvm" "$DATADIR/stvm/scenarios" "$DATADIR/stvm/gdb" "$gdb_auto" "$MANDIR/man1" "$MANDIR/man3"
     put 644 include/stvm.h "$INCLUDEDIR/stvm.h"
     for h in include/stvm/*.h; do
         put 644 "$h" "$INCLUDEDIR/stvm/${h##*/}"
@@ -85,9 +85,6 @@ do_install() {
     put 644 "$B/man/stvm-bench.1" "$MANDIR/man1/stvm-bench.1"
     put 644 "$B/man/stvm-lab.1" "$MANDIR/man1/stvm-lab.1"
     put 644 "$B/man/stvm.3" "$MANDIR/man3/stvm.3"
-    for gp in bench/plots/*.gp; do
-        put 644 "$gp" "$DATADIR/stvm/plots/${gp##*/}"
-    done
     for sc in lab/scenarios/*.scenario; do
         put 644 "$sc" "$DATADIR/stvm/scenarios/${sc##*/}"
     done

@@ -1,8 +1,9 @@
 /*
  * Suite "zn_client": the ZnClient-shaped HTTP/1.1 client (image-stubs/zinc/zn_client.h).
- * Against a real nginx (bench/nginx.h starts one per test; without nginx the tests fail
- * and name the package): a static file byte for byte, keep-alive reuse (one connect for
- * many requests), reconnect after "Connection: close", a chunked body, a 404, the log
+ * Against a real nginx (the HTTP harness, experiments/znclient/harness/nginx.h, starts
+ * one per test; without nginx the tests fail and name the package): a static file
+ * byte for byte, keep-alive reuse (one connect for many requests), reconnect after
+ * "Connection: close", a chunked body, a 404, the log
  * events ZnClient emits in its order. Against a scripted loopback server in a test thread, for what nginx
  * cannot produce: malformed responses from a fixture table (each an EPROTO with a
  * reason), a body delimited by the end of the connection, HTTP/1.0, a reused connection
@@ -26,7 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../bench/nginx.h"
+#include "../experiments/znclient/harness/nginx.h"
 #include "../image-stubs/zinc/zn_client.h"
 #include "helpers.h"
 

@@ -1,9 +1,9 @@
 /*
  * The benchmark tool's --trace (suite bench): every command of build/stvm-bench traces
  * the one cell its options select into Trace Event JSON that tests/trace_check.py
- * accepts, and refuses --trace when the options select more cells (or none with a VM).
- * The runs are tiny (a few hundred events); zn starts its own nginx, as the command
- * always does. Run from the repository (make check does).
+ * accepts, and refuses --trace when the options select more cells (or none with a VM);
+ * stvm-lab show --html draws the file as one page. The runs are tiny (a few hundred
+ * events). Run from the repository (make check does).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -86,12 +86,6 @@ Test(bench, io_many_traces_the_server_vm, .timeout = 120)
            "\"name\":\"acceptor#");
 }
 
-Test(bench, zn_traces_the_client_vm, .timeout = 120)
-{
-    traced("zn --logging off --idle-mode poll --no-wrk --repeat 1 --requests 20 --warmup 2",
-           "\"name\":\"ui#");
-}
-
 Test(bench, ffi_traces_a_same_thread_and_a_threaded_callout, .timeout = 60)
 {
     traced("ffi --case callout-61 --repeat 1 --calls 1000", "\"name\":\"callout fn1\"");
@@ -109,7 +103,6 @@ Test(bench, trace_of_more_than_one_cell_is_refused_by_every_command)
     refused("micro --repeat 2");
     refused("io --case pingpong,thread-pair --idle-mode poll --repeat 1");
     refused("io --case pingpong --idle-mode poll,spin --repeat 1");
-    refused("zn --logging off,on --idle-mode poll --no-wrk --repeat 1");
     refused("ffi --case callout-61,threaded --repeat 1");
 }
 
@@ -125,24 +118,29 @@ Test(bench, trace_events_out_of_range_are_refused)
     refused("micro --repeat 1 --trace-events 16777217");
 }
 
-/* ---- --trace-html ---------------------------------------------------------------------- */
+/* ---- the trace's page: stvm-lab show --html ------------------------------------------- */
 
-Test(bench, trace_html_draws_the_traced_cell_as_one_page_and_needs_trace, .timeout = 60)
+/* stvm-bench writes the trace; the one page of it is the lab's (stvm-bench links no lab
+ * object and has no --trace-html). */
+Test(bench, trace_file_is_drawn_by_stvm_lab_show_html_and_trace_html_is_gone, .timeout = 60)
 {
     char dir[256], args[1024], cmd[1024];
     temp_template(dir, sizeof dir, "stvm-bench-html", "");
     cr_assert_not_null(mkdtemp(dir));
     snprintf(args, sizeof args, "delay --repr us-smallint61 --concurrency 10 --clock sim "
-             "--window-ms 50 --format csv --trace %s/t.json --trace-html %s/t.html", dir, dir);
+             "--window-ms 50 --format csv --trace %s/t.json", dir);
     tool_output r = tool_run("stvm-bench", args);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect_not_null(strstr(r.err, "the trace's page written to"), "%s", r.err);
+    tool_output_free(&r);
+    snprintf(args, sizeof args, "show %s/t.json --html %s/t.html", dir, dir);
+    r = tool_run("stvm-lab", args);
+    cr_expect_eq(r.status, 0, "stvm-lab %s: %s", args, r.err);
     tool_output_free(&r);
     snprintf(cmd, sizeof cmd, "python3 tests/lab_html_check.py %s/t.html > /dev/null", dir);
     cr_expect_eq(system(cmd), 0, "the page fails tests/lab_html_check.py");
-    r = tool_run("stvm-bench", "delay --clock sim --trace-html /tmp/never.html");
-    cr_expect_eq(r.status, 2);
-    cr_expect_not_null(strstr(r.err, "--trace-html draws the trace of --trace"), "%s", r.err);
+    r = tool_run("stvm-bench", "delay --clock sim --trace /tmp/never.json --trace-html "
+                 "/tmp/never.html");
+    cr_expect_eq(r.status, 2, "--trace-html is gone: a usage error");
     tool_output_free(&r);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);

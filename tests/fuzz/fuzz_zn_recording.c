@@ -1,6 +1,6 @@
 /*
- * fuzz_zn_recording: stvm-bench zn's recording file (bench/zn_recording.c), the one
- * file format the tool reads. Any bytes: the parser answers true with every cell's
+ * fuzz_zn_recording: the ZnClient experiment's recording file
+ * (experiments/znclient/zn_recording.c), the one file format its program reads. Any bytes: the parser answers true with every cell's
  * requests as many as its line said and every field in its documented range, or false
  * with a reason that names the file and a line; nothing leaks either way (ASan's leak
  * check), and a file it accepts, written back with zn_recording_write_cell and read
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../bench/zn_recording.c"
+#include "../../experiments/znclient/zn_recording.c"
 
 static void check_cell(const zn_rec_cell *c)
 {
