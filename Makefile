@@ -46,7 +46,8 @@ LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-
 # first), the machine is this one's.
 CC_MACHINE := $(or $(shell $(CC) -dumpmachine 2>/dev/null),$(shell uname -m)-linux-gnu)
 LIB_ASM := $(if $(filter x86_64-%,$(CC_MACHINE)),scheduler/switch_x86_64.S,$(if $(filter aarch64-%,$(CC_MACHINE)),scheduler/switch_aarch64.S))
-TEST_SRC := $(wildcard tests/test_*.c)
+# The API table's suite (test_api_table.c) is split by the header's parts (tests/api_table/).
+TEST_SRC := $(wildcard tests/test_*.c tests/api_table/*.c)
 # The HTTP harness (a real nginx, wrk) is the benchmark's, and its own tests use it too.
 TEST_BENCH_SRC := bench/nginx.c bench/wrk.c bench/child.c
 # The lab's trace reader and HTML page are tested in the unit binaries (suite lab_html);
