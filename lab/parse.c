@@ -399,15 +399,20 @@ static bool ms_clock_start(parser *p, stvm_config *c)
     return line_ends(p, 2);
 }
 
+/* "idle-mode NAME": the library's name of a mode (stvm_idle_mode_name). */
 static bool idle_mode(parser *p, stvm_config *c)
 {
-    static const char *const modes[] = {"poll", "legacy", "spin", "osvm764"};
-    for (int m = 0; m < 4; m++)
-        if (is(p, 1, modes[m])) {
-            c->idle_mode = m;   /* STVM_IDLE_POLL, _LEGACY, _SPIN, _OSVM764 */
+    char names[200] = "";   /* "poll, legacy, spin or osvm764" */
+    for (int m = 0; m < STVM_IDLE_MODES; m++) {
+        if (is(p, 1, stvm_idle_mode_name(m))) {
+            c->idle_mode = m;
             return line_ends(p, 2);
         }
-    return expected(p, 1, "poll, legacy, spin or osvm764");
+        size_t n = strlen(names);
+        snprintf(names + n, sizeof names - n, "%s%s", m == 0 ? "" : m + 1 < STVM_IDLE_MODES ? ", " : " or ",
+                 stvm_idle_mode_name(m));
+    }
+    return expected(p, 1, names);
 }
 
 static bool osvm764_fix(parser *p, stvm_config *c)   /* opensmalltalk-vm #785's fixes to #764 */

@@ -22,7 +22,7 @@
  * headers themselves. */
 #define API_FUNCTIONS(X)                                                                 \
     X(version) X(version_string) X(context_backend) X(measure_raw_switch) X(strerror)    \
-    X(err_name) X(config_init) X(config_check) X(vm_create) X(vm_free) X(vm_config)         \
+    X(err_name) X(config_init) X(config_check) X(idle_mode_name) X(vm_create) X(vm_free) X(vm_config)         \
     X(spawn) X(spawn_sized) X(spawn_suspended) X(run) X(yield) X(vm_active_process)      \
     X(checkpoint) X(work_us) X(process_resume) X(process_suspend) X(process_terminate)   \
     X(process_interrupt) X(process_release) X(process_join) X(ensure) X(ensure_pop)      \

@@ -96,6 +96,7 @@ static int call(fx *f, int fn, const args *a, const call_in *c)
     case F_config_check:
         return stvm_config_check_(a->null_ptr ? NULL : &cfg, a->null_out ? NULL : f->text,
                                   a->z ? a->z : sizeof f->text, SSIZE(stvm_config));
+    case F_idle_mode_name: return null_or_not(stvm_idle_mode_name((int)a->n));
     case F_vm_create: {
         int rc = stvm_vm_create_(a->null_ptr ? NULL : &cfg, o ? &o->vm : NULL, SSIZE(stvm_config));
         if (rc == STVM_OK && o)
@@ -161,6 +162,7 @@ static const fn_line lines[] = {
     NO_DESC(err_name),
     NO_DESC(config_init),
     NO_DESC(config_check),
+    NO_DESC(idle_mode_name),
     DESC(vm_create, .null_out = E_INVAL),
     DESC(vm_free, .null_vm = R_VOID),
     DESC(vm_config, .null_vm = E_INVAL, .null_out = E_INVAL),
@@ -225,6 +227,13 @@ static const row rows[] = {
     ROW(err_name, "INT_MIN is STVM_E?", C_HOST, R_TRUE, .n = INT_MIN),
     ROW(err_name, "INT_MAX is STVM_E?", C_HOST, R_TRUE, .n = INT_MAX),
     ROW(config_init, "NULL cfg", C_HOST, STVM_EINVAL),
+    ROW(idle_mode_name, "mode -1: none", C_HOST, R_NULL, .n = -1),
+    ROW(idle_mode_name, "STVM_IDLE_MODES: none", C_HOST, R_NULL, .n = STVM_IDLE_MODES),
+    ROW(idle_mode_name, "INT_MIN: none", C_HOST, R_NULL, .n = INT_MIN),
+    ROW(idle_mode_name, "INT_MAX: none", C_GREEN, R_NULL, .n = INT_MAX),
+    ROW(idle_mode_name, "the last mode: its name", C_GREEN, R_NONNULL, .n = STVM_IDLE_MODES - 1),
+    ROW(idle_mode_name, "while the VM runs, from another thread: its name", C_BARE, R_NONNULL,
+        .n = STVM_IDLE_POLL),
 
     /* ---- measure_raw_switch ---- */
     ROW(measure_raw_switch, "0 iterations", C_HOST, E_INVAL, .n = 0),
