@@ -1,5 +1,6 @@
 #!/bin/sh
-# Includes point down only: vm < scheduler < primitives < image-stubs < bench, examples.
+# Includes point down only: vm < scheduler < primitives < image-stubs < bench, examples,
+# lab, tools (what the tools share), tests.
 # A file may include its own layer, lower layers and include/; nothing above it. A layer
 # is a top-level folder, its sub-folders included (image-stubs/kernel/, ...): an include
 # is resolved from the including file's folder, and its layer is where it lands.
@@ -7,7 +8,7 @@ set -eu
 rank() {
     case "$1" in
         include) echo 0 ;; vm) echo 1 ;; scheduler) echo 2 ;; primitives) echo 3 ;;
-        image-stubs) echo 4 ;; bench|examples|tests|lab) echo 5 ;; *) echo 9 ;;
+        image-stubs) echo 4 ;; bench|examples|tests|lab|tools) echo 5 ;; *) echo 9 ;;
     esac
 }
 # layer_of DIR INCLUDE: the top-level folder INCLUDE (relative to DIR) lands in.
@@ -25,7 +26,7 @@ layer_of() {
     esac
 }
 bad=0
-for f in $(find vm scheduler primitives image-stubs bench examples lab -name '*.[ch]' 2>/dev/null | sort); do
+for f in $(find vm scheduler primitives image-stubs bench examples lab tools -name '*.[ch]' 2>/dev/null | sort); do
     dir=${f%%/*}
     mine=$(rank "$dir")
     for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
