@@ -46,7 +46,8 @@ LIB_SRC := $(wildcard vm/*.c scheduler/*.c primitives/*.c image-stubs/*.c image-
 # first), the machine is this one's.
 CC_MACHINE := $(or $(shell $(CC) -dumpmachine 2>/dev/null),$(shell uname -m)-linux-gnu)
 LIB_ASM := $(if $(filter x86_64-%,$(CC_MACHINE)),scheduler/switch_x86_64.S,$(if $(filter aarch64-%,$(CC_MACHINE)),scheduler/switch_aarch64.S))
-TEST_SRC := $(wildcard tests/test_*.c)
+# The API table's suite (test_api_table.c) is split by the header's parts (tests/api_table/).
+TEST_SRC := $(wildcard tests/test_*.c tests/api_table/*.c)
 # The HTTP harness (experiments/znclient/harness/README.md: a real nginx, wrk) has one
 # home, the ZnClient experiment's, and is built per variant as a static library of its
 # own, libstvm-harness.a: the tests that need a real server (tests/test_zn_client.c)
@@ -63,6 +64,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 TEST_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude -Itests
 BENCH_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 LAB_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
+TOOLS_CFLAGS = $(WARN) $(OPT) $(NODEP) -D_GNU_SOURCE -Iinclude
 # stvm-lab's installed scenarios (lab/scenarios/*.scenario, put there by make install):
 # the last folder it looks in (lab/main.c, scenario_dir).
 $(B)/obj/lab/main.o: LAB_CFLAGS += -DSTVM_LAB_DATADIR='"$(DATADIR)/stvm/scenarios"'
@@ -109,6 +111,9 @@ $(B)/obj/bench/%.o: bench/%.c
 $(B)/obj/lab/%.o: lab/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LAB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/obj/tools/%.o: tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $(DEPFLAGS) -c $< -o $@
 $(B)/obj/examples/%.o: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(EXAMPLE_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -120,10 +125,12 @@ $(B)/obj/tests/%.o: tests/%.c
 # `stvm-lab show FILE --html PAGE` of the file --trace writes).
 BENCH_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_SRC))
 LAB_SRC := $(wildcard lab/*.c)
+# Code the tools share (tools/README.md), linked into each tool that uses it.
+TOOLS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/*.c))
 # The HTML page's template (lab/html_page.html, its CSS and script) stays an HTML file to
 # edit; the lab links it as the C string lab_html_page, made here.
 LAB_PAGE_C := $(B)/gen/lab/html_page.c
-LAB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LAB_SRC)) $(B)/obj/gen/lab/html_page.o
+LAB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(LAB_SRC)) $(B)/obj/gen/lab/html_page.o $(TOOLS_OBJ)
 $(LAB_PAGE_C): lab/html_page.html
 	@mkdir -p $(dir $@)
 	{ echo '/* Made by the Makefile from lab/html_page.html: edit that file. */'; \
@@ -145,7 +152,7 @@ $(B)/bench/stvm-bench-tests: $(BENCH_TEST_OBJ) $(B)/asm/libstvm.a
 $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
 	$(CC) $(WARN) $(NODEP) -O1 -fsanitize=address,undefined -Iinclude $(DEPFLAGS) $< $(B)/asan/libstvm.a $(LDLIBS) -o $@
 
--include $(BENCH_OBJ:.o=.d) $(LAB_OBJ:.o=.d) $(EXAMPLE_OBJ:.o=.d) $(BENCH_TEST_OBJ:.o=.d) \
+-include $(BENCH_OBJ:.o=.d) $(LAB_OBJ:.o=.d) $(TOOLS_OBJ:.o=.d) $(EXAMPLE_OBJ:.o=.d) $(BENCH_TEST_OBJ:.o=.d) \
     $(B)/asan/leak-canary.d
 
 $(eval $(call variant,asm,))

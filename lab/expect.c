@@ -156,6 +156,91 @@ static void at_text(const event *e, char *buf, size_t size)
              (unsigned long long)(e->at_us / 1000), (unsigned long long)(e->at_us % 1000));
 }
 
+/* One judge per assertion op (judges[], below): why the assertion does not hold about
+ * the run's nev events ev, in why; why stays "" when it holds. */
+typedef void judge_fn(const lab_assert *as, const lab_run *r, const event *ev, long nev, char *why,
+                      size_t size);
+
+/* Each event after the one before it (the first time each happens). */
+static void judge_order(const lab_assert *as, const lab_run *r, const event *ev, long nev,
+                        char *why, size_t size)
+{
+    char pat[200], at[64], at2[64];
+    long count, prev = first_match(&as->patterns[0], ev, nev, 0, &count);
+    (void)r;
+    shown(&as->patterns[0], pat, sizeof pat);
+    if (prev < 0) {
+        snprintf(why, size, "'%s' never happens", pat);
+        return;
+    }
+    for (int k = 1; k < as->npatterns && !why[0]; k++) {
+        char next[200];
+        long c, here = first_match(&as->patterns[k], ev, nev, 0, &c);
+        shown(&as->patterns[k], next, sizeof next);
+        if (here < 0) {
+            snprintf(why, size, "'%s' never happens", next);
+        } else if (here < prev) {
+            at_text(&ev[here], at, sizeof at);
+            at_text(&ev[prev], at2, sizeof at2);
+            snprintf(why, size, "'%s' (first at %s) comes before '%s' (first at %s)", next, at, pat,
+                     at2);
+        }
+        prev = here;
+        memcpy(pat, next, sizeof pat);
+    }
+}
+
+/* count N (and never, count 0). */
+static void judge_count(const lab_assert *as, const lab_run *r, const event *ev, long nev,
+                        char *why, size_t size)
+{
+    char pat[200], at[64];
+    long count, first = first_match(&as->patterns[0], ev, nev, 0, &count);
+    (void)r;
+    shown(&as->patterns[0], pat, sizeof pat);
+    if (count == (as->op == LAB_COUNT ? as->number : 0))
+        return;
+    if (first >= 0)
+        at_text(&ev[first], at, sizeof at);
+    snprintf(why, size, "'%s' happens %ld time%s%s%s", pat, count, count == 1 ? "" : "s",
+             first >= 0 ? ", first at " : "", first >= 0 ? at : "");
+}
+
+/* at T: the first time it happens. */
+static void judge_at(const lab_assert *as, const lab_run *r, const event *ev, long nev, char *why,
+                     size_t size)
+{
+    char pat[200], at[64];
+    long count, first = first_match(&as->patterns[0], ev, nev, 0, &count);
+    (void)r;
+    shown(&as->patterns[0], pat, sizeof pat);
+    if (first < 0) {
+        snprintf(why, size, "'%s' never happens", pat);
+    } else if (ev[first].at_us != (uint64_t)as->number) {
+        at_text(&ev[first], at, sizeof at);
+        snprintf(why, size, "'%s' first happens at %s", pat, at);
+    }
+}
+
+static void judge_outcome(const lab_assert *as, const lab_run *r, const event *ev, long nev,
+                          char *why, size_t size)
+{
+    static const char *const outcomes[] = {"every process finished",
+                                           "a deadlock: no process could ever run again",
+                                           "the lab stopped it at its horizon", "a step failed"};
+    bool want_deadlock = as->number == 1;
+    (void)ev;
+    (void)nev;
+    if ((r->outcome == LAB_DEADLOCK) != want_deadlock || r->outcome >= LAB_STOPPED)
+        snprintf(why, size, "the run ended with %s", outcomes[r->outcome]);
+}
+
+static judge_fn *const judges[] = {
+    [LAB_ORDER] = judge_order, [LAB_COUNT] = judge_count, [LAB_NEVER] = judge_count,
+    [LAB_AT] = judge_at,       [LAB_OUTCOME] = judge_outcome,
+};
+_Static_assert(sizeof judges / sizeof judges[0] == LAB_OUTCOME + 1, "a judge for every assertion");
+
 int lab_expect_check(const lab_scenario *s, const char *file, const lab_run *r, FILE *out)
 {
     int64_t nev = stvm_trace_count(r->vm);
@@ -178,62 +263,8 @@ int lab_expect_check(const lab_scenario *s, const char *file, const lab_run *r, 
     }
     for (int a = 0; a < s->nasserts; a++) {
         const lab_assert *as = &s->asserts[a];
-        char why[600] = "", pat[200], at[64], at2[64];
-        long count, first = as->npatterns ? first_match(&as->patterns[0], ev, nev, 0, &count) : -1;
-        switch (as->op) {
-        case LAB_ORDER: {
-            long prev = first;
-            shown(&as->patterns[0], pat, sizeof pat);
-            if (prev < 0) {
-                snprintf(why, sizeof why, "'%s' never happens", pat);
-                break;
-            }
-            for (int k = 1; k < as->npatterns && !why[0]; k++) {
-                char next[200];
-                long c, here = first_match(&as->patterns[k], ev, nev, 0, &c);
-                shown(&as->patterns[k], next, sizeof next);
-                if (here < 0) {
-                    snprintf(why, sizeof why, "'%s' never happens", next);
-                } else if (here < prev) {
-                    at_text(&ev[here], at, sizeof at);
-                    at_text(&ev[prev], at2, sizeof at2);
-                    snprintf(why, sizeof why, "'%s' (first at %s) comes before '%s' (first at %s)", next,
-                             at, pat, at2);
-                }
-                prev = here;
-                memcpy(pat, next, sizeof pat);
-            }
-            break;
-        }
-        case LAB_COUNT:
-        case LAB_NEVER:
-            shown(&as->patterns[0], pat, sizeof pat);
-            if (count != (as->op == LAB_COUNT ? as->number : 0)) {
-                if (first >= 0)
-                    at_text(&ev[first], at, sizeof at);
-                snprintf(why, sizeof why, "'%s' happens %ld time%s%s%s", pat, count, count == 1 ? "" : "s",
-                         first >= 0 ? ", first at " : "", first >= 0 ? at : "");
-            }
-            break;
-        case LAB_AT:
-            shown(&as->patterns[0], pat, sizeof pat);
-            if (first < 0)
-                snprintf(why, sizeof why, "'%s' never happens", pat);
-            else if (ev[first].at_us != (uint64_t)as->number) {
-                at_text(&ev[first], at, sizeof at);
-                snprintf(why, sizeof why, "'%s' first happens at %s", pat, at);
-            }
-            break;
-        case LAB_OUTCOME: {
-            static const char *const outcomes[] = {"every process finished",
-                                                   "a deadlock: no process could ever run again",
-                                                   "the lab stopped it at its horizon", "a step failed"};
-            bool want_deadlock = as->number == 1;
-            if ((r->outcome == LAB_DEADLOCK) != want_deadlock || r->outcome >= LAB_STOPPED)
-                snprintf(why, sizeof why, "the run ended with %s", outcomes[r->outcome]);
-            break;
-        }
-        }
+        char why[600] = "";
+        judges[as->op](as, r, ev, (long)nev, why, sizeof why);
         if (why[0]) {
             fprintf(out, "%s:%d: expected: %s\n  but %s\n", file, as->line, as->source, why);
             failed++;

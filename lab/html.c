@@ -62,34 +62,32 @@ static void cap(const lab_trace *t, size_t *spans, size_t *marks, size_t *cut_or
     *marks = m;
 }
 
-static void data(FILE *f, const lab_trace *t, const char *title)
+/* "cut":null, or where the page's axes end (the states still open there are drawn to
+ * it) and the sentence the page shows about it. */
+static void data_cut(FILE *f, const lab_trace *t, size_t ns, size_t nm, size_t cut)
 {
-    size_t ns, nm, cut;
-    cap(t, &ns, &nm, &cut);
-    fputs("{\"title\":", f);
-    json_string(f, title);
-    fputs(",\"clock\":", f);
-    json_string(f, t->clock[0] ? t->clock : "unknown");
-    fprintf(f, ",\"events\":%lld,\"dropped\":%lld,", (long long)t->events,
-            (long long)t->dropped);
     if (cut == SIZE_MAX) {
         fputs("\"cut\":null", f);
-    } else {
-        char why[256];
-        uint64_t last = ns ? t->spans[ns - 1].seq0 : 0, last_ns = ns ? t->spans[ns - 1].ns0 : 0;
-        if (nm && t->marks[nm - 1].seq > last) {
-            last = t->marks[nm - 1].seq;
-            last_ns = t->marks[nm - 1].ns;
-        }
-        /* where the page's axes end: the states still open there are drawn to it */
-        fprintf(f, "\"cut_seq\":%llu,\"cut_ns\":%llu,\"cut\":", (unsigned long long)last,
-                (unsigned long long)last_ns);
-        snprintf(why, sizeof why, "A big trace: this page draws its first %zu states and "
-                 "events (to seq %llu) of %zu; stvm-lab show prints them all, and Perfetto "
-                 "(ui.perfetto.dev) opens the whole JSON.", ns + nm, (unsigned long long)last,
-                 t->nspans + t->nmarks);
-        json_string(f, why);
+        return;
     }
+    char why[256];
+    uint64_t last = ns ? t->spans[ns - 1].seq0 : 0, last_ns = ns ? t->spans[ns - 1].ns0 : 0;
+    if (nm && t->marks[nm - 1].seq > last) {
+        last = t->marks[nm - 1].seq;
+        last_ns = t->marks[nm - 1].ns;
+    }
+    fprintf(f, "\"cut_seq\":%llu,\"cut_ns\":%llu,\"cut\":", (unsigned long long)last,
+            (unsigned long long)last_ns);
+    snprintf(why, sizeof why, "A big trace: this page draws its first %zu states and "
+             "events (to seq %llu) of %zu; stvm-lab show prints them all, and Perfetto "
+             "(ui.perfetto.dev) opens the whole JSON.", ns + nm, (unsigned long long)last,
+             t->nspans + t->nmarks);
+    json_string(f, why);
+}
+
+/* The states' names and the tracks (tid, name). */
+static void data_tracks(FILE *f, const lab_trace *t)
+{
     fputs(",\"states\":[", f);
     for (int s = 0; s < LAB_STATES; s++) {
         fputs(s ? "," : "", f);
@@ -101,7 +99,13 @@ static void data(FILE *f, const lab_trace *t, const char *title)
         json_string(f, t->tracks[i].name);
         fputc(']', f);
     }
-    fputs("],\n\"spans\":[", f);
+    fputc(']', f);
+}
+
+/* The first ns spans and nm marks. */
+static void data_items(FILE *f, const lab_trace *t, size_t ns, size_t nm)
+{
+    fputs(",\n\"spans\":[", f);
     for (size_t i = 0; i < ns; i++) {
         const lab_span *s = &t->spans[i];
         fprintf(f, "%s[%u,%u,%llu,%llu,%llu,%llu,", i ? ",\n" : "", s->track, s->state,
@@ -118,7 +122,13 @@ static void data(FILE *f, const lab_trace *t, const char *title)
         json_string(f, m->name);
         fprintf(f, ",%lld]", (long long)m->detail);
     }
-    fputs("],\n\"counts\":[", f);
+    fputc(']', f);
+}
+
+/* The run queue's lengths, up to where the page stops. */
+static void data_counts(FILE *f, const lab_trace *t, size_t ns, size_t nm, size_t cut)
+{
+    fputs(",\n\"counts\":[", f);
     uint64_t last_seq = cut == SIZE_MAX ? UINT64_MAX
                         : ns && (!nm || t->spans[ns - 1].seq0 >= t->marks[nm - 1].seq)
                             ? t->spans[ns - 1].seq0
@@ -126,7 +136,24 @@ static void data(FILE *f, const lab_trace *t, const char *title)
     for (size_t i = 0, n = 0; i < t->ncounts && t->counts[i].seq <= last_seq; i++, n++)
         fprintf(f, "%s[%llu,%llu,%lld]", n ? "," : "", (unsigned long long)t->counts[i].seq,
                 (unsigned long long)t->counts[i].ns, (long long)t->counts[i].length);
-    fputs("]}", f);
+    fputc(']', f);
+}
+
+static void data(FILE *f, const lab_trace *t, const char *title)
+{
+    size_t ns, nm, cut;
+    cap(t, &ns, &nm, &cut);
+    fputs("{\"title\":", f);
+    json_string(f, title);
+    fputs(",\"clock\":", f);
+    json_string(f, t->clock[0] ? t->clock : "unknown");
+    fprintf(f, ",\"events\":%lld,\"dropped\":%lld,", (long long)t->events,
+            (long long)t->dropped);
+    data_cut(f, t, ns, nm, cut);
+    data_tracks(f, t);
+    data_items(f, t, ns, nm);
+    data_counts(f, t, ns, nm, cut);
+    fputc('}', f);
 }
 
 /* The text timeline, HTML-escaped: written to memory first, then copied in. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tools/data_dir.h"
 #include "lab.h"
 #include "png.h"
 #include "show.h"
@@ -54,29 +55,14 @@ static void say(const char *label, const char *text)
 
 /* The built-in scenarios' folder: $STVM_LAB_SCENARIOS, the build tree's lab/scenarios
  * beside build/stvm-lab, the installed <exe>/../share/stvm/scenarios, then the DATADIR
- * the tool was built for; NULL when none exists. */
+ * the tool was built for (tools/data_dir.h); NULL when none exists. */
 static const char *scenario_dir(void)
 {
     static char dir[4096];
-    char exe[2048];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    const char *env = getenv("STVM_LAB_SCENARIOS");
-    const char *const dirs[][2] = {{env ? env : "", ""},
-                                   {exe, "/../lab/scenarios"},
-                                   {exe, "/../share/stvm/scenarios"},
-                                   {STVM_LAB_DATADIR, ""}};
-    for (int i = 0; i < 4; i++) {
-        if (!*dirs[i][0])
-            continue;
-        snprintf(dir, sizeof dir, "%s%s", dirs[i][0], dirs[i][1]);
-        if (access(dir, R_OK | X_OK) == 0)
-            return dir;
-    }
-    return NULL;
+    return tool_data_path("STVM_LAB_SCENARIOS", "lab/scenarios", "scenarios", STVM_LAB_DATADIR, NULL,
+                          dir, sizeof dir)
+               ? dir
+               : NULL;
 }
 
 /* A file when it has a '/' or ends in .scenario, else a built-in scenario's name. */

@@ -367,87 +367,132 @@ static bool on_off(parser *p, int i, bool *out)
     return expected(p, i, "on or off");
 }
 
+/* One reader a setting: the words after the setting's own, into the configuration. */
+static bool smallint_bits(parser *p, stvm_config *c)
+{
+    if (!is(p, 1, "31") && !is(p, 1, "61"))
+        return expected(p, 1, "31 or 61");
+    c->smallint_bits = is(p, 1, "31") ? 31 : 61;
+    return line_ends(p, 2);
+}
+
+static bool preemption_yields(parser *p, stvm_config *c)
+{
+    return on_off(p, 1, &c->preemption_yields);
+}
+
+static bool delay_clock(parser *p, stvm_config *c)
+{
+    bool ms;
+    if (!is_unit(p, 1, &ms))
+        return expected(p, 1, "ms or us");
+    c->delay_clock = ms ? STVM_DELAY_CLOCK_MS : STVM_DELAY_CLOCK_US;
+    return line_ends(p, 2);
+}
+
+static bool ms_clock_start(parser *p, stvm_config *c)
+{
+    int64_t v;
+    if (!number(p, 1, 0x1FFFFFFF, "the millisecond clock's first value", &v))
+        return false;
+    c->ms_clock_start = (uint32_t)v;
+    return line_ends(p, 2);
+}
+
+/* "idle-mode NAME": the library's name of a mode (stvm_idle_mode_name). */
+static bool idle_mode(parser *p, stvm_config *c)
+{
+    char names[200] = "";   /* "poll, legacy, spin or osvm764" */
+    for (int m = 0; m < STVM_IDLE_MODES; m++) {
+        if (is(p, 1, stvm_idle_mode_name(m))) {
+            c->idle_mode = m;
+            return line_ends(p, 2);
+        }
+        size_t n = strlen(names);
+        snprintf(names + n, sizeof names - n, "%s%s", m == 0 ? "" : m + 1 < STVM_IDLE_MODES ? ", " : " or ",
+                 stvm_idle_mode_name(m));
+    }
+    return expected(p, 1, names);
+}
+
+static bool osvm764_fix(parser *p, stvm_config *c)   /* opensmalltalk-vm #785's fixes to #764 */
+{
+    if (is(p, 1, "clock"))
+        c->osvm764_fixes |= STVM_OSVM764_FIX_CLOCK;
+    else if (is(p, 1, "idle-flag"))
+        c->osvm764_fixes |= STVM_OSVM764_FIX_IDLE_FLAG;
+    else
+        return expected(p, 1, "clock or idle-flag");
+    p->osvm_line = p->line;
+    return line_ends(p, 2);
+}
+
+static bool osvm764_idle_beat(parser *p, stvm_config *c)
+{
+    int64_t amount, us;
+    bool ms;
+    if (!duration(p, 1, "the heartbeat's idle period", &amount, &ms, &us))
+        return false;
+    if (us < 2000 || us > 1000000)
+        return fail_at(p, p->tok[1].col, "the heartbeat's idle period is 2 ms to 1 s");
+    c->osvm764_idle_beat_us = (uint32_t)us;
+    p->osvm_line = p->line;
+    return line_ends(p, 3);
+}
+
+static bool idle_relinquish(parser *p, stvm_config *c)
+{
+    int64_t amount, us;
+    bool ms;
+    if (!duration(p, 1, "the idle process's quantum", &amount, &ms, &us))
+        return false;
+    /* Each quantum is one jump of the simulated clock: a tiny one would make a long
+     * run cost millions of them. */
+    if (us != 0 && us < 100)
+        return fail_at(p, p->tok[1].col, "the idle process's quantum is 0 (until due) or 100 us to 60 s");
+    c->idle_relinquish_us = (uint32_t)us;
+    return line_ends(p, 3);
+}
+
+/* "cost OP N us": stvm_sim_set_cost's, kept in the scenario (play.c sets them). */
+static bool cost(parser *p, stvm_config *c)
+{
+    static const char *const ops[] = {"switch", "signal", "wait", "delay"};
+    (void)c;
+    for (int op = 0; op < STVM_SIM_COST_OPS; op++)   /* STVM_SIM_COST_SWITCH .. */
+        if (is(p, 1, ops[op])) {
+            int64_t amount, us;
+            bool ms;
+            if (!duration(p, 2, "the operation's modelled cost", &amount, &ms, &us))
+                return false;
+            if (us > STVM_SIM_COST_MAX_US)
+                return fail_at(p, p->tok[2].col, "a modelled cost is at most %d us",
+                               STVM_SIM_COST_MAX_US);
+            p->sc->cost_us[op] = (uint32_t)us;
+            return line_ends(p, 4);
+        }
+    return expected(p, 1, "switch, signal, wait or delay");
+}
+
+static const struct {
+    const char *word;
+    bool (*read)(parser *p, stvm_config *c);
+} settings[] = {
+    {"smallint-bits", smallint_bits},   {"preemption-yields", preemption_yields},
+    {"delay-clock", delay_clock},       {"ms-clock-start", ms_clock_start},
+    {"idle-mode", idle_mode},           {"osvm764-fix", osvm764_fix},
+    {"osvm764-idle-beat", osvm764_idle_beat}, {"idle-relinquish", idle_relinquish},
+    {"cost", cost},
+};
+
+/* A setting's line, *matched; a line that is none is left to the other readers. */
 static bool setting(parser *p, bool *matched)
 {
-    stvm_config *c = &p->sc->cfg;
-    int64_t v;
-    bool ms;
-    *matched = true;
-    if (is(p, 0, "smallint-bits")) {
-        if (!is(p, 1, "31") && !is(p, 1, "61"))
-            return expected(p, 1, "31 or 61");
-        c->smallint_bits = is(p, 1, "31") ? 31 : 61;
-        return line_ends(p, 2);
-    }
-    if (is(p, 0, "preemption-yields"))
-        return on_off(p, 1, &c->preemption_yields);
-    if (is(p, 0, "delay-clock")) {
-        if (!is_unit(p, 1, &ms))
-            return expected(p, 1, "ms or us");
-        c->delay_clock = ms ? STVM_DELAY_CLOCK_MS : STVM_DELAY_CLOCK_US;
-        return line_ends(p, 2);
-    }
-    if (is(p, 0, "ms-clock-start")) {
-        if (!number(p, 1, 0x1FFFFFFF, "the millisecond clock's first value", &v))
-            return false;
-        c->ms_clock_start = (uint32_t)v;
-        return line_ends(p, 2);
-    }
-    if (is(p, 0, "idle-mode")) {
-        static const char *const modes[] = {"poll", "legacy", "spin", "osvm764"};
-        for (int m = 0; m < 4; m++)
-            if (is(p, 1, modes[m])) {
-                c->idle_mode = m;   /* STVM_IDLE_POLL, _LEGACY, _SPIN, _OSVM764 */
-                return line_ends(p, 2);
-            }
-        return expected(p, 1, "poll, legacy, spin or osvm764");
-    }
-    if (is(p, 0, "osvm764-fix")) {   /* opensmalltalk-vm #785's fixes to #764 */
-        if (is(p, 1, "clock"))
-            c->osvm764_fixes |= STVM_OSVM764_FIX_CLOCK;
-        else if (is(p, 1, "idle-flag"))
-            c->osvm764_fixes |= STVM_OSVM764_FIX_IDLE_FLAG;
-        else
-            return expected(p, 1, "clock or idle-flag");
-        p->osvm_line = p->line;
-        return line_ends(p, 2);
-    }
-    if (is(p, 0, "osvm764-idle-beat")) {
-        int64_t amount, us;
-        if (!duration(p, 1, "the heartbeat's idle period", &amount, &ms, &us))
-            return false;
-        if (us < 2000 || us > 1000000)
-            return fail_at(p, p->tok[1].col, "the heartbeat's idle period is 2 ms to 1 s");
-        c->osvm764_idle_beat_us = (uint32_t)us;
-        p->osvm_line = p->line;
-        return line_ends(p, 3);
-    }
-    if (is(p, 0, "idle-relinquish")) {
-        int64_t amount, us;
-        if (!duration(p, 1, "the idle process's quantum", &amount, &ms, &us))
-            return false;
-        /* Each quantum is one jump of the simulated clock: a tiny one would make a long
-         * run cost millions of them. */
-        if (us != 0 && us < 100)
-            return fail_at(p, p->tok[1].col, "the idle process's quantum is 0 (until due) or 100 us to 60 s");
-        c->idle_relinquish_us = (uint32_t)us;
-        return line_ends(p, 3);
-    }
-    if (is(p, 0, "cost")) {
-        static const char *const ops[] = {"switch", "signal", "wait", "delay"};
-        for (int op = 0; op < STVM_SIM_COST_OPS; op++)   /* STVM_SIM_COST_SWITCH .. */
-            if (is(p, 1, ops[op])) {
-                int64_t amount, us;
-                if (!duration(p, 2, "the operation's modelled cost", &amount, &ms, &us))
-                    return false;
-                if (us > STVM_SIM_COST_MAX_US)
-                    return fail_at(p, p->tok[2].col, "a modelled cost is at most %d us",
-                                   STVM_SIM_COST_MAX_US);
-                p->sc->cost_us[op] = (uint32_t)us;
-                return line_ends(p, 4);
-            }
-        return expected(p, 1, "switch, signal, wait or delay");
-    }
+    for (size_t k = 0; k < sizeof settings / sizeof settings[0]; k++)
+        if (is(p, 0, settings[k].word)) {
+            *matched = true;
+            return settings[k].read(p, &p->sc->cfg);
+        }
     *matched = false;
     return true;
 }
@@ -551,11 +596,6 @@ static bool optional_timeout(parser *p, int i, lab_step *s)
     return line_ends(p, i + 3);
 }
 
-static const char steps_list[] =
-    "a step: wait, signal, signal-all, enter, exit, put, take, try-take, peek, flush, delay, "
-    "work, checkpoint, yield, spawn, suspend, resume, terminate, priority, interrupt, join, "
-    "send, read, outside, repeat, ensure or end";
-
 /* "on N" at i: a monitor's condition queue, 0 .. STVM_MONITOR_QUEUES-1. */
 static bool condition_queue(parser *p, int i, lab_step *s)
 {
@@ -569,149 +609,231 @@ static bool condition_queue(parser *p, int i, lab_step *s)
     return true;
 }
 
-static bool step(parser *p)
+/* A step's word, the step it makes and the reader of the rest of its line. */
+typedef struct step_kind step_kind;
+struct step_kind {
+    const char *word;
+    lab_op op;
+    bool (*read)(parser *p, const step_kind *k, int index);   /* index: the step's */
+    unsigned kinds;             /* a step on an object: the kinds it takes */
+    const char *role;           /* ... as a message names them */
+    unsigned flags;             /* STEP_* */
+};
+#define STEP_ON_QUEUE 1u        /* "on N": a monitor's condition queue */
+#define STEP_TIMEOUT 2u         /* "[timeout N ms]" */
+#define STEP_NEEDS_TIMEOUT 4u   /* "timeout N ms", not optional */
+#define STEP_SELF 8u            /* a step on a process: "self" names the one running it */
+
+/* wait, signal, enter, put, take, send, read, ...: "WORD OBJECT [on N] [timeout N ms]". */
+static bool object_step(parser *p, const step_kind *k, int index)
+{
+    /* "on N" names a monitor's condition queue, so the object must be a monitor. */
+    bool on = (k->flags & STEP_ON_QUEUE) && is(p, 2, "on");
+    lab_step *s = new_step(p, k->op);
+    if (!s || !refer(p, 1, p->in_process, index, on ? 1u << LAB_MONITOR : k->kinds,
+                     on ? "a monitor (a condition queue is a monitor's)" : k->role))
+        return false;
+    int next = 2;
+    if (on) {
+        if (!condition_queue(p, 2, s))
+            return false;
+        next = 4;
+    }
+    if (!(k->flags & (STEP_TIMEOUT | STEP_NEEDS_TIMEOUT)))
+        return line_ends(p, next);
+    if (!optional_timeout(p, next, s))
+        return false;
+    if ((k->flags & STEP_NEEDS_TIMEOUT) && s->timeout_ms < 0)
+        return fail_at(p, p->eol_col, "expected 'timeout N ms' after the wire (a read without "
+                                      "one could wait for ever)");
+    return true;
+}
+
+/* "delay N ms|us" (kept as written) and "work N us" (kept in us). */
+static bool length_step(parser *p, const step_kind *k, int index)
+{
+    bool work = k->op == LAB_WORK;
+    int64_t us;
+    lab_step *s = new_step(p, k->op);
+    (void)index;
+    if (!s || !duration(p, 1, work ? "the work's length" : "the Delay's length", &s->amount,
+                        &s->in_ms, &us))
+        return false;
+    if (work && us > STVM_MAX_WORK_US)
+        return fail_at(p, p->tok[1].col, "work is at most 1 s a step (use a repeat)");
+    s->amount = work ? us : s->amount;
+    return line_ends(p, 3);
+}
+
+/* checkpoint, yield: the word alone. */
+static bool bare_step(parser *p, const step_kind *k, int index)
+{
+    (void)index;
+    return new_step(p, k->op) && line_ends(p, 1);
+}
+
+/* The process a step on a process names at token 1 (self where the step allows it). */
+static lab_step *on_process(parser *p, const step_kind *k, int index)
+{
+    lab_step *s = new_step(p, k->op);
+    if (!s)
+        return NULL;
+    if ((k->flags & STEP_SELF) && is(p, 1, "self"))
+        s->target = LAB_SELF;
+    else if (!refer(p, 1, p->in_process, index, 0, "a process's name"))
+        return NULL;
+    return s;
+}
+
+/* spawn, resume, terminate, interrupt: "WORD PROCESS". */
+static bool process_step(parser *p, const step_kind *k, int index)
+{
+    return on_process(p, k, index) && line_ends(p, 2);
+}
+
+/* "join PROCESS [timeout N ms]". */
+static bool join_step(parser *p, const step_kind *k, int index)
+{
+    lab_step *s = on_process(p, k, index);
+    return s && optional_timeout(p, 2, s);
+}
+
+/* "suspend PROCESS [primitive 88|568|578]" (the primitive in amount; 0: the C call). */
+static bool suspend_step(parser *p, const step_kind *k, int index)
+{
+    lab_step *s = on_process(p, k, index);
+    if (!s)
+        return false;
+    if (!is(p, 2, "primitive"))
+        return line_ends(p, 2);
+    if (!number(p, 3, 1000, "a suspend primitive, 88, 568 or 578", &s->amount))
+        return false;
+    if (s->amount != 88 && s->amount != 568 && s->amount != 578)
+        return fail_at(p, p->tok[3].col, "a suspend primitive is 88, 568 or 578, not %lld",
+                       (long long)s->amount);
+    return line_ends(p, 4);
+}
+
+/* "priority PROCESS N". */
+static bool priority_step(parser *p, const step_kind *k, int index)
+{
+    lab_step *s = on_process(p, k, index);
+    if (!s || !number(p, 2, 1000, "a priority, 1 to 80", &s->amount))
+        return false;
+    if (s->amount < 1 || s->amount > 80)
+        return fail_at(p, p->tok[2].col, "a priority is 1 to 80, not %lld", (long long)s->amount);
+    return line_ends(p, 3);
+}
+
+/* "outside in T UNIT: data WIRE | signal EXTERNAL". */
+static bool outside_step(parser *p, const step_kind *k, int index)
+{
+    lab_outside_action action;
+    int64_t us;
+    if (!new_step(p, k->op) || !outside_event(p, p->in_process, index, &action, &us))
+        return false;
+    lab_step *s = &p->sc->processes[p->in_process].steps[index];
+    s->action = action;
+    s->amount = us;
+    return true;
+}
+
+/* "repeat N" and "ensure": a block of steps up to its own end. */
+static bool block_step(parser *p, const step_kind *k, int index)
+{
+    bool repeat = k->op == LAB_REPEAT;
+    if (p->depth == MAX_DEPTH)
+        return fail_at(p, p->tok[0].col, "repeats and ensures nested more than %d deep", MAX_DEPTH);
+    lab_step *s = new_step(p, k->op);
+    if (!s || (repeat && !number(p, 1, MAX_REPEAT, "a repeat's count", &s->amount)))
+        return false;
+    p->open_indent[p->depth] = p->indent;
+    p->open[p->depth++] = index;
+    return line_ends(p, repeat ? 2 : 1);
+}
+
+#define SEMS (1u << LAB_SEMAPHORE | 1u << LAB_EXTERNAL)
+#define MON (1u << LAB_MONITOR)
+#define MUTEX_OR_MON (1u << LAB_MUTEX | MON)
+#define QUEUE (1u << LAB_QUEUE), "a queue"
+#define WIRE (1u << LAB_WIRE), "a wire"
+
+/* Every step, in the order the message for an unknown one names them. */
+static const step_kind step_kinds[] = {
+    {"wait", LAB_WAIT, object_step, SEMS | MON, "a semaphore or monitor", STEP_ON_QUEUE | STEP_TIMEOUT},
+    {"signal", LAB_SIGNAL, object_step, SEMS | MON, "a semaphore or monitor", STEP_ON_QUEUE},
+    {"signal-all", LAB_SIGNAL_ALL, object_step, MON, "a monitor", STEP_ON_QUEUE},
+    {"enter", LAB_ENTER, object_step, MUTEX_OR_MON, "a mutex or monitor", STEP_TIMEOUT},
+    {"exit", LAB_EXIT, object_step, MUTEX_OR_MON, "a mutex or monitor", 0},
+    {"put", LAB_PUT, object_step, QUEUE, STEP_TIMEOUT},
+    {"take", LAB_TAKE, object_step, QUEUE, STEP_TIMEOUT},
+    {"try-take", LAB_TRY_TAKE, object_step, QUEUE, 0},
+    {"peek", LAB_PEEK, object_step, QUEUE, 0},
+    {"flush", LAB_FLUSH, object_step, QUEUE, 0},
+    {"delay", LAB_DELAY, length_step, 0, NULL, 0},
+    {"work", LAB_WORK, length_step, 0, NULL, 0},
+    {"checkpoint", LAB_CHECKPOINT, bare_step, 0, NULL, 0},
+    {"yield", LAB_YIELD, bare_step, 0, NULL, 0},
+    {"spawn", LAB_SPAWN, process_step, 0, NULL, 0},
+    {"suspend", LAB_SUSPEND, suspend_step, 0, NULL, STEP_SELF},
+    {"resume", LAB_RESUME, process_step, 0, NULL, 0},
+    {"terminate", LAB_TERMINATE, process_step, 0, NULL, STEP_SELF},
+    {"priority", LAB_PRIORITY, priority_step, 0, NULL, STEP_SELF},
+    {"interrupt", LAB_INTERRUPT, process_step, 0, NULL, STEP_SELF},
+    {"join", LAB_JOIN, join_step, 0, NULL, 0},
+    {"send", LAB_SEND, object_step, WIRE, 0},
+    {"read", LAB_READ, object_step, WIRE, STEP_NEEDS_TIMEOUT},
+    {"outside", LAB_OUTSIDE, outside_step, 0, NULL, 0},
+    {"repeat", LAB_REPEAT, block_step, 0, NULL, 0},
+    {"ensure", LAB_ENSURE, block_step, 0, NULL, 0},
+};
+#undef SEMS
+#undef MON
+#undef MUTEX_OR_MON
+#undef QUEUE
+#undef WIRE
+
+/* "a step: wait, signal, ..., ensure or end", for a line that is none. */
+static const char *steps_named(char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "a step: ");
+    for (size_t k = 0; k < sizeof step_kinds / sizeof step_kinds[0]; k++)
+        n += snprintf(buf + n, size - (size_t)n, "%s, ", step_kinds[k].word);
+    snprintf(buf + n - 2, size - (size_t)n + 2, " or end");
+    return buf;
+}
+
+/* "end": a repeat's or ensure's, or the process's. */
+static bool block_end(parser *p)
 {
     lab_process *pr = &p->sc->processes[p->in_process];
-    int index = pr->nsteps;
-    lab_step *s;
-    int64_t us;
-    const unsigned sems = 1u << LAB_SEMAPHORE | 1u << LAB_EXTERNAL;
-    if (is(p, 0, "end")) {
-        if (!line_ends(p, 1))
-            return false;
-        if (p->depth > 0) {
-            int r = p->open[--p->depth];
-            pr->steps[r].end = pr->nsteps;
-            if (p->indent < p->open_indent[p->depth] && p->indent <= p->block_indent && !p->suspect_line) {
-                p->suspect_line = pr->steps[r].line;
-                p->suspect_col = pr->steps[r].col;
-                p->suspect_end = p->line;
-            }
-        } else {
-            p->in_process = -1;
-        }
+    if (!line_ends(p, 1))
+        return false;
+    if (p->depth == 0) {
+        p->in_process = -1;
         return true;
     }
-    struct {
-        const char *word;
-        lab_op op;
-        unsigned kinds;
-        const char *role;
-    } const on_objects[] = {
-        {"wait", LAB_WAIT, sems | 1u << LAB_MONITOR, "a semaphore or monitor"},
-        {"signal", LAB_SIGNAL, sems | 1u << LAB_MONITOR, "a semaphore or monitor"},
-        {"signal-all", LAB_SIGNAL_ALL, 1u << LAB_MONITOR, "a monitor"},
-        {"enter", LAB_ENTER, 1u << LAB_MUTEX | 1u << LAB_MONITOR, "a mutex or monitor"},
-        {"exit", LAB_EXIT, 1u << LAB_MUTEX | 1u << LAB_MONITOR, "a mutex or monitor"},
-        {"put", LAB_PUT, 1u << LAB_QUEUE, "a queue"},
-        {"take", LAB_TAKE, 1u << LAB_QUEUE, "a queue"},
-        {"try-take", LAB_TRY_TAKE, 1u << LAB_QUEUE, "a queue"},
-        {"peek", LAB_PEEK, 1u << LAB_QUEUE, "a queue"},
-        {"flush", LAB_FLUSH, 1u << LAB_QUEUE, "a queue"},
-        {"send", LAB_SEND, 1u << LAB_WIRE, "a wire"},
-        {"read", LAB_READ, 1u << LAB_WIRE, "a wire"},
-    };
-    for (size_t k = 0; k < sizeof on_objects / sizeof on_objects[0]; k++) {
-        if (!is(p, 0, on_objects[k].word))
-            continue;
-        lab_op op = on_objects[k].op;
-        /* "on N" names a monitor's condition queue, so the object must be a monitor. */
-        bool on = (op == LAB_WAIT || op == LAB_SIGNAL || op == LAB_SIGNAL_ALL) && is(p, 2, "on");
-        if (!(s = new_step(p, op)) ||
-            !refer(p, 1, p->in_process, index, on ? 1u << LAB_MONITOR : on_objects[k].kinds,
-                   on ? "a monitor (a condition queue is a monitor's)" : on_objects[k].role))
-            return false;
-        int next = 2;
-        if (on) {
-            if (!condition_queue(p, 2, s))
-                return false;
-            next = 4;
-        }
-        if (op == LAB_SIGNAL_ALL || op == LAB_SIGNAL || op == LAB_EXIT || op == LAB_SEND ||
-            op == LAB_TRY_TAKE || op == LAB_PEEK || op == LAB_FLUSH)
-            return line_ends(p, next);
-        if (!optional_timeout(p, next, s))
-            return false;
-        if (s->op == LAB_READ && s->timeout_ms < 0)
-            return fail_at(p, p->eol_col, "expected 'timeout N ms' after the wire (a read without "
-                                          "one could wait for ever)");
-        return true;
+    int r = p->open[--p->depth];
+    pr->steps[r].end = pr->nsteps;
+    if (p->indent < p->open_indent[p->depth] && p->indent <= p->block_indent && !p->suspect_line) {
+        p->suspect_line = pr->steps[r].line;
+        p->suspect_col = pr->steps[r].col;
+        p->suspect_end = p->line;
     }
-    if (is(p, 0, "delay") || is(p, 0, "work")) {
-        bool work = is(p, 0, "work");
-        if (!(s = new_step(p, work ? LAB_WORK : LAB_DELAY)) ||
-            !duration(p, 1, work ? "the work's length" : "the Delay's length", &s->amount, &s->in_ms, &us))
-            return false;
-        if (work && us > STVM_MAX_WORK_US)
-            return fail_at(p, p->tok[1].col, "work is at most 1 s a step (use a repeat)");
-        s->amount = work ? us : s->amount;
-        return line_ends(p, 3);
-    }
-    if (is(p, 0, "checkpoint") || is(p, 0, "yield")) {
-        if (!new_step(p, is(p, 0, "yield") ? LAB_YIELD : LAB_CHECKPOINT))
-            return false;
-        return line_ends(p, 1);
-    }
-    struct {
-        const char *word;
-        lab_op op;
-        bool self;
-    } const on_processes[] = {
-        {"spawn", LAB_SPAWN, false},        {"suspend", LAB_SUSPEND, true},
-        {"resume", LAB_RESUME, false},      {"terminate", LAB_TERMINATE, true},
-        {"priority", LAB_PRIORITY, true},   {"interrupt", LAB_INTERRUPT, true},
-        {"join", LAB_JOIN, false},
-    };
-    for (size_t k = 0; k < sizeof on_processes / sizeof on_processes[0]; k++) {
-        if (!is(p, 0, on_processes[k].word))
-            continue;
-        if (!(s = new_step(p, on_processes[k].op)))
-            return false;
-        if (on_processes[k].self && is(p, 1, "self"))
-            s->target = LAB_SELF;
-        else if (!refer(p, 1, p->in_process, index, 0, "a process's name"))
-            return false;
-        if (s->op == LAB_JOIN)
-            return optional_timeout(p, 2, s);
-        if (s->op == LAB_SUSPEND && is(p, 2, "primitive")) {
-            if (!number(p, 3, 1000, "a suspend primitive, 88, 568 or 578", &s->amount))
-                return false;
-            if (s->amount != 88 && s->amount != 568 && s->amount != 578)
-                return fail_at(p, p->tok[3].col, "a suspend primitive is 88, 568 or 578, not %lld",
-                               (long long)s->amount);
-            return line_ends(p, 4);
-        }
-        if (s->op != LAB_PRIORITY)
-            return line_ends(p, 2);
-        if (!number(p, 2, 1000, "a priority, 1 to 80", &s->amount))
-            return false;
-        if (s->amount < 1 || s->amount > 80)
-            return fail_at(p, p->tok[2].col, "a priority is 1 to 80, not %lld", (long long)s->amount);
-        return line_ends(p, 3);
-    }
-    if (is(p, 0, "outside")) {
-        if (!(s = new_step(p, LAB_OUTSIDE)))
-            return false;
-        lab_outside_action action;
-        if (!outside_event(p, p->in_process, index, &action, &us))
-            return false;
-        s = &p->sc->processes[p->in_process].steps[index];
-        s->action = action;
-        s->amount = us;
-        return true;
-    }
-    if (is(p, 0, "repeat") || is(p, 0, "ensure")) {
-        bool repeat = is(p, 0, "repeat");
-        if (p->depth == MAX_DEPTH)
-            return fail_at(p, p->tok[0].col, "repeats and ensures nested more than %d deep", MAX_DEPTH);
-        if (!(s = new_step(p, repeat ? LAB_REPEAT : LAB_ENSURE)) ||
-            (repeat && !number(p, 1, MAX_REPEAT, "a repeat's count", &s->amount)))
-            return false;
-        p->open_indent[p->depth] = p->indent;
-        p->open[p->depth++] = index;
-        return line_ends(p, repeat ? 2 : 1);
-    }
-    return expected(p, 0, steps_list);
+    return true;
+}
+
+/* A line inside a process: a step, or an end. */
+static bool step(parser *p)
+{
+    if (is(p, 0, "end"))
+        return block_end(p);
+    int index = p->sc->processes[p->in_process].nsteps;
+    for (size_t k = 0; k < sizeof step_kinds / sizeof step_kinds[0]; k++)
+        if (is(p, 0, step_kinds[k].word))
+            return step_kinds[k].read(p, &step_kinds[k], index);
+    char list[400];
+    return expected(p, 0, steps_named(list, sizeof list));
 }
 
 static bool process_head(parser *p)
@@ -803,6 +925,61 @@ static bool pattern(parser *p, int *i, lab_pattern *pat)
     return true;
 }
 
+/* What comes before an assertion's events: its op, its number, the token its events
+ * start at, and how many it may name (0: none). */
+static bool assertion_head(parser *p, lab_assert *a, int *i, int *max_patterns)
+{
+    *i = 1;
+    *max_patterns = 1;
+    if (is(p, 0, "order")) {
+        a->op = LAB_ORDER;
+        *max_patterns = MAX_PATTERNS;
+    } else if (is(p, 0, "count")) {
+        a->op = LAB_COUNT;
+        *i = 2;
+        return number(p, 1, 1000000, "how many times", &a->number);
+    } else if (is(p, 0, "never")) {
+        a->op = LAB_NEVER;
+    } else if (is(p, 0, "at")) {
+        a->op = LAB_AT;
+        *i = 3;
+        return time_point(p, 1, &a->number);
+    } else if (is(p, 0, "outcome")) {
+        a->op = LAB_OUTCOME;
+        if (!is(p, 1, "finished") && !is(p, 1, "deadlock"))
+            return expected(p, 1, "finished or deadlock");
+        a->number = is(p, 1, "deadlock");
+        *max_patterns = 0;
+        *i = 2;
+    } else {
+        return expected(p, 0, "an assertion: order, count, never, at, outcome, or end");
+    }
+    return true;
+}
+
+/* The events from token *i to the line's end: one, or an order's two or more, ','
+ * between them. */
+static bool assertion_events(parser *p, lab_assert *a, int *i, int max_patterns)
+{
+    a->patterns = calloc((size_t)max_patterns, sizeof *a->patterns);
+    if (!a->patterns)
+        return fail_at(p, 1, "out of memory");
+    for (;;) {
+        if (!pattern(p, i, &a->patterns[a->npatterns++]))
+            return false;
+        if (!is(p, *i, ","))
+            break;
+        if (a->npatterns == max_patterns)
+            return fail_at(p, p->tok[*i].col, a->op == LAB_ORDER ? "at most %d events in an order"
+                                                                 : "one event here (%d)", max_patterns);
+        (*i)++;
+    }
+    if (a->op == LAB_ORDER && a->npatterns < 2)
+        return expected(p, *i, "',' and a second event (an order names two or more)");
+    return true;
+}
+
+/* A line of the expect block: an assertion, or its end. */
 static bool assertion(parser *p)
 {
     if (is(p, 0, "end")) {
@@ -812,56 +989,9 @@ static bool assertion(parser *p)
     if (p->sc->nasserts == MAX_ASSERTS)
         return fail_at(p, 1, "more than %d assertions", MAX_ASSERTS);
     lab_assert a = {.line = p->line, .col = p->tok[0].col};
-    int i = 1, max_patterns = 1;
-    if (is(p, 0, "order")) {
-        a.op = LAB_ORDER;
-        max_patterns = MAX_PATTERNS;
-    } else if (is(p, 0, "count")) {
-        a.op = LAB_COUNT;
-        if (!number(p, 1, 1000000, "how many times", &a.number))
-            return false;
-        i = 2;
-    } else if (is(p, 0, "never")) {
-        a.op = LAB_NEVER;
-    } else if (is(p, 0, "at")) {
-        a.op = LAB_AT;
-        if (!time_point(p, 1, &a.number))
-            return false;
-        i = 3;
-    } else if (is(p, 0, "outcome")) {
-        a.op = LAB_OUTCOME;
-        if (!is(p, 1, "finished") && !is(p, 1, "deadlock"))
-            return expected(p, 1, "finished or deadlock");
-        a.number = is(p, 1, "deadlock");
-        max_patterns = 0;
-        i = 2;
-    } else {
-        return expected(p, 0, "an assertion: order, count, never, at, outcome, or end");
-    }
-    if (max_patterns) {
-        a.patterns = calloc((size_t)max_patterns, sizeof *a.patterns);
-        if (!a.patterns)
-            return fail_at(p, 1, "out of memory");
-        for (;;) {
-            if (!pattern(p, &i, &a.patterns[a.npatterns++])) {
-                free(a.patterns);
-                return false;
-            }
-            if (!is(p, i, ","))
-                break;
-            if (a.npatterns == max_patterns) {
-                free(a.patterns);
-                return fail_at(p, p->tok[i].col, a.op == LAB_ORDER ? "at most %d events in an order"
-                                                                   : "one event here (%d)", max_patterns);
-            }
-            i++;
-        }
-        if (a.op == LAB_ORDER && a.npatterns < 2) {
-            free(a.patterns);
-            return expected(p, i, "',' and a second event (an order names two or more)");
-        }
-    }
-    if (!line_ends(p, i)) {
+    int i, max_patterns;
+    if (!assertion_head(p, &a, &i, &max_patterns) ||
+        (max_patterns && !assertion_events(p, &a, &i, max_patterns)) || !line_ends(p, i)) {
         free(a.patterns);
         return false;
     }
@@ -978,6 +1108,118 @@ static void name_of(const char *file, char *name, size_t size)
     snprintf(name, size, "%.*s", (int)(n < size ? n : size - 1), base);
 }
 
+/* One line (NUL-terminated, len bytes): blank, a comment, a text field or its
+ * continuation, or words for the block the parser is in. */
+static bool parse_line(parser *p, const char *s, int len)
+{
+    int indent = (int)strspn(s, " \t");
+    p->indent = indent;
+    if (indent == len || (s[indent] == '\r' && indent + 1 == len)) {
+        p->text_field = NULL;   /* a blank line ends a text */
+        return true;
+    }
+    if (s[indent] == '#')
+        return true;   /* a comment line */
+    /* An indented line right after a text field continues it. */
+    if (p->text_field && indent > 0 && p->in_process < 0 && !p->in_expect)
+        return continue_text(p, s, len);
+    p->text_field = NULL;
+    if (p->in_process < 0 && !p->in_expect) {
+        int colon = (int)strcspn(s + indent, ": \t");
+        if (indent + colon < len && s[indent + colon] == ':' && colon > 0) {
+            size_t before = strlen(p->why);
+            if (text_field(p, s, len, indent) || p->why[before])
+                return !p->why[0];
+        }
+    }
+    if (!tokenize(p, s, len))
+        return false;
+    if (p->ntok == 0)
+        return true;   /* only a trailing comment */
+    if (p->in_process >= 0)
+        return step(p);
+    if (p->in_expect)
+        return assertion(p);
+    return top_level(p);
+}
+
+static bool parse_lines(parser *p, const char *text, size_t len)
+{
+    char line[LINE_MAX_BYTES + 1];
+    size_t at = 0;
+    while (at < len) {
+        p->line++;
+        const char *s = text + at;
+        const char *nl = memchr(s, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - s) : len - at;
+        at += n + (nl != NULL);
+        if (n > LINE_MAX_BYTES)
+            return fail_at(p, LINE_MAX_BYTES + 1, "the line is longer than %d bytes", LINE_MAX_BYTES);
+        const char *nul = memchr(s, 0, n);
+        if (nul)
+            return fail_at(p, (int)(nul - s) + 1, "a NUL byte (a scenario is text)");
+        /* The line on its own, NUL-terminated: the text itself need not be (a file's
+         * last line, the fuzzer's bytes), and the string functions below stop at NUL. */
+        memcpy(line, s, n);
+        line[n] = 0;
+        if (!parse_line(p, line, (int)n))
+            return false;
+    }
+    return true;
+}
+
+/* At the file's end no block is open: else the message names the one left open. */
+static bool blocks_closed(parser *p)
+{
+    if (p->in_process < 0 && !p->in_expect)
+        return true;
+    const lab_step *r = p->depth ? &p->sc->processes[p->in_process].steps[p->open[p->depth - 1]]
+                                 : NULL;
+    const char *what = p->in_expect ? "expect"
+                       : !r         ? "process"
+                       : r->op == LAB_ENSURE ? "ensure"
+                                             : "repeat";
+    p->line = r ? r->line : p->block_line;
+    if (!p->in_expect && !p->depth && p->suspect_line) {
+        p->line = p->suspect_line;
+        return fail_at(p, p->suspect_col, "this repeat has no 'end' (the 'end' at line %d, "
+                       "indented as its process, closed it, and the file ended inside the "
+                       "process)", p->suspect_end);
+    }
+    return fail_at(p, r ? r->col : p->block_col, "this %s has no 'end' (the file ended inside "
+                   "it: every process, repeat, ensure and expect ends with its own end)", what);
+}
+
+/* What holds for the whole file: a process, one that starts, every name used declared,
+ * an osvm764- setting only with its idle mode, and a title. */
+static bool whole_file(parser *p)
+{
+    const lab_scenario *sc = p->sc;
+    if (sc->nprocesses == 0) {
+        p->line = p->line ? p->line : 1;
+        return fail_at(p, 1, "no process is declared (a scenario has at least one)");
+    }
+    int starting = 0;
+    for (int i = 0; i < sc->nprocesses; i++)
+        starting += sc->processes[i].starts;
+    if (!starting) {
+        p->line = sc->processes[0].line;
+        return fail_at(p, sc->processes[0].col,
+                       "no process starts (give one 'start 0 ms': the others are spawned)");
+    }
+    if (!resolve(p))
+        return false;
+    if (p->osvm_line && sc->cfg.idle_mode != STVM_IDLE_OSVM764) {
+        p->line = p->osvm_line;
+        return fail_at(p, 1, "an osvm764- setting needs 'idle-mode osvm764'");
+    }
+    if (!sc->title) {
+        p->line = 1;
+        return fail_at(p, 1, "no 'title:' (a one-line summary, which 'stvm-lab list' shows)");
+    }
+    return true;
+}
+
 bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out, char *why,
                size_t why_size)
 {
@@ -989,116 +1231,12 @@ bool lab_parse(const char *text, size_t len, const char *file, lab_scenario *out
     out->cfg.sim_start_us = LAB_SIM_START_US;
     name_of(file, out->name, sizeof out->name);
     snprintf(out->file, sizeof out->file, "%s", file);
-    bool ok = true;
-    char line[LINE_MAX_BYTES + 1];
+    bool ok;
     if (len > FILE_MAX_BYTES) {
         p.line = 1;
         ok = fail_at(&p, 1, "the file is larger than %d bytes", FILE_MAX_BYTES);
-    }
-    size_t at = 0;
-    while (ok && at < len) {
-        p.line++;
-        const char *s = text + at;
-        const char *nl = memchr(s, '\n', len - at);
-        size_t n = nl ? (size_t)(nl - s) : len - at;
-        at += n + (nl != NULL);
-        if (n > LINE_MAX_BYTES) {
-            ok = fail_at(&p, LINE_MAX_BYTES + 1, "the line is longer than %d bytes", LINE_MAX_BYTES);
-            break;
-        }
-        const char *nul = memchr(s, 0, n);
-        if (nul) {
-            ok = fail_at(&p, (int)(nul - s) + 1, "a NUL byte (a scenario is text)");
-            break;
-        }
-        /* The line on its own, NUL-terminated: the text itself need not be (a file's
-         * last line, the fuzzer's bytes), and the string functions below stop at NUL. */
-        memcpy(line, s, n);
-        line[n] = 0;
-        s = line;
-        int len_line = (int)n, indent = (int)strspn(s, " \t");
-        p.indent = indent;
-        if (indent == len_line || (s[indent] == '\r' && indent + 1 == len_line)) {
-            p.text_field = NULL;   /* a blank line ends a text */
-            continue;
-        }
-        if (s[indent] == '#')
-            continue;   /* a comment line */
-        /* An indented line right after a text field continues it. */
-        if (p.text_field && indent > 0 && p.in_process < 0 && !p.in_expect) {
-            ok = continue_text(&p, s, len_line);
-            continue;
-        }
-        p.text_field = NULL;
-        if (p.in_process < 0 && !p.in_expect) {
-            int colon = (int)strcspn(s + indent, ": \t");
-            if (indent + colon < len_line && s[indent + colon] == ':' && colon > 0) {
-                size_t before = strlen(why);
-                if (text_field(&p, s, len_line, indent) || why[before]) {
-                    ok = !why[0];
-                    continue;
-                }
-            }
-        }
-        if (!tokenize(&p, s, len_line)) {
-            ok = false;
-            break;
-        }
-        if (p.ntok == 0)
-            continue;   /* only a trailing comment */
-        if (p.in_process >= 0)
-            ok = step(&p);
-        else if (p.in_expect)
-            ok = assertion(&p);
-        else
-            ok = top_level(&p);
-    }
-    if (ok && (p.in_process >= 0 || p.in_expect)) {
-        const char *what = p.in_expect ? "expect"
-                           : !p.depth  ? "process"
-                           : out->processes[p.in_process].steps[p.open[p.depth - 1]].op == LAB_ENSURE
-                               ? "ensure"
-                               : "repeat";
-        int open_line = p.block_line, open_col = p.block_col;
-        if (p.depth) {
-            lab_step *r = &out->processes[p.in_process].steps[p.open[p.depth - 1]];
-            open_line = r->line;
-            open_col = r->col;
-        }
-        p.line = open_line;
-        if (!p.in_expect && !p.depth && p.suspect_line) {
-            p.line = p.suspect_line;
-            ok = fail_at(&p, p.suspect_col, "this repeat has no 'end' (the 'end' at line %d, indented "
-                         "as its process, closed it, and the file ended inside the process)",
-                         p.suspect_end);
-        } else {
-            ok = fail_at(&p, open_col, "this %s has no 'end' (the file ended inside it: every "
-                         "process, repeat, ensure and expect ends with its own end)", what);
-        }
-    }
-    if (ok && out->nprocesses == 0) {
-        p.line = p.line ? p.line : 1;
-        ok = fail_at(&p, 1, "no process is declared (a scenario has at least one)");
-    }
-    if (ok) {
-        int starting = 0;
-        for (int i = 0; i < out->nprocesses; i++)
-            starting += out->processes[i].starts;
-        if (!starting) {
-            p.line = out->processes[0].line;
-            ok = fail_at(&p, out->processes[0].col,
-                         "no process starts (give one 'start 0 ms': the others are spawned)");
-        }
-    }
-    if (ok)
-        ok = resolve(&p);
-    if (ok && p.osvm_line && out->cfg.idle_mode != STVM_IDLE_OSVM764) {
-        p.line = p.osvm_line;
-        ok = fail_at(&p, 1, "an osvm764- setting needs 'idle-mode osvm764'");
-    }
-    if (ok && !out->title) {
-        p.line = 1;
-        ok = fail_at(&p, 1, "no 'title:' (a one-line summary, which 'stvm-lab list' shows)");
+    } else {
+        ok = parse_lines(&p, text, len) && blocks_closed(&p) && whole_file(&p);
     }
     free(p.unres);
     if (!ok) {

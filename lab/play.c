@@ -267,126 +267,236 @@ static bool suspend_primitive(player *pl, const lab_step *s, stvm_process *p)
     return called(pl, s, "suspend", rc);
 }
 
+/* A step about to be played: the step, and what it acts on, worked out once. */
+typedef struct act {
+    player *pl;
+    const lab_process *pr;
+    const lab_step *s;
+    stvm_vm *vm;
+    void *o;                    /* a step on an object (wait .. flush): its handle */
+    bool monitor, pharo;        /* that object is a monitor; Pharo's, transcribed */
+    bool timed, on;             /* the step has a timeout; names a condition queue */
+} act;
+
+/* One player a step kind (steps[], below): the call the step makes, judged. */
+static bool play_wait(const act *a)
+{
+    stvm_vm *vm = a->vm;
+    const lab_step *s = a->s;
+    if (a->on)
+        return waited(a->pl, s, "wait", a->timed ? stvm_monitor_wait_on_timeout_ms(vm, a->o, s->queue,
+                                                                                   s->timeout_ms)
+                                                 : stvm_monitor_wait_on(vm, a->o, s->queue));
+    if (a->monitor)
+        return waited(a->pl, s, "wait", a->timed ? stvm_monitor_wait_timeout_ms(vm, a->o, s->timeout_ms)
+                                                 : stvm_monitor_wait(vm, a->o));
+    return waited(a->pl, s, "wait", a->timed ? stvm_semaphore_wait_timeout_ms(vm, a->o, s->timeout_ms)
+                                             : stvm_semaphore_wait(vm, a->o));
+}
+
+static bool play_signal(const act *a)
+{
+    if (a->on)
+        return called(a->pl, a->s, "signal", stvm_monitor_signal_on(a->vm, a->o, a->s->queue));
+    return called(a->pl, a->s, "signal", a->monitor ? stvm_monitor_signal(a->vm, a->o)
+                                                    : stvm_semaphore_signal(a->vm, a->o));
+}
+
+static bool play_signal_all(const act *a)
+{
+    return called(a->pl, a->s, "signal-all", a->on ? stvm_monitor_signal_all_on(a->vm, a->o, a->s->queue)
+                                                   : stvm_monitor_signal_all(a->vm, a->o));
+}
+
+static bool play_enter(const act *a)
+{
+    stvm_vm *vm = a->vm;
+    int64_t ms = a->s->timeout_ms;
+    if (a->pharo)   /* the start of its critical: (parse.c allows only enter and exit) */
+        return called(a->pl, a->s, "enter", pharo_monitor_critical_begin(vm, a->o));
+    if (a->monitor)
+        return waited(a->pl, a->s, "enter", a->timed ? stvm_monitor_enter_timeout_ms(vm, a->o, ms)
+                                                     : stvm_monitor_enter(vm, a->o));
+    return waited(a->pl, a->s, "enter", a->timed ? stvm_mutex_enter_timeout_ms(vm, a->o, ms)
+                                                 : stvm_mutex_enter(vm, a->o));
+}
+
+static bool play_exit(const act *a)
+{
+    if (a->pharo)   /* the end of its critical: on the normal path: the ensure: block */
+        return called(a->pl, a->s, "exit", pharo_monitor_critical_end(a->vm));
+    return called(a->pl, a->s, "exit", a->monitor ? stvm_monitor_exit(a->vm, a->o)
+                                                  : stvm_mutex_exit(a->vm, a->o));
+}
+
+static bool play_put(const act *a)
+{
+    void *item = (void *)(intptr_t)(a->pl->steps);   /* the queue never looks at it */
+    return waited(a->pl, a->s, "put", a->timed ? stvm_queue_put_timeout_ms(a->vm, a->o, item,
+                                                                           a->s->timeout_ms)
+                                               : stvm_queue_put(a->vm, a->o, item));
+}
+
+static bool play_take(const act *a)
+{
+    void *item;
+    return waited(a->pl, a->s, "take", a->timed ? stvm_queue_take_timeout_ms(a->vm, a->o,
+                                                                             a->s->timeout_ms, &item)
+                                                : stvm_queue_take(a->vm, a->o, &item));
+}
+
+static bool play_try_take(const act *a)   /* an empty queue's EAGAIN is an outcome, as a wait's timeout */
+{
+    void *item;
+    return waited(a->pl, a->s, "try-take", stvm_queue_try_take(a->vm, a->o, &item));
+}
+
+static bool play_peek(const act *a)
+{
+    void *item;
+    return waited(a->pl, a->s, "peek", stvm_queue_peek(a->vm, a->o, &item));
+}
+
+static bool play_flush(const act *a)
+{
+    int64_t n = stvm_queue_flush(a->vm, a->o, NULL, NULL);   /* how many, or an error */
+    return called(a->pl, a->s, "flush", n < 0 ? (int)n : 0);
+}
+
+static bool play_delay(const act *a)
+{
+    return waited(a->pl, a->s, "delay", a->s->in_ms ? stvm_delay_wait_ms(a->vm, a->s->amount)
+                                                    : stvm_delay_wait_us(a->vm, a->s->amount));
+}
+
+static bool play_work(const act *a)
+{
+    return waited(a->pl, a->s, "work", stvm_work_us(a->vm, (uint64_t)a->s->amount));
+}
+
+static bool play_checkpoint(const act *a)
+{
+    return waited(a->pl, a->s, "checkpoint", stvm_checkpoint(a->vm));
+}
+
+static bool play_yield(const act *a)
+{
+    return called(a->pl, a->s, "yield", stvm_yield(a->vm));
+}
+
+static bool play_spawn(const act *a)
+{
+    return spawn(a->pl, a->s, a->s->target);
+}
+
+static bool play_suspend(const act *a)
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    if (!p)
+        return false;
+    if (a->s->amount)
+        return suspend_primitive(a->pl, a->s, p);
+    /* EINTR: the process suspended itself in a cleanup and was terminated (or waits no
+     * more): an outcome, as a wait's */
+    int rc = stvm_process_suspend(a->vm, p);
+    return rc == STVM_EINTR || called(a->pl, a->s, "suspend", rc);
+}
+
+static bool play_resume(const act *a)
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    return p && called(a->pl, a->s, "resume", stvm_process_resume(a->vm, p));
+}
+
+static bool play_terminate(const act *a)
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    return p && called(a->pl, a->s, "terminate", stvm_process_terminate(a->vm, p));
+}
+
+static bool play_priority(const act *a)
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    return p && called(a->pl, a->s, "priority", stvm_process_set_priority(a->vm, p, (int)a->s->amount));
+}
+
+static bool play_interrupt(const act *a)   /* no handler: only the wait it is in ends (EINTR) */
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    return p && called(a->pl, a->s, "interrupt", stvm_process_interrupt(a->vm, p, NULL, NULL));
+}
+
+static bool play_join(const act *a)
+{
+    stvm_process *p = process_of(a->pl, a->s);
+    return p && join(a->pl, a->s, p);
+}
+
+static bool play_send(const act *a)
+{
+    wire *w = a->pl->objects[a->s->target];
+    if (write(w->client, wire_request, sizeof wire_request - 1) != (ssize_t)(sizeof wire_request - 1))
+        return called(a->pl, a->s, "send (the wire is full)", STVM_ESYS);
+    return true;
+}
+
+static bool play_read(const act *a)
+{
+    return read_wire(a->pl, a->s, a->pl->objects[a->s->target]);
+}
+
+static bool play_outside(const act *a)
+{
+    uint64_t at = stvm_vm_now_us(a->vm) + (uint64_t)a->s->amount;
+    happening *h = new_happening(a->pl, a->s->action, a->s->target, at);
+    if (!h)
+        return called(a->pl, a->s, "outside", STVM_ENOMEM);
+    return called(a->pl, a->s, "outside", stvm_sim_at(a->vm, at, peer_answers, h));
+}
+
+static bool play_repeat(const act *a)
+{
+    for (int64_t k = 0; k < a->s->amount; k++)
+        if (!play(a->pl, a->pr, (int)(a->s - a->pr->steps) + 1, a->s->end))
+            return false;
+    return true;
+}
+
+static bool play_ensure(const act *a)
+{
+    cleanup_steps c = {a->pl, a->pr, (int)(a->s - a->pr->steps) + 1, a->s->end, true};
+    if (!called(a->pl, a->s, "ensure", stvm_ensure(a->vm, run_cleanup_steps, &c)))
+        return false;
+    stvm_ensure_pop(a->vm, true);   /* terminated inside: does not return */
+    return c.ok;
+}
+
+static bool (*const steps[])(const act *a) = {
+    [LAB_WAIT] = play_wait,           [LAB_SIGNAL] = play_signal,
+    [LAB_SIGNAL_ALL] = play_signal_all, [LAB_ENTER] = play_enter,
+    [LAB_EXIT] = play_exit,           [LAB_PUT] = play_put,
+    [LAB_TAKE] = play_take,           [LAB_TRY_TAKE] = play_try_take,
+    [LAB_PEEK] = play_peek,           [LAB_FLUSH] = play_flush,
+    [LAB_DELAY] = play_delay,         [LAB_WORK] = play_work,
+    [LAB_CHECKPOINT] = play_checkpoint, [LAB_YIELD] = play_yield,
+    [LAB_SPAWN] = play_spawn,         [LAB_SUSPEND] = play_suspend,
+    [LAB_RESUME] = play_resume,       [LAB_TERMINATE] = play_terminate,
+    [LAB_PRIORITY] = play_priority,   [LAB_INTERRUPT] = play_interrupt,
+    [LAB_JOIN] = play_join,           [LAB_SEND] = play_send,
+    [LAB_READ] = play_read,           [LAB_OUTSIDE] = play_outside,
+    [LAB_REPEAT] = play_repeat,       [LAB_ENSURE] = play_ensure,
+};
+_Static_assert(sizeof steps / sizeof steps[0] == LAB_ENSURE + 1, "a player for every step kind");
+
 static bool step(player *pl, const lab_process *pr, const lab_step *s)
 {
-    stvm_vm *vm = pl->vm;
-    void *o = s->target >= 0 && s->op <= LAB_FLUSH ? pl->objects[s->target] : NULL;
-    lab_object_kind kind = s->target >= 0 && s->op <= LAB_FLUSH ? pl->sc->objects[s->target].kind : LAB_SEMAPHORE;
-    bool monitor = kind == LAB_MONITOR, timed = s->timeout_ms >= 0, on = s->queue >= 0;
-    bool pharo = monitor && pl->sc->objects[s->target].pharo;
-    void *item;
-    switch (s->op) {
-    case LAB_WAIT:
-        if (on)
-            return waited(pl, s, "wait", timed ? stvm_monitor_wait_on_timeout_ms(vm, o, s->queue,
-                                                                                 s->timeout_ms)
-                                               : stvm_monitor_wait_on(vm, o, s->queue));
-        if (monitor)
-            return waited(pl, s, "wait", timed ? stvm_monitor_wait_timeout_ms(vm, o, s->timeout_ms)
-                                               : stvm_monitor_wait(vm, o));
-        return waited(pl, s, "wait", timed ? stvm_semaphore_wait_timeout_ms(vm, o, s->timeout_ms)
-                                           : stvm_semaphore_wait(vm, o));
-    case LAB_SIGNAL:
-        if (on)
-            return called(pl, s, "signal", stvm_monitor_signal_on(vm, o, s->queue));
-        return called(pl, s, "signal", monitor ? stvm_monitor_signal(vm, o) : stvm_semaphore_signal(vm, o));
-    case LAB_SIGNAL_ALL:
-        return called(pl, s, "signal-all", on ? stvm_monitor_signal_all_on(vm, o, s->queue)
-                                              : stvm_monitor_signal_all(vm, o));
-    case LAB_ENTER:
-        if (pharo)   /* the start of its critical: (parse.c allows only enter and exit) */
-            return called(pl, s, "enter", pharo_monitor_critical_begin(vm, o));
-        if (monitor)
-            return waited(pl, s, "enter", timed ? stvm_monitor_enter_timeout_ms(vm, o, s->timeout_ms)
-                                                : stvm_monitor_enter(vm, o));
-        return waited(pl, s, "enter", timed ? stvm_mutex_enter_timeout_ms(vm, o, s->timeout_ms)
-                                            : stvm_mutex_enter(vm, o));
-    case LAB_EXIT:
-        if (pharo)   /* the end of its critical: on the normal path: the ensure: block */
-            return called(pl, s, "exit", pharo_monitor_critical_end(vm));
-        return called(pl, s, "exit", monitor ? stvm_monitor_exit(vm, o) : stvm_mutex_exit(vm, o));
-    case LAB_PUT:
-        item = (void *)(intptr_t)(pl->steps);   /* the queue never looks at it */
-        return waited(pl, s, "put", timed ? stvm_queue_put_timeout_ms(vm, o, item, s->timeout_ms)
-                                          : stvm_queue_put(vm, o, item));
-    case LAB_TAKE:
-        return waited(pl, s, "take", timed ? stvm_queue_take_timeout_ms(vm, o, s->timeout_ms, &item)
-                                           : stvm_queue_take(vm, o, &item));
-    case LAB_TRY_TAKE:   /* an empty queue's EAGAIN is an outcome, as a wait's timeout */
-        return waited(pl, s, "try-take", stvm_queue_try_take(vm, o, &item));
-    case LAB_PEEK:
-        return waited(pl, s, "peek", stvm_queue_peek(vm, o, &item));
-    case LAB_FLUSH: {
-        int64_t n = stvm_queue_flush(vm, o, NULL, NULL);   /* how many, or an error */
-        return called(pl, s, "flush", n < 0 ? (int)n : 0);
-    }
-    case LAB_DELAY:
-        return waited(pl, s, "delay", s->in_ms ? stvm_delay_wait_ms(vm, s->amount)
-                                               : stvm_delay_wait_us(vm, s->amount));
-    case LAB_WORK:
-        return waited(pl, s, "work", stvm_work_us(vm, (uint64_t)s->amount));
-    case LAB_CHECKPOINT:
-        return waited(pl, s, "checkpoint", stvm_checkpoint(vm));
-    case LAB_YIELD:
-        return called(pl, s, "yield", stvm_yield(vm));
-    case LAB_SPAWN:
-        return spawn(pl, s, s->target);
-    case LAB_SUSPEND:
-    case LAB_RESUME:
-    case LAB_TERMINATE:
-    case LAB_PRIORITY:
-    case LAB_INTERRUPT:
-    case LAB_JOIN: {
-        stvm_process *p = process_of(pl, s);
-        if (!p)
-            return false;
-        if (s->op == LAB_SUSPEND && s->amount)
-            return suspend_primitive(pl, s, p);
-        if (s->op == LAB_SUSPEND) {
-            /* EINTR: the process suspended itself in a cleanup and was terminated (or
-             * waits no more): an outcome, as a wait's */
-            int rc = stvm_process_suspend(vm, p);
-            return rc == STVM_EINTR || called(pl, s, "suspend", rc);
-        }
-        if (s->op == LAB_RESUME)
-            return called(pl, s, "resume", stvm_process_resume(vm, p));
-        if (s->op == LAB_TERMINATE)
-            return called(pl, s, "terminate", stvm_process_terminate(vm, p));
-        if (s->op == LAB_INTERRUPT)   /* no handler: only the wait it is in ends (EINTR) */
-            return called(pl, s, "interrupt", stvm_process_interrupt(vm, p, NULL, NULL));
-        if (s->op == LAB_JOIN)
-            return join(pl, s, p);
-        return called(pl, s, "priority", stvm_process_set_priority(vm, p, (int)s->amount));
-    }
-    case LAB_SEND: {
-        wire *w = pl->objects[s->target];
-        if (write(w->client, wire_request, sizeof wire_request - 1) != (ssize_t)(sizeof wire_request - 1))
-            return called(pl, s, "send (the wire is full)", STVM_ESYS);
-        return true;
-    }
-    case LAB_READ:
-        return read_wire(pl, s, pl->objects[s->target]);
-    case LAB_OUTSIDE: {
-        uint64_t at = stvm_vm_now_us(vm) + (uint64_t)s->amount;
-        happening *h = new_happening(pl, s->action, s->target, at);
-        if (!h)
-            return called(pl, s, "outside", STVM_ENOMEM);
-        return called(pl, s, "outside", stvm_sim_at(vm, at, peer_answers, h));
-    }
-    case LAB_REPEAT:
-        for (int64_t k = 0; k < s->amount; k++)
-            if (!play(pl, pr, (int)(s - pr->steps) + 1, s->end))
-                return false;
-        return true;
-    case LAB_ENSURE: {
-        cleanup_steps c = {pl, pr, (int)(s - pr->steps) + 1, s->end, true};
-        if (!called(pl, s, "ensure", stvm_ensure(vm, run_cleanup_steps, &c)))
-            return false;
-        stvm_ensure_pop(vm, true);   /* terminated inside: does not return */
-        return c.ok;
-    }
-    }
-    return true;
+    bool on_object = s->target >= 0 && s->op <= LAB_FLUSH;   /* the steps on an object */
+    const lab_object *obj = on_object ? &pl->sc->objects[s->target] : NULL;
+    act a = {.pl = pl, .pr = pr, .s = s, .vm = pl->vm, .o = on_object ? pl->objects[s->target] : NULL,
+             .monitor = obj && obj->kind == LAB_MONITOR, .timed = s->timeout_ms >= 0,
+             .on = s->queue >= 0};
+    a.pharo = a.monitor && obj->pharo;
+    return steps[s->op](&a);
 }
 
 static bool play(player *pl, const lab_process *pr, int from, int to)
@@ -571,71 +681,71 @@ static void player_free(player *pl)
     free(pl->held);
 }
 
-bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, lab_run *r,
-              char *why, size_t why_size)
+/* The player's tables and the VM with its modelled costs; why says what failed. */
+static bool make_vm(player *pl, lab_run *r, size_t n, size_t np, char *why, size_t why_size)
 {
-    memset(r, 0, sizeof *r);
-    player pl = {.sc = s, .lim = lim, .error = r->error, .error_size = sizeof r->error};
-    size_t n = (size_t)s->nobjects + 1, np = (size_t)s->nprocesses + 1;
-    pl.objects = calloc(n, sizeof *pl.objects);
-    pl.ext_index = calloc(n, sizeof *pl.ext_index);
-    pl.wires = calloc(n, sizeof *pl.wires);
-    pl.actors = calloc(np, sizeof *pl.actors);
-    pl.latest = calloc(np, sizeof *pl.latest);
-    pl.joined = calloc(np, sizeof *pl.joined);
-    pl.held = calloc(np + (size_t)lim->max_spawns, sizeof *pl.held);
-    for (size_t i = 0; pl.wires && i < n; i++)
-        pl.wires[i] = (wire){-1, -1};
+    const lab_scenario *s = pl->sc;
+    pl->objects = calloc(n, sizeof *pl->objects);
+    pl->ext_index = calloc(n, sizeof *pl->ext_index);
+    pl->wires = calloc(n, sizeof *pl->wires);
+    pl->actors = calloc(np, sizeof *pl->actors);
+    pl->latest = calloc(np, sizeof *pl->latest);
+    pl->joined = calloc(np, sizeof *pl->joined);
+    pl->held = calloc(np + (size_t)pl->lim->max_spawns, sizeof *pl->held);
+    for (size_t i = 0; pl->wires && i < n; i++)
+        pl->wires[i] = (wire){-1, -1};
     int rc = STVM_ENOMEM;
-    if (pl.objects && pl.ext_index && pl.wires && pl.actors && pl.latest && pl.joined && pl.held)
-        rc = stvm_vm_create(&s->cfg, &pl.vm);
+    if (pl->objects && pl->ext_index && pl->wires && pl->actors && pl->latest && pl->joined && pl->held)
+        rc = stvm_vm_create(&s->cfg, &pl->vm);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the VM: %s", s->file, stvm_strerror(rc));
-        player_free(&pl);
         return false;
     }
-    r->vm = pl.vm;
+    r->vm = pl->vm;
     for (int op = 0; rc >= 0 && op < STVM_SIM_COST_OPS; op++)
         if (s->cost_us[op])
-            rc = stvm_sim_set_cost(pl.vm, op, s->cost_us[op]);
+            rc = stvm_sim_set_cost(pl->vm, op, s->cost_us[op]);
     if (rc < 0) {
         snprintf(why, why_size, "%s: the modelled costs: %s", s->file, stvm_strerror(rc));
-        player_free(&pl);
-        lab_run_free(r);
         return false;
     }
+    return true;
+}
+
+/* The trace's ring, the file's outside events, the horizon (with external semaphores)
+ * and the starting processes, before the run. */
+static bool set_up_run(player *pl, lab_run *r, size_t ring_events, char *why, size_t why_size)
+{
+    const lab_scenario *s = pl->sc;
     bool externals = false;
     for (int i = 0; i < s->nobjects; i++)
         externals |= s->objects[i].kind == LAB_EXTERNAL;
-    if (!make_objects(&pl, why, why_size)) {
-        player_free(&pl);
-        lab_run_free(r);
-        return false;
-    }
     for (int i = 0; i < s->nprocesses; i++)
-        pl.actors[i] = (actor){&pl, i};
-    rc = stvm_trace_start(pl.vm, ring_events);
+        pl->actors[i] = (actor){pl, i};
+    int rc = stvm_trace_start(pl->vm, ring_events);
     for (int i = 0; rc == STVM_OK && i < s->noutside; i++) {
         uint64_t at = LAB_SIM_START_US + s->outside[i].at_us;
-        happening *h = new_happening(&pl, s->outside[i].action, s->outside[i].target, at);
-        rc = h ? stvm_sim_at(pl.vm, at, peer_answers, h) : STVM_ENOMEM;
+        happening *h = new_happening(pl, s->outside[i].action, s->outside[i].target, at);
+        rc = h ? stvm_sim_at(pl->vm, at, peer_answers, h) : STVM_ENOMEM;
     }
     if (rc == STVM_OK && externals)
-        rc = stvm_sim_at(pl.vm, LAB_SIM_START_US + lim->horizon_us, horizon, NULL);
+        rc = stvm_sim_at(pl->vm, LAB_SIM_START_US + pl->lim->horizon_us, horizon, NULL);
     for (int i = 0; rc == STVM_OK && i < s->nprocesses; i++)
-        if (s->processes[i].starts && !spawn(&pl, NULL, i))
+        if (s->processes[i].starts && !spawn(pl, NULL, i))
             rc = STVM_ENOMEM;
-    if (rc < 0) {
+    if (rc < 0)
         snprintf(why, why_size, "%s: setting up the run: %s", s->file,
-                 pl.failed ? r->error : stvm_strerror(rc));
-        player_free(&pl);
-        lab_run_free(r);
-        return false;
-    }
+                 pl->failed ? r->error : stvm_strerror(rc));
+    return rc >= 0;
+}
+
+/* The run, its outcome, and who waits on what when it ended with processes left. */
+static void run(player *pl, lab_run *r)
+{
     /* A process with start 0 begins at once; later ones wait their start's Delay. */
-    rc = stvm_run(pl.vm);
-    stvm_trace_stop(pl.vm);
-    if (pl.failed)
+    int rc = stvm_run(pl->vm);
+    stvm_trace_stop(pl->vm);
+    if (pl->failed)
         r->outcome = LAB_FAILED;
     else if (rc == STVM_EDEADLOCK)
         r->outcome = LAB_DEADLOCK;
@@ -643,25 +753,48 @@ bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, 
         r->outcome = LAB_STOPPED;
     else if (rc < 0) {
         r->outcome = LAB_FAILED;
-        snprintf(r->error, sizeof r->error, "%s: the run: %s", s->file, stvm_strerror(rc));
+        snprintf(r->error, sizeof r->error, "%s: the run: %s", pl->sc->file, stvm_strerror(rc));
     } else
         r->outcome = LAB_FINISHED;
     if (r->outcome == LAB_DEADLOCK || r->outcome == LAB_STOPPED)
-        report_blocked(&pl, r->blocked, sizeof r->blocked);
+        report_blocked(pl, r->blocked, sizeof r->blocked);
+}
+
+/* What the run keeps of the player's objects: their handles and descriptors (to name
+ * them in the trace), and the Pharo monitors' records (to free after the VM). */
+static void hand_over(player *pl, lab_run *r, size_t n)
+{
+    const lab_scenario *s = pl->sc;
     r->handles = calloc(n, sizeof *r->handles);
     r->fds = calloc(n, sizeof *r->fds);
     r->owned = calloc(n, sizeof *r->owned);
     r->nowned = r->owned ? n : 0;
     for (int i = 0; r->handles && r->fds && r->owned && i < s->nobjects; i++) {
         bool is_wire = s->objects[i].kind == LAB_WIRE;
-        r->handles[i] = is_wire ? NULL : pl.objects[i];
-        if (s->objects[i].pharo && pl.objects[i]) {   /* the trace names its semaphore */
-            r->handles[i] = ((pharo_monitor *)pl.objects[i])->mutex;
-            r->owned[i] = pl.objects[i];
-            pl.objects[i] = NULL;
+        r->handles[i] = is_wire ? NULL : pl->objects[i];
+        if (s->objects[i].pharo && pl->objects[i]) {   /* the trace names its semaphore */
+            r->handles[i] = ((pharo_monitor *)pl->objects[i])->mutex;
+            r->owned[i] = pl->objects[i];
+            pl->objects[i] = NULL;
         }
-        r->fds[i] = is_wire ? pl.wires[i].client : -1;
+        r->fds[i] = is_wire ? pl->wires[i].client : -1;
     }
+}
+
+bool lab_play(const lab_scenario *s, const lab_limits *lim, size_t ring_events, lab_run *r,
+              char *why, size_t why_size)
+{
+    memset(r, 0, sizeof *r);
+    player pl = {.sc = s, .lim = lim, .error = r->error, .error_size = sizeof r->error};
+    size_t n = (size_t)s->nobjects + 1, np = (size_t)s->nprocesses + 1;
+    if (!make_vm(&pl, r, n, np, why, why_size) || !make_objects(&pl, why, why_size) ||
+        !set_up_run(&pl, r, ring_events, why, why_size)) {
+        player_free(&pl);
+        lab_run_free(r);   /* the VM, once made */
+        return false;
+    }
+    run(&pl, r);
+    hand_over(&pl, r, n);
     player_free(&pl);
     return true;
 }

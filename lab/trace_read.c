@@ -464,75 +464,106 @@ static int state_of(const char *name)
     return LAB_NAMED;
 }
 
-static void use_entry(parser *P, const entry *e)
+/* One reader a phase of the writer's entries; use_entry has checked what they share. */
+static void use_metadata(parser *P, const entry *e)   /* M: a track's name */
+{
+    if (!e->has_name || strcmp(e->name, "thread_name") != 0)
+        return;                 /* process_name and other metadata say nothing we draw */
+    need(P, e, e->has_tid, "tid");
+    need(P, e, e->has_arg_name, "args.name");
+    uint32_t k = track_of(P, e->tid);   /* first: it may move the tracks */
+    snprintf(P->t->tracks[k].name, LAB_NAME_MAX, "%s", e->arg_name);
+}
+
+static void use_counter(parser *P, const entry *e)   /* C: the run queue's length */
 {
     lab_trace *t = P->t;
+    if (!e->has_name || strcmp(e->name, "run queue") != 0)
+        return;
+    need(P, e, e->has_length, "args.length");
+    t->counts = grow(P, t->counts, &P->cap_counts, t->ncounts + 1, sizeof *t->counts);
+    t->counts[t->ncounts++] = (lab_count){e->seq, e->ns, e->length};
+}
+
+static void use_instant(parser *P, const entry *e)   /* i, I: a mark, on a track or all */
+{
+    lab_trace *t = P->t;
+    bool whole = !e->has_tid;
+    if (whole && strcmp(e->s, "p") != 0 && strcmp(e->s, "g") != 0)
+        fail(P, "entry %zu: an instant without tid must have scope \"p\"", P->entry);
+    t->marks = grow(P, t->marks, &P->cap_marks, t->nmarks + 1, sizeof *t->marks);
+    lab_mark *m = &t->marks[t->nmarks];
+    m->track = whole ? -1 : (int64_t)track_of(P, e->tid);
+    m->seq = e->seq;
+    m->ns = e->ns;
+    m->order = P->entry;
+    m->detail = e->detail;
+    snprintf(m->name, sizeof m->name, "%s", e->name);
+    t->nmarks++;
+}
+
+static void use_complete(parser *P, const entry *e)   /* X: an OS sleep, with its length */
+{
+    need(P, e, e->has_dur, "dur");
+    lab_span *s = new_span(P, e, LAB_OS_SLEEP);
+    s->ns1 = e->ns + e->dur_ns;
+    s->asked_us = e->has_asked ? e->asked_us : -1;
+}
+
+static void use_begin(parser *P, const entry *e, uint32_t k)   /* B: a slice opens on track k */
+{
+    if (P->open[k] != SIZE_MAX)
+        fail(P, "entry %zu: \"%s\" begins on tid %llu while \"%s\" is open (the writer "
+                "ends a slice before it begins the next)", P->entry, e->name,
+             (unsigned long long)e->tid, P->t->spans[P->open[k]].name);
+    new_span(P, e, state_of(e->name));
+    P->open[k] = P->t->nspans - 1;
+}
+
+static void use_end(parser *P, const entry *e, uint32_t k)   /* E: track k's slice ends */
+{
+    if (P->open[k] == SIZE_MAX)
+        fail(P, "entry %zu: an end (E) on tid %llu, where no slice is open", P->entry,
+             (unsigned long long)e->tid);
+    lab_span *s = &P->t->spans[P->open[k]];
+    if (e->ns < s->ns0 || e->seq < s->seq0)
+        fail(P, "entry %zu: \"%s\" on tid %llu ends before it begins", P->entry, s->name,
+             (unsigned long long)e->tid);
+    s->seq1 = e->seq;
+    s->ns1 = e->ns;
+    s->order1 = P->entry;
+    P->open[k] = SIZE_MAX;
+}
+
+static void use_entry(parser *P, const entry *e)
+{
     char ph = e->ph[0];
     if (ph == 'M') {
-        if (e->has_name && strcmp(e->name, "thread_name") == 0) {
-            need(P, e, e->has_tid, "tid");
-            need(P, e, e->has_arg_name, "args.name");
-            uint32_t k = track_of(P, e->tid);   /* first: it may move the tracks */
-            snprintf(t->tracks[k].name, LAB_NAME_MAX, "%s", e->arg_name);
-        }
-        return;                 /* process_name and other metadata say nothing we draw */
+        use_metadata(P, e);
+        return;
     }
     if (!strchr("BEXiIC", ph))
         return;                 /* other phases: not the writer's, nothing to draw */
     need(P, e, e->has_ts, "ts");
     need(P, e, e->has_seq, "args.seq");
     if (ph == 'C') {
-        if (e->has_name && strcmp(e->name, "run queue") == 0) {
-            need(P, e, e->has_length, "args.length");
-            t->counts = grow(P, t->counts, &P->cap_counts, t->ncounts + 1, sizeof *t->counts);
-            t->counts[t->ncounts++] = (lab_count){e->seq, e->ns, e->length};
-        }
+        use_counter(P, e);
         return;
     }
     if (ph != 'E')
         need(P, e, e->has_name, "name");
     if (ph == 'i' || ph == 'I') {
-        bool whole = !e->has_tid;
-        if (whole && strcmp(e->s, "p") != 0 && strcmp(e->s, "g") != 0)
-            fail(P, "entry %zu: an instant without tid must have scope \"p\"", P->entry);
-        t->marks = grow(P, t->marks, &P->cap_marks, t->nmarks + 1, sizeof *t->marks);
-        lab_mark *m = &t->marks[t->nmarks];
-        m->track = whole ? -1 : (int64_t)track_of(P, e->tid);
-        m->seq = e->seq;
-        m->ns = e->ns;
-        m->order = P->entry;
-        m->detail = e->detail;
-        snprintf(m->name, sizeof m->name, "%s", e->name);
-        t->nmarks++;
+        use_instant(P, e);
         return;
     }
     need(P, e, e->has_tid, "tid");
     uint32_t k = track_of(P, e->tid);
-    if (ph == 'X') {
-        need(P, e, e->has_dur, "dur");
-        lab_span *s = new_span(P, e, LAB_OS_SLEEP);
-        s->ns1 = e->ns + e->dur_ns;
-        s->asked_us = e->has_asked ? e->asked_us : -1;
-    } else if (ph == 'B') {
-        if (P->open[k] != SIZE_MAX)
-            fail(P, "entry %zu: \"%s\" begins on tid %llu while \"%s\" is open (the writer "
-                    "ends a slice before it begins the next)", P->entry, e->name,
-                 (unsigned long long)e->tid, t->spans[P->open[k]].name);
-        new_span(P, e, state_of(e->name));
-        P->open[k] = t->nspans - 1;
-    } else {
-        if (P->open[k] == SIZE_MAX)
-            fail(P, "entry %zu: an end (E) on tid %llu, where no slice is open", P->entry,
-                 (unsigned long long)e->tid);
-        lab_span *s = &t->spans[P->open[k]];
-        if (e->ns < s->ns0 || e->seq < s->seq0)
-            fail(P, "entry %zu: \"%s\" on tid %llu ends before it begins", P->entry, s->name,
-                 (unsigned long long)e->tid);
-        s->seq1 = e->seq;
-        s->ns1 = e->ns;
-        s->order1 = P->entry;
-        P->open[k] = SIZE_MAX;
-    }
+    if (ph == 'X')
+        use_complete(P, e);
+    else if (ph == 'B')
+        use_begin(P, e, k);
+    else
+        use_end(P, e, k);
 }
 
 static void other_data(parser *P)

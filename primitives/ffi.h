@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "../scheduler/sched.h"
-#include "../scheduler/worker_threads.h"
+#include "../scheduler/worker_jobs.h"
 
 /* How long stvm_vm_free waits for callouts in flight before it detaches their threads. */
 #define STVM_FFI_SHUTDOWN_MS 5000
@@ -151,13 +151,10 @@ static inline void stvm__ffi_trace(stvm_vm *vm, int kind, const stvm_ffi_functio
  * caller waits on (registered in the external table once, kept while the job is
  * reused). */
 typedef struct ffi_job {
-    stvm_task task;                 /* first: the worker group's view of it */
+    stvm_job base;                  /* first: its task and semaphore (worker_jobs.h) */
     stvm_ffi_function *fn;          /* referenced while queued or running */
     uint8_t ret;                    /* the result's ffi_kind (fn goes before it is read) */
-    stvm_semaphore *sem;
     ffi_frame frame;
-    bool abandoned;                 /* its caller was terminated */
-    struct ffi_job *next_free;      /* the free or abandoned list */
     struct ffi_job *prev, *next;    /* every job of the VM */
 } ffi_job;
 
@@ -181,7 +178,7 @@ int stvm__ffi_worker_callout(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function 
 /* Has the worker returned? (after the job's semaphore was signalled, always) */
 static inline bool stvm__ffi_job_done(ffi_job *job)
 {
-    return atomic_load_explicit(&job->task.state, memory_order_acquire) == STVM_TASK_DONE;
+    return stvm__job_done(&job->base);
 }
 /* primitiveWorkerExtractReturnValue: the result as an oop (result NULL: dropped), and
  * the job back to the free list. STVM_OK or ENOMEM. */
@@ -252,7 +249,7 @@ typedef struct ffi_state {
     stvm_workers *pool;             /* started on the first threaded call */
     stvm_ffi_worker *workers;       /* named workers */
     ffi_job *jobs;                  /* every job */
-    ffi_job *free_jobs, *abandoned;
+    stvm_job_pool spare_jobs;       /* free ones, and those whose caller was terminated */
     /* callbacks (ffi_callback.c) */
     stvm_ffi_callback *callbacks;
     pthread_mutex_t queue_lock;     /* the fields below, up to host_* */

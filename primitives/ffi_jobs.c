@@ -3,11 +3,9 @@
  * worker thread, and a semaphore registered in the external table carries its
  * completion back (primitiveWorkerCallout queues it, the worker signals the slot,
  * primitiveWorkerExtractReturnValue reads the result). Jobs are kept and reused with
- * their registered semaphores, as TFFI's pooled calls keep theirs, so a call costs no
- * allocation and no registration once warm.
- *
- * A job whose caller was terminated still runs to the end on its worker; it goes back to
- * the free list once its signal has been taken, so no later caller ever sees it.
+ * their registered semaphores (scheduler/worker_jobs.h, which the host name lookups use
+ * too), so a call costs no allocation and no registration once warm; one whose caller
+ * was terminated is reused once its signal has been taken.
  */
 #include "ffi.h"
 
@@ -37,21 +35,11 @@ static void job_orphan(stvm_task *t)
 
 static int job_new(stvm_vm *vm, ffi_state *st, ffi_job **out)
 {
-    if (!stvm__external_has_room(vm))
-        return STVM_EFULL;
-    ffi_job *job = calloc(1, sizeof *job);
-    if (!job)
-        return STVM_ENOMEM;
-    int err = stvm_semaphore_new(vm, &job->sem);
-    if (!err && (err = stvm_external_register(vm, job->sem, &job->task.index)))
-        stvm_semaphore_free(vm, job->sem);
-    if (err) {
-        free(job);
+    stvm_job *made;
+    int err = stvm__job_new(vm, sizeof(ffi_job), job_run, job_orphan, &made);
+    if (err)
         return err;
-    }
-    job->task.run = job_run;
-    job->task.orphan = job_orphan;
-    atomic_init(&job->task.state, STVM_TASK_IDLE);
+    ffi_job *job = (ffi_job *)made;
     job->next = st->jobs;
     if (st->jobs)
         st->jobs->prev = job;
@@ -60,35 +48,15 @@ static int job_new(stvm_vm *vm, ffi_state *st, ffi_job **out)
     return STVM_OK;
 }
 
-/* Abandoned jobs whose call came back and whose signal was drained become free. */
-static void reap(ffi_state *st)
-{
-    for (ffi_job **p = &st->abandoned; *p;) {
-        ffi_job *job = *p;
-        if (stvm__ffi_job_done(job) && job->sem->excess_signals > 0) {
-            job->sem->excess_signals--;
-            *p = job->next_free;
-            job->abandoned = false;
-            job->next_free = st->free_jobs;
-            st->free_jobs = job;
-        } else {
-            p = &job->next_free;
-        }
-    }
-}
-
 int stvm__ffi_job_take(stvm_vm *vm, ffi_job **out)
 {
     ffi_state *st;
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    if (st->abandoned)
-        reap(st);
-    ffi_job *job = st->free_jobs;
+    ffi_job *job = (ffi_job *)stvm__job_take(&st->spare_jobs);
     if (!job)
         return job_new(vm, st, out);
-    st->free_jobs = job->next_free;
     *out = job;
     return STVM_OK;
 }
@@ -96,18 +64,14 @@ int stvm__ffi_job_take(stvm_vm *vm, ffi_job **out)
 void stvm__ffi_job_put(stvm_vm *vm, ffi_job *job)
 {
     ffi_state *st = vm->ffi.state;
-    atomic_store_explicit(&job->task.state, STVM_TASK_IDLE, memory_order_relaxed);
-    job->next_free = st->free_jobs;
-    st->free_jobs = job;
+    stvm__job_put(&st->spare_jobs, &job->base);
 }
 
 void stvm__ffi_job_abandon(stvm_vm *vm, ffi_job *job)
 {
     ffi_state *st = vm->ffi.state;
     st->stats.callouts_abandoned++;
-    job->abandoned = true;
-    job->next_free = st->abandoned;
-    st->abandoned = job;
+    stvm__job_abandon(&st->spare_jobs, &job->base);
 }
 
 /* ---- the primitives ------------------------------------------------------------------ */
@@ -147,7 +111,7 @@ int stvm__ffi_worker_callout(stvm_vm *vm, stvm_ffi_worker *w, stvm_ffi_function 
     job->fn = fn;
     job->ret = fn->sig.ret;
     stvm__ffi_function_ref(fn);
-    if ((err = stvm__workers_submit(group, &job->task))) {
+    if ((err = stvm__workers_submit(group, &job->base.task))) {
         stvm__ffi_function_unref(fn);
         job->fn = NULL;
         return err;
@@ -239,11 +203,13 @@ void stvm__ffi_jobs_destroy(stvm_vm *vm, const struct timespec *deadline)
     for (ffi_job *job = st->jobs, *next; job; job = next) {
         next = job->next;
         /* Still running on a detached thread: that thread frees it. */
-        if (atomic_load_explicit(&job->task.state, memory_order_acquire) == STVM_TASK_RUNNING)
+        if (atomic_load_explicit(&job->base.task.state, memory_order_acquire) ==
+            STVM_TASK_RUNNING)
             continue;
         if (job->fn)   /* queued, never run */
             stvm__ffi_function_unref(job->fn);
         free(job);
     }
-    st->jobs = st->free_jobs = st->abandoned = NULL;
+    st->jobs = NULL;
+    st->spare_jobs = (stvm_job_pool){NULL, NULL};
 }

@@ -49,49 +49,16 @@ static void lookup_orphan(stvm_task *t)
 
 static int lookup_new(stvm_vm *vm, socket_plugin *p, socket_lookup **out)
 {
-    if (!stvm__external_has_room(vm))
-        return STVM_EFULL;
-    socket_lookup *l = calloc(1, sizeof *l);
-    if (!l)
-        return STVM_ENOMEM;
-    int err = stvm_semaphore_new(vm, &l->sem);
-    if (!err && (err = stvm_external_register(vm, l->sem, &l->task.index)))
-        stvm_semaphore_free(vm, l->sem);
-    if (err) {
-        free(l);
+    stvm_job *made;
+    int err = stvm__job_new(vm, sizeof(socket_lookup), lookup_run, lookup_orphan, &made);
+    if (err)
         return err;
-    }
-    l->task.run = lookup_run;
-    l->task.orphan = lookup_orphan;
-    atomic_init(&l->task.state, STVM_TASK_IDLE);
+    socket_lookup *l = (socket_lookup *)made;
     atomic_init(&l->claim, LOOKUP_PENDING);
     l->next = p->lookups;
     p->lookups = l;
     *out = l;
     return STVM_OK;
-}
-
-/* Abandoned jobs whose worker answered and whose signal was drained become free. */
-static void reap(socket_plugin *p)
-{
-    for (socket_lookup **at = &p->abandoned_lookups; *at;) {
-        socket_lookup *l = *at;
-        if (stvm__lookup_done(l) && l->sem->excess_signals > 0) {
-            l->sem->excess_signals--;
-            *at = l->next_free;
-            l->next_free = p->free_lookups;
-            p->free_lookups = l;
-        } else {
-            at = &l->next_free;
-        }
-    }
-}
-
-static void put(socket_plugin *p, socket_lookup *l)
-{
-    atomic_store_explicit(&l->task.state, STVM_TASK_IDLE, memory_order_relaxed);
-    l->next_free = p->free_lookups;
-    p->free_lookups = l;
 }
 
 int stvm__lookup_start(stvm_vm *vm, const char *host, socket_lookup **out)
@@ -103,20 +70,16 @@ int stvm__lookup_start(stvm_vm *vm, const char *host, socket_lookup **out)
     int err = stvm__ffi_pool(vm, &pool);
     if (err)
         return err;
-    if (p->abandoned_lookups)
-        reap(p);
-    socket_lookup *l = p->free_lookups;
-    if (l)
-        p->free_lookups = l->next_free;
-    else if ((err = lookup_new(vm, p, &l)))
+    socket_lookup *l = (socket_lookup *)stvm__job_take(&p->spare_lookups);
+    if (!l && (err = lookup_new(vm, p, &l)))
         return err;
     snprintf(l->host, sizeof l->host, "%s", host);
     l->fn = p->lookup_fn ? p->lookup_fn : getaddrinfo;
     l->result = NULL;
     l->gai = l->sys_errno = 0;
     atomic_store_explicit(&l->claim, LOOKUP_PENDING, memory_order_relaxed);
-    if ((err = stvm__workers_submit(pool, &l->task))) {
-        put(p, l);
+    if ((err = stvm__workers_submit(pool, &l->base.task))) {
+        stvm__job_put(&p->spare_lookups, &l->base);
         return err;
     }
     *out = l;
@@ -138,7 +101,8 @@ int stvm__lookup_answer(stvm_vm *vm, socket_lookup *l, struct addrinfo **res)
     int err = l->gai ? lookup_error(l) : l->result ? STVM_OK : STVM_ENOTFOUND;
     *res = err ? NULL : l->result;
     l->result = NULL;
-    put(vm->sockets.state, l);
+    socket_plugin *p = vm->sockets.state;
+    stvm__job_put(&p->spare_lookups, &l->base);
     return err;
 }
 
@@ -150,8 +114,7 @@ void stvm__lookup_abandon(stvm_vm *vm, socket_lookup *l)
         freeaddrinfo(l->result);
         l->result = NULL;
     }
-    l->next_free = p->abandoned_lookups;
-    p->abandoned_lookups = l;
+    stvm__job_abandon(&p->spare_lookups, &l->base);
 }
 
 void stvm__lookups_destroy(stvm_vm *vm)
@@ -160,13 +123,15 @@ void stvm__lookups_destroy(stvm_vm *vm)
     for (socket_lookup *l = p->lookups, *next; l; l = next) {
         next = l->next;
         /* Still running on a detached thread: that thread frees it (lookup_orphan). */
-        if (atomic_load_explicit(&l->task.state, memory_order_acquire) == STVM_TASK_RUNNING)
+        if (atomic_load_explicit(&l->base.task.state, memory_order_acquire) ==
+            STVM_TASK_RUNNING)
             continue;
         if (l->result)
             freeaddrinfo(l->result);
         free(l);
     }
-    p->lookups = p->free_lookups = p->abandoned_lookups = NULL;
+    p->lookups = NULL;
+    p->spare_lookups = (stvm_job_pool){NULL, NULL};
 }
 
 /* ---- for tests ---------------------------------------------------------------------- */
@@ -183,11 +148,11 @@ int stvm__lookup_set_fn(stvm_vm *vm, stvm_lookup_fn *fn)
 void stvm__lookup_count(stvm_vm *vm, int *jobs, int *free_jobs)
 {
     socket_plugin *p = vm->sockets.state;
-    if (p && p->abandoned_lookups)
-        reap(p);
+    if (p)
+        stvm__job_reap(&p->spare_lookups);
     *jobs = *free_jobs = 0;
     for (socket_lookup *l = p ? p->lookups : NULL; l; l = l->next)
         ++*jobs;
-    for (socket_lookup *l = p ? p->free_lookups : NULL; l; l = l->next_free)
+    for (stvm_job *j = p ? p->spare_lookups.free : NULL; j; j = j->next_free)
         ++*free_jobs;
 }

@@ -19,7 +19,7 @@
 #include <netdb.h>
 #include <stdatomic.h>
 
-#include "../scheduler/worker_threads.h"
+#include "../scheduler/worker_jobs.h"
 
 /* The longest host name looked up (RFC 1035: 253 characters without a final dot). */
 #define STVM_HOST_NAME_MAX 254
@@ -29,15 +29,13 @@ typedef int stvm_lookup_fn(const char *host, const char *service, const struct a
                            struct addrinfo **res);
 
 typedef struct socket_lookup {
-    stvm_task task;                  /* first: the worker group's view of it */
-    stvm_semaphore *sem;             /* signalled when the worker is done */
+    stvm_job base;                   /* first: its task and semaphore (worker_jobs.h) */
     stvm_lookup_fn *fn;
     char host[STVM_HOST_NAME_MAX + 1];
     struct addrinfo *result;         /* the worker's answer, until taken or freed */
     int gai;                         /* getaddrinfo's return code */
     int sys_errno;                   /* errno after EAI_SYSTEM */
     atomic_int claim;                /* who frees result (socket_lookup.c) */
-    struct socket_lookup *next_free; /* the free or abandoned list */
     struct socket_lookup *next;      /* every job of the VM */
 } socket_lookup;
 
@@ -49,7 +47,7 @@ int stvm__lookup_start(stvm_vm *vm, const char *host, socket_lookup **out);
 /* Has the worker answered? (always, once the job's semaphore was signalled) */
 static inline bool stvm__lookup_done(socket_lookup *l)
 {
-    return atomic_load_explicit(&l->task.state, memory_order_acquire) == STVM_TASK_DONE;
+    return stvm__job_done(&l->base);
 }
 /* The answer of a job that is done, its signal taken: STVM_OK with the addresses in *res
  * (the caller's: freeaddrinfo), ENOTFOUND (no such name, or no name server answered),

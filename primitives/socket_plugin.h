@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "../vm/bytes.h"
+#include "../scheduler/worker_jobs.h"
 #include "../vm/integer.h"
 #include "prim_table.h"
 
@@ -38,7 +39,7 @@ typedef struct socket_plugin {
     int last_addr_len;               /* 4 or 16 */
     /* the lookups on the VM's worker threads (socket_lookup.c) */
     struct socket_lookup *lookups;   /* every job */
-    struct socket_lookup *free_lookups, *abandoned_lookups;
+    stvm_job_pool spare_lookups;     /* free ones, and those their callers gave up */
     int (*lookup_fn)(const char *, const char *, const struct addrinfo *,
                      struct addrinfo **);   /* NULL: getaddrinfo */
 } socket_plugin;

@@ -30,23 +30,8 @@ check_one() {
     label=$*
     # --max-seconds: if this script is killed where no trap runs, the server still ends.
     server_start --max-seconds 60 "$@"
-    url="http://127.0.0.1:$port/"
-
-    n=0
-    while [ "$n" -lt 10 ]; do
-        body=$(curl -sS --max-time 5 "$url") || fail "curl request $((n + 1)) failed"
-        [ "$body" = "hello, world" ] || fail "curl request $((n + 1)): unexpected body '$body'"
-        n=$((n + 1))
-    done
-    # One curl, ten URLs: it must reuse the first connection (num_connects 0 after it).
-    set -- "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url"
-    curl -sS --max-time 10 -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
-        -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
-        -w '%{http_code} %{num_connects}\n' "$@" > "$tmp/keepalive" ||
-        fail "curl with 10 requests on one connection failed"
-    ok=$(grep -c '^200 ' "$tmp/keepalive" || true)
-    fresh=$(awk '$2 > 0' "$tmp/keepalive" | wc -l)
-    [ "$ok" = 10 ] || fail "keep-alive curl: $ok of 10 answers were 200"
+    server_requests 5
+    # The keep-alive curl must reuse its first connection (num_connects 0 after it).
     [ "$fresh" = 1 ] || fail "keep-alive curl opened $fresh connections for 10 requests, not 1"
 
     timeout 10 wrk -t1 -c8 -d1s "$url" > "$tmp/wrk" 2>&1 || fail "wrk failed: $(cat "$tmp/wrk")"

@@ -1,6 +1,7 @@
-# Sourced by scripts/libuv-host-check.sh and scripts/host-loop-bench.sh: the one way to
-# run examples/libuv_host as a server on a free loopback port, wait for it to end, and
-# kill it on every exit path. The sourcing script sets bin (the example's path) and
+# Sourced by scripts/libuv-host-check.sh, scripts/host-loop-bench.sh and
+# scripts/valgrind-examples.sh: the one way to run examples/libuv_host as a server on a
+# free loopback port, ask it what a real client asks, wait for it to end, and kill it on
+# every exit path. The sourcing script sets bin (the example's path) and
 # defines fail MESSAGE (print and exit non-zero); the server's output is in $tmp/out
 # and $tmp/err.
 
@@ -34,6 +35,29 @@ server_start() {
         sleep 0.1
     done
     port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/out" | head -n 1)
+}
+
+# What a real client asks of the server started: 10 requests on 10 connections, each
+# curl given at most $1 s, then 10 on one keep-alive connection (10 s): each answer
+# "hello, world" with 200. Sets url, and fresh: the connections the keep-alive curl
+# opened (1 when it kept its first).
+server_requests() {
+    limit=$1
+    url="http://127.0.0.1:$port/"
+    n=0
+    while [ "$n" -lt 10 ]; do
+        body=$(curl -sS --max-time "$limit" "$url") || fail "curl request $((n + 1)) failed"
+        [ "$body" = "hello, world" ] || fail "curl request $((n + 1)): unexpected body '$body'"
+        n=$((n + 1))
+    done
+    set -- "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url"
+    curl -sS --max-time 10 -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+        -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+        -w '%{http_code} %{num_connects}\n' "$@" > "$tmp/keepalive" ||
+        fail "curl with 10 requests on one connection failed"
+    ok=$(grep -c '^200 ' "$tmp/keepalive" || true)
+    [ "$ok" = 10 ] || fail "keep-alive curl: $ok of 10 answers were 200"
+    fresh=$(awk '$2 > 0' "$tmp/keepalive" | wc -l)
 }
 
 # Wait at most $1 tenths of a second for the server to end, and require exit status 0.

@@ -61,19 +61,7 @@ chmod +x "$bin"
 start=$(date +%s.%N)
 # 20 s: a limit if this script is killed where no trap runs; memcheck starts in ~1 s.
 server_start --max-seconds 20 --driver plain
-url="http://127.0.0.1:$port/"
-n=0
-while [ "$n" -lt 10 ]; do
-    body=$(curl -sS --max-time 10 "$url") || fail "curl request $((n + 1)) failed"
-    [ "$body" = "hello, world" ] || fail "curl request $((n + 1)): unexpected body '$body'"
-    n=$((n + 1))
-done
-set -- "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url" "$url"
-curl -sS --max-time 10 -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
-    -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
-    -w '%{http_code}\n' "$@" > "$tmp/keepalive" || fail "curl with 10 requests on one connection failed"
-ok=$(grep -c '^200$' "$tmp/keepalive" || true)
-[ "$ok" = 10 ] || fail "keep-alive curl: $ok of 10 answers were 200"
+server_requests 10
 server_stop 100
 summary=$(grep '^summary: ' "$tmp/out") || fail "no summary line"
 echo "$summary" | grep -q ' ended-by=signal$' || fail "not ended by the signal: $summary"

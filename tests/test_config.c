@@ -2,6 +2,8 @@
  * The configuration check: stvm_config_check names the first bad field and its
  * range, and stvm_vm_create refuses exactly what it refuses.
  */
+#include <limits.h>
+
 #include "helpers.h"
 
 TestSuite(config);
@@ -96,4 +98,29 @@ Test(config, a_truncated_why_stays_terminated_and_null_arguments_are_refused)
     cr_assert_eq(stvm_config_check(NULL, why, sizeof why), STVM_EINVAL);
     cr_assert_eq(stvm_config_check(&c, NULL, 0), STVM_EINVAL);
     cr_assert_eq(stvm_config_check(&c, NULL, 10), STVM_EINVAL, "why NULL with a size");
+}
+
+/* The tools read and print idle modes by these words (stvm-lab's idle-mode setting,
+ * stvm-bench's --idle-mode): one name a mode, none for a number that is no mode, and
+ * every mode the configuration accepts has one. */
+Test(config, each_idle_mode_has_its_one_name)
+{
+    static const char *const want[STVM_IDLE_MODES] = {
+        [STVM_IDLE_POLL] = "poll", [STVM_IDLE_LEGACY] = "legacy", [STVM_IDLE_SPIN] = "spin",
+        [STVM_IDLE_OSVM764] = "osvm764"};
+    for (int m = 0; m < STVM_IDLE_MODES; m++) {
+        cr_assert_str_eq(stvm_idle_mode_name(m), want[m]);
+        stvm_config c;
+        stvm_config_init(&c);
+        c.idle_mode = m;
+        cr_assert_eq(stvm_config_check(&c, NULL, 0), STVM_OK, "mode %d is accepted", m);
+    }
+    stvm_config c;
+    stvm_config_init(&c);
+    c.idle_mode = STVM_IDLE_MODES;
+    cr_assert_eq(stvm_config_check(&c, NULL, 0), STVM_EINVAL, "past the last mode");
+    cr_assert_null(stvm_idle_mode_name(-1));
+    cr_assert_null(stvm_idle_mode_name(STVM_IDLE_MODES));
+    cr_assert_null(stvm_idle_mode_name(INT_MIN));
+    cr_assert_null(stvm_idle_mode_name(INT_MAX));
 }

@@ -32,6 +32,19 @@ static void defaults(stvm_config *cfg)
     cfg->ffi_spin_us = STVM_DEFAULT_FFI_SPIN_US;
 }
 
+/* The idle modes' names, indexed by STVM_IDLE_*: the one place they are spelled. */
+static const char *const idle_mode_names[STVM_IDLE_MODES] = {
+    [STVM_IDLE_POLL] = "poll",
+    [STVM_IDLE_LEGACY] = "legacy",
+    [STVM_IDLE_SPIN] = "spin",
+    [STVM_IDLE_OSVM764] = "osvm764",
+};
+
+const char *stvm_idle_mode_name(int mode)
+{
+    return mode >= 0 && mode < STVM_IDLE_MODES ? idle_mode_names[mode] : NULL;
+}
+
 int stvm_config_init_(stvm_config *cfg, size_t cfg_size)
 {
     if (!cfg)
@@ -96,7 +109,7 @@ static int check(const stvm_config *c, char *why, size_t size)
          "0 (until something is due) .. 10000000");
     RULE(c->external_table_size >= 1 && c->external_table_size <= STVM_MAX_EXTERNAL_SLOTS,
          external_table_size, "1 .. 65536");
-    RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode <= STVM_IDLE_OSVM764, idle_mode,
+    RULE(c->idle_mode >= STVM_IDLE_POLL && c->idle_mode < STVM_IDLE_MODES, idle_mode,
          "STVM_IDLE_POLL, _LEGACY, _SPIN or _OSVM764 (0 .. 3)");
     RULE(c->busy_poll_ms <= STVM_MAX_BUSY_POLL_MS, busy_poll_ms, "0 .. 1000");
     RULE(c->wake_inject_us <= STVM_MAX_WAKE_INJECT_US, wake_inject_us, "0 .. 1000000");

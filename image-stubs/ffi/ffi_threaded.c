@@ -33,7 +33,7 @@ static int wait_for_worker(stvm_vm *vm, ffi_job *job, const stvm_ffi_function *f
     me->wait_on_kind = STVM_WAIT_ON_CALLOUT;   /* for the process listing */
     me->wait_on = fn;
     int err;
-    while ((err = stvm__sem_wait(vm, job->sem)) != STVM_EINTR &&
+    while ((err = stvm__sem_wait(vm, job->base.sem)) != STVM_EINTR &&
            (err != STVM_OK || !stvm__ffi_job_done(job))) {
     }
     me->wait_on_kind = STVM_WAIT_ON_NOTHING;

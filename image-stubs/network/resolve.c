@@ -67,8 +67,8 @@ int stvm__resolve(stvm_vm *vm, const char *host, int64_t deadline, struct addrin
             err = STVM_ETIMEDOUT;
             break;
         }
-        err = left < 0 ? stvm__sem_wait(vm, w.job->sem)
-                       : stvm_semaphore_wait_timeout_ms(vm, w.job->sem, left);
+        err = left < 0 ? stvm__sem_wait(vm, w.job->base.sem)
+                       : stvm_semaphore_wait_timeout_ms(vm, w.job->base.sem, left);
         if (err == STVM_OK && stvm__lookup_done(w.job))
             break;
         if (err != STVM_OK && err != STVM_ETIMEDOUT)

@@ -214,6 +214,7 @@ typedef uintptr_t stvm_oop;
                                fixes. On the real clock the heartbeat is a thread. For
                                experiments: a due timer waits for a beat, and the VM
                                spins meanwhile, as that VM does */
+#define STVM_IDLE_MODES 4   /* how many: a mode is 0 .. STVM_IDLE_MODES - 1 */
 
 /* #785's two fixes to STVM_IDLE_OSVM764, for stvm_config.osvm764_fixes. */
 #define STVM_OSVM764_FIX_CLOCK 1       /* A: the idle sleep updates the cached clock after
@@ -316,6 +317,12 @@ STVM_API int stvm_config_check_(const stvm_config *cfg, char *why, size_t size,
                                 size_t cfg_size);
 #define stvm_config_check(cfg, why, size) \
     stvm_config_check_((cfg), (why), (size), sizeof(stvm_config))
+
+/* The idle mode's name, the one word every tool and document uses for it: "poll",
+ * "legacy", "spin" and "osvm764" for STVM_IDLE_POLL .. STVM_IDLE_OSVM764; NULL for a
+ * number that is no mode. A tool reading a name looks it up among the names of 0 ..
+ * STVM_IDLE_MODES - 1. Never allocates, never switches; callable from any thread. */
+STVM_API const char *stvm_idle_mode_name(int mode);
 
 /* ---- VM lifetime --------------------------------------------------------------- */
 
