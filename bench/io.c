@@ -21,7 +21,14 @@
 
 enum { PINGPONG, THREAD_PAIR, OS_THREADS, MANY };   /* --case's words, in order */
 static const char *const case_words[] = {"pingpong", "thread-pair", "os-threads", "many", NULL};
-static const char *const mode_words[] = {"poll", "legacy", "spin", NULL};   /* STVM_IDLE_* */
+/* The idle modes swept here, by the library's own names (stvm_idle_mode_name), set before
+ * main: the option table points at them. */
+static const char *mode_words[STVM_IDLE_SPIN + 2];
+__attribute__((constructor)) static void name_idle_modes(void)
+{
+    for (int m = 0; m <= STVM_IDLE_SPIN; m++)
+        mode_words[m] = stvm_idle_mode_name(m);
+}
 
 typedef struct io_opts {
     unsigned cases, modes;          /* bits of the words */

@@ -23,7 +23,7 @@
  * (before anything runs). ZN_GO_ON: the parser found nothing wrong. */
 enum { ZN_EXIT_OK = 0, ZN_EXIT_FAIL = 1, ZN_EXIT_USAGE = 2, ZN_GO_ON = -1 };
 
-extern const char *const zn_logging_words[], *const zn_events_words[], *const zn_mode_words[],
+extern const char *const zn_logging_words[], *const zn_events_words[], *zn_mode_words[],
     *const zn_wait_words[], *const zn_onoff_words[];
 
 /* A list option's values: "1,2,3", "A..B" or "A..B:STEP", or both, comma-separated. */

@@ -79,9 +79,8 @@ static void judge(zn_triple *t)
 
 static void config_text(const zn_config *k, char *buf, size_t size)
 {
-    static const char *const modes[] = {"poll", "legacy", "spin"};
     snprintf(buf, size, "%s %u us, wake %u us, server %u+%u us, event %u us, subscriber "
-             "%u us, client %u us", modes[k->idle_mode], k->idle_us, k->wake_inject_us,
+             "%u us, client %u us", stvm_idle_mode_name(k->idle_mode), k->idle_us, k->wake_inject_us,
              k->server_us, k->server_jitter_us, k->event_cost_us, k->subscriber_cost_us,
              k->client_us);
 }

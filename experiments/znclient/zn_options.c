@@ -17,7 +17,14 @@
 
 const char *const zn_logging_words[] = {"off", "on", "subscriber", NULL};
 const char *const zn_events_words[] = {"written", "read", "transaction", "all", NULL};
-const char *const zn_mode_words[] = {"poll", "legacy", "spin", NULL}; /* STVM_IDLE_* */
+/* The idle modes, by the library's own names (stvm_idle_mode_name), set before main: the
+ * option table points at them. */
+const char *zn_mode_words[STVM_IDLE_SPIN + 2];
+__attribute__((constructor)) static void name_idle_modes(void)
+{
+    for (int m = 0; m <= STVM_IDLE_SPIN; m++)
+        zn_mode_words[m] = stvm_idle_mode_name(m);
+}
 const char *const zn_wait_words[] = {"timed", "plain", NULL};
 const char *const zn_onoff_words[] = {"off", "on", NULL};
 
