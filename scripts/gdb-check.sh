@@ -130,7 +130,7 @@ for variant in asm uctx; do
     if [ "$variant" = asm ]; then
         gcore=$tmp/asm.gcore.core
         gdb_run "$tmp/asm.gcore" -ex "break stvm_vm_blocked_report" -ex run -ex "stvm-gcore $gcore" \
-            -ex "x/x stvm__debug_vms->stacks.arenas[0]->base" "$bin"
+            -ex "x/x ((stvm_vm *)~stvm__debug_vms)->stacks.arenas[0]->base" "$bin"
         [ -s "$gcore" ] || fail "asm: stvm-gcore wrote no core" "$tmp/asm.gcore"
         if grep -q "with guard regions written whole" "$tmp/asm.gcore"; then
             expect "$tmp/asm.gcore" "Cannot access memory at address" \

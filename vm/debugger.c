@@ -3,8 +3,19 @@
 
 #include <pthread.h>
 
-stvm_vm *stvm__debug_vms;
+uintptr_t stvm__debug_vms = ~(uintptr_t)0;   /* no VM */
 static pthread_mutex_t debug_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The head is kept complemented (debugger.h says why): these two are its only readers. */
+static stvm_vm *head(void)
+{
+    return (stvm_vm *)~stvm__debug_vms;
+}
+
+static void set_head(stvm_vm *vm)
+{
+    stvm__debug_vms = ~(uintptr_t)vm;
+}
 
 /* The links are written in an order that leaves the list walkable from its head at
  * every instruction, for a debugger that stops the program between two of them. */
@@ -12,10 +23,10 @@ void stvm__debug_register(stvm_vm *vm)
 {
     pthread_mutex_lock(&debug_lock);
     vm->debug_prev = NULL;
-    vm->debug_next = stvm__debug_vms;
-    if (stvm__debug_vms)
-        stvm__debug_vms->debug_prev = vm;
-    stvm__debug_vms = vm;
+    vm->debug_next = head();
+    if (vm->debug_next)
+        vm->debug_next->debug_prev = vm;
+    set_head(vm);
     vm->debug_listed = true;
     pthread_mutex_unlock(&debug_lock);
 }
@@ -27,7 +38,7 @@ void stvm__debug_unregister(stvm_vm *vm)
         if (vm->debug_prev)
             vm->debug_prev->debug_next = vm->debug_next;
         else
-            stvm__debug_vms = vm->debug_next;
+            set_head(vm->debug_next);
         if (vm->debug_next)
             vm->debug_next->debug_prev = vm->debug_prev;
         vm->debug_listed = false;

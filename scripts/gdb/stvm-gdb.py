@@ -222,7 +222,9 @@ def vms():
         if info is not None and int(info["version"]) != DEBUG_VERSION:
             raise StvmError("stvm: this extension reads layout %d, the library has %d: use the "
                             "stvm-gdb.py installed with it" % (DEBUG_VERSION, int(info["version"])))
-        vm, n = head, 0
+        # The head is kept complemented (vm/debugger.h: no pointer for LeakSanitizer).
+        first = (~int(head)) & 0xFFFFFFFFFFFFFFFF
+        vm, n = gdb.Value(first).cast(_type("stvm_vm").pointer()), 0
         while int(vm) and n < 100000:
             out.append(VM(vm, info))
             vm = vm["debug_next"]
