@@ -41,6 +41,7 @@ typedef struct socket_plugin {
     struct socket_lookup *free_lookups, *abandoned_lookups;
     int (*lookup_fn)(const char *, const char *, const struct addrinfo *,
                      struct addrinfo **);   /* NULL: getaddrinfo */
+    int starved;                     /* listeners starved of descriptors (prim_socket.c) */
 } socket_plugin;
 
 /* The plugin's state, made on first use (NULL when out of memory). */

@@ -92,6 +92,11 @@ typedef struct stvm_socket_handle {
     bool send_full;                  /* a send found no room (EAGAIN, or sent less than
                                         asked) and none has since been seen: sendDone
                                         must look */
+    bool starved;                    /* a listener whose accept found no descriptor (or
+                                        no memory) for a waiting connection: not watched,
+                                        not asked again before accept_retry_us or a
+                                        descriptor the VM closes (prim_socket.c) */
+    uint64_t accept_retry_us;        /* a starved listener's next look (the VM's clock) */
     struct stvm_socket_handle *prev_open, *next_open;   /* handles with a descriptor */
 } stvm_socket_handle;
 
