@@ -15,6 +15,7 @@
 typedef struct timed_run {
     stvm_semaphore done;     /* signalled when the run ends before its time */
     stvm_process *target;
+    stvm_process *dog;       /* the watchdog, held until the run ends */
     int64_t duration;
     bool from_ms;
     bool running;            /* the function has not returned yet */
@@ -40,6 +41,19 @@ static void watchdog(stvm_vm *vm, void *arg)
         stvm_process_interrupt(vm, r->target, expire, r);
 }
 
+/* The run is over: the watchdog may not outlive r, so it is ended wherever it is (its
+ * Delay is unscheduled by its wait guard). Terminating never waits, so a cancelled or
+ * terminated caller can do it too. */
+static void end_run(stvm_vm *vm, void *arg)
+{
+    timed_run *r = arg;
+    r->running = false;
+    if (!vm->active)
+        return;   /* stvm_vm_free runs it: the watchdog goes with every other process */
+    stvm_process_terminate(vm, r->dog);
+    stvm_process_release(vm, r->dog);
+}
+
 static int run_within(stvm_vm *vm, int64_t duration, bool from_ms, stvm_fn fn, void *arg)
 {
     if (!vm || !fn)
@@ -52,15 +66,17 @@ static int run_within(stvm_vm *vm, int64_t duration, bool from_ms, stvm_fn fn, v
     timed_run r = {.target = vm->active->handle, .duration = duration, .from_ms = from_ms,
                    .running = true};
     stvm__sem_init(vm, &r.done);
-    stvm_process *dog;
-    if ((err = stvm_spawn(vm, WATCHDOG_PRIORITY, "watchdog", watchdog, &r, &dog)))
+    if ((err = stvm_spawn(vm, WATCHDOG_PRIORITY, "watchdog", watchdog, &r, &r.dog)))
         return err;
+    /* The run's end is a cleanup of the library's own (Pharo: [...] ensure: [watchdog
+     * terminate]), so that a caller terminated inside fn ends its watchdog too, which
+     * would otherwise wait on r in the dead caller's frame. */
+    stvm_proc *a = vm->active;
+    stvm_ensure_node end = {.fn = end_run, .arg = &r, .next = a->ensures, .on_stack = true};
+    a->ensures = &end;
     fn(vm, arg);
-    r.running = false;
-    /* The watchdog may not outlive r: end it wherever it is (its Delay is unscheduled by
-     * its wait guard). Terminating never waits, so a cancelled caller can do it too. */
-    stvm_process_terminate(vm, dog);
-    stvm_process_release(vm, dog);
+    stvm__ensure_unlink(a, &end);   /* cleanups fn left registered stay */
+    end_run(vm, &r);
     if (r.expired)
         stvm__uncancel(vm->active);
     return r.expired ? STVM_ETIMEDOUT : STVM_OK;

@@ -1324,7 +1324,9 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
  * answers STVM_EINTR at once, as do stvm_checkpoint and stvm_work_us: C cannot be
  * unwound, so fn should return when its calls answer EINTR. Nested runs each keep their
  * own limit. A duration of 0 answers STVM_ETIMEDOUT without calling fn (Pharo's rule).
- * Allocates (the watchdog's stack); switches.
+ * The watchdog ends with the run, also when the caller is terminated inside fn (a
+ * cleanup of the library's own, as Pharo's ensure:). Allocates (the watchdog's stack);
+ * switches.
  * Errors:
  *   EINVAL    vm or fn NULL; ms or us negative
  *   ENOTPROC  not called from a green process of vm on its thread
