@@ -15,6 +15,7 @@
 
 #include "../vm/config.h"
 #include "prim_table.h"
+#include "../vm/alloc.h"
 
 /* ---- the worker's side ------------------------------------------------------------- */
 
@@ -39,7 +40,7 @@ static int job_new(stvm_vm *vm, ffi_state *st, ffi_job **out)
 {
     if (!stvm__external_has_room(vm))
         return STVM_EFULL;
-    ffi_job *job = calloc(1, sizeof *job);
+    ffi_job *job = stvm__calloc(1, sizeof *job);
     if (!job)
         return STVM_ENOMEM;
     int err = stvm_semaphore_new(vm, &job->sem);
@@ -179,7 +180,7 @@ int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out)
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    stvm_ffi_worker *w = calloc(1, sizeof *w);
+    stvm_ffi_worker *w = stvm__calloc(1, sizeof *w);
     if (!w)
         return STVM_ENOMEM;
     if ((err = stvm__workers_new(vm, name, 1, st->spin_ns, &w->group))) {

@@ -23,6 +23,7 @@
 
 #include "../vm/aio.h"
 #include "../vm/clock.h"
+#include "../vm/alloc.h"
 
 /* ---- the module's state --------------------------------------------------------- */
 
@@ -47,7 +48,7 @@ static void plugin_destroy(stvm_vm *vm)
 socket_plugin *stvm__socket_plugin(stvm_vm *vm)
 {
     if (!vm->sockets.state) {
-        socket_plugin *p = calloc(1, sizeof *p);
+        socket_plugin *p = stvm__calloc(1, sizeof *p);
         if (!p)
             return NULL;
         vm->sockets.state = p;

@@ -12,6 +12,7 @@
 #include "../vm/error.h"
 #include "ffi.h"
 #include "socket_plugin.h"
+#include "../vm/alloc.h"
 
 /* Who frees a job's result. The worker and a caller who gives up each swap in their
  * mark; whoever finds the other's there frees it, so exactly one of them does. */
@@ -51,7 +52,7 @@ static int lookup_new(stvm_vm *vm, socket_plugin *p, socket_lookup **out)
 {
     if (!stvm__external_has_room(vm))
         return STVM_EFULL;
-    socket_lookup *l = calloc(1, sizeof *l);
+    socket_lookup *l = stvm__calloc(1, sizeof *l);
     if (!l)
         return STVM_ENOMEM;
     int err = stvm_semaphore_new(vm, &l->sem);

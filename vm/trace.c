@@ -14,6 +14,7 @@
 #include "names.h"
 #include "objmem.h"
 #include "sim_cost.h"
+#include "alloc.h"
 
 static const char *const kind_names[STVM_TRACE_KINDS] = {
     "created",     "ready",         "resumed",        "suspended",     "terminated",
@@ -136,7 +137,7 @@ void stvm__trace_name(stvm_vm *vm, uint64_t id, const char *name)
     struct stvm_trace *t = vm->trace_ring;
     if (t->nnames == t->cap_names) {
         size_t cap = t->cap_names ? 2 * t->cap_names : 16;
-        stvm_trace_name *n = realloc(t->names, cap * sizeof *n);
+        stvm_trace_name *n = stvm__realloc(t->names, cap * sizeof *n);
         if (!n)
             return;
         t->names = n;
@@ -165,7 +166,7 @@ static stvm_trace_object *object_entry(stvm_vm *vm, const void *obj, int what)
         return NULL;
     if (t->nobjects == t->cap_objects) {
         size_t cap = t->cap_objects ? 2 * t->cap_objects : 16;
-        stvm_trace_object *n = realloc(t->objects, cap * sizeof *n);
+        stvm_trace_object *n = stvm__realloc(t->objects, cap * sizeof *n);
         if (!n)
             return NULL;
         t->objects = n;
@@ -268,9 +269,9 @@ static stvm_trace_rec *ring_alloc(size_t events)
 {
     size_t bytes = events * sizeof(stvm_trace_rec);
     if (bytes < HUGE_PAGE)
-        return malloc(bytes);
+        return stvm__malloc(bytes);
     bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    stvm_trace_rec *ring = aligned_alloc(HUGE_PAGE, bytes);
+    stvm_trace_rec *ring = stvm__aligned_alloc(HUGE_PAGE, bytes);
     if (ring)
         madvise(ring, bytes, MADV_HUGEPAGE);   /* advice: refused, the ring still works */
     return ring;
@@ -292,7 +293,7 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
         return STVM_EINVAL;
     if (!STVM_TRACE_POINTS)
         return STVM_ESTATE;   /* a measurement build: nothing would ever be recorded */
-    struct stvm_trace *t = calloc(1, sizeof *t);
+    struct stvm_trace *t = stvm__calloc(1, sizeof *t);
     stvm_trace_rec *ring = ring_alloc(events);
     if (!t || !ring) {
         free(t);

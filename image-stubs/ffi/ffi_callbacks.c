@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "../../primitives/ffi.h"
+#include "../../vm/alloc.h"
 
 static void callback_loop(stvm_vm *vm, void *arg)
 {
@@ -62,7 +63,7 @@ int stvm_ffi_callback_new(stvm_vm *vm, const char *signature, stvm_ffi_handler h
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    stvm_ffi_callback *cb = calloc(1, sizeof *cb);
+    stvm_ffi_callback *cb = stvm__calloc(1, sizeof *cb);
     if (!cb)
         return STVM_ENOMEM;
     cb->vm = vm;
