@@ -243,11 +243,14 @@ typedef struct stvm_ensure_node {
     bool on_stack;
 } stvm_ensure_node;
 
-/* An interrupt waiting to run in a process (stvm_process_interrupt). */
+/* An interrupt waiting to run in a process (stvm_process_interrupt: malloc'd), or one
+ * the library posts from a record its caller made beforehand (not freed: its poster's,
+ * which withdraws it if it is still queued when the record goes). */
 typedef struct stvm_interrupt {
     stvm_fn fn;                      /* may be NULL: only the wait is ended */
     void *arg;
     struct stvm_interrupt *next;
+    bool posters;                    /* the poster's record, never freed here */
 } stvm_interrupt;
 
 struct stvm_proc {

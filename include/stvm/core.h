@@ -1318,8 +1318,8 @@ STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
 /* Pharo's BlockClosure>>valueWithin:onTimeout:: run fn(vm, arg) in the caller with a
- * time limit. A watchdog process (priority 79, Pharo's timingPriority - 1) waits for
- * the end with a timed wait; when the time runs out first it interrupts the caller
+ * time limit. A watchdog process (priority 79, Pharo's timingPriority - 1) waits on the
+ * run's Delay, which the caller schedules; when it expires first it interrupts the caller
  * (stvm_process_interrupt), and from then until fn returns every wait of the caller
  * answers STVM_EINTR at once, as do stvm_checkpoint and stvm_work_us: C cannot be
  * unwound, so fn should return when its calls answer EINTR. Nested runs each keep their
@@ -1332,7 +1332,7 @@ STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ERANGE    longer than the Delay scheduler allows (see stvm_delay_wait_ms)
  *   ETIMEDOUT the time ran out before fn returned (fn ran; its waits were cut short)
- *   ENOMEM    no memory for the watchdog (fn not called) */
+ *   ENOMEM    no memory for the watchdog or its Delay (fn not called) */
 STVM_API int stvm_run_within_ms(stvm_vm *vm, int64_t ms, stvm_fn fn, void *arg);
 STVM_API int stvm_run_within_us(stvm_vm *vm, int64_t us, stvm_fn fn, void *arg);
 
