@@ -138,8 +138,10 @@ void stvm__trace_name(stvm_vm *vm, uint64_t id, const char *name)
     if (t->nnames == t->cap_names) {
         size_t cap = t->cap_names ? 2 * t->cap_names : 16;
         stvm_trace_name *n = stvm__realloc(t->names, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            t->lost = true;
             return;
+        }
         t->names = n;
         t->cap_names = cap;
     }
@@ -167,8 +169,10 @@ static stvm_trace_object *object_entry(stvm_vm *vm, const void *obj, int what)
     if (t->nobjects == t->cap_objects) {
         size_t cap = t->cap_objects ? 2 * t->cap_objects : 16;
         stvm_trace_object *n = stvm__realloc(t->objects, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            t->lost = true;
             return NULL;
+        }
         t->objects = n;
         t->cap_objects = cap;
     }
@@ -300,14 +304,23 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
         free(ring);
         return STVM_ENOMEM;
     }
-    ring_free(vm->trace_ring);
     t->events = ring;
     t->cap = events;
     t->start_us = stvm__clock_now_us(vm);
+    /* What exists now is named in the new ring before the old one goes: a start that
+     * cannot name it all fails and leaves the old ring as it was. */
+    struct stvm_trace *old_ring = vm->trace_ring, *old = vm->trace;
     vm->trace_ring = t;
     name_living(vm);
     vm->trace = t;
     objects_living(vm);
+    if (t->lost) {
+        vm->trace_ring = old_ring;
+        vm->trace = old;
+        ring_free(t);
+        return STVM_ENOMEM;
+    }
+    ring_free(old_ring);
     stvm__events_update(vm);
     ready_snapshot(vm);
     return STVM_OK;

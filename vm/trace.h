@@ -69,6 +69,9 @@ struct stvm_trace {
     size_t nnames, cap_names;
     stvm_trace_object *objects;     /* in the order they happened */
     size_t nobjects, cap_objects;
+    bool lost;                      /* a name or object entry found no memory: later
+                                       ones are left out (the writers show the id);
+                                       at stvm_trace_start, the start fails */
 };
 
 /* Every event point asks stvm__tracing(vm) and nothing else. Building the library with

@@ -49,7 +49,12 @@ static int start_queue(stvm_vm *vm, ffi_state *st)
         return err;
     }
     stvm__list_pin(&sem->list);   /* waited on for good */
-    stvm__make_ready(vm, st->callback_process->core);
+    /* From a process it runs now, up to its wait, as Pharo's preemption rule has it:
+     * left ready, it would be runnable above the running caller. */
+    if (vm->active)
+        stvm__resume(vm, st->callback_process->core);
+    else
+        stvm__make_ready(vm, st->callback_process->core);
     stvm__ffi_callback_queue_open(vm, index);
     return STVM_OK;
 }
