@@ -1919,6 +1919,7 @@ static void op_queue(fz_ctx *c)
         q_seen_t q_seen = {0};
         if (valid)
             m->inflight++;   /* a writer it gives room to runs once all are flushed */
+        uint64_t sw_flush = switches(c);
         int64_t n = stvm_queue_flush(c->vm, q, nofn ? NULL : q_collect, &q_seen);
         if (valid && m->serial != serial)
             return;   /* freed by a process that ran while this call was switched out */
@@ -1930,8 +1931,12 @@ static void op_queue(fz_ctx *c)
             FZ_CHECK(!q_seen.overflow, "queue_flush handed more items than were put");
             FZ_CHECK(nofn || q_seen.n == n, "queue_flush answered %lld, handed %d", (long long)n,
                      q_seen.n);
-            FZ_CHECK(n == before, "queue_flush removed %lld, the size was %lld",
-                         (long long)n, (long long)before);
+            /* Not a defect (finding 2 of the long runs, as finding 1 for a take): on a
+             * queue open to other threads the flush looks first, and a process that this
+             * lets run may take items, or put some, before it removes what is left. */
+            bool overtaken = valid && m->external && switches(c) != sw_flush;
+            FZ_CHECK(n == before || overtaken, "queue_flush removed %lld, the size was %lld",
+                     (long long)n, (long long)before);
             if (exact) {
                 FZ_CHECK(n <= m->n, "queue_flush removed %lld of %d", (long long)n, m->n);
                 for (int i = 0; i < n && !nofn; i++)
