@@ -75,15 +75,19 @@ FUZZ_RUN_TARGETS := $(addprefix fuzz-run-,$(FUZZ_NAMES))
 fuzz-run:
 	@sh scripts/install-deps.sh
 	$(MAKE) fuzz-targets
-	@echo "== fuzzing $(words $(FUZZ_NAMES)) targets for $(FUZZ_SECONDS) s each, $(FUZZ_JOBS) at a time"
-	@$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) --output-sync=target $(FUZZ_RUN_TARGETS); rc=$$?; \
+	@echo "== fuzzing $(words $(FUZZ_NAMES)) targets for $(FUZZ_SECONDS) s each," \
+	    "$(FUZZ_JOBS) at a time"
+	@$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) --output-sync=target \
+	    $(FUZZ_RUN_TARGETS); rc=$$?; \
 	echo "== fuzz: every target's summary"; \
 	for t in $(FUZZ_NAMES); do \
-	    grep -h '^fuzz-summary:' $(FUZZ_B)/$$t.run.out 2>/dev/null || echo "fuzz-summary: $$t run: no summary (see above)"; \
+	    grep -h '^fuzz-summary:' $(FUZZ_B)/$$t.run.out 2>/dev/null || \
+	        echo "fuzz-summary: $$t run: no summary (see above)"; \
 	done; exit $$rc
 $(FUZZ_RUN_TARGETS): fuzz-run-%:
 	@rm -f $(FUZZ_B)/$*.run.out $(FUZZ_B)/$*.run.rc
-	@{ sh tests/fuzz/run.sh run $* $(FUZZ_SECONDS); echo $$? > $(FUZZ_B)/$*.run.rc; } | tee $(FUZZ_B)/$*.run.out; \
+	@{ sh tests/fuzz/run.sh run $* $(FUZZ_SECONDS); echo $$? > $(FUZZ_B)/$*.run.rc; } | \
+	    tee $(FUZZ_B)/$*.run.out; \
 	exit $$(cat $(FUZZ_B)/$*.run.rc)
 
 CHECK_EXTRA += fuzz-check

@@ -35,7 +35,8 @@ for f in "$server" "$queue"; do
     [ -x "$f" ] || { echo "soak: $f is not built (make examples)"; exit 1; }
 done
 command -v wrk > /dev/null || { echo "soak: wrk is missing (scripts/install-deps.sh)"; exit 1; }
-[ "$seconds" -ge "$sample" ] || { echo "soak: SOAK_SECONDS ($seconds) below one sample ($sample s)"; exit 1; }
+[ "$seconds" -ge "$sample" ] ||
+    { echo "soak: SOAK_SECONDS ($seconds) below one sample ($sample s)"; exit 1; }
 
 tmp=$(mktemp -d)
 spid="" qpid=""
@@ -85,7 +86,8 @@ url="http://127.0.0.1:$port/"
 qpid=$!
 
 echo "t_s,program,rss_kib,fds,per_s" > "$csv"
-echo "soak: $seconds s, a sample every $sample s into $csv: the libuv-hosted server (pid $spid, port $port) under wrk -t1 -c8, and $(basename "$queue") --soak (pid $qpid)"
+echo "soak: $seconds s, a sample every $sample s into $csv: the libuv-hosted server" \
+    "(pid $spid, port $port) under wrk -t1 -c8, and $(basename "$queue") --soak (pid $qpid)"
 start=$(date +%s)
 t=0
 last_items=0
@@ -147,12 +149,17 @@ judge() {
             n = 0
             for (i = lo; i <= hi; i++) b[++n] = a[i]
             for (i = 2; i <= n; i++)
-                for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
+                for (j = i; j > 1 && b[j - 1] > b[j]; j--) {
+                    t = b[j]; b[j] = b[j - 1]; b[j - 1] = t
+                }
             return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
         }
         $2 == prog { n++; if (n > 2) { m++; rss[m] = $3; fd[m] = $4; ps[m] = $5 } }
         END {
-            if (m < 3) { printf "%s: %d samples past the warm-up: too few to judge growth\n", prog, m; exit 0 }
+            if (m < 3) {
+                printf "soak: %s: %d samples past the warm-up: too few to judge growth\n", prog, m
+                exit 0
+            }
             k = int(m / 3)
             r0 = median(rss, 1, k); r1 = median(rss, m - k + 1, m)
             f0 = 0; for (i = 1; i <= k; i++) if (fd[i] > f0) f0 = fd[i]
@@ -163,8 +170,10 @@ judge() {
             if (f1 > f0 + 2) bad = bad " descriptors grew"
             if (p1 < p0 / 2) bad = bad " throughput fell by half"
             for (i = 1; i <= m; i++) if (ps[i] <= 0) bad = bad " a sample had no throughput"
-            printf "soak: %s: RSS %d -> %d KiB, descriptors %d -> %d, throughput %d -> %d /s (first and last third of %d samples)%s\n",
-                prog, r0, r1, f0, f1, p0, p1, m, bad == "" ? ": within the rule" : ":" bad
+            printf "soak: %s: RSS %d -> %d KiB, descriptors %d -> %d, throughput %d -> %d /s",
+                prog, r0, r1, f0, f1, p0, p1
+            printf " (first and last third of %d samples)%s\n", m,
+                bad == "" ? ": within the rule" : ":" bad
             exit bad != ""
         }' "$csv"
 }

@@ -195,7 +195,8 @@ static bool af_run_once(af_workload *w, unsigned long n, bool persist, af_tally 
         t->broken++;
         char from[32] = "";
         if (leaked && leak_stride > 1)
-            snprintf(from, sizeof from, " (or from N=%lu)", n > leak_stride ? n - leak_stride + 1 : 1);
+            snprintf(from, sizeof from, " (or from N=%lu)",
+                     n > leak_stride ? n - leak_stride + 1 : 1);
         if (t->len < sizeof t->what - 100)
             t->len += (size_t)snprintf(t->what + t->len, sizeof t->what - t->len,
                                        "%sN=%lu%s%s: %s%s", t->broken > 1 ? "; " : "", n, from,

@@ -213,20 +213,14 @@ void stvm__objmem_reserve_for(stvm_vm *vm, const struct stvm_proc *owner)
     vm->mem.reserve_for = owner;
 }
 
-int stvm__objmem_reserve_cells(stvm_vm *vm, size_t n)
+/* The slabs a reserve of n more cells needs (stvm__objmem_reserve_cells' slow path). */
+int stvm__objmem_reserve_slabs(stvm_vm *vm, size_t n)
 {
     stvm_objmem *m = &vm->mem;
     while (m->nfree < m->reserved + n)
         if (!add_slab(m))
             return STVM_ENOMEM;
-    m->reserved += n;
     return STVM_OK;
-}
-
-void stvm__objmem_unreserve_cells(stvm_vm *vm, size_t n)
-{
-    stvm_objmem *m = &vm->mem;
-    m->reserved = m->reserved > n ? m->reserved - n : 0;
 }
 
 stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm)

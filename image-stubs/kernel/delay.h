@@ -123,18 +123,24 @@ void stvm__delay_heap_destroy(delay_sched *ds);
 int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
 /* What the timing process allocates has nobody to answer ENOMEM to, so the process that
  * hands it a Delay makes room for it first (delay_scheduler.c): a heap slot, and the
- * cells of a 31-bit VM's boxed timestamps (the Delay's duration and resumption time),
- * reserved for the timing process until its pass takes the request. Its every pass also
- * takes two (now, and now + 1 s), reserved once for good when it starts. */
+ * cells of boxed timestamps (the Delay's duration and resumption time), reserved for the
+ * timing process until its pass takes the request. Its every pass also takes two (now,
+ * and now + 1 s), reserved once for good when it starts. Only the microsecond scheduler
+ * boxes (a 31-bit VM always; a 61-bit one from 2^60 us): the millisecond one's
+ * timestamps are SmallIntegers, and it reserves nothing. */
 #define DELAY_PASS_CELLS 2
 #define DELAY_REQUEST_CELLS 2
+static inline size_t stvm__delay_cells(const delay_sched *ds, size_t cells)
+{
+    return ds->ms ? 0 : cells;
+}
 /* Room for one more request: STVM_OK (the cells now reserved: the request must follow
  * at once) or STVM_ENOMEM, nothing changed. */
 static inline int stvm__delay_room(stvm_vm *vm, delay_sched *ds)
 {
     if (ds->count + ds->nreq + 1 > ds->cap && !stvm__delay_heap_room(ds, ds->count + ds->nreq + 1))
         return STVM_ENOMEM;
-    return stvm__objmem_reserve_cells(vm, DELAY_REQUEST_CELLS);
+    return stvm__objmem_reserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
 }
 /* Queue d for the timing process (the caller then signals the timing semaphore), after
  * stvm__delay_room. */

@@ -146,7 +146,7 @@ static void take_requests(stvm_vm *vm, delay_sched *ds, stvm_oop now)
         d->next_req = NULL;
         ds->nreq--;
         /* Its room, made by its requester, is what this pass takes now. */
-        stvm__objmem_unreserve_cells(vm, DELAY_REQUEST_CELLS);
+        stvm__objmem_unreserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
         stvm_oop duration = duration_oop(vm, ds, d);
         heap_entry e = {.seq = ++ds->seq, .d = d};
         must(stvm__int_add(vm, now, duration, &e.key), "now + duration");
@@ -256,7 +256,7 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
                 ds->req_tail = prev;
             d->next_req = NULL;   /* a stale link would bring its successor back later */
             ds->nreq--;
-            stvm__objmem_unreserve_cells(vm, DELAY_REQUEST_CELLS);
+            stvm__objmem_unreserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
         }
     } else if (d->state == D_SCHEDULED) {
         if (stvm__tracing(vm))
@@ -309,7 +309,8 @@ static void hook_destroy(stvm_vm *vm)
 {
     delay_sched *ds = vm->delay.state;
     stvm__objmem_reserve_for(vm, NULL);
-    stvm__objmem_unreserve_cells(vm, DELAY_PASS_CELLS + DELAY_REQUEST_CELLS * ds->nreq);
+    stvm__objmem_unreserve_cells(
+        vm, stvm__delay_cells(ds, DELAY_PASS_CELLS + DELAY_REQUEST_CELLS * ds->nreq));
     stvm__delay_heap_destroy(ds);
     free(ds);
     memset(&vm->delay, 0, sizeof vm->delay);
@@ -327,7 +328,7 @@ int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out)
     ds->ms = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
     ds->last_tick = STVM_NIL;
     int err = stvm_semaphore_new(vm, &ds->timing_sem);
-    if (!err && (err = stvm__objmem_reserve_cells(vm, DELAY_PASS_CELLS)))
+    if (!err && (err = stvm__objmem_reserve_cells(vm, stvm__delay_cells(ds, DELAY_PASS_CELLS))))
         stvm_semaphore_free(vm, ds->timing_sem);
     if (err) {
         free(ds);
