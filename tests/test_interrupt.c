@@ -620,6 +620,58 @@ Test(interrupt, a_caller_terminated_inside_run_within_takes_its_watchdog_with_it
     SCENARIO_DONE(&t);
 }
 
+/* Found by fuzz_api after the change above (regress-run-within-caller-terminated-early):
+ * the caller of a run could be terminated before fn, in the switches to its new
+ * watchdog (priority 79) and to the timing process, before the run's end was
+ * registered: the watchdog was left waiting on the dead caller's frame. The end is now
+ * registered before anything can switch. */
+static void runs_within_at_once(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    stvm_delay_wait_ms(vm, 1);   /* woken first, the terminator right behind */
+    note(t, stvm_run_within_ms(vm, 50, waits_on_sem, t));   /* terminated before fn */
+    trace_add(&t->log, 3);
+}
+
+static void starts_the_delay_scheduler(stvm_vm *vm, void *arg)
+{
+    (void)arg;
+    stvm_delay_wait_ms(vm, 0);
+}
+
+static void terminates_at_once(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    stvm_delay_wait_ms(vm, 1);
+    stvm_stats before, after;
+    stvm_vm_get_stats(vm, &before);
+    t->interrupt_rc = stvm_process_terminate(vm, t->victim);
+    stvm_vm_get_stats(vm, &after);
+    t->at_us = before.processes_live - after.processes_live;
+    trace_add(&t->log, 10);
+}
+
+Test(interrupt, a_caller_terminated_before_run_within_calls_fn_takes_its_watchdog_with_it)
+{
+    intr t = {.vm = sim()};
+    t.sem = sem_make(t.vm);
+    spawn(t.vm, 30, "warm-up", starts_the_delay_scheduler, &t);
+    run_ok(t.vm);
+    /* Both wake at 1 ms, the runner first; preempted by its new watchdog, it goes behind
+     * the terminator, queued at the same priority (preemption_yields). */
+    t.victim = spawn(t.vm, 30, "runner", runs_within_at_once, &t);
+    spawn(t.vm, 30, "terminator", terminates_at_once, &t);
+    RUN_OK_GREEN(&t);
+    trace_expect(&t.log, (int[]){10}, 1);
+    cr_assert_eq(t.nrc, 0, "the run never returned");
+    cr_assert_eq(t.interrupt_rc, STVM_OK);
+    cr_assert_eq(t.at_us, 2, "%llu processes ended with the runner (it and its watchdog)",
+                 (unsigned long long)t.at_us);
+    cr_assert_eq(gstate(t.vm, t.victim), STVM_PROCESS_TERMINATED);
+    stvm_process_release(t.vm, t.victim);
+    SCENARIO_DONE(&t);
+}
+
 /* The same run left unfinished at stvm_vm_free: its cleanup runs there, with no active
  * process, and everything goes (the sanitizer build finds a leak or a bad access). */
 Test(interrupt, vm_free_with_a_caller_inside_run_within_leaves_nothing)

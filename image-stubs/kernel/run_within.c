@@ -46,9 +46,10 @@ static void watchdog(stvm_vm *vm, void *arg)
         stvm__interrupt_post(vm, r->target->core, &r->expiry);
 }
 
-/* The run is over: the Delay is taken out if it has not expired, and the watchdog may
- * not outlive r, so it is ended wherever it is. Terminating never waits, so a cancelled
- * or terminated caller can do it too. */
+/* The run is over, or never started: the Delay is taken out if it has not expired (or
+ * was never handed over), and the watchdog, if there is one yet, may not outlive r, so
+ * it is ended wherever it is. Terminating never waits, so a cancelled or terminated
+ * caller can do it too. */
 static void end_run(stvm_vm *vm, void *arg)
 {
     timed_run *r = arg;
@@ -57,8 +58,11 @@ static void end_run(stvm_vm *vm, void *arg)
         return;   /* stvm_vm_free runs it: the watchdog goes with every other process */
     stvm__interrupt_withdraw(vm->active, &r->expiry);   /* posted, not yet run */
     stvm__delay_unschedule(vm, vm->delay.state, &r->d);
-    stvm_process_terminate(vm, r->dog);
-    stvm_process_release(vm, r->dog);
+    if (r->dog) {
+        stvm_process_terminate(vm, r->dog);
+        stvm_process_release(vm, r->dog);
+        r->dog = NULL;
+    }
 }
 
 static int run_within(stvm_vm *vm, int64_t duration, bool from_ms, stvm_fn fn, void *arg)
@@ -77,22 +81,25 @@ static int run_within(stvm_vm *vm, int64_t duration, bool from_ms, stvm_fn fn, v
                    .d = {.duration = duration, .from_ms = from_ms}};
     r.expiry = (stvm_interrupt){.fn = expire, .arg = &r, .posters = true};
     stvm__sem_init(vm, &r.d.own_sem);
-    stvm_alloc_mark mark = stvm__alloc_mark(vm);
-    if ((err = stvm_spawn(vm, WATCHDOG_PRIORITY, "watchdog", watchdog, &r, &r.dog)))
-        return err;
-    /* The watchdog has run up to its wait; the timing process preempts us here. */
-    if ((err = stvm__delay_request_by(vm, ds, &r.d, r.dog->core))) {
-        stvm_process_terminate(vm, r.dog);   /* a failed call changes nothing */
-        stvm_process_release(vm, r.dog);
-        stvm__alloc_forget(vm, mark);
-        return err;
-    }
-    /* The run's end is a cleanup of the library's own (Pharo: [...] ensure: [...]), so
-     * that a caller terminated inside fn ends its Delay and watchdog too, which would
-     * otherwise wait on r in the dead caller's frame. */
+    /* The run's end is a cleanup of the library's own (Pharo: [...] ensure: [...]),
+     * registered before anything can switch (the new watchdog, 79, and the timing
+     * process preempt the caller), so that a caller terminated anywhere in the run ends
+     * its Delay and watchdog too, which would otherwise wait on r in the dead caller's
+     * frame (found by fuzz_api, twice: inside fn, then before it). */
     stvm_proc *a = vm->active;
     stvm_ensure_node end = {.fn = end_run, .arg = &r, .next = a->ensures, .on_stack = true};
     a->ensures = &end;
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
+    err = stvm_spawn(vm, WATCHDOG_PRIORITY, "watchdog", watchdog, &r, &r.dog);
+    /* The watchdog has run up to its wait; the timing process preempts us here. */
+    if (!err)
+        err = stvm__delay_request_by(vm, ds, &r.d, r.dog->core);
+    if (err) {
+        stvm__ensure_unlink(a, &end);
+        end_run(vm, &r);   /* a failed call changes nothing */
+        stvm__alloc_forget(vm, mark);
+        return err;
+    }
     fn(vm, arg);
     stvm__ensure_unlink(a, &end);   /* cleanups fn left registered stay */
     end_run(vm, &r);
