@@ -73,8 +73,9 @@ EXAMPLE_CFLAGS = $(WARN) $(OPT) $(NODEP) -Iinclude
 # headers it includes, so an edit recompiles exactly the objects that see it and relinks.
 DEPFLAGS := -MMD -MP
 
-# Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm);
-# mk/*.mk may add more. $(2): compiler flags, for the library's and the tests' objects
+# Variants: asm (default), uctx (portable ucontext back end), asan (ASan+UBSan, asm, and
+# the allocation-failure injector: -DSTVM_FAULTS, vm/alloc.h, which the suite
+# alloc_failure drives); mk/*.mk may add more. $(2): compiler flags, for the library's and the tests' objects
 # and the test binary's link; $(3): test sources linked into this variant's test binary
 # only. Under $(B)/$(1): obj/ holds the library's objects, tobj/ the tests' and the HTTP
 # harness's (libstvm-harness.a, HARNESS_SRC).
@@ -158,7 +159,7 @@ $(B)/asan/leak-canary: tests/canary/leak.c $(B)/asan/libstvm.a
 $(eval $(call variant,asm,))
 $(eval $(call variant,uctx,-DSTVM_CTX_UCONTEXT))
 comma := ,
-$(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all))
+$(eval $(call variant,asan,-O1 -fno-omit-frame-pointer -fsanitize=address$(comma)undefined -fno-sanitize-recover=all -DSTVM_FAULTS))
 
 .PHONY: all lib tools examples experiments check test demo setup deps man man-check docs-errors install uninstall clean layering symbols install-smoke bench-micro soak fuzz lab-golden doc-images
 

@@ -12,13 +12,18 @@
 #                              check). The fixed seed keeps check close to repeatable:
 #                              new ground is explored by make fuzz, not by whoever
 #                              runs the tests.
-#   make fuzz FUZZ_SECONDS=N   fuzz each target for N seconds (300), growing a scratch
-#                              copy of its corpus under build/fuzz/corpus/; prints how
-#                              to merge what it found back into tests/fuzz/corpus/
+#   make fuzz FUZZ_SECONDS=N   fuzz each target for N seconds (300), FUZZ_JOBS (2) targets
+#                              at a time (one per core of CI's two), growing a scratch
+#                              copy of its corpus under build/fuzz/corpus/; prints each
+#                              target's summary line as it ends (its output kept
+#                              together), then all of them again, and how to merge what
+#                              it found back into tests/fuzz/corpus/; one target's
+#                              failure does not stop the others, but fails make
 #   make fuzz-targets          only build them
 
 CLANG ?= clang
 FUZZ_SECONDS ?= 300
+FUZZ_JOBS ?= 2
 FUZZ_CHECK_RUNS ?= 5000
 FUZZ_SEED ?= 1
 FUZZ_B := $(B)/fuzz
@@ -62,12 +67,28 @@ fuzz-check:
 	done
 	@echo "fuzz-check: all passed"
 
+# Each target is a make target of its own (fuzz-run-NAME), so that make runs FUZZ_JOBS of
+# them at once, keeps each one's lines together (--output-sync) and goes on past a
+# failure (-k); its output is kept in build/fuzz/NAME.run.out for the recap at the end.
+FUZZ_RUN_TARGETS := $(addprefix fuzz-run-,$(FUZZ_NAMES))
+.PHONY: $(FUZZ_RUN_TARGETS)
 fuzz-run:
 	@sh scripts/install-deps.sh
 	$(MAKE) fuzz-targets
-	@for t in $(FUZZ_NAMES); do \
-	    sh tests/fuzz/run.sh run $$t $(FUZZ_SECONDS) || exit 1; \
-	done
+	@echo "== fuzzing $(words $(FUZZ_NAMES)) targets for $(FUZZ_SECONDS) s each," \
+	    "$(FUZZ_JOBS) at a time"
+	@$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) --output-sync=target \
+	    $(FUZZ_RUN_TARGETS); rc=$$?; \
+	echo "== fuzz: every target's summary"; \
+	for t in $(FUZZ_NAMES); do \
+	    grep -h '^fuzz-summary:' $(FUZZ_B)/$$t.run.out 2>/dev/null || \
+	        echo "fuzz-summary: $$t run: no summary (see above)"; \
+	done; exit $$rc
+$(FUZZ_RUN_TARGETS): fuzz-run-%:
+	@rm -f $(FUZZ_B)/$*.run.out $(FUZZ_B)/$*.run.rc
+	@{ sh tests/fuzz/run.sh run $* $(FUZZ_SECONDS); echo $$? > $(FUZZ_B)/$*.run.rc; } | \
+	    tee $(FUZZ_B)/$*.run.out; \
+	exit $$(cat $(FUZZ_B)/$*.run.rc)
 
 CHECK_EXTRA += fuzz-check
 FUZZ_EXTRA += fuzz-run

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "prim_table.h"
+#include "../vm/alloc.h"
 
 static void answer_zero(void *ret)
 {
@@ -199,7 +200,7 @@ static void frontend(ffi_cif *cif, void *ret, void **args, void *user)
 
 int stvm__ffi_closure_make(stvm_ffi_callback *cb)
 {
-    cb->closure = ffi_closure_alloc(sizeof(ffi_closure), &cb->code);
+    cb->closure = stvm__fault() ? NULL : ffi_closure_alloc(sizeof(ffi_closure), &cb->code);
     if (!cb->closure)
         return STVM_ESYS;
     if (ffi_prep_closure_loc(cb->closure, &cb->sig.cif, frontend, cb, cb->code) != FFI_OK) {

@@ -5,6 +5,7 @@
  * worker still running it after stvm_vm_free detached its thread.
  */
 #include "ffi.h"
+#include "../vm/alloc.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static int function_make(stvm_vm *vm, const char *signature, stvm_ffi_function *
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    stvm_ffi_function *fn = calloc(1, sizeof *fn);
+    stvm_ffi_function *fn = stvm__calloc(1, sizeof *fn);
     if (!fn)
         return STVM_ENOMEM;
     if ((err = stvm__ffi_sig_parse(signature, &fn->sig))) {

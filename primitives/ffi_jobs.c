@@ -13,6 +13,7 @@
 
 #include "../vm/config.h"
 #include "prim_table.h"
+#include "../vm/alloc.h"
 
 /* ---- the worker's side ------------------------------------------------------------- */
 
@@ -143,7 +144,7 @@ int stvm_ffi_worker_new(stvm_vm *vm, const char *name, stvm_ffi_worker **out)
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    stvm_ffi_worker *w = calloc(1, sizeof *w);
+    stvm_ffi_worker *w = stvm__calloc(1, sizeof *w);
     if (!w)
         return STVM_ENOMEM;
     if ((err = stvm__workers_new(vm, name, 1, st->spin_ns, &w->group))) {

@@ -6,6 +6,7 @@
 
 #include "../scheduler/timer.h"
 #include "../vm/abi.h"
+#include "../vm/alloc.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ int stvm__ffi_state(stvm_vm *vm, ffi_state **out)
         *out = vm->ffi.state;
         return STVM_OK;
     }
-    ffi_state *st = calloc(1, sizeof *st);
+    ffi_state *st = stvm__calloc(1, sizeof *st);
     if (!st)
         return STVM_ENOMEM;
     if (pthread_mutex_init(&st->queue_lock, NULL) != 0) {

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "../vm/aio.h"
+#include "../vm/clock.h"
+#include "../vm/alloc.h"
 
 /* ---- the module's state --------------------------------------------------------- */
 
@@ -31,6 +33,10 @@
 static void plugin_destroy(stvm_vm *vm)
 {
     socket_plugin *p = vm->sockets.state;
+    /* Nobody accepts any more: the closes below wake no starved listener. */
+    for (stvm_socket_handle *h = p->open; h; h = h->next_open)
+        h->starved = false;
+    p->starved = 0;
     while (p->open)
         stvm__socket_close_fds(vm, p->open, false);
     stvm__lookups_destroy(vm);
@@ -42,7 +48,7 @@ static void plugin_destroy(stvm_vm *vm)
 socket_plugin *stvm__socket_plugin(stvm_vm *vm)
 {
     if (!vm->sockets.state) {
-        socket_plugin *p = calloc(1, sizeof *p);
+        socket_plugin *p = stvm__calloc(1, sizeof *p);
         if (!p)
             return NULL;
         vm->sockets.state = p;
@@ -103,6 +109,65 @@ void stvm__socket_arm(stvm_vm *vm, stvm_socket_handle *h, int event, int index, 
         stvm__aio_arm(vm, h->fd, event, index);
 }
 
+/* ---- listeners starved of descriptors ---------------------------------------------
+ * An accept(2) that fails for want of a descriptor (EMFILE, ENFILE) or of kernel memory
+ * (ENOBUFS, ENOMEM) leaves the connection in the backlog, so the listener stays ready:
+ * watched again, epoll would report it at once, and every look would fail the same way
+ * (the VM spun on accept4 and epoll_ctl at 100% of a core, issue 32). Such a listener is
+ * starved instead: its read handler is disarmed, and the system is asked again only once
+ * something may have changed: the VM closed a descriptor (any socket's: the waiting
+ * accept is woken at once), or ACCEPT_RETRY_US passed since the last try (a descriptor
+ * the embedder closed, which the VM cannot see). libuv closes a reserve descriptor to
+ * take and drop the connection instead; here the connection waits for a descriptor, as
+ * Go's and nginx's servers let it (they pause accepting). */
+#define ACCEPT_RETRY_US 100000
+
+static void starve(stvm_vm *vm, stvm_socket_handle *h)
+{
+    socket_plugin *p = vm->sockets.state;
+    if (!h->starved && p) {
+        h->starved = true;
+        p->starved++;
+    }
+    h->accept_retry_us = stvm__clock_now_us(vm) + ACCEPT_RETRY_US;
+    stvm__aio_disarm(vm, h->fd, STVM_IO_READ);
+}
+
+static void unstarve(stvm_vm *vm, stvm_socket_handle *h)
+{
+    socket_plugin *p = vm->sockets.state;
+    if (h->starved && p) {
+        h->starved = false;
+        p->starved--;
+    }
+}
+
+/* The VM closed a descriptor: each starved listener is asked again at its next look, and
+ * an accept waiting on one is woken (its connection semaphore). */
+static void feed_starved(stvm_vm *vm)
+{
+    socket_plugin *p = vm->sockets.state;
+    for (stvm_socket_handle *h = p ? p->open : NULL; h && p->starved; h = h->next_open)
+        if (h->starved) {
+            unstarve(vm, h);
+            stvm__socket_notify(vm, h->sema);
+        }
+}
+
+bool stvm__socket_plugin_starved(stvm_vm *vm, stvm_oop handle, int64_t *retry_ms)
+{
+    int fail;
+    stvm_socket_handle *h = stvm__socket_handle(vm, handle, &fail);
+    if (!h || !h->starved)
+        return false;
+    uint64_t now = stvm__clock_now_us(vm);
+    uint64_t left = h->accept_retry_us > now ? h->accept_retry_us - now : 0;
+    *retry_ms = (int64_t)((left + 999) / 1000);
+    if (*retry_ms < 1)
+        *retry_ms = 1;
+    return true;
+}
+
 static void close_one(stvm_vm *vm, int fd, bool abort)
 {
     if (fd < 0)
@@ -113,10 +178,12 @@ static void close_one(stvm_vm *vm, int fd, bool abort)
     }
     stvm__aio_forget(vm, fd);
     close(fd);
+    feed_starved(vm);
 }
 
 void stvm__socket_close_fds(stvm_vm *vm, stvm_socket_handle *h, bool abort)
 {
+    unstarve(vm, h);
     close_one(vm, h->fd, abort);
     close_one(vm, h->accepted_fd, true);
     h->fd = h->accepted_fd = -1;
@@ -271,8 +338,7 @@ static bool take_family(stvm_vm *vm, stvm_socket_handle *h, int family)
     int fd = new_descriptor(family);
     if (fd < 0)
         return false;
-    stvm__aio_forget(vm, h->fd);
-    close(h->fd);
+    close_one(vm, h->fd, false);
     h->fd = fd;
     stvm__aio_own(vm, fd);
     h->family = family;
@@ -370,13 +436,17 @@ static void update_listening(stvm_vm *vm, stvm_socket_handle *h)
         h->state = STVM_SOCKET_CONNECTED;   /* as acceptHandler: a connection waits */
         stvm__aio_disarm(vm, h->fd, STVM_IO_READ);
     } else {
-        /* EAGAIN: no connection waits. Otherwise (one aborted, EMFILE and the like:
-         * try again later) more may be waiting, and the kernel is asked again. A
-         * listener's error is its last accept's: kept for primitiveSocketError until an
-         * accept works or finds nothing waiting. */
+        /* EAGAIN: no connection waits. No descriptor or no memory for one that waits:
+         * starved (above). Otherwise (one aborted, refused by a firewall: the next may
+         * do) more may be waiting, and the kernel is asked again. A listener's error is
+         * its last accept's: kept for primitiveSocketError until an accept works or
+         * finds nothing waiting. */
         int e = errno;
         h->error = e == EAGAIN || e == ECONNABORTED || e == EINTR ? 0 : e;
-        stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, e == EAGAIN);
+        if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
+            starve(vm, h);
+        else
+            stvm__socket_arm(vm, h, STVM_IO_READ, h->sema, e == EAGAIN);
     }
 }
 
@@ -384,10 +454,14 @@ void stvm__socket_update(stvm_vm *vm, stvm_socket_handle *h)
 {
     if (h->fd < 0 || h->state != STVM_SOCKET_WAITING_FOR_CONNECTION)
         return;
-    if (h->connecting)
+    if (h->connecting) {
         update_connecting(vm, h);
-    else if (h->listening && h->accepted_fd < 0)
+    } else if (h->listening && h->accepted_fd < 0) {
+        if (h->starved && stvm__clock_now_us(vm) < h->accept_retry_us)
+            return;   /* nothing changed that the VM knows of: not asked again yet */
+        unstarve(vm, h);
         update_listening(vm, h);
+    }
 }
 
 /* primitiveSocketConnectionStatus: socketHandle -> Pharo's status value. */
@@ -439,8 +513,7 @@ static int listen_on(stvm_vm *vm, stvm_oop rcvr, const stvm_oop *args, const stv
         h->error = errno;
         int fd = new_descriptor(h->family);
         if (fd >= 0) {
-            stvm__aio_forget(vm, h->fd);
-            close(h->fd);
+            close_one(vm, h->fd, false);
             h->fd = fd;
             stvm__aio_own(vm, fd);
         }

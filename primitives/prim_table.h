@@ -160,5 +160,12 @@ int stvm__socket_plugin_adopt(stvm_vm *vm, int fd, const int sema[3], stvm_oop *
  * OtherEndClosed. In prim_socket.c and prim_socket_io.c. */
 int stvm__socket_plugin_shutdown(stvm_vm *vm, stvm_oop handle, int how);
 bool stvm__socket_plugin_room(stvm_vm *vm, stvm_oop handle);
+/* Is the listener of record handle starved: did its last accept(2) find no descriptor
+ * (EMFILE, ENFILE) or no memory for a connection that waits, with nothing changed since
+ * that the VM knows of? Then its status stays WaitingForConnection with that errno, no
+ * handler watches it (its backlog would make it ready at once), and it is asked again
+ * when the VM closes a descriptor (which also signals its connection semaphore) or, at
+ * its next look, once *retry_ms (at least 1) have passed. In prim_socket.c. */
+bool stvm__socket_plugin_starved(stvm_vm *vm, stvm_oop handle, int64_t *retry_ms);
 
 #endif

@@ -12,6 +12,7 @@
 #include "../vm/error.h"
 #include "ffi.h"
 #include "socket_plugin.h"
+#include "../vm/alloc.h"
 
 /* Who frees a job's result. The worker and a caller who gives up each swap in their
  * mark; whoever finds the other's there frees it, so exactly one of them does. */

@@ -42,6 +42,7 @@ typedef struct socket_plugin {
     stvm_job_pool spare_lookups;     /* free ones, and those their callers gave up */
     int (*lookup_fn)(const char *, const char *, const struct addrinfo *,
                      struct addrinfo **);   /* NULL: getaddrinfo */
+    int starved;                     /* listeners starved of descriptors (prim_socket.c) */
 } socket_plugin;
 
 /* The plugin's state, made on first use (NULL when out of memory). */

@@ -23,6 +23,7 @@
 #endif
 
 #include "../vm/sanitizers.h"
+#include "../vm/alloc.h"
 #ifdef STVM_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -237,7 +238,7 @@ void stvm__ctx_entered(stvm_vm *vm)
 int stvm__ctx_vm_init(stvm_vm *vm)
 {
 #ifdef STVM_CTX_UCONTEXT
-    vm->host_uctx = calloc(1, sizeof(ucontext_t));
+    vm->host_uctx = stvm__calloc(1, sizeof(ucontext_t));
     if (!vm->host_uctx)
         return STVM_ENOMEM;
 #else
@@ -375,8 +376,8 @@ static void raw_entry(void *arg)
 /* A stack of its own, outside any VM's arenas, with the record at its top. */
 static int raw_prepare(raw_pair *r)
 {
-    unsigned char *m = mmap(NULL, RAW_STACK, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    unsigned char *m = stvm__mmap(NULL, RAW_STACK, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (m == MAP_FAILED)
         return STVM_ENOMEM;
     r->a = (stvm_proc *)(m + RAW_STACK - STVM_PROC_AREA);
@@ -402,7 +403,7 @@ int stvm_measure_raw_switch(uint64_t iterations, double *ns_per_switch)
         return STVM_EINVAL;
     if (stvm__thread_vm())
         return STVM_EBUSY;   /* it would take over the running VM's thread state */
-    raw_pair *r = calloc(1, sizeof *r);
+    raw_pair *r = stvm__calloc(1, sizeof *r);
     if (!r)
         return STVM_ENOMEM;
     int err = raw_prepare(r);

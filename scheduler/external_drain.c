@@ -13,6 +13,7 @@
 #include "shared_queue.h"
 
 #include "../vm/external_requests.h"
+#include "../vm/alloc.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -26,8 +27,8 @@ int stvm__external_init(stvm_vm *vm)
     t->size = vm->cfg.external_table_size;
     t->nchunks = (t->size + STVM_EXT_CHUNK_SLOTS - 1) / STVM_EXT_CHUNK_SLOTS;
     int words = t->nchunks * STVM_EXT_CHUNK_WORDS;
-    t->chunks = calloc((size_t)t->nchunks, sizeof *t->chunks);
-    t->summary = calloc((size_t)(words + 63) / 64, sizeof *t->summary);
+    t->chunks = stvm__calloc((size_t)t->nchunks, sizeof *t->chunks);
+    t->summary = stvm__calloc((size_t)(words + 63) / 64, sizeof *t->summary);
     atomic_init(&t->pending, 0);
     t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!t->chunks || !t->summary || t->wake_fd < 0) {
@@ -66,7 +67,7 @@ static stvm_ext_chunk *chunk_made(stvm_external_table *t, int i)
     stvm_ext_chunk *c = atomic_load_explicit(&t->chunks[k], memory_order_relaxed);
     if (c)
         return c;
-    c = calloc(1, sizeof *c);
+    c = stvm__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     for (int j = 0; j < STVM_EXT_CHUNK_SLOTS; j++)

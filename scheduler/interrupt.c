@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "sched.h"
+#include "../vm/alloc.h"
 
 bool stvm__wait_interrupt(stvm_vm *vm, stvm_proc *p)
 {
@@ -64,7 +65,8 @@ void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p)
             p->flags &= (uint16_t)~STVM_PF_INTERRUPT;
         stvm_fn fn = n->fn;
         void *arg = n->arg;
-        free(n);
+        if (!n->posters)
+            free(n);
         if (fn)
             fn(vm, arg);
     }
@@ -80,7 +82,8 @@ void stvm__interrupts_drop(stvm_proc *p)
 {
     for (stvm_interrupt *n; (n = p->interrupts) != NULL;) {
         p->interrupts = n->next;
-        free(n);
+        if (!n->posters)
+            free(n);
     }
     p->flags &= (uint16_t)~STVM_PF_INTERRUPT;
 }
@@ -119,17 +122,24 @@ int stvm_process_interrupt(stvm_vm *vm, stvm_process *h, stvm_fn fn, void *arg)
         return err;
     if (vm->active && !stvm__in_process(vm))
         return STVM_ENOTPROC;        /* the VM runs on another thread */
-    stvm__trace(vm, STVM_TRACE_INTERRUPT, p->id, 0,
-                p == vm->active ? STVM_TRACE_INTR_SELF : STVM_TRACE_INTR_QUEUED);
     if (p == vm->active) {           /* Pharo signals it in the caller's own context */
+        stvm__trace(vm, STVM_TRACE_INTERRUPT, p->id, 0, STVM_TRACE_INTR_SELF);
         if (fn)
             fn(vm, arg);
         return STVM_OK;
     }
-    stvm_interrupt *n = malloc(sizeof *n);
+    stvm_interrupt *n = stvm__malloc(sizeof *n);
     if (!n)
         return STVM_ENOMEM;
     *n = (stvm_interrupt){.fn = fn, .arg = arg};
+    stvm__interrupt_post(vm, p, n);
+    return STVM_OK;
+}
+
+void stvm__interrupt_post(stvm_vm *vm, stvm_proc *p, stvm_interrupt *n)
+{
+    stvm__trace(vm, STVM_TRACE_INTERRUPT, p->id, 0, STVM_TRACE_INTR_QUEUED);
+    n->next = NULL;
     stvm_interrupt **q = &p->interrupts;
     while (*q)
         q = &(*q)->next;
@@ -144,5 +154,16 @@ int stvm_process_interrupt(stvm_vm *vm, stvm_process *h, stvm_fn fn, void *arg)
     } else if (gives_back && vm->active) {
         stvm__preempt_if_needed(vm);   /* what p gave back may have woken a higher one */
     }
-    return STVM_OK;
+}
+
+void stvm__interrupt_withdraw(stvm_proc *p, stvm_interrupt *n)
+{
+    for (stvm_interrupt **q = &p->interrupts; *q; q = &(*q)->next) {
+        if (*q == n) {
+            *q = n->next;
+            if (!p->interrupts)
+                p->flags &= (uint16_t)~STVM_PF_INTERRUPT;
+            return;
+        }
+    }
 }

@@ -17,6 +17,7 @@
 #include "context.h"
 #include "process_local.h"
 #include "shared_queue.h"
+#include "../vm/alloc.h"
 
 static int start_idle(stvm_vm *vm)
 {
@@ -38,7 +39,7 @@ int stvm_vm_create_(const stvm_config *cfg, stvm_vm **out, size_t cfg_size)
         err = stvm__config_normalise(&c, NULL, 0);
     if (err)
         return err;
-    stvm_vm *vm = calloc(1, sizeof *vm);
+    stvm_vm *vm = stvm__calloc(1, sizeof *vm);
     if (!vm)
         return STVM_ENOMEM;
     vm->cfg = c;

@@ -16,6 +16,7 @@
 
 #include "../vm/sanitizers.h"
 #include "../vm/stack.h"
+#include "../vm/alloc.h"
 
 /* The VM running on this OS thread (sched.h), for the SIGSEGV handler and the checks
  * of the calls that need a process: per thread, so two VMs on two threads each see
@@ -103,7 +104,7 @@ static void arm_thread(void)
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
         size_t sz = 64 * 1024;
-        stack_t ss = {.ss_sp = malloc(sz), .ss_size = sz, .ss_flags = 0};
+        stack_t ss = {.ss_sp = stvm__malloc(sz), .ss_size = sz, .ss_flags = 0};
         if (ss.ss_sp && sigaltstack(&ss, NULL) == 0)
             tls_altstack = ss.ss_sp;
         else

@@ -15,6 +15,7 @@
 #include "../vm/objmem.h"
 #include "context.h"
 #include "process_local.h"
+#include "../vm/alloc.h"
 
 /* ---- the VM's list of unfinished processes ------------------------------------------ */
 
@@ -64,7 +65,7 @@ static stvm_process *handle_new(stvm_vm *vm, stvm_proc *p, const char *name, uin
         flags |= STVM_PF_IN_STACK;
         if (len < STVM_PROC_NAME_INLINE) {
             h->name = (char *)p + STVM_PROC_NAME_OFFSET;
-        } else if ((h->name = malloc(len + 1)) != NULL) {
+        } else if ((h->name = stvm__malloc(len + 1)) != NULL) {
             flags |= STVM_PF_NAME_MALLOC;
         } else {
             h->hdr.class_index = STVM_CLASS_FREE;
@@ -501,7 +502,7 @@ int stvm_ensure(stvm_vm *vm, stvm_fn fn, void *arg)
         return STVM_EINVAL;
     if (!stvm__in_process(vm))
         return STVM_ENOTPROC;
-    stvm_ensure_node *n = malloc(sizeof *n);
+    stvm_ensure_node *n = stvm__malloc(sizeof *n);
     if (!n)
         return STVM_ENOMEM;
     *n = (stvm_ensure_node){.fn = fn, .arg = arg, .next = vm->active->ensures};

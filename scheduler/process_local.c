@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "../vm/objmem.h"
+#include "../vm/alloc.h"
 
 /* ---- the two lists of a value ----------------------------------------------------------- */
 
@@ -118,7 +119,7 @@ int stvm__locals_inherit_prepare(stvm_vm *vm, const stvm_process *parent,
     for (const stvm_local_value *e = parent->locals; e; e = e->proc_next) {
         if (!inherits(e))
             continue;
-        stvm_local_value *n = calloc(1, sizeof *n);
+        stvm_local_value *n = stvm__calloc(1, sizeof *n);
         if (!n) {
             stvm__locals_nodes_free(nodes);
             return STVM_ENOMEM;
@@ -222,7 +223,7 @@ static int store(stvm_process *h, stvm_local *v, void *value)
     if (!e) {
         if (!value)
             return STVM_OK;
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = stvm__calloc(1, sizeof *e)))
             return STVM_ENOMEM;
         e->value = value;
         node_link(e, v, h);
@@ -300,7 +301,7 @@ int stvm_local_during(stvm_vm *vm, stvm_local *v, void *value, stvm_fn fn, void 
         return STVM_OK;
     }
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = stvm__calloc(1, sizeof *e)))
             return STVM_ENOMEM;
         node_link(e, v, h);
     }

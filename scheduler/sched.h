@@ -334,6 +334,12 @@ bool stvm__wait_interrupt(stvm_vm *vm, stvm_proc *p);
 void stvm__interrupts_run(stvm_vm *vm, stvm_proc *p);
 /* Forget p's pending interrupts (it finishes). */
 void stvm__interrupts_drop(stvm_proc *p);
+/* stvm_process_interrupt with a record the caller made beforehand (n->posters set, fn
+ * and arg filled in), so that it cannot fail for want of memory (the watchdog of
+ * stvm_call_within_ms has nobody to tell); p must be a live process other than the
+ * caller. stvm__interrupt_withdraw takes n off p's queue if it is still there. */
+void stvm__interrupt_post(stvm_vm *vm, stvm_proc *p, stvm_interrupt *n);
+void stvm__interrupt_withdraw(stvm_proc *p, stvm_interrupt *n);
 /* Cancel p's waits (each answers EINTR at once) until as many uncancels. */
 void stvm__cancel(stvm_proc *p);
 void stvm__uncancel(stvm_proc *p);

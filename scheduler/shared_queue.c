@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../vm/objmem.h"
+#include "../vm/alloc.h"
 
 int stvm__queue_check(stvm_vm *vm, const stvm_queue *q)
 {
@@ -36,7 +37,7 @@ int stvm__queue_push(stvm_queue *q, void *item)
 {
     if (q->count == q->alloc) {
         size_t n = q->alloc ? q->alloc * 2 : 8;
-        void **a = malloc(n * sizeof *a);
+        void **a = stvm__malloc(n * sizeof *a);
         if (!a)
             return STVM_ENOMEM;
         for (size_t i = 0; i < q->count; i++)
@@ -455,7 +456,7 @@ int64_t stvm_queue_flush(stvm_vm *vm, stvm_queue *q, stvm_item_fn fn, void *arg)
     if (n <= 0)
         return 0;
     void **gone = NULL;
-    if (fn && !(gone = malloc((size_t)n * sizeof *gone)))
+    if (fn && !(gone = stvm__malloc((size_t)n * sizeof *gone)))
         return STVM_ENOMEM;   /* nothing removed: fn must see every item it frees */
     q->avail.excess_signals = 0;
     queue_lock(q);
@@ -612,7 +613,7 @@ int stvm_queue_put_external(stvm_queue *q, void *item, int64_t timeout_ms)
             q->pending_head = 0;
         } else {
             size_t n = q->pending_alloc ? q->pending_alloc * 2 : 16;
-            void **a = realloc(q->pending, n * sizeof *a);
+            void **a = stvm__realloc(q->pending, n * sizeof *a);
             if (a) {
                 q->pending = a;
                 q->pending_alloc = n;

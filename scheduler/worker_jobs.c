@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "../vm/alloc.h"
 #include "sched.h"
 
 int stvm__job_new(stvm_vm *vm, size_t size, void (*run)(stvm_task *t),
@@ -10,7 +11,7 @@ int stvm__job_new(stvm_vm *vm, size_t size, void (*run)(stvm_task *t),
 {
     if (!stvm__external_has_room(vm))
         return STVM_EFULL;
-    stvm_job *job = calloc(1, size);
+    stvm_job *job = stvm__calloc(1, size);
     if (!job)
         return STVM_ENOMEM;
     int err = stvm_semaphore_new(vm, &job->sem);

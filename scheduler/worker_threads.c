@@ -4,6 +4,7 @@
  * done. Threads start on demand, so a VM that never calls out threaded starts none.
  */
 #include "worker_threads.h"
+#include "../vm/alloc.h"
 
 #include <stdint.h>
 
@@ -32,7 +33,7 @@ struct stvm_workers {
 int stvm__workers_new(stvm_vm *vm, const char *name, int nthreads, int64_t spin_ns,
                       stvm_workers **out)
 {
-    stvm_workers *w = calloc(1, sizeof *w + (size_t)nthreads * sizeof(pthread_t));
+    stvm_workers *w = stvm__calloc(1, sizeof *w + (size_t)nthreads * sizeof(pthread_t));
     if (!w)
         return STVM_ENOMEM;
     if (pthread_mutex_init(&w->lock, NULL) != 0) {

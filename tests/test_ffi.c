@@ -837,6 +837,38 @@ Test(ffi, a_freed_callback_answers_zero_without_running_its_handler)
     vm_done(vm);
 }
 
+/* Found by the allocation-failure suite, which checks the invariants mid-run: the first
+ * callback starts the VM's callback process (priority 70) and only made it ready, so a
+ * process of lower priority that made it went on running while a higher one was
+ * runnable. It now lets the callback process start, as Pharo's preemption rule wants. */
+typedef struct first_cb {
+    stvm_vm *vm;
+    int bad_line;
+    int rc, invariants;
+    char why[200];
+    stvm_ffi_callback *cb;
+} first_cb;
+
+static void makes_first_callback(stvm_vm *vm, void *arg)
+{
+    first_cb *f = arg;
+    static answering a = {.make = echo_first};
+    void *c = NULL;
+    f->rc = stvm_ffi_callback_new(vm, "i64(i64)", answer_handler, &a, &f->cb, &c);
+    f->invariants = stvm_vm_check_invariants(vm, f->why, sizeof f->why);
+    stvm_ffi_callback_free(vm, f->cb);
+}
+
+Test(ffi, the_first_callback_made_by_a_process_lets_the_higher_callback_process_start)
+{
+    first_cb f = {.vm = vm_make(NULL)};
+    spawn(f.vm, 40, "maker", makes_first_callback, &f);
+    RUN_OK_GREEN(&f);
+    cr_assert_eq(f.rc, STVM_OK);
+    cr_assert_eq(f.invariants, STVM_OK, "%s", f.why);
+    SCENARIO_DONE(&f);
+}
+
 Test(ffi, callback_new_refuses_bad_arguments)
 {
     stvm_vm *vm = vm_make(NULL);

@@ -572,6 +572,119 @@ Test(interrupt, nested_runs_keep_their_own_limits)
     SCENARIO_DONE(&t);
 }
 
+/* Found by fuzz_api (regress-run-within-caller-terminated): the watchdog waited on a
+ * semaphore in the caller's frame, and only the run's own end terminated it. With the
+ * caller terminated inside fn, the watchdog lived on, waiting on the dead caller's stack
+ * (the invariant checker read it: SEGV under ASan's fake stacks), and at the limit
+ * interrupted the dead caller through that frame. The run's end is now a cleanup of the
+ * library's own, as Pharo's valueWithin:onTimeout: ends its watchdog in an ensure:. */
+static void runs_within_then_waits(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    note(t, stvm_call_within_ms(vm, waits_on_sem, t, 50));
+    trace_add(&t->log, 3);   /* never: the runner is terminated inside */
+}
+
+static void terminates_runner(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    stvm_stats before, after;
+    stvm_vm_get_stats(vm, &before);   /* the runner and its watchdog among them */
+    t->interrupt_rc = stvm_process_terminate(vm, t->victim);
+    stvm_vm_get_stats(vm, &after);
+    t->at_us = before.processes_live - after.processes_live;
+    trace_add(&t->log, 10);
+    note(t, stvm_delay_wait_ms(vm, 100));   /* past the limit the watchdog was set for */
+    trace_add(&t->log, 11);
+}
+
+Test(interrupt, a_caller_terminated_inside_run_within_takes_its_watchdog_with_it)
+{
+    intr t = {.vm = sim()};
+    t.sem = sem_make(t.vm);
+    stvm_stats base;
+    stvm_vm_get_stats(t.vm, &base);
+    t.victim = spawn(t.vm, 30, "runner", runs_within_then_waits, &t);
+    spawn(t.vm, 20, "terminator", terminates_runner, &t);
+    RUN_OK_GREEN(&t);
+    trace_expect(&t.log, (int[]){1, 10, 11}, 3);
+    cr_assert_eq(t.interrupt_rc, STVM_OK);
+    cr_assert_eq(t.at_us, 2, "%llu processes ended with the runner (it and its watchdog)",
+                 (unsigned long long)t.at_us);
+    cr_assert_eq(t.rc[0], STVM_OK, "the terminator's Delay");
+    stvm_stats end;
+    stvm_vm_get_stats(t.vm, &end);
+    cr_assert_eq(end.processes_live, base.processes_live + 1, "the timing process only");
+    cr_assert_eq(gstate(t.vm, t.victim), STVM_PROCESS_TERMINATED);
+    stvm_process_release(t.vm, t.victim);
+    SCENARIO_DONE(&t);
+}
+
+/* Found by fuzz_api after the change above (regress-run-within-caller-terminated-early):
+ * the caller of a run could be terminated before fn, in the switches to its new
+ * watchdog (priority 79) and to the timing process, before the run's end was
+ * registered: the watchdog was left waiting on the dead caller's frame. The end is now
+ * registered before anything can switch. */
+static void runs_within_at_once(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    stvm_delay_wait_ms(vm, 1);   /* woken first, the terminator right behind */
+    note(t, stvm_call_within_ms(vm, waits_on_sem, t, 50));   /* terminated before fn */
+    trace_add(&t->log, 3);
+}
+
+static void starts_the_delay_scheduler(stvm_vm *vm, void *arg)
+{
+    (void)arg;
+    stvm_delay_wait_ms(vm, 0);
+}
+
+static void terminates_at_once(stvm_vm *vm, void *arg)
+{
+    intr *t = arg;
+    stvm_delay_wait_ms(vm, 1);
+    stvm_stats before, after;
+    stvm_vm_get_stats(vm, &before);
+    t->interrupt_rc = stvm_process_terminate(vm, t->victim);
+    stvm_vm_get_stats(vm, &after);
+    t->at_us = before.processes_live - after.processes_live;
+    trace_add(&t->log, 10);
+}
+
+Test(interrupt, a_caller_terminated_before_run_within_calls_fn_takes_its_watchdog_with_it)
+{
+    intr t = {.vm = sim()};
+    t.sem = sem_make(t.vm);
+    spawn(t.vm, 30, "warm-up", starts_the_delay_scheduler, &t);
+    run_ok(t.vm);
+    /* Both wake at 1 ms, the runner first; preempted by its new watchdog, it goes behind
+     * the terminator, queued at the same priority (preemption_yields). */
+    t.victim = spawn(t.vm, 30, "runner", runs_within_at_once, &t);
+    spawn(t.vm, 30, "terminator", terminates_at_once, &t);
+    RUN_OK_GREEN(&t);
+    trace_expect(&t.log, (int[]){10}, 1);
+    cr_assert_eq(t.nrc, 0, "the run never returned");
+    cr_assert_eq(t.interrupt_rc, STVM_OK);
+    cr_assert_eq(t.at_us, 2, "%llu processes ended with the runner (it and its watchdog)",
+                 (unsigned long long)t.at_us);
+    cr_assert_eq(gstate(t.vm, t.victim), STVM_PROCESS_TERMINATED);
+    stvm_process_release(t.vm, t.victim);
+    SCENARIO_DONE(&t);
+}
+
+/* The same run left unfinished at stvm_vm_free: its cleanup runs there, with no active
+ * process, and everything goes (the sanitizer build finds a leak or a bad access). */
+Test(interrupt, vm_free_with_a_caller_inside_run_within_leaves_nothing)
+{
+    intr t = {.vm = sim()};
+    t.sem = sem_make(t.vm);
+    t.victim = spawn(t.vm, 30, "runner", runs_within_then_waits, &t);
+    cr_assert_eq(stvm_run_mode(t.vm, STVM_RUN_NOWAIT), 1);   /* it waits for its Delay */
+    trace_expect(&t.log, (int[]){1}, 1);
+    vm_check(t.vm);
+    stvm_vm_free(t.vm);
+}
+
 static void cleanup_waits_long(stvm_vm *vm, void *arg)
 {
     intr *t = arg;

@@ -33,6 +33,7 @@
 
 #include "external_requests.h"
 #include "trace.h"
+#include "alloc.h"
 
 #define WAKE_TAG UINT64_MAX   /* epoll data of the external table's eventfd */
 #define EVENTS_PER_WAIT 64
@@ -77,7 +78,7 @@ static stvm_aio_fd *entry(stvm_aio *a, int fd)
             ncap = (size_t)INT_MAX;
         if (ncap > SIZE_MAX / sizeof(stvm_aio_fd))
             return NULL;
-        stvm_aio_fd *n = realloc(a->fds, ncap * sizeof *n);
+        stvm_aio_fd *n = stvm__realloc(a->fds, ncap * sizeof *n);
         if (!n)
             return NULL;
         memset(n + a->cap, 0, (ncap - (size_t)a->cap) * sizeof *n);

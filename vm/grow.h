@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "alloc.h"
 
 /* Makes *items (capacity *cap elements of elem bytes) hold at least need elements,
  * doubling from first. On failure (no memory, or a size beyond size_t) answers false
@@ -25,7 +26,7 @@ static inline bool stvm__grow(void **items, size_t *cap, size_t need, size_t ele
     }
     if (ncap > SIZE_MAX / elem)
         return false;
-    void *n = realloc(*items, ncap * elem);
+    void *n = stvm__realloc(*items, ncap * elem);
     if (!n)
         return false;
     *items = n;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "alloc.h"
 #include "error.h"
 
 /* The period of a beat that begins now: as in the OpenSmalltalk heartbeat's loop, the
@@ -58,7 +59,7 @@ static void *beat_main(void *arg)
 
 int stvm__heartbeat_start(stvm_vm *vm)
 {
-    stvm_heartbeat *h = calloc(1, sizeof *h);
+    stvm_heartbeat *h = stvm__calloc(1, sizeof *h);
     if (!h)
         return STVM_ENOMEM;
     uint64_t now = stvm__clock_now_us(vm);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "alloc.h"
 
 #define EMPTY ((uintptr_t)0)
 #define TOMB ((uintptr_t)1)
@@ -36,8 +37,8 @@ static bool grow(stvm_names *t)
     size_t cap = t->cap ? t->cap : 16;
     if ((t->used + 1) * 2 > cap)
         cap *= 2;
-    uintptr_t *keys = calloc(cap, sizeof *keys);
-    char **values = calloc(cap, sizeof *values);
+    uintptr_t *keys = stvm__calloc(cap, sizeof *keys);
+    char **values = stvm__calloc(cap, sizeof *values);
     if (!keys || !values) {
         free(keys);
         free(values);
@@ -94,7 +95,7 @@ int stvm__name_set(stvm_vm *vm, const void *obj, const char *name)
         stvm__trace_object_named(vm, obj, NULL);
         return STVM_OK;
     }
-    char *copy = strdup(name);
+    char *copy = stvm__strdup(name);
     if (!copy)
         return STVM_ENOMEM;
     if (j == (size_t)-1) {

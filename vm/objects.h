@@ -92,6 +92,11 @@ typedef struct stvm_socket_handle {
     bool send_full;                  /* a send found no room (EAGAIN, or sent less than
                                         asked) and none has since been seen: sendDone
                                         must look */
+    bool starved;                    /* a listener whose accept found no descriptor (or
+                                        no memory) for a waiting connection: not watched,
+                                        not asked again before accept_retry_us or a
+                                        descriptor the VM closes (prim_socket.c) */
+    uint64_t accept_retry_us;        /* a starved listener's next look (the VM's clock) */
     struct stvm_socket_handle *prev_open, *next_open;   /* handles with a descriptor */
 } stvm_socket_handle;
 
@@ -251,11 +256,14 @@ typedef struct stvm_ensure_node {
     bool on_stack;
 } stvm_ensure_node;
 
-/* An interrupt waiting to run in a process (stvm_process_interrupt). */
+/* An interrupt waiting to run in a process (stvm_process_interrupt: malloc'd), or one
+ * the library posts from a record its caller made beforehand (not freed: its poster's,
+ * which withdraws it if it is still queued when the record goes). */
 typedef struct stvm_interrupt {
     stvm_fn fn;                      /* may be NULL: only the wait is ended */
     void *arg;
     struct stvm_interrupt *next;
+    bool posters;                    /* the poster's record, never freed here */
 } stvm_interrupt;
 
 struct stvm_proc {

@@ -8,6 +8,7 @@
 #include "names.h"
 #include "stack.h"
 #include "trace.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static bool set_grow(stvm_objmem *m)
     size_t ncap = m->set_cap ? m->set_cap * 2 : 256;
     if (m->set_used * 2 < m->set_cap)   /* mostly tombstones: rehash at the same size */
         ncap = m->set_cap;
-    uintptr_t *n = calloc(ncap, sizeof *n);
+    uintptr_t *n = stvm__calloc(ncap, sizeof *n);
     if (!n)
         return false;
     for (size_t i = 0; i < m->set_cap; i++) {
@@ -122,7 +123,7 @@ static void count_free(stvm_vm *vm, size_t bytes)
 void *stvm__objmem_alloc(stvm_vm *vm, uint32_t class_index, size_t size)
 {
     /* 64-byte aligned: a process's scheduling fields then share one cache line. */
-    stvm_object *o = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    stvm_object *o = stvm__aligned_alloc(64, (size + 63) & ~(size_t)63);
     if (!o)
         return NULL;
     memset(o, 0, size);
@@ -169,32 +170,57 @@ void stvm__objmem_each(stvm_vm *vm, void (*fn)(stvm_vm *vm, void *obj, void *arg
             fn(vm, (void *)m->set[i], arg);
 }
 
+static bool add_slab(stvm_objmem *m)
+{
+    stvm_slab *s = stvm__malloc(sizeof *s);
+    stvm_large_int *cells = s ? stvm__aligned_alloc(16, SLAB_CELLS * sizeof *cells) : NULL;
+    if (!cells) {
+        free(s);
+        return false;
+    }
+    s->cells = cells;
+    s->count = SLAB_CELLS;
+    s->next = m->slabs;
+    m->slabs = s;
+    /* Thread the new cells onto the free list, lowest address first. */
+    for (size_t i = SLAB_CELLS; i-- > 0;) {
+        cells[i].hdr.class_index = STVM_CLASS_FREE;
+        memcpy(cells[i].digits, &m->free_cells, sizeof m->free_cells);
+        m->free_cells = &cells[i];
+    }
+    m->nfree += SLAB_CELLS;
+    return true;
+}
+
 void *stvm__objmem_alloc_cell(stvm_vm *vm, uint32_t class_index)
 {
     stvm_objmem *m = &vm->mem;
-    if (!m->free_cells) {
-        stvm_slab *s = malloc(sizeof *s);
-        stvm_large_int *cells = s ? aligned_alloc(16, SLAB_CELLS * sizeof *cells) : NULL;
-        if (!cells) {
-            free(s);
+    bool owner = m->reserve_for && vm->active == m->reserve_for;
+    if (owner ? !m->nfree : m->nfree <= m->reserved) {
+        if (!add_slab(m))
             return NULL;
-        }
-        s->cells = cells;
-        s->count = SLAB_CELLS;
-        s->next = m->slabs;
-        m->slabs = s;
-        /* Thread the new cells onto the free list, lowest address first. */
-        for (size_t i = SLAB_CELLS; i-- > 0;) {
-            cells[i].hdr.class_index = STVM_CLASS_FREE;
-            memcpy(cells[i].digits, &m->free_cells, sizeof m->free_cells);
-            m->free_cells = &cells[i];
-        }
     }
     stvm_large_int *cell = m->free_cells;
     memcpy(&m->free_cells, cell->digits, sizeof m->free_cells);
+    m->nfree--;
     cell->hdr.class_index = class_index;
     count_alloc(vm, sizeof *cell);
     return cell;
+}
+
+void stvm__objmem_reserve_for(stvm_vm *vm, const struct stvm_proc *owner)
+{
+    vm->mem.reserve_for = owner;
+}
+
+/* The slabs a reserve of n more cells needs (stvm__objmem_reserve_cells' slow path). */
+int stvm__objmem_reserve_slabs(stvm_vm *vm, size_t n)
+{
+    stvm_objmem *m = &vm->mem;
+    while (m->nfree < m->reserved + n)
+        if (!add_slab(m))
+            return STVM_ENOMEM;
+    return STVM_OK;
 }
 
 stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm)
@@ -213,6 +239,7 @@ void stvm__objmem_free_cell(stvm_vm *vm, void *cell)
     c->hdr.class_index = STVM_CLASS_FREE;
     memcpy(c->digits, &m->free_cells, sizeof m->free_cells);
     m->free_cells = c;
+    m->nfree++;
     count_free(vm, sizeof *c);
 }
 

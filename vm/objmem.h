@@ -44,6 +44,29 @@ static inline void stvm__alloc_forget(stvm_vm *vm, stvm_alloc_mark m)
  * memory. */
 void *stvm__objmem_alloc_cell(stvm_vm *vm, uint32_t class_index);
 void stvm__objmem_free_cell(stvm_vm *vm, void *cell);
+/* A reserve of cells for one process that has no caller to answer ENOMEM to (the Delay
+ * scheduler's timing process, whose boxed timestamps a 31-bit VM makes on every pass):
+ * reserved cells stay free for owner alone. Any other allocation that would take one
+ * makes a new slab first, and fails if it cannot. reserve: n more cells kept (a new
+ * slab made if need be): STVM_OK or STVM_ENOMEM (nothing changed); unreserve gives n
+ * back. The owner may take every free cell; the count is its user's to keep right
+ * (image-stubs/kernel/delay_scheduler.c says how). */
+void stvm__objmem_reserve_for(stvm_vm *vm, const struct stvm_proc *owner);
+int stvm__objmem_reserve_slabs(stvm_vm *vm, size_t n);
+/* Inline: every Delay handed to the timing process reserves its cells. */
+static inline int stvm__objmem_reserve_cells(stvm_vm *vm, size_t n)
+{
+    stvm_objmem *m = &vm->mem;
+    if (m->nfree < m->reserved + n && stvm__objmem_reserve_slabs(vm, n))
+        return STVM_ENOMEM;
+    m->reserved += n;
+    return STVM_OK;
+}
+static inline void stvm__objmem_unreserve_cells(stvm_vm *vm, size_t n)
+{
+    stvm_objmem *m = &vm->mem;
+    m->reserved = m->reserved > n ? m->reserved - n : 0;
+}
 /* A boxed-integer cell (uninitialised digits; counted in boxed_allocated), NULL when
  * out of memory. */
 stvm_large_int *stvm__objmem_alloc_large(stvm_vm *vm);

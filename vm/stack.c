@@ -29,6 +29,7 @@
 #include "config.h"
 #include "grow.h"
 #include "valgrind.h"
+#include "alloc.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102   /* <linux/mman.h> of Linux 6.13 */
@@ -160,18 +161,18 @@ static stvm_stack_arena *arena_new(stvm_stackmem *m, size_t slot_size)
 {
     if (m->narenas == m->cap_arenas) {
         size_t ncap = m->cap_arenas ? m->cap_arenas * 2 : 16;
-        stvm_stack_arena **na = realloc(m->arenas, ncap * sizeof *na);
+        stvm_stack_arena **na = stvm__realloc(m->arenas, ncap * sizeof *na);
         if (!na)
             return NULL;
         m->arenas = na;
         m->cap_arenas = ncap;
     }
     size_t n = ARENA_BYTES / slot_size ? ARENA_BYTES / slot_size : 1;
-    stvm_stack_arena *a = calloc(1, sizeof *a);
-    unsigned *ids = m->on_valgrind ? calloc(n, sizeof *ids) : NULL;
+    stvm_stack_arena *a = stvm__calloc(1, sizeof *a);
+    unsigned *ids = m->on_valgrind ? stvm__calloc(n, sizeof *ids) : NULL;
     void *base = a && (ids || !m->on_valgrind)
-                     ? mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
+                     ? stvm__mmap(NULL, n * slot_size, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
                      : MAP_FAILED;
     if (base == MAP_FAILED) {
         free(ids);
@@ -211,7 +212,7 @@ static stvm_stack_class *class_of(stvm_stackmem *m, size_t size)
     for (stvm_stack_class *c = m->classes; c; c = c->next)
         if (c->stack_size == size)
             return c;
-    stvm_stack_class *c = calloc(1, sizeof *c);
+    stvm_stack_class *c = stvm__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->stack_size = size;

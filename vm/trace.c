@@ -14,6 +14,7 @@
 #include "names.h"
 #include "objmem.h"
 #include "sim_cost.h"
+#include "alloc.h"
 
 static const char *const kind_names[STVM_TRACE_KINDS] = {
     "created",     "ready",         "resumed",        "suspended",     "terminated",
@@ -137,9 +138,11 @@ void stvm__trace_name(stvm_vm *vm, uint64_t id, const char *name)
     struct stvm_trace *t = vm->trace_ring;
     if (t->nnames == t->cap_names) {
         size_t cap = t->cap_names ? 2 * t->cap_names : 16;
-        stvm_trace_name *n = realloc(t->names, cap * sizeof *n);
-        if (!n)
+        stvm_trace_name *n = stvm__realloc(t->names, cap * sizeof *n);
+        if (!n) {
+            t->lost = true;
             return;
+        }
         t->names = n;
         t->cap_names = cap;
     }
@@ -166,9 +169,11 @@ static stvm_trace_object *object_entry(stvm_vm *vm, const void *obj, int what)
         return NULL;
     if (t->nobjects == t->cap_objects) {
         size_t cap = t->cap_objects ? 2 * t->cap_objects : 16;
-        stvm_trace_object *n = realloc(t->objects, cap * sizeof *n);
-        if (!n)
+        stvm_trace_object *n = stvm__realloc(t->objects, cap * sizeof *n);
+        if (!n) {
+            t->lost = true;
             return NULL;
+        }
         t->objects = n;
         t->cap_objects = cap;
     }
@@ -269,9 +274,9 @@ static stvm_trace_rec *ring_alloc(size_t events)
 {
     size_t bytes = events * sizeof(stvm_trace_rec);
     if (bytes < HUGE_PAGE)
-        return malloc(bytes);
+        return stvm__malloc(bytes);
     bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    stvm_trace_rec *ring = aligned_alloc(HUGE_PAGE, bytes);
+    stvm_trace_rec *ring = stvm__aligned_alloc(HUGE_PAGE, bytes);
     if (ring)
         madvise(ring, bytes, MADV_HUGEPAGE);   /* advice: refused, the ring still works */
     return ring;
@@ -293,21 +298,30 @@ int stvm_trace_start(stvm_vm *vm, size_t events)
         return STVM_EINVAL;
     if (!STVM_TRACE_POINTS)
         return STVM_ESTATE;   /* a measurement build: nothing would ever be recorded */
-    struct stvm_trace *t = calloc(1, sizeof *t);
+    struct stvm_trace *t = stvm__calloc(1, sizeof *t);
     stvm_trace_rec *ring = ring_alloc(events);
     if (!t || !ring) {
         free(t);
         free(ring);
         return STVM_ENOMEM;
     }
-    ring_free(vm->trace_ring);
     t->events = ring;
     t->cap = events;
     t->start_us = stvm__clock_now_us(vm);
+    /* What exists now is named in the new ring before the old one goes: a start that
+     * cannot name it all fails and leaves the old ring as it was. */
+    struct stvm_trace *old_ring = vm->trace_ring, *old = vm->trace;
     vm->trace_ring = t;
     name_living(vm);
     vm->trace = t;
     objects_living(vm);
+    if (t->lost) {
+        vm->trace_ring = old_ring;
+        vm->trace = old;
+        ring_free(t);
+        return STVM_ENOMEM;
+    }
+    ring_free(old_ring);
     stvm__events_update(vm);
     ready_snapshot(vm);
     return STVM_OK;

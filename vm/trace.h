@@ -69,6 +69,9 @@ struct stvm_trace {
     size_t nnames, cap_names;
     stvm_trace_object *objects;     /* in the order they happened */
     size_t nobjects, cap_objects;
+    bool lost;                      /* a name or object entry found no memory: later
+                                       ones are left out (the writers show the id);
+                                       at stvm_trace_start, the start fails */
 };
 
 /* Every event point asks stvm__tracing(vm) and nothing else. Building the library with
@@ -88,7 +91,7 @@ static inline bool stvm__tracing(const stvm_vm *vm)
 }
 
 /* vm->events_on anew, after the ring or the costs changed, and with it vm->switch_watch
- * (also asked once by stvm_vm_new, for cfg.cpu_time). */
+ * (also asked once by stvm_vm_create, for cfg.cpu_time). */
 void stvm__events_update(stvm_vm *vm);
 
 /* One event happened (stvm__tracing is true): recorded if a ring records (calling the

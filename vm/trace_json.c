@@ -22,6 +22,7 @@
  * and the run queue's length a counter.
  */
 #include "trace_write.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -291,7 +292,7 @@ static int make_tracks(writer *w, const struct stvm_trace *t, size_t kept)
             max = ev->object;
     }
     w->ntracks = (size_t)max + 1;
-    w->tracks = calloc(w->ntracks, sizeof *w->tracks);
+    w->tracks = stvm__calloc(w->ntracks, sizeof *w->tracks);
     if (!w->tracks)
         return STVM_ENOMEM;
     for (size_t i = 0; i < kept; i++) {

@@ -1,5 +1,6 @@
 /* Labels the trace writers share (trace_write.h). */
 #include "trace_write.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,8 @@ static size_t slot_of(const trace_labels *l, uint64_t key)
 static bool grow(trace_labels *l)
 {
     size_t cap = l->cap ? 2 * l->cap : 64;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *numbers = calloc(cap, sizeof *numbers);
+    uint64_t *keys = stvm__calloc(cap, sizeof *keys);
+    uint32_t *numbers = stvm__calloc(cap, sizeof *numbers);
     if (!keys || !numbers) {
         free(keys);
         free(numbers);
@@ -117,7 +118,7 @@ static trace_known *known_of(const trace_labels *l, uint64_t addr)
  * whose owner it was. */
 static bool known_rebuild(trace_labels *l, size_t cap, uint64_t gone)
 {
-    trace_known *n = calloc(cap, sizeof *n);
+    trace_known *n = stvm__calloc(cap, sizeof *n);
     if (!n)
         return false;
     const stvm_trace_object *o = l->ring->objects;

@@ -90,6 +90,9 @@ typedef struct stvm_slab {
 typedef struct stvm_objmem {
     stvm_slab *slabs;
     stvm_large_int *free_cells;     /* free list threaded through the digit bytes */
+    size_t nfree;                   /* cells on it */
+    size_t reserved;                /* of those, kept for reserve_for (objmem.h) */
+    const struct stvm_proc *reserve_for;
     uintptr_t *set;                 /* open addressing; 0 empty, 1 tombstone */
     size_t set_cap, set_used, set_tombs;
     uintptr_t recent[32];           /* registered objects validated lately, by a hash of

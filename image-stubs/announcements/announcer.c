@@ -11,6 +11,7 @@
 #include "../../scheduler/sched.h"
 #include "../../vm/grow.h"
 #include "announcer.h"
+#include "../../vm/alloc.h"
 
 /* Matches copied on the announcing process's stack (16 bytes each) before the copy
  * goes to the heap. Green stacks are 16 KiB by default: keep it small. */
@@ -103,7 +104,7 @@ int stvm__announcer_new(stvm_vm *vm, announcer **out)
 {
     if (!vm || !out)
         return STVM_EINVAL;
-    announcer *an = calloc(1, sizeof *an);
+    announcer *an = stvm__calloc(1, sizeof *an);
     if (!an)
         return STVM_ENOMEM;
     int err = stvm_mutex_new(vm, &an->mutex);
@@ -203,7 +204,7 @@ static void abandon(stvm_vm *vm, stvm_wait_guard *g)
 static int copy_matching(announcer *an, const announcement *a, delivery *d)
 {
     if (an->count > LOCAL_COPIES) {
-        d->copy = malloc(an->count * sizeof *d->copy);
+        d->copy = stvm__malloc(an->count * sizeof *d->copy);
         if (!d->copy) {
             d->copy = d->local;
             return STVM_ENOMEM;

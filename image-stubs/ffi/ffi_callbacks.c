@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "../../primitives/ffi.h"
+#include "../../vm/alloc.h"
 
 static void callback_loop(stvm_vm *vm, void *arg)
 {
@@ -48,7 +49,12 @@ static int start_queue(stvm_vm *vm, ffi_state *st)
         return err;
     }
     stvm__list_pin(&sem->list);   /* waited on for good */
-    stvm__make_ready(vm, st->callback_process->core);
+    /* From a process it runs now, up to its wait, as Pharo's preemption rule has it:
+     * left ready, it would be runnable above the running caller. */
+    if (vm->active)
+        stvm__resume(vm, st->callback_process->core);
+    else
+        stvm__make_ready(vm, st->callback_process->core);
     stvm__ffi_callback_queue_open(vm, index);
     return STVM_OK;
 }
@@ -62,7 +68,7 @@ int stvm_ffi_callback_new(stvm_vm *vm, const char *signature, stvm_ffi_handler h
     int err = stvm__ffi_state(vm, &st);
     if (err)
         return err;
-    stvm_ffi_callback *cb = calloc(1, sizeof *cb);
+    stvm_ffi_callback *cb = stvm__calloc(1, sizeof *cb);
     if (!cb)
         return STVM_ENOMEM;
     cb->vm = vm;

@@ -9,6 +9,7 @@
 
 #include "../../scheduler/sched.h"
 #include "../../vm/integer.h"
+#include "../../vm/objmem.h"
 
 enum delay_state { D_IDLE, D_REQUESTED, D_SCHEDULED, D_EXPIRED };
 
@@ -86,6 +87,7 @@ typedef struct delay_sched {
     uint64_t *dead_seqs;        /* their numbers: an open-addressing set, 0 = empty */
     size_t dead_cap;            /* a power of two, or 0 */
     delay *req_head, *req_tail; /* schedule requests not yet taken */
+    size_t nreq;                /* how many */
     stvm_oop last_tick;         /* ms scheduler: activeDelayStartTime */
     uint64_t seq;
     uint64_t pending;           /* requested or scheduled, not yet expired */
@@ -105,6 +107,8 @@ static inline bool stvm__delay_before(stvm_vm *vm, const heap_entry *a, const he
     return c < 0 || (c == 0 && a->seq < b->seq);
 }
 bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e);
+/* Room for need entries without growing (false: no memory, nothing changed). */
+bool stvm__delay_heap_room(delay_sched *ds, size_t need);
 /* The earliest live entry, cancelled ones dropped on the way; false when empty. */
 bool stvm__delay_heap_pop(stvm_vm *vm, delay_sched *ds, heap_entry *out);
 /* Drop an entry: its timestamp goes back. */
@@ -117,12 +121,35 @@ void stvm__delay_heap_destroy(delay_sched *ds);
 /* ---- delay_scheduler.c ---- */
 /* The VM's Delay scheduler, started on first use. ENOMEM. */
 int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out);
-/* Queue d for the timing process (the caller then signals the timing semaphore). */
+/* What the timing process allocates has nobody to answer ENOMEM to, so the process that
+ * hands it a Delay makes room for it first (delay_scheduler.c): a heap slot, and the
+ * cells of boxed timestamps (the Delay's duration and resumption time), reserved for the
+ * timing process until its pass takes the request. Its every pass also takes two (now,
+ * and now + 1 s), reserved once for good when it starts. Only the microsecond scheduler
+ * boxes (a 31-bit VM always; a 61-bit one from 2^60 us): the millisecond one's
+ * timestamps are SmallIntegers, and it reserves nothing. */
+#define DELAY_PASS_CELLS 2
+#define DELAY_REQUEST_CELLS 2
+static inline size_t stvm__delay_cells(const delay_sched *ds, size_t cells)
+{
+    return ds->ms ? 0 : cells;
+}
+/* Room for one more request: STVM_OK (the cells now reserved: the request must follow
+ * at once) or STVM_ENOMEM, nothing changed. */
+static inline int stvm__delay_room(stvm_vm *vm, delay_sched *ds)
+{
+    if (ds->count + ds->nreq + 1 > ds->cap && !stvm__delay_heap_room(ds, ds->count + ds->nreq + 1))
+        return STVM_ENOMEM;
+    return stvm__objmem_reserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
+}
+/* Queue d for the timing process (the caller then signals the timing semaphore), after
+ * stvm__delay_room. */
 static inline void stvm__delay_enqueue(delay_sched *ds, delay *d)
 {
     d->state = D_REQUESTED;
     d->next_req = NULL;   /* it shares its place with the last scheduling's number */
     ds->pending++;
+    ds->nreq++;
     if (ds->req_tail)
         ds->req_tail->next_req = d;
     else
@@ -135,18 +162,21 @@ void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g);
  * process preempts the caller here. d's guard is pushed for the caller's wait. Inline:
  * the caller is preempted inside it, and with tens of thousands of processes waiting
  * their turn, each frame between the caller's and the switch is a cold line when the
- * caller runs again. */
-static inline void stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
+ * caller runs again. STVM_OK, or STVM_ENOMEM (no room for it: nothing done). */
+static inline int stvm__delay_request(stvm_vm *vm, delay_sched *ds, delay *d)
 {
+    if (stvm__delay_room(vm, ds))
+        return STVM_ENOMEM;
     d->process = vm->active;
     stvm__delay_enqueue(ds, d);
     d->guard.undo = stvm__delay_abandon;
     stvm__wait_guard_push(vm, &d->guard);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
+    return STVM_OK;
 }
 /* The same for a Delay object: no guard is pushed, and waiter (NULL: none) is the
- * process the trace names. */
-void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter);
+ * process the trace names. STVM_OK or STVM_ENOMEM, as stvm__delay_request. */
+int stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter);
 /* The resumption time of a scheduled d (its entry's key, owned by the scheduler), or
  * STVM_NIL when d is not scheduled. A linear search. */
 stvm_oop stvm__delay_key(const delay_sched *ds, const delay *d);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "delay.h"
+#include "../../vm/alloc.h"
 
 /* ---- the dead set ---------------------------------------------------------------- */
 
@@ -46,7 +47,7 @@ static bool dead_reserve(delay_sched *ds)
     if (ds->dead + 1 <= ds->dead_cap / 2)
         return true;
     size_t ncap = ds->dead_cap ? ds->dead_cap * 2 : 128;
-    uint64_t *n = calloc(ncap, sizeof *n);
+    uint64_t *n = stvm__calloc(ncap, sizeof *n);
     if (!n)
         return false;
     for (size_t i = 0; i < ds->dead_cap; i++)
@@ -100,7 +101,7 @@ static bool heap_reserve(delay_sched *ds, size_t need)
     if (ncap > (SIZE_MAX - 64) / sizeof(heap_entry))
         return false;
     size_t bytes = (ncap * sizeof(heap_entry) + HEAP_OFFSET + 63) & ~(size_t)63;
-    unsigned char *mem = aligned_alloc(64, bytes);
+    unsigned char *mem = stvm__aligned_alloc(64, bytes);
     if (!mem)
         return false;
     heap_entry *h = (heap_entry *)(mem + HEAP_OFFSET);
@@ -144,6 +145,11 @@ static void heap_down(stvm_vm *vm, delay_sched *ds, size_t i)
         i = best;
     }
     ds->heap[i] = e;
+}
+
+bool stvm__delay_heap_room(delay_sched *ds, size_t need)
+{
+    return heap_reserve(ds, need);
 }
 
 bool stvm__delay_heap_push(stvm_vm *vm, delay_sched *ds, heap_entry e)

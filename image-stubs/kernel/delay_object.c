@@ -171,7 +171,7 @@ int stvm_delay_schedule(stvm_vm *vm, stvm_delay *o)
     delay_sched *ds;
     int err = prepare(vm, o, &ds);
     if (!err)
-        stvm__delay_request_by(vm, ds, &o->d, NULL);
+        err = stvm__delay_request_by(vm, ds, &o->d, NULL);
     user_leave(vm, &u);
     return err;
 }
@@ -198,8 +198,7 @@ int stvm_delay_wait(stvm_vm *vm, stvm_delay *o)
     user_enter(vm, o, &u);
     delay_sched *ds;
     int err = prepare(vm, o, &ds);
-    if (!err) {
-        stvm__delay_request_by(vm, ds, &o->d, me);
+    if (!err && !(err = stvm__delay_request_by(vm, ds, &o->d, me))) {
         me->wait_label = STVM_WL_DELAY;
         me->wait_on_kind = STVM_WAIT_ON_DELAY;   /* the listing shows the Delay itself */
         me->wait_on = o;
@@ -244,10 +243,15 @@ int stvm_delay_timeout_semaphore_ms(stvm_vm *vm, stvm_semaphore *sem, int64_t ms
     if (err)
         return err;
     stvm_delay *o;
+    stvm_alloc_mark mark = stvm__alloc_mark(vm);
     if ((err = make(vm, ms, true, sem, &o)))
         return err;
+    if ((err = stvm__delay_request_by(vm, ds, &o->d, NULL))) {
+        stvm_delay_free(vm, o);   /* a failed call changes nothing */
+        stvm__alloc_forget(vm, mark);
+        return err;
+    }
     *out = o;
-    stvm__delay_request_by(vm, ds, &o->d, NULL);
     return STVM_OK;
 }
 

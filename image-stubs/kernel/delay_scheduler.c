@@ -27,12 +27,15 @@
 #include "../../primitives/prims.h"
 #include "../../scheduler/timer.h"
 #include "delay.h"
+#include "../../vm/alloc.h"
 
 /* ---- the timing process's side ------------------------------------------------- */
 
 /* An integer operation of the timing process that failed. Durations and deadlines are
- * checked where they enter, so only memory can run out here, and a timing process
- * that cannot compute a resumption time cannot go on: say which and stop. */
+ * checked where they enter, and the memory of every pass is made room for before (the
+ * cells its boxed timestamps take, a heap slot per request: stvm__delay_room), so this
+ * cannot happen; a timing process that could not compute a resumption time could not
+ * go on: say which and stop. */
 static void must(int err, const char *what)
 {
     if (err == STVM_OK)
@@ -141,6 +144,9 @@ static void take_requests(stvm_vm *vm, delay_sched *ds, stvm_oop now)
         if (!ds->req_head)
             ds->req_tail = NULL;
         d->next_req = NULL;
+        ds->nreq--;
+        /* Its room, made by its requester, is what this pass takes now. */
+        stvm__objmem_unreserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
         stvm_oop duration = duration_oop(vm, ds, d);
         heap_entry e = {.seq = ++ds->seq, .d = d};
         must(stvm__int_add(vm, now, duration, &e.key), "now + duration");
@@ -249,6 +255,8 @@ void stvm__delay_unschedule(stvm_vm *vm, delay_sched *ds, delay *d)
             if (ds->req_tail == d)
                 ds->req_tail = prev;
             d->next_req = NULL;   /* a stale link would bring its successor back later */
+            ds->nreq--;
+            stvm__objmem_unreserve_cells(vm, stvm__delay_cells(ds, DELAY_REQUEST_CELLS));
         }
     } else if (d->state == D_SCHEDULED) {
         if (stvm__tracing(vm))
@@ -277,11 +285,14 @@ void stvm__delay_abandon(stvm_vm *vm, stvm_wait_guard *g)
     stvm__delay_unschedule(vm, vm->delay.state, d);
 }
 
-void stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter)
+int stvm__delay_request_by(stvm_vm *vm, delay_sched *ds, delay *d, stvm_proc *waiter)
 {
+    if (stvm__delay_room(vm, ds))
+        return STVM_ENOMEM;
     d->process = waiter;
     stvm__delay_enqueue(ds, d);
     stvm__sem_signal(vm, ds->timing_sem);   /* the timing process preempts us here */
+    return STVM_OK;
 }
 
 int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err)
@@ -297,6 +308,9 @@ int stvm__delay_done(stvm_vm *vm, delay_sched *ds, delay *d, int err)
 static void hook_destroy(stvm_vm *vm)
 {
     delay_sched *ds = vm->delay.state;
+    stvm__objmem_reserve_for(vm, NULL);
+    stvm__objmem_unreserve_cells(
+        vm, stvm__delay_cells(ds, DELAY_PASS_CELLS + DELAY_REQUEST_CELLS * ds->nreq));
     stvm__delay_heap_destroy(ds);
     free(ds);
     memset(&vm->delay, 0, sizeof vm->delay);
@@ -308,12 +322,14 @@ int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out)
         *out = vm->delay.state;
         return STVM_OK;
     }
-    delay_sched *ds = calloc(1, sizeof *ds);
+    delay_sched *ds = stvm__calloc(1, sizeof *ds);
     if (!ds)
         return STVM_ENOMEM;
     ds->ms = vm->cfg.delay_clock == STVM_DELAY_CLOCK_MS;
     ds->last_tick = STVM_NIL;
     int err = stvm_semaphore_new(vm, &ds->timing_sem);
+    if (!err && (err = stvm__objmem_reserve_cells(vm, stvm__delay_cells(ds, DELAY_PASS_CELLS))))
+        stvm_semaphore_free(vm, ds->timing_sem);
     if (err) {
         free(ds);
         return err;
@@ -327,6 +343,7 @@ int stvm__delay_scheduler(stvm_vm *vm, delay_sched **out)
         hook_destroy(vm);
         return err;
     }
+    stvm__objmem_reserve_for(vm, ds->timing_process->core);
     stvm__list_pin(&ds->timing_sem->list);   /* the timing process waits on it for good */
     *out = ds;
     return STVM_OK;

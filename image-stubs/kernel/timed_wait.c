@@ -63,7 +63,8 @@ static int delay_wait(stvm_vm *vm, int64_t duration, bool from_ms)
      * cold by the time the wait ends (with 100,000 sleepers, a cache miss per Delay). */
     DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms};
     stvm__sem_init(vm, &d.own_sem);
-    stvm__delay_request(vm, vm->delay.state, &d);
+    if ((err = stvm__delay_request(vm, vm->delay.state, &d)))
+        return err;
     vm->active->wait_label = STVM_WL_DELAY;
     err = stvm__sem_wait(vm, &d.own_sem);
     return stvm__delay_done(vm, vm->delay.state, &d, err);
@@ -94,8 +95,11 @@ int stvm__timed_wait(stvm_vm *vm, stvm_list *l, stvm_wait_fn wait, void *object,
         return err;
     }
     DELAY_ALIGN delay d = {.duration = duration, .from_ms = from_ms, .timed_list = l};
+    if ((err = stvm__delay_request(vm, ds, &d))) {
+        stvm__wait_uncommit(vm->active);
+        return err;
+    }
     vm->stats.timed_waits++;
-    stvm__delay_request(vm, ds, &d);
     if (d.state == D_EXPIRED) {      /* expired before we could wait (0 ms, or held up) */
         err = STVM_ETIMEDOUT;
     } else {

@@ -558,12 +558,32 @@ int stvm__socket_wait_for_connection(stvm_vm *vm, stvm_socket *s, int64_t timeou
     if (err)
         return err;
     int64_t deadline = stvm__socket_deadline(vm, timeout_ms);
+    /* A listener starved of descriptors (prim_table.h, stvm__socket_plugin_starved): the
+     * accept that finds it so answers EMFILE at once; one that comes to it starved waits
+     * for a change (the VM closing a descriptor wakes it) or for the plugin's next look,
+     * within its time, and answers EMFILE if its time runs out still starved. So a server
+     * that asks again and again is answered at the pace of its timeouts, asleep between,
+     * and takes the connection as soon as a descriptor is free. */
+    int64_t retry_ms;
+    bool was_starved = s->listener && stvm__socket_plugin_starved(vm, s->handle, &retry_ms);
     int status;
     while ((status = stvm__socket_status(vm, s)) == STVM_SOCKET_WAITING_FOR_CONNECTION) {
-        /* A listener's last accept failed (EMFILE, ...): the accept answers it. */
+        int64_t left = stvm__socket_remaining(vm, deadline);
+        if (s->listener && stvm__socket_plugin_starved(vm, s->handle, &retry_ms)) {
+            if (!was_starved || left == 0) {
+                err = stvm__socket_failure(vm, s, STVM_EMFILE);
+                break;
+            }
+            trace_block(vm, &w, timeout_ms);
+            err = wait_on(vm, s->semaphore, left < 0 || left > retry_ms ? retry_ms : left);
+            if (err && err != STVM_ETIMEDOUT)
+                break;
+            err = STVM_OK;
+            continue;
+        }
+        /* A listener's last accept failed otherwise (EACCES, ...): the accept answers it. */
         if (s->listener && (err = stvm__socket_failure(vm, s, STVM_OK)))
             break;
-        int64_t left = stvm__socket_remaining(vm, deadline);
         if (left == 0)
             break;
         trace_block(vm, &w, timeout_ms);

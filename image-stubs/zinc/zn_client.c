@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../vm/clock.h"
+#include "../../vm/alloc.h"
 
 #define LINE_MAX_BYTES 1024          /* a status or header line longer than this is refused */
 #define HEADERS_MAX 100
@@ -87,7 +88,7 @@ int stvm__zn_client_new(stvm_vm *vm, const zn_client_config *cfg, zn_client **ou
 {
     if (!vm || !cfg || !out || !config_valid(cfg))
         return STVM_EINVAL;
-    zn_client *c = calloc(1, sizeof *c);
+    zn_client *c = stvm__calloc(1, sizeof *c);
     if (!c)
         return STVM_ENOMEM;
     c->cfg = *cfg;

@@ -11,6 +11,7 @@
 #include "../../scheduler/sched.h"
 #include "../../vm/integer.h"
 #include "zn_log.h"
+#include "../../vm/alloc.h"
 
 const announcement_class stvm__zn_log_event_class = {"ZnLogEvent", &stvm__announcement_class};
 const announcement_class stvm__zn_client_log_event_class = {"ZnClientLogEvent",
@@ -46,7 +47,7 @@ int stvm__zn_log_new(stvm_vm *vm, zn_log **out)
 {
     if (!vm || !out)
         return STVM_EINVAL;
-    zn_log *log = calloc(1, sizeof *log);
+    zn_log *log = stvm__calloc(1, sizeof *log);
     if (!log)
         return STVM_ENOMEM;
     log->vm = vm;
@@ -117,7 +118,7 @@ static void frame_end(stvm_vm *vm, event_frame *f)
 static int build(stvm_vm *vm, zn_log *log, const announcement_class *cls,
                  uint64_t client_id, event_frame *f)
 {
-    f->e = calloc(1, sizeof *f->e);
+    f->e = stvm__calloc(1, sizeof *f->e);
     if (!f->e)
         return STVM_ENOMEM;
     f->guard.undo = abandon;

@@ -1445,20 +1445,23 @@ STVM_API int stvm_delay_wait_ms(stvm_vm *vm, int64_t ms);
 STVM_API int stvm_delay_wait_us(stvm_vm *vm, int64_t us);
 
 /* Pharo's BlockClosure>>valueWithin:onTimeout:: call fn(vm, arg) in the caller with a
- * time limit, ms (or us). A watchdog process (priority 79, Pharo's timingPriority - 1) waits for
- * the end with a timed wait; when the time runs out first it interrupts the caller
- * (stvm_process_interrupt), and from then until fn returns every wait of the caller
- * answers STVM_EINTR at once, as do stvm_checkpoint and stvm_work_us: C cannot be
- * unwound, so fn should return when its calls answer EINTR. Nested runs each keep their
- * own limit. A duration of 0 answers STVM_ETIMEDOUT without calling fn (Pharo's rule).
- * Allocates (the watchdog's stack); switches. (Before 0.3.0: stvm_run_within_ms(vm, ms,
- * fn, arg), the time limit before the inputs; stvm/deprecated.h keeps that form.)
+ * time limit, ms (or us). A watchdog process (priority 79, Pharo's timingPriority - 1)
+ * waits on the run's Delay, which the caller schedules; when it expires first it
+ * interrupts the caller (stvm_process_interrupt), and from then until fn returns every
+ * wait of the caller answers STVM_EINTR at once, as do stvm_checkpoint and
+ * stvm_work_us: C cannot be unwound, so fn should return when its calls answer EINTR.
+ * Nested runs each keep their own limit. A duration of 0 answers STVM_ETIMEDOUT without
+ * calling fn (Pharo's rule).
+ * The watchdog ends with the run, also when the caller is terminated inside fn (a
+ * cleanup of the library's own, as Pharo's ensure:). Allocates (the watchdog's stack);
+ * switches. (Before 0.3.0: stvm_run_within_ms(vm, ms, fn, arg), the time limit before
+ * the inputs; stvm/deprecated.h keeps that form.)
  * Errors:
  *   EINVAL    vm or fn NULL; ms or us negative
  *   ENOTPROC  not called from a green process of vm on its thread
  *   ERANGE    longer than the Delay scheduler allows (see stvm_delay_wait_ms)
  *   ETIMEDOUT the time ran out before fn returned (fn ran; its waits were cut short)
- *   ENOMEM    no memory for the watchdog (fn not called) */
+ *   ENOMEM    no memory for the watchdog or its Delay (fn not called) */
 STVM_API int stvm_call_within_ms(stvm_vm *vm, stvm_fn fn, void *arg, int64_t ms);
 STVM_API int stvm_call_within_us(stvm_vm *vm, stvm_fn fn, void *arg, int64_t us);
 

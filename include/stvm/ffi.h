@@ -190,7 +190,8 @@ typedef int (*stvm_ffi_handler)(stvm_vm *vm, void *arg, const stvm_oop *args, in
  * not inside stvm_run or is being freed, or after the callback was freed. The first
  * callback starts the callback process; from then on stvm_run no longer answers
  * STVM_EDEADLOCK while processes wait (a foreign thread may call back at any time).
- * Allocates; never switches.
+ * Allocates; the first callback made from a process switches once (the callback
+ * process, higher, runs up to its wait), later ones never switch.
  * Errors:
  *   EINVAL    vm, signature, handler, out or c_function NULL; a bad signature
  *   EFULL     the first callback of a VM whose external table has no free slot for the

@@ -196,13 +196,21 @@ STVM_API int stvm_unix_connect(stvm_vm *vm, const char *path, int64_t timeout_ms
 /* Wait for a connection on listener (TCP or Unix) and store a new connected socket in
  * *out (owned by the caller). Allocates; switches. (Its name was stvm_tcp_accept, which
  * stays a macro for it in stvm/deprecated.h for one release.)
+ * Out of descriptors: an accept that finds a connection waiting but no descriptor for it
+ * answers EMFILE at once, and the listener is then starved: the connection stays in the
+ * backlog, the VM stops watching the listener (it would be ready again at once), and
+ * the system is asked again only when this VM closes a descriptor (any socket's) or
+ * 100 ms after it was last asked. An accept on a starved listener waits for that within
+ * its timeout (so a server that loops on accept is answered at the pace of its timeouts,
+ * the VM asleep between), takes the connection as soon as a descriptor is free, and
+ * answers EMFILE when its time runs out with none free (0 ms: at once).
  * Errors:
  *   EINVAL    vm, listener or out NULL; not a listener of this VM; timeout_ms < -1
  *   ENOTPROC  not called from a green process of vm on its thread
  *   EWAITING  another process already accepts on it (0 ms too)
  *   ETIMEDOUT no connection came within timeout_ms
- *   EMFILE    a connection waits, but no descriptor is left for it (the listener stays
- *             ready: the next accept tries again)
+ *   EMFILE    a connection waits, but no descriptor is left for it (this process's
+ *             or the system's limit; above): nothing taken, the connection waits
  *   ENOMEM    no memory for the new socket (the system's, or the VM's)
  *   EACCES, ESYS  the system's other refusals of accept (errno says why)
  *   ESTATE    the caller was suspended while it waited, and resumed

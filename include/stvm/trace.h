@@ -174,8 +174,10 @@ typedef void (*stvm_trace_hook)(stvm_vm *vm, const stvm_trace_event *ev, void *a
  * never switches.
  * Errors:
  *   EINVAL    vm NULL; events outside 1 .. STVM_TRACE_MAX_EVENTS
- *   ENOMEM    no memory for the ring: the previous ring, recording or not, is kept as
- *             it was
+ *   ENOMEM    no memory for the ring, or for the names of the processes and objects
+ *             that exist: the previous ring, recording or not, is kept as it was
+ * (A name given later that finds no memory is left out of the ring: the writers then
+ * show the process's id, or the object's stable number.)
  *   ESTATE    a library built with its event points compiled out (-DSTVM_TRACE_POINTS=0,
  *             to measure what they cost: make bench-trace-cost) */
 STVM_API int stvm_trace_start(stvm_vm *vm, size_t events);

@@ -1798,7 +1798,15 @@ static void op_queue(fz_ctx *c)
         want = !valid ? STVM_EINVAL : !proc ? STVM_ENOTPROC : null_item ? STVM_EINVAL : 0;
         if (!want && timed)
             want = duration_rule(c, ms, true);
-        if (!want && !timed && m->external && size <= 0 && !at_end)
+        /* Not a defect (it was finding 1 of the hour-long runs): on a queue open to other
+         * threads a take looks first, draining the external table, and a process of
+         * higher priority that this makes ready runs before the take tries (core.h's
+         * rule for every queue call). The caller, preempted, goes behind its peers
+         * (preemption_yields), so another process of its priority, in a call on this
+         * queue that had switched away, may run and take the item size counted: the
+         * take then waits. So such a take may wait, but only if it switched. */
+        bool may_lose = !want && size > 0 && m->external;
+        if (!want && !timed && m->external && (size <= 0 || !exact) && !at_end)
             return;   /* it would keep stvm_run waiting for other threads forever */
         bool may_wait = !want && size <= 0;
         if (!want && at_end) {
@@ -1809,16 +1817,19 @@ static void op_queue(fz_ctx *c)
             want = STVM_ETIMEDOUT;   /* it only tries */
             may_wait = false;
         }
-        if (may_wait && timed && too_long(ms, true))
+        if ((may_wait || may_lose) && timed && too_long(ms, true))
             return;
         if (valid)
             m->inflight++;
+        uint64_t sw_take = switches(c);
         rc = timed ? stvm_queue_take_timeout_ms(c->vm, q, ms, null_item ? NULL : &item)
                    : stvm_queue_take(c->vm, q, null_item ? NULL : &item);
         if (valid && m->serial != serial)
             return;   /* freed by a process that ran while this call was switched out */
         if (valid)
             m->inflight--;
+        if (may_lose && switches(c) != sw_take)
+            may_wait = true;
         if (rc == STVM_OK) {
             FZ_CHECK(!want, "%s answered OK, expected %s", what, stvm_err_name(want));
             if (exact && !may_wait)
@@ -1933,6 +1944,7 @@ static void op_queue(fz_ctx *c)
         q_seen_t q_seen = {0};
         if (valid)
             m->inflight++;   /* a writer it gives room to runs once all are flushed */
+        uint64_t sw_flush = switches(c);
         int64_t n = stvm_queue_flush(c->vm, q, nofn ? NULL : q_collect, &q_seen);
         if (valid && m->serial != serial)
             return;   /* freed by a process that ran while this call was switched out */
@@ -1944,8 +1956,12 @@ static void op_queue(fz_ctx *c)
             FZ_CHECK(!q_seen.overflow, "queue_flush handed more items than were put");
             FZ_CHECK(nofn || q_seen.n == n, "queue_flush answered %lld, handed %d", (long long)n,
                      q_seen.n);
-            FZ_CHECK(n == before, "queue_flush removed %lld, the size was %lld",
-                         (long long)n, (long long)before);
+            /* Not a defect (finding 2 of the long runs, as finding 1 for a take): on a
+             * queue open to other threads the flush looks first, and a process that this
+             * lets run may take items, or put some, before it removes what is left. */
+            bool overtaken = valid && m->external && switches(c) != sw_flush;
+            FZ_CHECK(n == before || overtaken, "queue_flush removed %lld, the size was %lld",
+                     (long long)n, (long long)before);
             if (exact) {
                 FZ_CHECK(n <= m->n, "queue_flush removed %lld of %d", (long long)n, m->n);
                 for (int i = 0; i < n && !nofn; i++)
